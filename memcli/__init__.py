@@ -1,3 +1,17 @@
-"""memcli: a file-based Markdown memory for AI agents."""
+"""memcli: a file-based Markdown memory for AI agents.
+
+    from memcli import Memory
+    m = Memory("notes")
+    m.remember("MySQL charset double encoding", "set utf8mb4 on the connection", tags=["mysql"])
+"""
 
 __version__ = "0.1.0"
+__all__ = ["Memory", "__version__"]
+
+
+def __getattr__(name):
+    if name == "Memory":
+        from .core import Memory
+
+        return Memory
+    raise AttributeError(name)

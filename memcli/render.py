@@ -1,0 +1,147 @@
+"""Output: rich on a terminal, plain text when piped, and the versioned JSON envelope.
+
+Nothing here touches the store. Data goes to stdout, talk to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+ENVELOPE_VERSION = 1
+
+
+def envelope(command: str, ok: bool, data=None, warnings=(), error: dict | None = None) -> str:
+    return json.dumps({
+        "version": ENVELOPE_VERSION, "command": command, "ok": ok, "data": data,
+        "warnings": list(warnings), "error": error,
+    }, ensure_ascii=False, default=str)
+
+
+def is_tty(stream=None) -> bool:
+    stream = stream or sys.stdout
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def out(text: str = "") -> None:
+    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+
+
+def talk(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+def console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def warn(message: str) -> None:
+    if is_tty(sys.stderr):
+        console(stderr=True).print(f"[yellow]warning:[/] {_esc(message)}")
+    else:
+        talk(f"memcli: warning: {message}")
+
+
+def error(message: str, hint: str | None = None) -> None:
+    if is_tty(sys.stderr):
+        console(stderr=True).print(f"[bold red]error:[/] {_esc(message)}")
+    else:
+        talk(f"memcli: error: {message}")
+    if hint:
+        talk(f"  {hint}")
+
+
+def _esc(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
+# ---------- per-command human output ----------
+
+def write_result(data: dict) -> None:
+    """remember / update / forget / edit: the id on stdout, the rest on stderr."""
+    if is_tty():
+        c = console()
+        c.print(f"[green]✓[/] {data['action']} [bold]{_esc(data['id'])}[/] ({_esc(data['path'])})")
+        if data.get("line") and data["action"] != "forgotten":
+            c.print(f"  [dim]index:[/] {_esc(data['line'])}")
+        elif data["action"] != "forgotten":
+            c.print("  [dim]not in MEMORY.md (the index is full); the detail file is kept[/]")
+        return
+    out(data["id"])
+    if data["action"] == "forgotten":
+        talk(f"forgot {data['id']}: removed {data['path']}" + (" and its index line" if data.get("line") else ""))
+
+
+def show(detail: dict, text: str) -> None:
+    if not is_tty():
+        out(text)
+        return
+    from rich.markdown import Markdown
+    from rich.panel import Panel
+
+    c = console()
+    meta = [f"[bold]{_esc(detail['title'])}[/]", f"[dim]{_esc(detail['path'])}[/]"]
+    if detail.get("summary"):
+        meta.append(_esc(detail["summary"]))
+    facts = [f"type {detail['type']}", f"importance {detail['importance']:g}"]
+    if detail.get("pinned"):
+        facts.append("pinned")
+    if detail.get("tags"):
+        facts.append(" ".join("#" + t for t in detail["tags"]))
+    if detail.get("aliases"):
+        facts.append("aka " + ", ".join(detail["aliases"]))
+    facts.append(f"updated {detail.get('updated') or '-'}")
+    meta.append("[dim]" + _esc(" · ".join(facts)) + "[/]")
+    c.print(Panel("\n".join(meta), expand=False))
+    c.print(Markdown(detail.get("body") or ""))
+
+
+def listing(rows: list, problems: list) -> None:
+    if is_tty():
+        from rich.table import Table
+
+        t = Table(box=None, header_style="bold")
+        for col in ("id", "title", "type", "imp.", "", "tags"):
+            t.add_column(col)
+        for r in rows:
+            flags = ("📌" if r["pinned"] else "") + ("★" if r["indexed"] else "") + ("🗄" if r["archived"] else "")
+            t.add_row(_esc(r["id"]), _esc(r["title"]), r["type"], f"{r['importance']:g}", flags,
+                      _esc(" ".join("#" + x for x in r["tags"])))
+        console().print(t)
+        if not rows:
+            console(stderr=True).print("[dim]no memories[/]")
+    else:
+        for r in rows:
+            flags = ",".join(f for f, on in (("pinned", r["pinned"]), ("indexed", r["indexed"]),
+                                              ("archived", r["archived"])) if on) or "-"
+            out("\t".join([r["id"], r["title"], r["type"], f"{r['importance']:g}", flags,
+                           " ".join("#" + x for x in r["tags"])]))
+    for p in problems:
+        warn(f"skipped {p}")
+
+
+def problems(items: list, ok_text: str) -> None:
+    if not items:
+        if is_tty():
+            console().print(f"[green]✓[/] {ok_text}")
+        else:
+            out(ok_text)
+        return
+    for p in items:
+        out(str(p))
+
+
+def plain_dict(data: dict, title: str | None = None) -> None:
+    if title:
+        out(title)
+    for k, v in data.items():
+        if isinstance(v, (list, tuple)):
+            v = ", ".join(map(str, v)) or "-"
+        out(f"{k}: {v}")

@@ -1,0 +1,217 @@
+"""Detail files: one YAML frontmatter block, then a Markdown body.
+
+YAML is normalised once, here: dates stay the strings they were written as, only
+true/false are booleans (yes/no/on/off stay words), unknown keys are kept in order,
+a BOM and CRLF are tolerated, and rendering never creates a second frontmatter block.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..errors import FileError
+from ..model import DETAIL_KEYS, Detail, Problem, clean_tags, one_line
+
+FENCE = "---"
+MAX_FRONTMATTER = 64_000
+_MAX_NODES = 10_000
+_MAX_DEPTH = 20
+
+
+class FrontmatterError(FileError):
+    def __init__(self, path: str, line: int | None, message: str):
+        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+        self.problem = Problem(path, line, message)
+
+
+_yaml_classes: tuple | None = None
+
+
+def _yaml():
+    """yaml plus a loader and dumper that keep dates as strings and yes/no as words."""
+    global _yaml_classes
+    if _yaml_classes is None:
+        import yaml
+
+        base_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        base_dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+        class Loader(base_loader):  # type: ignore[misc, valid-type]
+            pass
+
+        Loader.yaml_implicit_resolvers = {
+            ch: [(tag, rx) for tag, rx in rs if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")]
+            for ch, rs in base_loader.yaml_implicit_resolvers.items()
+        }
+        Loader.add_implicit_resolver(
+            "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+        )
+
+        class Dumper(base_dumper):  # type: ignore[misc, valid-type]
+            pass
+
+        Dumper.yaml_implicit_resolvers = {
+            ch: [(tag, rx) for tag, rx in rs if tag != "tag:yaml.org,2002:timestamp"]
+            for ch, rs in base_dumper.yaml_implicit_resolvers.items()
+        }
+        _yaml_classes = (yaml, Loader, Dumper)
+    return _yaml_classes
+
+
+def split(text: str) -> tuple[str | None, str, int]:
+    """(frontmatter text or None, body, line number where the body starts).
+
+    Raises ValueError(line, message) for an unclosed fence."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip(" \t") != FENCE:
+        return None, text, 1
+    for i in range(1, len(lines)):
+        if lines[i].rstrip(" \t") == FENCE:
+            body = "\n".join(lines[i + 1:])
+            return "\n".join(lines[1:i]), body, i + 2
+    raise ValueError(1, "frontmatter opened with '---' on line 1 is never closed")
+
+
+def _check_shape(value, depth=0, count=None):
+    count = count if count is not None else [0]
+    count[0] += 1
+    if count[0] > _MAX_NODES or depth > _MAX_DEPTH:
+        raise ValueError("frontmatter is nested too deeply or too large (YAML aliases?)")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_shape(k, depth + 1, count)
+            _check_shape(v, depth + 1, count)
+    elif isinstance(value, list):
+        for v in value:
+            _check_shape(v, depth + 1, count)
+
+
+def _str_list(value) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[,，]", value)]
+    if not isinstance(value, (list, tuple)):
+        value = [value]
+    return tuple(one_line(v) for v in value if v is not None and one_line(v))
+
+
+def _stamp(value) -> str | None:
+    if value is None or value == "":
+        return None
+    return str(value) if not hasattr(value, "isoformat") else value.isoformat()
+
+
+def _importance(value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return 0.5
+    return 0.5 if v != v else min(1.0, max(0.0, v))
+
+
+def _bool(value) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "on", "1")
+    return bool(value)
+
+
+def _first_heading(body: str) -> str | None:
+    m = re.search(r"^#{1,6}\s+(.+)$", body, re.M)
+    return one_line(m.group(1)) if m else None
+
+
+def parse(text: str, memory_id: str, path: str = "") -> Detail:
+    """A Detail from a file's text; FrontmatterError (with path and line) when broken."""
+    shown = path or f"memory/{memory_id}.md"
+    try:
+        fm, body, body_line = split(text)
+    except ValueError as e:
+        raise FrontmatterError(shown, e.args[0], e.args[1])
+    data: dict = {}
+    if fm is not None:
+        if len(fm) > MAX_FRONTMATTER:
+            raise FrontmatterError(shown, 1, f"frontmatter is larger than {MAX_FRONTMATTER // 1000} kB")
+        yaml, Loader, _ = _yaml()
+        try:
+            loaded = yaml.load(fm, Loader=Loader)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            line = mark.line + 2 if mark is not None else 1
+            raise FrontmatterError(shown, line, f"broken YAML: {getattr(e, 'problem', None) or e}")
+        except (RecursionError, MemoryError, ValueError, TypeError) as e:
+            raise FrontmatterError(shown, 1, f"unreadable YAML ({e.__class__.__name__})")
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise FrontmatterError(shown, 2, f"frontmatter is a {type(loaded).__name__}, not a mapping of keys")
+        try:
+            _check_shape(loaded)
+        except ValueError as e:
+            raise FrontmatterError(shown, 2, str(e))
+        data = {str(k): v for k, v in loaded.items()}
+    title = one_line(data.get("title") or "") or _first_heading(body) or memory_id
+    extra = {k: v for k, v in data.items() if k not in DETAIL_KEYS}
+    return Detail(
+        id=memory_id,
+        title=title,
+        summary=one_line(data.get("summary") or ""),
+        tags=clean_tags(_str_list(data.get("tags"))),
+        aliases=_str_list(data.get("aliases")),
+        type=one_line(data.get("type") or "note"),
+        importance=_importance(data.get("importance", 0.5)),
+        pinned=_bool(data.get("pinned", False)),
+        created=_stamp(data.get("created")),
+        updated=_stamp(data.get("updated")),
+        expires=_stamp(data.get("expires")),
+        source=None if data.get("source") is None else one_line(data.get("source")),
+        extra=extra,
+        body=body,
+        path=shown,
+    )
+
+
+def _dump_value(value) -> str:
+    yaml, _, Dumper = _yaml()
+    text = yaml.dump(value, Dumper=Dumper, allow_unicode=True, default_flow_style=True, width=10**9, sort_keys=False)
+    text = text.rstrip("\n")
+    if text.endswith("\n..."):
+        text = text[:-4].rstrip("\n")
+    return text
+
+
+def render(d: Detail) -> str:
+    """The file text: known keys in a stable order, unknown keys after them, then the body."""
+    yaml, _, Dumper = _yaml()
+    known = {
+        "id": d.id, "title": d.title, "summary": d.summary, "tags": list(d.tags),
+        "aliases": list(d.aliases), "type": d.type, "importance": d.importance, "pinned": d.pinned,
+        "created": d.created, "updated": d.updated, "expires": d.expires, "source": d.source,
+    }
+    lines = [FENCE]
+    for key, value in known.items():
+        lines.append(f"{key}: {_dump_value(value)}")
+    if d.extra:
+        extra = yaml.dump(
+            {k: v for k, v in d.extra.items() if k not in known}, Dumper=Dumper, allow_unicode=True,
+            default_flow_style=None, width=10**9, sort_keys=False,
+        ).rstrip("\n")
+        if extra and extra != "{}":
+            lines.append(extra)
+    lines.append(FENCE)
+    body = d.body
+    return "\n".join(lines) + "\n" + body + ("" if body.endswith("\n") or not body else "\n")
+
+
+def newline_of(raw: str) -> str:
+    return "\r\n" if "\r\n" in raw[:4096] else "\n"
+
+
+def read(path: Path, memory_id: str, rel: str) -> Detail:
+    from .fs import read_text
+
+    return parse(read_text(path, rel), memory_id, rel)

@@ -1,0 +1,204 @@
+"""Locks, atomic writes and safe path joining: the ground every write stands on."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import time
+import unicodedata
+from pathlib import Path
+
+from ..errors import FileError, LockTimeout, UnsafePathError, UsageError
+
+TMP_PREFIX = ".memcli-tmp-"
+STATE_DIR = ".memcli"
+MAX_ID = 80
+MAX_FILE_BYTES = 1_000_000
+
+_ID_RE = re.compile(r"[^\W_][\w.-]*")
+_SLUG_DROP = re.compile(r"[^\w]+")
+
+
+def slugify(title: str) -> str:
+    """An id from a title: Unicode letters and digits, '-' between words, <= 80 chars."""
+    text = unicodedata.normalize("NFKC", title).lower()
+    slug = _SLUG_DROP.sub("-", text.replace("_", "-")).strip("-")
+    if len(slug) > MAX_ID:
+        cut = slug[:MAX_ID]
+        slug = cut.rsplit("-", 1)[0] if "-" in cut[MAX_ID // 2:] else cut
+        slug = slug.strip("-")
+    return slug or "memory"
+
+
+def check_id(memory_id: str) -> str:
+    """Refuse any id that could name a file outside memory/."""
+    if not isinstance(memory_id, str) or not memory_id:
+        raise UsageError("an id must not be empty")
+    bad = None
+    if any(unicodedata.category(c)[0] == "C" for c in memory_id):
+        bad = "a control character"
+    elif "/" in memory_id or "\\" in memory_id:
+        bad = "a path separator"
+    elif ".." in memory_id:
+        bad = "'..'"
+    elif memory_id.startswith("."):
+        bad = "a leading '.'"
+    elif ":" in memory_id:
+        bad = "':'"
+    elif len(memory_id) > MAX_ID:
+        bad = f"more than {MAX_ID} characters"
+    elif not _ID_RE.fullmatch(memory_id):
+        bad = "characters other than letters, digits, '-', '_' and '.'"
+    if bad:
+        raise UnsafePathError(f"invalid id {memory_id!r}: it contains {bad}")
+    return memory_id
+
+
+def inside(root: Path, path: Path) -> bool:
+    """True when path, with every symlink resolved, stays inside root."""
+    try:
+        path.resolve().relative_to(root.resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def safe_join(root: Path, *parts: str) -> Path:
+    """root/parts, refusing anything that resolves outside the root (symlinks included)."""
+    path = root.joinpath(*parts)
+    if not inside(root, path):
+        raise UnsafePathError(f"refusing {'/'.join(parts)}: it leads outside the memory root")
+    return path
+
+
+def read_text(path: Path, what: str | None = None, limit: int = 10 * MAX_FILE_BYTES) -> str:
+    """Read a UTF-8 text file (BOM tolerated); a clear error for binary, non-UTF-8 or huge files."""
+    name = what or str(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except FileNotFoundError:
+        raise FileError(f"{name}: no such file")
+    except IsADirectoryError:
+        raise FileError(f"{name}: is a folder, not a file")
+    except OSError as e:
+        raise FileError(f"{name}: cannot read it ({e.strerror or e})")
+    return decode(data, name, limit)
+
+
+def decode(data: bytes, name: str, limit: int = MAX_FILE_BYTES) -> str:
+    if len(data) > limit:
+        raise UsageError(f"{name}: larger than {limit // 1_000_000} MB; memcli keeps text memories")
+    if b"\x00" in data:
+        raise UsageError(f"{name}: binary data (NUL bytes); memcli keeps text memories")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{name}: not UTF-8 text (bad byte at offset {e.start})")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def atomic_write(path: Path, text: str, *, newline: str = "\n") -> None:
+    """Write text to a unique temp file in the same folder, fsync, then rename over path."""
+    data = text.replace("\n", newline).encode("utf-8") if newline != "\n" else text.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact")
+        raise
+
+
+_UMASK: int | None = None
+
+
+def _umask() -> int:
+    global _UMASK
+    if _UMASK is None:
+        _UMASK = os.umask(0)
+        os.umask(_UMASK)
+    return _UMASK
+
+
+def state_dir(root: Path, *sub: str) -> Path:
+    d = root / STATE_DIR
+    if d.is_symlink() or (d.exists() and not inside(root, d)):
+        raise UnsafePathError(f"{STATE_DIR}/ leads outside the memory root")
+    path = d.joinpath(*sub)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextlib.contextmanager
+def root_lock(root: Path, timeout: float):
+    """One exclusive lock per root for every write. The kernel drops it when a process dies."""
+    path = state_dir(root) / "lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise FileError(f"cannot open the lock file {path}: {e.strerror or e}")
+    try:
+        _acquire(fd, timeout, path)
+        try:
+            yield
+        finally:
+            _release(fd)
+    finally:
+        os.close(fd)
+
+
+def _acquire(fd: int, timeout: float, path: Path) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                return
+            except OSError:
+                if time.monotonic() >= deadline:
+                    raise LockTimeout(f"another memcli process holds the lock ({path}); gave up after {timeout:g}s")
+                time.sleep(0.02)
+    deadline = time.monotonic() + timeout
+    delay = 0.002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockTimeout(
+                    f"another memcli process holds the lock ({path}); gave up after {timeout:g}s"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
+def _release(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        with contextlib.suppress(OSError):
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)

@@ -1,0 +1,151 @@
+"""MEMORY.md <-> entries. Pure parse and render: every line that is not an entry
+(headings, comments, blank lines, hand-written notes) survives byte for byte."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..model import Entry
+
+_ENTRY = re.compile(r"^\s*[-*+]\s+\*\*(?P<title>(?:\\.|[^\\])+?)\*\*\s*[:：]\s?(?P<rest>.*)$")
+_PIPE = re.compile(r"(?<!\\)(?:\\\\)*\|")
+_LINK = re.compile(r"^(?:详情\s*[:：]?\s*)?(?:→|->)\s*(?P<path>\S.*?)\s*$")
+_TAGS = re.compile(r"^(?:#[^\s#|]+\s*)*$")
+_UNESCAPE = re.compile(r"\\([\\|*])")
+
+
+def _escape(text: str, star: bool) -> str:
+    text = re.sub(r"\\(?=[\\|*]|$)", r"\\\\", text).replace("|", "\\|")
+    return text.replace("*", "\\*") if star else text
+
+
+def _unescape(text: str) -> str:
+    return _UNESCAPE.sub(r"\1", text)
+
+
+def _split_pipes(text: str) -> list[str]:
+    parts, start = [], 0
+    for m in _PIPE.finditer(text):
+        end = m.end() - 1  # the pipe itself
+        parts.append(text[start:end])
+        start = m.end()
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def normalise_link(path: str) -> str:
+    """`x.md` (the seeds' form) means `memory/x.md`; './memory/x.md' means the same."""
+    path = path.strip().strip("<>")
+    if path.startswith("./"):
+        path = path[2:]
+    if "/" not in path and "\\" not in path:
+        return "memory/" + path
+    return path
+
+
+def parse_line(line: str) -> Entry | None:
+    """An entry, or None when the line is not one (it is then kept as it is)."""
+    text = line[:-1] if line.endswith("\r") else line
+    m = _ENTRY.match(text)
+    if not m:
+        return None
+    parts = _split_pipes(m.group("rest"))
+    if len(parts) < 2:
+        return None
+    link = _LINK.match(parts[-1])
+    if not link:
+        return None
+    tags: list[str] = []
+    middle = parts[:-1]
+    if len(middle) >= 2 and _TAGS.match(middle[-1]):
+        tags = [t for t in middle[-1].split() if t]
+        middle = middle[:-1]
+    summary = " | ".join(_unescape(p) for p in middle)
+    return Entry(_unescape(m.group("title")), summary, tuple(tags), normalise_link(link.group("path")), raw=text)
+
+
+def render_line(entry: Entry) -> str:
+    title = _escape(entry.title, star=True)
+    summary = _escape(entry.summary, star=False)
+    fields = [f"- **{title}**: {summary}".rstrip()]
+    if entry.tags:
+        fields.append(" ".join("#" + t for t in entry.tags))
+    fields.append(f"→ {entry.path}")
+    return " | ".join(fields)
+
+
+@dataclass
+class IndexDoc:
+    """MEMORY.md as a list of lines: a str is kept verbatim, an Entry is an entry slot."""
+
+    lines: list = field(default_factory=list)
+    newline: str = "\n"
+    final_newline: bool = True
+
+    @classmethod
+    def parse(cls, text: str) -> "IndexDoc":
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        newline = "\r\n" if "\r\n" in text else "\n"
+        final = text.endswith("\n") or text == ""
+        body = text[:-1] if text.endswith("\n") else text
+        raw_lines = body.split("\n") if body else []
+        lines: list = []
+        for ln in raw_lines:
+            e = parse_line(ln)
+            if e is not None and ln.endswith("\r"):
+                e = Entry(e.title, e.summary, e.tags, e.path, raw=ln[:-1])
+            lines.append(e if e is not None else ln)
+        return cls(lines, newline, final)
+
+    @property
+    def entries(self) -> list[Entry]:
+        return [x for x in self.lines if isinstance(x, Entry)]
+
+    def render(self) -> str:
+        out = []
+        for x in self.lines:
+            if isinstance(x, Entry):
+                text = x.raw if x.raw is not None and parse_line(x.raw) == x else render_line(x)
+                out.append(text + ("\r" if self.newline == "\r\n" else ""))
+            else:
+                out.append(x)
+        text = "\n".join(out)
+        return text + "\n" if self.final_newline and out else text
+
+    def line_count(self) -> int:
+        return len(self.lines)
+
+    def fixed_lines(self) -> int:
+        return sum(1 for x in self.lines if not isinstance(x, Entry))
+
+    def with_entries(self, entries: list[Entry]) -> "IndexDoc":
+        """Put entries, in the given order, into the entry slots; extra ones follow the last slot
+        (or the end of the file), surplus slots disappear. Other lines do not move."""
+        keep = {e.id: e for e in self.entries if e.id}
+        ordered = []
+        for e in entries:
+            old = keep.get(e.id)
+            ordered.append(Entry(e.title, e.summary, e.tags, e.path, raw=old.raw) if old is not None else e)
+        lines: list = []
+        it = iter(ordered)
+        last_slot = None
+        for x in self.lines:
+            if isinstance(x, Entry):
+                nxt = next(it, None)
+                if nxt is not None:
+                    lines.append(nxt)
+                    last_slot = len(lines)
+            else:
+                lines.append(x)
+        rest = list(it)
+        if rest:
+            if last_slot is None:
+                while lines and lines[-1].strip() == "" and isinstance(lines[-1], str):
+                    lines.pop()
+                if lines:
+                    lines.append("")
+                last_slot = len(lines)
+            lines[last_slot:last_slot] = rest
+        return IndexDoc(lines, self.newline, self.final_newline)
