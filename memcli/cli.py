@@ -311,3 +311,6 @@ def main(argv: Optional[list] = None) -> None:
         sys.stdout.write(f"memcli {__version__}\n")
         return
     app(args=args, prog_name="memcli")
+
+
+from . import cli_recall  # noqa: E402,F401  (registers the cascade's commands)

@@ -114,3 +114,34 @@ class Problem:
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
         return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled item: which layer found it, what it is, how well it fits."""
+
+    layer: str
+    id: str
+    title: str
+    path: str
+    score: float
+    snippet: str = ""
+    summary: str = ""
+    tags: tuple[str, ...] = ()
+    matched: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"layer": self.layer, "id": self.id, "title": self.title, "path": self.path,
+                "score": round(self.score, 4), "snippet": self.snippet, "summary": self.summary,
+                "tags": list(self.tags), "matched": list(self.matched)}
+
+
+@dataclass(frozen=True)
+class LayerTrace:
+    layer: str
+    candidates: int
+    hits: int
+    ms: float
+
+    def to_dict(self) -> dict:
+        return {"layer": self.layer, "candidates": self.candidates, "hits": self.hits, "ms": round(self.ms, 2)}

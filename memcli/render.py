@@ -145,3 +145,32 @@ def plain_dict(data: dict, title: str | None = None) -> None:
         if isinstance(v, (list, tuple)):
             v = ", ".join(map(str, v)) or "-"
         out(f"{k}: {v}")
+
+
+def recall(data: dict) -> None:
+    hits = data["hits"]
+    if not hits:
+        talk(f"nothing found for {data['query']!r}")
+        return
+    if is_tty():
+        from rich.markdown import Markdown
+        from rich.panel import Panel
+
+        c = console()
+        for h in hits:
+            head = f"[bold]{_esc(h['title'])}[/]  [dim]{_esc(h['path'])} · {h['layer']} · {h['score']:.2f}[/]"
+            body = (h["summary"] + "\n\n" if h["summary"] else "") + (h["snippet"] or "")
+            c.print(Panel(Markdown(body.strip() or "-"), title=head, title_align="left"))
+        return
+    parts = []
+    for h in hits:
+        block = [f"## {h['title']}", f"<!-- {h['path']} · {h['layer']} · score {h['score']:.2f} -->"]
+        if h["summary"]:
+            block.append(h["summary"])
+        if h["tags"]:
+            block.append(" ".join("#" + t for t in h["tags"]))
+        if h["snippet"]:
+            block.append("")
+            block.append(h["snippet"].strip())
+        parts.append("\n".join(block))
+    out("\n\n".join(parts))

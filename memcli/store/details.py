@@ -195,13 +195,14 @@ def render(d: Detail) -> str:
     lines = [FENCE]
     for key, value in known.items():
         lines.append(f"{key}: {_dump_value(value)}")
-    if d.extra:
-        extra = yaml.dump(
-            {k: v for k, v in d.extra.items() if k not in known}, Dumper=Dumper, allow_unicode=True,
-            default_flow_style=None, width=10**9, sort_keys=False,
-        ).rstrip("\n")
-        if extra and extra != "{}":
-            lines.append(extra)
+    for key, value in d.extra.items():
+        if key in known:
+            continue
+        if isinstance(value, dict) and value:
+            lines.append(yaml.dump({key: value}, Dumper=Dumper, allow_unicode=True, default_flow_style=None,
+                                   width=10**9, sort_keys=False).rstrip("\n"))
+        else:
+            lines.append(f"{_dump_value(key)}: {_dump_value(value)}")
     lines.append(FENCE)
     body = d.body
     return "\n".join(lines) + "\n" + body + ("" if body.endswith("\n") or not body else "\n")

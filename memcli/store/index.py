@@ -90,7 +90,7 @@ class IndexDoc:
         newline = "\r\n" if "\r\n" in text else "\n"
         final = text.endswith("\n") or text == ""
         body = text[:-1] if text.endswith("\n") else text
-        raw_lines = body.split("\n") if body else []
+        raw_lines = body.split("\n") if text else []
         lines: list = []
         for ln in raw_lines:
             e = parse_line(ln)

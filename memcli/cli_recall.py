@@ -1,0 +1,316 @@
+"""Commands of the cascade: recall, should-recall, session, scope, context."""
+
+from __future__ import annotations
+
+import sys
+from typing import List, Optional
+
+import typer
+from typing_extensions import Annotated
+
+from . import render as r
+from .cli import Json, Out, _stdin, app, memory, run, state
+from .errors import UsageError
+
+session_app = typer.Typer(help="The short-term layer: recent turns plus a summary.", no_args_is_help=True)
+scope_app = typer.Typer(help="The current task's shared keys, with collision detection.", no_args_is_help=True)
+app.add_typer(session_app, name="session")
+app.add_typer(scope_app, name="scope")
+
+
+def _names(ctx):
+    from .config import env
+
+    st = state(ctx)
+    return st.session or env("MEMCLI_SESSION") or "default", st.scope or env("MEMCLI_SCOPE") or "default"
+
+
+def _text(value: str, what: str) -> str:
+    from .core import read_input
+
+    return read_input(value, None, _stdin, what)
+
+
+def _now():
+    from .core import utcnow
+
+    return utcnow()
+
+
+@app.command()
+def recall(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for ('-' reads stdin).")],
+    limit: Annotated[Optional[int], typer.Option("--limit", "-k", help="At most this many hits.")] = None,
+    deep: Annotated[bool, typer.Option("--deep", help="Search every layer and merge.")] = False,
+    layer: Annotated[Optional[str], typer.Option("--layer", "-l", help="session | scope | index | details")] = None,
+    json_: Json = False,
+):
+    """Find the memory that fits: session, then scope, then the index, then the details.
+
+    Exit 1 when nothing fits.  Example: memcli recall "MySQL中文查不到数据"
+    """
+    from .recall import recall as do_recall
+
+    def act():
+        sess, sc = _names(ctx)
+        res = do_recall(memory(ctx), _text(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
+                        layer=layer)
+        data = res.to_dict()
+        return Out(data, lambda: r.recall(data), code=0 if res.hits else 1, warnings=res.warnings)
+    run(ctx, "recall", json_, act)
+
+
+@app.command("should-recall")
+def should_recall(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The user's message ('-' reads stdin).")],
+    json_: Json = False,
+):
+    """Does this message need memory? explicit / implicit / none; exit 0 for yes, 1 for no.
+
+    Example: memcli should-recall "用上次那个方案"
+    """
+    from .recall import known_names, should_recall as decide
+
+    def act():
+        m = memory(ctx)
+        res = decide(_text(text, "text"), m.config["recall.signals.explicit"], m.config["recall.signals.implicit"],
+                     known_names(m))
+        return Out(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
+    run(ctx, "should-recall", json_, act)
+
+
+@app.command()
+def context(
+    ctx: typer.Context,
+    query: Annotated[Optional[str], typer.Argument(help="Recall memories for this query too.")] = None,
+    budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget for the whole block.")] = 2000,
+    json_: Json = False,
+):
+    """One Markdown block for a prompt, trimmed to a token budget.
+
+    Example: memcli context "deploy to staging" --budget 800
+    """
+    from .context import build
+
+    def act():
+        if budget < 50:
+            raise UsageError("--budget must be at least 50 tokens")
+        sess, sc = _names(ctx)
+        res = build(memory(ctx), _text(query, "query") if query else None, budget, sess, sc)
+        return Out(res, lambda: sys.stdout.write(res["text"]))
+    run(ctx, "context", json_, act)
+
+
+# ---------------------------------------------------------------- session
+
+@session_app.command("add")
+def session_add(
+    ctx: typer.Context,
+    role: Annotated[str, typer.Argument(help="user | assistant | system | tool")],
+    text: Annotated[str, typer.Argument(help="The turn's text ('-' reads stdin).")],
+    json_: Json = False,
+):
+    """Add a turn; beyond session.max_rounds the oldest turns are folded into the summary.
+
+    Example: memcli session add user "用上次那个方案部署"
+    """
+    from .store import session
+
+    def act():
+        m = memory(ctx)
+        sess, _ = _names(ctx)
+        body = _text(text, "text")
+        with m.lock():
+            res = session.add(m.root, sess, role, body, _now(), max_rounds=int(m.config["session.max_rounds"]),
+                              summarizer=m.config["session.summarizer"],
+                              timeout=m.config.seconds("session.summarizer_timeout"),
+                              limit=int(m.config["session.max_summary_chars"]))
+        warn = [res.pop("warning")] if res.get("warning") else []
+
+        def human():
+            r.talk(f"session {res['session']}: {res['turns']} turns"
+                   + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else ""))
+        return Out(res, human, warnings=warn)
+    run(ctx, "session add", json_, act)
+
+
+@session_app.command("show")
+def session_show(ctx: typer.Context, json_: Json = False):
+    """Print the session: its summary and recent turns."""
+    from .store import session
+
+    def act():
+        sess, _ = _names(ctx)
+        data = session.load(memory(ctx).root, sess)
+
+        def human():
+            if data.get("summary"):
+                r.out("## Summary\n\n" + data["summary"] + "\n")
+            if data["turns"]:
+                r.out("## Recent turns\n")
+                for t in data["turns"]:
+                    r.out(f"**{t['role']}**: {t['text']}")
+            if not data.get("summary") and not data["turns"]:
+                r.talk(f"session {sess} is empty")
+        return Out(data, human)
+    run(ctx, "session show", json_, act)
+
+
+@session_app.command("clear")
+def session_clear(ctx: typer.Context, json_: Json = False):
+    """End the session; its turns and summary go to the episode log first."""
+    from .store import session
+
+    def act():
+        m = memory(ctx)
+        sess, _ = _names(ctx)
+        with m.lock():
+            res = session.clear(m.root, sess, _now())
+        return Out(res, lambda: r.talk(f"session {sess} cleared" + (f"; kept in {res['episode']}" if res["episode"] else "")))
+    run(ctx, "session clear", json_, act)
+
+
+# ---------------------------------------------------------------- scope
+
+@scope_app.command("start")
+def scope_start(ctx: typer.Context, task: Annotated[str, typer.Argument(help="What the task is.")], json_: Json = False):
+    """Start a task's scope; an unended one is moved to the episode log.
+
+    Example: memcli scope start "write the weekly article"
+    """
+    from .store import scope
+
+    def act():
+        m = memory(ctx)
+        _, sc = _names(ctx)
+        with m.lock():
+            res = scope.start(m.root, sc, _text(task, "task"), _now())
+        warn = [res["warning"]] if res["warning"] else []
+        return Out(res, lambda: r.talk(f"scope {sc} started: {res['task']}"), warnings=warn)
+    run(ctx, "scope start", json_, act)
+
+
+@scope_app.command("set")
+def scope_set(
+    ctx: typer.Context,
+    key: Annotated[str, typer.Argument()],
+    value: Annotated[str, typer.Argument(help="The value ('-' reads stdin).")],
+    agent: Annotated[str, typer.Option("--agent", help="Who writes it.")] = "",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite another agent's key (logged as a collision).")] = False,
+    json_: Json = False,
+):
+    """Write a key. Another agent's key is refused (exit 4) unless --force.
+
+    Example: memcli scope set editedArticle "..." --agent Editor
+    """
+    from .store import scope
+
+    def act():
+        if not agent.strip():
+            raise UsageError("scope set needs --agent NAME")
+        m = memory(ctx)
+        _, sc = _names(ctx)
+        v = _text(value, "value")
+        with m.lock():
+            res = scope.set_key(m.root, sc, key, v, agent, _now(), force)
+        warn = [res.pop("warning")] if res.get("warning") else []
+        return Out(res, lambda: r.talk(f"{key} set by {agent}"), warnings=warn)
+    run(ctx, "scope set", json_, act)
+
+
+@scope_app.command("get")
+def scope_get(ctx: typer.Context, key: Annotated[str, typer.Argument()], json_: Json = False):
+    """Print one key's value (exit 1 when the key is not set)."""
+    from .store import scope
+
+    def act():
+        _, sc = _names(ctx)
+        data = scope.load(memory(ctx).root, sc)
+        item = (data or {}).get("keys", {}).get(key)
+        if item is None:
+            return Out({"key": key, "value": None}, lambda: r.talk(f"{key} is not set in scope {sc}"), code=1)
+        res = {"key": key, **item}
+        return Out(res, lambda: r.out(str(item["value"])))
+    run(ctx, "scope get", json_, act)
+
+
+@scope_app.command("read")
+def scope_read(
+    ctx: typer.Context,
+    keys: Annotated[List[str], typer.Argument(help="The keys this agent needs.")],
+    agent: Annotated[str, typer.Option("--agent", help="Who reads.")] = "",
+    json_: Json = False,
+):
+    """Give an agent only the keys it asks for.  Example: memcli scope read --agent Formatter editedArticle"""
+    from .store import scope
+
+    def act():
+        _, sc = _names(ctx)
+        data = scope.load(memory(ctx).root, sc) or {"keys": {}}
+        found = {k: data["keys"][k]["value"] for k in keys if k in data["keys"]}
+        missing = [k for k in keys if k not in data["keys"]]
+
+        def human():
+            for k, v in found.items():
+                r.out(f"## {k}\n\n{v}\n")
+            if missing:
+                r.talk(f"not set: {', '.join(missing)}")
+        return Out({"agent": agent or None, "keys": found, "missing": missing}, human, code=1 if missing else 0)
+    run(ctx, "scope read", json_, act)
+
+
+@scope_app.command("show")
+def scope_show(ctx: typer.Context, json_: Json = False):
+    """Print the whole scope: task, keys, owners."""
+    from .store import scope
+
+    def act():
+        _, sc = _names(ctx)
+        data = scope.load(memory(ctx).root, sc)
+
+        def human():
+            if data is None:
+                r.talk(f"scope {sc} is not started")
+                return
+            r.out(f"# Scope {sc}" + (f": {data['task']}" if data.get("task") else ""))
+            for k, v in data["keys"].items():
+                r.out(f"- {k} ({v['agent']}): {scope.short(v['value'], 100)}")
+        return Out(data, human)
+    run(ctx, "scope show", json_, act)
+
+
+@scope_app.command("check")
+def scope_check(ctx: typer.Context, json_: Json = False):
+    """List collisions and keys written by several agents (exit 1 if any)."""
+    from .store import scope
+
+    def act():
+        _, sc = _names(ctx)
+        res = scope.check(scope.load(memory(ctx).root, sc))
+
+        def human():
+            for c in res["collisions"]:
+                r.out(f"collision: {c['key']} owned by {c['owner']}, written by {c['agent']}"
+                      f" ({'forced' if c['forced'] else 'refused'}) at {c['time']}")
+            for s in res["shared_keys"]:
+                r.out(f"shared key: {s['key']} written by {', '.join(s['writers'])}")
+            if not res["collisions"] and not res["shared_keys"]:
+                r.out("no collisions")
+        return Out(res, human, code=1 if res["collisions"] or res["shared_keys"] else 0)
+    run(ctx, "scope check", json_, act)
+
+
+@scope_app.command("end")
+def scope_end(ctx: typer.Context, json_: Json = False):
+    """Clear the scope; its final state goes to the episode log."""
+    from .store import scope
+
+    def act():
+        m = memory(ctx)
+        _, sc = _names(ctx)
+        with m.lock():
+            res = scope.end(m.root, sc, _now())
+        return Out(res, lambda: r.talk(f"scope {sc} ended" + (f"; kept in {res['episode']}" if res["episode"] else " (it was not started)")))
+    run(ctx, "scope end", json_, act)

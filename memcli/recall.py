@@ -1,0 +1,293 @@
+"""The cascade: session, then scope, then the index, then the details. Returns hits, never prints."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import FileError, UnsafePathError, UsageError
+from .model import Hit, LayerTrace
+from .store import details as dfile
+from .store.fs import inside, state_dir
+
+LAYERS = ("session", "scope", "index", "details")
+
+
+@dataclass
+class Recall:
+    query: str
+    hits: list = field(default_factory=list)
+    trace: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"query": self.query, "hits": [h.to_dict() for h in self.hits],
+                "layer": self.hits[0].layer if self.hits else None, "trace": [t.to_dict() for t in self.trace]}
+
+
+def _now(now: str | None) -> datetime:
+    if now:
+        return datetime.fromisoformat(now.replace("Z", "+00:00"))
+    return datetime.now(timezone.utc)
+
+
+def _index(docs):
+    from .search.ranker import MemoryIndex
+
+    return MemoryIndex(docs)
+
+
+def session_layer(mem, name: str, query: str, limit: int, threshold: float, now) -> tuple[list, int]:
+    from .search.ranker import SearchDoc
+    from .store import session
+
+    data = session.load(mem.root, name) if session.session_path(mem.root, name).exists() else None
+    if not data:
+        return [], 0
+    docs, texts = [], {}
+    if data.get("summary"):
+        docs.append(SearchDoc(key="summary", title="session summary", body=data["summary"], updated=data.get("updated")))
+        texts["summary"] = ("Session summary", data["summary"])
+    for i, t in enumerate(data["turns"]):
+        key = f"turn-{i + 1}"
+        docs.append(SearchDoc(key=key, body=t.get("text", ""), updated=t.get("time")))
+        texts[key] = (f"{t.get('role')} turn {i + 1}", t.get("text", ""))
+    found = _index(docs).search(query, limit=limit, threshold=threshold, now=now)
+    path = f".memcli/sessions/{name}.json"
+    return [Hit("session", s.key, texts[s.key][0], path, s.score, _snip(texts[s.key][1], query), matched=s.matched)
+            for s in found], len(docs)
+
+
+def scope_layer(mem, name: str, query: str, limit: int, threshold: float, now) -> tuple[list, int]:
+    from .search.ranker import SearchDoc
+    from .store import scope
+
+    data = scope.load(mem.root, name)
+    if not data or not data["keys"]:
+        return [], 0
+    docs = [SearchDoc(key=k, title=k, body=str(v["value"]), updated=v.get("time")) for k, v in data["keys"].items()]
+    found = _index(docs).search(query, limit=limit, threshold=threshold, now=now)
+    path = f".memcli/scopes/{name}.json"
+    return [Hit("scope", s.key, s.key, path, s.score, _snip(str(data["keys"][s.key]["value"]), query),
+                summary=f"written by {data['keys'][s.key]['agent']}", matched=s.matched) for s in found], len(docs)
+
+
+def index_layer(mem, query: str, limit: int, threshold: float, now) -> tuple[list, int]:
+    from .search.ranker import SearchDoc
+
+    entries = [e for e in mem.read_index().entries if e.id]
+    docs = [SearchDoc(key=e.id, title=e.title, summary=e.summary, tags=e.tags) for e in entries]
+    if not docs:
+        return [], 0
+    found = _index(docs).search(query, limit=limit, threshold=threshold, now=now)
+    hits = []
+    by_id = {e.id: e for e in entries}
+    for s in found:
+        e = by_id[s.key]
+        try:
+            d = mem.load(mem.detail_path(e.id))
+            body, summary = d.body, d.summary
+        except (FileError, UnsafePathError, UsageError):
+            body, summary = "", e.summary
+        hits.append(Hit("index", e.id, e.title, e.path, s.score, _snip(body, query) if body.strip() else "",
+                        summary, e.tags, s.matched))
+    return hits, len(docs)
+
+
+def detail_doc(mem, key: str):
+    """A SearchDoc for one file of the details layer (None when it cannot be read)."""
+    from .search.ranker import SearchDoc
+
+    path = mem.root / key
+    try:
+        if not inside(mem.root, path):
+            return None
+        if key.startswith("memory/episodes/"):
+            from .store.fs import read_text
+
+            return SearchDoc(key=key, title=f"episodes {path.stem}", body=read_text(path, key), importance=0.3,
+                             updated=path.stem)
+        d = dfile.read(path, path.stem, key)
+    except (FileError, UsageError, UnsafePathError, OSError):
+        return None
+    return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
+                     importance=d.importance, updated=d.updated or d.created)
+
+
+def detail_files(mem) -> dict:
+    """key -> fingerprint for every file of the details layer."""
+    current = {}
+    mdir = mem.memory_dir()
+    for sub, prefix in ((mdir, "memory/"), (mdir / "episodes", "memory/episodes/")):
+        try:
+            it = os.scandir(sub)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        with it:
+            for de in it:
+                name = de.name
+                if not name.endswith(".md") or name.startswith("."):
+                    continue
+                try:
+                    st = de.stat()
+                except OSError:
+                    continue
+                if not de.is_file():
+                    continue
+                current[prefix + name] = f"{st.st_mtime_ns}:{st.st_size}:{de.inode()}"
+    return current
+
+
+def details_layer(mem, query: str, limit: int, threshold: float, now) -> tuple[list, int]:
+    from .search.cache import SearchCache
+
+    cache = SearchCache(state_dir(mem.root, "search"))
+    current = detail_files(mem)
+    cache.sync(current, lambda key: detail_doc(mem, key))
+    found = cache.search(query, limit=limit, threshold=threshold, now=now)
+    hits = []
+    for s in found:
+        doc = detail_doc(mem, s.key)
+        if doc is None:
+            continue
+        is_episode = s.key.startswith("memory/episodes/")
+        hit_id = Path(s.key).stem
+        hits.append(Hit("details", ("episode:" if is_episode else "") + hit_id, doc.title, s.key, s.score,
+                        _snip(doc.body, query), doc.summary, doc.tags, s.matched))
+    return hits, len(current)
+
+
+def _snip(body: str, query: str) -> str:
+    from .search.snippet import snippet
+
+    return snippet(body, query)
+
+
+def recall(mem, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
+           deep: bool = False, layer: str | None = None, threshold: float | None = None,
+           now: str | None = None) -> Recall:
+    if not query or not query.strip():
+        raise UsageError("the query is empty")
+    if layer is not None and layer not in LAYERS:
+        raise UsageError(f"--layer must be one of {', '.join(LAYERS)}, got {layer!r}")
+    limit = limit or int(mem.config["recall.limit"])
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
+    threshold = float(mem.config["recall.threshold"]) if threshold is None else threshold
+    when = _now(now)
+    result = Recall(query)
+    layers = [layer] if layer else list(LAYERS)
+    for name in layers:
+        t0 = time.perf_counter()
+        if name == "session":
+            hits, n = session_layer(mem, session, query, limit, threshold, when)
+        elif name == "scope":
+            hits, n = scope_layer(mem, scope, query, limit, threshold, when)
+        elif name == "index":
+            hits, n = index_layer(mem, query, limit, threshold, when)
+        else:
+            hits, n = details_layer(mem, query, limit, threshold, when)
+        result.trace.append(LayerTrace(name, n, len(hits), (time.perf_counter() - t0) * 1000))
+        if deep:
+            seen = {(h.id) for h in result.hits if h.layer in ("index", "details")}
+            result.hits += [h for h in hits if not (h.layer == "details" and h.id in seen)]
+        elif hits:
+            result.hits = hits
+            break
+    if deep:
+        result.hits.sort(key=lambda h: -h.score)
+        result.hits = result.hits[:limit]
+    record(mem, "recall", query, result)
+    return result
+
+
+def record(mem, command: str, query: str, result: Recall) -> None:
+    """Append one line to .memcli/trace.jsonl: memory reads are observable (access counts come from it)."""
+    line = json.dumps({
+        "time": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "command": command, "query": query[:200],
+        "layer": result.hits[0].layer if result.hits else None,
+        "ids": [h.id for h in result.hits if h.layer in ("index", "details")],
+    }, ensure_ascii=False) + "\n"
+    try:
+        fd = os.open(state_dir(mem.root) / "trace.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as e:
+        result.warnings.append(f"could not append to .memcli/trace.jsonl: {e.strerror or e}")
+
+
+def access(root: Path) -> dict:
+    """id -> {"count": n, "last": time}, from the trace log."""
+    stats: dict = {}
+    try:
+        with open(root / ".memcli" / "trace.jsonl", encoding="utf-8", errors="replace") as f:
+            for ln in f:
+                try:
+                    rec = json.loads(ln)
+                except ValueError:
+                    continue
+                for i in rec.get("ids") or ():
+                    s = stats.setdefault(i, {"count": 0, "last": None})
+                    s["count"] += 1
+                    s["last"] = rec.get("time")
+    except OSError:
+        pass
+    return stats
+
+
+def _has_cjk(s: str) -> bool:
+    return any("\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in s)
+
+
+def _finds(phrase: str, text: str, lowered: str) -> bool:
+    p = phrase.strip().lower()
+    if not p:
+        return False
+    if _has_cjk(p):
+        return p in lowered
+    import re
+
+    return re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", lowered) is not None
+
+
+def known_names(mem) -> list[tuple[str, str]]:
+    """(kind, name) for every title, tag and alias the index knows."""
+    names: list[tuple[str, str]] = []
+    for e in mem.read_index().entries:
+        if not e.id:
+            continue
+        names.append(("title", e.title))
+        names += [("tag", t) for t in e.tags]
+        try:
+            p = mem.detail_path(e.id)
+            d = mem.load(p) if p.is_file() else None
+        except (FileError, UnsafePathError, UsageError):
+            d = None
+        if d is not None:
+            names += [("alias", a) for a in d.aliases]
+    return names
+
+
+def should_recall(text: str, explicit: list, implicit: list, names: list) -> dict:
+    """explicit / implicit / none, with the signals that decided it."""
+    if not text or not text.strip():
+        raise UsageError("the text is empty")
+    lowered = text.lower()
+    exp = [s for s in explicit if _finds(s, text, lowered)]
+    imp = [s for s in implicit if _finds(s, text, lowered)]
+    named = []
+    for kind, name in names:
+        n = name.strip()
+        if len(n) < (2 if _has_cjk(n) else 3):
+            continue
+        if _finds(n, text, lowered):
+            named.append(f"{kind}:{n}")
+    kind = "explicit" if exp else "implicit" if (imp or named) else "none"
+    return {"kind": kind, "explicit": exp, "implicit": imp, "names": list(dict.fromkeys(named))}

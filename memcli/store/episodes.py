@@ -1,0 +1,29 @@
+"""The lossless episodic log: memory/episodes/YYYY-MM-DD.md, appended to, never rewritten in place."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .fs import atomic_write, read_text, safe_join
+
+
+def episode_path(root: Path, day: str) -> Path:
+    return safe_join(root, "memory", "episodes", f"{day}.md")
+
+
+def append(root: Path, now: str, heading: str, blocks: list[str]) -> str:
+    """Append one dated section; the caller holds the root lock. Returns the file's relative path."""
+    path = episode_path(root, now[:10])
+    old = read_text(path, f"memory/episodes/{path.name}") if path.exists() else f"# Episodes {now[:10]}\n"
+    section = f"\n## {now} {heading}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
+    atomic_write(path, old.rstrip("\n") + "\n" + section)
+    return f"memory/episodes/{path.name}"
+
+
+def turn_block(turn: dict) -> str:
+    return f"**{turn.get('role', '?')}** ({turn.get('time', '')}): {turn.get('text', '')}"
+
+
+def json_block(data: dict) -> str:
+    return "```json\n" + json.dumps(data, ensure_ascii=False, indent=2) + "\n```"
