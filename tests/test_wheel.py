@@ -1,0 +1,44 @@
+"""The built wheel ships the templates: install it in a fresh venv and run `memcli init`."""
+
+import os
+import subprocess
+import sys
+import venv
+
+import pytest
+
+from tests.conftest import ROOT_DIR
+
+
+@pytest.mark.slow
+def test_wheel_ships_templates(tmp_path):
+    dist = tmp_path / "dist"
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT_DIR)]
+    subprocess.run(build, check=True, capture_output=True, timeout=300, cwd=tmp_path)
+    wheels = list(dist.glob("memcli-*.whl"))
+    assert len(wheels) == 1
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    py = env_dir / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheels[0])], check=True,
+                   capture_output=True, timeout=300)
+    # The fresh venv has only memcli; its dependencies come from this interpreter's site-packages
+    # (no .pth processing, so this checkout's own memcli cannot leak in).
+    import typer
+
+    deps = os.path.dirname(os.path.dirname(typer.__file__))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env["PYTHONPATH"] = deps
+    where = subprocess.run([str(py), "-c", "import memcli; print(memcli.__file__)"], capture_output=True,
+                           text=True, env=env, cwd=tmp_path, check=True).stdout
+    assert str(env_dir) in where
+    root = tmp_path / "root"
+    res = subprocess.run([str(py), "-m", "memcli", "init", str(root), "--example"], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert (root / "MEMORY.md").read_text() == (ROOT_DIR / "MEMORY.example.md").read_text()
+    assert "index:" in (root / "memcli.yaml").read_text()
+    assert (root / "memory" / "mysql-charset.md").is_file()
+    res = subprocess.run([str(py), "-m", "memcli", "--root", str(root), "index", "check"], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
