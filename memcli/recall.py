@@ -78,23 +78,26 @@ def scope_layer(mem, name: str, query: str, limit: int, threshold: float, now) -
 
 def index_layer(mem, query: str, limit: int, threshold: float, now) -> tuple[list, int]:
     from .search.ranker import SearchDoc
+    from .store.indexcache import indexed
 
-    entries = [e for e in mem.read_index().entries if e.id]
-    docs = [SearchDoc(key=e.id, title=e.title, summary=e.summary, tags=e.tags) for e in entries]
+    pairs = indexed(mem)
+    docs = []
+    for e, d in pairs:
+        if d is None:
+            docs.append(SearchDoc(key=e.id, title=e.title, summary=e.summary, tags=e.tags))
+        else:
+            docs.append(SearchDoc(key=e.id, title=e.title, summary=e.summary, tags=e.tags, aliases=d.aliases,
+                                  importance=d.importance, updated=d.updated or d.created))
     if not docs:
         return [], 0
     found = _index(docs).search(query, limit=limit, threshold=threshold, now=now)
+    by_id = {e.id: (e, d) for e, d in pairs}
     hits = []
-    by_id = {e.id: e for e in entries}
     for s in found:
-        e = by_id[s.key]
-        try:
-            d = mem.load(mem.detail_path(e.id))
-            body, summary = d.body, d.summary
-        except (FileError, UnsafePathError, UsageError):
-            body, summary = "", e.summary
+        e, d = by_id[s.key]
+        body = d.body if d is not None else ""
         hits.append(Hit("index", e.id, e.title, e.path, s.score, _snip(body, query) if body.strip() else "",
-                        summary, e.tags, s.matched))
+                        d.summary if d is not None else e.summary, e.tags, s.matched))
     return hits, len(docs)
 
 
@@ -214,13 +217,14 @@ def record(mem, command: str, query: str, result: Recall) -> None:
         "ids": [h.id for h in result.hits if h.layer in ("index", "details")],
     }, ensure_ascii=False) + "\n"
     try:
-        fd = os.open(state_dir(mem.root) / "trace.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(state_dir(mem.root) / "trace.jsonl",
+                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         try:
             os.write(fd, line.encode("utf-8"))
         finally:
             os.close(fd)
-    except OSError as e:
-        result.warnings.append(f"could not append to .memcli/trace.jsonl: {e.strerror or e}")
+    except (OSError, FileError) as e:
+        result.warnings.append(f"could not append to .memcli/trace.jsonl: {getattr(e, 'strerror', None) or e}")
 
 
 def access(root: Path) -> dict:
@@ -259,17 +263,12 @@ def _finds(phrase: str, text: str, lowered: str) -> bool:
 
 def known_names(mem) -> list[tuple[str, str]]:
     """(kind, name) for every title, tag and alias the index knows."""
+    from .store.indexcache import indexed
+
     names: list[tuple[str, str]] = []
-    for e in mem.read_index().entries:
-        if not e.id:
-            continue
+    for e, d in indexed(mem):
         names.append(("title", e.title))
         names += [("tag", t) for t in e.tags]
-        try:
-            p = mem.detail_path(e.id)
-            d = mem.load(p) if p.is_file() else None
-        except (FileError, UnsafePathError, UsageError):
-            d = None
         if d is not None:
             names += [("alias", a) for a in d.aliases]
     return names

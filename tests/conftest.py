@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.cli import app
+from memcli.cli.app import app
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 

@@ -6,11 +6,12 @@ import sys
 from typing import List, Optional
 
 import typer
-from typing_extensions import Annotated
+from typing import Annotated
 
-from . import render as r
-from .cli import Json, Out, _stdin, app, memory, run, state
-from .errors import UsageError
+from .. import render as r
+from ..errors import UsageError
+from .app import Json, app, memory, run, state
+from .boundary import Out, names, recall_action, should_recall_action, text_arg
 
 session_app = typer.Typer(help="The short-term layer: recent turns plus a summary.", no_args_is_help=True)
 scope_app = typer.Typer(help="The current task's shared keys, with collision detection.", no_args_is_help=True)
@@ -19,20 +20,16 @@ app.add_typer(scope_app, name="scope")
 
 
 def _names(ctx):
-    from .config import env
-
     st = state(ctx)
-    return st.session or env("MEMCLI_SESSION") or "default", st.scope or env("MEMCLI_SCOPE") or "default"
+    return names(st.session, st.scope)
 
 
 def _text(value: str, what: str) -> str:
-    from .core import read_input
-
-    return read_input(value, None, _stdin, what)
+    return text_arg(value, what)
 
 
 def _now():
-    from .core import utcnow
+    from ..core import utcnow
 
     return utcnow()
 
@@ -50,15 +47,8 @@ def recall(
 
     Exit 1 when nothing fits.  Example: memcli recall "MySQL中文查不到数据"
     """
-    from .recall import recall as do_recall
-
-    def act():
-        sess, sc = _names(ctx)
-        res = do_recall(memory(ctx), _text(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
-                        layer=layer)
-        data = res.to_dict()
-        return Out(data, lambda: r.recall(data), code=0 if res.hits else 1, warnings=res.warnings)
-    run(ctx, "recall", json_, act)
+    st = state(ctx)
+    run(ctx, "recall", json_, lambda: recall_action(st.root, st.session, st.scope, query, limit, deep, layer))
 
 
 @app.command("should-recall")
@@ -71,14 +61,7 @@ def should_recall(
 
     Example: memcli should-recall "用上次那个方案"
     """
-    from .recall import known_names, should_recall as decide
-
-    def act():
-        m = memory(ctx)
-        res = decide(_text(text, "text"), m.config["recall.signals.explicit"], m.config["recall.signals.implicit"],
-                     known_names(m))
-        return Out(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
-    run(ctx, "should-recall", json_, act)
+    run(ctx, "should-recall", json_, lambda: should_recall_action(state(ctx).root, text))
 
 
 @app.command()
@@ -92,7 +75,7 @@ def context(
 
     Example: memcli context "deploy to staging" --budget 800
     """
-    from .context import build
+    from ..context import build
 
     def act():
         if budget < 50:
@@ -116,7 +99,7 @@ def session_add(
 
     Example: memcli session add user "用上次那个方案部署"
     """
-    from .store import session
+    from ..store import session
 
     def act():
         m = memory(ctx)
@@ -139,7 +122,7 @@ def session_add(
 @session_app.command("show")
 def session_show(ctx: typer.Context, json_: Json = False):
     """Print the session: its summary and recent turns."""
-    from .store import session
+    from ..store import session
 
     def act():
         sess, _ = _names(ctx)
@@ -161,7 +144,7 @@ def session_show(ctx: typer.Context, json_: Json = False):
 @session_app.command("clear")
 def session_clear(ctx: typer.Context, json_: Json = False):
     """End the session; its turns and summary go to the episode log first."""
-    from .store import session
+    from ..store import session
 
     def act():
         m = memory(ctx)
@@ -180,7 +163,7 @@ def scope_start(ctx: typer.Context, task: Annotated[str, typer.Argument(help="Wh
 
     Example: memcli scope start "write the weekly article"
     """
-    from .store import scope
+    from ..store import scope
 
     def act():
         m = memory(ctx)
@@ -205,7 +188,7 @@ def scope_set(
 
     Example: memcli scope set editedArticle "..." --agent Editor
     """
-    from .store import scope
+    from ..store import scope
 
     def act():
         if not agent.strip():
@@ -223,7 +206,7 @@ def scope_set(
 @scope_app.command("get")
 def scope_get(ctx: typer.Context, key: Annotated[str, typer.Argument()], json_: Json = False):
     """Print one key's value (exit 1 when the key is not set)."""
-    from .store import scope
+    from ..store import scope
 
     def act():
         _, sc = _names(ctx)
@@ -244,7 +227,7 @@ def scope_read(
     json_: Json = False,
 ):
     """Give an agent only the keys it asks for.  Example: memcli scope read --agent Formatter editedArticle"""
-    from .store import scope
+    from ..store import scope
 
     def act():
         _, sc = _names(ctx)
@@ -264,7 +247,7 @@ def scope_read(
 @scope_app.command("show")
 def scope_show(ctx: typer.Context, json_: Json = False):
     """Print the whole scope: task, keys, owners."""
-    from .store import scope
+    from ..store import scope
 
     def act():
         _, sc = _names(ctx)
@@ -284,7 +267,7 @@ def scope_show(ctx: typer.Context, json_: Json = False):
 @scope_app.command("check")
 def scope_check(ctx: typer.Context, json_: Json = False):
     """List collisions and keys written by several agents (exit 1 if any)."""
-    from .store import scope
+    from ..store import scope
 
     def act():
         _, sc = _names(ctx)
@@ -305,7 +288,7 @@ def scope_check(ctx: typer.Context, json_: Json = False):
 @scope_app.command("end")
 def scope_end(ctx: typer.Context, json_: Json = False):
     """Clear the scope; its final state goes to the episode log."""
-    from .store import scope
+    from ..store import scope
 
     def act():
         m = memory(ctx)

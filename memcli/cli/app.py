@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 import typer
-from typing_extensions import Annotated
+from typing import Annotated
 
-from . import __version__
-from . import render as r
-from .errors import MemcliError, UsageError
+from .. import __version__
+from .. import render as r
+from ..errors import UsageError
+from .boundary import Out, execute, open_memory, stdin_bytes
 
 app = typer.Typer(
     name="memcli", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -30,16 +31,6 @@ class State:
     json: bool = False
     session: Optional[str] = None
     scope: Optional[str] = None
-
-
-@dataclass
-class Out:
-    """What a command hands the boundary: data for --json, a human renderer, an exit code."""
-
-    data: object = None
-    human: Optional[Callable[[], None]] = None
-    code: int = 0
-    warnings: list = field(default_factory=list)
 
 
 def _version(value: bool):
@@ -66,39 +57,17 @@ def state(ctx: typer.Context) -> State:
 
 
 def memory(ctx: typer.Context):
-    from .config import find_root
-    from .core import Memory
-
-    return Memory(find_root(state(ctx).root))
+    return open_memory(state(ctx).root)
 
 
 def run(ctx: typer.Context, command: str, json_flag: bool, action: Callable[[], Out]) -> None:
-    """The one error boundary: every command goes through here."""
-    as_json = json_flag or state(ctx).json
-    try:
-        res = action()
-    except MemcliError as e:
-        if as_json:
-            r.out(r.envelope(command, False, e.data, [], {"code": e.code, "message": e.message}))
-        else:
-            r.error(e.message, e.hint)
-        raise typer.Exit(e.exit_code)
-    except KeyboardInterrupt:
-        r.talk("memcli: interrupted")
-        raise typer.Exit(130)
-    if as_json:
-        r.out(r.envelope(command, True, res.data, res.warnings))
-    else:
-        for w in res.warnings:
-            r.warn(w)
-        if res.human is not None:
-            res.human()
-    if res.code:
-        raise typer.Exit(res.code)
+    """Every Typer command goes through the one error boundary."""
+    code = execute(command, json_flag or state(ctx).json, action)
+    if code:
+        raise typer.Exit(code)
 
 
-def _stdin() -> bytes:
-    return sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+_stdin = stdin_bytes
 
 
 # ---------------------------------------------------------------- commands
@@ -111,7 +80,7 @@ def init(
     json_: Json = False,
 ):
     """Create a memory root; never overwrites a file.  Example: memcli init notes --example"""
-    from .core import init_root
+    from ..core import init_root
 
     def act():
         res = init_root(path or state(ctx).root or ".", example)
@@ -149,7 +118,7 @@ def remember(
 
     Example: memcli remember "MySQL charset double encoding" "set utf8mb4 on the connection" -t mysql
     """
-    from .core import read_input
+    from ..core import read_input
 
     def act():
         if [title, summary, body].count("-") + (body_file == "-") > 1:
@@ -185,7 +154,7 @@ def update(
 
     Example: memcli update mysql-charset --summary "use utf8mb4 everywhere" --tag encoding
     """
-    from .core import read_input
+    from ..core import read_input
 
     def act():
         if [summary, append].count("-") > 1:
@@ -207,7 +176,7 @@ def show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID")], 
         m = memory(ctx)
         d = m.get(id_)
         data = d.to_dict()
-        from .store.fs import read_text
+        from ..store.fs import read_text
 
         text = read_text(m.root / d.path, d.path)
         return Out(data, lambda: r.show(data, text))
@@ -305,12 +274,5 @@ def index_check(ctx: typer.Context, json_: Json = False):
     run(ctx, "index check", json_, act)
 
 
-def main(argv: Optional[list] = None) -> None:
-    args = sys.argv[1:] if argv is None else list(argv)
-    if args == ["--version"]:
-        sys.stdout.write(f"memcli {__version__}\n")
-        return
-    app(args=args, prog_name="memcli")
-
-
-from . import cli_recall  # noqa: E402,F401  (registers the cascade's commands)
+from . import cascade  # noqa: E402,F401  (registers the cascade's commands)
+from .. import cli_maint  # noqa: E402,F401  (registers heartbeat and watch)

@@ -1,0 +1,72 @@
+"""The indexed memories, read cheaply: a JSON cache of the detail files that MEMORY.md lists,
+checked against each file's stat on every call, so hot commands need no YAML parsing."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ..errors import FileError, UnsafePathError, UsageError
+from ..model import Detail
+from .fs import atomic_write, state_dir
+
+_BODY = 65_536
+_FIELDS = ("title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated", "expires",
+           "source")
+
+
+def _fp(path) -> str | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+
+
+def indexed(mem) -> list:
+    """(entry, Detail or None) for every entry of MEMORY.md, in order."""
+    entries = [e for e in mem.read_index().entries if e.id]
+    cache_path = mem.root / ".memcli" / "index-cache.json"
+    try:
+        with open(cache_path, encoding="utf-8") as f:
+            cache = json.load(f)
+        if not isinstance(cache, dict):
+            cache = {}
+    except (OSError, ValueError):
+        cache = {}
+    out, fresh, dirty = [], {}, False
+    for e in entries:
+        try:
+            path = mem.detail_path(e.id)
+        except (UnsafePathError, UsageError):
+            out.append((e, None))
+            continue
+        fp = _fp(path)
+        hit = cache.get(e.id)
+        if fp is not None and isinstance(hit, dict) and hit.get("fp") == fp:
+            try:
+                d = Detail(id=e.id, path=f"memory/{e.id}.md", body=hit.get("body", ""),
+                           **{k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS})
+                fresh[e.id] = hit
+                out.append((e, d))
+                continue
+            except (KeyError, TypeError):
+                pass
+        d = None
+        if fp is not None:
+            try:
+                d = mem.load(path)
+            except (FileError, UnsafePathError, UsageError):
+                d = None
+        if d is not None:
+            fresh[e.id] = {"fp": fp, "body": d.body[:_BODY],
+                           **{k: (list(getattr(d, k)) if k in ("tags", "aliases") else getattr(d, k)) for k in _FIELDS}}
+        dirty = True
+        out.append((e, d))
+    if dirty or set(fresh) != set(cache):
+        try:
+            state_dir(mem.root)
+            atomic_write(cache_path, json.dumps(fresh, ensure_ascii=False))
+        except (OSError, FileError, UnsafePathError):
+            pass
+    return out
