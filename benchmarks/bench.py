@@ -1,0 +1,118 @@
+"""Whole-process timings of memcli against grep, on generated stores of 1k, 10k and 100k memories.
+
+    .venv/bin/python benchmarks/bench.py                 # 1k, 10k, 100k; 7 runs after a warm-up
+    .venv/bin/python benchmarks/bench.py --sizes 1000 --runs 5
+
+Prints a Markdown table: median, min and max milliseconds per command, peak memory (max RSS
+of the measured processes) and, for the details-layer recall, the ratio to `grep -ril` over
+the same files in the same run. Stores are generated with a fixed seed (benchmarks/gen_store.py)
+under --dir and reused when present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_store import DETAIL_WORD, INDEX_WORD, generate  # noqa: E402
+
+MEMCLI = str(Path(sys.executable).with_name("memcli"))
+
+
+def timed(cmd: list, cwd=None) -> tuple[float, float, int]:
+    """(milliseconds, peak RSS in MB, exit code) of one whole process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    _, status, usage = os.wait4(p.pid, 0)
+    ms = (time.perf_counter() - t0) * 1000
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return ms, usage.ru_maxrss / 1024, p.returncode
+
+
+def series(make_cmd, runs: int, warm: int = 1, cwd=None) -> dict:
+    for i in range(warm):
+        timed(make_cmd(-1 - i), cwd)
+    out = [timed(make_cmd(i), cwd) for i in range(runs)]
+    ms = [o[0] for o in out]
+    return {"median": statistics.median(ms), "min": min(ms), "max": max(ms), "rss": max(o[1] for o in out),
+            "codes": sorted({o[2] for o in out})}
+
+
+def store(base: Path, n: int) -> Path:
+    root = base / f"store-{n}"
+    if not (root / "MEMORY.md").exists() or len(os.listdir(root / "memory")) != n + 2:
+        shutil.rmtree(root, ignore_errors=True)
+        t = time.perf_counter()
+        generate(root, n)
+        print(f"generated {n} memories in {time.perf_counter() - t:.1f}s", file=sys.stderr)
+    return root
+
+
+def bench(root: Path, n: int, runs: int) -> list:
+    m = [MEMCLI, "--root", str(root)]
+    rows = []
+
+    def row(name, s, note=""):
+        rows.append((n, name, s, note))
+        print(f"{n:>7} {name:<34} median {s['median']:8.1f} ms  min {s['min']:8.1f}  max {s['max']:8.1f}"
+              f"  rss {s['rss']:6.1f} MB  exit {s['codes']} {note}", file=sys.stderr)
+
+    row("python -c pass", series(lambda i: [sys.executable, "-c", "pass"], runs))
+    row("memcli --version", series(lambda i: [MEMCLI, "--version"], runs))
+    row("recall (index hit)", series(lambda i: m + ["recall", INDEX_WORD], runs))
+    row("should-recall", series(lambda i: m + ["should-recall", "还记得上次那个部署方案吗"], runs))
+    # The details layer: first build of the search cache, then warm calls, then after one edit.
+    shutil.rmtree(root / ".memcli" / "search", ignore_errors=True)
+    first = timed(m + ["recall", DETAIL_WORD])
+    row("recall (details, first cache build)", {"median": first[0], "min": first[0], "max": first[0],
+                                                 "rss": first[1], "codes": [first[2]]})
+    warm = series(lambda i: m + ["recall", DETAIL_WORD], runs)
+    grep = series(lambda i: ["grep", "-ril", DETAIL_WORD, "memory/"], runs, cwd=root)
+    row("grep -ril (same word, same files)", grep)
+    row("recall (details, warm cache)", warm, f"{warm['median'] / grep['median']:.2f}x grep")
+    edited = []
+    target = root / "memory" / f"m{n // 3:06d}.md"
+    for i in range(runs):
+        with open(target, "a", encoding="utf-8") as f:
+            f.write(f"\nedit {i}\n")
+        edited.append(timed(m + ["recall", DETAIL_WORD]))
+    ems = [e[0] for e in edited]
+    row("recall (details, after editing 1 file)", {"median": statistics.median(ems), "min": min(ems),
+                                                     "max": max(ems), "rss": max(e[1] for e in edited),
+                                                     "codes": sorted({e[2] for e in edited})},
+        f"{statistics.median(ems) / warm['median']:.2f}x warm")
+    row("remember", series(lambda i: m + ["remember", f"bench note {n} {time.time_ns()} {i}", "a summary",
+                                          "-t", "bench"], runs))
+    row("scope set", series(lambda i: m + ["scope", "set", f"key{i % 3}", f"value {i}", "--agent", "bench"], runs))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
+    args = ap.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in args.sizes:
+        rows += bench(store(args.dir, n), n, args.runs)
+    print(f"\n{date.today()} · {platform.machine()} · {os.cpu_count()} cores · Python {platform.python_version()}"
+          f" · medians of {args.runs} runs after a warm-up\n")
+    print("| memories | command | median ms | min | max | peak MB | note |")
+    print("|---:|---|---:|---:|---:|---:|---|")
+    for n, name, s, note in rows:
+        print(f"| {n:,} | {name} | {s['median']:.0f} | {s['min']:.0f} | {s['max']:.0f} | {s['rss']:.0f} | {note} |")
+
+
+if __name__ == "__main__":
+    main()
