@@ -87,7 +87,8 @@ def init(
 
         def human():
             for c in res["created"]:
-                r.talk(f"created {c}")
+                if not c.startswith("memory/") or c.endswith("/"):
+                    r.talk(f"created {c}")
             for k in res["kept"]:
                 r.talk(f"kept    {k} (exists)")
             if res["examples"]:

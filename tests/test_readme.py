@@ -1,0 +1,59 @@
+"""README examples run: the Quick start's main job and the shell-scripted agent loop."""
+
+import os
+import re
+import subprocess
+import sys
+
+from tests.conftest import ROOT_DIR
+
+README = (ROOT_DIR / "README.md").read_text(encoding="utf-8")
+
+
+def blocks(section: str) -> list[str]:
+    part = README.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.*?)```", part, re.S)
+
+
+def shim(tmp_path):
+    """A `memcli` on PATH that runs this checkout with this interpreter."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "memcli"
+    exe.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT_DIR} exec {sys.executable} -m memcli \"$@\"\n")
+    exe.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    return env
+
+
+def test_quick_start_has_exactly_two_commands():
+    cmds = blocks("Quick start")
+    assert len(cmds) == 2 and all(c.strip().count("\n") == 0 for c in cmds)
+    assert "pytest" in cmds[1] and "[test]" in cmds[1]
+    assert cmds[0].rstrip().split("&& ")[-1].split()[2:4] == ["demo", "recall"]
+
+
+def test_quick_start_main_job_runs(tmp_path):
+    first = blocks("Quick start")[0].strip()
+    steps = [s.strip() for s in first.split("&&") if "memcli" in s and "pip" not in s]
+    script = " && ".join(s.replace(".venv/bin/memcli", "memcli") for s in steps)
+    r = subprocess.run(["sh", "-c", script], cwd=tmp_path, env=shim(tmp_path), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    root_line, recalled = r.stdout.split("\n", 1)
+    assert root_line.endswith("demo") and recalled.startswith("## MySQL charset double encoding")
+
+
+def test_agent_loop_runs(tmp_path, example_root):
+    loop = blocks("A shell-scripted agent loop")[0]
+    env = shim(tmp_path)
+    env.update(MEMCLI_ROOT=str(example_root), HOME=str(tmp_path))
+    script = "my_llm() { tail -n 1 | sed 's/^/echo: /'; }\n" + loop.replace("export MEMCLI_ROOT=~/agent-memory ", "export ").replace("my-llm", "my_llm")
+    r = subprocess.run(["bash", "-c", script], input="还记得上次 charset 的坑吗\nwrite a haiku\n", cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    session = (example_root / ".memcli" / "sessions" / "chat-42.json").read_text()
+    assert "charset" in session and "echo: write a haiku" in session
+    scope = (example_root / ".memcli" / "scopes" / "article-7.json").read_text()
+    assert "draft" in scope
