@@ -1,0 +1,152 @@
+"""Turn a query into weighted units: what it asks for, how much each part counts
+towards the fit of a memory, which typos to correct, which adjacent words to join.
+
+A unit is one meaningful term of the query. Its weight is its idf (over the corpus plus
+a few imagined documents), lowered for common words, lone CJK characters, and CJK
+bigrams no memory holds whose characters other bigrams already explain (a pair that
+straddles two words). Entries are the terms actually looked up: the units themselves,
+typo corrections, compounds, and joins of adjacent words ("roll back" -> rollback).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+from memcli.search.tokenize import COMPOUND, CJK_BIGRAM, CJK_CHAR, STOP_CHARS, WORD, analyze, stem
+
+if TYPE_CHECKING:
+    from memcli.search.ranker import Corpus
+
+BODY_MATCH = 0.8  # a query term found only in the body counts this much towards fit
+FUZZY_MATCH = 0.8  # a typo-corrected term counts this much
+CJK_OOV = 1.0  # weight of a CJK bigram that no memory contains, per character not explained otherwise
+CJK_SINGLE = 0.5  # weight of a lone CJK character
+# Query-term idf is taken over the corpus plus this many imagined documents holding none
+# of the query terms, so that in a small store a word shared by half the memories still
+# counts against a word no memory has.
+FIT_PRIOR_DOCS = 20
+
+# Common words (and the boilerplate of questions about the past): unmatched, they say
+# little about whether a memory fits, so they weigh half.
+COMMON_WORDS = frozenset(
+    stem(w)
+    for w in """able add again ago always another answer around back bad best better big
+    bit break bring call came change check close come common correct current day days
+    different doesn easy else enough even ever every fail failing find first fix found give
+    go going good great hard help high hour keep kind know large late later least left less
+    like little long look lot low many may maybe might minute month much must need never new
+    next nice normal number often old one open part people place point possible problem
+    put quick quite real really right run same say second see seem set should show side
+    since small sometimes soon start still stop sure take talk thing think three today
+    together try turn two usual usually use want week well whole work working world wrong year
+    yet issue issues error errors question data file value result name mention mentioned
+    discuss discussed talked earlier recent recently""".split()
+) | frozenset(
+    """数据 问题 错误 使用 方法 情况 处理 信息 内容 东西 结果 原因 现象 解决 一下 怎样 提到 说过
+    名字""".split()
+)
+
+
+def idf(n: int, df: int) -> float:
+    """BM25 inverse document frequency of a term held by ``df`` of ``n`` documents."""
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def correct(word: str, candidates: Sequence[tuple[str, int, int]]) -> str | None:
+    """The vocabulary word closest to ``word``, preferring title/tag/alias words, or None."""
+    if len(word) <= 4:  # short words have many neighbours: only title/tag/alias words qualify
+        candidates = [c for c in candidates if c[2]]
+    if not candidates:
+        return None
+    from rapidfuzz import fuzz, process
+
+    cutoff = 85.0 if len(word) <= 4 else 80.0
+    choices = [c[0] for c in candidates]
+    found = process.extract(word, choices, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
+    if not found:
+        return None
+    best = min(
+        found,
+        key=lambda f: (-(f[1] + (3.0 if candidates[f[2]][2] else 0.0)), -candidates[f[2]][1], f[0]),
+    )
+    return best[0]
+
+
+@dataclass
+class Entry:
+    """A term to look up, and the query units a document holding it satisfies."""
+
+    term: str
+    df: int
+    factor: float  # 1.0, or FUZZY_MATCH for a corrected term
+    units: tuple[int, ...]  # query units this term satisfies
+    bound: float = 0.0  # the most this term can add to a document's relevance
+
+
+@dataclass
+class Plan:
+    """A query, planned: unit weights, the entries to look up and the typo corrections."""
+
+    weights: list[float]  # per query unit, for fit
+    idfs: list[float]  # per query unit, for the soft BM25 share
+    entries: list[Entry]
+    fuzzy: list[tuple[str, str]]
+
+
+def plan_query(query: str, corpus: Corpus, n: int) -> Plan:
+    """The units of ``query`` with their weights, and the entries to look up in ``corpus``."""
+    first: dict[str, int] = {}
+    for term, kind in analyze(query):
+        first.setdefault(term, kind)
+    words = list(first.items())
+    joins = [
+        stem(a + b)
+        for (a, ka), (b, kb) in zip(words, words[1:])
+        if ka == kb == WORD and a.isalpha() and b.isalpha()
+    ]
+    dfs = dict(corpus.df([t for t, _ in words] + joins))
+    # A CJK bigram no memory holds is often a pair that straddles two words (邮件发送 ->
+    # 件发). Its characters that a known bigram already explains carry no weight.
+    explained = {c for term, kind in words if kind == CJK_BIGRAM and dfs.get(term) for c in term} | STOP_CHARS
+    plan = Plan([], [], [], [])
+    unit_of: dict[str, int] = {}
+    prev: tuple[str, int] | None = None  # the previous plain word and its unit, for joins
+    for term, kind in words:
+        df = dfs.get(term, 0)
+        if kind == COMPOUND:
+            parts = [unit_of[p] for p in (stem(x) for x in term.replace("_", "-").split("-")) if p in unit_of]
+            if df and parts:
+                plan.entries.append(Entry(term, df, 1.0, tuple(dict.fromkeys(parts))))
+            prev = None
+            continue
+        weight = idf(n + FIT_PRIOR_DOCS, df)
+        if kind == CJK_BIGRAM and not df:
+            weight *= CJK_OOV * sum(c not in explained for c in term) / 2
+        elif kind == CJK_CHAR:
+            weight *= CJK_SINGLE
+        if term in COMMON_WORDS:
+            weight *= 0.5
+        unit = len(plan.weights)
+        unit_of[term] = unit
+        plan.weights.append(weight)
+        plan.idfs.append(idf(n + FIT_PRIOR_DOCS, df))
+        if df:
+            plan.entries.append(Entry(term, df, 1.0, (unit,)))
+        elif kind == WORD and len(term) >= 4 and term.isalpha():
+            candidates = corpus.fuzzy_candidates(term[0], len(term) - 2, len(term) + 2)
+            fixed = correct(term, candidates)
+            if fixed is not None:
+                plan.fuzzy.append((term, fixed))
+                fixed_df = next(c[1] for c in candidates if c[0] == fixed)
+                plan.entries.append(Entry(fixed, fixed_df, FUZZY_MATCH, (unit,)))
+        if kind == WORD:
+            if prev is not None and term.isalpha() and prev[0].isalpha():
+                joined = stem(prev[0] + term)
+                if dfs.get(joined):  # "roll back" -> rollback, "data base" -> database
+                    plan.entries.append(Entry(joined, dfs[joined], 1.0, (prev[1], unit)))
+            prev = (term, unit)
+        else:
+            prev = None
+    return plan

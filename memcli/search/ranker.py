@@ -1,0 +1,390 @@
+"""Rank memories for a query: field-weighted BM25, typo correction, a fit score that
+decides when nothing really matches, and a blend with importance and freshness.
+
+The scorer reads corpus statistics through the small ``Corpus`` protocol, so the same
+code ranks an in-memory ``MemoryIndex`` and the persisted ``SearchCache``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any, Collection, Iterable, Mapping, Protocol, Sequence
+
+from memcli.search.query import BODY_MATCH, FIT_PRIOR_DOCS, idf, plan_query
+from memcli.search.tokenize import is_cjk, terms
+
+FIELDS = ("title", "summary", "tags", "aliases", "body")
+HEAD_FIELDS = 4  # title, summary, tags and aliases come before the body
+FIELD_WEIGHTS = (3.0, 1.5, 2.5, 2.5, 1.0)
+FIELD_B = (0.5, 0.5, 0.3, 0.3, 0.75)
+K1 = 1.2
+
+DEFAULT_THRESHOLD = 0.38
+HALF_LIFE_DAYS = 90.0
+RELATIVE_CUT = 0.5  # a hit must reach this share of the best hit's relevance
+
+
+@dataclass(frozen=True)
+class SearchDoc:
+    """One memory as the search engine sees it."""
+
+    key: str
+    title: str = ""
+    summary: str = ""
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    body: str = ""
+    importance: float = 0.5
+    updated: str | None = None  # ISO date or date-time
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A ranked hit: ``score`` blends ``relevance`` with importance and freshness."""
+
+    key: str
+    score: float
+    relevance: float
+    matched: tuple[str, ...] = ()
+    fuzzy: tuple[tuple[str, str], ...] = ()
+
+
+Lengths = tuple[int, int, int, int, int]
+Norms = tuple[tuple[float, float, float], ...]  # per field: weight, 1 - b, b / average length
+Posting = tuple[Any, float, int]  # (doc ref, field-weighted term frequency, 1 if in a head field)
+
+MAX_TF = 255  # a term frequency is stored in one byte
+
+
+def _code_lengths() -> tuple[float, ...]:
+    lengths = [float(n) for n in range(128)]
+    lengths += [128.0 * 1.06 ** (c - 127) for c in range(128, 256)]
+    return tuple(lengths)
+
+
+CODE_LENGTH = _code_lengths()  # field length of each one-byte length code
+
+
+def length_code(n: int) -> int:
+    """A field length in one byte: exact below 128, then in steps of 6% (up to ~200k)."""
+    if n < 128:
+        return n
+    return min(255, 127 + round(math.log(n / 128.0) / math.log(1.06)))
+
+
+def field_terms(doc: SearchDoc) -> tuple[list[str], list[str], list[str], list[str], list[str]]:
+    """Terms of each field: title, summary, tags, aliases, body."""
+    return (
+        terms(doc.title),
+        terms(doc.summary),
+        terms("\n".join(map(str, doc.tags))),
+        terms("\n".join(map(str, doc.aliases))),
+        terms(doc.body),
+    )
+
+
+def doc_terms(doc: SearchDoc) -> tuple[dict[str, tuple[int, ...]], Lengths]:
+    """Term frequencies per field (each at most ``MAX_TF``) and field lengths."""
+    fields = field_terms(doc)
+    zero = (0, 0, 0, 0, 0)
+    counts: dict[str, tuple[int, ...]] = {
+        t: (0, 0, 0, 0, c if c < MAX_TF else MAX_TF) for t, c in Counter(fields[4]).items()
+    }
+    for f in range(HEAD_FIELDS):
+        if fields[f]:
+            for t, c in Counter(fields[f]).items():
+                row = list(counts.get(t, zero))
+                row[f] = c if c < MAX_TF else MAX_TF
+                counts[t] = tuple(row)
+    lens = (len(fields[0]), len(fields[1]), len(fields[2]), len(fields[3]), len(fields[4]))
+    return counts, lens
+
+
+def is_fuzzy_candidate(term: str) -> bool:
+    """Vocabulary words that typo correction may offer: plain words of three letters or more."""
+    return len(term) >= 3 and term.isalpha() and not is_cjk(term)
+
+
+def field_norms(n: int, totals: Sequence[int]) -> Norms:
+    """BM25F constants for a corpus of ``n`` documents with these total field lengths."""
+    return tuple(
+        (FIELD_WEIGHTS[f], 1.0 - FIELD_B[f], FIELD_B[f] / ((totals[f] / n) if n and totals[f] else 1.0))
+        for f in range(5)
+    )
+
+
+def weighted_tf(tfs: Sequence[int], codes: Sequence[int], norms: Norms) -> float:
+    """BM25F pseudo-frequency: sum over fields of w * tf / (1 - b + b * len / avg_len),
+    with each length taken from its one-byte code (both indexes store only the code)."""
+    total = 0.0
+    for f in range(5):
+        if tfs[f]:
+            w, c, d = norms[f]
+            total = total + tfs[f] * w / (c + d * CODE_LENGTH[codes[f]])
+    return total
+
+
+class Corpus(Protocol):
+    """What the scorer needs to know about a collection of documents."""
+
+    def size(self) -> tuple[int, tuple[int, ...]]:
+        """Number of documents and the total length of each field."""
+
+    def df(self, terms: Sequence[str]) -> Mapping[str, int]:
+        """Document frequency of each term (absent terms may be left out)."""
+
+    def postings(self, term: str, norms: Norms, docs: Collection[Any] | None = None) -> Sequence[Posting]:
+        """(ref, weighted tf, in head) of the documents holding ``term``, all or only ``docs``."""
+
+    def fuzzy_candidates(self, first: str, min_len: int, max_len: int) -> Sequence[tuple[str, int, int]]:
+        """(term, df, head df) of vocabulary words starting with ``first`` in a length range."""
+
+    def doc_priors(self, refs: Collection[Any]) -> Mapping[Any, tuple[float, float]]:
+        """(importance, ``updated_days``) of documents."""
+
+    def doc_keys(self, refs: Collection[Any]) -> Mapping[Any, str]:
+        """Keys of documents."""
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+@lru_cache(maxsize=8192)
+def updated_days(updated: str | None) -> float:
+    """An ISO date or date-time as days since 1970 (UTC when no zone is given); NaN if unknown."""
+    if not updated:
+        return math.nan
+    text = str(updated).strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return math.nan
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return (when - _EPOCH).total_seconds() / 86400.0
+
+
+def importance_value(value: Any) -> float:
+    """A document's importance as a number in 0..1 (0.5 when it is not a number)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.5
+    return min(max(number, 0.0), 1.0) if number == number else 0.5
+
+
+def freshness(days: float, now_days: float) -> float:
+    """1.0 for a memory updated now, halving every ``HALF_LIFE_DAYS``; 0.5 when unknown."""
+    if days != days:  # NaN: no usable date
+        return 0.5
+    return 0.5 ** (max(now_days - days, 0.0) / HALF_LIFE_DAYS)
+
+
+def search_corpus(
+    corpus: Corpus,
+    query: str,
+    *,
+    limit: int = 5,
+    threshold: float | None = None,
+    now: datetime | None = None,
+) -> list[Scored]:
+    """Rank ``corpus`` for ``query``; an empty list means nothing fits well enough.
+
+    relevance = 0.75 * fit + 0.25 * soft, where fit is the weighted share of the query's
+    units the document matches (full in a head field, less in the body or through a typo
+    correction) and soft is its BM25F score over the most the query could score.
+    Documents below ``threshold`` or below half the best relevance are dropped; the rest
+    are ordered by 0.7 * relevance + 0.3 * importance * freshness.
+    """
+    n, totals = corpus.size()
+    if n == 0 or limit <= 0:
+        return []
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    plan = plan_query(query, corpus, n)
+    entries = plan.entries
+    total_weight = sum(plan.weights)
+    total_idf = sum(plan.idfs)
+    if not entries or total_weight <= 0:
+        return []
+    norms = field_norms(n, totals)
+    for e in entries:
+        e.bound = 0.75 * sum(plan.weights[u] for u in e.units) / total_weight
+        e.bound += 0.25 * idf(n + FIT_PRIOR_DOCS, e.df) * e.factor / total_idf
+    # A document holding only terms whose bounds add up to less than the threshold can
+    # never be returned: those terms are looked up only for documents found otherwise.
+    optional: set[int] = set()
+    reach = 0.0
+    for i in sorted(range(len(entries)), key=lambda i: (entries[i].bound, -i)):
+        reach += entries[i].bound
+        if reach >= threshold:
+            break
+        optional.add(i)
+    postings: dict[int, Sequence[Posting]] = {}
+    for i, e in enumerate(entries):
+        if i not in optional:
+            postings[i] = corpus.postings(e.term, norms)
+    found: set[Any] = set()
+    for posts in postings.values():
+        found.update(p[0] for p in posts)
+    for i in optional:
+        postings[i] = corpus.postings(entries[i].term, norms, found) if found else ()
+
+    # A query unit reached by one entry adds its weight straight to the document's fit;
+    # one reached by several (a word, its typo fix, a compound) counts once, at its best.
+    reach_count = Counter(u for e in entries for u in e.units)
+    bm: dict[Any, float] = {}
+    fit: dict[Any, float] = {}
+    best: dict[Any, dict[int, float]] = {}
+    mask: dict[Any, int] = {}
+    for i, e in enumerate(entries):  # in query order: float sums do not depend on storage
+        term_idf = idf(n + FIT_PRIOR_DOCS, e.df) * e.factor
+        solo = [u for u in e.units if reach_count[u] == 1]
+        shared = [u for u in e.units if reach_count[u] > 1]
+        solo_weight = sum(plan.weights[u] for u in solo)
+        head_add, body_add = solo_weight * e.factor, solo_weight * e.factor * BODY_MATCH
+        bit = 1 << i
+        if not bm and not shared:  # the first term: plain assignments, the same floats
+            posts = postings[i]
+            bm = {ref: term_idf * tf / (K1 + tf) for ref, tf, _ in posts}
+            fit = {ref: head_add if head else body_add for ref, _, head in posts}
+            mask = dict.fromkeys(bm, bit)
+            continue
+        bm_get, fit_get, mask_get = bm.get, fit.get, mask.get
+        for ref, tf, head in postings[i]:
+            bm[ref] = bm_get(ref, 0.0) + term_idf * tf / (K1 + tf)
+            fit[ref] = fit_get(ref, 0.0) + (head_add if head else body_add)
+            mask[ref] = mask_get(ref, 0) | bit
+            if shared:
+                level = e.factor if head else e.factor * BODY_MATCH
+                units = best.setdefault(ref, {})
+                for u in shared:
+                    if level > units.get(u, 0.0):
+                        units[u] = level
+    relevance: dict[Any, float] = {}
+    for ref, solo_fit in fit.items():
+        units = best.get(ref)
+        if units:
+            solo_fit += sum(plan.weights[u] * units[u] for u in sorted(units))
+        rel = 0.75 * (solo_fit / total_weight) + 0.25 * min(1.0, bm[ref] / total_idf)
+        if rel >= threshold:
+            relevance[ref] = rel
+    if not relevance:
+        return []
+    cut = max(relevance.values()) * RELATIVE_CUT
+    relevance = {ref: rel for ref, rel in relevance.items() if rel >= cut}
+
+    now = now or datetime.now(timezone.utc)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    now_days = (now - _EPOCH).total_seconds() / 86400.0
+    # Blend in order of relevance, fetching importance and dates block by block, and stop
+    # once even a perfect importance * freshness (1.0) could not reach the current top.
+    ordered = sorted(relevance.items(), key=lambda item: -item[1])
+    scored: list[tuple[float, Any]] = []
+    kth = -1.0
+    start, block = 0, max(limit * 8, 64)
+    while start < len(ordered):
+        if len(scored) >= limit and round(0.7 * ordered[start][1] + 0.3, 6) < kth:
+            break
+        chunk = ordered[start : start + block]
+        priors = corpus.doc_priors([ref for ref, _ in chunk])
+        for ref, rel in chunk:
+            importance, days = priors[ref]
+            scored.append((round(0.7 * rel + 0.3 * importance * freshness(days, now_days), 6), ref))
+        kth = heapq.nlargest(limit, (s[0] for s in scored))[-1]
+        start += len(chunk)
+        block *= 2
+    # Ties at the cut are broken by key, so every backend agrees.
+    top = [s for s in scored if s[0] >= kth]
+    keys = corpus.doc_keys([ref for _, ref in top])
+    top.sort(key=lambda s: (-s[0], keys[s[1]]))
+    hits = []
+    for score, ref in top[:limit]:
+        terms_matched = tuple(dict.fromkeys(e.term for i, e in enumerate(entries) if mask[ref] >> i & 1))
+        hits.append(
+            Scored(
+                key=keys[ref],
+                score=score,
+                relevance=round(relevance[ref], 6),
+                matched=terms_matched,
+                fuzzy=tuple(f for f in plan.fuzzy if f[1] in terms_matched),
+            )
+        )
+    return hits
+
+
+class MemoryIndex:
+    """An in-memory index over a set of documents; build it, then ``search`` it."""
+
+    def __init__(self, docs: Iterable[SearchDoc] = ()) -> None:
+        by_key: dict[str, SearchDoc] = {}
+        for doc in docs:
+            by_key[doc.key] = doc
+        self._keys: list[str] = []
+        self._priors: list[tuple[float, float]] = []
+        raw: dict[str, list[tuple[int, tuple[int, ...], Lengths]]] = {}
+        totals = [0, 0, 0, 0, 0]
+        for ref, key in enumerate(sorted(by_key)):
+            doc = by_key[key]
+            tfs, lens = doc_terms(doc)
+            self._keys.append(key)
+            self._priors.append((importance_value(doc.importance), updated_days(doc.updated)))
+            for f in range(5):
+                totals[f] += lens[f]
+            codes = tuple(length_code(n) for n in lens)
+            for term, row in tfs.items():
+                raw.setdefault(term, []).append((ref, row, codes))
+        self._totals = tuple(totals)
+        self._norms = field_norms(len(self._keys), self._totals)
+        norms = self._norms
+        self._postings: dict[str, list[Posting]] = {
+            term: [(ref, weighted_tf(row, codes, norms), int(any(row[:HEAD_FIELDS]))) for ref, row, codes in rows]
+            for term, rows in raw.items()
+        }
+        self._fuzzy: dict[str, list[tuple[str, int, int]]] = {}
+        for term in sorted(self._postings):
+            if is_fuzzy_candidate(term):
+                posts = self._postings[term]
+                self._fuzzy.setdefault(term[0], []).append((term, len(posts), sum(p[2] for p in posts)))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @property
+    def vocabulary(self) -> Mapping[str, int]:
+        """Every indexed term and its document frequency."""
+        return {t: len(p) for t, p in self._postings.items()}
+
+    def size(self) -> tuple[int, tuple[int, ...]]:
+        return len(self._keys), self._totals
+
+    def df(self, terms: Sequence[str]) -> Mapping[str, int]:
+        return {t: len(self._postings[t]) for t in terms if t in self._postings}
+
+    def postings(self, term: str, norms: Norms, docs: Collection[Any] | None = None) -> Sequence[Posting]:
+        posts = self._postings.get(term, ())
+        if norms != self._norms:  # cannot happen through search(); kept honest for other callers
+            raise ValueError("norms do not belong to this index")
+        return posts if docs is None else [p for p in posts if p[0] in docs]
+
+    def fuzzy_candidates(self, first: str, min_len: int, max_len: int) -> Sequence[tuple[str, int, int]]:
+        return [c for c in self._fuzzy.get(first, ()) if min_len <= len(c[0]) <= max_len]
+
+    def doc_priors(self, refs: Collection[Any]) -> Mapping[Any, tuple[float, float]]:
+        return {ref: self._priors[ref] for ref in refs}
+
+    def doc_keys(self, refs: Collection[Any]) -> Mapping[Any, str]:
+        return {ref: self._keys[ref] for ref in refs}
+
+    def search(
+        self, query: str, *, limit: int = 5, threshold: float | None = None, now: datetime | None = None
+    ) -> list[Scored]:
+        """The best ``limit`` documents for ``query``; empty when none fits."""
+        return search_corpus(self, query, limit=limit, threshold=threshold, now=now)
