@@ -174,3 +174,91 @@ def recall(data: dict) -> None:
             block.append(h["snippet"].strip())
         parts.append("\n".join(block))
     out("\n\n".join(parts))
+
+
+# ---------- heartbeat and watch ----------
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+_COLLAPSE = 12  # on a terminal, more info findings of one code than this are summarised
+
+
+def finding_line(f: dict) -> str:
+    """`severity code path:line message (fix: ...)`: one finding, one grep-able line."""
+    where = f"{f['path']}:{f['line']}" if f.get("line") else f["path"]
+    return f"{f['severity']} {f['code']} {where} {f['message']} (fix: {f['fix']})"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 or word == "info" else "s")
+
+
+def heartbeat(data: dict) -> None:
+    """Repairs (made or planned) and findings grouped by severity on stdout; the summary on stderr."""
+    done = data["applied"]
+    planned = [] if done or not data["dry_run"] else [a["message"] for a in data["actions"]]
+    findings = data["findings"]
+    s = data["summary"]
+    if is_tty():
+        from rich.table import Table
+
+        c = console()
+        for m in done:
+            c.print(f"[green]✓[/] {_esc(m)}")
+        for m in planned:
+            c.print(f"[cyan]→[/] would {_esc(m)}")
+        for sev in ("error", "warning", "info"):
+            rows = [f for f in findings if f["severity"] == sev]
+            if not rows:
+                continue
+            t = Table(title=f"{_plural(len(rows), sev)}", title_justify="left", title_style=_SEVERITY_STYLE[sev],
+                      header_style="bold", expand=False)
+            for col in ("code", "where", "finding", "fix"):
+                t.add_column(col, overflow="fold")
+            shown: dict = {}
+            for f in rows:
+                n = shown[f["code"]] = shown.get(f["code"], 0) + 1
+                if sev == "info" and n > _COLLAPSE:
+                    continue
+                where = f"{f['path']}:{f['line']}" if f.get("line") else f["path"]
+                t.add_row(f["code"], _esc(where), _esc(f["message"]), _esc(f["fix"]))
+            for code, n in shown.items():
+                if sev == "info" and n > _COLLAPSE:
+                    t.add_row(code, "…", f"and {n - _COLLAPSE} more (--json lists them all)", "")
+            c.print(t)
+    else:
+        for m in done:
+            out(m)
+        for m in planned:
+            out(f"would {m}")
+        for f in findings:
+            out(finding_line(f))
+    head = f"heartbeat: {_plural(s['error'], 'error')}, {_plural(s['warning'], 'warning')}, {s['info']} info " \
+           f"in {s['files']} files"
+    fixable = len(data["actions"]) if not data["fix"] and not data["dry_run"] else 0
+    if not findings:
+        head = f"heartbeat: all clear ({s['files']} files)"
+    elif fixable:
+        head += f"; {fixable} fixable with `memcli heartbeat --fix`"
+    talk(head)
+
+
+def watch_event(event: dict, as_json: bool) -> None:
+    """One line per event, written at once: JSON lines with --json."""
+    kind = event.get("event")
+    if as_json:
+        out(json.dumps(event, ensure_ascii=False, default=str))
+    elif kind == "finding":
+        out(finding_line(event))
+    elif kind in ("changed", "removed"):
+        out(f"{kind} {event['path']}")
+    elif kind == "fixed":
+        out(event["message"])
+    elif kind == "heartbeat":
+        out(f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "
+            f"{event['info']} info in {event['files']} files")
+    elif kind == "ready":
+        talk(f"memcli: watching {event['root']} (Ctrl-C to stop)")
+    elif kind == "warning":
+        warn(event["message"])
+    sys.stdout.flush()
+    sys.stderr.flush()

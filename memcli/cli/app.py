@@ -276,4 +276,4 @@ def index_check(ctx: typer.Context, json_: Json = False):
 
 
 from . import cascade  # noqa: E402,F401  (registers the cascade's commands)
-from .. import cli_maint  # noqa: E402,F401  (registers heartbeat and watch)
+from . import maint  # noqa: E402,F401  (registers heartbeat and watch)

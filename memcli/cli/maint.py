@@ -1,0 +1,107 @@
+"""Maintenance commands: heartbeat (audit and safe repair) and watch (check edits as they happen)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from .. import render as r
+from .app import Json, app, memory, run, state
+from .boundary import Out
+from ..errors import UsageError
+
+
+def _seconds(value: str, option: str) -> float:
+    from ..config import parse_duration
+    from ..errors import ConfigError
+
+    try:
+        seconds = parse_duration(value, option)
+    except ConfigError as e:
+        raise UsageError(e.message)
+    if seconds <= 0:
+        raise UsageError(f"{option} must be longer than 0, got {value!r}")
+    return seconds
+
+
+@app.command()
+def heartbeat(
+    ctx: typer.Context,
+    fix: Annotated[bool, typer.Option("--fix", help="Apply the safe repairs and print each one.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="With --fix: show the repairs, change nothing.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Exit 1 when a warning or an error remains.")] = False,
+    json_: Json = False,
+):
+    """Audit the memory: every finding with its file, line and fix; --fix repairs what is safe.
+
+    Never deletes a memory: expired ones move to memory/archive/, demoted ones keep their detail file.
+    Duplicates, secrets and injected instructions are reported for a person to resolve.
+
+    Example: memcli heartbeat --fix --check
+    """
+    from ..heartbeat import apply, audit, plan
+
+    def act():
+        m = memory(ctx)
+        report = audit(m, write_cache=not dry_run)
+        actions = plan(report)
+        applied: list = []
+        if fix and not dry_run:
+            applied = apply(m, actions)
+            if applied:
+                report = audit(m)
+        data = {**report.to_dict(), "actions": [a.to_dict() for a in actions], "applied": applied,
+                "fix": fix, "dry_run": dry_run}
+        code = 1 if check and report.needs_attention else 0
+        return Out(data, lambda: r.heartbeat(data), code=code)
+    run(ctx, "heartbeat", json_, act)
+
+
+@app.command()
+def watch(
+    ctx: typer.Context,
+    heartbeat_every: Annotated[Optional[str], typer.Option(
+        "--heartbeat-every", metavar="DURATION", help="Also run the heartbeat on this schedule (e.g. 10m).")] = None,
+    fix: Annotated[bool, typer.Option("--fix", help="Let the scheduled heartbeat apply its safe repairs.")] = False,
+    debounce: Annotated[str, typer.Option("--debounce", metavar="DURATION",
+                                          help="Wait until the files are quiet this long.")] = "0.3s",
+    json_: Json = False,
+):
+    """Watch the root: check edits to MEMORY.md, memory/ and memcli.yaml as they happen.
+
+    Each changed file is validated (findings print one a line, JSON lines with --json) and its
+    search-cache entry refreshed. Stops cleanly on Ctrl-C or SIGTERM.
+
+    Example: memcli watch --heartbeat-every 1h --fix
+    """
+    import signal
+    import threading
+
+    from ..watch import watch as observe
+
+    as_json = json_ or state(ctx).json
+
+    def act():
+        wait = _seconds(debounce, "--debounce")
+        every = _seconds(heartbeat_every, "--heartbeat-every") if heartbeat_every is not None else None
+        if fix and every is None:
+            raise UsageError("--fix needs --heartbeat-every (watch itself only reports)")
+        m = memory(ctx)
+        stop = threading.Event()
+        why: list = []
+
+        def on_signal(signum, frame):
+            why.append(signal.Signals(signum).name)
+            stop.set()
+
+        old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            res = observe(m, lambda ev: r.watch_event(ev, as_json), stop, debounce=wait, heartbeat_every=every,
+                          fix=fix)
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+        res["stopped_by"] = why[0] if why else None
+        return Out(res, lambda: r.talk("memcli: stopped watching"))
+    run(ctx, "watch", json_, act)

@@ -1,0 +1,313 @@
+"""Watch a memory root: validate and re-index edits as they happen.
+
+Changes to MEMORY.md, memory/**/*.md and memcli.yaml are picked up whoever makes them: an
+editor that writes in place (VS Code) or writes a new file and renames it over the old one
+(vim), git (checkout, pull), or another memcli process. Events are collected until the root
+has been quiet for the debounce time (or at most ``MAX_WAIT`` debounce periods, so a long
+git checkout still reports), then each changed file is checked and its search-cache entry
+refreshed, so the next ``recall`` sees the edit. ``.memcli/``, ``.git/``, hidden files and
+memcli's own temp files (``.memcli-tmp-*``) are ignored, and so are reads: only writes,
+creations, renames and deletions count. A heartbeat can run on a schedule.
+
+Nothing here prints: every observation goes to the ``emit`` callback as a plain dict.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from .errors import ConfigError, FileError, MemcliError, NotARootError, UnsafePathError, UsageError
+from .heartbeat import (Finding, apply, audit, check_detail, check_index, expired_finding, key_line, plan,
+                        read_file, scan_text)
+from .store.fs import STATE_DIR, TMP_PREFIX, state_dir
+
+RESCAN = "*"  # a folder changed as a whole (moved, deleted, created): compare with the last snapshot
+MAX_WAIT = 10  # debounce periods after the first event at most, before a busy batch is processed
+POLL = 0.2  # seconds between checks for a stop request and for the root's existence
+_IGNORED_EVENTS = ("opened", "closed_no_write")
+_SKIP_DIRS = (STATE_DIR, ".git", ".hg", ".svn")
+
+Emit = Callable[[dict], None]
+
+
+def relevant(root: Path, path: str) -> str | None:
+    """The root-relative path when a change to it matters, else None."""
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(root).as_posix()
+    except ValueError:
+        return None
+    parts = rel.split("/")
+    if parts[0] in _SKIP_DIRS or any(p.startswith(TMP_PREFIX) for p in parts):
+        return None
+    if rel in ("MEMORY.md", "memcli.yaml"):
+        return rel
+    if len(parts) >= 2 and parts[0] == "memory" and rel.endswith(".md") and \
+            not any(p.startswith(".") for p in parts):
+        return rel
+    return None
+
+
+def _fingerprint(path: Path) -> str | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+
+
+class Watcher:
+    """The checks behind `memcli watch`, separate from the observer thread so they can be driven
+    directly: ``process({"memory/x.md"})`` checks one batch, ``heartbeat()`` runs one audit."""
+
+    def __init__(self, mem, emit: Emit, *, fix: bool = False):
+        self.mem = mem
+        self.root = mem.root
+        self.emit = emit
+        self.fix = fix
+        self.snapshot = self._snapshot()
+
+    # ---- what is on disk
+    def _snapshot(self) -> dict[str, str]:
+        """relative path -> fingerprint of the files of memory/, archive/ and episodes/."""
+        out = {}
+        for sub in ("memory", "memory/archive", "memory/episodes"):
+            try:
+                it = os.scandir(self.root / sub)
+            except OSError:
+                continue
+            with it:
+                for de in it:
+                    rel = f"{sub}/{de.name}"
+                    if relevant(self.root, de.path) == rel:
+                        try:
+                            st = de.stat()
+                        except OSError:
+                            continue
+                        out[rel] = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+        return out
+
+    def _rescan(self) -> set:
+        new = self._snapshot()
+        old, self.snapshot = self.snapshot, new
+        return {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+
+    def check_root(self) -> None:
+        if not self.root.is_dir():
+            raise NotARootError(f"the memory root {self.root} disappeared; stopped watching")
+
+    # ---- one batch of changed paths
+    def process(self, rels: set) -> None:
+        rels = set(rels)
+        if RESCAN in rels:
+            rels.discard(RESCAN)
+            rels |= self._rescan()
+        now = datetime.now(timezone.utc)
+        index_changed = False
+        ids: set = set()
+        cache_keys: list = []
+        for rel in sorted(rels):
+            path = self.root / rel
+            exists = path.is_file()
+            self.emit({"event": "changed" if exists else "removed", "path": rel})
+            fp = _fingerprint(path)
+            if fp is None:
+                self.snapshot.pop(rel, None)
+            elif rel.startswith("memory/"):
+                self.snapshot[rel] = fp
+            if rel == "memcli.yaml":
+                self._reload_config()
+                index_changed = True
+                continue
+            parts = rel.split("/")
+            if rel == "MEMORY.md":
+                index_changed = True
+            elif len(parts) == 2:
+                ids.add(parts[1][:-3])
+            if len(parts) == 2 or (len(parts) == 3 and parts[1] == "episodes"):
+                cache_keys.append(rel)
+            if exists and rel != "MEMORY.md":
+                self._findings(self._check_file(rel, path, parts, now))
+            elif exists:
+                try:
+                    self._findings(scan_text(rel, read_file(path, rel)))
+                except (FileError, UsageError, OSError):
+                    pass  # reported by the index check below
+        if index_changed or ids:
+            self._check_index(ids, index_changed)
+        if cache_keys:
+            self._refresh_cache(cache_keys)
+
+    def _check_file(self, rel: str, path: Path, parts: list, now) -> list[Finding]:
+        try:
+            text = read_file(path, rel)
+        except (FileError, UsageError) as e:
+            return [Finding("file-unreadable", "error", rel, None, e.message.removeprefix(rel + ": "),
+                            "make it a UTF-8 text file under 10 MB, or move it out of memory/")]
+        except OSError:
+            return []  # gone again since the event; the next event says so
+        if len(parts) == 2 or (len(parts) == 3 and parts[1] == "archive"):
+            d, found = check_detail(rel, text, Path(rel).stem)
+            expired = expired_finding(d, key_line(text, "expires"), now) if d and len(parts) == 2 else None
+            return found + ([expired] if expired else [])
+        return scan_text(rel, text)
+
+    def _reload_config(self) -> None:
+        from .config import load_config
+
+        try:
+            self.mem.config = load_config(self.root)
+        except ConfigError as e:
+            self._findings([Finding("config-broken", "error", "memcli.yaml", None,
+                                    e.message.removeprefix("memcli.yaml: "),
+                                    "fix memcli.yaml; until then the last good configuration is used")])
+
+    def _check_index(self, ids: set, everything: bool) -> None:
+        try:
+            doc = self.mem.read_index()
+        except MemcliError as e:
+            self._findings([Finding("index-unreadable", "error", "MEMORY.md", None, e.message,
+                                    "make MEMORY.md UTF-8 text again, or run `memcli index rebuild`")])
+            return
+
+        def lookup(mid: str):
+            try:
+                p = self.mem.detail_path(mid)
+                if not p.is_file():
+                    return "archived" if self.mem.detail_path(mid, archived=True).is_file() else "missing"
+                return self.mem.load(p)
+            except (FileError, UsageError, UnsafePathError):
+                return "broken"
+
+        found = check_index(doc, lookup, int(self.mem.config["index.max_lines"]))
+        self._findings([f for mid, f in found if everything or mid in ids])
+
+    def _refresh_cache(self, keys: list) -> None:
+        """Bring the search cache's entries for these files up to date (what recall's sync would do)."""
+        from .recall import detail_doc
+        from .search.cache import SearchCache, SearchCacheError
+
+        docs, fps, drop = [], {}, []
+        for key in keys:
+            fp = _fingerprint(self.root / key)  # before reading: a later change then shows as a new fingerprint
+            doc = detail_doc(self.mem, key) if fp is not None else None
+            if doc is None:
+                drop.append(key)
+            else:
+                docs.append(doc)
+                fps[key] = fp
+        try:
+            with SearchCache(state_dir(self.root, "search")) as cache:
+                if docs:
+                    cache.update_docs(docs, fps)
+                if drop:
+                    cache.remove(drop)
+        except (SearchCacheError, MemcliError, OSError) as e:
+            self.emit({"event": "warning", "message": f"search cache not refreshed: {e}"})
+
+    def _findings(self, findings: list) -> None:
+        for f in findings:
+            self.emit({"event": "finding", **f.to_dict()})
+
+    # ---- the scheduled audit
+    def heartbeat(self) -> None:
+        report = audit(self.mem)
+        if self.fix:
+            done = apply(self.mem, plan(report))
+            for message in done:
+                self.emit({"event": "fixed", "message": message})
+            if done:
+                report = audit(self.mem)
+        self._findings([f for f in report.findings if f.severity != "info"])
+        self.emit({"event": "heartbeat", **report.counts(), "files": report.files})
+
+
+def watch(mem, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, heartbeat_every: float | None = None,
+          fix: bool = False) -> dict:
+    """Observe the root until ``stop`` is set; raises NotARootError when the root disappears."""
+    from watchdog.events import FileSystemEventHandler
+    from watchdog.observers import Observer
+
+    root = mem.root
+    events: queue.SimpleQueue = queue.SimpleQueue()
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event):
+            if event.event_type in _IGNORED_EVENTS:
+                return
+            paths = [event.src_path] + ([event.dest_path] if getattr(event, "dest_path", "") else [])
+            paths = [os.fsdecode(p) for p in paths]
+            if event.is_directory:
+                if any(relevant(root, os.path.join(p, "x.md")) for p in paths):
+                    events.put(RESCAN)
+                return
+            for p in paths:
+                rel = relevant(root, p)
+                if rel is not None:
+                    events.put(rel)
+
+    watcher = Watcher(mem, emit, fix=fix)
+    observer = Observer()
+    try:
+        observer.schedule(Handler(), str(root), recursive=True)
+        observer.start()
+    except OSError as e:  # e.g. the inotify watch limit (fs.inotify.max_user_watches)
+        raise FileError(f"cannot watch {root}: {e.strerror or e}") from None
+    batches = 0
+    try:
+        emit({"event": "ready", "root": str(root)})
+        pending: set = set()
+        first = last = 0.0
+        next_beat = time.monotonic() if heartbeat_every else None
+        while not stop.is_set():
+            now = time.monotonic()
+            wait = min(last + debounce, first + MAX_WAIT * debounce) - now if pending else POLL
+            got = False
+            try:
+                item = events.get(timeout=min(max(wait, 0.001), POLL))
+                got = True
+                while True:
+                    if not pending:
+                        first = time.monotonic()
+                    pending.add(item)
+                    item = events.get_nowait()
+            except queue.Empty:
+                pass
+            now = time.monotonic()
+            if got:
+                last = now
+            watcher.check_root()
+            if pending and (now >= last + debounce or now >= first + MAX_WAIT * debounce):
+                batch, pending = pending, set()
+                _guard(watcher, emit, lambda: watcher.process(batch))
+                batches += 1
+            if next_beat is not None and now >= next_beat:
+                _guard(watcher, emit, watcher.heartbeat)
+                next_beat = time.monotonic() + heartbeat_every
+    finally:
+        observer.stop()
+        try:
+            observer.join(timeout=5)
+        except RuntimeError:
+            pass
+    return {"root": str(root), "batches": batches}
+
+
+def _guard(watcher: Watcher, emit: Emit, step: Callable[[], None]) -> None:
+    """A failing check is reported and watching goes on; a vanished root ends it."""
+    try:
+        step()
+    except MemcliError as e:
+        watcher.check_root()
+        emit({"event": "warning", "message": e.message})
+    except OSError as e:
+        watcher.check_root()
+        emit({"event": "warning", "message": f"{e.strerror or e}: {getattr(e, 'filename', '') or ''}"})
+
+
+__all__ = ["Watcher", "relevant", "watch"]
