@@ -125,8 +125,23 @@ def _first_heading(body: str) -> str | None:
     return one_line(m.group(1)) if m else None
 
 
-def parse(text: str, memory_id: str, path: str = "") -> Detail:
-    """A Detail from a file's text; FrontmatterError (with path and line) when broken."""
+def _load_yaml(fm: str, shown: str):
+    yaml, Loader, _ = _yaml()
+    try:
+        return yaml.load(fm, Loader=Loader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        what = getattr(e, "problem", None) or getattr(e, "reason", None) or str(e)
+        raise FrontmatterError(shown, line, f"broken YAML: {one_line(what)}")
+    except (RecursionError, MemoryError, ValueError, TypeError) as e:
+        raise FrontmatterError(shown, 1, f"unreadable YAML ({e.__class__.__name__})")
+
+
+def parse(text: str, memory_id: str, path: str = "", use_fast: bool = True) -> Detail:
+    """A Detail from a file's text; FrontmatterError (with path and line) when broken.
+
+    Flat frontmatter (what memcli writes) is read by flatyaml; anything else by PyYAML."""
     shown = path or f"memory/{memory_id}.md"
     try:
         fm, body, body_line = split(text)
@@ -136,15 +151,11 @@ def parse(text: str, memory_id: str, path: str = "") -> Detail:
     if fm is not None:
         if len(fm) > MAX_FRONTMATTER:
             raise FrontmatterError(shown, 1, f"frontmatter is larger than {MAX_FRONTMATTER // 1000} kB")
-        yaml, Loader, _ = _yaml()
-        try:
-            loaded = yaml.load(fm, Loader=Loader)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            line = mark.line + 2 if mark is not None else 1
-            raise FrontmatterError(shown, line, f"broken YAML: {getattr(e, 'problem', None) or e}")
-        except (RecursionError, MemoryError, ValueError, TypeError) as e:
-            raise FrontmatterError(shown, 1, f"unreadable YAML ({e.__class__.__name__})")
+        from .flatyaml import load as load_flat
+
+        loaded = load_flat(fm) if use_fast else None
+        if loaded is None:
+            loaded = _load_yaml(fm, shown)
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
