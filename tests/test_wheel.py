@@ -1,6 +1,7 @@
 """The built wheel ships the templates: install it in a fresh venv and run `memcli init`."""
 
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -13,7 +14,11 @@ from tests.conftest import ROOT_DIR
 @pytest.mark.slow
 def test_wheel_ships_templates(tmp_path):
     dist = tmp_path / "dist"
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT_DIR)]
+    src = tmp_path / "src"
+    # Build from a clean copy: a stale build/ folder in the checkout must not hide a missing package.
+    shutil.copytree(ROOT_DIR, src, ignore=shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
+                                                                 "__pycache__", ".pytest_cache", ".hypothesis"))
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src)]
     subprocess.run(build, check=True, capture_output=True, timeout=300, cwd=tmp_path)
     wheels = list(dist.glob("memcli-*.whl"))
     assert len(wheels) == 1
@@ -39,6 +44,8 @@ def test_wheel_ships_templates(tmp_path):
     assert (root / "MEMORY.md").read_text() == (ROOT_DIR / "MEMORY.example.md").read_text()
     assert "index:" in (root / "memcli.yaml").read_text()
     assert (root / "memory" / "mysql-charset.md").is_file()
-    res = subprocess.run([str(py), "-m", "memcli", "--root", str(root), "index", "check"], capture_output=True,
-                         text=True, env=env, cwd=tmp_path, timeout=120)
-    assert res.returncode == 0, res.stdout + res.stderr
+    for args in (["index", "check"], ["recall", "charset"], ["heartbeat", "--check"], ["should-recall", "上次那个"],
+                 ["recall", "alembic", "--layer", "details"]):
+        res = subprocess.run([str(py), "-m", "memcli", "--root", str(root), *args], capture_output=True,
+                             text=True, env=env, cwd=tmp_path, timeout=120)
+        assert res.returncode == 0, (args, res.stdout + res.stderr)
