@@ -50,6 +50,8 @@ def parse_duration(value: object, key: str = "duration") -> float:
     if isinstance(value, bool):
         raise ConfigError(f"{key}: expected a duration like 10s, 90d, got {value!r}")
     if isinstance(value, (int, float)):
+        if not 0 <= value < float("inf"):
+            raise ConfigError(f"{key}: expected a duration like 10s, 90d, got {value!r}")
         return float(value)
     m = _DURATION.match(str(value))
     if not m:
@@ -120,6 +122,11 @@ def _is_blank_yaml(text: str) -> bool:
 
 def load_config(root: Path) -> Config:
     path = root / "memcli.yaml"
+    if path.is_symlink():
+        try:
+            path.resolve().relative_to(root.resolve())
+        except ValueError:
+            raise ConfigError("memcli.yaml leads outside the memory root (a symlink?); not read") from None
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
@@ -137,12 +144,18 @@ def load_config(root: Path) -> Config:
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise ConfigError(f"memcli.yaml{where}: {problem}")
+    except (RecursionError, MemoryError, ValueError, TypeError) as e:
+        raise ConfigError(f"memcli.yaml: unreadable YAML ({e.__class__.__name__})") from None
     if data is None:
         return Config(path=path)
     if not isinstance(data, dict):
         raise ConfigError("memcli.yaml: expected a mapping of keys such as index.max_lines")
+    try:
+        flat = _flatten(data)
+    except RecursionError:
+        raise ConfigError("memcli.yaml: nested too deeply") from None
     values = {}
-    for key, value in _flatten(data).items():
+    for key, value in flat.items():
         if key not in SCHEMA:
             from difflib import get_close_matches
 

@@ -16,8 +16,8 @@ from .errors import (ExistsError, FileError, IndexFullError, NotFoundError, Secr
                      UsageError)
 from .model import TYPES, Detail, Entry, Problem, clean_tags, one_line
 from .store import details as dfile
-from .store.fs import (atomic_write, check_id, decode, inside, read_text, root_lock, safe_join, slugify,
-                       state_dir)
+from .store.fs import (atomic_write, atomic_write_many, check_id, decode, inside, read_text, root_lock, safe_join,
+                       slugify, state_dir, valid_id)
 from .store.index import IndexDoc
 
 MAX_TITLE = 200
@@ -99,6 +99,8 @@ class Memory:
 
     # ---------- reading ----------
     def read_index(self) -> IndexDoc:
+        if self.index_path.is_symlink() and not inside(self.root, self.index_path):
+            raise UnsafePathError("MEMORY.md leads outside the memory root (a symlink?); not read")
         try:
             return IndexDoc.parse(read_text(self.index_path, "MEMORY.md"))
         except FileError:
@@ -107,6 +109,16 @@ class Memory:
             raise
 
     def detail_files(self, archived: bool = False) -> list[Path]:
+        """memory/*.md (or memory/archive/*.md) whose names are valid ids."""
+        return [p for p in self._md_files(archived) if valid_id(p.stem)]
+
+    def misnamed_files(self, archived: bool = False) -> list[Problem]:
+        """Markdown files whose names are not ids: never read, never put in the index, reported."""
+        return [Problem("memory/" + ("archive/" if archived else "") + p.name.encode("unicode_escape").decode(),
+                        None, "the file name is not a valid id (letters, digits, '-', '_', '.'); rename it")
+                for p in self._md_files(archived) if not valid_id(p.stem)]
+
+    def _md_files(self, archived: bool) -> list[Path]:
         d = self.memory_dir() / "archive" if archived else self.memory_dir()
         try:
             names = sorted(n for n in os.listdir(d) if n.endswith(".md") and not n.startswith("."))
@@ -142,14 +154,16 @@ class Memory:
 
     def list(self, tag: str | None = None, type: str | None = None, all: bool = False) -> Listing:
         paths = self.detail_files() + (self.detail_files(archived=True) if all else [])
-        found, problems = [], []
+        found = []
+        problems = self.misnamed_files() + (self.misnamed_files(archived=True) if all else [])
+        want = clean_tags([tag]) if tag else ()
         for p in paths:
             try:
                 d = self.load(p)
             except (FileError, UnsafePathError, UsageError) as e:
                 problems.append(getattr(e, "problem", None) or Problem(self.rel(p), None, e.message))
                 continue
-            if tag and clean_tags([tag])[0] not in d.tags:
+            if tag and (not want or want[0] not in d.tags):
                 continue
             if type and d.type != type:
                 continue
@@ -247,8 +261,7 @@ class Memory:
                 raise IndexFullError(
                     f"the index is full ({self.config['index.max_lines']} lines) and index.on_full is refuse; "
                     "nothing was written. Raise index.max_lines or forget an entry")
-            atomic_write(path, dfile.render(d))
-            self._write_index(doc, plan.entries)
+            self._write_with_index(doc, plan.entries, (path, dfile.render(d)))
         result = WriteResult("remembered", memory_id, self.rel(path), memory_id in plan.ids,
                              redacted=redacted, demoted=plan.demoted)
         result.line = _line_for(plan.entries, memory_id)
@@ -319,9 +332,8 @@ class Memory:
                                    memory_id in {e.id for e in self.read_index().entries})
             d = d.replace(updated=now, body=body, **new)
             doc = self.read_index()
-            atomic_write(path, dfile.render(d), newline=dfile.newline_of(raw))
-            plan = self._plan_index(doc)
-            self._write_index(doc, plan.entries)
+            plan = self._plan_index(doc, changed=d if path == self.detail_path(memory_id) else None)
+            self._write_with_index(doc, plan.entries, (path, dfile.render(d), dfile.newline_of(raw)))
         result = WriteResult("updated", memory_id, self.rel(path), memory_id in plan.ids, redacted=redacted,
                              demoted=plan.demoted)
         result.line = _line_for(plan.entries, memory_id)
@@ -359,8 +371,10 @@ class Memory:
         refused: bool = False
 
     def _plan_index(self, doc: IndexDoc, add: Detail | None = None,
-                    pool: list | None = None) -> "_Plan":
-        """Which memories the index holds, in order, and which fell out for lack of room."""
+                    pool: list | None = None, changed: Detail | None = None) -> "_Plan":
+        """Which memories the index holds, in order, and which fell out for lack of room.
+
+        changed is a memory about to be written: its new version counts, not the one on disk."""
         max_lines = int(self.config["index.max_lines"])
         warnings: list = []
         # Entry lines whose detail cannot be read are turned into verbatim lines: kept, never ours to drop.
@@ -368,7 +382,9 @@ class Memory:
         for i, x in enumerate(doc.lines):
             if isinstance(x, Entry):
                 d = None
-                if x.id and x.id not in chosen:
+                if changed is not None and x.id == changed.id and x.id not in chosen:
+                    d = changed
+                elif x.id and x.id not in chosen:
                     try:
                         p = self.detail_path(x.id)
                         d = self.load(p) if p.is_file() else None
@@ -408,15 +424,24 @@ class Memory:
             warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
         return self._Plan([d.entry for d in ranked], {d.id for d in ranked}, demoted, warnings)
 
-    def _write_index(self, doc: IndexDoc, entries: list) -> None:
-        new = doc.with_entries(entries)
-        text = new.render()
+    def _index_text(self, doc: IndexDoc, entries: list) -> str | None:
+        """MEMORY.md's new text, or None when it would not change."""
+        text = doc.with_entries(entries).render()
         try:
             old = self.index_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             old = None
-        if text != old:
+        return None if text == old else text
+
+    def _write_index(self, doc: IndexDoc, entries: list) -> None:
+        text = self._index_text(doc, entries)
+        if text is not None:
             atomic_write(self.index_path, text)
+
+    def _write_with_index(self, doc: IndexDoc, entries: list, detail: tuple) -> None:
+        """A detail file and MEMORY.md written as one step: both staged, then both renamed."""
+        text = self._index_text(doc, entries)
+        atomic_write_many([detail] + ([(self.index_path, text)] if text is not None else []))
 
     def rebuild_index(self) -> dict:
         """Regenerate MEMORY.md from the detail files: same files, same bytes; other lines kept."""
@@ -446,8 +471,8 @@ class Memory:
         max_lines = int(self.config["index.max_lines"])
         try:
             doc = self.read_index()
-        except (FileError, UsageError) as e:
-            return [Problem("MEMORY.md", None, e.message)]
+        except (FileError, UsageError, UnsafePathError) as e:
+            return [Problem("MEMORY.md", None, e.message.removeprefix("MEMORY.md: "))]
         if not self.index_path.exists():
             problems.append(Problem("MEMORY.md", None, "missing (run `memcli index rebuild`)"))
         if doc.line_count() >= max_lines:
@@ -480,6 +505,7 @@ class Memory:
                 problems.append(Problem("MEMORY.md", n, f"{x.id}: the line disagrees with {x.path} "
                                         "(run `memcli index rebuild`)"))
         listed = set(seen)
+        problems += self.misnamed_files()
         for p in self.detail_files():
             if p.stem in listed:
                 continue

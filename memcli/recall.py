@@ -12,7 +12,7 @@ from pathlib import Path
 from .errors import FileError, UnsafePathError, UsageError
 from .model import Hit, LayerTrace
 from .store import details as dfile
-from .store.fs import inside, state_dir
+from .store.fs import inside, state_dir, valid_id
 
 LAYERS = ("session", "scope", "index", "details")
 
@@ -133,7 +133,7 @@ def detail_files(mem) -> dict:
         with it:
             for de in it:
                 name = de.name
-                if not name.endswith(".md") or name.startswith("."):
+                if not name.endswith(".md") or not valid_id(name[:-3]):
                     continue
                 try:
                     st = de.stat()
@@ -145,13 +145,21 @@ def detail_files(mem) -> dict:
     return current
 
 
-def details_layer(mem, query: str, limit: int, threshold: float, now) -> tuple[list, int]:
-    from .search.cache import SearchCache
+def details_layer(mem, query: str, limit: int, threshold: float, now, warnings: list | None = None
+                  ) -> tuple[list, int]:
+    from .search.cache import SearchCache, SearchCacheError
 
-    cache = SearchCache(state_dir(mem.root, "search"))
     current = detail_files(mem)
-    cache.sync(current, lambda key: detail_doc(mem, key))
-    found = cache.search(query, limit=limit, threshold=threshold, now=now)
+    try:
+        cache = SearchCache(state_dir(mem.root, "search"))
+        cache.sync(current, lambda key: detail_doc(mem, key))
+        found = cache.search(query, limit=limit, threshold=threshold, now=now)
+    except (SearchCacheError, FileError) as e:
+        # The cache only saves time: without it, rank the files in memory.
+        if warnings is not None:
+            warnings.append(f"search cache not used ({e}); searched the files directly")
+        docs = [d for d in (detail_doc(mem, key) for key in current) if d is not None]
+        found = _index(docs).search(query, limit=limit, threshold=threshold, now=now) if docs else []
     hits = []
     for s in found:
         doc = detail_doc(mem, s.key)
@@ -193,7 +201,7 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
         elif name == "index":
             hits, n = index_layer(mem, query, limit, threshold, when)
         else:
-            hits, n = details_layer(mem, query, limit, threshold, when)
+            hits, n = details_layer(mem, query, limit, threshold, when, result.warnings)
         result.trace.append(LayerTrace(name, n, len(hits), (time.perf_counter() - t0) * 1000))
         if deep:
             seen = {(h.id) for h in result.hits if h.layer in ("index", "details")}

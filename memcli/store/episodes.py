@@ -14,10 +14,21 @@ def episode_path(root: Path, day: str) -> Path:
 
 def append(root: Path, now: str, heading: str, blocks: list[str]) -> str:
     """Append one dated section; the caller holds the root lock. Returns the file's relative path."""
+    path, text = appended(root, now, heading, blocks)
+    atomic_write(path, text)
+    return f"memory/episodes/{path.name}"
+
+
+def appended(root: Path, now: str, heading: str, blocks: list[str]) -> tuple[Path, str]:
+    """The episode file and its text with one more section, for a caller that writes it
+    together with another file (atomic_write_many)."""
     path = episode_path(root, now[:10])
     old = read_text(path, f"memory/episodes/{path.name}") if path.exists() else f"# Episodes {now[:10]}\n"
     section = f"\n## {now} {heading}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
-    atomic_write(path, old.rstrip("\n") + "\n" + section)
+    return path, old.rstrip("\n") + "\n" + section
+
+
+def rel(path: Path) -> str:
     return f"memory/episodes/{path.name}"
 
 

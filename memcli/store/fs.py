@@ -56,6 +56,14 @@ def check_id(memory_id: str) -> str:
     return memory_id
 
 
+def valid_id(memory_id: str) -> bool:
+    try:
+        check_id(memory_id)
+    except (UnsafePathError, UsageError):
+        return False
+    return True
+
+
 def inside(root: Path, path: Path) -> bool:
     """True when path, with every symlink resolved, stays inside root."""
     try:
@@ -85,7 +93,11 @@ def read_text(path: Path, what: str | None = None, limit: int = 10 * MAX_FILE_BY
         raise FileError(f"{name}: is a folder, not a file")
     except OSError as e:
         raise FileError(f"{name}: cannot read it ({e.strerror or e})")
-    return decode(data, name, limit)
+    try:
+        return decode(data, name, limit)
+    except UsageError as e:
+        # A stored file that is not text is a broken file (exit 3), not bad input.
+        raise FileError(e.message) from None
 
 
 def decode(data: bytes, name: str, limit: int = MAX_FILE_BYTES) -> str:
@@ -102,26 +114,95 @@ def decode(data: bytes, name: str, limit: int = MAX_FILE_BYTES) -> str:
 
 def atomic_write(path: Path, text: str, *, newline: str = "\n") -> None:
     """Write text to a unique temp file in the same folder, fsync, then rename over path."""
-    data = text.replace("\n", newline).encode("utf-8") if newline != "\n" else text.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_many([(path, text, newline)])
+
+
+def atomic_write_many(files) -> None:
+    """Write several files as one step: (path, text[, newline]) each.
+
+    Every temp file is written and fsynced before the first rename, so a full disk or
+    an unwritable folder changes none of the files. If a rename fails part way, the
+    files already renamed are put back (a new file is removed, an old one restored from
+    a hard link taken before the first rename). A crash never leaves a torn file."""
+    staged: list[tuple[str, Path]] = []
+    backups: dict[Path, str] = {}
+    done: list[Path] = []
     try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX, suffix=".tmp")
+        for item in files:
+            path, text = item[0], item[1]
+            newline = item[2] if len(item) > 2 else "\n"
+            staged.append((_stage(path, text, newline), path))
+        if len(staged) > 1:
+            for _, path in staged:
+                if os.path.lexists(path):
+                    b = _backup(path)
+                    if b is not None:
+                        backups[path] = b
+        for tmp, path in staged:
+            _replace(tmp, path)
+            done.append(path)
+    except BaseException:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        for path in reversed(done):
+            with contextlib.suppress(OSError):
+                if path in backups:
+                    os.replace(backups[path], path)
+                else:
+                    os.unlink(path)
+        raise
+    finally:
+        for b in backups.values():
+            with contextlib.suppress(OSError):
+                os.unlink(b)
+
+
+def _backup(path: Path) -> str | None:
+    """A hard link to path under a temp name (its bytes, without a copy); None where the file
+    system has no hard links, and the write goes on without a way back."""
+    import secrets
+
+    name = str(path.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}.bak")
+    try:
+        os.link(path, name, follow_symlinks=False)
+    except (OSError, NotImplementedError):
+        return None
+    return name
+
+
+def _stage(path: Path, text: str, newline: str) -> str:
+    """A fsynced temp file next to path, with path's mode; returns its name."""
+    data = text.replace("\n", newline).encode("utf-8") if newline != "\n" else text.encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX, suffix=".tmp")
+    except OSError as e:
+        raise FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
     except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(e, OSError):
-            raise FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact")
+            raise FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact") from None
         raise
+    return tmp
+
+
+def _replace(tmp: str, path: Path) -> None:
+    try:
+        os.replace(tmp, path)
+    except OSError as e:
+        raise FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact") from None
 
 
 _UMASK: int | None = None
@@ -140,7 +221,12 @@ def state_dir(root: Path, *sub: str) -> Path:
     if d.is_symlink() or (d.exists() and not inside(root, d)):
         raise UnsafePathError(f"{STATE_DIR}/ leads outside the memory root")
     path = d.joinpath(*sub)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FileError(f"cannot create {STATE_DIR}/{'/'.join(sub)}: {e.strerror or e}") from None
+    if sub and not inside(root, path):
+        raise UnsafePathError(f"{STATE_DIR}/{'/'.join(sub)} leads outside the memory root (a symlink?)")
     return path
 
 
@@ -149,9 +235,10 @@ def root_lock(root: Path, timeout: float):
     """One exclusive lock per root for every write. The kernel drops it when a process dies."""
     path = state_dir(root) / "lock"
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        # O_NOFOLLOW: a lock file that is a symlink must not create or open a file elsewhere.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError as e:
-        raise FileError(f"cannot open the lock file {path}: {e.strerror or e}")
+        raise FileError(f"cannot open the lock file {path}: {e.strerror or e}") from None
     try:
         _acquire(fd, timeout, path)
         try:

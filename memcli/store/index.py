@@ -95,7 +95,7 @@ class IndexDoc:
         for ln in raw_lines:
             e = parse_line(ln)
             if e is not None and ln.endswith("\r"):
-                e = Entry(e.title, e.summary, e.tags, e.path, raw=ln[:-1])
+                e = Entry(e.title, e.summary, e.tags, e.path, raw=ln)  # the line end stays as it was
             lines.append(e if e is not None else ln)
         return cls(lines, newline, final)
 
@@ -105,10 +105,14 @@ class IndexDoc:
 
     def render(self) -> str:
         out = []
-        for x in self.lines:
+        last = len(self.lines) - 1
+        for i, x in enumerate(self.lines):
             if isinstance(x, Entry):
-                text = x.raw if x.raw is not None and parse_line(x.raw) == x else render_line(x)
-                out.append(text + ("\r" if self.newline == "\r\n" else ""))
+                if x.raw is not None and parse_line(x.raw) == x:
+                    out.append(x.raw)  # as written, with its own line end
+                else:
+                    crlf = self.newline == "\r\n" and (self.final_newline or i < last)
+                    out.append(render_line(x) + ("\r" if crlf else ""))
             else:
                 out.append(x)
         text = "\n".join(out)

@@ -28,11 +28,14 @@ def indexed(mem) -> list:
     entries = [e for e in mem.read_index().entries if e.id]
     cache_path = mem.root / ".memcli" / "index-cache.json"
     try:
-        with open(cache_path, encoding="utf-8") as f:
+        state_dir(mem.root)  # a .memcli/ that leads outside the root is not read
+        # O_NOFOLLOW: a cache file that is a symlink is not followed out of the root
+        fd = os.open(cache_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, encoding="utf-8") as f:
             cache = json.load(f)
         if not isinstance(cache, dict):
             cache = {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError, FileError, UnsafePathError):
         cache = {}
     out, fresh, dirty = [], {}, False
     for e in entries:

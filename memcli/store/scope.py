@@ -9,16 +9,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..errors import CollisionError, FileError, UsageError
+from ..errors import CollisionError, FileError, UnsafePathError, UsageError
 from . import episodes
-from .fs import atomic_write, check_id, read_text, state_dir
+from .fs import atomic_write, atomic_write_many, check_id, inside, read_text, state_dir
 
 MAX_VALUE = 1_000_000
 
 
 def scope_path(root: Path, name: str) -> Path:
     check_id(name)
-    return state_dir(root, "scopes") / f"{name}.json"
+    path = state_dir(root, "scopes") / f"{name}.json"
+    if path.is_symlink() and not inside(root, path):
+        raise UnsafePathError(f".memcli/scopes/{name}.json leads outside the memory root (a symlink?); not used")
+    return path
 
 
 def short(value: str, n: int = 60) -> str:
@@ -32,13 +35,31 @@ def load(root: Path, name: str) -> dict | None:
         return None
     try:
         data = json.loads(read_text(path, f".memcli/scopes/{path.name}"))
-        if not isinstance(data, dict) or not isinstance(data.get("keys"), dict):
-            raise ValueError("not a scope object")
-    except ValueError as e:
-        raise FileError(f".memcli/scopes/{path.name}: broken scope file ({e}); move it away or run `memcli scope end`")
+        _check_shape(data)
+    except (ValueError, RecursionError) as e:
+        why = str(e) if isinstance(e, ValueError) else "nested too deeply"
+        raise FileError(f".memcli/scopes/{path.name}: broken scope file ({why}); "
+                        "move it away or run `memcli scope end`") from None
     data.setdefault("log", [])
     data.setdefault("collisions", [])
+    data["name"] = name  # the file's name decides where it is saved, not what the file says
     return data
+
+
+def _check_shape(data) -> None:
+    if not isinstance(data, dict) or not isinstance(data.get("keys"), dict):
+        raise ValueError("not a scope object")
+    for name in ("log", "collisions"):
+        if not isinstance(data.get(name, []), list):
+            raise ValueError(f"{name!r} is not a list")
+    for v in data["keys"].values():
+        if not isinstance(v, dict) or "value" not in v or not isinstance(v.get("agent"), str):
+            raise ValueError("a key is not an object with a value and an agent")
+        if not isinstance(v.get("writers", []), list) or not isinstance(v.get("writes", 0), int):
+            raise ValueError("a key's writers or writes are malformed")
+    for c in data.get("collisions", []):
+        if not isinstance(c, dict) or not all(k in c for k in ("time", "key", "owner", "agent", "forced")):
+            raise ValueError("a collision is not an object with time, key, owner, agent and forced")
 
 
 def fresh(name: str, task: str | None, now: str) -> dict:
@@ -46,18 +67,26 @@ def fresh(name: str, task: str | None, now: str) -> dict:
 
 
 def save(root: Path, data: dict) -> None:
-    atomic_write(scope_path(root, data["name"]), json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    atomic_write(scope_path(root, data["name"]), _dump(data))
+
+
+def _dump(data: dict) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
 def start(root: Path, name: str, task: str, now: str) -> dict:
     """Begin a task; an unended previous scope is moved to the episode log first."""
     old = load(root, name)
     moved = None
-    if old is not None:
-        moved = episodes.append(root, now, f"scope {name} left open, replaced by a new task",
-                                [episodes.json_block(old)])
     data = fresh(name, task, now)
-    save(root, data)
+    files = [(scope_path(root, name), _dump(data))]
+    if old is not None:
+        log = episodes.appended(root, now, f"scope {name} left open, replaced by a new task",
+                                [episodes.json_block(old)])
+        moved = episodes.rel(log[0])
+        files.insert(0, log)
+    # The old state reaches the episode log in the same step as the fresh scope: both or neither.
+    atomic_write_many(files)
     return {"scope": name, "task": task, "previous": (old or {}).get("task"), "moved_to": moved,
             "warning": (f"scope {name!r} (task {old.get('task')!r}) was never ended; its state is in {moved}"
                         if old is not None else None)}

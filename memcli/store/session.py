@@ -11,9 +11,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from ..errors import FileError, UsageError
+from ..errors import FileError, UnsafePathError, UsageError
 from . import episodes
-from .fs import atomic_write, check_id, read_text, state_dir
+from .fs import atomic_write, atomic_write_many, check_id, inside, read_text, state_dir
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_TURN = 100_000
@@ -21,7 +21,10 @@ MAX_TURN = 100_000
 
 def session_path(root: Path, name: str) -> Path:
     check_id(name)
-    return state_dir(root, "sessions") / f"{name}.json"
+    path = state_dir(root, "sessions") / f"{name}.json"
+    if path.is_symlink() and not inside(root, path):
+        raise UnsafePathError(f".memcli/sessions/{name}.json leads outside the memory root (a symlink?); not used")
+    return path
 
 
 def load(root: Path, name: str) -> dict:
@@ -30,18 +33,35 @@ def load(root: Path, name: str) -> dict:
         return {"version": 1, "name": name, "summary": "", "turns": [], "folded": 0}
     try:
         data = json.loads(read_text(path, f".memcli/sessions/{path.name}"))
-        if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
-            raise ValueError("not a session object")
-    except ValueError as e:
-        raise FileError(f".memcli/sessions/{path.name}: broken session file ({e}); "
-                        "move it away or run `memcli session clear`")
+        _check_shape(data)
+    except (ValueError, RecursionError) as e:
+        why = str(e) if isinstance(e, ValueError) else "nested too deeply"
+        raise FileError(f".memcli/sessions/{path.name}: broken session file ({why}); "
+                        "move it away or run `memcli session clear`") from None
     data.setdefault("summary", "")
     data.setdefault("folded", 0)
+    data["name"] = name  # the file's name decides where it is saved, not what the file says
     return data
 
 
+def _check_shape(data) -> None:
+    if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+        raise ValueError("not a session object")
+    if not isinstance(data.get("summary", ""), str):
+        raise ValueError("the summary is not text")
+    if not isinstance(data.get("folded", 0), int):
+        raise ValueError("'folded' is not a number")
+    for t in data["turns"]:
+        if not isinstance(t, dict) or not isinstance(t.get("text"), str) or not isinstance(t.get("role"), str):
+            raise ValueError("a turn is not an object with a role and a text")
+
+
 def save(root: Path, data: dict) -> None:
-    atomic_write(session_path(root, data["name"]), json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    atomic_write(session_path(root, data["name"]), _dump(data))
+
+
+def _dump(data: dict) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
 def _rounds(turns: list) -> list[int]:
@@ -96,16 +116,18 @@ def add(root: Path, name: str, role: str, text: str, now: str, *, max_rounds: in
     data["turns"].append({"role": role, "text": text, "time": now})
     data["updated"] = now
     starts = _rounds(data["turns"])
-    folded, warning, episode = [], None, None
+    folded, warning, episode, log = [], None, None, None
     user_rounds = [i for i in starts if data["turns"][i].get("role") == "user"]
     if len(user_rounds) > max_rounds:
         cut = user_rounds[len(user_rounds) - max_rounds]
         folded, data["turns"] = data["turns"][:cut], data["turns"][cut:]
-        episode = episodes.append(root, now, f"session {name}: {len(folded)} turns folded into the summary",
-                                  [episodes.turn_block(t) for t in folded])
+        log = episodes.appended(root, now, f"session {name}: {len(folded)} turns folded into the summary",
+                                [episodes.turn_block(t) for t in folded])
+        episode = episodes.rel(log[0])
         data["summary"], warning = summarize(summarizer, timeout, data.get("summary", ""), folded, limit)
         data["folded"] = int(data.get("folded", 0)) + len(folded)
-    save(root, data)
+    # The folded turns reach the episode log in the same step as the shorter session: both or neither.
+    atomic_write_many(([log] if log else []) + [(session_path(root, name), _dump(data))])
     return {"session": name, "turns": len(data["turns"]), "folded": len(folded), "episode": episode,
             "summary": data["summary"], "warning": warning}
 
