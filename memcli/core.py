@@ -85,11 +85,24 @@ class Memory:
             raise UnsafePathError("memory/ leads outside the memory root (a symlink?); refusing to use it")
         return d
 
+    def _checked_dir(self, archived: bool) -> Path:
+        """memory/ (or memory/archive/), verified once per instance to stay inside the root."""
+        key = "_archive_dir" if archived else "_memory_dir"
+        d = self.__dict__.get(key)
+        if d is None:
+            d = self.memory_dir()
+            if archived:
+                d = safe_join(self.root, "memory", "archive")
+            self.__dict__[key] = d
+        return d
+
     def detail_path(self, memory_id: str, archived: bool = False) -> Path:
+        """memory/<id>.md: the id is checked; a file that is a symlink must stay inside the root."""
         check_id(memory_id)
-        self.memory_dir()
-        parts = ("memory", "archive", f"{memory_id}.md") if archived else ("memory", f"{memory_id}.md")
-        return safe_join(self.root, *parts)
+        path = self._checked_dir(archived) / f"{memory_id}.md"
+        if os.path.islink(path) and not inside(self.root, path):
+            raise UnsafePathError(f"refusing {self.rel(path)}: it leads outside the memory root")
+        return path
 
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 import time
 import unicodedata
 from pathlib import Path
@@ -180,6 +179,8 @@ def _stage(path: Path, text: str, newline: str) -> str:
             mode = path.stat().st_mode & 0o777
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX, suffix=".tmp")
     except OSError as e:
         raise FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact") from None

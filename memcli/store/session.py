@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 from ..errors import FileError, UnsafePathError, UsageError
@@ -90,6 +89,8 @@ def summarize(command: str | None, timeout: float, previous: str, turns: list, l
         return extractive(previous, turns, limit), None
     feed = (f"Summary so far:\n{previous}\n\n" if previous else "") + "\n".join(
         f"{t.get('role')}: {t.get('text')}" for t in turns)
+    import subprocess
+
     try:
         p = subprocess.run(command, shell=True, input=feed.encode("utf-8"), capture_output=True, timeout=timeout)
         out = p.stdout.decode("utf-8", "replace").strip()
