@@ -54,9 +54,10 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
     sections: list[tuple[str, str]] = []
     sc = scope.load(mem.root, scope_name)
     if sc and sc["keys"]:
-        body = "\n\n".join(f"**{k}** (by {v['agent']}):\n{fence(str(v['value']))}" for k, v in sc["keys"].items())
-        task = f" — task: {sc['task']}" if sc.get("task") else ""
-        sections.append(("scope", f"## Scope `{scope_name}`{task}\n\n{body}"))
+        # Keys, agents and the task are written by agents too: all of it stays inside the fence.
+        parts = [f"task: {sc['task']}"] if sc.get("task") else []
+        parts += [f"[{k}] (by {v['agent']}):\n{v['value']}" for k, v in sc["keys"].items()]
+        sections.append(("scope", f"## Scope `{scope_name}`\n\n{_flag(chr(10).join(parts))}{fence(chr(10).join(parts))}"))
     recalled_ids = []
     if query and query.strip():
         when = _now(now)
@@ -68,11 +69,12 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
         for h in hits:
             try:
                 d = mem.load(mem.root / h.path)
-                text = (d.summary + "\n\n" + d.body).strip()
+                text = (f"{d.title}\n{d.summary}\n\n{d.body}").strip()
             except Exception:  # noqa: BLE001 - an unreadable file is left out, the rest still render
                 continue
             recalled_ids.append(h.id)
-            parts.append(f"### {h.title} ({h.path})\n{_flag(text)}{fence(text)}")
+            # The heading carries only memcli's own path; the title is the memory's text, fenced with it.
+            parts.append(f"### {h.path}\n{_flag(text)}{fence(text)}")
         if parts:
             sections.append(("recalled", "## Recalled memories\n\n" + "\n\n".join(parts)))
     entries = mem.read_index().entries
