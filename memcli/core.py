@@ -595,16 +595,22 @@ def add_history(body: str, day: str, notes: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def template_text(name: str) -> str:
+def _templates():
+    """The templates: package data when installed; the checkout's templates/ when run from source."""
     from importlib.resources import files
 
-    return (files("memcli.templates") / name).read_text(encoding="utf-8")
+    try:
+        return files("memcli.templates")
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "templates"
+
+
+def template_text(name: str) -> str:
+    return (_templates() / name).read_text(encoding="utf-8")
 
 
 def example_files() -> list[tuple[str, str]]:
-    from importlib.resources import files
-
-    folder = files("memcli.templates") / "example"
+    folder = _templates() / "example"
     return sorted((p.name, p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".md"))
 
 

@@ -27,13 +27,19 @@ def test_wheel_ships_templates(tmp_path):
     py = env_dir / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheels[0])], check=True,
                    capture_output=True, timeout=300)
-    # The fresh venv has only memcli; its dependencies come from this interpreter's site-packages
-    # (no .pth processing, so this checkout's own memcli cannot leak in).
+    # The fresh venv has only memcli; its dependencies are linked from this interpreter's site-packages,
+    # leaving out any memcli installed there, so only the wheel's memcli can be imported.
     import typer
 
-    deps = os.path.dirname(os.path.dirname(typer.__file__))
+    site = os.path.dirname(os.path.dirname(typer.__file__))
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    for name in os.listdir(site):
+        if name.startswith(("memcli", "__editable__", "_memcli")) or name.endswith(".pth") or name == "__pycache__":
+            continue
+        (deps / name).symlink_to(os.path.join(site, name))
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
-    env["PYTHONPATH"] = deps
+    env["PYTHONPATH"] = str(deps)
     where = subprocess.run([str(py), "-c", "import memcli; print(memcli.__file__)"], capture_output=True,
                            text=True, env=env, cwd=tmp_path, check=True).stdout
     assert str(env_dir) in where
