@@ -458,8 +458,8 @@ class Memory:
 
     def rebuild_index(self) -> dict:
         """Regenerate MEMORY.md from the detail files: same files, same bytes; other lines kept."""
-        listing = self.list()
         with self.lock():
+            listing = self.list()  # under the lock: a memory forgotten meanwhile must not come back
             doc = self.read_index()
             # Entry lines pointing at missing or broken files are dropped on rebuild.
             lines = []
