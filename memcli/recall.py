@@ -121,8 +121,12 @@ def detail_doc(mem, key: str):
                      importance=d.importance, updated=d.updated or d.created)
 
 
+def _fingerprint(st) -> str:
+    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+
+
 def detail_files(mem) -> dict:
-    """key -> fingerprint for every file of the details layer."""
+    """key -> fingerprint for every file of the details layer (symlinks are never read: left out)."""
     current = {}
     mdir = mem.memory_dir()
     for sub, prefix in ((mdir, "memory/"), (mdir / "episodes", "memory/episodes/")):
@@ -133,31 +137,101 @@ def detail_files(mem) -> dict:
         with it:
             for de in it:
                 name = de.name
-                if not name.endswith(".md") or not valid_id(name[:-3]):
+                if not name.endswith(".md") or de.is_symlink() or not valid_id(name[:-3]):
                     continue
                 try:
-                    st = de.stat()
+                    st = de.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                if not de.is_file():
+                if not de.is_file(follow_symlinks=False):
                     continue
-                current[prefix + name] = f"{st.st_mtime_ns}:{st.st_size}:{de.inode()}"
+                current[prefix + name] = _fingerprint(st)
     return current
+
+
+# A store this large is not stat-ed file by file on every call (that alone would cost more than
+# grep): when neither memory/ nor memory/episodes/ changed (every add, delete and rename-on-save
+# changes them), the cached fingerprints are trusted for FULL_CHECK_EVERY seconds, and the files
+# of the hits are always checked. `memcli watch` keeps the cache current for in-place edits.
+LARGE_STORE = 20_000
+FULL_CHECK_EVERY = 300.0
+
+
+def _folder_marks(mem) -> list:
+    marks = []
+    for d in (mem.memory_dir(), mem.memory_dir() / "episodes"):
+        try:
+            marks.append(os.stat(d).st_mtime_ns)
+        except OSError:
+            marks.append(None)
+    return marks
+
+
+def _sync(mem, cache) -> tuple[int, bool]:
+    """Bring the cache up to date; (files in the layer, whether it was a quick check)."""
+    marks_file = state_dir(mem.root, "search") / "folders.json"
+    marks = _folder_marks(mem)
+    try:
+        with open(marks_file, encoding="utf-8") as f:
+            prev = json.load(f)
+        quick = (isinstance(prev, dict) and prev.get("marks") == marks and prev.get("count", 0) > LARGE_STORE
+                 and 0 <= time.time() - float(prev.get("checked", 0)) < FULL_CHECK_EVERY)
+    except (OSError, ValueError, TypeError):
+        prev, quick = None, False
+    if quick:
+        return int(prev["count"]), True
+    current = detail_files(mem)
+    cache.sync(current, lambda key: detail_doc(mem, key))
+    try:
+        from .store.fs import atomic_write
+
+        atomic_write(marks_file, json.dumps({"marks": marks, "count": len(current), "checked": time.time()}))
+    except (OSError, FileError):
+        pass
+    return len(current), False
+
+
+def _changed_hits(mem, cache, found) -> dict:
+    """key -> new fingerprint (None when gone) for hits whose file changed since it was cached."""
+    stored = cache.fingerprints([s.key for s in found])
+    changed = {}
+    for s in found:
+        try:
+            st = os.stat(mem.root / s.key, follow_symlinks=False)
+            fp = _fingerprint(st)
+        except OSError:
+            fp = None
+        if stored.get(s.key) != fp:
+            changed[s.key] = fp
+    return changed
 
 
 def details_layer(mem, query: str, limit: int, threshold: float, now, warnings: list | None = None
                   ) -> tuple[list, int]:
     from .search.cache import SearchCache, SearchCacheError
 
-    current = detail_files(mem)
+    count = 0
     try:
         cache = SearchCache(state_dir(mem.root, "search"))
-        cache.sync(current, lambda key: detail_doc(mem, key))
+        count, quick = _sync(mem, cache)
         found = cache.search(query, limit=limit, threshold=threshold, now=now)
+        if quick and found:
+            changed = _changed_hits(mem, cache, found)
+            if changed:
+                gone = [k for k, fp in changed.items() if fp is None]
+                fresh = {k: fp for k, fp in changed.items() if fp is not None}
+                docs = [d for d in (detail_doc(mem, k) for k in fresh) if d is not None]
+                if gone:
+                    cache.remove(gone)
+                if docs:
+                    cache.update_docs(docs, {d.key: fresh[d.key] for d in docs})
+                found = cache.search(query, limit=limit, threshold=threshold, now=now)
     except (SearchCacheError, FileError) as e:
         # The cache only saves time: without it, rank the files in memory.
         if warnings is not None:
             warnings.append(f"search cache not used ({e}); searched the files directly")
+        current = detail_files(mem)
+        count = len(current)
         docs = [d for d in (detail_doc(mem, key) for key in current) if d is not None]
         found = _index(docs).search(query, limit=limit, threshold=threshold, now=now) if docs else []
     hits = []
@@ -169,7 +243,7 @@ def details_layer(mem, query: str, limit: int, threshold: float, now, warnings: 
         hit_id = Path(s.key).stem
         hits.append(Hit("details", ("episode:" if is_episode else "") + hit_id, doc.title, s.key, s.score,
                         _snip(doc.body, query), doc.summary, doc.tags, s.matched))
-    return hits, len(current)
+    return hits, count
 
 
 def _snip(body: str, query: str) -> str:

@@ -286,3 +286,23 @@ def test_token_estimate():
     from memcli.context import tokens
 
     assert tokens("中文字符") == 4 and tokens("abcd" * 10) == 10
+
+
+def test_large_store_trusts_unchanged_folders_but_checks_hits(ex, example_root, monkeypatch):
+    import memcli.recall as rc
+
+    monkeypatch.setattr(rc, "LARGE_STORE", 0)
+    assert ids(ex.json("recall", "alembic", "--layer", "details", code=0))[0] == "staging-deploy"
+    # An in-place edit of a hit's file is seen: hits are always checked against their files.
+    p = example_root / "memory" / "staging-deploy.md"
+    p.write_text(p.read_text().replace("alembic", "flyway"))
+    assert ex("recall", "alembic", "--layer", "details").exit_code == 1
+    # A new file changes the folder, so the next call checks every file.
+    time.sleep(0.01)
+    (example_root / "memory" / "new-note.md").write_text("---\ntitle: Zeppelin notes\n---\nthe zeppelin relay\n")
+    assert ids(ex.json("recall", "zeppelin", "--layer", "details", code=0)) == ["new-note"]
+    # An in-place edit elsewhere waits for the periodic full check (or `memcli watch`).
+    q = example_root / "memory" / "never-force-push-main.md"
+    q.write_text(q.read_text().replace("Branch protection", "Quasar branch protection"))
+    monkeypatch.setattr(rc, "FULL_CHECK_EVERY", 0.0)
+    assert ids(ex.json("recall", "quasar", "--layer", "details", code=0)) == ["never-force-push-main"]

@@ -494,6 +494,20 @@ class SearchCache:
             out.update(conn.execute(f"SELECT id, key FROM docs WHERE id IN ({_marks(len(batch))})", batch))
         return out
 
+    def fingerprints(self, keys: Collection[str]) -> dict[str, str]:
+        """The stored fingerprint of each of these keys that is cached."""
+        wanted = list(keys)
+
+        def run() -> dict[str, str]:
+            conn = self._connection()
+            out: dict[str, str] = {}
+            for i in range(0, len(wanted), 500):
+                part = wanted[i:i + 500]
+                out.update(conn.execute(f"SELECT key, fp FROM docs WHERE key IN ({_marks(len(part))})", part))
+            return out
+
+        return self._guarded(run) if wanted else {}
+
     def keys(self) -> dict[str, str]:
         """Every cached key with its fingerprint."""
         return self._guarded(lambda: dict(self._connection().execute("SELECT key, fp FROM docs")))

@@ -55,7 +55,12 @@ def check_id(memory_id: str) -> str:
     return memory_id
 
 
+_PLAIN_ID = re.compile(r"[0-9a-z][0-9a-z_-]{0,79}")
+
+
 def valid_id(memory_id: str) -> bool:
+    if _PLAIN_ID.fullmatch(memory_id):  # the common case, decided without the full check
+        return True
     try:
         check_id(memory_id)
     except (UnsafePathError, UsageError):
