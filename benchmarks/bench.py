@@ -23,7 +23,7 @@ from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_store import DETAIL_WORD, INDEX_WORD, generate  # noqa: E402
+from gen_store import DETAIL_WORD, INDEX_WORD  # noqa: E402
 
 MEMCLI = str(Path(sys.executable).with_name("memcli"))
 
@@ -52,7 +52,8 @@ def store(base: Path, n: int) -> Path:
     if not (root / "MEMORY.md").exists() or len(os.listdir(root / "memory")) != n + 2:
         shutil.rmtree(root, ignore_errors=True)
         t = time.perf_counter()
-        generate(root, n)
+        # In its own process, so this one stays small: a forked child's peak RSS counts its parent's pages.
+        subprocess.run([sys.executable, str(Path(__file__).with_name("gen_store.py")), str(root), str(n)], check=True)
         print(f"generated {n} memories in {time.perf_counter() - t:.1f}s", file=sys.stderr)
     return root
 
