@@ -62,3 +62,21 @@ def test_memcli_written_files_take_the_fast_path(example_root):
     for p in (example_root / "memory").glob("*.md"):
         fm, _, _ = dfile.split(p.read_text(encoding="utf-8"))
         assert flatyaml.load(fm) == full(fm), p.name
+
+
+plain_values = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
+                         st.floats(allow_nan=False, allow_infinity=False, width=32), scalar,
+                         st.lists(scalar, max_size=4))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(plain_values)
+def test_values_written_without_yaml_read_back_the_same_everywhere(value):
+    plain = dfile._plain(value)
+    if plain is None:
+        return
+    text = f"k: {plain}"
+    expected = list(value) if isinstance(value, tuple) else value
+    assert full(text) == {"k": expected}
+    assert flatyaml.load(text) == {"k": expected}
+    assert [type(v) for v in full(text).values()] == [type(expected)]

@@ -186,7 +186,42 @@ def parse(text: str, memory_id: str, path: str = "", use_fast: bool = True) -> D
     )
 
 
+_YAML11_WORDS = {"y", "n", "yes", "no", "on", "off"}
+
+
+def _plain(value) -> str | None:
+    """The value written without PyYAML when its plain form reads back the same everywhere
+    (flatyaml, memcli's loader, and YAML 1.1 readers); None when PyYAML must write it."""
+    from .flatyaml import _FLOAT, _NO, _scalar
+
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        return text if _FLOAT.match(text) else None
+    if isinstance(value, str):
+        if not value or value.lower() in _YAML11_WORDS or _scalar(value) is _NO or _scalar(value) != value:
+            return None
+        return value
+    if isinstance(value, (list, tuple)):
+        items = []
+        for v in value:
+            if (not isinstance(v, str) or not v or "," in v or v.lower() in _YAML11_WORDS
+                    or _scalar(v, in_list=True) != v):
+                return None
+            items.append(v)
+        return "[" + ", ".join(items) + "]"
+    return None
+
+
 def _dump_value(value) -> str:
+    plain = _plain(value)
+    if plain is not None:
+        return plain
     yaml, _, Dumper = _yaml()
     text = yaml.dump(value, Dumper=Dumper, allow_unicode=True, default_flow_style=True, width=10**9, sort_keys=False)
     text = text.rstrip("\n")
@@ -197,7 +232,6 @@ def _dump_value(value) -> str:
 
 def render(d: Detail) -> str:
     """The file text: known keys in a stable order, unknown keys after them, then the body."""
-    yaml, _, Dumper = _yaml()
     known = {
         "id": d.id, "title": d.title, "summary": d.summary, "tags": list(d.tags),
         "aliases": list(d.aliases), "type": d.type, "importance": d.importance, "pinned": d.pinned,
@@ -210,6 +244,7 @@ def render(d: Detail) -> str:
         if key in known:
             continue
         if isinstance(value, dict) and value:
+            yaml, _, Dumper = _yaml()
             lines.append(yaml.dump({key: value}, Dumper=Dumper, allow_unicode=True, default_flow_style=None,
                                    width=10**9, sort_keys=False).rstrip("\n"))
         else:
