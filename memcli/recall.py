@@ -338,9 +338,16 @@ def _finds(phrase: str, text: str, lowered: str) -> bool:
         return False
     if _has_cjk(p):
         return p in lowered
-    import re
-
-    return re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", lowered) is not None
+    # A whole-word match, found without compiling a pattern per phrase (this runs once per turn).
+    start = lowered.find(p)
+    while start != -1:
+        end = start + len(p)
+        before = lowered[start - 1] if start else " "
+        after = lowered[end] if end < len(lowered) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        start = lowered.find(p, start + 1)
+    return False
 
 
 def known_names(mem) -> list[tuple[str, str]]:

@@ -306,3 +306,14 @@ def test_large_store_trusts_unchanged_folders_but_checks_hits(ex, example_root, 
     q.write_text(q.read_text().replace("Branch protection", "Quasar branch protection"))
     monkeypatch.setattr(rc, "FULL_CHECK_EVERY", 0.0)
     assert ids(ex.json("recall", "quasar", "--layer", "details", code=0)) == ["never-force-push-main"]
+
+
+@pytest.mark.parametrize("phrase, text, found", [
+    ("last time", "as we did last time.", True), ("last time", "lasttime", False), ("that one", "that ones", False),
+    ("instead", "Instead, use X", True), ("again", "try_again", False), ("again", "x again_x again", True),
+    ("上次", "用上次的方案", True), ("c++", "we use c++ here", True),
+])
+def test_signal_matching_is_whole_word_for_latin_and_substring_for_cjk(phrase, text, found):
+    from memcli.recall import _finds
+
+    assert _finds(phrase, text, text.lower()) is found
