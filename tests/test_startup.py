@@ -78,3 +78,48 @@ def test_fast_path_and_typer_agree(example_root):
         for t in env["data"]["trace"]:
             t["ms"] = 0
     assert a == b and fast.returncode == slow.exit_code == 0
+
+
+@pytest.mark.parametrize("args", [
+    ["remember", "Fast path note", "a summary", "-t", "x", "--tag", "y", "-a", "alias one", "--type", "fact",
+     "-i", "0.7", "--pin", "--expires", "2030-01-01", "--source", "test"],
+    ["scope", "set", "plan", "ship friday", "--agent", "Planner"],
+    ["session", "add", "user", "hello there"],
+])
+def test_per_turn_writes_need_no_framework(example_root, args):
+    mods = loaded("--root", example_root, *args)
+    assert not mods & {"typer", "click", "rich", "watchdog"}, mods
+
+
+def _normalised(env):
+    text = json.dumps(env, sort_keys=True)
+    import re
+
+    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "T", text)
+
+
+@pytest.mark.parametrize("args", [
+    ["remember", "Same either way", "summary", "-t", "a", "-t", "b", "-a", "other name", "-i", "0.9", "--pin"],
+    ["remember", "Bad importance", "s", "-i", "7"],
+    ["remember", "Secret inside", "--body", "token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"],
+    ["scope", "set", "k", "v", "--agent", "A"],
+    ["scope", "set", "k", "v"],
+    ["session", "add", "user", "hi"],
+    ["session", "add", "nobody", "hi"],
+])
+def test_fast_path_and_typer_agree_on_writes(tmp_path, args):
+    from typer.testing import CliRunner
+
+    from memcli.cli.app import app
+
+    results = []
+    for n, runner in enumerate(("fast", "typer")):
+        root = tmp_path / runner
+        assert run_memcli("init", root).returncode == 0
+        if runner == "fast":
+            r = run_memcli("--root", root, *args, "--json")
+            results.append((r.returncode, _normalised(json.loads(r.stdout))))
+        else:
+            r = CliRunner().invoke(app, ["--root", str(root), *args, "--json"])
+            results.append((r.exit_code, _normalised(json.loads(r.stdout))))
+    assert results[0] == results[1]

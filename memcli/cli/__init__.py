@@ -1,5 +1,6 @@
-"""The command line. `main` answers the hot commands (--version, recall, should-recall) without
-loading Typer when their arguments are plain; everything else goes to the Typer app."""
+"""The command line. `main` answers the hot commands (--version, recall, should-recall, remember,
+scope set, session add) without loading Typer when their arguments are plain; everything else
+goes to the Typer app, and both call the same actions through the same error boundary."""
 
 from __future__ import annotations
 
@@ -22,9 +23,24 @@ def __getattr__(name):
 
 _GLOBAL_VALUE = {"--root": "root", "--session": "session", "--scope": "scope"}
 
+# The commands an agent calls every turn, answered without Typer when their arguments are plain:
+# (positional names, {option: (name, kind)}), kind one of str, int, float, bool, list.
+_FAST = {
+    ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--layer": ("layer", str),
+                               "-l": ("layer", str), "--deep": ("deep", bool)}),
+    ("should-recall",): (("text",), {}),
+    ("remember",): (("title", "summary?"), {
+        "--tag": ("tags", list), "-t": ("tags", list), "--alias": ("aliases", list), "-a": ("aliases", list),
+        "--body": ("body", str), "-b": ("body", str), "--body-file": ("body_file", str), "-f": ("body_file", str),
+        "--type": ("type_", str), "--importance": ("importance", float), "-i": ("importance", float),
+        "--pin": ("pin", bool), "--expires": ("expires", str), "--id": ("id_", str), "--source": ("source", str)}),
+    ("scope", "set"): (("key", "value"), {"--agent": ("agent", str), "--force": ("force", bool)}),
+    ("session", "add"): (("role", "text"), {}),
+}
+
 
 def _fast(args: list) -> int | None:
-    """Run recall / should-recall directly when every argument is one the fast path knows;
+    """Run a hot command directly when every argument is one this parser knows for certain;
     None hands the call to Typer (help, errors, anything unusual)."""
     opts = {"root": None, "session": None, "scope": None, "json": False}
     i = 0
@@ -33,17 +49,21 @@ def _fast(args: list) -> int | None:
         if a == "--json":
             opts["json"] = True
             i += 1
-        elif a in _GLOBAL_VALUE and i + 1 < len(args):
+        elif a in _GLOBAL_VALUE and i + 1 < len(args) and not args[i + 1].startswith("-"):
             opts[_GLOBAL_VALUE[a]] = args[i + 1] or None
             i += 2
         else:
             return None
-    if i >= len(args):
+    spec = None
+    for words, candidate in _FAST.items():
+        if tuple(args[i:i + len(words)]) == words:
+            spec, command, rest = candidate, " ".join(words), args[i + len(words):]
+            break
+    if spec is None:
         return None
-    command, rest = args[i], args[i + 1:]
+    names, options = spec
+    values: dict = {}
     positional: list = []
-    limit = layer = None
-    deep = False
     j = 0
     while j < len(rest):
         a = rest[j]
@@ -52,32 +72,49 @@ def _fast(args: list) -> int | None:
             break
         if a == "--json":
             opts["json"] = True
-        elif command == "recall" and a == "--deep":
-            deep = True
-        elif command == "recall" and a in ("--limit", "-k", "--layer", "-l") and j + 1 < len(rest):
-            value = rest[j + 1]
-            if a in ("--limit", "-k"):
-                if not value.isdigit():
-                    return None
-                limit = int(value)
+        elif a in options:
+            name, kind = options[a]
+            if kind is bool:
+                values[name] = True
             else:
-                layer = value
-            j += 1
+                if j + 1 >= len(rest) or (rest[j + 1].startswith("-") and rest[j + 1] != "-"):
+                    return None
+                raw = rest[j + 1]
+                try:
+                    value = kind(raw) if kind in (int, float) else raw
+                except ValueError:
+                    return None
+                if kind is list:
+                    values.setdefault(name, []).append(raw)
+                else:
+                    values[name] = value
+                j += 1
         elif a.startswith("-") and a != "-":
             return None
         else:
             positional.append(a)
         j += 1
-    if len(positional) != 1:
+    required = [n for n in names if not n.endswith("?")]
+    if not len(required) <= len(positional) <= len(names):
         return None
-    from .boundary import execute, recall_action, should_recall_action
+    values.update((n.rstrip("?"), v) for n, v in zip(names, positional))
+    from . import boundary as b
 
-    if command == "recall":
-        return execute("recall", opts["json"], lambda: recall_action(
-            opts["root"], opts["session"], opts["scope"], positional[0], limit, deep, layer))
-    if command == "should-recall":
-        return execute("should-recall", opts["json"], lambda: should_recall_action(opts["root"], positional[0]))
-    return None
+    root, session, scope = opts["root"], opts["session"], opts["scope"]
+    actions = {
+        "recall": lambda: b.recall_action(root, session, scope, values["query"], values.get("limit"),
+                                          values.get("deep", False), values.get("layer")),
+        "should-recall": lambda: b.should_recall_action(root, values["text"]),
+        "remember": lambda: b.remember_action(root, values["title"], values.get("summary"), values.get("tags", ()),
+                                              values.get("aliases", ()), values.get("body"), values.get("body_file"),
+                                              values.get("type_", "note"), values.get("importance", 0.5),
+                                              values.get("pin", False), values.get("expires"), values.get("id_"),
+                                              values.get("source")),
+        "scope set": lambda: b.scope_set_action(root, scope, values["key"], values["value"], values.get("agent", ""),
+                                                values.get("force", False)),
+        "session add": lambda: b.session_add_action(root, session, values["role"], values["text"]),
+    }
+    return b.execute(command, opts["json"], actions[command])
 
 
 def main(argv: list | None = None) -> None:

@@ -119,19 +119,11 @@ def remember(
 
     Example: memcli remember "MySQL charset double encoding" "set utf8mb4 on the connection" -t mysql
     """
-    from ..core import read_input
+    from .boundary import remember_action
 
     def act():
-        if [title, summary, body].count("-") + (body_file == "-") > 1:
-            raise UsageError("only one argument can read standard input ('-')")
-        m = memory(ctx)
-        t = read_input(title, None, _stdin, "title")
-        s = read_input(summary, None, _stdin, "summary")
-        b = read_input(body, body_file, _stdin, "body")
-        res = m.remember(t, s, tags=tag or (), aliases=alias or (), body=b, type=type_, importance=importance,
-                         pinned=pin, expires=expires, id=id_, source=source)
-        data = res.to_dict()
-        return Out(data, lambda: r.write_result(data), warnings=res.warnings)
+        return remember_action(state(ctx).root, title, summary, tag or (), alias or (), body, body_file, type_,
+                               importance, pin, expires, id_, source)
     run(ctx, "remember", json_, act)
 
 

@@ -88,3 +88,56 @@ def should_recall_action(root, text) -> Out:
     res = should_recall(text_arg(text, "text"), m.config["recall.signals.explicit"],
                         m.config["recall.signals.implicit"], known_names(m))
     return Out(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
+
+
+def remember_action(root, title, summary=None, tags=(), aliases=(), body=None, body_file=None, type_="note",
+                    importance=0.5, pin=False, expires=None, id_=None, source=None) -> Out:
+    from ..core import read_input
+    from ..errors import UsageError
+
+    if [title, summary, body].count("-") + (body_file == "-") > 1:
+        raise UsageError("only one argument can read standard input ('-')")
+    m = open_memory(root)
+    t = read_input(title, None, stdin_bytes, "title")
+    s = read_input(summary, None, stdin_bytes, "summary")
+    b = read_input(body, body_file, stdin_bytes, "body")
+    res = m.remember(t, s, tags=tags or (), aliases=aliases or (), body=b, type=type_, importance=importance,
+                     pinned=pin, expires=expires, id=id_, source=source)
+    data = res.to_dict()
+    return Out(data, lambda: r.write_result(data), warnings=res.warnings)
+
+
+def scope_set_action(root, scope, key, value, agent, force=False) -> Out:
+    from ..core import utcnow
+    from ..errors import UsageError
+    from ..store import scope as scopes
+
+    if not agent or not agent.strip():
+        raise UsageError("scope set needs --agent NAME")
+    m = open_memory(root)
+    _, sc = names(None, scope)
+    v = text_arg(value, "value")
+    with m.lock():
+        res = scopes.set_key(m.root, sc, key, v, agent, utcnow(), force)
+    warn = [res.pop("warning")] if res.get("warning") else []
+    return Out(res, lambda: r.talk(f"{key} set by {agent}"), warnings=warn)
+
+
+def session_add_action(root, session, role, text) -> Out:
+    from ..core import utcnow
+    from ..store import session as sessions
+
+    m = open_memory(root)
+    sess, _ = names(session, None)
+    body = text_arg(text, "text")
+    with m.lock():
+        res = sessions.add(m.root, sess, role, body, utcnow(), max_rounds=int(m.config["session.max_rounds"]),
+                           summarizer=m.config["session.summarizer"],
+                           timeout=m.config.seconds("session.summarizer_timeout"),
+                           limit=int(m.config["session.max_summary_chars"]))
+    warn = [res.pop("warning")] if res.get("warning") else []
+
+    def human():
+        r.talk(f"session {res['session']}: {res['turns']} turns"
+               + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else ""))
+    return Out(res, human, warnings=warn)

@@ -99,23 +99,11 @@ def session_add(
 
     Example: memcli session add user "用上次那个方案部署"
     """
-    from ..store import session
+    from .boundary import session_add_action
 
     def act():
-        m = memory(ctx)
-        sess, _ = _names(ctx)
-        body = _text(text, "text")
-        with m.lock():
-            res = session.add(m.root, sess, role, body, _now(), max_rounds=int(m.config["session.max_rounds"]),
-                              summarizer=m.config["session.summarizer"],
-                              timeout=m.config.seconds("session.summarizer_timeout"),
-                              limit=int(m.config["session.max_summary_chars"]))
-        warn = [res.pop("warning")] if res.get("warning") else []
-
-        def human():
-            r.talk(f"session {res['session']}: {res['turns']} turns"
-                   + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else ""))
-        return Out(res, human, warnings=warn)
+        st = state(ctx)
+        return session_add_action(st.root, st.session, role, text)
     run(ctx, "session add", json_, act)
 
 
@@ -188,18 +176,11 @@ def scope_set(
 
     Example: memcli scope set editedArticle "..." --agent Editor
     """
-    from ..store import scope
+    from .boundary import scope_set_action
 
     def act():
-        if not agent.strip():
-            raise UsageError("scope set needs --agent NAME")
-        m = memory(ctx)
-        _, sc = _names(ctx)
-        v = _text(value, "value")
-        with m.lock():
-            res = scope.set_key(m.root, sc, key, v, agent, _now(), force)
-        warn = [res.pop("warning")] if res.get("warning") else []
-        return Out(res, lambda: r.talk(f"{key} set by {agent}"), warnings=warn)
+        st = state(ctx)
+        return scope_set_action(st.root, st.scope, key, value, agent, force)
     run(ctx, "scope set", json_, act)
 
 
