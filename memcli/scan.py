@@ -84,8 +84,25 @@ _WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 _WORD_DASH = _WORD | {"-"}
 _WORD_DOT = _WORD_DASH | {"."}
 
-_FILLER = re.compile(r"(?i)x{4}|\*{3}|\.\.\.|…|(.)\1{5}|1234567|abcdefg")
-_FILLER_WORDS = re.compile(r"(?i)example|placeholder|redacted|changeme|your|dummy|sample|insert|replace")
+class _Lazy:
+    """A pattern compiled on first use: most rules never run on a given text (their hints are
+    absent), so compiling all of them at import would cost every write ~30 ms."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._args = (pattern, flags)
+        self._rx = None
+
+    def __getattr__(self, name):
+        rx = self._rx
+        if rx is None:
+            rx = self._rx = re.compile(*self._args)
+        return getattr(rx, name)
+
+
+_FILLER = _Lazy(r"(?i)x{4}|\*{3}|\.\.\.|…|(.)\1{5}|1234567|abcdefg")
+_FILLER_WORDS = _Lazy(r"(?i)example|placeholder|redacted|changeme|your|dummy|sample|insert|replace")
 
 
 def _classes(value: str) -> int:
@@ -214,11 +231,11 @@ def _anchored(pattern: re.Pattern, anchor: re.Pattern | None, text: str, lower: 
 
 
 def _a(words: str) -> re.Pattern:
-    return re.compile(words)
+    return _Lazy(words)  # type: ignore[return-value]
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern:
-    return re.compile(pattern, flags)
+    return _Lazy(pattern, flags)  # type: ignore[return-value]
 
 
 _END = r"(?![A-Za-z0-9_-])"
@@ -333,8 +350,8 @@ _RULES: tuple[_Rule, ...] = (
 
 # --- Telegram bot tokens: anchored on the colon, the rarer character ----------------
 
-_TELEGRAM = re.compile(r":(?P<b>[A-Za-z0-9_-]{35})" + _END)
-_TELEGRAM_ID = re.compile(r"(?:(?<![\w:])|(?<=/bot))\d{8,10}$")
+_TELEGRAM = _Lazy(r":(?P<b>[A-Za-z0-9_-]{35})" + _END)
+_TELEGRAM_ID = _Lazy(r"(?:(?<![\w:])|(?<=/bot))\d{8,10}$")
 
 
 def _telegram(text: str, lower: str) -> Iterator[tuple[int, int, int, str]]:
@@ -346,8 +363,8 @@ def _telegram(text: str, lower: str) -> Iterator[tuple[int, int, int, str]]:
 
 # --- Mailchimp keys: 32 hex digits, then the data centre, anchored on the rarer "-us" ---
 
-_MAILCHIMP = re.compile(r"-us\d{1,2}(?![0-9A-Za-z])")
-_HEX32 = re.compile(r"[0-9a-f]{32}")
+_MAILCHIMP = _Lazy(r"-us\d{1,2}(?![0-9A-Za-z])")
+_HEX32 = _Lazy(r"[0-9a-f]{32}")
 
 
 def _mailchimp(text: str, lower: str) -> Iterator[tuple[int, int, int, str]]:
@@ -362,8 +379,8 @@ def _mailchimp(text: str, lower: str) -> Iterator[tuple[int, int, int, str]]:
 
 # --- curl -u user:password ------------------------------------------------------
 
-_CURL_LINE = re.compile(r"curl\s[^\n]*")
-_CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user)[ =][\"']?(?P<u>[^\s:'\"]{1,100}):(?P<b>[^\s'\"]+)")
+_CURL_LINE = _Lazy(r"curl\s[^\n]*")
+_CURL_USER = _Lazy(r"(?<![\w-])(?:-u|--user)[ =][\"']?(?P<u>[^\s:'\"]{1,100}):(?P<b>[^\s'\"]+)")
 
 
 def _curl_passwords(text: str, lower: str) -> Iterator[tuple[int, int, int, str]]:
@@ -380,13 +397,13 @@ def _curl_passwords(text: str, lower: str) -> Iterator[tuple[int, int, int, str]
 
 # --- private key blocks -----------------------------------------------------------
 
-_PRIVATE_KEY = re.compile(
+_PRIVATE_KEY = _Lazy(
     r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
     r"(?P<b>(?:(?:\r?\n|\\r\\n|\\n)[ \t]*(?:[A-Za-z][A-Za-z-]{0,30}: [^\n\\\"]{0,200}|[A-Za-z0-9+/=]{1,200})?[ \t]*"
     r"(?=\r?\n|\\[rn]|\"|$)){0,2000})"
     r"(?:(?:\r?\n|\\n)?-----END (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----)?"
 )
-_GCP_KEY_BEFORE = re.compile(r"\"private_key\"\s{0,5}:\s{0,5}\"$")
+_GCP_KEY_BEFORE = _Lazy(r"\"private_key\"\s{0,5}:\s{0,5}\"$")
 
 
 def _private_keys(text: str, lower: str) -> Iterator[tuple[int, int, int, str]]:
@@ -401,7 +418,7 @@ def _private_keys(text: str, lower: str) -> Iterator[tuple[int, int, int, str]]:
 
 # --- passwords in URLs ------------------------------------------------------------
 
-_URL_USERINFO = re.compile(
+_URL_USERINFO = _Lazy(
     r"://(?P<u>[^\s:@/?#\[\]\"'<>]{0,200}):(?P<b>[^\s@/?#\"'<>]{1,200})@(?=[A-Za-z0-9\[])")
 
 
@@ -427,8 +444,8 @@ _ASSIGN_SOURCE = (
 )
 # Searching the lowered text case-sensitively is several times faster than IGNORECASE; it
 # is used when lowering kept every offset (the usual case), the slow pattern otherwise.
-_ASSIGN = re.compile(_ASSIGN_SOURCE)
-_ASSIGN_I = re.compile(_ASSIGN_SOURCE, re.I)
+_ASSIGN = _Lazy(_ASSIGN_SOURCE)
+_ASSIGN_I = _Lazy(_ASSIGN_SOURCE, re.I)
 _ASSIGN_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "密码", "口令", "密钥", "秘钥", "令牌")
 _CJK_KEYS = {"密码": "password", "口令": "password", "密钥": "secret", "秘钥": "secret", "令牌": "secret"}
 _BARE_KEYS = frozenset({"password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "auth",
@@ -448,11 +465,11 @@ same set see n/a na -
 """.split())
 _PLACEHOLDER_PARTS = ("xxxx", "****", "...", "…", "${", "{{", "}}", "<", ">", "example", "changeme", "change_me",
                       "change-me", "placeholder", "redacted", "insert", "replace", "dummy", "sample", "here")
-_CODE_LIKE = re.compile(
+_CODE_LIKE = _Lazy(
     r"[()\[\]{}]|^(?:[a-z_$][a-z0-9_$]*)(?:\.[A-Za-z_$][\w$]*)+$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^![A-Za-z]+$"
     r"|^(?:~|\.{1,2})?/|://|^[\w.+-]+@[\w-]+\.[\w.]+$")
-_YAML_REF = re.compile(r"[&*!][a-z_][\w-]*")
-_CAMEL_IDENT = re.compile(r"[a-z]+(?:[A-Z][a-z]+)+")
+_YAML_REF = _Lazy(r"[&*!][a-z_][\w-]*")
+_CAMEL_IDENT = _Lazy(r"[a-z]+(?:[A-Z][a-z]+)+")
 
 
 def _is_placeholder(value: str) -> bool:
@@ -658,9 +675,9 @@ def redact_secrets(text: str) -> tuple[str, list[SecretMatch]]:
 
 # --------------------------------------------------------------------------- injection
 
-_INVISIBLE = re.compile("[\u200b-\u200d\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff\u180e\u115f\u1160\u3164\uffa0"
+_INVISIBLE = _Lazy("[\u200b-\u200d\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff\u180e\u115f\u1160\u3164\uffa0"
                         "\U000e0000-\U000e007f]+")
-_FLAG_TAGS = re.compile("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f")
+_FLAG_TAGS = _Lazy("[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f")
 
 
 def _emoji(ch: str) -> bool:
@@ -722,7 +739,7 @@ class _Phrase:
 
 
 # Text before a phrase that makes it a negation or a description, not an order.
-_GUARD_EN = re.compile(
+_GUARD_EN = _Lazy(
     r"(?:\b(?:not|never|no|don't|dont|doesn't|didn't|won't|wouldn't|shouldn't|mustn't|cannot|can't|avoid|without)"
     r"|\b(?:tried|tries|trying|attempted|attempts|attempting|managed|wanted|wants|asked|asks|asking|designed|meant"
     r"|told|tells|telling|instructed|instructs|tricked|tricks|trick|convince|convinced|how|used|uses|using)"
@@ -732,9 +749,9 @@ _GUARD_EN = re.compile(
     r"(?:\s+(?:will|would|should|can|could|may|might|sometimes|often|always|usually|still|then|also|just|did|does"
     r"|do|cannot|won't|tend\s+to|tends\s+to|started\s+to|began\s+to|tries\s+to|tried\s+to|attempts?\s+to))*"
     r")\s*(?:\w+\s+)?$", re.I)
-_GUARD_ZH = re.compile(r"(?:不要|别|不能|切勿|请勿|不可|不得|禁止|不会|绝不|千万不要|不应|不许|永远不要|严禁)\s*$")
-_SENTENCE_END = re.compile(r"[.!?\n;:。！？；：\"“”]")
-_POINTER = re.compile(
+_GUARD_ZH = _Lazy(r"(?:不要|别|不能|切勿|请勿|不可|不得|禁止|不会|绝不|千万不要|不应|不许|永远不要|严禁)\s*$")
+_SENTENCE_END = _Lazy(r"[.!?\n;:。！？；：\"“”]")
+_POINTER = _Lazy(
     r"\s+(?:about|regarding|concerning)\s|\s*,?\s+(?:in|for|from|on|of|inside|under|within|at)\s+"
     r"(?:the\s+|this\s+|that\s+|our\s+|my\s+|these\s+|those\s+)?"
     r"(?:readme|docs?\b|documentation|wiki|guide|manual|handbook|onboarding|section|chapter|steps?\b|page|files?\b"
@@ -799,12 +816,12 @@ _OVERRIDE_HINTS = (("ignore", "disregard", "forget", "neglect"),)
 
 
 def _en(kind: str, pattern: str, hints: tuple, anchor: str, **options) -> _Phrase:
-    return _Phrase(kind, re.compile(pattern, re.I | re.M), hints, anchor=re.compile(anchor), **options)
+    return _Phrase(kind, _r(pattern, re.I | re.M), hints, anchor=_r(anchor), **options)
 
 
 def _zh(kind: str, pattern: str, hints: tuple, anchor: str, **options) -> _Phrase:
-    return _Phrase(kind, re.compile(pattern, re.I | re.M), hints, guard=options.pop("guard", "zh"),
-                   anchor=re.compile(anchor), **options)
+    return _Phrase(kind, _r(pattern, re.I | re.M), hints, guard=options.pop("guard", "zh"),
+                   anchor=_r(anchor), **options)
 
 
 _PHRASES: tuple[_Phrase, ...] = (
@@ -933,7 +950,7 @@ _PHRASES: tuple[_Phrase, ...] = (
         rf"{_NET_CMD}\b[^\n;&|]{{0,200}}",
         (("|",), ("nc", "netcat", "socat", "telnet", "curl", "wget", "openssl", "mail", "mutt")),
         "cat|base64|tar|zip|gzip|xxd|od|head|tail|strings|gpg|env|printenv", guard="",
-        gate=re.compile(rf"\|\s*(?:[^|\n]{{0,100}}?\|\s*)?{_NET_CMD}\b")),
+        gate=_Lazy(rf"\|\s*(?:[^|\n]{{0,100}}?\|\s*)?{_NET_CMD}\b")),
     _en("exfiltration",
         rf"\b(?:cat|base64|tar|gzip|xxd|head|tail)\b[^\n>|]{{0,200}}?{_SENSITIVE}[^\n>|]{{0,100}}>\s*"
         r"/dev/(?:tcp|udp)/\S*"
@@ -963,10 +980,10 @@ _PHRASES: tuple[_Phrase, ...] = (
 )
 
 # Hidden text that addresses a model: at its start ("AI agents: ...") or anywhere ("if you are an AI ...").
-_AI_OPENING = re.compile(
+_AI_OPENING = _Lazy(
     r"\s*(?:note\s+(?:to|for)\s+)?(?:the\s+|all\s+|any\s+)?(?:(?:AI|LLM)\s+)?(?:AI|LLM|assistant|agent|model|GPT"
     r"|ChatGPT|Claude|Copilot|Gemini|Cursor|bot)s?\s*[:,]|\s*(?:AI|人工智能|大模型|助手|智能体)\s*[:：]", re.I)
-_AI_ADDRESS = re.compile(
+_AI_ADDRESS = _Lazy(
     r"\b(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:AI|LLM|assistant"
     r"|agent|model|bot)s?\b|\bif\s+you(?:'re|\s+are)\s+(?:an?\s+)?(?:AI|LLM|(?:large\s+)?language\s+model"
     r"|assistant|agent|bot|chatbot)\b|\b(?:AI|LLM)s?\s+(?:reading|processing|summari[sz]ing|parsing)\s+this\b"
@@ -976,10 +993,10 @@ _AI_ADDRESS = re.compile(
 def _addresses_model(text: str, start: int, end: int) -> bool:
     return bool(_AI_OPENING.match(text, start, end) or _AI_ADDRESS.search(text, start, end))
 _HIDDEN = (
-    re.compile(r"^\[//\]:\s*#\s*[(\"'](?P<c>[^\n]{0,500})[)\"']\s*$", re.M),
-    re.compile(r"<\w{1,20}\s(?P<css>[^<>]{0,400})>(?P<c>[^<]{1,2000})"),
+    _Lazy(r"^\[//\]:\s*#\s*[(\"'](?P<c>[^\n]{0,500})[)\"']\s*$", re.M),
+    _Lazy(r"<\w{1,20}\s(?P<css>[^<>]{0,400})>(?P<c>[^<]{1,2000})"),
 )
-_INVISIBLE_CSS = re.compile(r"\bstyle\s*=\s*[\"'][^\"']*?(?:display\s*:\s*none|visibility\s*:\s*hidden"
+_INVISIBLE_CSS = _Lazy(r"\bstyle\s*=\s*[\"'][^\"']*?(?:display\s*:\s*none|visibility\s*:\s*hidden"
                             r"|font-size\s*:\s*0(?:px)?\b|opacity\s*:\s*0(?:\.0+)?\b)", re.I)
 _HIDDEN_HINTS = ("<!--", "[//]:", "style")
 
