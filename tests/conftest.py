@@ -28,13 +28,21 @@ def isolated_env(tmp_path, monkeypatch):
 
 
 class Cli:
+    """The CLI in-process. The Click command is built once: Typer rebuilds it on every invoke."""
+
+    command = None
+
     def __init__(self, root: Path | None):
         self.root = root
         self.runner = CliRunner()
+        if Cli.command is None:
+            import typer.main
+
+            Cli.command = typer.main.get_command(app)
 
     def __call__(self, *args, input=None, root=True):
         argv = (["--root", str(self.root)] if root and self.root else []) + [str(a) for a in args]
-        return self.runner.invoke(app, argv, input=input, catch_exceptions=False)
+        return super(CliRunner, self.runner).invoke(Cli.command, argv, input=input, catch_exceptions=False)
 
     def json(self, *args, input=None, code=None):
         res = self(*args, "--json", input=input)

@@ -9,31 +9,12 @@ import json
 import os
 
 import pytest
-import typer.main
-import typer.testing
 
 from memcli.cli.app import app
 from memcli.store import details as dfile
 
 
-class Cli:
-    """The conftest `cli`, but the Click command is built once (Typer rebuilds it on every call)."""
-
-    command = typer.main.get_command(app)
-
-    def __init__(self, root):
-        self.root = root
-
-    def __call__(self, *args, input=None):
-        runner = typer.testing.CliRunner()
-        argv = ["--root", str(self.root), *map(str, args)]
-        return super(typer.testing.CliRunner, runner).invoke(self.command, argv, input=input,
-                                                              catch_exceptions=False)
-
-
-@pytest.fixture
-def cli(root):
-    return Cli(root)
+from tests.conftest import Cli  # noqa: E402,F401  (the `cli` fixture comes from conftest)
 
 MARK = "OUTSIDE-SECRET-7f3a"
 

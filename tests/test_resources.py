@@ -11,31 +11,11 @@ import os
 import tempfile
 
 import pytest
-import typer.main
-import typer.testing
 
-from memcli.cli.app import app
 from memcli.store.fs import TMP_PREFIX
 
 
-class Cli:
-    """The conftest `cli`, but the Click command is built once (Typer rebuilds it on every call)."""
-
-    command = typer.main.get_command(app)
-
-    def __init__(self, root):
-        self.root = root
-
-    def __call__(self, *args, input=None):
-        runner = typer.testing.CliRunner()
-        argv = ["--root", str(self.root), *map(str, args)]
-        return super(typer.testing.CliRunner, runner).invoke(self.command, argv, input=input,
-                                                              catch_exceptions=False)
-
-
-@pytest.fixture
-def cli(root):
-    return Cli(root)
+from tests.conftest import Cli  # noqa: E402,F401  (the `cli` fixture comes from conftest)
 
 # Local state that read commands may legitimately refresh (caches, the trace log, the lock file).
 VOLATILE = (".memcli/search/", ".memcli/trace.jsonl", ".memcli/index-cache.json", ".memcli/heartbeat-cache.json",
