@@ -38,10 +38,15 @@ def timed(cmd: list, cwd=None) -> tuple[float, float, int]:
     return ms, usage.ru_maxrss / 1024, p.returncode
 
 
-def series(make_cmd, runs: int, warm: int = 1, cwd=None) -> dict:
+def series(make_cmd, runs: int, warm: int = 1, cwd=None, before=None) -> dict:
+    """Medians of whole-process runs; `before(i)` runs ahead of each timed run (not timed)."""
     for i in range(warm):
         timed(make_cmd(-1 - i), cwd)
-    out = [timed(make_cmd(i), cwd) for i in range(runs)]
+    out = []
+    for i in range(runs):
+        if before is not None:
+            before(i)
+        out.append(timed(make_cmd(i), cwd))
     ms = [o[0] for o in out]
     return {"median": statistics.median(ms), "min": min(ms), "max": max(ms), "rss": max(o[1] for o in out),
             "codes": sorted({o[2] for o in out})}
@@ -80,30 +85,20 @@ def bench(root: Path, n: int, runs: int) -> list:
     grep = series(lambda i: ["grep", "-ril", DETAIL_WORD, "memory/"], runs, cwd=root)
     row("grep -ril (same word, same files)", grep)
     row("recall (details, warm cache)", warm, f"{warm['median'] / grep['median']:.2f}x grep")
-    edited = []
     target = root / "memory" / f"m{n // 3:06d}.md"
-    for i in range(runs):
+
+    def edit_in_place(i):
         with open(target, "a", encoding="utf-8") as f:
             f.write(f"\nedit {i}\n")
-        edited.append(timed(m + ["recall", DETAIL_WORD]))
-    ems = [e[0] for e in edited]
-    row("recall (details, after an in-place edit of 1 file)", {"median": statistics.median(ems), "min": min(ems),
-                                                     "max": max(ems), "rss": max(e[1] for e in edited),
-                                                     "codes": sorted({e[2] for e in edited})},
-        f"{statistics.median(ems) / warm['median']:.2f}x warm")
-    # The same edit saved the way vim and memcli save (a new file renamed over the old one):
-    # the folder changes, so even a large store checks every file on the next call.
-    renamed = []
-    for i in range(runs):
+
+    def rename_save(i):  # the way vim and memcli save: a new file renamed over the old one
         tmp = target.with_name(".bench-save.tmp")
         tmp.write_text(target.read_text(encoding="utf-8") + f"\nsaved {i}\n", encoding="utf-8")
         os.replace(tmp, target)
-        renamed.append(timed(m + ["recall", DETAIL_WORD]))
-    rms = [e[0] for e in renamed]
-    row("recall (details, after a rename-save of 1 file)", {"median": statistics.median(rms), "min": min(rms),
-                                                              "max": max(rms), "rss": max(e[1] for e in renamed),
-                                                              "codes": sorted({e[2] for e in renamed})},
-        f"{statistics.median(rms) / warm['median']:.2f}x warm")
+
+    for name, edit in (("an in-place edit", edit_in_place), ("a rename-save", rename_save)):
+        s = series(lambda i: m + ["recall", DETAIL_WORD], runs, warm=0, before=edit)
+        row(f"recall (details, after {name} of 1 file)", s, f"{s['median'] / warm['median']:.2f}x warm")
     row("remember", series(lambda i: m + ["remember", f"bench note {n} {time.time_ns()} {i}", "a summary",
                                           "-t", "bench"], runs))
     row("scope set", series(lambda i: m + ["scope", "set", f"key{i % 3}", f"value {i}", "--agent", "bench"], runs))

@@ -391,6 +391,10 @@ class Memory:
         max_lines = int(self.config["index.max_lines"])
         warnings: list = []
         # Entry lines whose detail cannot be read are turned into verbatim lines: kept, never ours to drop.
+        from .store.indexcache import indexed
+
+        # The listed memories come from the stat-checked cache: no detail file is parsed twice.
+        on_disk = {e.id: d for e, d in indexed(self, doc.entries) if d is not None}
         chosen: dict[str, Detail] = {}
         for i, x in enumerate(doc.lines):
             if isinstance(x, Entry):
@@ -398,11 +402,7 @@ class Memory:
                 if changed is not None and x.id == changed.id and x.id not in chosen:
                     d = changed
                 elif x.id and x.id not in chosen:
-                    try:
-                        p = self.detail_path(x.id)
-                        d = self.load(p) if p.is_file() else None
-                    except (FileError, UnsafePathError, UsageError):
-                        d = None
+                    d = on_disk.get(x.id)
                 if d is None:
                     doc.lines[i] = x.raw if x.raw is not None else x
                     if not isinstance(doc.lines[i], str):

@@ -45,8 +45,8 @@ def session_layer(mem, name: str, query: str, limit: int, threshold: float, now)
     from .search.ranker import SearchDoc
     from .store import session
 
-    data = session.load(mem.root, name) if session.session_path(mem.root, name).exists() else None
-    if not data:
+    data = session.load(mem.root, name)  # a session never started is empty
+    if not data["turns"] and not data.get("summary"):
         return [], 0
     docs, texts = [], {}
     if data.get("summary"):

@@ -236,6 +236,38 @@ def state_dir(root: Path, *sub: str) -> Path:
     return path
 
 
+def state_file(root: Path, folder: str, name: str) -> Path:
+    """.memcli/<folder>/<name>.json: the name is checked like an id, the file never leads out."""
+    check_id(name)
+    path = state_dir(root, folder) / f"{name}.json"
+    if path.is_symlink() and not inside(root, path):
+        raise UnsafePathError(f"{STATE_DIR}/{folder}/{name}.json leads outside the memory root (a symlink?); not used")
+    return path
+
+
+def read_state(path: Path, what: str, hint: str, check) -> dict | None:
+    """A state file's JSON, checked by `check` (raising ValueError); None when there is none.
+    A broken file is a one-line FileError naming it and how to get past it."""
+    if not path.exists():
+        return None
+    rel = f"{STATE_DIR}/{path.parent.name}/{path.name}"
+    import json
+
+    try:
+        data = json.loads(read_text(path, rel))
+        check(data)
+    except (ValueError, RecursionError) as e:
+        why = str(e) if isinstance(e, ValueError) else "nested too deeply"
+        raise FileError(f"{rel}: broken {what} file ({why}); {hint}") from None
+    return data
+
+
+def dump_state(data: dict) -> str:
+    import json
+
+    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+
+
 @contextlib.contextmanager
 def root_lock(root: Path, timeout: float):
     """One exclusive lock per root for every write. The kernel drops it when a process dies."""

@@ -23,15 +23,15 @@ def _fp(path) -> str | None:
     return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
 
 
-def indexed(mem) -> list:
-    """(entry, Detail or None) for every entry of MEMORY.md, in order."""
-    entries = [e for e in mem.read_index().entries if e.id]
+def indexed(mem, entries: list | None = None) -> list:
+    """(entry, Detail or None) for every entry of MEMORY.md (or of `entries`), in order."""
+    entries = [e for e in (mem.read_index().entries if entries is None else entries) if e.id]
     cache_path = mem.root / ".memcli" / "index-cache.json"
     try:
         state_dir(mem.root)  # a .memcli/ that leads outside the root is not read
         # O_NOFOLLOW: a cache file that is a symlink is not followed out of the root
         fd = os.open(cache_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, encoding="utf-8") as f:
+        with open(fd, encoding="utf-8") as f:
             cache = json.load(f)
         if not isinstance(cache, dict):
             cache = {}

@@ -6,22 +6,17 @@ overwritten and logged. Every write is recorded, so `scope check` can say who wr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..errors import CollisionError, FileError, UnsafePathError, UsageError
+from ..errors import CollisionError, UsageError
 from . import episodes
-from .fs import atomic_write, atomic_write_many, check_id, inside, read_text, state_dir
+from .fs import atomic_write, atomic_write_many, dump_state, read_state, state_file
 
 MAX_VALUE = 1_000_000
 
 
 def scope_path(root: Path, name: str) -> Path:
-    check_id(name)
-    path = state_dir(root, "scopes") / f"{name}.json"
-    if path.is_symlink() and not inside(root, path):
-        raise UnsafePathError(f".memcli/scopes/{name}.json leads outside the memory root (a symlink?); not used")
-    return path
+    return state_file(root, "scopes", name)
 
 
 def short(value: str, n: int = 60) -> str:
@@ -30,16 +25,9 @@ def short(value: str, n: int = 60) -> str:
 
 
 def load(root: Path, name: str) -> dict | None:
-    path = scope_path(root, name)
-    if not path.exists():
+    data = read_state(scope_path(root, name), "scope", "move it away or run `memcli scope end`", _check_shape)
+    if data is None:
         return None
-    try:
-        data = json.loads(read_text(path, f".memcli/scopes/{path.name}"))
-        _check_shape(data)
-    except (ValueError, RecursionError) as e:
-        why = str(e) if isinstance(e, ValueError) else "nested too deeply"
-        raise FileError(f".memcli/scopes/{path.name}: broken scope file ({why}); "
-                        "move it away or run `memcli scope end`") from None
     data.setdefault("log", [])
     data.setdefault("collisions", [])
     data["name"] = name  # the file's name decides where it is saved, not what the file says
@@ -70,8 +58,7 @@ def save(root: Path, data: dict) -> None:
     atomic_write(scope_path(root, data["name"]), _dump(data))
 
 
-def _dump(data: dict) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+_dump = dump_state
 
 
 def start(root: Path, name: str, task: str, now: str) -> dict:

@@ -6,37 +6,26 @@ Beyond session.max_rounds user rounds, the oldest turns are folded into the summ
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from ..errors import FileError, UnsafePathError, UsageError
+from ..errors import UsageError
 from . import episodes
-from .fs import atomic_write, atomic_write_many, check_id, inside, read_text, state_dir
+from .fs import atomic_write, atomic_write_many, dump_state, read_state, state_file
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_TURN = 100_000
 
 
 def session_path(root: Path, name: str) -> Path:
-    check_id(name)
-    path = state_dir(root, "sessions") / f"{name}.json"
-    if path.is_symlink() and not inside(root, path):
-        raise UnsafePathError(f".memcli/sessions/{name}.json leads outside the memory root (a symlink?); not used")
-    return path
+    return state_file(root, "sessions", name)
 
 
 def load(root: Path, name: str) -> dict:
-    path = session_path(root, name)
-    if not path.exists():
+    data = read_state(session_path(root, name), "session", "move it away or run `memcli session clear`",
+                      _check_shape)
+    if data is None:
         return {"version": 1, "name": name, "summary": "", "turns": [], "folded": 0}
-    try:
-        data = json.loads(read_text(path, f".memcli/sessions/{path.name}"))
-        _check_shape(data)
-    except (ValueError, RecursionError) as e:
-        why = str(e) if isinstance(e, ValueError) else "nested too deeply"
-        raise FileError(f".memcli/sessions/{path.name}: broken session file ({why}); "
-                        "move it away or run `memcli session clear`") from None
     data.setdefault("summary", "")
     data.setdefault("folded", 0)
     data["name"] = name  # the file's name decides where it is saved, not what the file says
@@ -59,8 +48,7 @@ def save(root: Path, data: dict) -> None:
     atomic_write(session_path(root, data["name"]), _dump(data))
 
 
-def _dump(data: dict) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+_dump = dump_state
 
 
 def _rounds(turns: list) -> list[int]:
