@@ -296,7 +296,8 @@ def main(argv: list | None = None) -> int:
     report = run(engines, root, sections, args.show)
     n_mem = len(_documents(root))
     if args.json:
-        print(json.dumps({"memories": n_mem, "limit": LIMIT, "now": NOW, "cli": args.cli, "results": report},
+        print(json.dumps({"memories": n_mem, "limit": LIMIT, "now": NOW, "cli": args.cli,
+                          "final_check": args.split == "fresh", "results": report},
                          ensure_ascii=False, indent=1))
     else:
         print(f"{n_mem} memories; " + ", ".join(f"{s}: {len(q)} queries" for s, q in sections.items())
