@@ -14,13 +14,15 @@ from pathlib import Path
 from .config import Config, load_config, parse_duration
 from .errors import (ExistsError, FileError, IndexFullError, NotFoundError, SecretError, UnsafePathError,
                      UsageError)
-from .model import TYPES, Detail, Entry, Problem, clean_tags, one_line
+from .model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, Detail, Entry, Problem, clean_tags, one_line
 from .store import details as dfile
 from .store.fs import (atomic_write, atomic_write_many, check_id, decode, inside, read_text, root_lock, safe_join,
                        slugify, state_dir, valid_id)
 from .store.index import IndexDoc
 
 MAX_TITLE = 200
+CONTEXT_BUDGET = 2000  # tokens of a context block unless asked otherwise
+MIN_BUDGET = 50
 
 
 def utcnow() -> str:
@@ -58,6 +60,20 @@ class WriteResult:
             "action": self.action, "id": self.id, "path": self.path, "indexed": self.indexed,
             "line": self.line, "demoted": self.demoted, "redacted": self.redacted,
         }
+
+
+@dataclass
+class Repair:
+    """What `Memory.repair` found and did: the report after the repairs, the plan, what was applied."""
+
+    report: object
+    actions: list
+    applied: list
+    dry_run: bool = False
+
+    def to_dict(self) -> dict:
+        return {**self.report.to_dict(), "actions": [a.to_dict() for a in self.actions], "applied": self.applied,
+                "dry_run": self.dry_run}
 
 
 @dataclass
@@ -226,10 +242,13 @@ class Memory:
         return new, [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in found]
 
     def remember(self, title: str, summary: str = "", *, tags=(), aliases=(), body: str = "",
-                 type: str = "note", importance: float = 0.5, pinned: bool = False,
+                 type: str | None = None, importance: float | None = None, pinned: bool = False,
                  expires: str | None = None, id: str | None = None, source: str | None = None,
                  now: str | None = None) -> WriteResult:
-        """Write a new detail file and its index line (demoting the lowest entry when full)."""
+        """Write a new detail file and its index line (demoting the lowest entry when full).
+        type and importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
+        type = DEFAULT_TYPE if type is None else type
+        importance = DEFAULT_IMPORTANCE if importance is None else importance
         title = one_line(title or "")
         if not title:
             raise UsageError("a title is required and must not be blank")
@@ -538,6 +557,70 @@ class Memory:
             self._write_index(doc, plan.entries)
         return WriteResult("edited", memory_id, self.rel(path), memory_id in plan.ids,
                            line=_line_for(plan.entries, memory_id))
+
+    # ---------- the cascade ----------
+    def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,
+               session: str = "default", scope: str = "default", threshold: float | None = None,
+               now: str | None = None):
+        """Session, then scope, then the index, then the details: a Recall with hits and a trace."""
+        from .recall import recall
+
+        return recall(self, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
+                      threshold=threshold, now=now)
+
+    def should_recall(self, text: str) -> dict:
+        """explicit / implicit / none for a message, from the configured signals and the index's names."""
+        from .recall import known_names, should_recall
+
+        return should_recall(text, self.config["recall.signals.explicit"], self.config["recall.signals.implicit"],
+                             known_names(self))
+
+    def context(self, query: str | None = None, *, budget: int | None = None, session: str = "default",
+                scope: str = "default", now: str | None = None) -> dict:
+        """One Markdown block for a prompt, trimmed to a token budget (CONTEXT_BUDGET by default)."""
+        from .context import build
+
+        budget = CONTEXT_BUDGET if budget is None else budget
+        if budget < MIN_BUDGET:
+            raise UsageError(f"--budget must be at least {MIN_BUDGET} tokens")
+        return build(self, query, budget, session, scope, now)
+
+    def session(self, name: str = "default"):
+        """The session `name`: add, show, clear."""
+        from .state import Session
+
+        return Session(self, name)
+
+    def scope(self, name: str = "default"):
+        """The scope `name`: start, set, get, read, show, check, end."""
+        from .state import Scope
+
+        return Scope(self, name)
+
+    # ---------- heartbeat ----------
+    def audit(self, now=None, *, write_cache: bool = True):
+        """Every heartbeat check over every file: a Report of findings."""
+        from .heartbeat import audit
+
+        return audit(self, now, write_cache=write_cache)
+
+    def repair(self, dry_run: bool = False, now=None, *, write_cache: bool | None = None) -> "Repair":
+        """Audit, plan the safe repairs and (unless dry_run) make them under the root lock."""
+        from .heartbeat import apply, plan
+
+        report = self.audit(now, write_cache=not dry_run if write_cache is None else write_cache)
+        actions = plan(report)
+        applied: list = []
+        if not dry_run and actions:
+            applied = apply(self, actions, now)
+            if applied:
+                report = self.audit(now)
+        return Repair(report, actions, applied, dry_run)
+
+    @classmethod
+    def init(cls, path: str | os.PathLike, example: bool = False) -> "Memory":
+        """Create a memory root (never overwriting a file) and open it."""
+        return cls(init_root(path, example)["root"])
 
 
 def _line_for(entries: list, memory_id: str) -> str | None:

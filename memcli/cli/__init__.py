@@ -6,21 +6,6 @@ from __future__ import annotations
 
 import sys
 
-_APP_NAMES = ("app", "Json", "State", "memory", "run", "state")
-
-
-def __getattr__(name):
-    if name in _APP_NAMES:
-        from . import app as _app
-
-        return getattr(_app, name)
-    if name in ("Out",):
-        from .boundary import Out
-
-        return Out
-    raise AttributeError(name)
-
-
 _GLOBAL_VALUE = {"--root": "root", "--session": "session", "--scope": "scope"}
 
 # The commands an agent calls every turn, answered without Typer when their arguments are plain:
@@ -107,7 +92,7 @@ def _fast(args: list) -> int | None:
         "should-recall": lambda: b.should_recall_action(root, values["text"]),
         "remember": lambda: b.remember_action(root, values["title"], values.get("summary"), values.get("tags", ()),
                                               values.get("aliases", ()), values.get("body"), values.get("body_file"),
-                                              values.get("type_", "note"), values.get("importance", 0.5),
+                                              values.get("type_"), values.get("importance"),
                                               values.get("pin", False), values.get("expires"), values.get("id_"),
                                               values.get("source")),
         "scope set": lambda: b.scope_set_action(root, scope, values["key"], values["value"], values.get("agent", ""),

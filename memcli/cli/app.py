@@ -12,6 +12,7 @@ from typing import Annotated
 from .. import __version__
 from .. import render as r
 from ..errors import UsageError
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
 from .boundary import Out, execute, open_memory, stdin_bytes
 
 app = typer.Typer(
@@ -67,9 +68,6 @@ def run(ctx: typer.Context, command: str, json_flag: bool, action: Callable[[], 
         raise typer.Exit(code)
 
 
-_stdin = stdin_bytes
-
-
 # ---------------------------------------------------------------- commands
 
 @app.command()
@@ -107,8 +105,10 @@ def remember(
     alias: Annotated[Optional[List[str]], typer.Option("--alias", "-a", help="Another name it is known by (repeatable).")] = None,
     body: Annotated[Optional[str], typer.Option("--body", "-b", help="The full text ('-' reads stdin).")] = None,
     body_file: Annotated[Optional[str], typer.Option("--body-file", "-f", help="Read the body from a file ('-': stdin).")] = None,
-    type_: Annotated[str, typer.Option("--type", help="fact | preference | lesson | procedure | event | note")] = "note",
-    importance: Annotated[float, typer.Option("--importance", "-i", help="0..1")] = 0.5,
+    type_: Annotated[Optional[str], typer.Option(
+        "--type", help=f"fact | preference | lesson | procedure | event | note (default {DEFAULT_TYPE})")] = None,
+    importance: Annotated[Optional[float], typer.Option(
+        "--importance", "-i", help=f"0..1 (default {DEFAULT_IMPORTANCE})")] = None,
     pin: Annotated[bool, typer.Option("--pin", help="Always keep it in MEMORY.md.")] = False,
     expires: Annotated[Optional[str], typer.Option("--expires", help="A date (2027-01-31) or a duration (30d).")] = None,
     id_: Annotated[Optional[str], typer.Option("--id", help="Use this id instead of one made from the title.")] = None,
@@ -152,8 +152,8 @@ def update(
     def act():
         if [summary, append].count("-") > 1:
             raise UsageError("only one argument can read standard input ('-')")
-        s = read_input(summary, None, _stdin, "summary") if summary is not None else None
-        a = read_input(append, None, _stdin, "append") if append is not None else None
+        s = read_input(summary, None, stdin_bytes, "summary") if summary is not None else None
+        a = read_input(append, None, stdin_bytes, "append") if append is not None else None
         res = memory(ctx).update(id_, title=title, summary=s, append=a, tags=tag or (), untags=untag or (),
                                  aliases=alias or (), type=type_, importance=importance, pinned=pin,
                                  expires=expires)

@@ -71,27 +71,21 @@ def text_arg(value: str, what: str) -> str:
 
 # ---- the hot commands' actions: called by the Typer commands and by the fast path alike ----
 
-def recall_action(root, session, scope, query, limit, deep, layer) -> Out:
-    from ..recall import recall
-
+def recall_action(root, session, scope, query, limit=None, deep=False, layer=None) -> Out:
     sess, sc = names(session, scope)
-    res = recall(open_memory(root), text_arg(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
-                 layer=layer)
+    res = open_memory(root).recall(text_arg(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
+                                   layer=layer)
     data = res.to_dict()
     return Out(data, lambda: r.recall(data), code=0 if res.hits else 1, warnings=res.warnings)
 
 
 def should_recall_action(root, text) -> Out:
-    from ..recall import known_names, should_recall
-
-    m = open_memory(root)
-    res = should_recall(text_arg(text, "text"), m.config["recall.signals.explicit"],
-                        m.config["recall.signals.implicit"], known_names(m))
+    res = open_memory(root).should_recall(text_arg(text, "text"))
     return Out(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
 
 
-def remember_action(root, title, summary=None, tags=(), aliases=(), body=None, body_file=None, type_="note",
-                    importance=0.5, pin=False, expires=None, id_=None, source=None) -> Out:
+def remember_action(root, title, summary=None, tags=(), aliases=(), body=None, body_file=None, type_=None,
+                    importance=None, pin=False, expires=None, id_=None, source=None) -> Out:
     from ..core import read_input
     from ..errors import UsageError
 
@@ -107,35 +101,24 @@ def remember_action(root, title, summary=None, tags=(), aliases=(), body=None, b
     return Out(data, lambda: r.write_result(data), warnings=res.warnings)
 
 
-def scope_set_action(root, scope, key, value, agent, force=False) -> Out:
-    from ..core import utcnow
-    from ..errors import UsageError
-    from ..store import scope as scopes
+def _warning(res: dict) -> list:
+    """A library result's "warning" goes to stderr (or the envelope's warnings), not into the data."""
+    w = res.pop("warning", None)
+    return [w] if w else []
 
-    if not agent or not agent.strip():
-        raise UsageError("scope set needs --agent NAME")
-    m = open_memory(root)
+
+def scope_set_action(root, scope, key, value, agent=None, force=False) -> Out:
     _, sc = names(None, scope)
-    v = text_arg(value, "value")
-    with m.lock():
-        res = scopes.set_key(m.root, sc, key, v, agent, utcnow(), force)
-    warn = [res.pop("warning")] if res.get("warning") else []
+    m = open_memory(root)
+    res = m.scope(sc).set(key, text_arg(value, "value"), agent or "", force)
+    warn = _warning(res)
     return Out(res, lambda: r.talk(f"{key} set by {agent}"), warnings=warn)
 
 
 def session_add_action(root, session, role, text) -> Out:
-    from ..core import utcnow
-    from ..store import session as sessions
-
-    m = open_memory(root)
     sess, _ = names(session, None)
-    body = text_arg(text, "text")
-    with m.lock():
-        res = sessions.add(m.root, sess, role, body, utcnow(), max_rounds=int(m.config["session.max_rounds"]),
-                           summarizer=m.config["session.summarizer"],
-                           timeout=m.config.seconds("session.summarizer_timeout"),
-                           limit=int(m.config["session.max_summary_chars"]))
-    warn = [res.pop("warning")] if res.get("warning") else []
+    res = open_memory(root).session(sess).add(role, text_arg(text, "text"))
+    warn = _warning(res)
 
     def human():
         r.talk(f"session {res['session']}: {res['turns']} turns"
