@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config, load_config, parse_duration
-from .errors import (ExistsError, FileError, IndexFullError, NotFoundError, SecretError, UnsafePathError,
-                     UsageError)
+from .errors import (ExistsError, FileError, IndexFullError, NotARootError, NotFoundError, SecretError,
+                     UnsafePathError, UsageError)
 from .model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, Detail, Entry, Problem, clean_tags, one_line
 from .store import details as dfile
 from .store.fs import (atomic_write, atomic_write_many, check_id, decode, inside, read_text, root_lock, safe_join,
                        slugify, state_dir, valid_id)
+from .store import indexrules, layout
 from .store.index import IndexDoc
 
 MAX_TITLE = 200
@@ -87,16 +88,21 @@ class Memory:
     """A memory root: `Memory(path)`; see the methods for each operation."""
 
     def __init__(self, root: str | os.PathLike, config: Config | None = None):
-        self.root = Path(root).resolve()
+        path = Path(root).expanduser()
+        if not path.is_dir():
+            raise NotARootError(f"not a memory root: {path} does not exist (run `memcli init {path}`)")
+        if not layout.is_root(path):
+            raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
+        self.root = path.resolve()
         self.config = config if config is not None else load_config(self.root)
 
     # ---------- paths ----------
     @property
     def index_path(self) -> Path:
-        return self.root / "MEMORY.md"
+        return self.root / layout.INDEX
 
     def memory_dir(self) -> Path:
-        d = self.root / "memory"
+        d = self.root / layout.MEMORY
         if d.exists() and not inside(self.root, d):
             raise UnsafePathError("memory/ leads outside the memory root (a symlink?); refusing to use it")
         return d
@@ -108,7 +114,7 @@ class Memory:
         if d is None:
             d = self.memory_dir()
             if archived:
-                d = safe_join(self.root, "memory", "archive")
+                d = safe_join(self.root, *layout.ARCHIVE.split("/"))
             self.__dict__[key] = d
         return d
 
@@ -143,17 +149,13 @@ class Memory:
 
     def misnamed_files(self, archived: bool = False) -> list[Problem]:
         """Markdown files whose names are not ids: never read, never put in the index, reported."""
-        return [Problem("memory/" + ("archive/" if archived else "") + p.name.encode("unicode_escape").decode(),
+        return [Problem(layout.detail_rel(p.stem, archived).encode("unicode_escape").decode(),
                         None, "the file name is not a valid id (letters, digits, '-', '_', '.'); rename it")
                 for p in self._md_files(archived) if not valid_id(p.stem)]
 
     def _md_files(self, archived: bool) -> list[Path]:
-        d = self.memory_dir() / "archive" if archived else self.memory_dir()
-        try:
-            names = sorted(n for n in os.listdir(d) if n.endswith(".md") and not n.startswith("."))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return [d / n for n in names]
+        self.memory_dir()  # refuses a memory/ that leads outside the root
+        return layout.md_files(self.root, layout.ARCHIVE if archived else layout.MEMORY)
 
     def load(self, path: Path) -> Detail:
         if not inside(self.root, path):
@@ -434,24 +436,16 @@ class Memory:
             chosen = {d.id: d for d in pool}
         if add is not None:
             chosen[add.id] = add
-        ranked = sorted(chosen.values(), key=Detail.rank_key)
-        room = max_lines - 1 - doc.fixed_lines()
+        ranked = indexrules.rank(chosen.values())
+        room = indexrules.free_room(max_lines, doc.fixed_lines())
         demoted = []
         if len(ranked) > room:
             if self.config["index.on_full"] == "refuse" and add is not None:
                 return self._Plan([], set(), [], warnings, refused=True)
-            keep = list(ranked)
-            for d in reversed(ranked):
-                if len(keep) <= room:
-                    break
-                if not d.pinned:
-                    keep.remove(d)
-                    demoted.append(d.id)
-            while len(keep) > max(room, 0):
-                demoted.append(keep.pop().id)
-            if any(chosen[i].pinned for i in demoted):
+            ranked, out = indexrules.demote(ranked, room)
+            demoted = [d.id for d in out]
+            if any(d.pinned for d in out):
                 warnings.append("the index is full of pinned entries; some pinned memories are not listed")
-            ranked = keep
         if demoted and add is not None:
             warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
         return self._Plan([d.entry for d in ranked], {d.id for d in ranked}, demoted, warnings)
@@ -481,62 +475,51 @@ class Memory:
             listing = self.list()  # under the lock: a memory forgotten meanwhile must not come back
             doc = self.read_index()
             # Entry lines pointing at missing or broken files are dropped on rebuild.
+            present = {d.id for d in listing.details}
             lines = []
             for x in doc.lines:
                 if isinstance(x, Entry):
-                    if x.id and any(d.id == x.id for d in listing.details):
+                    if x.id and x.id in present:
                         lines.append(x)
                 else:
                     lines.append(x)
             doc = IndexDoc(lines, doc.newline, doc.final_newline)
             if not doc.lines:
                 doc = IndexDoc.parse(template_text("MEMORY.md"))
-            pool = [d for d in listing.details if not _expired(d)]
+            today = utcnow()[:10]
+            pool = [d for d in listing.details if not _expired(d, today)]
             plan = self._plan_index(doc, pool=pool)
             self._write_index(doc, plan.entries)
         return {"entries": len(plan.entries), "left_out": plan.demoted,
                 "problems": [str(p) for p in listing.problems]}
 
     def check_index(self) -> list[Problem]:
-        """What is wrong with MEMORY.md and the detail files: empty when all is well."""
-        problems: list[Problem] = []
-        max_lines = int(self.config["index.max_lines"])
+        """What is wrong with MEMORY.md and the detail files: empty when all is well. The index's
+        faults are the heartbeat's (`indexrules.check`), with the same messages."""
         try:
             doc = self.read_index()
         except (FileError, UsageError, UnsafePathError) as e:
-            return [Problem("MEMORY.md", None, e.message.removeprefix("MEMORY.md: "))]
+            return [Problem(layout.INDEX, None, e.message.removeprefix("MEMORY.md: "))]
+        problems: list[Problem] = []
         if not self.index_path.exists():
-            problems.append(Problem("MEMORY.md", None, "missing (run `memcli index rebuild`)"))
-        if doc.line_count() >= max_lines:
-            problems.append(Problem("MEMORY.md", max_lines, f"{doc.line_count()} lines; the index must stay "
-                                    f"under {max_lines} (run `memcli heartbeat --fix`)"))
-        seen = set()
-        for n, x in enumerate(doc.lines, 1):
-            if not isinstance(x, Entry):
-                continue
-            if x.id is None:
-                problems.append(Problem("MEMORY.md", n, f"the link {x.path!r} is not memory/<id>.md inside the root"))
-                continue
+            f = indexrules.missing_index()
+            problems.append(Problem(f.path, None, f"{f.message} ({f.fix})"))
+        broken: dict[str, Problem] = {}
+
+        def lookup(mid: str):
             try:
-                path = self.detail_path(x.id)
-            except (UnsafePathError, UsageError) as e:
-                problems.append(Problem("MEMORY.md", n, e.message))
-                continue
-            if x.id in seen:
-                problems.append(Problem("MEMORY.md", n, f"{x.id} is listed twice"))
-            seen.add(x.id)
-            if not path.is_file():
-                problems.append(Problem("MEMORY.md", n, f"points at {x.path}, which does not exist"))
-                continue
-            try:
-                d = self.load(path)
-            except (FileError, UsageError) as e:
-                problems.append(getattr(e, "problem", None) or Problem(x.path, None, e.message))
-                continue
-            if d.entry != x:
-                problems.append(Problem("MEMORY.md", n, f"{x.id}: the line disagrees with {x.path} "
-                                        "(run `memcli index rebuild`)"))
-        listed = set(seen)
+                path = self.detail_path(mid)
+                if not path.is_file():
+                    return "archived" if self.detail_path(mid, archived=True).is_file() else "missing"
+                return self.load(path)
+            except (FileError, UsageError, UnsafePathError) as e:
+                broken[mid] = getattr(e, "problem", None) or Problem(layout.detail_rel(mid), None, e.message)
+                return "broken"
+
+        for mid, f in indexrules.check(doc, lookup, int(self.config["index.max_lines"])):
+            problems.append(Problem(f.path, f.line, f"{f.message} ({f.fix})"))
+        problems += broken.values()
+        listed = {e.id for e in doc.entries if e.id}
         problems += self.misnamed_files()
         for p in self.detail_files():
             if p.stem in listed:
@@ -735,14 +718,14 @@ def init_root(path: str | os.PathLike, example: bool = False) -> dict:
         atomic_write(p, text)
         created.append(rel)
 
-    mem = root / "memory"
+    mem = root / layout.MEMORY
     if mem.is_symlink() and not inside(root, mem):
         raise UnsafePathError("memory/ leads outside the root (a symlink?); refusing to use it")
-    for d in ("memory", "memory/episodes", "memory/archive"):
+    for d in (layout.MEMORY, layout.EPISODES, layout.ARCHIVE):
         if not (root / d).exists():
             (root / d).mkdir(parents=True)
             created.append(d + "/")
-    put("memcli.yaml", template_text("memcli.yaml"))
+    put(layout.CONFIG, template_text("memcli.yaml"))
     gi = root / ".gitignore"
     if gi.exists():
         text = gi.read_text(encoding="utf-8", errors="replace")
@@ -757,11 +740,11 @@ def init_root(path: str | os.PathLike, example: bool = False) -> dict:
     added = []
     if example:
         for name, text in example_files():
-            rel = f"memory/{name}"
+            rel = f"{layout.MEMORY}/{name}"
             if not (root / rel).exists():
                 put(rel, text)
                 added.append(name[:-3])
-    put("MEMORY.md", template_text("MEMORY.md"))
+    put(layout.INDEX, template_text("MEMORY.md"))
     if added:
         Memory(root).rebuild_index()
     return {"root": str(root), "created": created, "kept": kept, "examples": added}

@@ -32,7 +32,9 @@ from .errors import FileError, MemcliError, UnsafePathError, UsageError
 from .model import Detail, Entry
 from .store import details as dfile
 from .store.fs import STATE_DIR, TMP_PREFIX, check_id, decode
+from .store import indexrules
 from .store.index import IndexDoc, render_line
+from .store.layout import fingerprint
 
 SEVERITIES = ("error", "warning", "info")
 IMPORTANT = 0.7  # importance from which a memory is promoted into a free index line
@@ -241,49 +243,7 @@ def read_file(path: Path, rel: str) -> str:
 
 # ---------------------------------------------------------------- the index
 
-def check_index(doc: IndexDoc, lookup, max_lines: int) -> list[tuple[str | None, Finding]]:
-    """(id, finding) for MEMORY.md. lookup(id) -> a Detail, "broken", "archived" or "missing"."""
-    out: list[tuple[str | None, Finding]] = []
-    n_lines = doc.line_count()
-    if n_lines >= max_lines:
-        fixed = doc.fixed_lines()
-        fix = ("`memcli heartbeat --fix` demotes the lowest-ranked entries (their detail files stay)"
-               if fixed < max_lines - 1 else
-               f"shorten the {fixed} hand-written lines, or raise index.max_lines in memcli.yaml")
-        out.append((None, Finding("index-over-limit", "error", "MEMORY.md", max_lines,
-                                  f"{n_lines} lines; the index must stay under {max_lines}", fix)))
-    seen: set = set()
-    for n, x in enumerate(doc.lines, 1):
-        if not isinstance(x, Entry):
-            continue
-        mid = x.id
-        try:
-            if mid is None:
-                raise UsageError(f"the link {x.path!r} is not memory/<id>.md")
-            check_id(mid)
-        except (UsageError, UnsafePathError) as e:
-            out.append((None, Finding("index-bad-link", "warning", "MEMORY.md", n, e.message,
-                                      "point it at memory/<id>.md, or remove the line")))
-            continue
-        if mid in seen:
-            out.append((mid, Finding("index-duplicate-line", "warning", "MEMORY.md", n, f"{mid} is listed twice",
-                                     "`memcli heartbeat --fix` keeps the first line")))
-            continue
-        seen.add(mid)
-        d = lookup(mid)
-        if d == "missing" or d == "archived":
-            where = " (it is archived in memory/archive/)" if d == "archived" else ""
-            out.append((mid, Finding("index-missing-file", "error", "MEMORY.md", n,
-                                     f"points at {x.path}, which does not exist{where}",
-                                     "`memcli heartbeat --fix` drops the line")))
-        elif isinstance(d, Detail) and d.entry != x:
-            e = d.entry
-            what = [k for k in ("title", "summary", "tags") if getattr(e, k) != getattr(x, k)]
-            out.append((mid, Finding("index-drift", "warning", "MEMORY.md", n,
-                                     f"{mid}: the line's {' and '.join(what)} "
-                                     f"{'differs' if len(what) == 1 else 'differ'} from {x.path}",
-                                     "`memcli heartbeat --fix` re-renders the line from the detail file")))
-    return out
+check_index = indexrules.check
 
 
 # ---------------------------------------------------------------- reading every file once
@@ -419,7 +379,7 @@ def _read_files(mem, write_cache: bool) -> tuple[list, dict]:
                 st = de.stat()
             except OSError:
                 continue
-            fps[rel] = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+            fps[rel] = fingerprint(st)
             jobs.append((rel, de.path, kind))
     signature = _signature()
     cache = _load_cache(root, signature)
@@ -551,7 +511,7 @@ def _not_indexed(st: _State, details: dict) -> list[Finding]:
     the rest are simply not the most important; the report counts them.)"""
     listed = _listed(st, details)
     fixed = st.index.line_count() - sum(1 for e in st.index.entries if e.id in listed)
-    room = st.max_lines - 1 - fixed > len(listed)
+    room = indexrules.free_room(st.max_lines, fixed) > len(listed)
     worst = max(map(_rank, listed.values())) if listed else None
     out = []
     for mid, d in details.items():
@@ -841,11 +801,10 @@ def plan(report: Report) -> list[Action]:
         else:
             actions.append(Action("drop-line", "MEMORY.md", mid,
                                   f"drop MEMORY.md line {n}: memory/{mid}.md does not exist"))
-    room = st.max_lines - 1 - fixed
+    room = indexrules.free_room(st.max_lines, fixed)
     if len(live) > room > 0:
-        ranked = sorted(live.values(), key=_rank)
-        drop = [d for d in reversed(ranked) if not d.pinned] + [d for d in reversed(ranked) if d.pinned]
-        for d in drop[:len(live) - room]:
+        _, drop = indexrules.demote(indexrules.rank(live.values()), room)
+        for d in drop:
             actions.append(Action("demote", "MEMORY.md", d.id,
                                   f"demote {d.id}: drop its MEMORY.md line to fit {st.max_lines} lines "
                                   f"(memory/{d.id}.md stays)"))
@@ -980,7 +939,7 @@ def _rewrite_index(mem, by_kind: dict, archived: set, when: datetime) -> list[st
                 continue
         lines.append(x.raw if x.raw is not None else render_line(x))  # kept as written
     fixed = sum(1 for x in lines if not isinstance(x, Entry))
-    room = mem.config["index.max_lines"] - 1 - fixed
+    room = indexrules.free_room(int(mem.config["index.max_lines"]), fixed)
     for a in by_kind["demote"]:
         if len(live) > room and a.id in live:
             del live[a.id]
@@ -996,7 +955,7 @@ def _rewrite_index(mem, by_kind: dict, archived: set, when: datetime) -> list[st
     for a in by_kind["rerender"]:
         if a.id in live and a.id in old and live[a.id].entry != old[a.id]:
             done.append(f"re-rendered the MEMORY.md line of {a.id} from memory/{a.id}.md")
-    ranked = sorted(live.values(), key=Detail.rank_key)
+    ranked = indexrules.rank(live.values())
     new = IndexDoc(lines, doc.newline, doc.final_newline).with_entries([d.entry for d in ranked])
     text = new.render()
     try:

@@ -25,6 +25,7 @@ from typing import Callable
 from .errors import ConfigError, FileError, MemcliError, NotARootError, UnsafePathError, UsageError
 from .heartbeat import (Finding, apply, audit, check_detail, check_index, expired_finding, key_line, plan,
                         read_file, scan_text)
+from .store import layout
 from .store.fs import STATE_DIR, TMP_PREFIX, state_dir
 
 RESCAN = "*"  # a folder changed as a whole (moved, deleted, created): compare with the last snapshot
@@ -53,12 +54,7 @@ def relevant(root: Path, path: str) -> str | None:
     return None
 
 
-def _fingerprint(path: Path) -> str | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+_fingerprint = layout.file_fingerprint
 
 
 class Watcher:
@@ -75,22 +71,7 @@ class Watcher:
     # ---- what is on disk
     def _snapshot(self) -> dict[str, str]:
         """relative path -> fingerprint of the files of memory/, archive/ and episodes/."""
-        out = {}
-        for sub in ("memory", "memory/archive", "memory/episodes"):
-            try:
-                it = os.scandir(self.root / sub)
-            except OSError:
-                continue
-            with it:
-                for de in it:
-                    rel = f"{sub}/{de.name}"
-                    if relevant(self.root, de.path) == rel:
-                        try:
-                            st = de.stat()
-                        except OSError:
-                            continue
-                        out[rel] = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
-        return out
+        return layout.snapshot(self.root)
 
     def _rescan(self) -> set:
         new = self._snapshot()

@@ -80,3 +80,30 @@ def test_repair_dry_run_changes_nothing(mem):
 def test_init_opens_the_new_root(tmp_path):
     m = Memory.init(tmp_path / "new")
     assert m.root == (tmp_path / "new").resolve() and (m.root / "MEMORY.md").is_file()
+
+
+@pytest.mark.parametrize("make", [lambda p: None, lambda p: p.mkdir(), lambda p: p.write_text("x")])
+def test_opening_a_folder_that_is_not_a_root_is_an_error_and_creates_nothing(tmp_path, make):
+    path = tmp_path / "typo"
+    make(path)
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(NotARootError):
+        Memory(path)
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_same_size_edit_with_the_mtime_put_back_is_seen(mem):
+    import os
+
+    from memcli.store.indexcache import indexed
+
+    mem.remember("Alpha title", "one", id="a")
+    assert [d.title for _, d in indexed(mem)] == ["Alpha title"]
+    path = mem.root / "memory" / "a.md"
+    st = os.stat(path)
+    text = path.read_text(encoding="utf-8")
+    with open(path, "r+", encoding="utf-8") as f:  # in place: same inode, same size
+        f.write(text.replace("Alpha title", "Omega title"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(path).st_size == st.st_size and os.stat(path).st_mtime_ns == st.st_mtime_ns
+    assert [d.title for _, d in indexed(Memory(mem.root))] == ["Omega title"]
