@@ -25,7 +25,7 @@ STATE = STATE_DIR
 SKIP_DIRS = (STATE_DIR, ".git", ".hg", ".svn")
 
 # kind of a file of the root, by folder: what checks apply and what a change means
-DETAIL, ARCHIVED, EPISODE = "detail", "archive", "episode"
+DETAIL, ARCHIVED, EPISODE, OTHER = "detail", "archive", "episode", "other"
 FOLDERS = ((MEMORY, DETAIL), (ARCHIVE, ARCHIVED), (EPISODES, EPISODE))
 
 
@@ -57,19 +57,21 @@ def file_fingerprint(path, follow_symlinks: bool = True) -> str | None:
 
 
 def kind_of(rel: str) -> str | None:
-    """"index", "config", DETAIL, ARCHIVED or EPISODE for a root-relative path; None when no
-    memcli check reads it (a hidden file, a temp file, a nested folder, anything else)."""
+    """"index", "config", DETAIL, ARCHIVED, EPISODE, or OTHER (any other Markdown file under
+    memory/) for a root-relative path; None when no memcli check reads it (a hidden file, a
+    temp file, anything outside memory/)."""
     if rel == INDEX:
         return "index"
     if rel == CONFIG:
         return "config"
-    folder, _, name = rel.rpartition("/")
-    if not name.endswith(".md") or name.startswith("."):
+    parts = rel.split("/")
+    if len(parts) < 2 or parts[0] != MEMORY or not rel.endswith(".md") or any(p.startswith(".") for p in parts):
         return None
+    folder = "/".join(parts[:-1])
     for sub, kind in FOLDERS:
         if folder == sub:
             return kind
-    return None
+    return OTHER
 
 
 def md_entries(folder: Path) -> list:
