@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 import typer
@@ -13,7 +12,7 @@ from .. import __version__
 from .. import render as r
 from ..errors import UsageError
 from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
-from .boundary import Out, execute, open_memory, stdin_bytes
+from .boundary import Out, State, execute, open_memory, stdin_bytes
 
 app = typer.Typer(
     name="memcli", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -24,14 +23,6 @@ index_app = typer.Typer(help="Regenerate or verify MEMORY.md.", no_args_is_help=
 app.add_typer(index_app, name="index")
 
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON envelope on stdout.")]
-
-
-@dataclass
-class State:
-    root: Optional[str] = None
-    json: bool = False
-    session: Optional[str] = None
-    scope: Optional[str] = None
 
 
 def _version(value: bool):
@@ -122,8 +113,8 @@ def remember(
     from .boundary import remember_action
 
     def act():
-        return remember_action(state(ctx).root, title, summary, tag or (), alias or (), body, body_file, type_,
-                               importance, pin, expires, id_, source)
+        return remember_action(state(ctx), title, summary, tag, alias, body, body_file, type_, importance, pin,
+                               expires, id_, source)
     run(ctx, "remember", json_, act)
 
 

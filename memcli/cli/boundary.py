@@ -15,6 +15,16 @@ from ..errors import MemcliError
 
 
 @dataclass
+class State:
+    """The global options: --root, --json, --session, --scope (None when not given)."""
+
+    root: Optional[str] = None
+    json: bool = False
+    session: Optional[str] = None
+    scope: Optional[str] = None
+
+
+@dataclass
 class Out:
     """What a command hands the boundary: data for --json, a human renderer, an exit code."""
 
@@ -69,33 +79,34 @@ def text_arg(value: str, what: str) -> str:
     return read_input(value, None, stdin_bytes, what)
 
 
-# ---- the hot commands' actions: called by the Typer commands and by the fast path alike ----
+# ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
+# the global options and each command's own parameters under the Typer parameter names ----
 
-def recall_action(root, session, scope, query, limit=None, deep=False, layer=None) -> Out:
-    sess, sc = names(session, scope)
-    res = open_memory(root).recall(text_arg(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
-                                   layer=layer)
+def recall_action(st: State, query, limit=None, deep=False, layer=None) -> Out:
+    sess, sc = names(st.session, st.scope)
+    res = open_memory(st.root).recall(text_arg(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
+                                      layer=layer)
     data = res.to_dict()
     return Out(data, lambda: r.recall(data), code=0 if res.hits else 1, warnings=res.warnings)
 
 
-def should_recall_action(root, text) -> Out:
-    res = open_memory(root).should_recall(text_arg(text, "text"))
+def should_recall_action(st: State, text) -> Out:
+    res = open_memory(st.root).should_recall(text_arg(text, "text"))
     return Out(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
 
 
-def remember_action(root, title, summary=None, tags=(), aliases=(), body=None, body_file=None, type_=None,
+def remember_action(st: State, title, summary=None, tag=None, alias=None, body=None, body_file=None, type_=None,
                     importance=None, pin=False, expires=None, id_=None, source=None) -> Out:
     from ..core import read_input
     from ..errors import UsageError
 
     if [title, summary, body].count("-") + (body_file == "-") > 1:
         raise UsageError("only one argument can read standard input ('-')")
-    m = open_memory(root)
+    m = open_memory(st.root)
     t = read_input(title, None, stdin_bytes, "title")
     s = read_input(summary, None, stdin_bytes, "summary")
     b = read_input(body, body_file, stdin_bytes, "body")
-    res = m.remember(t, s, tags=tags or (), aliases=aliases or (), body=b, type=type_, importance=importance,
+    res = m.remember(t, s, tags=tag or (), aliases=alias or (), body=b, type=type_, importance=importance,
                      pinned=pin, expires=expires, id=id_, source=source)
     data = res.to_dict()
     return Out(data, lambda: r.write_result(data), warnings=res.warnings)
@@ -107,20 +118,25 @@ def _warning(res: dict) -> list:
     return [w] if w else []
 
 
-def scope_set_action(root, scope, key, value, agent=None, force=False) -> Out:
-    _, sc = names(None, scope)
-    m = open_memory(root)
+def scope_set_action(st: State, key, value, agent=None, force=False) -> Out:
+    _, sc = names(None, st.scope)
+    m = open_memory(st.root)
     res = m.scope(sc).set(key, text_arg(value, "value"), agent or "", force)
     warn = _warning(res)
     return Out(res, lambda: r.talk(f"{key} set by {agent}"), warnings=warn)
 
 
-def session_add_action(root, session, role, text) -> Out:
-    sess, _ = names(session, None)
-    res = open_memory(root).session(sess).add(role, text_arg(text, "text"))
+def session_add_action(st: State, role, text) -> Out:
+    sess, _ = names(st.session, None)
+    res = open_memory(st.root).session(sess).add(role, text_arg(text, "text"))
     warn = _warning(res)
 
     def human():
         r.talk(f"session {res['session']}: {res['turns']} turns"
                + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else ""))
     return Out(res, human, warnings=warn)
+
+
+# command -> action, for the fast path (cli/__init__._FAST declares their arguments)
+HOT = {"recall": recall_action, "should-recall": should_recall_action, "remember": remember_action,
+       "scope set": scope_set_action, "session add": session_add_action}

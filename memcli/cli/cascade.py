@@ -37,8 +37,7 @@ def recall(
 
     Exit 1 when nothing fits.  Example: memcli recall "MySQL中文查不到数据"
     """
-    st = state(ctx)
-    run(ctx, "recall", json_, lambda: recall_action(st.root, st.session, st.scope, query, limit, deep, layer))
+    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer))
 
 
 @app.command("should-recall")
@@ -51,7 +50,7 @@ def should_recall(
 
     Example: memcli should-recall "用上次那个方案"
     """
-    run(ctx, "should-recall", json_, lambda: should_recall_action(state(ctx).root, text))
+    run(ctx, "should-recall", json_, lambda: should_recall_action(state(ctx), text))
 
 
 @app.command()
@@ -89,10 +88,7 @@ def session_add(
     """
     from .boundary import session_add_action
 
-    def act():
-        st = state(ctx)
-        return session_add_action(st.root, st.session, role, text)
-    run(ctx, "session add", json_, act)
+    run(ctx, "session add", json_, lambda: session_add_action(state(ctx), role, text))
 
 
 @session_app.command("show")
@@ -146,7 +142,7 @@ def scope_set(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument()],
     value: Annotated[str, typer.Argument(help="The value ('-' reads stdin).")],
-    agent: Annotated[str, typer.Option("--agent", help="Who writes it.")] = "",
+    agent: Annotated[Optional[str], typer.Option("--agent", help="Who writes it.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite another agent's key (logged as a collision).")] = False,
     json_: Json = False,
 ):
@@ -156,10 +152,7 @@ def scope_set(
     """
     from .boundary import scope_set_action
 
-    def act():
-        st = state(ctx)
-        return scope_set_action(st.root, st.scope, key, value, agent, force)
-    run(ctx, "scope set", json_, act)
+    run(ctx, "scope set", json_, lambda: scope_set_action(state(ctx), key, value, agent, force))
 
 
 @scope_app.command("get")
