@@ -102,6 +102,6 @@ def main(argv: list | None = None) -> None:
     if code is not None:
         sys.stdout.flush()
         sys.exit(code)
-    from .app import app
+    from .app import command
 
-    app(args=args, prog_name="memcli")
+    command().main(args=args, prog_name="memcli")

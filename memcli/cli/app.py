@@ -43,6 +43,17 @@ def _global(
     ctx.obj = State(root or None, json_, session or None, scope or None)
 
 
+def command():
+    """The app's Click command, built once per process (`main` and in-process tests share it)."""
+    global _COMMAND
+    if _COMMAND is None:
+        _COMMAND = typer.main.get_command(app)
+    return _COMMAND
+
+
+_COMMAND = None
+
+
 def state(ctx: typer.Context) -> State:
     obj = ctx.find_root().obj
     return obj if isinstance(obj, State) else State()
