@@ -16,8 +16,8 @@ from .errors import (ExistsError, FileError, IndexFullError, NotARootError, NotF
                      UnsafePathError, UsageError)
 from .model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, Detail, Entry, Problem, clean_tags, one_line
 from .store import details as dfile
-from .store.fs import (atomic_write, atomic_write_many, check_id, decode, inside, read_text, root_lock, safe_join,
-                       slugify, state_dir, valid_id)
+from .store.fs import (atomic_write, atomic_write_many, check_id, inside, read_text, root_lock, safe_join, slugify,
+                       valid_id)
 from .store import indexrules, layout
 from .store.index import IndexDoc
 
@@ -661,90 +661,4 @@ def add_history(body: str, day: str, notes: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _templates():
-    """The templates: package data when installed; the checkout's templates/ when run from source."""
-    from importlib.resources import files
-
-    try:
-        return files("memcli.templates")
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parent.parent / "templates"
-
-
-def template_text(name: str) -> str:
-    return (_templates() / name).read_text(encoding="utf-8")
-
-
-def example_files() -> list[tuple[str, str]]:
-    folder = _templates() / "example"
-    return sorted((p.name, p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".md"))
-
-
-def read_input(text: str | None, file: str | None, stdin_text, what: str) -> str:
-    """TEXT, or '-' for stdin, or a file; binary, non-UTF-8 and over-1-MB input is refused."""
-    if text is not None and file is not None:
-        raise UsageError(f"give the {what} as text or as a file, not both")
-    if file is not None:
-        if file == "-":
-            return decode(stdin_text(), f"{what} (stdin)")
-        try:
-            data = Path(file).read_bytes() if os.path.getsize(file) <= 10 * 1_000_000 else b"x" * 1_000_001
-        except FileNotFoundError:
-            raise FileError(f"{file}: no such file")
-        except IsADirectoryError:
-            raise FileError(f"{file}: is a folder, not a file")
-        except OSError as e:
-            raise FileError(f"{file}: cannot read it ({e.strerror or e})")
-        return decode(data, file)
-    if text == "-":
-        return decode(stdin_text(), f"{what} (stdin)")
-    return text or ""
-
-
-def init_root(path: str | os.PathLike, example: bool = False) -> dict:
-    """Create a memory root; never overwrites. With example, add the example memories."""
-    root = Path(path).expanduser()
-    if root.exists() and not root.is_dir():
-        raise UsageError(f"{root} exists and is not a folder")
-    root.mkdir(parents=True, exist_ok=True)
-    root = root.resolve()
-    created, kept = [], []
-
-    def put(rel: str, text: str):
-        p = root / rel
-        if p.exists() or p.is_symlink():
-            kept.append(rel)
-            return
-        atomic_write(p, text)
-        created.append(rel)
-
-    mem = root / layout.MEMORY
-    if mem.is_symlink() and not inside(root, mem):
-        raise UnsafePathError("memory/ leads outside the root (a symlink?); refusing to use it")
-    for d in (layout.MEMORY, layout.EPISODES, layout.ARCHIVE):
-        if not (root / d).exists():
-            (root / d).mkdir(parents=True)
-            created.append(d + "/")
-    put(layout.CONFIG, template_text("memcli.yaml"))
-    gi = root / ".gitignore"
-    if gi.exists():
-        text = gi.read_text(encoding="utf-8", errors="replace")
-        if not re.search(r"^/?\.memcli/?\s*$", text, re.M):
-            atomic_write(gi, text + ("" if text.endswith("\n") or not text else "\n") + ".memcli/\n")
-            created.append(".gitignore (+ .memcli/)")
-        else:
-            kept.append(".gitignore")
-    else:
-        put(".gitignore", ".memcli/\n")
-    state_dir(root)
-    added = []
-    if example:
-        for name, text in example_files():
-            rel = f"{layout.MEMORY}/{name}"
-            if not (root / rel).exists():
-                put(rel, text)
-                added.append(name[:-3])
-    put(layout.INDEX, template_text("MEMORY.md"))
-    if added:
-        Memory(root).rebuild_index()
-    return {"root": str(root), "created": created, "kept": kept, "examples": added}
+from .initroot import init_root, template_text  # noqa: E402,F401  (Memory.init and the rebuild template)

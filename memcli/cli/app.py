@@ -12,7 +12,7 @@ from .. import __version__
 from .. import render as r
 from ..errors import UsageError
 from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
-from .boundary import Out, State, execute, open_memory, stdin_bytes
+from .boundary import Out, State, execute, open_memory, read_input, stdin_bytes
 
 app = typer.Typer(
     name="memcli", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -80,7 +80,7 @@ def init(
     json_: Json = False,
 ):
     """Create a memory root; never overwrites a file.  Example: memcli init notes --example"""
-    from ..core import init_root
+    from ..initroot import init_root
 
     def act():
         res = init_root(path or state(ctx).root or ".", example)
@@ -149,8 +149,6 @@ def update(
 
     Example: memcli update mysql-charset --summary "use utf8mb4 everywhere" --tag encoding
     """
-    from ..core import read_input
-
     def act():
         if [summary, append].count("-") > 1:
             raise UsageError("only one argument can read standard input ('-')")

@@ -56,6 +56,33 @@ def execute(command: str, as_json: bool, action: Callable[[], Out]) -> int:
     return res.code
 
 
+def read_input(text: str | None, file: str | None, stdin_text, what: str) -> str:
+    """TEXT, or '-' for stdin, or a file; binary, non-UTF-8 and over-1-MB input is refused."""
+    import os
+    from pathlib import Path
+
+    from ..errors import FileError, UsageError
+    from ..store.fs import decode
+
+    if text is not None and file is not None:
+        raise UsageError(f"give the {what} as text or as a file, not both")
+    if file is not None:
+        if file == "-":
+            return decode(stdin_text(), f"{what} (stdin)")
+        try:
+            data = Path(file).read_bytes() if os.path.getsize(file) <= 10 * 1_000_000 else b"x" * 1_000_001
+        except FileNotFoundError:
+            raise FileError(f"{file}: no such file")
+        except IsADirectoryError:
+            raise FileError(f"{file}: is a folder, not a file")
+        except OSError as e:
+            raise FileError(f"{file}: cannot read it ({e.strerror or e})")
+        return decode(data, file)
+    if text == "-":
+        return decode(stdin_text(), f"{what} (stdin)")
+    return text or ""
+
+
 def stdin_bytes() -> bytes:
     return sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
 
@@ -74,8 +101,6 @@ def names(session: Optional[str], scope: Optional[str]) -> tuple[str, str]:
 
 
 def text_arg(value: str, what: str) -> str:
-    from ..core import read_input
-
     return read_input(value, None, stdin_bytes, what)
 
 
@@ -97,7 +122,6 @@ def should_recall_action(st: State, text) -> Out:
 
 def remember_action(st: State, title, summary=None, tag=None, alias=None, body=None, body_file=None, type_=None,
                     importance=None, pin=False, expires=None, id_=None, source=None) -> Out:
-    from ..core import read_input
     from ..errors import UsageError
 
     if [title, summary, body].count("-") + (body_file == "-") > 1:
