@@ -63,7 +63,7 @@ def store(base: Path, n: int) -> Path:
     return root
 
 
-def bench(root: Path, n: int, runs: int) -> list:
+def bench(root: Path, n: int, runs: int, rebuild: bool = True) -> list:
     m = [MEMCLI, "--root", str(root)]
     rows = []
 
@@ -102,6 +102,15 @@ def bench(root: Path, n: int, runs: int) -> list:
     row("remember", series(lambda i: m + ["remember", f"bench note {n} {time.time_ns()} {i}", "a summary",
                                           "-t", "bench"], runs))
     row("scope set", series(lambda i: m + ["scope", "set", f"key{i % 3}", f"value {i}", "--agent", "bench"], runs))
+    # index rebuild reads every detail file under the root lock; MEMORY.md is put back afterwards,
+    # so the next run measures the same store. Fewer runs: at 100k one run takes seconds.
+    if not rebuild:
+        return rows
+    index = (root / "MEMORY.md").read_bytes()
+    try:
+        row("index rebuild", series(lambda i: m + ["index", "rebuild"], max(1, min(runs, 3)), warm=0))
+    finally:
+        (root / "MEMORY.md").write_bytes(index)
     return rows
 
 
@@ -110,11 +119,12 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
+    ap.add_argument("--no-rebuild", action="store_true", help="Leave out `index rebuild` (slow on old versions).")
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for n in args.sizes:
-        rows += bench(store(args.dir, n), n, args.runs)
+        rows += bench(store(args.dir, n), n, args.runs, rebuild=not args.no_rebuild)
     print(f"\n{date.today()} · {platform.machine()} · {os.cpu_count()} cores · Python {platform.python_version()}"
           f" · medians of {args.runs} runs after a warm-up\n")
     print("| memories | command | median ms | min | max | peak MB | note |")

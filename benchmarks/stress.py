@@ -125,11 +125,9 @@ def _emit(argv, code, err, t) -> None:
 
 def _has_heartbeat() -> bool:
     try:
-        import typer.main
+        from memcli.cli.app import command
 
-        from memcli.cli.app import app
-
-        return "heartbeat" in typer.main.get_command(app).commands
+        return "heartbeat" in command().commands
     except Exception:  # noqa: BLE001
         return False
 

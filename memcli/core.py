@@ -12,15 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config, load_config, parse_duration
-from .errors import (ExistsError, FileError, IndexFullError, NotFoundError, SecretError, UnsafePathError,
-                     UsageError)
-from .model import TYPES, Detail, Entry, Problem, clean_tags, one_line
+from .errors import (ExistsError, FileError, IndexFullError, NotARootError, NotFoundError, SecretError,
+                     UnsafePathError, UsageError)
+from .model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, Detail, Entry, Problem, clean_tags, one_line
 from .store import details as dfile
-from .store.fs import (atomic_write, atomic_write_many, check_id, decode, inside, read_text, root_lock, safe_join,
-                       slugify, state_dir, valid_id)
+from .store.fs import (atomic_write, atomic_write_many, check_id, inside, read_text, root_lock, safe_join, slugify,
+                       valid_id)
+from .store import indexrules, layout
 from .store.index import IndexDoc
 
 MAX_TITLE = 200
+CONTEXT_BUDGET = 2000  # tokens of a context block unless asked otherwise
+MIN_BUDGET = 50
 
 
 def utcnow() -> str:
@@ -61,6 +64,20 @@ class WriteResult:
 
 
 @dataclass
+class Repair:
+    """What `Memory.repair` found and did: the report after the repairs, the plan, what was applied."""
+
+    report: object
+    actions: list
+    applied: list
+    dry_run: bool = False
+
+    def to_dict(self) -> dict:
+        return {**self.report.to_dict(), "actions": [a.to_dict() for a in self.actions], "applied": self.applied,
+                "dry_run": self.dry_run}
+
+
+@dataclass
 class Listing:
     details: list
     problems: list
@@ -71,16 +88,21 @@ class Memory:
     """A memory root: `Memory(path)`; see the methods for each operation."""
 
     def __init__(self, root: str | os.PathLike, config: Config | None = None):
-        self.root = Path(root).resolve()
+        path = Path(root).expanduser()
+        if not path.is_dir():
+            raise NotARootError(f"not a memory root: {path} does not exist (run `memcli init {path}`)")
+        if not layout.is_root(path):
+            raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
+        self.root = path.resolve()
         self.config = config if config is not None else load_config(self.root)
 
     # ---------- paths ----------
     @property
     def index_path(self) -> Path:
-        return self.root / "MEMORY.md"
+        return self.root / layout.INDEX
 
     def memory_dir(self) -> Path:
-        d = self.root / "memory"
+        d = self.root / layout.MEMORY
         if d.exists() and not inside(self.root, d):
             raise UnsafePathError("memory/ leads outside the memory root (a symlink?); refusing to use it")
         return d
@@ -92,7 +114,7 @@ class Memory:
         if d is None:
             d = self.memory_dir()
             if archived:
-                d = safe_join(self.root, "memory", "archive")
+                d = safe_join(self.root, *layout.ARCHIVE.split("/"))
             self.__dict__[key] = d
         return d
 
@@ -127,17 +149,13 @@ class Memory:
 
     def misnamed_files(self, archived: bool = False) -> list[Problem]:
         """Markdown files whose names are not ids: never read, never put in the index, reported."""
-        return [Problem("memory/" + ("archive/" if archived else "") + p.name.encode("unicode_escape").decode(),
+        return [Problem(layout.detail_rel(p.stem, archived).encode("unicode_escape").decode(),
                         None, "the file name is not a valid id (letters, digits, '-', '_', '.'); rename it")
                 for p in self._md_files(archived) if not valid_id(p.stem)]
 
     def _md_files(self, archived: bool) -> list[Path]:
-        d = self.memory_dir() / "archive" if archived else self.memory_dir()
-        try:
-            names = sorted(n for n in os.listdir(d) if n.endswith(".md") and not n.startswith("."))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        return [d / n for n in names]
+        self.memory_dir()  # refuses a memory/ that leads outside the root
+        return layout.md_files(self.root, layout.ARCHIVE if archived else layout.MEMORY)
 
     def load(self, path: Path) -> Detail:
         if not inside(self.root, path):
@@ -226,10 +244,13 @@ class Memory:
         return new, [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in found]
 
     def remember(self, title: str, summary: str = "", *, tags=(), aliases=(), body: str = "",
-                 type: str = "note", importance: float = 0.5, pinned: bool = False,
+                 type: str | None = None, importance: float | None = None, pinned: bool = False,
                  expires: str | None = None, id: str | None = None, source: str | None = None,
                  now: str | None = None) -> WriteResult:
-        """Write a new detail file and its index line (demoting the lowest entry when full)."""
+        """Write a new detail file and its index line (demoting the lowest entry when full).
+        type and importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
+        type = DEFAULT_TYPE if type is None else type
+        importance = DEFAULT_IMPORTANCE if importance is None else importance
         title = one_line(title or "")
         if not title:
             raise UsageError("a title is required and must not be blank")
@@ -415,24 +436,16 @@ class Memory:
             chosen = {d.id: d for d in pool}
         if add is not None:
             chosen[add.id] = add
-        ranked = sorted(chosen.values(), key=Detail.rank_key)
-        room = max_lines - 1 - doc.fixed_lines()
+        ranked = indexrules.rank(chosen.values())
+        room = indexrules.free_room(max_lines, doc.fixed_lines())
         demoted = []
         if len(ranked) > room:
             if self.config["index.on_full"] == "refuse" and add is not None:
                 return self._Plan([], set(), [], warnings, refused=True)
-            keep = list(ranked)
-            for d in reversed(ranked):
-                if len(keep) <= room:
-                    break
-                if not d.pinned:
-                    keep.remove(d)
-                    demoted.append(d.id)
-            while len(keep) > max(room, 0):
-                demoted.append(keep.pop().id)
-            if any(chosen[i].pinned for i in demoted):
+            ranked, out = indexrules.demote(ranked, room)
+            demoted = [d.id for d in out]
+            if any(d.pinned for d in out):
                 warnings.append("the index is full of pinned entries; some pinned memories are not listed")
-            ranked = keep
         if demoted and add is not None:
             warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
         return self._Plan([d.entry for d in ranked], {d.id for d in ranked}, demoted, warnings)
@@ -462,62 +475,51 @@ class Memory:
             listing = self.list()  # under the lock: a memory forgotten meanwhile must not come back
             doc = self.read_index()
             # Entry lines pointing at missing or broken files are dropped on rebuild.
+            present = {d.id for d in listing.details}
             lines = []
             for x in doc.lines:
                 if isinstance(x, Entry):
-                    if x.id and any(d.id == x.id for d in listing.details):
+                    if x.id and x.id in present:
                         lines.append(x)
                 else:
                     lines.append(x)
             doc = IndexDoc(lines, doc.newline, doc.final_newline)
             if not doc.lines:
                 doc = IndexDoc.parse(template_text("MEMORY.md"))
-            pool = [d for d in listing.details if not _expired(d)]
+            today = utcnow()[:10]
+            pool = [d for d in listing.details if not _expired(d, today)]
             plan = self._plan_index(doc, pool=pool)
             self._write_index(doc, plan.entries)
         return {"entries": len(plan.entries), "left_out": plan.demoted,
                 "problems": [str(p) for p in listing.problems]}
 
     def check_index(self) -> list[Problem]:
-        """What is wrong with MEMORY.md and the detail files: empty when all is well."""
-        problems: list[Problem] = []
-        max_lines = int(self.config["index.max_lines"])
+        """What is wrong with MEMORY.md and the detail files: empty when all is well. The index's
+        faults are the heartbeat's (`indexrules.check`), with the same messages."""
         try:
             doc = self.read_index()
         except (FileError, UsageError, UnsafePathError) as e:
-            return [Problem("MEMORY.md", None, e.message.removeprefix("MEMORY.md: "))]
+            return [Problem(layout.INDEX, None, e.message.removeprefix("MEMORY.md: "))]
+        problems: list[Problem] = []
         if not self.index_path.exists():
-            problems.append(Problem("MEMORY.md", None, "missing (run `memcli index rebuild`)"))
-        if doc.line_count() >= max_lines:
-            problems.append(Problem("MEMORY.md", max_lines, f"{doc.line_count()} lines; the index must stay "
-                                    f"under {max_lines} (run `memcli heartbeat --fix`)"))
-        seen = set()
-        for n, x in enumerate(doc.lines, 1):
-            if not isinstance(x, Entry):
-                continue
-            if x.id is None:
-                problems.append(Problem("MEMORY.md", n, f"the link {x.path!r} is not memory/<id>.md inside the root"))
-                continue
+            f = indexrules.missing_index()
+            problems.append(Problem(f.path, None, f"{f.message} ({f.fix})"))
+        broken: dict[str, Problem] = {}
+
+        def lookup(mid: str):
             try:
-                path = self.detail_path(x.id)
-            except (UnsafePathError, UsageError) as e:
-                problems.append(Problem("MEMORY.md", n, e.message))
-                continue
-            if x.id in seen:
-                problems.append(Problem("MEMORY.md", n, f"{x.id} is listed twice"))
-            seen.add(x.id)
-            if not path.is_file():
-                problems.append(Problem("MEMORY.md", n, f"points at {x.path}, which does not exist"))
-                continue
-            try:
-                d = self.load(path)
-            except (FileError, UsageError) as e:
-                problems.append(getattr(e, "problem", None) or Problem(x.path, None, e.message))
-                continue
-            if d.entry != x:
-                problems.append(Problem("MEMORY.md", n, f"{x.id}: the line disagrees with {x.path} "
-                                        "(run `memcli index rebuild`)"))
-        listed = set(seen)
+                path = self.detail_path(mid)
+                if not path.is_file():
+                    return "archived" if self.detail_path(mid, archived=True).is_file() else "missing"
+                return self.load(path)
+            except (FileError, UsageError, UnsafePathError) as e:
+                broken[mid] = getattr(e, "problem", None) or Problem(layout.detail_rel(mid), None, e.message)
+                return "broken"
+
+        for mid, f in indexrules.check(doc, lookup, int(self.config["index.max_lines"])):
+            problems.append(Problem(f.path, f.line, f"{f.message} ({f.fix})"))
+        problems += broken.values()
+        listed = {e.id for e in doc.entries if e.id}
         problems += self.misnamed_files()
         for p in self.detail_files():
             if p.stem in listed:
@@ -538,6 +540,70 @@ class Memory:
             self._write_index(doc, plan.entries)
         return WriteResult("edited", memory_id, self.rel(path), memory_id in plan.ids,
                            line=_line_for(plan.entries, memory_id))
+
+    # ---------- the cascade ----------
+    def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,
+               session: str = "default", scope: str = "default", threshold: float | None = None,
+               now: str | None = None):
+        """Session, then scope, then the index, then the details: a Recall with hits and a trace."""
+        from .recall import recall
+
+        return recall(self, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
+                      threshold=threshold, now=now)
+
+    def should_recall(self, text: str) -> dict:
+        """explicit / implicit / none for a message, from the configured signals and the index's names."""
+        from .recall import known_names, should_recall
+
+        return should_recall(text, self.config["recall.signals.explicit"], self.config["recall.signals.implicit"],
+                             known_names(self))
+
+    def context(self, query: str | None = None, *, budget: int | None = None, session: str = "default",
+                scope: str = "default", now: str | None = None) -> dict:
+        """One Markdown block for a prompt, trimmed to a token budget (CONTEXT_BUDGET by default)."""
+        from .context import build
+
+        budget = CONTEXT_BUDGET if budget is None else budget
+        if budget < MIN_BUDGET:
+            raise UsageError(f"--budget must be at least {MIN_BUDGET} tokens")
+        return build(self, query, budget, session, scope, now)
+
+    def session(self, name: str = "default"):
+        """The session `name`: add, show, clear."""
+        from .state import Session
+
+        return Session(self, name)
+
+    def scope(self, name: str = "default"):
+        """The scope `name`: start, set, get, read, show, check, end."""
+        from .state import Scope
+
+        return Scope(self, name)
+
+    # ---------- heartbeat ----------
+    def audit(self, now=None, *, write_cache: bool = True):
+        """Every heartbeat check over every file: a Report of findings."""
+        from .heartbeat import audit
+
+        return audit(self, now, write_cache=write_cache)
+
+    def repair(self, dry_run: bool = False, now=None, *, write_cache: bool | None = None) -> "Repair":
+        """Audit, plan the safe repairs and (unless dry_run) make them under the root lock."""
+        from .heartbeat import apply, plan
+
+        report = self.audit(now, write_cache=not dry_run if write_cache is None else write_cache)
+        actions = plan(report)
+        applied: list = []
+        if not dry_run and actions:
+            applied = apply(self, actions, now)
+            if applied:
+                report = self.audit(now)
+        return Repair(report, actions, applied, dry_run)
+
+    @classmethod
+    def init(cls, path: str | os.PathLike, example: bool = False) -> "Memory":
+        """Create a memory root (never overwriting a file) and open it."""
+        return cls(init_root(path, example)["root"])
 
 
 def _line_for(entries: list, memory_id: str) -> str | None:
@@ -595,90 +661,4 @@ def add_history(body: str, day: str, notes: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _templates():
-    """The templates: package data when installed; the checkout's templates/ when run from source."""
-    from importlib.resources import files
-
-    try:
-        return files("memcli.templates")
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parent.parent / "templates"
-
-
-def template_text(name: str) -> str:
-    return (_templates() / name).read_text(encoding="utf-8")
-
-
-def example_files() -> list[tuple[str, str]]:
-    folder = _templates() / "example"
-    return sorted((p.name, p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".md"))
-
-
-def read_input(text: str | None, file: str | None, stdin_text, what: str) -> str:
-    """TEXT, or '-' for stdin, or a file; binary, non-UTF-8 and over-1-MB input is refused."""
-    if text is not None and file is not None:
-        raise UsageError(f"give the {what} as text or as a file, not both")
-    if file is not None:
-        if file == "-":
-            return decode(stdin_text(), f"{what} (stdin)")
-        try:
-            data = Path(file).read_bytes() if os.path.getsize(file) <= 10 * 1_000_000 else b"x" * 1_000_001
-        except FileNotFoundError:
-            raise FileError(f"{file}: no such file")
-        except IsADirectoryError:
-            raise FileError(f"{file}: is a folder, not a file")
-        except OSError as e:
-            raise FileError(f"{file}: cannot read it ({e.strerror or e})")
-        return decode(data, file)
-    if text == "-":
-        return decode(stdin_text(), f"{what} (stdin)")
-    return text or ""
-
-
-def init_root(path: str | os.PathLike, example: bool = False) -> dict:
-    """Create a memory root; never overwrites. With example, add the example memories."""
-    root = Path(path).expanduser()
-    if root.exists() and not root.is_dir():
-        raise UsageError(f"{root} exists and is not a folder")
-    root.mkdir(parents=True, exist_ok=True)
-    root = root.resolve()
-    created, kept = [], []
-
-    def put(rel: str, text: str):
-        p = root / rel
-        if p.exists() or p.is_symlink():
-            kept.append(rel)
-            return
-        atomic_write(p, text)
-        created.append(rel)
-
-    mem = root / "memory"
-    if mem.is_symlink() and not inside(root, mem):
-        raise UnsafePathError("memory/ leads outside the root (a symlink?); refusing to use it")
-    for d in ("memory", "memory/episodes", "memory/archive"):
-        if not (root / d).exists():
-            (root / d).mkdir(parents=True)
-            created.append(d + "/")
-    put("memcli.yaml", template_text("memcli.yaml"))
-    gi = root / ".gitignore"
-    if gi.exists():
-        text = gi.read_text(encoding="utf-8", errors="replace")
-        if not re.search(r"^/?\.memcli/?\s*$", text, re.M):
-            atomic_write(gi, text + ("" if text.endswith("\n") or not text else "\n") + ".memcli/\n")
-            created.append(".gitignore (+ .memcli/)")
-        else:
-            kept.append(".gitignore")
-    else:
-        put(".gitignore", ".memcli/\n")
-    state_dir(root)
-    added = []
-    if example:
-        for name, text in example_files():
-            rel = f"memory/{name}"
-            if not (root / rel).exists():
-                put(rel, text)
-                added.append(name[:-3])
-    put("MEMORY.md", template_text("MEMORY.md"))
-    if added:
-        Memory(root).rebuild_index()
-    return {"root": str(root), "created": created, "kept": kept, "examples": added}
+from .initroot import init_root, template_text  # noqa: E402,F401  (Memory.init and the rebuild template)

@@ -13,6 +13,9 @@ DETAIL_KEYS = (
     "pinned", "created", "updated", "expires", "source",
 )
 TYPES = ("fact", "preference", "lesson", "procedure", "event", "note")
+# The defaults of a new memory: the one place every front end takes them from.
+DEFAULT_TYPE = "note"
+DEFAULT_IMPORTANCE = 0.5
 
 
 def one_line(text: object) -> str:
@@ -65,8 +68,8 @@ class Detail:
     summary: str = ""
     tags: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
-    type: str = "note"
-    importance: float = 0.5
+    type: str = DEFAULT_TYPE
+    importance: float = DEFAULT_IMPORTANCE
     pinned: bool = False
     created: str | None = None
     updated: str | None = None
@@ -114,6 +117,29 @@ class Problem:
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
         return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem: a stable code, a severity, where it is and what to do about it."""
+
+    code: str
+    severity: str
+    path: str
+    line: int | None
+    message: str
+    fix: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "severity": self.severity, "path": self.path, "line": self.line,
+                "message": self.message, "fix": self.fix}
+
+    def __str__(self) -> str:
+        return f"{self.severity} {self.code} {self.where} {self.message} (fix: {self.fix})"
 
 
 @dataclass(frozen=True)

@@ -121,8 +121,7 @@ def detail_doc(mem, key: str):
                      importance=d.importance, updated=d.updated or d.created)
 
 
-def _fingerprint(st) -> str:
-    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+from .store.layout import fingerprint as _fingerprint  # noqa: E402  (the one file fingerprint)
 
 
 def detail_files(mem) -> dict:

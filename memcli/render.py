@@ -138,15 +138,6 @@ def problems(items: list, ok_text: str) -> None:
         out(str(p))
 
 
-def plain_dict(data: dict, title: str | None = None) -> None:
-    if title:
-        out(title)
-    for k, v in data.items():
-        if isinstance(v, (list, tuple)):
-            v = ", ".join(map(str, v)) or "-"
-        out(f"{k}: {v}")
-
-
 def recall(data: dict) -> None:
     hits = data["hits"]
     if not hits:

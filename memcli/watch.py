@@ -23,15 +23,17 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import ConfigError, FileError, MemcliError, NotARootError, UnsafePathError, UsageError
-from .heartbeat import (Finding, apply, audit, check_detail, check_index, expired_finding, key_line, plan,
-                        read_file, scan_text)
-from .store.fs import STATE_DIR, TMP_PREFIX, state_dir
+from .heartbeat import apply, audit, check_text, plan
+from .heartbeat.base import read_file
+from .model import Finding
+from .store import indexrules, layout
+from .store.fs import TMP_PREFIX, state_dir
 
 RESCAN = "*"  # a folder changed as a whole (moved, deleted, created): compare with the last snapshot
 MAX_WAIT = 10  # debounce periods after the first event at most, before a busy batch is processed
 POLL = 0.2  # seconds between checks for a stop request and for the root's existence
 _IGNORED_EVENTS = ("opened", "closed_no_write")
-_SKIP_DIRS = (STATE_DIR, ".git", ".hg", ".svn")
+_SKIP_DIRS = layout.SKIP_DIRS
 
 Emit = Callable[[dict], None]
 
@@ -47,18 +49,12 @@ def relevant(root: Path, path: str) -> str | None:
         return None
     if rel in ("MEMORY.md", "memcli.yaml"):
         return rel
-    if len(parts) >= 2 and parts[0] == "memory" and rel.endswith(".md") and \
-            not any(p.startswith(".") for p in parts):
+    if layout.kind_of(rel) is not None:
         return rel
     return None
 
 
-def _fingerprint(path: Path) -> str | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+_fingerprint = layout.file_fingerprint
 
 
 class Watcher:
@@ -75,22 +71,7 @@ class Watcher:
     # ---- what is on disk
     def _snapshot(self) -> dict[str, str]:
         """relative path -> fingerprint of the files of memory/, archive/ and episodes/."""
-        out = {}
-        for sub in ("memory", "memory/archive", "memory/episodes"):
-            try:
-                it = os.scandir(self.root / sub)
-            except OSError:
-                continue
-            with it:
-                for de in it:
-                    rel = f"{sub}/{de.name}"
-                    if relevant(self.root, de.path) == rel:
-                        try:
-                            st = de.stat()
-                        except OSError:
-                            continue
-                        out[rel] = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
-        return out
+        return layout.snapshot(self.root)
 
     def _rescan(self) -> set:
         new = self._snapshot()
@@ -118,44 +99,38 @@ class Watcher:
             fp = _fingerprint(path)
             if fp is None:
                 self.snapshot.pop(rel, None)
-            elif rel.startswith("memory/"):
+            elif rel.startswith(layout.MEMORY + "/"):
                 self.snapshot[rel] = fp
-            if rel == "memcli.yaml":
+            kind = layout.kind_of(rel)
+            if kind == "config":
                 self._reload_config()
                 index_changed = True
                 continue
-            parts = rel.split("/")
-            if rel == "MEMORY.md":
+            if kind == "index":
                 index_changed = True
-            elif len(parts) == 2:
-                ids.add(parts[1][:-3])
-            if len(parts) == 2 or (len(parts) == 3 and parts[1] == "episodes"):
+            elif kind == layout.DETAIL:
+                ids.add(rel.rsplit("/", 1)[1][:-3])
+            if kind in (layout.DETAIL, layout.EPISODE):
                 cache_keys.append(rel)
-            if exists and rel != "MEMORY.md":
-                self._findings(self._check_file(rel, path, parts, now))
-            elif exists:
-                try:
-                    self._findings(scan_text(rel, read_file(path, rel)))
-                except (FileError, UsageError, OSError):
-                    pass  # reported by the index check below
+            if exists:
+                self._findings(self._check_file(rel, path, kind, now))
         if index_changed or ids:
             self._check_index(ids, index_changed)
         if cache_keys:
             self._refresh_cache(cache_keys)
 
-    def _check_file(self, rel: str, path: Path, parts: list, now) -> list[Finding]:
+    def _check_file(self, rel: str, path: Path, kind: str, now) -> list[Finding]:
+        """Every registered check of one file (the index's own faults are checked with the others)."""
         try:
             text = read_file(path, rel)
         except (FileError, UsageError) as e:
+            if kind == "index":
+                return []  # reported by the index check
             return [Finding("file-unreadable", "error", rel, None, e.message.removeprefix(rel + ": "),
                             "make it a UTF-8 text file under 10 MB, or move it out of memory/")]
         except OSError:
             return []  # gone again since the event; the next event says so
-        if len(parts) == 2 or (len(parts) == 3 and parts[1] == "archive"):
-            d, found = check_detail(rel, text, Path(rel).stem)
-            expired = expired_finding(d, key_line(text, "expires"), now) if d and len(parts) == 2 else None
-            return found + ([expired] if expired else [])
-        return scan_text(rel, text)
+        return check_text(rel, kind, text, now)
 
     def _reload_config(self) -> None:
         from .config import load_config
@@ -184,7 +159,7 @@ class Watcher:
             except (FileError, UsageError, UnsafePathError):
                 return "broken"
 
-        found = check_index(doc, lookup, int(self.mem.config["index.max_lines"]))
+        found = indexrules.check(doc, lookup, int(self.mem.config["index.max_lines"]))
         self._findings([f for mid, f in found if everything or mid in ids])
 
     def _refresh_cache(self, keys: list) -> None:

@@ -1,13 +1,15 @@
+import io
 import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from memcli.cli.app import app
+from memcli.cli import main
+from memcli.core import init_root
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 
@@ -27,22 +29,57 @@ def isolated_env(tmp_path, monkeypatch):
     yield
 
 
-class Cli:
-    """The CLI in-process. The Click command is built once: Typer rebuilds it on every invoke."""
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+    output: str  # stdout and stderr as they were interleaved
 
-    command = None
+
+class _Stream(io.TextIOWrapper):
+    """A piped (not a terminal) UTF-8 stream that also records into a shared transcript."""
+
+    def __init__(self, transcript: list):
+        super().__init__(io.BytesIO(), encoding="utf-8", write_through=True)
+        self.transcript = transcript
+
+    def write(self, s):
+        self.transcript.append(s)
+        return super().write(s)
+
+    def text(self) -> str:
+        self.flush()
+        return self.buffer.getvalue().decode("utf-8", "replace")
+
+
+def invoke(argv, input=None) -> Result:
+    """`memcli ARGV` in this process, through `memcli.cli.main`: the fast path for the per-turn
+    commands, the Typer app for the rest; stdin from `input`, stdout and stderr captured."""
+    data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
+    transcript: list = []
+    out, err = _Stream(transcript), _Stream(transcript)
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"), out, err
+    code = 0
+    try:
+        main([str(a) for a in argv])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+    return Result(code, out.text(), err.text(), "".join(transcript))
+
+
+class Cli:
+    """The CLI in-process, with --root of one memory root."""
 
     def __init__(self, root: Path | None):
         self.root = root
-        self.runner = CliRunner()
-        if Cli.command is None:
-            import typer.main
-
-            Cli.command = typer.main.get_command(app)
 
     def __call__(self, *args, input=None, root=True):
         argv = (["--root", str(self.root)] if root and self.root else []) + [str(a) for a in args]
-        return super(CliRunner, self.runner).invoke(Cli.command, argv, input=input, catch_exceptions=False)
+        return invoke(argv, input=input)
 
     def json(self, *args, input=None, code=None):
         res = self(*args, "--json", input=input)
@@ -54,8 +91,7 @@ class Cli:
 @pytest.fixture
 def root(tmp_path):
     r = tmp_path / "mem"
-    res = CliRunner().invoke(app, ["init", str(r)], catch_exceptions=False)
-    assert res.exit_code == 0, res.output
+    init_root(r)
     return r
 
 
@@ -67,13 +103,12 @@ def cli(root):
 @pytest.fixture
 def example_root(tmp_path):
     r = tmp_path / "ex"
-    res = CliRunner().invoke(app, ["init", str(r), "--example"], catch_exceptions=False)
-    assert res.exit_code == 0, res.output
+    init_root(r, example=True)
     return r
 
 
 def run_memcli(*args, input=None, env=None, cwd=None, timeout=60):
-    """A real process, for what CliRunner cannot show (stdin pipes, exit codes, concurrency)."""
+    """A real process, for what in-process calls cannot show (stdin pipes, exit codes, concurrency)."""
     e = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "memcli", *map(str, args)], input=input, capture_output=True,

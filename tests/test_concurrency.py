@@ -89,7 +89,7 @@ def test_concurrent_cli_processes_lose_nothing(tmp_path):
     assert memcli(root, "index", "check").returncode == 0
 
 
-@pytest.mark.slow
+@pytest.mark.stress
 def test_full_counts(tmp_path):
     """The counts of the stress benchmark: 16x50 remember, 8x100 scope set, 4x50 session add,
     4x25 update, with readers throughout."""

@@ -504,7 +504,7 @@ def test_library_api(root):
 
 
 def test_second_run_reads_only_changed_files(root, monkeypatch):
-    import memcli.heartbeat as hbmod
+    import memcli.heartbeat.cache as hbmod
 
     for i in range(5):
         write_detail(root, f"note-{i}", f"Topic number {'abcde'[i]}", f"about {'vwxyz'[i]}")
@@ -526,7 +526,7 @@ def test_second_run_reads_only_changed_files(root, monkeypatch):
 
 
 def test_worker_processes_give_the_same_report(root, monkeypatch):
-    import memcli.heartbeat as hbmod
+    import memcli.heartbeat.cache as hbmod
 
     for i in range(60):
         write_detail(root, f"n{i}", f"Subject {chr(97 + i % 26)}{chr(97 + i // 26)} notes",

@@ -23,30 +23,18 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import typer.main
-import typer.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memcli.cli.app import app
+from memcli.cli.app import command
+from tests.conftest import invoke as run_main
 from memcli.core import Memory, init_root
 from memcli.store import details as dfile
 from memcli.store.fs import valid_id
 from memcli.store.index import IndexDoc
 
-COMMAND = typer.main.get_command(app)
-HAS_HEARTBEAT = "heartbeat" in getattr(COMMAND, "commands", {})
+HAS_HEARTBEAT = "heartbeat" in command().commands
 SLOW_COMMAND = 30  # seconds: a command that takes longer is a hang
-
-
-class Runner(typer.testing.CliRunner):
-    """Invokes the Click command Typer builds from the app once (Typer rebuilds it per call)."""
-
-    def invoke(self, command, *args, **kwargs):
-        return super(typer.testing.CliRunner, self).invoke(command, *args, **kwargs)
-
-
-RUNNER = Runner()
 
 
 @contextlib.contextmanager
@@ -66,7 +54,7 @@ def time_limit(seconds: int, what: str):
 def invoke(root: Path, *argv, input=None):
     args = ["--root", str(root), *map(str, argv)]
     with time_limit(SLOW_COMMAND, " ".join(args)):
-        res = RUNNER.invoke(COMMAND, args, input=input, catch_exceptions=False)
+        res = run_main(args, input=input)
     assert "Traceback" not in res.output, (argv, res.output)
     return res
 
@@ -110,7 +98,7 @@ def _template(base: Path) -> Path:
     m = Memory(root)
     for mid, title, summary, tags in GOOD:
         m.remember(title, summary, tags=tags, id=mid, body=f"{summary}\n\nMore about {title}.\n")
-    RUNNER.invoke(COMMAND, ["--root", str(root), "recall", GOOD_QUERY, "--deep"])  # warm the search cache
+    run_main(["--root", str(root), "recall", GOOD_QUERY, "--deep"])  # warm the search cache
     return root
 
 

@@ -57,3 +57,28 @@ def test_agent_loop_runs(tmp_path, example_root):
     assert "charset" in session and "echo: write a haiku" in session
     scope = (example_root / ".memcli" / "scopes" / "article-7.json").read_text()
     assert "draft" in scope
+
+
+def python_blocks(section: str) -> list[str]:
+    part = README.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", part, re.S)
+
+
+def test_python_api_example_runs(tmp_path):
+    """The Python API block runs as written, in a fresh folder, and prints what it says."""
+    code = python_blocks("Commands")[0]
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env={**{k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")},
+                            "PYTHONPATH": str(ROOT_DIR)})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "utf8mb4 on the connection and the server"
+    assert lines[1] == "['mysql-charset-double-encoding']"
+    assert lines[2] == "mysql-charset-double-encoding index"
+    assert lines[3] == "explicit"
+    assert lines[4] == "first draft"
+    assert lines[5].startswith("{'error': 0, 'warning': ")
+    assert lines[6] == "[]"
+    assert not (tmp_path / "notes" / "memory" / "mysql-charset-double-encoding.md").exists()
+    assert "部署到测试环境" in (tmp_path / "notes" / ".memcli" / "sessions" / "chat-42.json").read_text()
+    assert "first draft" in "".join(p.read_text() for p in (tmp_path / "notes" / "memory" / "episodes").iterdir())

@@ -130,8 +130,9 @@ def cache_fp(root, key):
 
 
 def fingerprint(path):
-    st = os.stat(path)
-    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+    from memcli.store.layout import file_fingerprint
+
+    return file_fingerprint(path)
 
 
 def poll(pred, timeout=WAIT):

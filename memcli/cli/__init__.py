@@ -6,31 +6,18 @@ from __future__ import annotations
 
 import sys
 
-_APP_NAMES = ("app", "Json", "State", "memory", "run", "state")
-
-
-def __getattr__(name):
-    if name in _APP_NAMES:
-        from . import app as _app
-
-        return getattr(_app, name)
-    if name in ("Out",):
-        from .boundary import Out
-
-        return Out
-    raise AttributeError(name)
-
-
 _GLOBAL_VALUE = {"--root": "root", "--session": "session", "--scope": "scope"}
 
 # The commands an agent calls every turn, answered without Typer when their arguments are plain:
-# (positional names, {option: (name, kind)}), kind one of str, int, float, bool, list.
+# (positional names, "?" when optional; {option: (parameter, kind)}), kind one of str, int, float,
+# bool, list. The parameters are the Typer command's; every default is None or False, so each
+# default is the library's. tests/test_fastpath.py derives this table from the Typer app.
 _FAST = {
-    ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--layer": ("layer", str),
-                               "-l": ("layer", str), "--deep": ("deep", bool)}),
+    ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--deep": ("deep", bool),
+                               "--layer": ("layer", str), "-l": ("layer", str)}),
     ("should-recall",): (("text",), {}),
     ("remember",): (("title", "summary?"), {
-        "--tag": ("tags", list), "-t": ("tags", list), "--alias": ("aliases", list), "-a": ("aliases", list),
+        "--tag": ("tag", list), "-t": ("tag", list), "--alias": ("alias", list), "-a": ("alias", list),
         "--body": ("body", str), "-b": ("body", str), "--body-file": ("body_file", str), "-f": ("body_file", str),
         "--type": ("type_", str), "--importance": ("importance", float), "-i": ("importance", float),
         "--pin": ("pin", bool), "--expires": ("expires", str), "--id": ("id_", str), "--source": ("source", str)}),
@@ -100,21 +87,8 @@ def _fast(args: list) -> int | None:
     values.update((n.rstrip("?"), v) for n, v in zip(names, positional))
     from . import boundary as b
 
-    root, session, scope = opts["root"], opts["session"], opts["scope"]
-    actions = {
-        "recall": lambda: b.recall_action(root, session, scope, values["query"], values.get("limit"),
-                                          values.get("deep", False), values.get("layer")),
-        "should-recall": lambda: b.should_recall_action(root, values["text"]),
-        "remember": lambda: b.remember_action(root, values["title"], values.get("summary"), values.get("tags", ()),
-                                              values.get("aliases", ()), values.get("body"), values.get("body_file"),
-                                              values.get("type_", "note"), values.get("importance", 0.5),
-                                              values.get("pin", False), values.get("expires"), values.get("id_"),
-                                              values.get("source")),
-        "scope set": lambda: b.scope_set_action(root, scope, values["key"], values["value"], values.get("agent", ""),
-                                                values.get("force", False)),
-        "session add": lambda: b.session_add_action(root, session, values["role"], values["text"]),
-    }
-    return b.execute(command, opts["json"], actions[command])
+    st = b.State(opts["root"], opts["json"], opts["session"], opts["scope"])
+    return b.execute(command, opts["json"], lambda: b.HOT[command](st, **values))
 
 
 def main(argv: list | None = None) -> None:
@@ -128,6 +102,6 @@ def main(argv: list | None = None) -> None:
     if code is not None:
         sys.stdout.flush()
         sys.exit(code)
-    from .app import app
+    from .app import command
 
-    app(args=args, prog_name="memcli")
+    command().main(args=args, prog_name="memcli")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import Callable, List, Optional
 
 import typer
@@ -12,7 +11,8 @@ from typing import Annotated
 from .. import __version__
 from .. import render as r
 from ..errors import UsageError
-from .boundary import Out, execute, open_memory, stdin_bytes
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
+from .boundary import Out, State, execute, open_memory, read_input, stdin_bytes
 
 app = typer.Typer(
     name="memcli", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -23,14 +23,6 @@ index_app = typer.Typer(help="Regenerate or verify MEMORY.md.", no_args_is_help=
 app.add_typer(index_app, name="index")
 
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON envelope on stdout.")]
-
-
-@dataclass
-class State:
-    root: Optional[str] = None
-    json: bool = False
-    session: Optional[str] = None
-    scope: Optional[str] = None
 
 
 def _version(value: bool):
@@ -51,6 +43,17 @@ def _global(
     ctx.obj = State(root or None, json_, session or None, scope or None)
 
 
+def command():
+    """The app's Click command, built once per process (`main` and in-process tests share it)."""
+    global _COMMAND
+    if _COMMAND is None:
+        _COMMAND = typer.main.get_command(app)
+    return _COMMAND
+
+
+_COMMAND = None
+
+
 def state(ctx: typer.Context) -> State:
     obj = ctx.find_root().obj
     return obj if isinstance(obj, State) else State()
@@ -67,9 +70,6 @@ def run(ctx: typer.Context, command: str, json_flag: bool, action: Callable[[], 
         raise typer.Exit(code)
 
 
-_stdin = stdin_bytes
-
-
 # ---------------------------------------------------------------- commands
 
 @app.command()
@@ -80,7 +80,7 @@ def init(
     json_: Json = False,
 ):
     """Create a memory root; never overwrites a file.  Example: memcli init notes --example"""
-    from ..core import init_root
+    from ..initroot import init_root
 
     def act():
         res = init_root(path or state(ctx).root or ".", example)
@@ -107,8 +107,10 @@ def remember(
     alias: Annotated[Optional[List[str]], typer.Option("--alias", "-a", help="Another name it is known by (repeatable).")] = None,
     body: Annotated[Optional[str], typer.Option("--body", "-b", help="The full text ('-' reads stdin).")] = None,
     body_file: Annotated[Optional[str], typer.Option("--body-file", "-f", help="Read the body from a file ('-': stdin).")] = None,
-    type_: Annotated[str, typer.Option("--type", help="fact | preference | lesson | procedure | event | note")] = "note",
-    importance: Annotated[float, typer.Option("--importance", "-i", help="0..1")] = 0.5,
+    type_: Annotated[Optional[str], typer.Option(
+        "--type", help=f"fact | preference | lesson | procedure | event | note (default {DEFAULT_TYPE})")] = None,
+    importance: Annotated[Optional[float], typer.Option(
+        "--importance", "-i", help=f"0..1 (default {DEFAULT_IMPORTANCE})")] = None,
     pin: Annotated[bool, typer.Option("--pin", help="Always keep it in MEMORY.md.")] = False,
     expires: Annotated[Optional[str], typer.Option("--expires", help="A date (2027-01-31) or a duration (30d).")] = None,
     id_: Annotated[Optional[str], typer.Option("--id", help="Use this id instead of one made from the title.")] = None,
@@ -122,8 +124,8 @@ def remember(
     from .boundary import remember_action
 
     def act():
-        return remember_action(state(ctx).root, title, summary, tag or (), alias or (), body, body_file, type_,
-                               importance, pin, expires, id_, source)
+        return remember_action(state(ctx), title, summary, tag, alias, body, body_file, type_, importance, pin,
+                               expires, id_, source)
     run(ctx, "remember", json_, act)
 
 
@@ -147,13 +149,11 @@ def update(
 
     Example: memcli update mysql-charset --summary "use utf8mb4 everywhere" --tag encoding
     """
-    from ..core import read_input
-
     def act():
         if [summary, append].count("-") > 1:
             raise UsageError("only one argument can read standard input ('-')")
-        s = read_input(summary, None, _stdin, "summary") if summary is not None else None
-        a = read_input(append, None, _stdin, "append") if append is not None else None
+        s = read_input(summary, None, stdin_bytes, "summary") if summary is not None else None
+        a = read_input(append, None, stdin_bytes, "append") if append is not None else None
         res = memory(ctx).update(id_, title=title, summary=s, append=a, tags=tag or (), untags=untag or (),
                                  aliases=alias or (), type=type_, importance=importance, pinned=pin,
                                  expires=expires)

@@ -15,6 +15,16 @@ from ..errors import MemcliError
 
 
 @dataclass
+class State:
+    """The global options: --root, --json, --session, --scope (None when not given)."""
+
+    root: Optional[str] = None
+    json: bool = False
+    session: Optional[str] = None
+    scope: Optional[str] = None
+
+
+@dataclass
 class Out:
     """What a command hands the boundary: data for --json, a human renderer, an exit code."""
 
@@ -46,6 +56,33 @@ def execute(command: str, as_json: bool, action: Callable[[], Out]) -> int:
     return res.code
 
 
+def read_input(text: str | None, file: str | None, stdin_text, what: str) -> str:
+    """TEXT, or '-' for stdin, or a file; binary, non-UTF-8 and over-1-MB input is refused."""
+    import os
+    from pathlib import Path
+
+    from ..errors import FileError, UsageError
+    from ..store.fs import decode
+
+    if text is not None and file is not None:
+        raise UsageError(f"give the {what} as text or as a file, not both")
+    if file is not None:
+        if file == "-":
+            return decode(stdin_text(), f"{what} (stdin)")
+        try:
+            data = Path(file).read_bytes() if os.path.getsize(file) <= 10 * 1_000_000 else b"x" * 1_000_001
+        except FileNotFoundError:
+            raise FileError(f"{file}: no such file")
+        except IsADirectoryError:
+            raise FileError(f"{file}: is a folder, not a file")
+        except OSError as e:
+            raise FileError(f"{file}: cannot read it ({e.strerror or e})")
+        return decode(data, file)
+    if text == "-":
+        return decode(stdin_text(), f"{what} (stdin)")
+    return text or ""
+
+
 def stdin_bytes() -> bytes:
     return sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
 
@@ -64,80 +101,66 @@ def names(session: Optional[str], scope: Optional[str]) -> tuple[str, str]:
 
 
 def text_arg(value: str, what: str) -> str:
-    from ..core import read_input
-
     return read_input(value, None, stdin_bytes, what)
 
 
-# ---- the hot commands' actions: called by the Typer commands and by the fast path alike ----
+# ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
+# the global options and each command's own parameters under the Typer parameter names ----
 
-def recall_action(root, session, scope, query, limit, deep, layer) -> Out:
-    from ..recall import recall
-
-    sess, sc = names(session, scope)
-    res = recall(open_memory(root), text_arg(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
-                 layer=layer)
+def recall_action(st: State, query, limit=None, deep=False, layer=None) -> Out:
+    sess, sc = names(st.session, st.scope)
+    res = open_memory(st.root).recall(text_arg(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
+                                      layer=layer)
     data = res.to_dict()
     return Out(data, lambda: r.recall(data), code=0 if res.hits else 1, warnings=res.warnings)
 
 
-def should_recall_action(root, text) -> Out:
-    from ..recall import known_names, should_recall
-
-    m = open_memory(root)
-    res = should_recall(text_arg(text, "text"), m.config["recall.signals.explicit"],
-                        m.config["recall.signals.implicit"], known_names(m))
+def should_recall_action(st: State, text) -> Out:
+    res = open_memory(st.root).should_recall(text_arg(text, "text"))
     return Out(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
 
 
-def remember_action(root, title, summary=None, tags=(), aliases=(), body=None, body_file=None, type_="note",
-                    importance=0.5, pin=False, expires=None, id_=None, source=None) -> Out:
-    from ..core import read_input
+def remember_action(st: State, title, summary=None, tag=None, alias=None, body=None, body_file=None, type_=None,
+                    importance=None, pin=False, expires=None, id_=None, source=None) -> Out:
     from ..errors import UsageError
 
     if [title, summary, body].count("-") + (body_file == "-") > 1:
         raise UsageError("only one argument can read standard input ('-')")
-    m = open_memory(root)
+    m = open_memory(st.root)
     t = read_input(title, None, stdin_bytes, "title")
     s = read_input(summary, None, stdin_bytes, "summary")
     b = read_input(body, body_file, stdin_bytes, "body")
-    res = m.remember(t, s, tags=tags or (), aliases=aliases or (), body=b, type=type_, importance=importance,
+    res = m.remember(t, s, tags=tag or (), aliases=alias or (), body=b, type=type_, importance=importance,
                      pinned=pin, expires=expires, id=id_, source=source)
     data = res.to_dict()
     return Out(data, lambda: r.write_result(data), warnings=res.warnings)
 
 
-def scope_set_action(root, scope, key, value, agent, force=False) -> Out:
-    from ..core import utcnow
-    from ..errors import UsageError
-    from ..store import scope as scopes
+def _warning(res: dict) -> list:
+    """A library result's "warning" goes to stderr (or the envelope's warnings), not into the data."""
+    w = res.pop("warning", None)
+    return [w] if w else []
 
-    if not agent or not agent.strip():
-        raise UsageError("scope set needs --agent NAME")
-    m = open_memory(root)
-    _, sc = names(None, scope)
-    v = text_arg(value, "value")
-    with m.lock():
-        res = scopes.set_key(m.root, sc, key, v, agent, utcnow(), force)
-    warn = [res.pop("warning")] if res.get("warning") else []
+
+def scope_set_action(st: State, key, value, agent=None, force=False) -> Out:
+    _, sc = names(None, st.scope)
+    m = open_memory(st.root)
+    res = m.scope(sc).set(key, text_arg(value, "value"), agent or "", force)
+    warn = _warning(res)
     return Out(res, lambda: r.talk(f"{key} set by {agent}"), warnings=warn)
 
 
-def session_add_action(root, session, role, text) -> Out:
-    from ..core import utcnow
-    from ..store import session as sessions
-
-    m = open_memory(root)
-    sess, _ = names(session, None)
-    body = text_arg(text, "text")
-    with m.lock():
-        res = sessions.add(m.root, sess, role, body, utcnow(), max_rounds=int(m.config["session.max_rounds"]),
-                           summarizer=m.config["session.summarizer"],
-                           timeout=m.config.seconds("session.summarizer_timeout"),
-                           limit=int(m.config["session.max_summary_chars"]))
-    warn = [res.pop("warning")] if res.get("warning") else []
+def session_add_action(st: State, role, text) -> Out:
+    sess, _ = names(st.session, None)
+    res = open_memory(st.root).session(sess).add(role, text_arg(text, "text"))
+    warn = _warning(res)
 
     def human():
         r.talk(f"session {res['session']}: {res['turns']} turns"
                + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else ""))
     return Out(res, human, warnings=warn)
+
+
+# command -> action, for the fast path (cli/__init__._FAST declares their arguments)
+HOT = {"recall": recall_action, "should-recall": should_recall_action, "remember": remember_action,
+       "scope set": scope_set_action, "session add": session_add_action}

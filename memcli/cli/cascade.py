@@ -9,7 +9,7 @@ import typer
 from typing import Annotated
 
 from .. import render as r
-from ..errors import UsageError
+from ..core import CONTEXT_BUDGET
 from .app import Json, app, memory, run, state
 from .boundary import Out, names, recall_action, should_recall_action, text_arg
 
@@ -22,16 +22,6 @@ app.add_typer(scope_app, name="scope")
 def _names(ctx):
     st = state(ctx)
     return names(st.session, st.scope)
-
-
-def _text(value: str, what: str) -> str:
-    return text_arg(value, what)
-
-
-def _now():
-    from ..core import utcnow
-
-    return utcnow()
 
 
 @app.command()
@@ -47,8 +37,7 @@ def recall(
 
     Exit 1 when nothing fits.  Example: memcli recall "MySQL中文查不到数据"
     """
-    st = state(ctx)
-    run(ctx, "recall", json_, lambda: recall_action(st.root, st.session, st.scope, query, limit, deep, layer))
+    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer))
 
 
 @app.command("should-recall")
@@ -61,27 +50,25 @@ def should_recall(
 
     Example: memcli should-recall "用上次那个方案"
     """
-    run(ctx, "should-recall", json_, lambda: should_recall_action(state(ctx).root, text))
+    run(ctx, "should-recall", json_, lambda: should_recall_action(state(ctx), text))
 
 
 @app.command()
 def context(
     ctx: typer.Context,
     query: Annotated[Optional[str], typer.Argument(help="Recall memories for this query too.")] = None,
-    budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget for the whole block.")] = 2000,
+    budget: Annotated[Optional[int], typer.Option(
+        "--budget", "-b", help=f"Token budget for the whole block (default {CONTEXT_BUDGET}).")] = None,
     json_: Json = False,
 ):
     """One Markdown block for a prompt, trimmed to a token budget.
 
     Example: memcli context "deploy to staging" --budget 800
     """
-    from ..context import build
-
     def act():
-        if budget < 50:
-            raise UsageError("--budget must be at least 50 tokens")
         sess, sc = _names(ctx)
-        res = build(memory(ctx), _text(query, "query") if query else None, budget, sess, sc)
+        res = memory(ctx).context(text_arg(query, "query") if query else None, budget=budget, session=sess,
+                                  scope=sc)
         return Out(res, lambda: sys.stdout.write(res["text"]))
     run(ctx, "context", json_, act)
 
@@ -101,20 +88,15 @@ def session_add(
     """
     from .boundary import session_add_action
 
-    def act():
-        st = state(ctx)
-        return session_add_action(st.root, st.session, role, text)
-    run(ctx, "session add", json_, act)
+    run(ctx, "session add", json_, lambda: session_add_action(state(ctx), role, text))
 
 
 @session_app.command("show")
 def session_show(ctx: typer.Context, json_: Json = False):
     """Print the session: its summary and recent turns."""
-    from ..store import session
-
     def act():
         sess, _ = _names(ctx)
-        data = session.load(memory(ctx).root, sess)
+        data = memory(ctx).session(sess).show()
 
         def human():
             if data.get("summary"):
@@ -132,13 +114,9 @@ def session_show(ctx: typer.Context, json_: Json = False):
 @session_app.command("clear")
 def session_clear(ctx: typer.Context, json_: Json = False):
     """End the session; its turns and summary go to the episode log first."""
-    from ..store import session
-
     def act():
-        m = memory(ctx)
         sess, _ = _names(ctx)
-        with m.lock():
-            res = session.clear(m.root, sess, _now())
+        res = memory(ctx).session(sess).clear()
         return Out(res, lambda: r.talk(f"session {sess} cleared" + (f"; kept in {res['episode']}" if res["episode"] else "")))
     run(ctx, "session clear", json_, act)
 
@@ -151,13 +129,9 @@ def scope_start(ctx: typer.Context, task: Annotated[str, typer.Argument(help="Wh
 
     Example: memcli scope start "write the weekly article"
     """
-    from ..store import scope
-
     def act():
-        m = memory(ctx)
         _, sc = _names(ctx)
-        with m.lock():
-            res = scope.start(m.root, sc, _text(task, "task"), _now())
+        res = memory(ctx).scope(sc).start(text_arg(task, "task"))
         warn = [res["warning"]] if res["warning"] else []
         return Out(res, lambda: r.talk(f"scope {sc} started: {res['task']}"), warnings=warn)
     run(ctx, "scope start", json_, act)
@@ -168,7 +142,7 @@ def scope_set(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument()],
     value: Annotated[str, typer.Argument(help="The value ('-' reads stdin).")],
-    agent: Annotated[str, typer.Option("--agent", help="Who writes it.")] = "",
+    agent: Annotated[Optional[str], typer.Option("--agent", help="Who writes it.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite another agent's key (logged as a collision).")] = False,
     json_: Json = False,
 ):
@@ -178,25 +152,18 @@ def scope_set(
     """
     from .boundary import scope_set_action
 
-    def act():
-        st = state(ctx)
-        return scope_set_action(st.root, st.scope, key, value, agent, force)
-    run(ctx, "scope set", json_, act)
+    run(ctx, "scope set", json_, lambda: scope_set_action(state(ctx), key, value, agent, force))
 
 
 @scope_app.command("get")
 def scope_get(ctx: typer.Context, key: Annotated[str, typer.Argument()], json_: Json = False):
     """Print one key's value (exit 1 when the key is not set)."""
-    from ..store import scope
-
     def act():
         _, sc = _names(ctx)
-        data = scope.load(memory(ctx).root, sc)
-        item = (data or {}).get("keys", {}).get(key)
-        if item is None:
-            return Out({"key": key, "value": None}, lambda: r.talk(f"{key} is not set in scope {sc}"), code=1)
-        res = {"key": key, **item}
-        return Out(res, lambda: r.out(str(item["value"])))
+        res = memory(ctx).scope(sc).get(key)
+        if res["value"] is None:
+            return Out(res, lambda: r.talk(f"{key} is not set in scope {sc}"), code=1)
+        return Out(res, lambda: r.out(str(res["value"])))
     run(ctx, "scope get", json_, act)
 
 
@@ -208,31 +175,27 @@ def scope_read(
     json_: Json = False,
 ):
     """Give an agent only the keys it asks for.  Example: memcli scope read --agent Formatter editedArticle"""
-    from ..store import scope
-
     def act():
         _, sc = _names(ctx)
-        data = scope.load(memory(ctx).root, sc) or {"keys": {}}
-        found = {k: data["keys"][k]["value"] for k in keys if k in data["keys"]}
-        missing = [k for k in keys if k not in data["keys"]]
+        res = memory(ctx).scope(sc).read(agent, keys)
 
         def human():
-            for k, v in found.items():
+            for k, v in res["keys"].items():
                 r.out(f"## {k}\n\n{v}\n")
-            if missing:
-                r.talk(f"not set: {', '.join(missing)}")
-        return Out({"agent": agent or None, "keys": found, "missing": missing}, human, code=1 if missing else 0)
+            if res["missing"]:
+                r.talk(f"not set: {', '.join(res['missing'])}")
+        return Out(res, human, code=1 if res["missing"] else 0)
     run(ctx, "scope read", json_, act)
 
 
 @scope_app.command("show")
 def scope_show(ctx: typer.Context, json_: Json = False):
     """Print the whole scope: task, keys, owners."""
-    from ..store import scope
+    from ..store.scope import short
 
     def act():
         _, sc = _names(ctx)
-        data = scope.load(memory(ctx).root, sc)
+        data = memory(ctx).scope(sc).show()
 
         def human():
             if data is None:
@@ -240,7 +203,7 @@ def scope_show(ctx: typer.Context, json_: Json = False):
                 return
             r.out(f"# Scope {sc}" + (f": {data['task']}" if data.get("task") else ""))
             for k, v in data["keys"].items():
-                r.out(f"- {k} ({v['agent']}): {scope.short(v['value'], 100)}")
+                r.out(f"- {k} ({v['agent']}): {short(v['value'], 100)}")
         return Out(data, human)
     run(ctx, "scope show", json_, act)
 
@@ -248,11 +211,9 @@ def scope_show(ctx: typer.Context, json_: Json = False):
 @scope_app.command("check")
 def scope_check(ctx: typer.Context, json_: Json = False):
     """List collisions and keys written by several agents (exit 1 if any)."""
-    from ..store import scope
-
     def act():
         _, sc = _names(ctx)
-        res = scope.check(scope.load(memory(ctx).root, sc))
+        res = memory(ctx).scope(sc).check()
 
         def human():
             for c in res["collisions"]:
@@ -269,12 +230,8 @@ def scope_check(ctx: typer.Context, json_: Json = False):
 @scope_app.command("end")
 def scope_end(ctx: typer.Context, json_: Json = False):
     """Clear the scope; its final state goes to the episode log."""
-    from ..store import scope
-
     def act():
-        m = memory(ctx)
         _, sc = _names(ctx)
-        with m.lock():
-            res = scope.end(m.root, sc, _now())
+        res = memory(ctx).scope(sc).end()
         return Out(res, lambda: r.talk(f"scope {sc} ended" + (f"; kept in {res['episode']}" if res["episode"] else " (it was not started)")))
     run(ctx, "scope end", json_, act)

@@ -40,20 +40,11 @@ def heartbeat(
 
     Example: memcli heartbeat --fix --check
     """
-    from ..heartbeat import apply, audit, plan
-
     def act():
-        m = memory(ctx)
-        report = audit(m, write_cache=not dry_run)
-        actions = plan(report)
-        applied: list = []
-        if fix and not dry_run:
-            applied = apply(m, actions)
-            if applied:
-                report = audit(m)
-        data = {**report.to_dict(), "actions": [a.to_dict() for a in actions], "applied": applied,
+        res = memory(ctx).repair(dry_run=dry_run or not fix, write_cache=not dry_run)
+        data = {**res.report.to_dict(), "actions": [a.to_dict() for a in res.actions], "applied": res.applied,
                 "fix": fix, "dry_run": dry_run}
-        code = 1 if check and report.needs_attention else 0
+        code = 1 if check and res.report.needs_attention else 0
         return Out(data, lambda: r.heartbeat(data), code=code)
     run(ctx, "heartbeat", json_, act)
 

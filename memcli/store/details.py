@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from ..errors import FileError
-from ..model import DETAIL_KEYS, Detail, Problem, clean_tags, one_line
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, Detail, Problem, clean_tags, one_line
 
 FENCE = "---"
 MAX_FRONTMATTER = 64_000
@@ -110,8 +110,8 @@ def _importance(value) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        return 0.5
-    return 0.5 if v != v else min(1.0, max(0.0, v))
+        return DEFAULT_IMPORTANCE
+    return DEFAULT_IMPORTANCE if v != v else min(1.0, max(0.0, v))
 
 
 def _bool(value) -> bool:
@@ -173,8 +173,8 @@ def parse(text: str, memory_id: str, path: str = "", use_fast: bool = True) -> D
         summary=one_line(data.get("summary") or ""),
         tags=clean_tags(_str_list(data.get("tags"))),
         aliases=_str_list(data.get("aliases")),
-        type=one_line(data.get("type") or "note"),
-        importance=_importance(data.get("importance", 0.5)),
+        type=one_line(data.get("type") or DEFAULT_TYPE),
+        importance=_importance(data.get("importance", DEFAULT_IMPORTANCE)),
         pinned=_bool(data.get("pinned", False)),
         created=_stamp(data.get("created")),
         updated=_stamp(data.get("updated")),

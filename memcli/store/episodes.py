@@ -6,30 +6,31 @@ import json
 from pathlib import Path
 
 from .fs import atomic_write, read_text, safe_join
+from .layout import EPISODES, episode_rel
 
 
 def episode_path(root: Path, day: str) -> Path:
-    return safe_join(root, "memory", "episodes", f"{day}.md")
+    return safe_join(root, *EPISODES.split("/"), f"{day}.md")
 
 
 def append(root: Path, now: str, heading: str, blocks: list[str]) -> str:
     """Append one dated section; the caller holds the root lock. Returns the file's relative path."""
     path, text = appended(root, now, heading, blocks)
     atomic_write(path, text)
-    return f"memory/episodes/{path.name}"
+    return rel(path)
 
 
 def appended(root: Path, now: str, heading: str, blocks: list[str]) -> tuple[Path, str]:
     """The episode file and its text with one more section, for a caller that writes it
     together with another file (atomic_write_many)."""
     path = episode_path(root, now[:10])
-    old = read_text(path, f"memory/episodes/{path.name}") if path.exists() else f"# Episodes {now[:10]}\n"
+    old = read_text(path, rel(path)) if path.exists() else f"# Episodes {now[:10]}\n"
     section = f"\n## {now} {heading}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
     return path, old.rstrip("\n") + "\n" + section
 
 
 def rel(path: Path) -> str:
-    return f"memory/episodes/{path.name}"
+    return episode_rel(path.stem)
 
 
 def turn_block(turn: dict) -> str:

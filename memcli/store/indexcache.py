@@ -9,24 +9,17 @@ import os
 from ..errors import FileError, UnsafePathError, UsageError
 from ..model import Detail
 from .fs import atomic_write, state_dir
+from .layout import STATE, detail_rel, file_fingerprint
 
 _BODY = 65_536
 _FIELDS = ("title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated", "expires",
            "source")
 
 
-def _fp(path) -> str | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
-
-
 def indexed(mem, entries: list | None = None) -> list:
     """(entry, Detail or None) for every entry of MEMORY.md (or of `entries`), in order."""
     entries = [e for e in (mem.read_index().entries if entries is None else entries) if e.id]
-    cache_path = mem.root / ".memcli" / "index-cache.json"
+    cache_path = mem.root / STATE / "index-cache.json"
     try:
         state_dir(mem.root)  # a .memcli/ that leads outside the root is not read
         # O_NOFOLLOW: a cache file that is a symlink is not followed out of the root
@@ -44,11 +37,11 @@ def indexed(mem, entries: list | None = None) -> list:
         except (UnsafePathError, UsageError):
             out.append((e, None))
             continue
-        fp = _fp(path)
+        fp = file_fingerprint(path)
         hit = cache.get(e.id)
         if fp is not None and isinstance(hit, dict) and hit.get("fp") == fp:
             try:
-                d = Detail(id=e.id, path=f"memory/{e.id}.md", body=hit.get("body", ""),
+                d = Detail(id=e.id, path=detail_rel(e.id), body=hit.get("body", ""),
                            **{k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS})
                 fresh[e.id] = hit
                 out.append((e, d))

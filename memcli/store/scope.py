@@ -55,10 +55,8 @@ def fresh(name: str, task: str | None, now: str) -> dict:
 
 
 def save(root: Path, data: dict) -> None:
-    atomic_write(scope_path(root, data["name"]), _dump(data))
+    atomic_write(scope_path(root, data["name"]), dump_state(data))
 
-
-_dump = dump_state
 
 
 def start(root: Path, name: str, task: str, now: str) -> dict:
@@ -66,7 +64,7 @@ def start(root: Path, name: str, task: str, now: str) -> dict:
     old = load(root, name)
     moved = None
     data = fresh(name, task, now)
-    files = [(scope_path(root, name), _dump(data))]
+    files = [(scope_path(root, name), dump_state(data))]
     if old is not None:
         log = episodes.appended(root, now, f"scope {name} left open, replaced by a new task",
                                 [episodes.json_block(old)])

@@ -45,10 +45,8 @@ def _check_shape(data) -> None:
 
 
 def save(root: Path, data: dict) -> None:
-    atomic_write(session_path(root, data["name"]), _dump(data))
+    atomic_write(session_path(root, data["name"]), dump_state(data))
 
-
-_dump = dump_state
 
 
 def _rounds(turns: list) -> list[int]:
@@ -116,7 +114,7 @@ def add(root: Path, name: str, role: str, text: str, now: str, *, max_rounds: in
         data["summary"], warning = summarize(summarizer, timeout, data.get("summary", ""), folded, limit)
         data["folded"] = int(data.get("folded", 0)) + len(folded)
     # The folded turns reach the episode log in the same step as the shorter session: both or neither.
-    atomic_write_many(([log] if log else []) + [(session_path(root, name), _dump(data))])
+    atomic_write_many(([log] if log else []) + [(session_path(root, name), dump_state(data))])
     return {"session": name, "turns": len(data["turns"]), "folded": len(folded), "episode": episode,
             "summary": data["summary"], "warning": warning}
 

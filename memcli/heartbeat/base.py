@@ -1,0 +1,161 @@
+"""What every part of the heartbeat shares: the audit's state, the memo of one memory, time."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import NamedTuple
+
+from ..model import Detail, Finding
+from ..store.fs import decode
+from ..store.index import IndexDoc
+
+SEVERITIES = ("error", "warning", "info")
+IMPORTANT = 0.7  # importance from which a memory is promoted into a free index line
+TEMP_MIN_AGE = 120.0  # seconds a temp file must be untouched before it counts as left behind
+READ_LIMIT = 10 * 1_000_000
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_WS = re.compile(r"\s+")
+
+
+class Memo(NamedTuple):
+    """What the audit keeps of one memory: a Detail without its body, small enough for 100k of them."""
+
+    id: str
+    path: str
+    title: str
+    summary: str
+    tags: tuple
+    importance: float
+    pinned: bool
+    created: str | None
+    updated: str | None
+    expires: str | None
+
+    @property
+    def detail(self) -> Detail:
+        return Detail(self.id, self.title, self.summary, self.tags, importance=self.importance, pinned=self.pinned,
+                      created=self.created, updated=self.updated, expires=self.expires, path=self.path)
+
+    @classmethod
+    def of(cls, d: Detail) -> "Memo":
+        return cls(d.id, d.path, d.title, d.summary, d.tags, d.importance, d.pinned, d.created, d.updated,
+                   d.expires)
+
+
+def rank(m: Memo) -> tuple:
+    return m.detail.rank_key()
+
+
+def promotable(d: Detail | Memo) -> bool:
+    return d.pinned or d.importance >= IMPORTANT
+
+
+@dataclass
+class State:
+    """What the audit learnt of the root: what the root checks read and ``plan`` acts on."""
+
+    mem: object = None
+    when: datetime | None = None
+    index: IndexDoc | None = None
+    index_error: str | None = None  # why MEMORY.md could not be read
+    details: dict = field(default_factory=dict)  # id -> Memo of each readable memory/*.md
+    broken: set = field(default_factory=set)  # ids of memory/*.md that cannot be read
+    archived: set = field(default_factory=set)  # ids in memory/archive/
+    hashes: dict = field(default_factory=dict)  # id -> body hash (None for a short body)
+    fingerprints: dict = field(default_factory=dict)  # relative path -> layout fingerprint
+    expired: dict = field(default_factory=dict)  # id -> expires
+    temps: list = field(default_factory=list)  # (relative path, age in seconds)
+    max_lines: int = 40
+
+    def listed(self) -> dict:
+        """The memories MEMORY.md lists (readable, not expired), in index order."""
+        return {e.id: self.details[e.id] for e in self.index.entries
+                if e.id in self.details and e.id not in self.expired}
+
+
+@dataclass
+class Report:
+    """What ``audit`` found: findings sorted by severity, then path and line."""
+
+    root: str
+    now: str
+    findings: list
+    files: int
+    state: State = field(default_factory=State, repr=False)
+    not_indexed: int = 0  # memories MEMORY.md does not list (reported one by one only when they belong there)
+
+    def counts(self) -> dict:
+        c = Counter(f.severity for f in self.findings)
+        return {s: c.get(s, 0) for s in SEVERITIES}
+
+    @property
+    def needs_attention(self) -> bool:
+        """A warning or an error remains (what `heartbeat --check` fails on)."""
+        return any(f.severity != "info" for f in self.findings)
+
+    def to_dict(self) -> dict:
+        return {"root": self.root, "now": self.now, "findings": [f.to_dict() for f in self.findings],
+                "summary": {**self.counts(), "files": self.files, "not_indexed": self.not_indexed}}
+
+
+# ---------------------------------------------------------------- time
+
+def now_of(now) -> datetime:
+    if now is None:
+        return datetime.now(timezone.utc).replace(microsecond=0)
+    if isinstance(now, datetime):
+        return now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+    return when(now) or datetime.now(timezone.utc)
+
+
+def when(value) -> datetime | None:
+    """An ISO date or date-time as an aware datetime; None when it is not one."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not _DATE.match(text):
+        return None
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        try:
+            dt = datetime.fromisoformat(text[:10])
+        except ValueError:
+            return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f}{unit}"
+    return f"{max(seconds, 0):.0f}s"
+
+
+# ---------------------------------------------------------------- text
+
+def key_line(text: str, key: str) -> int | None:
+    m = re.search(rf"^{re.escape(key)}\s*:", text, re.M)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def read_file(path: Path, rel: str) -> str:
+    with open(path, "rb") as f:
+        data = f.read(READ_LIMIT + 1)
+    return decode(data, rel, READ_LIMIT)
+
+
+def norm(text: str) -> str:
+    return _WS.sub(" ", text.lower()).strip()
+
+
+def short(value, n: int = 60) -> str:
+    text = " ".join(str(value or "").split())
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+__all__ = ["Finding", "Memo", "Report", "State", "SEVERITIES", "TEMP_MIN_AGE", "IMPORTANT"]

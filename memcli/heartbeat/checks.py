@@ -1,0 +1,370 @@
+"""Heartbeat checks: one interface, one registry.
+
+A check is a class with stable finding codes that overrides what applies to it:
+
+- ``file(f)``: findings for one file's text (``kinds`` says which files: detail, archive, episode,
+  other, index). Time-independent, so the audit caches them per file fingerprint; the cache
+  signature covers the source of every registered check's module.
+- ``memo(m, line, now)``: findings for one readable memory at a given time (not cached).
+- ``root(st)``: findings over the whole root, from the audit's ``State``.
+
+A new check is one class here (or in any module) plus ``@register``. The audit and
+``memcli watch`` run every registered check; nothing dispatches on file names by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from ..errors import MemcliError
+from ..model import Detail, Finding
+from ..store import details as dfile
+from ..store import indexrules, layout
+from ..store.fs import STATE_DIR
+from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, key_line, promotable, rank, read_file, short
+from .base import when as when_
+
+SESSION_MAX_BYTES = 1_000_000
+TEXT_KINDS = (layout.DETAIL, layout.ARCHIVED, layout.EPISODE, layout.OTHER, "index")
+MEMORY_KINDS = (layout.DETAIL, layout.ARCHIVED)
+
+
+@dataclass
+class FileFacts:
+    """One file as the file checks see it: its text and, for a memory, its parsed Detail
+    (None with the parse error when the frontmatter is broken)."""
+
+    rel: str
+    kind: str
+    text: str
+    detail: Detail | None = None
+    error: object = None  # a FrontmatterError
+
+
+class Check:
+    """The interface: override file, memo or root (see the module's doc)."""
+
+    codes: tuple = ()
+    kinds: tuple = ()  # the file kinds `file` reads
+
+    def file(self, f: FileFacts) -> list[Finding]:
+        return []
+
+    def memo(self, m: Memo, line: int | None, now: datetime) -> list[Finding]:
+        return []
+
+    def root(self, st: State) -> list[Finding]:
+        return []
+
+
+CHECKS: list[Check] = []
+
+
+def register(cls):
+    """Class decorator: add one instance of the check to the registry."""
+    CHECKS.append(cls())
+    return cls
+
+
+def _overrides(name: str) -> list[Check]:
+    return [c for c in CHECKS if getattr(type(c), name) is not getattr(Check, name)]
+
+
+def facts(rel: str, kind: str, text: str) -> FileFacts:
+    """Parse a memory's frontmatter once for every file check."""
+    f = FileFacts(rel, kind, text)
+    if kind in MEMORY_KINDS:
+        try:
+            f.detail = dfile.parse(text, rel.rsplit("/", 1)[-1][:-3], rel)
+        except dfile.FrontmatterError as e:
+            f.error = e
+    return f
+
+
+def file_findings(f: FileFacts) -> list[Finding]:
+    return [x for c in _overrides("file") if f.kind in c.kinds for x in c.file(f)]
+
+
+def memo_findings(m: Memo, line: int | None, now: datetime, checks: list | None = None) -> list[Finding]:
+    return [x for c in (checks if checks is not None else _overrides("memo")) for x in c.memo(m, line, now)]
+
+
+def root_findings(st: State) -> list[Finding]:
+    return [x for c in _overrides("root") for x in c.root(st)]
+
+
+def check_text(rel: str, kind: str, text: str, now: datetime | None = None) -> list[Finding]:
+    """Every check of one file, now: its file findings and, for a memory in memory/, its memo findings."""
+    f = facts(rel, kind, text)
+    found = file_findings(f)
+    if kind == layout.DETAIL and f.detail is not None and now is not None:
+        found += memo_findings(Memo.of(f.detail), key_line(text, "expires"), now)
+    return found
+
+
+def modules() -> list[str]:
+    """The module of every registered check (what the heartbeat cache's signature covers)."""
+    return sorted({type(c).__module__ for c in CHECKS})
+
+
+# ---------------------------------------------------------------- one file
+
+@register
+class Frontmatter(Check):
+    codes = ("frontmatter-broken",)
+    kinds = MEMORY_KINDS
+
+    def file(self, f):
+        if f.error is None:
+            return []
+        p = f.error.problem
+        return [Finding("frontmatter-broken", "error", f.rel, p.line, p.message,
+                        "fix the frontmatter by hand (memcli never rewrites a broken file)")]
+
+
+@register
+class Dates(Check):
+    codes = ("frontmatter-invalid",)
+    kinds = MEMORY_KINDS
+
+    def file(self, f):
+        out = []
+        for key in ("created", "updated", "expires") if f.detail is not None else ():
+            value = getattr(f.detail, key)
+            if value is not None and when_(value) is None:
+                out.append(Finding("frontmatter-invalid", "warning", f.rel, key_line(f.text, key),
+                                   f"{key}: {value!r} is not a date",
+                                   f"write {key} as a date like 2027-01-31" + (" or null" if key == "expires" else "")))
+        return out
+
+
+@register
+class Secrets(Check):
+    codes = ("secret",)
+    kinds = TEXT_KINDS
+
+    def file(self, f):
+        from ..scan import find_secrets
+
+        return [Finding("secret", "error", f.rel, s.line, f"{s.kind} at line {s.line}, column {s.column}",
+                        "remove it from the file and rotate it (git history may still hold it)")
+                for s in find_secrets(f.text)]
+
+
+@register
+class Injection(Check):
+    codes = ("injection",)
+    kinds = TEXT_KINDS
+
+    def file(self, f):
+        from ..scan import find_injection
+
+        out = []
+        for m in find_injection(f.text):
+            fix = ("remove the invisible characters" if m.kind == "invisible unicode"
+                   else "rewrite it as a description, or delete it if you did not write it")
+            out.append(Finding("injection", "warning", f.rel, m.line, f"{m.kind}: {m.excerpt}", fix))
+        return out
+
+
+# ---------------------------------------------------------------- one memory, now
+
+@register
+class Expired(Check):
+    codes = ("expired",)
+
+    def memo(self, m, line, now):
+        if not m.expires:
+            return []
+        exp = when_(m.expires)
+        if exp is None or exp.date() >= now.date():
+            return []
+        return [Finding("expired", "warning", m.path, line, f"{m.id} expired on {m.expires}",
+                        "`memcli heartbeat --fix` moves it to memory/archive/ (kept, listed by `list --all`), "
+                        "or set a later --expires")]
+
+
+# ---------------------------------------------------------------- the whole root
+
+@register
+class Index(Check):
+    codes = ("index-missing", "index-unreadable", "index-over-limit", "index-bad-link", "index-duplicate-line",
+             "index-missing-file", "index-drift")
+
+    def root(self, st):
+        if st.index_error is not None:
+            return [Finding("index-unreadable", "error", "MEMORY.md", None, st.index_error,
+                            "make MEMORY.md UTF-8 text again (git checkout MEMORY.md), "
+                            "or move it away and run `memcli index rebuild`")]
+        if st.index is None:
+            return [indexrules.missing_index()]
+
+        def lookup(mid: str):
+            if mid in st.details:
+                return st.details[mid].detail
+            if mid in st.broken:
+                return "broken"
+            return "archived" if mid in st.archived else "missing"
+
+        return [f for _, f in indexrules.check(st.index, lookup, st.max_lines)]
+
+
+@register
+class NotIndexed(Check):
+    """A memory missing from MEMORY.md is worth a word when it would belong there: the index has
+    a free line, or the memory ranks above a listed one. (With 40 lines and thousands of memories,
+    the rest are simply not the most important; the report counts them.)"""
+
+    codes = ("detail-not-indexed",)
+
+    def root(self, st):
+        if st.index is None:
+            return []
+        details = st.details
+        listed = st.listed()
+        fixed = st.index.line_count() - sum(1 for e in st.index.entries if e.id in listed)
+        room = indexrules.free_room(st.max_lines, fixed) > len(listed)
+        worst = max(map(rank, listed.values())) if listed else None
+        out = []
+        for mid, d in details.items():
+            if mid in listed or mid in st.expired:
+                continue
+            if room:
+                why = "the index has a free line"
+            elif worst is not None and (not d.pinned, -d.importance) <= worst[:2] and rank(d) < worst:
+                why = f"it ranks above {worst[-1]}, which is listed"
+            else:
+                continue
+            if room and promotable(d):
+                why_important = "pinned" if d.pinned else f"importance {d.importance:g}"
+                fix = f"`memcli heartbeat --fix` promotes it ({why_important})"
+            else:
+                fix = "`memcli index rebuild` lists the highest-ranked memories; or leave it: recall still finds it"
+            out.append(Finding("detail-not-indexed", "info", d.path, None,
+                               f"{mid} is not in MEMORY.md, though {why}", fix))
+        return out
+
+
+@register
+class Stale(Check):
+    codes = ("stale",)
+
+    def root(self, st):
+        mem, details, expired, fps, now = st.mem, st.details, st.expired, st.fingerprints, st.when
+        from ..recall import access
+
+        limit = mem.config.seconds("heartbeat.stale_after")
+        try:
+            seen = access(mem.root)
+        except (RecursionError, AttributeError, TypeError):
+            seen = {}  # a trace log damaged by hand: judge by the update times alone
+        out = []
+        for mid, d in details.items():
+            if mid in expired or d.pinned:
+                continue
+            stamps = [when_(d.updated) or when_(d.created)]
+            rec = seen.get(mid)
+            last_recall = when_(rec.get("last")) if isinstance(rec, dict) else None
+            if last_recall is not None:
+                stamps.append(last_recall)
+            stamps = [s for s in stamps if s is not None]
+            last = (max(stamps) if stamps
+                    else datetime.fromtimestamp(int(fps[d.path].split(":")[0]) / 1e9, timezone.utc))
+            idle = (now - last).total_seconds()
+            if idle > limit:
+                recalled = f", last recalled {last_recall.date()}" if last_recall else ", never recalled"
+                out.append(Finding("stale", "info", d.path, None,
+                                   f"{mid}: not updated for {age(idle)}{recalled}",
+                                   f"review it: `memcli update {mid}` if it still holds, "
+                                   f"`memcli update {mid} --expires 0d` to retire it"))
+        return out
+
+
+@register
+class Duplicates(Check):
+    codes = ("duplicate",)
+
+    def root(self, st):
+        from .duplicates import find
+
+        return find([st.details[k] for k in sorted(st.details)], st.hashes)
+
+
+@register
+class StateFiles(Check):
+    """Scopes left open and oversized sessions in .memcli/."""
+
+    codes = ("state-broken", "scope-open", "session-oversized")
+
+    def root(self, st):
+        mem, now = st.mem, st.when
+        out = []
+        cfg = mem.config
+        state = mem.root / STATE_DIR
+        for sub, what in (("scopes", "scope"), ("sessions", "session")):
+            folder = state / sub
+            try:
+                names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith("."))
+            except OSError:
+                continue
+            for name in names:
+                path = folder / name
+                rel = f"{STATE_DIR}/{sub}/{name}"
+                label = name[:-5]
+                clear = f"`memcli --{what} {label} {what} {'end' if what == 'scope' else 'clear'}`"
+                try:
+                    size = path.stat().st_size
+                    data = json.loads(read_file(path, rel)) if size <= READ_LIMIT else None
+                    if data is not None and not isinstance(data, dict):
+                        raise ValueError("not a JSON object")
+                    if what == "session" and data is not None and not isinstance(data.get("turns", []), list):
+                        raise ValueError("its turns are not a list")
+                except RecursionError:
+                    out.append(Finding("state-broken", "warning", rel, None,
+                                       f"unreadable {what} file (nested too deeply)", f"move it away, or {clear}"))
+                    continue
+                except (OSError, ValueError, MemcliError) as e:
+                    out.append(Finding("state-broken", "warning", rel, None,
+                                       f"unreadable {what} file ({getattr(e, 'message', None) or e})",
+                                       f"move it away, or {clear}"))
+                    continue
+                if what == "scope":
+                    started = when_((data or {}).get("started"))
+                    limit = cfg.seconds("heartbeat.scope_max_age")
+                    if started is not None and (now - started).total_seconds() > limit:
+                        task = short((data or {}).get("task"))
+                        out.append(Finding("scope-open", "warning", rel, None,
+                                           f"scope {label!r}" + (f" (task {task!r})" if task else "") +
+                                           f" has been open for {age((now - started).total_seconds())}",
+                                           f"{clear} when the task is done (its state goes to the episode log)"))
+                else:
+                    turns = len((data or {}).get("turns") or []) if data is not None else None
+                    limit = int(cfg["heartbeat.session_max_turns"])
+                    if size > SESSION_MAX_BYTES or (turns is not None and turns > limit):
+                        out.append(Finding("session-oversized", "warning", rel, None,
+                                           f"session {label!r} holds {turns if turns is not None else '?'} turns "
+                                           f"in {size // 1000} kB (limits: {limit} turns, "
+                                           f"{SESSION_MAX_BYTES // 1000} kB)",
+                                           f"{clear} (its turns go to the episode log)"))
+        return out
+
+
+@register
+class TempFiles(Check):
+    codes = ("temp-file",)
+
+    def root(self, st):
+        out = []
+        for rel, seconds in st.temps:
+            if seconds >= TEMP_MIN_AGE:
+                out.append(Finding("temp-file", "warning", rel, None,
+                                   f"a temp file left by a crashed writer ({age(seconds)} old)",
+                                   "`memcli heartbeat --fix` removes it"))
+            else:
+                out.append(Finding("temp-file", "info", rel, None,
+                                   f"a temp file written {age(seconds)} ago, probably by a running writer",
+                                   "nothing: it is renamed or removed when the write ends"))
+        return out

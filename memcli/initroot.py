@@ -1,0 +1,81 @@
+"""Creating a memory root: `memcli init`, `Memory.init` and the templates it writes."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from .errors import UnsafePathError, UsageError
+from .store import layout
+from .store.fs import atomic_write, inside, state_dir
+
+
+def _templates():
+    """The templates: package data when installed; the checkout's templates/ when run from source."""
+    from importlib.resources import files
+
+    try:
+        return files("memcli.templates")
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parent.parent / "templates"
+
+
+def template_text(name: str) -> str:
+    return (_templates() / name).read_text(encoding="utf-8")
+
+
+def example_files() -> list[tuple[str, str]]:
+    folder = _templates() / "example"
+    return sorted((p.name, p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".md"))
+
+
+def init_root(path: str | os.PathLike, example: bool = False) -> dict:
+    """Create a memory root; never overwrites. With example, add the example memories."""
+    root = Path(path).expanduser()
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{root} exists and is not a folder")
+    root.mkdir(parents=True, exist_ok=True)
+    root = root.resolve()
+    created, kept = [], []
+
+    def put(rel: str, text: str):
+        p = root / rel
+        if p.exists() or p.is_symlink():
+            kept.append(rel)
+            return
+        atomic_write(p, text)
+        created.append(rel)
+
+    mem = root / layout.MEMORY
+    if mem.is_symlink() and not inside(root, mem):
+        raise UnsafePathError("memory/ leads outside the root (a symlink?); refusing to use it")
+    for d in (layout.MEMORY, layout.EPISODES, layout.ARCHIVE):
+        if not (root / d).exists():
+            (root / d).mkdir(parents=True)
+            created.append(d + "/")
+    put(layout.CONFIG, template_text("memcli.yaml"))
+    gi = root / ".gitignore"
+    if gi.exists():
+        text = gi.read_text(encoding="utf-8", errors="replace")
+        if not re.search(r"^/?\.memcli/?\s*$", text, re.M):
+            atomic_write(gi, text + ("" if text.endswith("\n") or not text else "\n") + ".memcli/\n")
+            created.append(".gitignore (+ .memcli/)")
+        else:
+            kept.append(".gitignore")
+    else:
+        put(".gitignore", ".memcli/\n")
+    state_dir(root)
+    added = []
+    if example:
+        for name, text in example_files():
+            rel = f"{layout.MEMORY}/{name}"
+            if not (root / rel).exists():
+                put(rel, text)
+                added.append(name[:-3])
+    put(layout.INDEX, template_text("MEMORY.md"))
+    if added:
+        from .core import Memory
+
+        Memory(root).rebuild_index()
+    return {"root": str(root), "created": created, "kept": kept, "examples": added}

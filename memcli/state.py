@@ -1,0 +1,104 @@
+"""A root's short-term state: `Memory.session(name)` and `Memory.scope(name)`.
+
+Each write takes the root lock itself and reads its own configuration, so a Python caller
+gets the same guarantees as the command line. Every method returns a plain dict.
+"""
+
+from __future__ import annotations
+
+from .errors import UsageError
+
+
+def _now(now: str | None) -> str:
+    from .core import utcnow
+
+    return now or utcnow()
+
+
+class Session:
+    """Recent turns plus a summary of older ones (.memcli/sessions/<name>.json)."""
+
+    def __init__(self, mem, name: str = "default"):
+        self.mem = mem
+        self.name = name
+
+    def add(self, role: str, text: str, now: str | None = None) -> dict:
+        """Add a turn; beyond session.max_rounds the oldest turns are folded into the summary.
+        The result's "warning" is set when the configured summarizer failed."""
+        from .store import session
+
+        cfg = self.mem.config
+        with self.mem.lock():
+            return session.add(self.mem.root, self.name, role, text, _now(now),
+                               max_rounds=int(cfg["session.max_rounds"]), summarizer=cfg["session.summarizer"],
+                               timeout=cfg.seconds("session.summarizer_timeout"),
+                               limit=int(cfg["session.max_summary_chars"]))
+
+    def show(self) -> dict:
+        from .store import session
+
+        return session.load(self.mem.root, self.name)
+
+    def clear(self, now: str | None = None) -> dict:
+        """End the session; its turns and summary go to the episode log first."""
+        from .store import session
+
+        with self.mem.lock():
+            return session.clear(self.mem.root, self.name, _now(now))
+
+
+class Scope:
+    """The current task's shared keys, each owned by the agent that wrote it (.memcli/scopes/<name>.json)."""
+
+    def __init__(self, mem, name: str = "default"):
+        self.mem = mem
+        self.name = name
+
+    def _load(self) -> dict | None:
+        from .store import scope
+
+        return scope.load(self.mem.root, self.name)
+
+    def start(self, task: str, now: str | None = None) -> dict:
+        """Start a task; an unended scope of the same name is moved to the episode log first."""
+        from .store import scope
+
+        with self.mem.lock():
+            return scope.start(self.mem.root, self.name, task, _now(now))
+
+    def set(self, key: str, value: str, agent: str, force: bool = False, now: str | None = None) -> dict:
+        """Write a key as `agent`; another agent's key raises CollisionError unless force."""
+        from .store import scope
+
+        if not agent or not agent.strip():
+            raise UsageError("scope set needs --agent NAME")
+        with self.mem.lock():
+            return scope.set_key(self.mem.root, self.name, key, value, agent, _now(now), force)
+
+    def get(self, key: str) -> dict:
+        """{"key", "value", "agent", ...}; the value is None when the key is not set."""
+        item = ((self._load() or {}).get("keys") or {}).get(key)
+        return {"key": key, "value": None} if item is None else {"key": key, **item}
+
+    def read(self, agent: str | None, keys) -> dict:
+        """Only the keys an agent asks for: {"agent", "keys": {key: value}, "missing": [...]}."""
+        data = (self._load() or {}).get("keys") or {}
+        return {"agent": agent or None, "keys": {k: data[k]["value"] for k in keys if k in data},
+                "missing": [k for k in keys if k not in data]}
+
+    def show(self) -> dict | None:
+        """The whole scope (task, keys, owners, log), or None when it is not started."""
+        return self._load()
+
+    def check(self) -> dict:
+        """Collisions and keys written by several agents."""
+        from .store import scope
+
+        return scope.check(self._load())
+
+    def end(self, now: str | None = None) -> dict:
+        """Clear the scope; its final state goes to the episode log."""
+        from .store import scope
+
+        with self.mem.lock():
+            return scope.end(self.mem.root, self.name, _now(now))
