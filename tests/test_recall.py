@@ -289,7 +289,7 @@ def test_token_estimate():
 
 
 def test_large_store_trusts_unchanged_folders_but_checks_hits(ex, example_root, monkeypatch):
-    import memcli.recall as rc
+    import memcli.recall.details as rc
 
     monkeypatch.setattr(rc, "LARGE_STORE", 0)
     assert ids(ex.json("recall", "alembic", "--layer", "details", code=0))[0] == "staging-deploy"
@@ -314,6 +314,6 @@ def test_large_store_trusts_unchanged_folders_but_checks_hits(ex, example_root, 
     ("上次", "用上次的方案", True), ("c++", "we use c++ here", True),
 ])
 def test_signal_matching_is_whole_word_for_latin_and_substring_for_cjk(phrase, text, found):
-    from memcli.recall import _finds
+    from memcli.recall.signals import _finds
 
     assert _finds(phrase, text, text.lower()) is found
