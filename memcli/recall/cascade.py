@@ -1,5 +1,10 @@
 """The cascade: ask each layer in turn, cheapest first, and stop at the first real answer.
-Returns hits, never prints."""
+Returns hits, never prints.
+
+Each layer says which of its candidates are real answers (see the layers: a user's own turn
+is not, a weak match in MEMORY.md is not). Without ``deep`` the result is the first layer
+with a real answer, or, when no layer has one, the deepest layer that found anything.
+"""
 
 from __future__ import annotations
 
@@ -39,10 +44,10 @@ def _same(c: Candidate) -> tuple:
     return (c.hit.path, c.hit.id)
 
 
-def _merge(found: list[Candidate], limit: int) -> list[Candidate]:
-    """Best first, each item once (at its best score)."""
+def _merge(found: list[Candidate], limit: int, answers_first: bool) -> list[Candidate]:
+    """Best first (real answers before the rest when asked), each item once, at its best score."""
     seen, out = set(), []
-    for c in sorted(found, key=lambda c: -c.hit.score):
+    for c in sorted(found, key=lambda c: (answers_first and not c.answer, -c.hit.score)):
         if _same(c) not in seen:
             seen.add(_same(c))
             out.append(c)
@@ -57,15 +62,18 @@ def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: flo
     result = Recall(query, warnings=ask.warnings)
     chosen = [x for x in layers() if only is None or x.name in only]
     pool: list[Candidate] = []
+    last: list[Candidate] = []
     for layer in chosen:
         t0 = time.perf_counter()
         found, n = layer.search(ask)
         result.trace.append(LayerTrace(layer.name, n, len(found), (time.perf_counter() - t0) * 1000))
         pool += found
+        last = found or last
         if not deep and any(c.answer for c in found):
-            pool = found
             break
-    result.hits = [c.hit for c in _merge(pool, limit)]
+    # Without --deep: the first layer with a real answer; when none has one, the deepest layer
+    # that found anything (it searched more than the layers before it).
+    result.hits = [c.hit for c in _merge(pool if deep else last, limit, not deep)]
     return result
 
 

@@ -1,5 +1,10 @@
 """The details layer: every detail file in memory/ and the episode log in memory/episodes/,
-ranked through the on-disk search cache (or in memory when the cache cannot be used)."""
+ranked through the on-disk search cache (or in memory when the cache cannot be used).
+
+An episode file that matches only through a user turn holding the question being asked (an
+earlier copy of the same question) is not a hit: the rest of the file must hold the words
+that matched, and the snippet comes from the rest.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,10 @@ from pathlib import Path
 from ..errors import FileError, UnsafePathError, UsageError
 from ..model import Hit
 from ..store import details as dfile
+import re
+
 from ..store.fs import inside, state_dir, valid_id
-from .layer import Ask, Candidate, Layer, rank, snip
+from .layer import Ask, Candidate, Layer, holds_query, rank, snip
 
 EPISODES = "memory/episodes/"
 
@@ -150,21 +157,45 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
         return (rank(docs, ask, limit) if docs else []), len(current)
 
 
+_BLOCK = re.compile(r"^(?=## |\*\*\w+\*\* \()", re.M)
+_USER = re.compile(r"\*\*user\*\* \([^)]*\): ")
+
+
+def without_echo(text: str, query: str) -> str:
+    """An episode file without the user turns that hold the query."""
+    parts = _BLOCK.split(text)
+    return "".join(p for p in parts if not ((m := _USER.match(p)) and holds_query(p[m.end():], query)))
+
+
+def _still_matches(rest: str, matched) -> bool:
+    """The rest of an episode holds at least half of the terms that matched (and one at least)."""
+    from ..search.tokenize import terms
+
+    have = set(terms(rest))
+    found = sum(1 for t in matched if t in have)
+    return found >= 1 and 2 * found >= len(matched)
+
+
 class DetailsLayer(Layer):
     name = "details"
     help = "every detail file and the episode log"
     memories = True
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
-        found, count = _ranked(ask, ask.limit)
+        found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
         out = []
         for s in found:
             doc = detail_doc(ask.mem, s.key)
             if doc is None:
                 continue
+            body = doc.body
             is_episode = s.key.startswith(EPISODES)
+            if is_episode:
+                body = without_echo(body, ask.query)
+                if body != doc.body and not _still_matches(body, s.matched):
+                    continue
             hit_id = ("episode:" if is_episode else "") + Path(s.key).stem
-            hit = Hit(self.name, hit_id, doc.title, s.key, s.score, snip(doc.body, ask.query), doc.summary, doc.tags,
+            hit = Hit(self.name, hit_id, doc.title, s.key, s.score, snip(body, ask.query), doc.summary, doc.tags,
                       s.matched)
             out.append(Candidate(hit, s.relevance))
-        return out, count
+        return out[: ask.limit], count

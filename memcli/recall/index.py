@@ -1,9 +1,15 @@
-"""The index layer: the entries of MEMORY.md (title, summary, tags; aliases from their files)."""
+"""The index layer: the entries of MEMORY.md (title, summary, tags; aliases from their files).
+
+MEMORY.md lists a few dozen of the memories, so a weak match here often means only that some
+word of the query is common: an index hit ends the cascade only when it is decisive (its
+relevance reaches ``layer.DECISIVE``: it covers nearly all of the query in a title, summary, tag or
+alias). Otherwise it stays a candidate beside what the details layer finds.
+"""
 
 from __future__ import annotations
 
 from ..model import Hit
-from .layer import Ask, Candidate, Layer, rank, snip
+from .layer import Ask, Candidate, Layer, decisive, rank, snip
 
 
 class IndexLayer(Layer):
@@ -32,5 +38,5 @@ class IndexLayer(Layer):
             body = d.body if d is not None else ""
             hit = Hit(self.name, e.id, e.title, e.path, s.score, snip(body, ask.query) if body.strip() else "",
                       d.summary if d is not None else e.summary, e.tags, s.matched)
-            out.append(Candidate(hit, s.relevance))
+            out.append(Candidate(hit, s.relevance, answer=decisive(s.relevance)))
         return out, len(docs)

@@ -14,6 +14,16 @@ from datetime import datetime
 from ..model import Hit
 
 
+# A hit of a layer before the last ends the cascade only when it covers nearly all of the query:
+# relevance is 0.75 * the weighted share of query terms matched (in a title, summary, tag or
+# alias) + 0.25 * BM25, so this asks for every term, or nearly all with strong BM25 evidence.
+DECISIVE = 0.75
+
+
+def decisive(relevance: float) -> bool:
+    return relevance >= DECISIVE
+
+
 @dataclass
 class Ask:
     """One recall, as every layer sees it."""
@@ -69,7 +79,11 @@ def normal(text: str) -> str:
 
 
 def holds_query(text: str, query: str) -> bool:
-    """A turn that holds the query: the query is most of it (the question being asked, or an
-    earlier copy of it). A longer turn that merely mentions the query's words does not."""
+    """A turn that holds the query: one holds the other and is at least half of it (the question
+    being asked, an earlier copy of it, or its first sentence). A longer turn that merely
+    mentions the query's words does not."""
     q, t = normal(query), normal(text)
-    return bool(q) and q in t and 2 * len(q) >= len(t)
+    if not q or not t:
+        return False
+    short, long = (q, t) if len(q) <= len(t) else (t, q)
+    return short in long and 2 * len(short) >= len(long)

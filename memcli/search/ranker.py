@@ -26,7 +26,9 @@ K1 = 1.2
 
 DEFAULT_THRESHOLD = 0.38
 HALF_LIFE_DAYS = 90.0
-RELATIVE_CUT = 0.5  # a hit must reach this share of the best hit's relevance
+# Once the best hit clears the threshold (the query is answered), the runners-up need only
+# this much relevance: a weaker second candidate is still a candidate.
+CANDIDATE_FLOOR = 0.2
 
 
 @dataclass(frozen=True)
@@ -200,13 +202,16 @@ def search_corpus(
     relevance = 0.75 * fit + 0.25 * soft, where fit is the weighted share of the query's
     units the document matches (full in a head field, less in the body or through a typo
     correction) and soft is its BM25F score over the most the query could score.
-    Documents below ``threshold`` or below half the best relevance are dropped; the rest
-    are ordered by 0.7 * relevance + 0.3 * importance * freshness.
+    Nothing is returned unless the best document reaches ``threshold`` (the query is not
+    answered); once it does, every document reaching ``CANDIDATE_FLOOR`` (or the threshold,
+    if lower: ``threshold=0`` returns the best ``limit`` whatever they score) is a candidate,
+    ordered by 0.7 * relevance + 0.3 * importance * freshness.
     """
     n, totals = corpus.size()
     if n == 0 or limit <= 0:
         return []
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    floor = min(threshold, CANDIDATE_FLOOR)
     plan = plan_query(query, corpus, n)
     entries = plan.entries
     total_weight = sum(plan.weights)
@@ -217,13 +222,13 @@ def search_corpus(
     for e in entries:
         e.bound = 0.75 * sum(plan.weights[u] for u in e.units) / total_weight
         e.bound += 0.25 * idf(n + FIT_PRIOR_DOCS, e.df) * e.factor / total_idf
-    # A document holding only terms whose bounds add up to less than the threshold can
-    # never be returned: those terms are looked up only for documents found otherwise.
+    # A document holding only terms whose bounds add up to less than the floor can never
+    # be returned: those terms are looked up only for documents found otherwise.
     optional: set[int] = set()
     reach = 0.0
     for i in sorted(range(len(entries)), key=lambda i: (entries[i].bound, -i)):
         reach += entries[i].bound
-        if reach >= threshold:
+        if reach >= floor:
             break
         optional.add(i)
     postings: dict[int, Sequence[Posting]] = {}
@@ -273,12 +278,10 @@ def search_corpus(
         if units:
             solo_fit += sum(plan.weights[u] * units[u] for u in sorted(units))
         rel = 0.75 * (solo_fit / total_weight) + 0.25 * min(1.0, bm[ref] / total_idf)
-        if rel >= threshold:
+        if rel >= floor:
             relevance[ref] = rel
-    if not relevance:
+    if not relevance or max(relevance.values()) < threshold:
         return []
-    cut = max(relevance.values()) * RELATIVE_CUT
-    relevance = {ref: rel for ref, rel in relevance.items() if rel >= cut}
 
     now = now or datetime.now(timezone.utc)
     if now.tzinfo is None:
