@@ -1,12 +1,12 @@
 """Recall on long conversations (LoCoMo): any@1/5/10 for memcli as shipped and a plain BM25.
 
-    python benchmarks/locomo.py [DATA] [--limit 10] [--show-misses N] [--threshold T] [--min-score S]
+    python benchmarks/locomo.py [DATA] [--limit 10] [--show-misses N] [--threshold T]
 
 DATA defaults to ../shared/data/locomo-dev/locomo-dev.json (the LoCoMo licence, CC BY-NC,
 keeps it out of this repository: the benchmark reads it from where it lies and writes its
 stores to a temporary folder). Each conversation becomes a memory root with one detail file
-per dialog turn: title and summary from the turn's text, the whole turn (and the caption of
-a shared photo) as body, the speaker as tag, the session's date as created/updated; MEMORY.md
+per dialog turn: title and summary from the turn's text, the speaker, the day and the whole turn
+(and the caption of a shared photo) as body, the speaker as tag, the session's date as created/updated; MEMORY.md
 is built by `index rebuild`. Each question is asked through the real cascade,
 `memcli.recall.recall` with the root's defaults, at the moment of the conversation's last
 session; it counts as found at k when any of its evidence turns is among the first k hits.
@@ -58,6 +58,10 @@ def turns(conv: dict):
         n += 1
 
 
+def day(when: datetime) -> str:
+    return f"{when.day} {when:%B %Y}"
+
+
 def turn_id(dia_id: str) -> str:
     return dia_id.lower().replace(":", "-")
 
@@ -85,7 +89,7 @@ def write_root(conv: dict, folder: Path):
         title, summary = split_turn(text)
         stamp = when.isoformat().replace("+00:00", "Z")
         d = Detail(id=turn_id(dia_id), title=title or speaker, summary=summary, tags=(speaker.lower(),),
-                   type="event", created=stamp, updated=stamp, body=f"{speaker}: {text}\n")
+                   type="event", created=stamp, updated=stamp, body=f"{speaker} ({day(when)}): {text}\n")
         (folder / "memory" / f"{d.id}.md").write_text(dfile.render(d), encoding="utf-8")
         last = when
     mem = Memory(folder)
@@ -127,15 +131,14 @@ class BM25:
         return [self.keys[i] for i, _ in best]
 
 
-def memcli_search(mem, when: datetime, limit: int, threshold: float | None, min_score: float | None):
+def memcli_search(mem, when: datetime, limit: int, threshold: float | None):
     from memcli.recall import recall
 
-    kw = {} if min_score is None else {"min_score": min_score}
     now = when.isoformat()
 
     def search(query: str) -> tuple[list[str], str | None]:
         res = recall(mem, query, session="locomo-benchmark", scope="locomo-benchmark", limit=limit,
-                     threshold=threshold, now=now, **kw)
+                     threshold=threshold, now=now)
         return [h.id for h in res.hits], (res.hits[0].layer if res.hits else None)
 
     return search
@@ -150,7 +153,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA, help="locomo JSON (a list of conversations)")
     ap.add_argument("--limit", type=int, default=10, help="hits asked for (any@k uses the first k)")
     ap.add_argument("--threshold", type=float, default=None, help="override recall.threshold (default: shipped)")
-    ap.add_argument("--min-score", type=float, default=None, help="pass min_score to recall (default: shipped)")
     ap.add_argument("--floor", type=float, default=None, help="try another ranker.CANDIDATE_FLOOR")
     ap.add_argument("--decisive", type=float, default=None, help="try another recall.layer.DECISIVE")
     ap.add_argument("--show-misses", type=int, default=0, help="print this many questions memcli missed at 5")
@@ -178,11 +180,11 @@ def main(argv: list[str] | None = None) -> int:
         for ci, conv in enumerate(data):
             mem, last = write_root(conv, Path(tmp) / f"conv-{ci}")
             docs = {}
-            for dia_id, speaker, text, _ in turns(conv):
+            for dia_id, speaker, text, when in turns(conv):
                 title, summary = split_turn(text)
-                docs[turn_id(dia_id)] = f"{title}\n{summary}\n{speaker.lower()}\n{speaker}: {text}"
+                docs[turn_id(dia_id)] = f"{title}\n{summary}\n{speaker.lower()}\n{speaker} ({day(when)}): {text}"
             bm = BM25(docs)
-            search = memcli_search(mem, last + timedelta(days=1), args.limit, args.threshold, args.min_score)
+            search = memcli_search(mem, last + timedelta(days=1), args.limit, args.threshold)
             search(conv["qa"][0]["question"])  # the first call builds the search cache: not timed
             for qa in conv["qa"]:
                 cat = qa.get("category")
