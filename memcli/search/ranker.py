@@ -27,7 +27,7 @@ K1 = 1.2
 DEFAULT_THRESHOLD = 0.35
 HALF_LIFE_DAYS = 90.0
 FIT_SHARE = 0.75  # relevance = FIT_SHARE * fit + (1 - FIT_SHARE) * BM25 share
-PRIOR_SHARE = 0.1  # score = (1 - PRIOR_SHARE) * relevance + PRIOR_SHARE * importance * freshness
+PRIOR_SHARE = 0.05  # score = (1 - PRIOR_SHARE) * relevance + PRIOR_SHARE * importance * freshness
 # Whether to answer at all is decided on the evidence of the best hits: one reaching the
 # threshold, or one matching two distinct terms of the query and reaching this share of it
 # (a single common word shared with a memory is what unrelated questions look like).
