@@ -91,4 +91,9 @@ def test_the_readme_loop_recalls_the_right_layer_every_turn(tmp_path, example_ro
         assert rec["ids"][:1] == ([e[1]] if e and e[0] != "session" else []), m
     # The loop's own writes: every turn in the session (folded ones in the episode log), the draft in the scope.
     session = json.loads((example_root / ".memcli" / "sessions" / "chat-42.json").read_text())
+    assert session["folded"] + len(session["turns"]) == 2 * len(TURNS)
     assert session["turns"][-1]["text"] == "Nothing on that in memory."
+    episodes = "".join(p.read_text(encoding="utf-8") for p in (example_root / "memory" / "episodes").glob("*.md"))
+    assert TURNS[0][0] in episodes and "From memory: MySQL charset double encoding" in episodes
+    scope = json.loads((example_root / ".memcli" / "scopes" / "article-7.json").read_text())
+    assert scope["keys"]["draft"]["value"] == "Nothing on that in memory."
