@@ -48,7 +48,9 @@ def _trim(text: str, budget: int) -> str:
 
 
 def build(mem, query: str | None, budget: int, session_name: str, scope_name: str, now: str | None = None) -> dict:
-    from .recall import details_layer, index_layer, _now
+    from .recall.cascade import run
+    from .recall.registry import layers
+    from .recall.trace import record
     from .store import scope, session
 
     sections: list[tuple[str, str]] = []
@@ -60,11 +62,11 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
         sections.append(("scope", f"## Scope `{scope_name}`\n\n{_flag(chr(10).join(parts))}{fence(chr(10).join(parts))}"))
     recalled_ids = []
     if query and query.strip():
-        when = _now(now)
-        limit, threshold = int(mem.config["recall.limit"]), float(mem.config["recall.threshold"])
-        hits, _ = index_layer(mem, query, limit, threshold, when)
-        if not hits:
-            hits, _ = details_layer(mem, query, limit, threshold, when)
+        # The scope and the session have sections of their own: only the layers of memories are asked.
+        found = run(mem, query, session=session_name, scope=scope_name, limit=int(mem.config["recall.limit"]),
+                    threshold=float(mem.config["recall.threshold"]), now=now,
+                    only=[x.name for x in layers() if x.memories])
+        hits = found.hits
         parts = []
         for h in hits:
             try:
@@ -75,6 +77,8 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
             recalled_ids.append(h.id)
             # The heading carries only memcli's own path; the title is the memory's text, fenced with it.
             parts.append(f"### {h.path}\n{_flag(text)}{fence(text)}")
+        found.hits = [h for h in hits if h.id in recalled_ids]
+        record(mem, "context", query, found)
         if parts:
             sections.append(("recalled", "## Recalled memories\n\n" + "\n\n".join(parts)))
     entries = mem.read_index().entries

@@ -79,12 +79,59 @@ def test_layer_option_and_deep(ex):
 
 
 def test_session_and_scope_layers_answer_first(ex):
-    ex("session", "add", "user", "我们用 pgbouncer 的 transaction 模式")
+    ex("session", "add", "user", "我们用 pgbouncer 的 transaction 模式吗")
+    # A user's turn is not an answer: the memories are asked too.
     env = ex.json("recall", "pgbouncer transaction", code=0)
-    assert env["data"]["layer"] == "session"
+    assert env["data"]["layer"] == "details" and ids(env)[0] == "postgres-pool-exhaustion"
+    ex("session", "add", "assistant", "是的，pgbouncer 用 transaction 模式，pool_size 20")
+    env = ex.json("recall", "pgbouncer transaction", code=0)
+    assert env["data"]["layer"] == "session" and ids(env)[0] == "turn-2"
     ex("scope", "set", "deployTarget", "staging cluster eu-west", "--agent", "Planner")
     env = ex.json("recall", "deployTarget", code=0)
     assert env["data"]["layer"] == "scope" and ids(env) == ["deployTarget"]
+
+
+def test_the_question_being_asked_never_answers_itself(ex):
+    question = "还记得上次 MySQL 中文乱码的问题吗？"
+    before = ex.json("recall", question, code=0)["data"]
+    ex("session", "add", "user", question)
+    after = ex.json("recall", question, code=0)["data"]
+    assert (after["layer"], ids({"data": after})[:1]) == (before["layer"], ["mysql-charset"])
+    assert ex("recall", question, "--layer", "session").exit_code == 1
+
+
+def test_a_user_turn_is_returned_when_nothing_else_fits(ex):
+    ex("session", "add", "user", "the zeppelin relay runs on port 7301")
+    env = ex.json("recall", "zeppelin relay port", code=0)
+    assert env["data"]["layer"] == "session" and ids(env) == ["turn-1"]
+    assert [t["layer"] for t in env["data"]["trace"]] == ["session", "scope", "index", "details"]
+
+
+def test_the_episode_log_never_returns_the_question(cli, root):
+    (root / "memcli.yaml").write_text("session:\n  max_rounds: 1\n")
+    cli("session", "add", "user", "what's the token explosion fix")
+    cli("session", "add", "assistant", "no idea yet")
+    cli("session", "add", "user", "the weather is nice")  # folds the first round into the episode log
+    assert "token explosion" in next((root / "memory" / "episodes").glob("*.md")).read_text()
+    assert cli("recall", "what's the token explosion fix", "--layer", "details").exit_code == 1
+    cli("session", "add", "assistant", "token explosion: use a sliding window plus summary compression")
+    cli("session", "add", "user", "ok")  # folds the answer too
+    env = cli.json("recall", "what's the token explosion fix", "--layer", "details", code=0)
+    hit = env["data"]["hits"][0]
+    assert hit["id"].startswith("episode:") and "sliding window" in hit["snippet"]
+    assert "what's the token explosion fix" not in hit["snippet"]
+
+
+def test_a_weak_index_match_does_not_hide_a_better_detail(cli, root):
+    cli("remember", "Deploy notes", "general notes", "-t", "deploy")
+    for i in range(3):
+        cli("remember", f"Note {i}", "unrelated", "--body", f"filler text {i}")
+    cli("remember", "Rollback", "how to undo", "--body", "the staging deploy rollback uses alembic downgrade")
+    # Drop the rollback memory's index line: only its detail file holds the answer.
+    index = (root / "MEMORY.md").read_text()
+    (root / "MEMORY.md").write_text("\n".join(ln for ln in index.split("\n") if "rollback.md" not in ln))
+    env = cli.json("recall", "staging deploy rollback alembic", code=0)
+    assert env["data"]["layer"] == "details" and ids(env)[0] == "rollback"
 
 
 def test_an_edit_between_two_calls_is_found(ex, example_root):
@@ -289,7 +336,7 @@ def test_token_estimate():
 
 
 def test_large_store_trusts_unchanged_folders_but_checks_hits(ex, example_root, monkeypatch):
-    import memcli.recall as rc
+    import memcli.recall.details as rc
 
     monkeypatch.setattr(rc, "LARGE_STORE", 0)
     assert ids(ex.json("recall", "alembic", "--layer", "details", code=0))[0] == "staging-deploy"
@@ -314,6 +361,6 @@ def test_large_store_trusts_unchanged_folders_but_checks_hits(ex, example_root, 
     ("上次", "用上次的方案", True), ("c++", "we use c++ here", True),
 ])
 def test_signal_matching_is_whole_word_for_latin_and_substring_for_cjk(phrase, text, found):
-    from memcli.recall import _finds
+    from memcli.recall.signals import _finds
 
     assert _finds(phrase, text, text.lower()) is found

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from memcli.search.ranker import (
     DEFAULT_THRESHOLD,
+    PRIOR_SHARE,
     MemoryIndex,
     Scored,
     SearchDoc,
@@ -137,7 +138,22 @@ def test_results_are_bounded_sorted_and_capped(index):
 def test_threshold_controls_abstention(index):
     assert index.search("mysql replication lag", threshold=1.0, now=NOW) == []
     assert index.search("mysql replication lag", threshold=0.0, now=NOW) != []
-    assert 0.3 <= DEFAULT_THRESHOLD <= 0.5
+    assert 0.2 <= DEFAULT_THRESHOLD <= 0.5
+
+
+def test_abstention_decides_on_the_best_hit_and_keeps_weaker_candidates():
+    docs = [
+        SearchDoc(key="best", title="kafka consumer lag alert", summary="raise fetch.max.bytes"),
+        SearchDoc(key="second", title="consumer group notes", body="lag was high once"),
+        SearchDoc(key="other", title="nginx upstream timeout"),
+    ]
+    index = MemoryIndex(docs)
+    hits = index.search("kafka consumer lag alert", now=NOW)
+    assert keys(hits)[:2] == ["best", "second"] and hits[1].relevance < hits[0].relevance / 2
+    # Nothing distinctive matched: no answer at all, however many candidates were asked for.
+    assert index.search("upstream consumer", limit=5, threshold=0.9, now=NOW) == []
+    # threshold=0: the best k, weak ones included.
+    assert len(index.search("kafka nginx", limit=3, threshold=0.0, now=NOW)) == 2
 
 
 def test_title_match_beats_body_match():
@@ -169,7 +185,7 @@ def test_now_is_injectable():
     later = index.search("grafana alert", now=datetime(2026, 7, 1))[0]  # naive means UTC
     assert soon.relevance == later.relevance
     assert soon.score > later.score
-    assert soon.score - later.score == pytest.approx(0.3 * (0.5 ** (1 / 90) - 0.5 ** (181 / 90)), abs=1e-5)
+    assert soon.score - later.score == pytest.approx(PRIOR_SHARE * (0.5 ** (1 / 90) - 0.5 ** (181 / 90)), abs=1e-5)
 
 
 def test_freshness_halves_every_ninety_days():

@@ -24,9 +24,17 @@ FIELD_WEIGHTS = (3.0, 1.5, 2.5, 2.5, 1.0)
 FIELD_B = (0.5, 0.5, 0.3, 0.3, 0.75)
 K1 = 1.2
 
-DEFAULT_THRESHOLD = 0.38
+DEFAULT_THRESHOLD = 0.35
 HALF_LIFE_DAYS = 90.0
-RELATIVE_CUT = 0.5  # a hit must reach this share of the best hit's relevance
+FIT_SHARE = 0.75  # relevance = FIT_SHARE * fit + (1 - FIT_SHARE) * BM25 share
+PRIOR_SHARE = 0.05  # score = (1 - PRIOR_SHARE) * relevance + PRIOR_SHARE * importance * freshness
+# Whether to answer at all is decided on the evidence of the best hits: one reaching the
+# threshold, or one matching two distinct terms of the query and reaching this share of it
+# (a single common word shared with a memory is what unrelated questions look like).
+TWO_TERMS_SHARE = 0.72
+# Once the query is answered, the runners-up need only this much relevance: a weaker second
+# candidate is still a candidate.
+CANDIDATE_FLOOR = 0.2
 
 
 @dataclass(frozen=True)
@@ -200,13 +208,17 @@ def search_corpus(
     relevance = 0.75 * fit + 0.25 * soft, where fit is the weighted share of the query's
     units the document matches (full in a head field, less in the body or through a typo
     correction) and soft is its BM25F score over the most the query could score.
-    Documents below ``threshold`` or below half the best relevance are dropped; the rest
-    are ordered by 0.7 * relevance + 0.3 * importance * freshness.
+    Nothing is returned unless some document reaches ``threshold``, or ``TWO_TERMS_SHARE`` of
+    it while matching two distinct query units (otherwise the query is not answered); once
+    it is, every document reaching ``CANDIDATE_FLOOR`` (or the threshold, if lower:
+    ``threshold=0`` returns the best ``limit`` whatever they score) is a candidate, ordered
+    by (1 - PRIOR_SHARE) * relevance + PRIOR_SHARE * importance * freshness.
     """
     n, totals = corpus.size()
     if n == 0 or limit <= 0:
         return []
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    floor = min(threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR)
     plan = plan_query(query, corpus, n)
     entries = plan.entries
     total_weight = sum(plan.weights)
@@ -215,15 +227,15 @@ def search_corpus(
         return []
     norms = field_norms(n, totals)
     for e in entries:
-        e.bound = 0.75 * sum(plan.weights[u] for u in e.units) / total_weight
-        e.bound += 0.25 * idf(n + FIT_PRIOR_DOCS, e.df) * e.factor / total_idf
-    # A document holding only terms whose bounds add up to less than the threshold can
-    # never be returned: those terms are looked up only for documents found otherwise.
+        e.bound = FIT_SHARE * sum(plan.weights[u] for u in e.units) / total_weight
+        e.bound += (1.0 - FIT_SHARE) * idf(n + FIT_PRIOR_DOCS, e.df) * e.factor / total_idf
+    # A document holding only terms whose bounds add up to less than the floor can never
+    # be returned: those terms are looked up only for documents found otherwise.
     optional: set[int] = set()
     reach = 0.0
     for i in sorted(range(len(entries)), key=lambda i: (entries[i].bound, -i)):
         reach += entries[i].bound
-        if reach >= threshold:
+        if reach >= floor:
             break
         optional.add(i)
     postings: dict[int, Sequence[Posting]] = {}
@@ -272,13 +284,12 @@ def search_corpus(
         units = best.get(ref)
         if units:
             solo_fit += sum(plan.weights[u] * units[u] for u in sorted(units))
-        rel = 0.75 * (solo_fit / total_weight) + 0.25 * min(1.0, bm[ref] / total_idf)
-        if rel >= threshold:
+        rel = FIT_SHARE * (solo_fit / total_weight) + (1.0 - FIT_SHARE) * min(1.0, bm[ref] / total_idf)
+        if rel >= floor:
             relevance[ref] = rel
-    if not relevance:
+    if not any(rel >= threshold or (rel >= threshold * TWO_TERMS_SHARE and _units(mask[ref], entries) >= 2)
+               for ref, rel in relevance.items()):
         return []
-    cut = max(relevance.values()) * RELATIVE_CUT
-    relevance = {ref: rel for ref, rel in relevance.items() if rel >= cut}
 
     now = now or datetime.now(timezone.utc)
     if now.tzinfo is None:
@@ -291,13 +302,14 @@ def search_corpus(
     kth = -1.0
     start, block = 0, max(limit * 8, 64)
     while start < len(ordered):
-        if len(scored) >= limit and round(0.7 * ordered[start][1] + 0.3, 6) < kth:
+        if len(scored) >= limit and round((1.0 - PRIOR_SHARE) * ordered[start][1] + PRIOR_SHARE, 6) < kth:
             break
         chunk = ordered[start : start + block]
         priors = corpus.doc_priors([ref for ref, _ in chunk])
         for ref, rel in chunk:
             importance, days = priors[ref]
-            scored.append((round(0.7 * rel + 0.3 * importance * freshness(days, now_days), 6), ref))
+            prior = importance * freshness(days, now_days)
+            scored.append((round((1.0 - PRIOR_SHARE) * rel + PRIOR_SHARE * prior, 6), ref))
         kth = heapq.nlargest(limit, (s[0] for s in scored))[-1]
         start += len(chunk)
         block *= 2
@@ -318,6 +330,11 @@ def search_corpus(
             )
         )
     return hits
+
+
+def _units(mask: int, entries) -> int:
+    """How many distinct query units the entries in ``mask`` satisfy."""
+    return len({u for i, e in enumerate(entries) if mask >> i & 1 for u in e.units})
 
 
 class MemoryIndex:

@@ -1,0 +1,97 @@
+"""The cascade: ask each layer in turn, cheapest first, and stop at the first real answer.
+Returns hits, never prints.
+
+Each layer says which of its candidates are real answers (see the layers: a user's own turn
+is not, a weak match in MEMORY.md is not). Without ``deep`` the result is the first layer
+with a real answer, or, when no layer has one, the deepest layer that found anything.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from ..errors import UsageError
+from ..model import LayerTrace
+from .layer import Ask, Candidate
+from .registry import layer_names, layers
+
+
+@dataclass
+class Recall:
+    query: str
+    hits: list = field(default_factory=list)
+    trace: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"query": self.query, "hits": [h.to_dict() for h in self.hits],
+                "layer": self.hits[0].layer if self.hits else None, "trace": [t.to_dict() for t in self.trace]}
+
+
+def when(now: str | datetime | None) -> datetime:
+    """The moment freshness is measured from: an ISO time, or now."""
+    if isinstance(now, datetime):
+        return now
+    if now:
+        return datetime.fromisoformat(now.replace("Z", "+00:00"))
+    return datetime.now(timezone.utc)
+
+
+def _same(c: Candidate) -> tuple:
+    """What a hit is, whichever layer found it: a memory found in the index and in the details is one."""
+    return (c.hit.path, c.hit.id)
+
+
+def _merge(found: list[Candidate], limit: int, answers_first: bool) -> list[Candidate]:
+    """Best first (real answers before the rest when asked), each item once, at its best score."""
+    seen, out = set(), []
+    for c in sorted(found, key=lambda c: (answers_first and not c.answer, -c.hit.score)):
+        if _same(c) not in seen:
+            seen.add(_same(c))
+            out.append(c)
+    return out[:limit]
+
+
+def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: float, now=None, deep: bool = False,
+        only: list | None = None) -> Recall:
+    """The cascade over ``only`` (names of layers, default all): the first real answer, or with
+    ``deep`` every layer merged."""
+    ask = Ask(mem, query, session, scope, limit, threshold, when(now))
+    result = Recall(query, warnings=ask.warnings)
+    chosen = [x for x in layers() if only is None or x.name in only]
+    pool: list[Candidate] = []
+    last: list[Candidate] = []
+    for layer in chosen:
+        t0 = time.perf_counter()
+        found, n = layer.search(ask)
+        result.trace.append(LayerTrace(layer.name, n, len(found), (time.perf_counter() - t0) * 1000))
+        pool += found
+        last = found or last
+        if not deep and any(c.answer for c in found):
+            break
+    # Without --deep: the first layer with a real answer; when none has one, the deepest layer
+    # that found anything (it searched more than the layers before it).
+    result.hits = [c.hit for c in _merge(pool if deep else last, limit, not deep)]
+    return result
+
+
+def recall(mem, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
+           deep: bool = False, layer: str | None = None, threshold: float | None = None,
+           now: str | None = None) -> Recall:
+    from .trace import record
+
+    if not query or not query.strip():
+        raise UsageError("the query is empty")
+    names = layer_names()
+    if layer is not None and layer not in names:
+        raise UsageError(f"--layer must be one of {', '.join(names)}, got {layer!r}")
+    limit = limit or int(mem.config["recall.limit"])
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
+    threshold = float(mem.config["recall.threshold"]) if threshold is None else threshold
+    result = run(mem, query, session=session, scope=scope, limit=limit, threshold=threshold, now=now, deep=deep,
+                 only=[layer] if layer else None)
+    record(mem, "recall", query, result)
+    return result

@@ -1,0 +1,198 @@
+"""The details layer: every detail file in memory/ and the episode log in memory/episodes/,
+ranked through the on-disk search cache (or in memory when the cache cannot be used).
+
+An episode file that matches only through a user turn holding the question being asked (an
+earlier copy of the same question) is not a hit: the rest of the file must hold the words
+that matched, and the snippet comes from the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from ..errors import FileError, UnsafePathError, UsageError
+from ..model import Hit
+from ..store import details as dfile
+import re
+
+from ..store.fs import inside, state_dir, valid_id
+from ..store.layout import fingerprint as _fingerprint
+from .layer import Ask, Candidate, Layer, holds_query, rank, snip
+
+EPISODES = "memory/episodes/"
+
+# A store this large is not stat-ed file by file on every call (that alone would cost more than
+# grep): when neither memory/ nor memory/episodes/ changed (every add, delete and rename-on-save
+# changes them), the cached fingerprints are trusted for FULL_CHECK_EVERY seconds, and the files
+# of the hits are always checked. `memcli watch` keeps the cache current for in-place edits.
+LARGE_STORE = 20_000
+FULL_CHECK_EVERY = 300.0
+
+
+def detail_doc(mem, key: str):
+    """A SearchDoc for one file of the details layer (None when it cannot be read)."""
+    from ..search.ranker import SearchDoc
+
+    path = mem.root / key
+    try:
+        if not inside(mem.root, path):
+            return None
+        if key.startswith(EPISODES):
+            from ..store.fs import read_text
+
+            return SearchDoc(key=key, title=f"episodes {path.stem}", body=read_text(path, key), importance=0.3,
+                             updated=path.stem)
+        d = dfile.read(path, path.stem, key)
+    except (FileError, UsageError, UnsafePathError, OSError):
+        return None
+    return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
+                     importance=d.importance, updated=d.updated or d.created)
+
+
+def detail_files(mem) -> dict:
+    """key -> fingerprint for every file of the details layer (symlinks are never read: left out)."""
+    current = {}
+    mdir = mem.memory_dir()
+    for sub, prefix in ((mdir, "memory/"), (mdir / "episodes", EPISODES)):
+        try:
+            it = os.scandir(sub)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        with it:
+            for de in it:
+                name = de.name
+                if not name.endswith(".md") or de.is_symlink() or not valid_id(name[:-3]):
+                    continue
+                try:
+                    st = de.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not de.is_file(follow_symlinks=False):
+                    continue
+                current[prefix + name] = _fingerprint(st)
+    return current
+
+
+def _folder_marks(mem) -> list:
+    marks = []
+    for d in (mem.memory_dir(), mem.memory_dir() / "episodes"):
+        try:
+            marks.append(os.stat(d).st_mtime_ns)
+        except OSError:
+            marks.append(None)
+    return marks
+
+
+def _sync(mem, cache) -> tuple[int, bool]:
+    """Bring the cache up to date; (files in the layer, whether it was a quick check)."""
+    marks_file = state_dir(mem.root, "search") / "folders.json"
+    marks = _folder_marks(mem)
+    try:
+        with open(marks_file, encoding="utf-8") as f:
+            prev = json.load(f)
+        quick = (isinstance(prev, dict) and prev.get("marks") == marks and prev.get("count", 0) > LARGE_STORE
+                 and 0 <= time.time() - float(prev.get("checked", 0)) < FULL_CHECK_EVERY)
+    except (OSError, ValueError, TypeError):
+        prev, quick = None, False
+    if quick:
+        return int(prev["count"]), True
+    current = detail_files(mem)
+    cache.sync(current, lambda key: detail_doc(mem, key))
+    try:
+        from ..store.fs import atomic_write
+
+        atomic_write(marks_file, json.dumps({"marks": marks, "count": len(current), "checked": time.time()}))
+    except (OSError, FileError):
+        pass
+    return len(current), False
+
+
+def _changed_hits(mem, cache, found) -> dict:
+    """key -> new fingerprint (None when gone) for hits whose file changed since it was cached."""
+    stored = cache.fingerprints([s.key for s in found])
+    changed = {}
+    for s in found:
+        try:
+            st = os.stat(mem.root / s.key, follow_symlinks=False)
+            fp = _fingerprint(st)
+        except OSError:
+            fp = None
+        if stored.get(s.key) != fp:
+            changed[s.key] = fp
+    return changed
+
+
+def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
+    """Scored hits of the whole layer, through the cache when it can be used."""
+    from ..search.cache import SearchCache, SearchCacheError
+
+    mem = ask.mem
+    try:
+        cache = SearchCache(state_dir(mem.root, "search"))
+        count, quick = _sync(mem, cache)
+        found = cache.search(ask.query, limit=limit, threshold=ask.threshold, now=ask.now)
+        if quick and found:
+            changed = _changed_hits(mem, cache, found)
+            if changed:
+                gone = [k for k, fp in changed.items() if fp is None]
+                fresh = {k: fp for k, fp in changed.items() if fp is not None}
+                docs = [d for d in (detail_doc(mem, k) for k in fresh) if d is not None]
+                if gone:
+                    cache.remove(gone)
+                if docs:
+                    cache.update_docs(docs, {d.key: fresh[d.key] for d in docs})
+                found = cache.search(ask.query, limit=limit, threshold=ask.threshold, now=ask.now)
+        return found, count
+    except (SearchCacheError, FileError) as e:
+        # The cache only saves time: without it, rank the files in memory.
+        ask.warnings.append(f"search cache not used ({e}); searched the files directly")
+        current = detail_files(mem)
+        docs = [d for d in (detail_doc(mem, key) for key in current) if d is not None]
+        return (rank(docs, ask, limit) if docs else []), len(current)
+
+
+_BLOCK = re.compile(r"^(?=## |\*\*\w+\*\* \()", re.M)
+_USER = re.compile(r"\*\*user\*\* \([^)]*\): ")
+
+
+def without_echo(text: str, query: str) -> str:
+    """An episode file without the user turns that hold the query."""
+    parts = _BLOCK.split(text)
+    return "".join(p for p in parts if not ((m := _USER.match(p)) and holds_query(p[m.end():], query)))
+
+
+def _still_matches(rest: str, matched) -> bool:
+    """The rest of an episode holds at least half of the terms that matched (and one at least)."""
+    from ..search.tokenize import terms
+
+    have = set(terms(rest))
+    found = sum(1 for t in matched if t in have)
+    return found >= 1 and 2 * found >= len(matched)
+
+
+class DetailsLayer(Layer):
+    name = "details"
+    help = "every detail file and the episode log"
+    memories = True
+
+    def search(self, ask: Ask) -> tuple[list[Candidate], int]:
+        found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
+        out = []
+        for s in found:
+            doc = detail_doc(ask.mem, s.key)
+            if doc is None:
+                continue
+            body = doc.body
+            is_episode = s.key.startswith(EPISODES)
+            if is_episode:
+                body = without_echo(body, ask.query)
+                if body != doc.body and not _still_matches(body, s.matched):
+                    continue
+            hit_id = ("episode:" if is_episode else "") + Path(s.key).stem
+            hit = Hit(self.name, hit_id, doc.title, s.key, s.score, snip(body, ask.query), doc.summary, doc.tags,
+                      s.matched)
+            out.append(Candidate(hit, s.relevance))
+        return out[: ask.limit], count

@@ -1,0 +1,42 @@
+"""The index layer: the entries of MEMORY.md (title, summary, tags; aliases from their files).
+
+MEMORY.md lists a few dozen of the memories, so a weak match here often means only that some
+word of the query is common: an index hit ends the cascade only when it is decisive (its
+relevance reaches ``layer.DECISIVE``: it covers nearly all of the query in a title, summary, tag or
+alias). Otherwise it stays a candidate beside what the details layer finds.
+"""
+
+from __future__ import annotations
+
+from ..model import Hit
+from .layer import Ask, Candidate, Layer, decisive, rank, snip
+
+
+class IndexLayer(Layer):
+    name = "index"
+    help = "the entries of MEMORY.md"
+    memories = True
+
+    def search(self, ask: Ask) -> tuple[list[Candidate], int]:
+        from ..search.ranker import SearchDoc
+        from ..store.indexcache import indexed
+
+        pairs = indexed(ask.mem)
+        docs = []
+        for e, d in pairs:
+            if d is None:
+                docs.append(SearchDoc(key=e.id, title=e.title, summary=e.summary, tags=e.tags))
+            else:
+                docs.append(SearchDoc(key=e.id, title=e.title, summary=e.summary, tags=e.tags, aliases=d.aliases,
+                                      importance=d.importance, updated=d.updated or d.created))
+        if not docs:
+            return [], 0
+        by_id = {e.id: (e, d) for e, d in pairs}
+        out = []
+        for s in rank(docs, ask):
+            e, d = by_id[s.key]
+            body = d.body if d is not None else ""
+            hit = Hit(self.name, e.id, e.title, e.path, s.score, snip(body, ask.query) if body.strip() else "",
+                      d.summary if d is not None else e.summary, e.tags, s.matched)
+            out.append(Candidate(hit, s.relevance, answer=decisive(s.relevance)))
+        return out, len(docs)

@@ -1,0 +1,89 @@
+"""What every recall layer is: one object with a name, a one-line description and a search.
+
+A layer returns candidates: a hit, its relevance (0..1, the share of the query it covers) and
+whether it is a real answer, one that may end the cascade. The cascade (``cascade.py``) decides
+what to return; a layer only ranks its own corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..model import Hit
+
+
+# A hit of a layer before the last ends the cascade only when it covers nearly all of the query:
+# relevance is 0.75 * the weighted share of query terms matched (in a title, summary, tag or
+# alias) + 0.25 * BM25, so this asks for every term, or nearly all with strong BM25 evidence.
+DECISIVE = 0.75
+
+
+def decisive(relevance: float) -> bool:
+    return relevance >= DECISIVE
+
+
+@dataclass
+class Ask:
+    """One recall, as every layer sees it."""
+
+    mem: object
+    query: str
+    session: str
+    scope: str
+    limit: int
+    threshold: float
+    now: datetime
+    warnings: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    hit: Hit
+    relevance: float
+    answer: bool = True  # may end the cascade
+
+
+class Layer:
+    """One layer of the cascade. Subclasses set ``name``, ``help`` and implement ``search``."""
+
+    name = ""
+    help = ""
+    memories = False  # hits are memories: counted as accesses, rendered by `context`
+
+    def search(self, ask: Ask) -> tuple[list[Candidate], int]:
+        """(candidates, best first; how many items the layer looked at)."""
+        raise NotImplementedError
+
+
+def rank(docs, ask: Ask, limit: int | None = None):
+    """Rank in-memory SearchDocs for the query."""
+    from ..search.ranker import MemoryIndex
+
+    return MemoryIndex(docs).search(ask.query, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now)
+
+
+def snip(body: str, query: str) -> str:
+    from ..search.snippet import snippet
+
+    return snippet(body, query)
+
+
+_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
+
+
+def normal(text: str) -> str:
+    """Text for comparing turns with a query: lower case, punctuation and spacing dropped."""
+    return _PUNCT.sub(" ", text.casefold()).strip()
+
+
+def holds_query(text: str, query: str) -> bool:
+    """A turn that holds the query: one holds the other and is at least half of it (the question
+    being asked, an earlier copy of it, or its first sentence). A longer turn that merely
+    mentions the query's words does not."""
+    q, t = normal(query), normal(text)
+    if not q or not t:
+        return False
+    short, long = (q, t) if len(q) <= len(t) else (t, q)
+    return short in long and 2 * len(short) >= len(long)

@@ -1,0 +1,43 @@
+"""The layers of the cascade, cheapest first. A new layer is a ``Layer`` subclass in its own
+module and one line here (or one ``register`` call from an extension)."""
+
+from __future__ import annotations
+
+from .details import DetailsLayer
+from .index import IndexLayer
+from .layer import Layer
+from .scope import ScopeLayer
+from .session import SessionLayer
+
+_LAYERS: list[Layer] = [
+    SessionLayer(),
+    ScopeLayer(),
+    IndexLayer(),
+    DetailsLayer(),
+]
+
+
+def register(layer: Layer, *, before: str | None = None) -> None:
+    """Add a layer to the cascade, last or before the named one; a layer of the same name is replaced."""
+    names = [x.name for x in _LAYERS]
+    if layer.name in names:
+        _LAYERS[names.index(layer.name)] = layer
+        return
+    _LAYERS.insert(names.index(before) if before in names else len(_LAYERS), layer)
+
+
+def layers() -> list[Layer]:
+    return list(_LAYERS)
+
+
+def layer_names() -> tuple[str, ...]:
+    return tuple(x.name for x in _LAYERS)
+
+
+def get(name: str) -> Layer | None:
+    return next((x for x in _LAYERS if x.name == name), None)
+
+
+def help_text() -> str:
+    """The layers for --layer's help: 'session | scope | index | details'."""
+    return " | ".join(layer_names())

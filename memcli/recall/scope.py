@@ -1,0 +1,28 @@
+"""The scope layer: the keys agents wrote for the task at hand. A key ends the cascade when it
+covers the query (``layer.DECISIVE``)."""
+
+from __future__ import annotations
+
+from ..model import Hit
+from .layer import Ask, Candidate, Layer, decisive, rank, snip
+
+
+class ScopeLayer(Layer):
+    name = "scope"
+    help = "keys the agents of the current task wrote"
+
+    def search(self, ask: Ask) -> tuple[list[Candidate], int]:
+        from ..search.ranker import SearchDoc
+        from ..store import scope
+
+        data = scope.load(ask.mem.root, ask.scope)
+        if not data or not data["keys"]:
+            return [], 0
+        keys = data["keys"]
+        docs = [SearchDoc(key=k, title=k, summary=str(v["value"]), updated=v.get("time")) for k, v in keys.items()]
+        path = f".memcli/scopes/{ask.scope}.json"
+        out = [Candidate(Hit(self.name, s.key, s.key, path, s.score, snip(str(keys[s.key]["value"]), ask.query),
+                             summary=f"written by {keys[s.key]['agent']}", matched=s.matched), s.relevance,
+                             answer=decisive(s.relevance))
+               for s in rank(docs, ask)]
+        return out, len(docs)

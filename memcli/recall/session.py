@@ -1,0 +1,45 @@
+"""The session layer: recent turns and the summary of older ones.
+
+The turn that holds the question being asked (in an agent loop, the user turn just added)
+is never a candidate, nor is a summary line that quotes it. A user turn may be returned, but
+only what was said in reply (an assistant, tool or system turn) or the summary ends the cascade,
+and only when it covers the query (``layer.DECISIVE``): a user's turn is a question more often
+than an answer, and a reply that mentions one word of the question is not its answer.
+"""
+
+from __future__ import annotations
+
+from ..model import Hit
+from .layer import Ask, Candidate, Layer, decisive, holds_query, rank, snip
+
+
+class SessionLayer(Layer):
+    name = "session"
+    help = "recent turns of the session and the summary of older ones"
+
+    def search(self, ask: Ask) -> tuple[list[Candidate], int]:
+        from ..search.ranker import SearchDoc
+        from ..store import session
+
+        data = session.load(ask.mem.root, ask.session)  # a session never started is empty
+        if not data["turns"] and not data.get("summary"):
+            return [], 0
+        docs, texts = [], {}
+        summary = "\n".join(ln for ln in data.get("summary", "").split("\n")
+                            if not (ln.startswith("- user:") and holds_query(ln[len("- user:"):], ask.query)))
+        if summary.strip():
+            docs.append(SearchDoc(key="summary", summary=summary, updated=data.get("updated")))
+            texts["summary"] = ("Session summary", summary, "summary")
+        for i, t in enumerate(data["turns"]):
+            if t.get("role") == "user" and holds_query(t.get("text", ""), ask.query):
+                continue  # the question being asked does not answer itself
+            key = f"turn-{i + 1}"
+            docs.append(SearchDoc(key=key, summary=t.get("text", ""), updated=t.get("time")))
+            texts[key] = (f"{t.get('role')} turn {i + 1}", t.get("text", ""), t.get("role"))
+        path = f".memcli/sessions/{ask.session}.json"
+        out = []
+        for s in (rank(docs, ask) if docs else ()):
+            title, text, role = texts[s.key]
+            out.append(Candidate(Hit(self.name, s.key, title, path, s.score, snip(text, ask.query), matched=s.matched),
+                                 s.relevance, answer=role != "user" and decisive(s.relevance)))
+        return out, len(docs)
