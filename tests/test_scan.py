@@ -321,8 +321,10 @@ PASSWORD = "S3cr3t" + "Passw0rd"
     (f"sshpass -p '{PASSWORD}' ssh deploy@host", PASSWORD),
     (f"sshpass -p {PASSWORD} scp build.tar host:", PASSWORD),
     ("PGPASSWORD=" + "mysecretpw psql -h db -U app", "mysecretpw"),
-], ids=["mysql-p", "mysqldump-p", "mariadb-quoted", "sshpass-quoted", "sshpass", "pgpassword-letters"])
-@pytest.mark.xfail(strict=True, reason="13: scanner gaps")
+    (f"PGPASSWORD={PASSWORD} pg_dump app", PASSWORD),
+    (f"MYSQL_PWD={PASSWORD} mysql -u root", PASSWORD),
+], ids=["mysql-p", "mysqldump-p", "mariadb-quoted", "sshpass-quoted", "sshpass", "pgpassword-letters",
+        "pgpassword", "mysql-pwd"])
 def test_passwords_on_command_lines_are_found(text, secret):
     at = text.index(secret)
     assert any(m.start <= at and at + len(secret) <= m.end for m in find_secrets(text)), find_secrets(text)
@@ -363,7 +365,6 @@ def _split_token_cases():
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="13: scanner gaps")
 @pytest.mark.parametrize("name,text,secret", _split_token_cases(), ids=[c[0] for c in _split_token_cases()])
 def test_tokens_split_by_invisible_characters_or_line_breaks_are_found(name, text, secret):
     matches = find_secrets(text)
