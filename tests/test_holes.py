@@ -457,7 +457,6 @@ def _fold(ex):
         ok(mc(ex, "session", "add", "user", f"question {i}"))
 
 
-@hole("10: a committed memcli.yaml runs session.summarizer")
 def test_10_a_committed_memcli_yaml_runs_no_command(ex, tmp_path):
     """session.summarizer in memcli.yaml (a file that arrives with `git clone`) is ignored with a
     warning until `memcli trust` records the file locally; after trust it runs, and after the
@@ -476,7 +475,6 @@ def test_10_a_committed_memcli_yaml_runs_no_command(ex, tmp_path):
     assert not marker.exists(), "a changed memcli.yaml kept its trust"
 
 
-@hole("10: local configuration is not read")
 def test_10_summarizer_from_local_configuration_runs(ex, tmp_path):
     """A summarizer from local, never-committed configuration runs without a trust step:
     .memcli/config.yaml, the user's ~/.config/memcli/config.yaml, or MEMCLI_SUMMARIZER."""

@@ -135,7 +135,7 @@ def session_add_action(root, session, role, text) -> Out:
                            summarizer=m.config["session.summarizer"],
                            timeout=m.config.seconds("session.summarizer_timeout"),
                            limit=int(m.config["session.max_summary_chars"]))
-    warn = [res.pop("warning")] if res.get("warning") else []
+    warn = list(m.config.warnings) + ([res.pop("warning")] if res.get("warning") else [])
 
     def human():
         r.talk(f"session {res['session']}: {res['turns']} turns"
