@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import List, Optional
 
 import typer
@@ -82,7 +81,7 @@ def context(
             raise UsageError("--budget must be at least 50 tokens")
         sess, sc = _names(ctx)
         res = build(memory(ctx), _text(query, "query") if query else None, budget, sess, sc)
-        return Out(res, lambda: sys.stdout.write(res["text"]))
+        return Out(res, lambda: r.write(res["text"]))
     run(ctx, "context", json_, act)
 
 
