@@ -589,6 +589,7 @@ def _client_passwords(text: str, lower: str) -> Iterator[tuple[int, int, int, st
                 yield 1, m.start(group), m.end(group), "password in command"
 
 
+_EXACT_FINDERS = (_telegram, _mailchimp, _private_keys)
 _FINDERS: tuple[Callable[[str, str], Iterable[tuple[int, int, int, str]]], ...] = (
     _telegram, _mailchimp, _private_keys, _url_passwords, _curl_passwords, _client_passwords,
     _assignments)
@@ -642,7 +643,8 @@ _EXACT_HINTS, _FOLDED_HINTS = _hint_index(False), _hint_index(True)
 _UNHINTED = tuple(order for order, rule in enumerate(_RULES) if not rule.hints)
 
 
-def _secret_candidates(text: str) -> list[tuple[int, int, int, int, str]]:
+def _secret_candidates(text: str, exact: bool = False) -> list[tuple[int, int, int, int, str]]:
+    """Every rule's matches; with exact, only the rules of exact formats (rank 0)."""
     lower = text.lower()
     candidates: list[tuple[int, int, int, int, str]] = []
     active = {order for hint, orders in _EXACT_HINTS if hint in text for order in orders}
@@ -650,6 +652,8 @@ def _secret_candidates(text: str) -> list[tuple[int, int, int, int, str]]:
     active.update(_UNHINTED)
     for order in sorted(active):
         rule = _RULES[order]
+        if exact and rule.rank:
+            continue
         for m in _anchored(rule.pattern, rule.anchor, text, lower):
             s = m.start()
             if s and text[s - 1] in rule.before:
@@ -659,6 +663,8 @@ def _secret_candidates(text: str) -> list[tuple[int, int, int, int, str]]:
             gs, ge = m.span(rule.group)
             candidates.append((rule.rank, gs, ge, order, rule.kind))
     for order, finder in enumerate(_FINDERS, len(_RULES)):
+        if exact and finder not in _EXACT_FINDERS:
+            continue
         for rank, start, end, kind in finder(text, lower):
             candidates.append((rank, start, end, order, kind))
     return candidates
@@ -713,14 +719,17 @@ def _split_candidates(text: str, plain: list) -> list[tuple[int, int, int, int, 
     for chosen, exact_only in ((hard, False), (cuts, True)):
         if not chosen or (exact_only and len(chosen) == len(hard)):
             continue
-        for cand in _joined_candidates(text, chosen):
+        for cand in _joined_candidates(text, chosen, exact_only):
             if (exact_only and cand[0]) or (cand[1], cand[4]) in found:
                 continue
             out.append(cand)
     return out
 
 
-def _joined_candidates(text: str, cuts: list) -> Iterator[tuple[int, int, int, int, str]]:
+_REACH = 2_000
+
+
+def _joined_candidates(text: str, cuts: list, exact: bool) -> Iterator[tuple[int, int, int, int, str]]:
     pieces, at, shift = [], [], []
     pos = removed = 0
     for start, end, _wrap in cuts:
@@ -735,9 +744,20 @@ def _joined_candidates(text: str, cuts: list) -> Iterator[tuple[int, int, int, i
         i = bisect_left(at, j + 1)  # the cuts at or before j moved this character right
         return j + (shift[i - 1] if i else 0)
 
-    for rank, start, end, order, kind in _secret_candidates("".join(pieces)):
-        if bisect_left(at, start + 1) < bisect_left(at, end):  # it spans a cut
-            yield rank, original(start), original(end - 1) + 1, order, kind
+    joined = "".join(pieces)
+    # Only the text around the cuts is scanned again: a window reaches _REACH characters each way.
+    windows: list[list[int]] = []
+    for j in at:
+        lo, hi = max(0, j - _REACH), min(len(joined), j + _REACH)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = hi
+        else:
+            windows.append([lo, hi])
+    for lo, hi in windows:
+        for rank, start, end, order, kind in _secret_candidates(joined[lo:hi], exact):
+            start, end = start + lo, end + lo
+            if bisect_left(at, start + 1) < bisect_left(at, end):  # it spans a cut
+                yield rank, original(start), original(end - 1) + 1, order, kind
 
 
 def _mask(text: str, spans: list[tuple[int, int, str]]) -> str:
