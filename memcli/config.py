@@ -63,6 +63,7 @@ def parse_duration(value: object, key: str = "duration") -> float:
 class Config:
     values: dict = field(default_factory=dict)
     path: Path | None = None
+    warnings: tuple = ()
 
     def __getitem__(self, key: str):
         if key in self.values:
@@ -86,9 +87,9 @@ def _flatten(data: dict, prefix: str = "") -> dict:
     return out
 
 
-def _check(key: str, value: object, kind: str) -> object:
+def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> object:
     def bad(expected: str):
-        return ConfigError(f"memcli.yaml: {key} must be {expected}, got {value!r}")
+        return ConfigError(f"{shown}: {key} must be {expected}, got {value!r}")
 
     if value is None:
         if kind in ("cmd",):
@@ -106,7 +107,7 @@ def _check(key: str, value: object, kind: str) -> object:
         if value not in choices:
             raise bad("one of " + ", ".join(choices))
     elif kind == "duration":
-        parse_duration(value, f"memcli.yaml: {key}")
+        parse_duration(value, f"{shown}: {key}")
     elif kind == "list":
         if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
             raise bad("a list of words or phrases")
@@ -120,21 +121,16 @@ def _is_blank_yaml(text: str) -> bool:
     return all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines())
 
 
-def load_config(root: Path) -> Config:
-    path = root / "memcli.yaml"
-    if path.is_symlink():
-        try:
-            path.resolve().relative_to(root.resolve())
-        except ValueError:
-            raise ConfigError("memcli.yaml leads outside the memory root (a symlink?); not read") from None
+def _read_yaml(path: Path, shown: str) -> dict:
+    """The checked key -> value pairs of one configuration file; {} when it is missing or blank."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        return Config()
+        return {}
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"memcli.yaml: cannot read it ({e.__class__.__name__}: {e})")
+        raise ConfigError(f"{shown}: cannot read it ({e.__class__.__name__}: {e})")
     if _is_blank_yaml(text):
-        return Config(path=path)
+        return {}
     import yaml
 
     try:
@@ -143,17 +139,17 @@ def load_config(root: Path) -> Config:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ConfigError(f"memcli.yaml{where}: {problem}")
+        raise ConfigError(f"{shown}{where}: {problem}")
     except (RecursionError, MemoryError, ValueError, TypeError) as e:
-        raise ConfigError(f"memcli.yaml: unreadable YAML ({e.__class__.__name__})") from None
+        raise ConfigError(f"{shown}: unreadable YAML ({e.__class__.__name__})") from None
     if data is None:
-        return Config(path=path)
+        return {}
     if not isinstance(data, dict):
-        raise ConfigError("memcli.yaml: expected a mapping of keys such as index.max_lines")
+        raise ConfigError(f"{shown}: expected a mapping of keys such as index.max_lines")
     try:
         flat = _flatten(data)
     except RecursionError:
-        raise ConfigError("memcli.yaml: nested too deeply") from None
+        raise ConfigError(f"{shown}: nested too deeply") from None
     values = {}
     for key, value in flat.items():
         if key not in SCHEMA:
@@ -161,9 +157,96 @@ def load_config(root: Path) -> Config:
 
             close = get_close_matches(key, list(SCHEMA), n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            raise ConfigError(f"memcli.yaml: unknown key {key!r}{hint}")
-        values[key] = _check(key, value, SCHEMA[key][1])
-    return Config(values, path)
+            raise ConfigError(f"{shown}: unknown key {key!r}{hint}")
+        values[key] = _check(key, value, SCHEMA[key][1], shown)
+    return values
+
+
+# ---- settings that run commands: never from a committed file without a local trust step
+
+LOCAL_CONFIG = ".memcli/config.yaml"  # per root, never committed
+TRUST_FILE = ".memcli/trusted"  # the digest of the memcli.yaml a person allowed to run commands
+EXECUTING_KEYS = ("session.summarizer",)
+
+
+def user_config_path() -> Path:
+    """The user's own configuration: $XDG_CONFIG_HOME/memcli/config.yaml, else ~/.config/memcli/config.yaml."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "memcli" / "config.yaml"
+
+
+def _digest(path: Path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def is_trusted(root: Path) -> bool:
+    """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root."""
+    digest = _digest(root / "memcli.yaml")
+    try:
+        recorded = (root / TRUST_FILE).read_text(encoding="utf-8").split()
+    except OSError:
+        return False
+    return digest is not None and digest in recorded
+
+
+def trust(root: Path) -> dict:
+    """Record that this root's memcli.yaml, as it is now, may run the commands it names.
+    A later change to the file needs trusting again."""
+    from .store.fs import atomic_write, state_dir
+
+    path = root / "memcli.yaml"
+    digest = _digest(path)
+    if digest is None:
+        raise ConfigError("memcli.yaml: no such file to trust")
+    state_dir(root)
+    atomic_write(root / TRUST_FILE, digest + "\n")
+    load = _read_yaml(path, "memcli.yaml")
+    return {"path": "memcli.yaml", "sha256": digest, "commands": {k: load[k] for k in EXECUTING_KEYS if load.get(k)}}
+
+
+def effective_summarizer(root: Path, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
+    """The summarizer command to run and a warning: MEMCLI_SUMMARIZER, else local configuration,
+    else memcli.yaml only once trusted; an untrusted one is ignored with a warning."""
+    chosen = env("MEMCLI_SUMMARIZER") or local
+    if chosen:
+        return chosen, None
+    if not committed:
+        return None, None
+    if is_trusted(root):
+        return committed, None
+    return None, ("memcli.yaml sets session.summarizer, a command, and was not trusted on this machine: "
+                  "not run (review the file, then `memcli trust`)")
+
+
+def load_config(root: Path) -> Config:
+    """memcli.yaml, then the user's configuration, then the root's .memcli/config.yaml, each
+    overriding the one before; commands from memcli.yaml only after `memcli trust`."""
+    path = root / "memcli.yaml"
+    if path.is_symlink():
+        try:
+            path.resolve().relative_to(root.resolve())
+        except ValueError:
+            raise ConfigError("memcli.yaml leads outside the memory root (a symlink?); not read") from None
+    values = _read_yaml(path, "memcli.yaml")
+    committed = {k: values.pop(k) for k in EXECUTING_KEYS if k in values}
+    local: dict = {}
+    for p, shown in ((user_config_path(), str(user_config_path())), (root / LOCAL_CONFIG, LOCAL_CONFIG)):
+        if p.is_file():
+            local.update(_read_yaml(p, shown))
+    values.update(local)
+    warnings = []
+    command, warning = effective_summarizer(root, committed.get("session.summarizer"),
+                                            local.get("session.summarizer"))
+    values["session.summarizer"] = command
+    if warning:
+        warnings.append(warning)
+    exists = path.exists() or path.is_symlink()
+    return Config(values, path if exists else None, tuple(warnings))
 
 
 def env(name: str) -> str | None:

@@ -6,16 +6,32 @@ Nothing here touches the store. Data goes to stdout, talk to stderr.
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 ENVELOPE_VERSION = 1
 
+# What a terminal acts on: C0 controls other than tab and newline, DEL, and C1 controls.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_C1 = re.compile("[\x7f-\x9f]")
+
+
+def safe(text: object) -> str:
+    """Text fit for a terminal: every control character but tab and newline shown as \\xNN
+    (a CRLF line end becomes a plain newline). Applied to everything printed."""
+    text = str(text)
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.replace("\r\n", "\n"))
+
 
 def envelope(command: str, ok: bool, data=None, warnings=(), error: dict | None = None) -> str:
-    return json.dumps({
+    text = json.dumps({
         "version": ENVELOPE_VERSION, "command": command, "ok": ok, "data": data,
         "warnings": list(warnings), "error": error,
     }, ensure_ascii=False, default=str)
+    # json escapes C0 controls itself; DEL and C1 can only stand inside strings, where \\u is valid.
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def is_tty(stream=None) -> bool:
@@ -27,10 +43,17 @@ def is_tty(stream=None) -> bool:
 
 
 def out(text: str = "") -> None:
+    text = safe(text)
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
 
+def write(text: str) -> None:
+    """Data on stdout as it is, control characters escaped, no newline added."""
+    sys.stdout.write(safe(text))
+
+
 def talk(text: str) -> None:
+    text = safe(text)
     sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
@@ -59,7 +82,7 @@ def error(message: str, hint: str | None = None) -> None:
 def _esc(text: str) -> str:
     from rich.markup import escape
 
-    return escape(str(text))
+    return escape(safe(text))
 
 
 # ---------- per-command human output ----------
@@ -90,7 +113,7 @@ def show(detail: dict, text: str) -> None:
     meta = [f"[bold]{_esc(detail['title'])}[/]", f"[dim]{_esc(detail['path'])}[/]"]
     if detail.get("summary"):
         meta.append(_esc(detail["summary"]))
-    facts = [f"type {detail['type']}", f"importance {detail['importance']:g}"]
+    facts = [f"type {safe(detail['type'])}", f"importance {detail['importance']:g}"]
     if detail.get("pinned"):
         facts.append("pinned")
     if detail.get("tags"):
@@ -100,7 +123,7 @@ def show(detail: dict, text: str) -> None:
     facts.append(f"updated {detail.get('updated') or '-'}")
     meta.append("[dim]" + _esc(" · ".join(facts)) + "[/]")
     c.print(Panel("\n".join(meta), expand=False))
-    c.print(Markdown(detail.get("body") or ""))
+    c.print(Markdown(safe(detail.get("body") or "")))
 
 
 def listing(rows: list, problems: list) -> None:
@@ -112,7 +135,7 @@ def listing(rows: list, problems: list) -> None:
             t.add_column(col)
         for r in rows:
             flags = ("📌" if r["pinned"] else "") + ("★" if r["indexed"] else "") + ("🗄" if r["archived"] else "")
-            t.add_row(_esc(r["id"]), _esc(r["title"]), r["type"], f"{r['importance']:g}", flags,
+            t.add_row(_esc(r["id"]), _esc(r["title"]), _esc(r["type"]), f"{r['importance']:g}", flags,
                       _esc(" ".join("#" + x for x in r["tags"])))
         console().print(t)
         if not rows:
@@ -141,7 +164,8 @@ def problems(items: list, ok_text: str) -> None:
 def recall(data: dict) -> None:
     hits = data["hits"]
     if not hits:
-        talk(f"nothing found for {data['query']!r}")
+        query = data["query"]
+        talk(f"nothing found for {query if len(query) <= 80 else query[:79] + '…'!r}")
         return
     if is_tty():
         from rich.markdown import Markdown
@@ -149,9 +173,9 @@ def recall(data: dict) -> None:
 
         c = console()
         for h in hits:
-            head = f"[bold]{_esc(h['title'])}[/]  [dim]{_esc(h['path'])} · {h['layer']} · {h['score']:.2f}[/]"
+            head = f"[bold]{_esc(h['title'])}[/]  [dim]{_esc(h['path'])} · {_esc(h['layer'])} · {h['score']:.2f}[/]"
             body = (h["summary"] + "\n\n" if h["summary"] else "") + (h["snippet"] or "")
-            c.print(Panel(Markdown(body.strip() or "-"), title=head, title_align="left"))
+            c.print(Panel(Markdown(safe(body.strip() or "-")), title=head, title_align="left"))
         return
     parts = []
     for h in hits:
@@ -211,7 +235,7 @@ def heartbeat(data: dict) -> None:
                 if sev == "info" and n > _COLLAPSE:
                     continue
                 where = f"{f['path']}:{f['line']}" if f.get("line") else f["path"]
-                t.add_row(f["code"], _esc(where), _esc(f["message"]), _esc(f["fix"]))
+                t.add_row(_esc(f["code"]), _esc(where), _esc(f["message"]), _esc(f["fix"]))
             for code, n in shown.items():
                 if sev == "info" and n > _COLLAPSE:
                     t.add_row(code, "…", f"and {n - _COLLAPSE} more (--json lists them all)", "")

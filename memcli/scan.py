@@ -469,6 +469,7 @@ _CODE_LIKE = _Lazy(
     r"[()\[\]{}]|^(?:[a-z_$][a-z0-9_$]*)(?:\.[A-Za-z_$][\w$]*)+$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^![A-Za-z]+$"
     r"|^(?:~|\.{1,2})?/|://|^[\w.+-]+@[\w-]+\.[\w.]+$")
 _YAML_REF = _Lazy(r"[&*!][a-z_][\w-]*")
+_ENV_KEY = _Lazy(r"[A-Z][A-Z0-9_]*")
 _CAMEL_IDENT = _Lazy(r"[a-z]+(?:[A-Z][a-z]+)+")
 
 
@@ -547,7 +548,9 @@ def _assignments(text: str, lower: str) -> Iterator[tuple[int, int, int, str]]:
         if not value or _is_placeholder(value) or not value.isascii():
             continue
         if kind == "password":
-            if not _credential_like(value):
+            env_style = (_ENV_KEY.fullmatch(key) is not None
+                         and text[m.end("w"):start].strip("\"'") == "=")
+            if not (_flag_password(value) if env_style else _credential_like(value)):
                 continue
             label = "password in assignment"
         else:
@@ -557,8 +560,39 @@ def _assignments(text: str, lower: str) -> Iterator[tuple[int, int, int, str]]:
         yield 2, start, end, label
 
 
+# --- passwords given to database and ssh clients on the command line ---------------------
+
+_MYSQL_LINE = _Lazy(r"(?<![\w./-])(?:mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump|-admin)?)\s[^\n|;&]*")
+_MYSQL_P = _Lazy(r"(?<![\w-])-p(?:'(?P<sq>[^'\n]{1,200})'|\"(?P<dq>[^\"\n]{1,200})\"|(?P<raw>[^\s'\"-][^\s'\"]{0,199}))")
+_SSHPASS = _Lazy(r"(?<![\w./-])sshpass\s+(?:-[dfe]\S*\s+|-P\s+\S+\s+|-v\s+)*-p\s*"
+                 r"(?:'(?P<sq>[^'\n]{1,200})'|\"(?P<dq>[^\"\n]{1,200})\"|(?P<raw>[^\s'\"]{1,200}))")
+
+
+def _flag_password(value: str) -> bool:
+    """A value given to a password flag or variable: anything password-shaped, words included."""
+    return (6 <= len(value) <= 200 and value.isascii() and value.isprintable() and " " not in value
+            and not _is_placeholder(value) and not _CODE_LIKE.search(value))
+
+
+def _client_passwords(text: str, lower: str) -> Iterator[tuple[int, int, int, str]]:
+    """``mysql -uroot -pSECRET`` (the value attached to -p) and ``sshpass -p SECRET``."""
+    if "mysql" in lower or "mariadb" in lower:
+        for line in _MYSQL_LINE.finditer(text):
+            for m in _MYSQL_P.finditer(text, line.start(), line.end()):
+                group = next(g for g in ("sq", "dq", "raw") if m.group(g) is not None)
+                if _flag_password(m.group(group)):
+                    yield 1, m.start(group), m.end(group), "password in command"
+    if "sshpass" in lower:
+        for m in _SSHPASS.finditer(text):
+            group = next(g for g in ("sq", "dq", "raw") if m.group(g) is not None)
+            if _flag_password(m.group(group)):
+                yield 1, m.start(group), m.end(group), "password in command"
+
+
+_EXACT_FINDERS = (_telegram, _mailchimp, _private_keys)
 _FINDERS: tuple[Callable[[str, str], Iterable[tuple[int, int, int, str]]], ...] = (
-    _telegram, _mailchimp, _private_keys, _url_passwords, _curl_passwords, _assignments)
+    _telegram, _mailchimp, _private_keys, _url_passwords, _curl_passwords, _client_passwords,
+    _assignments)
 
 
 # --------------------------------------------------------------------------- shared plumbing
@@ -609,7 +643,8 @@ _EXACT_HINTS, _FOLDED_HINTS = _hint_index(False), _hint_index(True)
 _UNHINTED = tuple(order for order, rule in enumerate(_RULES) if not rule.hints)
 
 
-def _secret_candidates(text: str) -> list[tuple[int, int, int, int, str]]:
+def _secret_candidates(text: str, exact: bool = False) -> list[tuple[int, int, int, int, str]]:
+    """Every rule's matches; with exact, only the rules of exact formats (rank 0)."""
     lower = text.lower()
     candidates: list[tuple[int, int, int, int, str]] = []
     active = {order for hint, orders in _EXACT_HINTS if hint in text for order in orders}
@@ -617,6 +652,8 @@ def _secret_candidates(text: str) -> list[tuple[int, int, int, int, str]]:
     active.update(_UNHINTED)
     for order in sorted(active):
         rule = _RULES[order]
+        if exact and rule.rank:
+            continue
         for m in _anchored(rule.pattern, rule.anchor, text, lower):
             s = m.start()
             if s and text[s - 1] in rule.before:
@@ -626,9 +663,101 @@ def _secret_candidates(text: str) -> list[tuple[int, int, int, int, str]]:
             gs, ge = m.span(rule.group)
             candidates.append((rule.rank, gs, ge, order, rule.kind))
     for order, finder in enumerate(_FINDERS, len(_RULES)):
+        if exact and finder not in _EXACT_FINDERS:
+            continue
         for rank, start, end, kind in finder(text, lower):
             candidates.append((rank, start, end, order, kind))
     return candidates
+
+
+# Characters that hide where a token is cut: invisible ones anywhere, a shell line continuation,
+# and a plain line break inside a long run of token characters (a wrapped line). Only exact
+# formats may span a plain line break: prose breaks lines between words all the time.
+_CUT_INVISIBLE = _Lazy("[\u200b-\u200d\u2060\ufeff\u00ad]+")
+_CUT_CONTINUATION = _Lazy(r"\\\r?\n[ \t]*")
+
+
+def _cuts(text: str) -> list[tuple[int, int, bool]]:
+    """(start, end, wrap) of each stretch that may cut a token in two, in order, never overlapping."""
+    cuts = []
+    if not text.isascii():
+        cuts += [(m.start(), m.end(), False) for m in _CUT_INVISIBLE.finditer(text)]
+    if "\\\n" in text or "\\\r\n" in text:
+        cuts += [(m.start(), m.end(), False) for m in _CUT_CONTINUATION.finditer(text)]
+    newline = text.find("\n")
+    while newline != -1:
+        cut = newline - 1 if newline and text[newline - 1] == "\r" else newline
+        a = cut
+        while a > cut - 200 and a and text[a - 1] in _WORD_DASH:
+            a -= 1
+        b = newline + 1
+        while b < newline + 200 and b < len(text) and text[b] in _WORD_DASH:
+            b += 1
+        if cut - a >= 8 and b > newline + 1 and cut - a + b - newline >= 21 \
+                and _classes(text[a:cut] + text[newline + 1:b]) >= 2:
+            cuts.append((cut, newline + 1, True))
+        newline = text.find("\n", newline + 1)
+    cuts.sort()
+    kept: list[tuple[int, int, bool]] = []
+    for c in cuts:
+        if not kept or c[0] >= kept[-1][1]:
+            kept.append(c)
+    return kept
+
+
+def _split_candidates(text: str, plain: list) -> list[tuple[int, int, int, int, str]]:
+    """Secrets cut in two by an invisible character or a line break: found in the text with the
+    cuts taken out, reported at the original offsets (the cut characters included). ``plain``
+    holds the candidates of the text as it is; a token they already find is not found again."""
+    cuts = _cuts(text)
+    if not cuts:
+        return []
+    found = {(c[1], c[4]) for c in plain}
+    out = []
+    hard = [c for c in cuts if not c[2]]
+    # Invisible characters and continuations: every rule. Wrapped lines as well: exact formats only.
+    for chosen, exact_only in ((hard, False), (cuts, True)):
+        if not chosen or (exact_only and len(chosen) == len(hard)):
+            continue
+        for cand in _joined_candidates(text, chosen, exact_only):
+            if (exact_only and cand[0]) or (cand[1], cand[4]) in found:
+                continue
+            out.append(cand)
+    return out
+
+
+_REACH = 2_000
+
+
+def _joined_candidates(text: str, cuts: list, exact: bool) -> Iterator[tuple[int, int, int, int, str]]:
+    pieces, at, shift = [], [], []
+    pos = removed = 0
+    for start, end, _wrap in cuts:
+        pieces.append(text[pos:start])
+        at.append(start - removed)  # where the cut sits in the joined text
+        removed += end - start
+        shift.append(removed)
+        pos = end
+    pieces.append(text[pos:])
+
+    def original(j: int) -> int:
+        i = bisect_left(at, j + 1)  # the cuts at or before j moved this character right
+        return j + (shift[i - 1] if i else 0)
+
+    joined = "".join(pieces)
+    # Only the text around the cuts is scanned again: a window reaches _REACH characters each way.
+    windows: list[list[int]] = []
+    for j in at:
+        lo, hi = max(0, j - _REACH), min(len(joined), j + _REACH)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = hi
+        else:
+            windows.append([lo, hi])
+    for lo, hi in windows:
+        for rank, start, end, order, kind in _secret_candidates(joined[lo:hi], exact):
+            start, end = start + lo, end + lo
+            if bisect_left(at, start + 1) < bisect_left(at, end):  # it spans a cut
+                yield rank, original(start), original(end - 1) + 1, order, kind
 
 
 def _mask(text: str, spans: list[tuple[int, int, str]]) -> str:
@@ -645,7 +774,8 @@ def find_secrets(text: str) -> list[SecretMatch]:
     """Every secret in the text: API keys, tokens, private keys, passwords in URLs and assignments."""
     if not text:
         return []
-    spans = _resolve(_secret_candidates(text))
+    plain = _secret_candidates(text)
+    spans = _resolve(plain + _split_candidates(text, plain))
     # A candidate that lost to an overlap, or that a neighbour's characters disqualified,
     # may stand on its own once the neighbour is redacted: look again at the text as
     # redaction leaves it, so that redacting twice changes nothing.

@@ -229,11 +229,12 @@ def test_session_folds_old_turns_into_summary_and_episodes(cli, root):
 
 
 def test_session_summarizer_command_and_fallback(cli, root):
-    (root / "memcli.yaml").write_text("session:\n  max_rounds: 1\n  summarizer: \"tr a-z A-Z\"\n")
+    # A command comes from local configuration: a committed memcli.yaml needs `memcli trust` first.
+    (root / ".memcli" / "config.yaml").write_text("session:\n  max_rounds: 1\n  summarizer: \"tr a-z A-Z\"\n")
     cli("session", "add", "user", "first question")
     cli("session", "add", "user", "second question")
     assert "FIRST QUESTION" in cli.json("session", "show")["data"]["summary"]
-    (root / "memcli.yaml").write_text("session:\n  max_rounds: 1\n  summarizer: \"exit 3\"\n")
+    (root / ".memcli" / "config.yaml").write_text("session:\n  max_rounds: 1\n  summarizer: \"exit 3\"\n")
     res = cli("session", "add", "user", "third question")
     assert res.exit_code == 0 and "summarizer failed" in res.stderr
     assert "second question" in cli.json("session", "show")["data"]["summary"]

@@ -309,6 +309,73 @@ def test_overlapping_rules_keep_the_exact_format():
     assert m.kind == "Anthropic API key"
 
 
+# ----------------------------------------------------------------------------- secrets: command lines, split tokens
+
+PASSWORD = "S3cr3t" + "Passw0rd"
+
+
+@pytest.mark.parametrize("text,secret", [
+    (f"mysql -uroot -p{PASSWORD} db", PASSWORD),
+    (f"mysqldump --user=root -p{PASSWORD} shop > shop.sql", PASSWORD),
+    (f"mariadb -h db -u app -p'{PASSWORD}' shop", PASSWORD),
+    (f"sshpass -p '{PASSWORD}' ssh deploy@host", PASSWORD),
+    (f"sshpass -p {PASSWORD} scp build.tar host:", PASSWORD),
+    ("PGPASSWORD=" + "mysecretpw psql -h db -U app", "mysecretpw"),
+    (f"PGPASSWORD={PASSWORD} pg_dump app", PASSWORD),
+    (f"MYSQL_PWD={PASSWORD} mysql -u root", PASSWORD),
+], ids=["mysql-p", "mysqldump-p", "mariadb-quoted", "sshpass-quoted", "sshpass", "pgpassword-letters",
+        "pgpassword", "mysql-pwd"])
+def test_passwords_on_command_lines_are_found(text, secret):
+    at = text.index(secret)
+    assert any(m.start <= at and at + len(secret) <= m.end for m in find_secrets(text)), find_secrets(text)
+    redacted, _ = redact_secrets(text)
+    assert secret not in redacted and find_secrets(redacted) == []
+
+
+@pytest.mark.parametrize("text", [
+    "mysql -u root -p shop",
+    "mysql -u root -p -h db shop",
+    "mysql -uroot -p$MYSQL_PWD shop",
+    "mysql -uroot -pxxxxxxxx shop",
+    "mysql --protocol=tcp -P 3306 shop",
+    "ssh -p 2222 deploy@host",
+    "sshpass -f ~/.sshpass ssh host",
+    'sshpass -p "$SSHPASS" ssh host',
+    "sshpass -e ssh host",
+    "PGPASSWORD=$PGPASS psql -h db",
+    "PGPASSWORD= psql -h db",
+    "the deployment pipeline\nrequires approval from two reviewers",
+    "see commit 9fceb02d0ae598e95dc970b7\n4767f19372d61af8 for the fix",
+])
+def test_command_lines_without_passwords_are_not_flagged(text):
+    assert find_secrets(text) == []
+
+
+def _split_token_cases():
+    tok = "gh" + "p_" + pick(random.Random(11), ALNUM, 36)
+    key = pick(random.Random(12), ALNUM, 32)
+    return [
+        ("zero-width space", f"token {tok[:12]}\u200b{tok[12:]} for CI", tok),
+        ("zero-width joiner", f"{tok[:20]}\u200d{tok[20:]}", tok),
+        ("word joiner twice", f"push with {tok[:8]}\u2060{tok[8:25]}\u2060{tok[25:]}", tok),
+        ("newline", f"the bot pushes with {tok[:22]}\n{tok[22:]}\nand nothing else", tok),
+        ("crlf", f"token:\r\n{tok[:30]}\r\n{tok[30:]}\r\n", tok),
+        ("backslash continuation", f"export GITHUB_TOKEN={tok[:18]}\\\n  {tok[18:]}", tok),
+        ("backslash-continued key", f"export API_KEY={key[:14]}\\\n    {key[14:]}\nmake deploy", key),
+    ]
+
+
+@pytest.mark.parametrize("name,text,secret", _split_token_cases(), ids=[c[0] for c in _split_token_cases()])
+def test_tokens_split_by_invisible_characters_or_line_breaks_are_found(name, text, secret):
+    matches = find_secrets(text)
+    check_positions(text, matches)
+    first, last = text.index(secret[:6]), text.index(secret[-6:]) + 6
+    assert any(m.start <= first and last <= m.end for m in matches), matches
+    redacted, _ = redact_secrets(text)
+    assert secret[:6] not in redacted and secret[-6:] not in redacted, redacted
+    assert find_secrets(redacted) == []
+
+
 # ----------------------------------------------------------------------------- injection
 
 

@@ -152,8 +152,9 @@ def scope_set_action(st: State, key, value, agent=None, force=False) -> Out:
 
 def session_add_action(st: State, role, text) -> Out:
     sess, _ = names(st.session, None)
-    res = open_memory(st.root).session(sess).add(role, text_arg(text, "text"))
-    warn = _warning(res)
+    m = open_memory(st.root)
+    res = m.session(sess).add(role, text_arg(text, "text"))
+    warn = list(m.config.warnings) + _warning(res)
 
     def human():
         r.talk(f"session {res['session']}: {res['turns']} turns"

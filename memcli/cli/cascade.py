@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import List, Optional
 
 import typer
@@ -69,7 +68,7 @@ def context(
         sess, sc = _names(ctx)
         res = memory(ctx).context(text_arg(query, "query") if query else None, budget=budget, session=sess,
                                   scope=sc)
-        return Out(res, lambda: sys.stdout.write(res["text"]))
+        return Out(res, lambda: r.write(res["text"]))
     run(ctx, "context", json_, act)
 
 
