@@ -77,3 +77,8 @@ def test_entries_fill_slots_and_extra_ones_follow_the_last_slot():
     out = doc.with_entries([Entry("B", "b", (), "memory/b.md"), Entry("A", "a", (), "memory/a.md")])
     assert out.render() == "# M\n- **B**: b | → memory/b.md\n- **A**: a | → memory/a.md\n\nfooter note\n"
     assert doc.with_entries([]).render() == "# M\n\nfooter note\n"
+
+
+def test_repeated_byte_order_marks_are_dropped():
+    doc = IndexDoc.parse("\ufeff\ufeff\ufeff# Memory\n")
+    assert doc.render() == "# Memory\n"

@@ -85,8 +85,7 @@ class IndexDoc:
 
     @classmethod
     def parse(cls, text: str) -> "IndexDoc":
-        if text.startswith("\ufeff"):
-            text = text[1:]
+        text = text.lstrip("\ufeff")  # a BOM (or several, from editors that each added one)
         newline = "\r\n" if "\r\n" in text else "\n"
         final = text.endswith("\n") or text == ""
         body = text[:-1] if text.endswith("\n") else text
