@@ -593,7 +593,6 @@ def _same_size_edit(path: Path, old: str, new: str) -> None:
     assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
 
 
-@hole("14: the search cache's fingerprint leaves out the inode change time")
 def test_14_search_cache_sees_a_same_size_edit_with_mtime_restored(ex):
     """A body word changed in place at the same size with the mtime put back is found by the
     next `recall` (the fingerprint includes the inode change time)."""
@@ -607,7 +606,6 @@ def test_14_search_cache_sees_a_same_size_edit_with_mtime_restored(ex):
     assert any(h["id"] == "staging-deploy" for h in hits), hits
 
 
-@hole("14: the heartbeat cache's fingerprint leaves out the inode change time")
 def test_14_heartbeat_cache_sees_a_same_size_edit_with_mtime_restored(ex):
     """After an all-clear heartbeat, a token written in place at the same size with the mtime put
     back is reported by the next heartbeat."""
