@@ -760,7 +760,6 @@ def test_18_init_inside_a_memory_folder_is_refused(tmp_path):
     assert not (tmp_path / "outer" / "memory" / "MEMORY.md").exists()
 
 
-@hole("18: Memory('/typo') creates a root without .gitignore")
 def test_18_memory_on_a_missing_folder_creates_nothing(tmp_path):
     """`Memory(path)` on a folder that is not a root raises NotARootError on first use and creates
     nothing: no half-made root without .gitignore."""
