@@ -19,6 +19,7 @@ from .store import details as dfile
 from .store.fs import (atomic_write, atomic_write_many, check_id, decode, inside, read_text, root_lock, safe_join,
                        slugify, state_dir, valid_id)
 from .store.index import IndexDoc
+from .store.markers import problems as conflicted_files
 
 MAX_TITLE = 200
 
@@ -518,6 +519,7 @@ class Memory:
                 problems.append(Problem("MEMORY.md", n, f"{x.id}: the line disagrees with {x.path} "
                                         "(run `memcli index rebuild`)"))
         listed = set(seen)
+        problems += conflicted_files(self.root)
         problems += self.misnamed_files()
         for p in self.detail_files():
             if p.stem in listed:
@@ -669,7 +671,7 @@ def init_root(path: str | os.PathLike, example: bool = False) -> dict:
         else:
             kept.append(".gitignore")
     else:
-        put(".gitignore", ".memcli/\n")
+        put(".gitignore", ".memcli/\n.memcli-tmp-*\n")
     state_dir(root)
     added = []
     if example:

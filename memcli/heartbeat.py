@@ -33,6 +33,9 @@ from .model import Detail, Entry
 from .store import details as dfile
 from .store.fs import STATE_DIR, TMP_PREFIX, check_id, decode
 from .store.index import IndexDoc, render_line
+from .store import markers as conflicts
+from .gitmerge import index_actions as conflicted_index_actions, rebuild_conflicted_index
+from .gitsync import check as git_findings
 
 SEVERITIES = ("error", "warning", "info")
 IMPORTANT = 0.7  # importance from which a memory is promoted into a free index line
@@ -198,6 +201,7 @@ def scan_text(rel: str, text: str) -> list[Finding]:
         fix = ("remove the invisible characters" if m.kind == "invisible unicode"
                else "rewrite it as a description, or delete it if you did not write it")
         out.append(Finding("injection", "warning", rel, m.line, f"{m.kind}: {m.excerpt}", fix))
+    out += [Finding(*f) for f in conflicts.findings(rel, text)]
     return out
 
 
@@ -519,6 +523,7 @@ def audit(mem, now=None, *, write_cache: bool = True) -> Report:
     findings += _stale(mem, details, st.expired, fps, when)
     findings += _duplicates([details[k] for k in sorted(details)], hashes)
     findings += _state_files(mem, when)
+    findings += [Finding(*f) for f in git_findings(root)]
     st.temps = _temp_files(root)
     for rel, age in st.temps:
         if age >= TEMP_MIN_AGE:
@@ -810,6 +815,7 @@ def plan(report: Report) -> list[Action]:
     st = report.state
     actions = [Action("remove-temp", rel, None, f"remove {rel} (left by a crashed writer, {_age(age)} old)")
                for rel, age in st.temps if age >= TEMP_MIN_AGE]
+    actions += conflicted_index_actions(report.findings, Action)
     for mid in sorted(st.expired):
         actions.append(Action("archive", f"memory/{mid}.md", mid,
                               f"archive {mid} (expired {st.expired[mid]}): memory/{mid}.md -> memory/archive/{mid}.md"
@@ -879,6 +885,7 @@ def apply(mem, actions: list[Action], now=None) -> list[str]:
     for a in actions:
         by_kind[a.kind].append(a)
     with mem.lock():
+        done += rebuild_conflicted_index(mem, by_kind["rebuild-index"])
         for a in by_kind["remove-temp"]:
             done.append(_remove_temp(mem.root, a.path))
         archived = []

@@ -13,6 +13,7 @@ from .errors import FileError, UnsafePathError, UsageError
 from .model import Hit, LayerTrace
 from .store import details as dfile
 from .store.fs import inside, state_dir, valid_id
+from .store import markers as conflicts
 
 LAYERS = ("session", "scope", "index", "details")
 
@@ -80,7 +81,7 @@ def index_layer(mem, query: str, limit: int, threshold: float, now) -> tuple[lis
     from .search.ranker import SearchDoc
     from .store.indexcache import indexed
 
-    pairs = indexed(mem)
+    pairs = conflicts.usable(mem, indexed(mem))
     docs = []
     for e, d in pairs:
         if d is None:
@@ -115,6 +116,8 @@ def detail_doc(mem, key: str):
             return SearchDoc(key=key, title=f"episodes {path.stem}", body=read_text(path, key), importance=0.3,
                              updated=path.stem)
         d = dfile.read(path, path.stem, key)
+        if conflicts.skip(mem, key, d.body):
+            return None
     except (FileError, UsageError, UnsafePathError, OSError):
         return None
     return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
@@ -286,6 +289,7 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
     if deep:
         result.hits.sort(key=lambda h: -h.score)
         result.hits = result.hits[:limit]
+    result.warnings += conflicts.warnings(mem)
     record(mem, "recall", query, result)
     return result
 
