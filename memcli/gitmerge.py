@@ -59,14 +59,14 @@ def merge3(base: list, a: list, b: list) -> list:
             elif rb == rz:
                 out.append(("ok", ra))
             else:
-                out.append(_conflict(rz, ra, rb))
+                out.append(_conflict(rz, ra, rb, set(a), set(b)))
         if ze > zs:
             out.append(("ok", base[zs:ze]))
         iz, ia, ib = ze, ae, be
     return out
 
 
-def _conflict(base: list, a: list, b: list) -> tuple:
+def _conflict(base: list, a: list, b: list, all_a: set, all_b: set) -> tuple:
     # trim what both sides hold at the start and at the end (git's "zealous" merge)
     pre = 0
     while pre < min(len(a), len(b)) and a[pre] == b[pre]:
@@ -76,10 +76,21 @@ def _conflict(base: list, a: list, b: list) -> tuple:
         post += 1
     head, tail = a[:pre], a[len(a) - post:] if post else []
     ma, mb = a[pre:len(a) - post], b[pre:len(b) - post]
-    if not base:
-        first, second = sorted([ma, mb])
-        return ("ok", head + first + [x for x in second if x not in first or not x.strip()] + tail)
+    if set(base) <= all_a and set(base) <= all_b:
+        # Neither side deleted or changed a line here, only added lines or moved them: keep every
+        # line once (a line one side moved away stays where that side put it), in the order of the
+        # smaller of "ours, then theirs' new lines" and "theirs, then ours' new lines".
+        moved = {x for x in base if (x not in ma and x in all_a) or (x not in mb and x in all_b)}
+        keep = _union([x for x in ma if x not in moved or not x.strip()],
+                      [x for x in mb if x not in moved or not x.strip()])
+        return ("ok", head + keep + tail)
     return ("conflict", base, head, ma, mb, tail)
+
+
+def _union(a: list, b: list) -> list:
+    one = a + [x for x in b if x not in a or not x.strip()]
+    two = b + [x for x in a if x not in b or not x.strip()]
+    return min(one, two)
 
 
 def merged_lines(regions: list, marker: int = 7, labels=("ours", "theirs")) -> tuple[list, int]:
@@ -104,8 +115,7 @@ def union_lines(regions: list) -> list:
             out += r[1]
         else:
             _, _, head, ma, mb, tail = r
-            first, second = sorted([ma, mb])
-            out += head + first + [x for x in second if x not in first] + tail
+            out += head + _union(ma, mb) + tail
     return out
 
 

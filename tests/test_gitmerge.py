@@ -148,3 +148,17 @@ def test_markers_found_only_in_order():
     assert markers.union(text) == "a\nb\nc\nd\n"
     f = markers.findings("memory/m.md", text)
     assert f[0][0] == "conflict-markers" and f[0][3] == 2 and "memcli resolve m" in f[0][5]
+
+
+def test_a_line_moved_by_an_earlier_merge_is_not_a_conflict():
+    base = ["h", "b-app", "a15", ""]
+    ours = ["h", "b-app", "a15", "b24", ""]
+    theirs = ["h", "a15", "c29", "b-app", "b24", ""]
+    out, n = merged_lines(merge3(base, ours, theirs))
+    assert n == 0 and out == merged_lines(merge3(base, theirs, ours))[0]
+    assert sorted(x for x in out if x) == ["a15", "b-app", "b24", "c29", "h"]
+
+
+def test_a_line_changed_on_both_sides_is_a_conflict():
+    out, n = merged_lines(merge3(["x", "keep"], ["x1", "keep"], ["x2", "keep"]))
+    assert n == 1 and out[0].startswith("<<<<<<< ") and "x1" in out and "x2" in out
