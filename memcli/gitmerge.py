@@ -411,3 +411,38 @@ def rebuild_conflicted_index(mem, actions: list) -> list:
         return ["skipped rebuilding MEMORY.md: its conflict is already settled"]
     reconcile_index(mem)
     return ["rebuilt MEMORY.md from both sides of its git conflict"]
+
+
+# ---------------------------------------------------------------- what git runs
+
+
+def main(argv=None) -> int:
+    """`python -m memcli.gitmerge index|detail|episode %O %A %B [%L] %P`: the drivers without the
+    command line's framework (git starts one process per merged file). Exit 0 merged, 1 conflicts
+    left in the file, 2 failure (git then treats the file as conflicted)."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in KINDS or len(args) < 4:
+        sys.stderr.write("usage: python -m memcli.gitmerge index|detail|episode BASE OURS THEIRS [MARKER] [PATH]\n")
+        return 2
+    kind, base, ours, theirs, rest = args[0], args[1], args[2], args[3], args[4:]
+    marker = 7
+    if kind == "detail" and rest and rest[0].isdigit():
+        marker = int(rest.pop(0))
+    path = rest[0] if rest else ""
+    try:
+        code = run_driver(kind, base, ours, theirs, marker, path)
+    except Exception as e:  # git must get an answer: a failed driver leaves the file conflicted
+        sys.stderr.write(f"memcli merge {kind} {path}: {e.__class__.__name__}: {e}\n")
+        return 2
+    if code:
+        from pathlib import Path
+
+        sys.stderr.write(f"memcli: {path}: both sides changed the same lines; settle it with "
+                         f"`memcli resolve {Path(path).stem or 'ID'} --ours|--theirs|--both`\n")
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

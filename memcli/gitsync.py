@@ -12,9 +12,9 @@ from pathlib import Path
 from .errors import MemcliError, UsageError
 
 DRIVERS = {
-    "memcli-index": ("memcli: MEMORY.md, rebuilt from both sides", "merge index %O %A %B %P"),
-    "memcli-detail": ("memcli: a memory, merged key by key", "merge detail %O %A %B %L %P"),
-    "memcli-episode": ("memcli: an episode log, both sides in time order", "merge episode %O %A %B %P"),
+    "memcli-index": ("memcli: MEMORY.md, rebuilt from both sides", "index %O %A %B %P"),
+    "memcli-detail": ("memcli: a memory, merged key by key", "detail %O %A %B %L %P"),
+    "memcli-episode": ("memcli: an episode log, both sides in time order", "episode %O %A %B %P"),
 }
 ATTRIBUTES = (
     "MEMORY.md merge=memcli-index",
@@ -69,8 +69,10 @@ def toplevel(root: Path) -> Path | None:
 
 
 def driver_command(command: str | None = None) -> str:
-    """How git starts memcli: this interpreter (works in a venv that is not on PATH), or a given command."""
-    return command or f"{shlex.quote(sys.executable)} -m memcli"
+    """How git starts a driver: this interpreter's absolute path (a venv need not be on PATH, and
+    `-m memcli.gitmerge` starts without the command line's framework), or `COMMAND merge`
+    (e.g. `--command memcli` for the console script on PATH)."""
+    return f"{command} merge" if command else f"{shlex.quote(sys.executable)} -m memcli.gitmerge"
 
 
 def driver_config(command: str | None = None) -> dict:

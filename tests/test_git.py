@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def test_init_git_makes_a_root_git_ready(tmp_path):
     assert "memory/x.md: merge: memcli-detail" in attrs
     assert "memory/episodes/2026-01-01.md: merge: memcli-episode" in attrs
     driver = git(r, "config", "merge.memcli-detail.driver").stdout
-    assert "-m memcli merge detail %O %A %B %L %P" in driver
+    assert driver.startswith(sys.executable) and "-m memcli.gitmerge detail %O %A %B %L %P" in driver
     mc(r, "git", "setup", "--check")
     mc(r, "git", "setup")  # twice: nothing is added twice
     assert (r / ".gitattributes").read_text().count("MEMORY.md merge=memcli-index") == 1
@@ -202,3 +203,21 @@ def test_forget_on_one_side_and_update_on_the_other_keeps_the_update(origin):
     assert any("deleted on one side" in w for w in json.loads(p.stdout)["warnings"])
     assert "still needed" in (b / "memory/shared-note.md").read_text()
     mc(b, "index", "check")
+
+
+def test_drivers_through_the_command_line(origin):
+    """`git setup --command CMD` registers `CMD merge …`: the Typer commands git then runs."""
+    a, b = origin("a"), origin("b")
+    for r in (a, b):
+        mc(r, "git", "setup", "--command", f"{sys.executable} -m memcli")
+        assert " -m memcli merge index %O %A %B %P" in git(r, "config", "merge.memcli-index.driver").stdout
+    mc(a, "remember", "Only on A", "a")
+    mc(a, "update", "shared-note", "--append", "from a")
+    mc(b, "remember", "Only on B", "b")
+    mc(b, "update", "shared-note", "--append", "from b")
+    mc(a, "sync")
+    mc(b, "sync")
+    text = (b / "MEMORY.md").read_text()
+    assert "Only on A" in text and "Only on B" in text
+    body = (b / "memory/shared-note.md").read_text()
+    assert "from a" in body and "from b" in body and "<<<<<<<" not in body
