@@ -158,14 +158,18 @@ def check(root: Path) -> list[tuple]:
 class _Repo:
     def __init__(self, root: Path, command: str | None):
         self.root = root
-        top = toplevel(root)
-        if top is None:
+        r = git(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
+        lines = r.stdout.splitlines()
+        if r.returncode != 0 or len(lines) < 2:
             raise GitError(f"{root} is not in a git repository (run `memcli git setup` after `git init`, "
                            "or clone the shared memory)")
-        self.top = top
+        self.top, self.git_dir = Path(lines[0]).resolve(), Path(lines[1])
+        self.settings = {}
+        for item in git(root, "config", "--list", "-z", check=False).stdout.split("\0"):
+            key, _, value = item.partition("\n")
+            self.settings[key] = value  # git lists system, global, then local: the last one wins
         self.config = driver_config(command)
-        r = git(top, "config", "user.email", check=False)
-        if not r.stdout.strip():
+        if not self.settings.get("user.email"):
             import socket
 
             self.config["user.name"] = "memcli"
@@ -181,14 +185,20 @@ class _Repo:
         return r.stdout.strip()
 
     def remote(self, branch: str) -> tuple[str | None, str]:
-        r = self.run("config", f"branch.{branch}.remote", check=False)
-        name = r.stdout.strip()
-        m = self.run("config", f"branch.{branch}.merge", check=False).stdout.strip()
+        name = self.settings.get(f"branch.{branch}.remote", "")
+        m = self.settings.get(f"branch.{branch}.merge", "")
         upstream = m.removeprefix("refs/heads/") if m else branch
         if not name:
-            remotes = self.run("remote").stdout.split()
+            remotes = sorted(k[7:-4] for k in self.settings if k.startswith("remote.") and k.endswith(".url"))
             name = "origin" if "origin" in remotes else (remotes[0] if len(remotes) == 1 else "")
         return (name or None), upstream
+
+    def contains(self, commit: str) -> bool:
+        """HEAD already holds commit (equal to it, or a descendant)."""
+        head = self.ref("HEAD")
+        if head is None:
+            return False
+        return head == commit or self.run("merge-base", "--is-ancestor", commit, head, check=False).returncode == 0
 
     def has_head(self) -> bool:
         return self.run("rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0
@@ -198,7 +208,7 @@ class _Repo:
         return r.stdout.strip() or None if r.returncode == 0 else None
 
     def merging(self) -> bool:
-        return self.run("rev-parse", "--verify", "--quiet", "MERGE_HEAD", check=False).returncode == 0
+        return (self.git_dir / "MERGE_HEAD").exists()
 
     def unmerged(self) -> list:
         out = git(self.top, "diff", "--name-only", "--diff-filter=U", "-z").stdout
@@ -233,8 +243,9 @@ def _message(repo: _Repo) -> str:
     return f"memcli sync from {host}: " + ("; ".join(parts) if parts else "index")
 
 
-def _conflicted_changes(repo: _Repo) -> list:
-    """(path, line) of changed or new Markdown files under the root that hold conflict markers."""
+def _changes(repo: _Repo) -> tuple[bool, list]:
+    """(whether anything under the root changed, (path, line) of the changed or new Markdown files
+    that hold conflict markers)."""
     from .store import markers
 
     out = repo.run("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", ".",
@@ -254,7 +265,7 @@ def _conflicted_changes(repo: _Repo) -> list:
         line = markers.first_conflict(text)
         if line is not None:
             found.append((os.path.relpath(full, repo.root).replace(os.sep, "/"), line))
-    return found
+    return bool(out.strip("\0")), found
 
 
 def _commit_local(repo: _Repo, message: str | None) -> str | None:
@@ -346,14 +357,15 @@ def sync(mem, message: str | None = None, push: bool = True, command: str | None
                 if done["conflicts"]:
                     return _stop(result, repo, done["conflicts"])
                 result["merged"] += 1
-            marked = _conflicted_changes(repo)
+            changed, marked = _changes(repo)
             if marked:
                 return _stop(result, repo, [p for p, _ in marked], marked)
-            msg = _commit_local(repo, message)
+            msg = _commit_local(repo, message) if changed else None
             if msg and not result["committed"]:
                 result["committed"] = msg
             target = f"refs/remotes/{remote}/{upstream}" if remote else None
-            if fetched and target and repo.ref(target):
+            theirs = repo.ref(target) if fetched and target else None
+            if theirs and not repo.contains(theirs):
                 if repo.has_head():
                     done = _merge(repo, mem, target, warnings)
                     if done["conflicts"]:
@@ -369,7 +381,7 @@ def sync(mem, message: str | None = None, push: bool = True, command: str | None
         p = repo.run("push", "-q", remote, f"HEAD:refs/heads/{upstream}", check=False)
         if p.returncode == 0:
             result["pushed"] = True
-            if not repo.run("config", f"branch.{branch}.remote", check=False).stdout.strip():
+            if not repo.settings.get(f"branch.{branch}.remote"):
                 repo.run("branch", "-q", f"--set-upstream-to={remote}/{upstream}", check=False)
             return result
         text = (p.stderr or "").lower()
