@@ -364,7 +364,7 @@ def _inspect_all(jobs: list) -> list:
 def _signature() -> str:
     h = hashlib.blake2b(CACHE_FORMAT.encode(), digest_size=12)
     here = Path(__file__).resolve().parent
-    for name in ("heartbeat.py", "scan.py", "model.py", "store/details.py"):
+    for name in ("heartbeat.py", "scan.py", "model.py", "store/details.py", "store/markers.py"):
         try:
             h.update((here / name).read_bytes())
         except OSError:

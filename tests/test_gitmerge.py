@@ -162,3 +162,22 @@ def test_a_line_moved_by_an_earlier_merge_is_not_a_conflict():
 def test_a_line_changed_on_both_sides_is_a_conflict():
     out, n = merged_lines(merge3(["x", "keep"], ["x1", "keep"], ["x2", "keep"]))
     assert n == 1 and out[0].startswith("<<<<<<< ") and "x1" in out and "x2" in out
+
+
+text_lines = st.lists(st.text(alphabet="ab c-#=<>", min_size=0, max_size=8).filter(
+    lambda s: not s.startswith(("<<<<<<<", "=======", ">>>>>>>", "|||||||"))), max_size=5)
+
+
+@settings(max_examples=80, deadline=None)
+@given(text_lines, text_lines, text_lines, text_lines)
+def test_conflict_markers_round_trip(before, ours, theirs, after):
+    text = "\n".join(before + ["<<<<<<< HEAD"] + ours + ["======="] + theirs + [">>>>>>> other"] + after)
+    assert markers.first_conflict(text) == len(before) + 1
+    kept, dropped = markers.settle(text, "ours")
+    assert kept == "\n".join(before + ours + after)
+    assert markers.first_conflict(kept) is None
+    assert markers.settle(text, "theirs")[0] == "\n".join(before + theirs + after)
+    both = markers.settle(text, "both")[0].split("\n")
+    assert all(x in both for x in before + ours + theirs + after)
+    if ours != theirs and "".join(theirs).strip():
+        assert dropped == ["\n".join(theirs)]
