@@ -15,7 +15,7 @@ def _stress():
 
 
 def test_three_clones_converge_and_lose_nothing(tmp_path):
-    res = _stress().run(ops=15, seed=11, clones=3, workdir=tmp_path)
+    res = _stress().run(ops=10, seed=11, clones=3, workdir=tmp_path)
     assert res["failures"] == []
     assert res["ok"], res["checks"]
     assert res["merge_commits"] >= 1  # the syncs really did merge concurrent work
