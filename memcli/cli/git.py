@@ -69,23 +69,9 @@ def git_setup(
 
 
 def _driver(kind: str, base: str, ours: str, theirs: str, marker: int, path: str) -> None:
-    from ..gitmerge import run_driver
+    from ..gitmerge import main
 
-    try:
-        code = run_driver(kind, base, ours, theirs, marker, path)
-    except Exception as e:  # git must get an answer: a failed driver leaves the file conflicted
-        r.error(f"memcli merge {kind} {path}: {e.__class__.__name__}: {e}")
-        raise typer.Exit(2)
-    if code:
-        r.talk(f"memcli: {path or ours}: both sides changed the same lines; "
-               f"settle it with `memcli resolve {_id(path)} --ours|--theirs|--both`")
-    raise typer.Exit(code)
-
-
-def _id(path: str) -> str:
-    from pathlib import Path
-
-    return Path(path).stem if path else "ID"
+    raise typer.Exit(main([kind, base, ours, theirs, *([str(marker)] if kind == "detail" else []), path]))
 
 
 Base = Annotated[str, typer.Argument(help="The common ancestor (%O).")]

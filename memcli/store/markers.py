@@ -124,17 +124,20 @@ def scan_root(root: Path) -> list[tuple[str, int]]:
     """(relative path, line) of every conflicted MEMORY.md, memory/*.md, memory/archive/*.md and episode."""
     out = []
     for rel in _md_files(root):
-        try:
-            with open(root / rel, "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        if b"<<<<<<<" not in data:
-            continue
-        line = first_conflict(data.decode("utf-8", "replace"))
+        line = file_conflict(root / rel)
         if line is not None:
             out.append((rel, line))
     return out
+
+
+def file_conflict(path) -> int | None:
+    """The line of the first conflict in a file, or None (also when it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return first_conflict(data.decode("utf-8", "replace")) if b"<<<<<<<" in data else None
 
 
 def _md_files(root: Path) -> list[str]:
@@ -173,16 +176,7 @@ def guard(paths, root: Path | None = None) -> None:
         return
     for path in paths:
         path = Path(path)
-        if path.suffix != ".md":
-            continue
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        if b"<<<<<<<" not in data:
-            continue
-        line = first_conflict(data.decode("utf-8", "replace"))
+        line = file_conflict(path) if path.suffix == ".md" else None
         if line is None:
             continue
         rel = _rel(path)
@@ -245,12 +239,8 @@ def skip(mem, rel: str, text: str) -> bool:
 
 def usable(mem, pairs: list) -> list:
     """The (entry, detail) pairs of the index layer without conflicted files; none when MEMORY.md is."""
-    try:
-        with open(mem.index_path, "rb") as f:
-            data = f.read()
-    except OSError:
-        data = b""
-    if b"<<<<<<<" in data and skip(mem, "MEMORY.md", data.decode("utf-8", "replace")):
+    if file_conflict(mem.index_path) is not None:
+        skip(mem, "MEMORY.md", "<<<<<<<\n=======\n>>>>>>>")
         return []
     return [(e, d) for e, d in pairs if d is None or not skip(mem, f"memory/{e.id}.md", d.body)]
 
