@@ -40,11 +40,13 @@ def git_setup(
 
     Example: git clone host:notes.git && cd notes && memcli git setup
     """
-    from ..gitsync import check as check_git
+    from ..gitsync import check as check_git, toplevel
 
     def act():
         m = memory(ctx)
         if check:
+            if toplevel(m.root) is None:
+                raise UsageError(f"{m.root} is not in a git repository (run `memcli git setup` after `git init`)")
             found = check_git(m.root)
             items = [{"code": c, "severity": s, "path": p, "message": msg, "fix": fix}
                      for c, s, p, _, msg, fix in found]
