@@ -132,7 +132,9 @@ def sync(
             for p in res["conflicts"]:
                 r.warn(f"conflict in {p}: settle it ({_way(p)}), then run `memcli sync` again")
             if res["code"] == 0:
-                r.out("synced" if res["remote"] and not res["offline"] else "committed (no remote reached)")
+                r.out("synced" if res["remote"] and not res["offline"] else
+                      "committed here only (no remote configured)" if not res["remote"] else
+                      f"committed here only ({res['remote']} not reached)")
         return Out(res, human, code=res["code"], warnings=list(res["warnings"]))
     run(ctx, "sync", json_, act)
 
