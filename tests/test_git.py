@@ -157,6 +157,10 @@ def test_heartbeat_fix_rebuilds_a_conflicted_index(root):
     assert "heartbeat --fix" in p.stderr
     p = mc(root, "index", "check", code=1)
     assert "MEMORY.md:" in p.stdout and "conflict" in p.stdout
+    p = mc(root, "recall", "first", "--json", code=None)
+    out = json.loads(p.stdout)
+    assert any(w.startswith("skipped MEMORY.md") for w in out["warnings"])
+    assert all(h["layer"] != "index" for h in out["data"]["hits"])
     mc(root, "heartbeat", "--fix")
     text = (root / "MEMORY.md").read_text()
     assert "<<<<<<<" not in text and "**One**" in text and "**Two**" in text
