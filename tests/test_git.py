@@ -225,3 +225,44 @@ def test_drivers_through_the_command_line(origin):
     assert "Only on A" in text and "Only on B" in text
     body = (b / "memory/shared-note.md").read_text()
     assert "from a" in body and "from b" in body and "<<<<<<<" not in body
+
+
+def test_library_reconciles_the_index_and_resolves_a_memory(root):
+    """The same through the library: Memory.reconcile_index, the repair plan, Memory.resolve."""
+    from memcli import Memory
+    from memcli.errors import UsageError
+    from memcli.heartbeat import plan
+    from memcli.store.markers import ConflictError
+
+    mem = Memory(root)
+    mem.remember("One", "first")
+    mem.remember("Two", "second")
+    lines = (root / "MEMORY.md").read_text().splitlines()
+    ones = [ln for ln in lines if "**One**" in ln or "**Two**" in ln]
+    rest = [ln for ln in lines if ln not in ones]
+    (root / "MEMORY.md").write_text("\n".join(rest + ["<<<<<<< HEAD", ones[0], "=======", ones[1],
+                                                       ">>>>>>> other"]) + "\n")
+    assert [a.kind for a in plan(mem.audit())] == ["rebuild-index"]
+    assert any(p.path == "MEMORY.md" and "conflict" in p.message for p in mem.check_index())
+    assert mem.reconcile_index() is True
+    assert mem.reconcile_index() is False  # deterministic: nothing left to change
+    assert mem.check_index() == []
+    path = root / "memory" / "one.md"
+    path.write_text(path.read_text() + "<<<<<<< HEAD\nmine\n=======\nyours\n>>>>>>> b\n")
+    with pytest.raises(ConflictError):
+        mem.update("one", append="more")
+    res = mem.resolve("one", "ours", now="2026-02-03T00:00:00Z")
+    assert res["kept_in_history"] == 1
+    text = path.read_text()
+    assert "mine" in text and "2026-02-03" in text and "theirs had: yours" in text
+    with pytest.raises(UsageError):
+        mem.resolve("one", "ours")  # nothing left to settle
+    mem.update("one", append="more")
+
+
+def test_init_adds_the_temp_files_to_an_existing_gitignore(tmp_path):
+    r = tmp_path / "notes"
+    r.mkdir()
+    (r / ".gitignore").write_text("*.pyc\n.memcli/\n")
+    mc(tmp_path, "init", r)
+    assert (r / ".gitignore").read_text() == "*.pyc\n.memcli/\n.memcli-tmp-*\n"
