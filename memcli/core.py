@@ -177,10 +177,14 @@ class Memory:
 
     def get(self, memory_id: str) -> Detail:
         """One memory by exact id (archived ones too); NotFoundError suggests close ids."""
+        return self.load(self._existing(memory_id))
+
+    def _existing(self, memory_id: str) -> Path:
+        """The file of a memory, in memory/ or else memory/archive/; NotFoundError when neither."""
         for archived in (False, True):
             path = self.detail_path(memory_id, archived)
             if path.is_file():
-                return self.load(path)
+                return path
         raise self._not_found(memory_id)
 
     def _not_found(self, memory_id: str) -> NotFoundError:
@@ -390,11 +394,7 @@ class Memory:
         """Delete a memory: its index line and its detail file (exact id only)."""
         check_id(memory_id)
         with self.lock():
-            path = self.detail_path(memory_id)
-            if not path.is_file():
-                path = self.detail_path(memory_id, archived=True)
-                if not path.is_file():
-                    raise self._not_found(memory_id)
+            path = self._existing(memory_id)
             doc = self.read_index()
             had_line = any(e.id == memory_id for e in doc.entries)
             if had_line:
@@ -588,11 +588,7 @@ class Memory:
             raise UsageError(f"side must be ours, theirs or both, got {side!r}")
         now = now or utcnow()
         with self.lock():
-            path = self.detail_path(memory_id)
-            if not path.is_file():
-                path = self.detail_path(memory_id, archived=True)
-                if not path.is_file():
-                    raise self._not_found(memory_id)
+            path = self._existing(memory_id)
             rel = self.rel(path)
             text = read_text(path, rel)
             if markers.first_conflict(text) is None:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .errors import MemcliError, UsageError
+from .initroot import IGNORED
 
 DRIVERS = {
     "memcli-index": ("memcli: MEMORY.md, rebuilt from both sides", "index %O %A %B %P"),
@@ -22,7 +23,7 @@ ATTRIBUTES = (
     "memory/archive/*.md merge=memcli-detail",
     "memory/episodes/*.md merge=memcli-episode",
 )
-IGNORES = (".memcli/", ".memcli-tmp-*")
+IGNORES = tuple(line for line, _ in IGNORED)  # what `init` writes into .gitignore
 # (an exclude pathspec that names an ignored folder itself makes `git add` fail: match its files)
 _EXCLUDE = (":(exclude,glob)**/.memcli/**/*", ":(exclude,glob)**/.memcli-tmp-*")
 PUSH_TRIES = 6

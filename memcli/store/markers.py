@@ -143,16 +143,9 @@ def file_conflict(path) -> int | None:
 
 
 def _md_files(root: Path) -> list[str]:
-    import os
+    from . import layout
 
-    rels = ["MEMORY.md"]
-    for sub in ("memory", "memory/archive", "memory/episodes"):
-        try:
-            names = sorted(n for n in os.listdir(root / sub) if n.endswith(".md") and not n.startswith("."))
-        except OSError:
-            continue
-        rels += [f"{sub}/{n}" for n in names]
-    return rels
+    return [layout.INDEX] + [rel for rel, _, _ in layout.memory_files(root)]
 
 
 @contextlib.contextmanager
