@@ -5,9 +5,11 @@ Every method returns values; nothing here prints, exits or reads the environment
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,8 +131,19 @@ class Memory:
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
+    @contextlib.contextmanager
     def lock(self):
-        return root_lock(self.root, self.config.seconds("lock_timeout"))
+        """The root's write lock; the thread that holds it may take it again (a nested call is free)."""
+        me = threading.get_ident()
+        if self.__dict__.get("_lock_owner") == me:
+            yield
+            return
+        with root_lock(self.root, self.config.seconds("lock_timeout")):
+            self.__dict__["_lock_owner"] = me
+            try:
+                yield
+            finally:
+                self.__dict__["_lock_owner"] = None
 
     # ---------- reading ----------
     def read_index(self) -> IndexDoc:
@@ -164,10 +177,14 @@ class Memory:
 
     def get(self, memory_id: str) -> Detail:
         """One memory by exact id (archived ones too); NotFoundError suggests close ids."""
+        return self.load(self._existing(memory_id))
+
+    def _existing(self, memory_id: str) -> Path:
+        """The file of a memory, in memory/ or else memory/archive/; NotFoundError when neither."""
         for archived in (False, True):
             path = self.detail_path(memory_id, archived)
             if path.is_file():
-                return self.load(path)
+                return path
         raise self._not_found(memory_id)
 
     def _not_found(self, memory_id: str) -> NotFoundError:
@@ -377,11 +394,7 @@ class Memory:
         """Delete a memory: its index line and its detail file (exact id only)."""
         check_id(memory_id)
         with self.lock():
-            path = self.detail_path(memory_id)
-            if not path.is_file():
-                path = self.detail_path(memory_id, archived=True)
-                if not path.is_file():
-                    raise self._not_found(memory_id)
+            path = self._existing(memory_id)
             doc = self.read_index()
             had_line = any(e.id == memory_id for e in doc.entries)
             if had_line:
@@ -519,6 +532,7 @@ class Memory:
         for mid, f in indexrules.check(doc, lookup, int(self.config["index.max_lines"])):
             problems.append(Problem(f.path, f.line, f"{f.message} ({f.fix})"))
         problems += broken.values()
+        problems += [Problem(f.path, f.line, f"{f.message} ({f.fix})") for f in indexrules.conflicts(self.root)]
         listed = {e.id for e in doc.entries if e.id}
         problems += self.misnamed_files()
         for p in self.detail_files():
@@ -529,6 +543,69 @@ class Memory:
             except (FileError, UsageError, UnsafePathError) as e:
                 problems.append(getattr(e, "problem", None) or Problem(self.rel(p), None, e.message))
         return problems
+
+    def reconcile_index(self) -> bool:
+        """Bring MEMORY.md in line with the detail files, as after a git merge: conflict markers
+        settled as both sides, each memory listed once, lines to missing files dropped, the rest
+        ranked and demoted to fit. Deterministic: the same MEMORY.md and detail files give the
+        same bytes. Returns whether the file changed."""
+        from .store import markers
+
+        with self.lock():
+            try:
+                text = self.index_path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                return False
+            doc = IndexDoc.parse(markers.union(text) if markers.first_conflict(text) else text)
+            seen: set = set()
+            lines = []
+            for x in doc.lines:
+                if isinstance(x, Entry) and x.id:
+                    if x.id in seen:
+                        continue
+                    try:
+                        exists = self.detail_path(x.id).is_file()
+                    except (UsageError, UnsafePathError):
+                        exists = True  # not a memory's line: kept as written
+                    if not exists:
+                        continue
+                    seen.add(x.id)
+                lines.append(x)
+            doc = IndexDoc(lines, doc.newline, doc.final_newline)
+            new = doc.with_entries(self._plan_index(doc).entries).render()
+            if new == text:
+                return False
+            with markers.overwriting():
+                atomic_write(self.index_path, new)
+        return True
+
+    def resolve(self, memory_id: str, side: str, now: str | None = None) -> dict:
+        """Settle a memory left with git conflict markers: side is ours, theirs or both. A side not
+        kept goes into the dated ## History section; the index line is refreshed."""
+        from .store import markers
+
+        if side not in ("ours", "theirs", "both"):
+            raise UsageError(f"side must be ours, theirs or both, got {side!r}")
+        now = now or utcnow()
+        with self.lock():
+            path = self._existing(memory_id)
+            rel = self.rel(path)
+            text = read_text(path, rel)
+            if markers.first_conflict(text) is None:
+                raise UsageError(f"{rel} has no conflict markers; nothing to resolve")
+            settled, dropped = markers.settle(text, side)
+            d = dfile.parse(settled, memory_id, rel)
+            other = "theirs" if side == "ours" else "ours"
+            if dropped:
+                notes = [f"conflict settled with {side}; {other} had: " + " / ".join(
+                    ln.strip() for ln in t.split("\n") if ln.strip()) for t in dropped]
+                d = d.replace(body=add_history(d.body, now[:10], notes))
+            with markers.overwriting():
+                atomic_write(path, dfile.render(d))
+            if rel == layout.detail_rel(memory_id) and markers.file_conflict(self.index_path) is None:
+                doc = self.read_index()
+                self._write_index(doc, self._plan_index(doc).entries)
+        return {"id": memory_id, "path": rel, "side": side, "kept_in_history": len(dropped)}
 
     def after_edit(self, memory_id: str) -> WriteResult:
         """Re-render the index after a hand edit; a broken file is reported, never rewritten."""

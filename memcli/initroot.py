@@ -11,6 +11,10 @@ from .store import layout
 from .store.fs import atomic_write, inside, state_dir
 
 
+# what a root's .gitignore holds: the local state folder and temp files left by a crashed writer
+IGNORED = ((".memcli/", r"^/?\.memcli/?\s*$"), (".memcli-tmp-*", r"^/?(\*\*/)?\.memcli-tmp-\*\s*$"))
+
+
 def _templates():
     """The templates: package data when installed; the checkout's templates/ when run from source."""
     from importlib.resources import files
@@ -58,13 +62,14 @@ def init_root(path: str | os.PathLike, example: bool = False) -> dict:
     gi = root / ".gitignore"
     if gi.exists():
         text = gi.read_text(encoding="utf-8", errors="replace")
-        if not re.search(r"^/?\.memcli/?\s*$", text, re.M):
-            atomic_write(gi, text + ("" if text.endswith("\n") or not text else "\n") + ".memcli/\n")
-            created.append(".gitignore (+ .memcli/)")
+        missing = [line for line, pattern in IGNORED if not re.search(pattern, text, re.M)]
+        if missing:
+            atomic_write(gi, text + ("" if text.endswith("\n") or not text else "\n") + "\n".join(missing) + "\n")
+            created.append(f".gitignore (+ {', '.join(missing)})")
         else:
             kept.append(".gitignore")
     else:
-        put(".gitignore", ".memcli/\n")
+        put(".gitignore", "".join(line + "\n" for line, _ in IGNORED))
     state_dir(root)
     added = []
     if example:

@@ -82,3 +82,25 @@ def test_python_api_example_runs(tmp_path):
     assert not (tmp_path / "notes" / "memory" / "mysql-charset-double-encoding.md").exists()
     assert "部署到测试环境" in (tmp_path / "notes" / ".memcli" / "sessions" / "chat-42.json").read_text()
     assert "first draft" in "".join(p.read_text() for p in (tmp_path / "notes" / "memory" / "episodes").iterdir())
+
+
+def test_sharing_through_git_set_up_runs(tmp_path):
+    """The two set-up lines: a new root published to an origin, then a clone made ready."""
+    setup = blocks("Sharing a memory through git")[0]
+    first, second = setup.strip().splitlines()
+    bare = tmp_path / "origin.git"
+    env = shim(tmp_path)
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org")
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True, env=env)
+    for line, machine in ((first, "laptop"), (second, "server")):
+        where = tmp_path / machine
+        where.mkdir()
+        r = subprocess.run(["sh", "-c", line.replace("host:notes.git", str(bare))], cwd=where, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, (line, r.stderr)
+    clone = tmp_path / "server" / "notes"
+    assert (clone / "MEMORY.md").is_file() and (clone / ".gitattributes").is_file()
+    driver = subprocess.run(["git", "config", "merge.memcli-detail.driver"], cwd=clone, env=env,
+                            capture_output=True, text=True).stdout
+    assert "memcli.gitmerge detail" in driver

@@ -77,6 +77,7 @@ def init(
     ctx: typer.Context,
     path: Annotated[Optional[str], typer.Argument(help="Folder to make a root (default: here).")] = None,
     example: Annotated[bool, typer.Option("--example", help="Fill it with the example memories.")] = False,
+    git_: Annotated[bool, typer.Option("--git", help="Also make it git-ready (see `memcli git setup`).")] = False,
     json_: Json = False,
 ):
     """Create a memory root; never overwrites a file.  Example: memcli init notes --example"""
@@ -84,6 +85,12 @@ def init(
 
     def act():
         res = init_root(path or state(ctx).root or ".", example)
+        if git_:
+            from ..gitsync import setup
+
+            res["git"] = setup(res["root"], init=True)
+        else:
+            res["git"] = None
 
         def human():
             for c in res["created"]:
@@ -270,3 +277,4 @@ def index_check(ctx: typer.Context, json_: Json = False):
 from . import cascade  # noqa: E402,F401  (registers the cascade's commands)
 from . import maint  # noqa: E402,F401  (registers heartbeat and watch)
 from . import trust  # noqa: E402,F401  (registers trust)
+from . import git  # noqa: E402,F401  (registers git setup, merge, sync and resolve)

@@ -49,6 +49,7 @@ class Check:
 
     codes: tuple = ()
     kinds: tuple = ()  # the file kinds `file` reads
+    sources: tuple = ()  # other modules whose code decides its file findings (for the cache)
 
     def file(self, f: FileFacts) -> list[Finding]:
         return []
@@ -106,8 +107,9 @@ def check_text(rel: str, kind: str, text: str, now: datetime | None = None) -> l
 
 
 def modules() -> list[str]:
-    """The module of every registered check (what the heartbeat cache's signature covers)."""
-    return sorted({type(c).__module__ for c in CHECKS})
+    """The module of every registered check and the modules it names in ``sources`` (what the
+    heartbeat cache's signature covers)."""
+    return sorted({type(c).__module__ for c in CHECKS} | {m for c in CHECKS for m in c.sources})
 
 
 # ---------------------------------------------------------------- one file

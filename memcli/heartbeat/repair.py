@@ -30,7 +30,7 @@ from .base import when as parse_when
 class Action:
     """One safe repair. ``message`` says what it will do; ``apply`` says what it did."""
 
-    kind: str  # remove-temp | drop-line | archive | rerender | demote | promote
+    kind: str  # remove-temp | archive | rebuild-index | drop-line | rerender | demote | promote
     path: str
     id: str | None
     message: str
@@ -48,6 +48,11 @@ def plan(report: Report) -> list[Action]:
         actions.append(Action("archive", f"memory/{mid}.md", mid,
                               f"archive {mid} (expired {st.expired[mid]}): memory/{mid}.md -> memory/archive/{mid}.md"
                               + " and drop its index line"))
+    if any(f.code == "conflict-markers" and f.path == "MEMORY.md" for f in report.findings):
+        # every other index repair would read the markers as lines: the rebuild does them all
+        actions.append(Action("rebuild-index", "MEMORY.md", None,
+                              "rebuild MEMORY.md from both sides of its git conflict and the detail files"))
+        return actions
     doc = st.index
     if doc is None:
         return actions
@@ -112,10 +117,24 @@ def apply(mem, actions: list[Action], now=None) -> list[str]:
             done.append(msg)
             if ok:
                 archived.append(a.id)
+        if by_kind["rebuild-index"]:
+            done.append(_rebuild_conflicted(mem))
+            return done
         index_kinds = ("drop-line", "rerender", "demote", "promote")
         if archived or any(by_kind[k] for k in index_kinds):
             done += _rewrite_index(mem, by_kind, set(archived), when)
     return done
+
+
+def _rebuild_conflicted(mem) -> str:
+    """MEMORY.md left with git conflict markers: both sides' lines, then ranked from the detail
+    files (`Memory.reconcile_index`; the lines of archived memories drop out with their files)."""
+    from ..store import markers
+
+    if markers.file_conflict(mem.index_path) is None:
+        return "skipped rebuilding MEMORY.md: its conflict is already settled"
+    mem.reconcile_index()
+    return "rebuilt MEMORY.md from both sides of its git conflict"
 
 
 def _remove_temp(root: Path, rel: str) -> str:

@@ -20,7 +20,7 @@ import re
 
 from ..store.fs import inside, state_dir, valid_id
 from ..store.layout import fingerprint as _fingerprint
-from .layer import Ask, Candidate, Layer, holds_query, rank, snip
+from .layer import Ask, Candidate, Layer, conflicted, holds_query, rank, snip
 
 EPISODES = "memory/episodes/"
 
@@ -32,20 +32,22 @@ LARGE_STORE = 20_000
 FULL_CHECK_EVERY = 300.0
 
 
-def detail_doc(mem, key: str):
-    """A SearchDoc for one file of the details layer (None when it cannot be read)."""
+def detail_doc(mem, key: str, ask: Ask | None = None):
+    """A SearchDoc for one file of the details layer (None when it cannot be read, or when it
+    holds git conflict markers: then the recall asking, if any, says it left the file out)."""
     from ..search.ranker import SearchDoc
+    from ..store.fs import read_text
 
     path = mem.root / key
     try:
         if not inside(mem.root, path):
             return None
+        text = read_text(path, key)
+        if conflicted(ask, key, text):
+            return None
         if key.startswith(EPISODES):
-            from ..store.fs import read_text
-
-            return SearchDoc(key=key, title=f"episodes {path.stem}", body=read_text(path, key), importance=0.3,
-                             updated=path.stem)
-        d = dfile.read(path, path.stem, key)
+            return SearchDoc(key=key, title=f"episodes {path.stem}", body=text, importance=0.3, updated=path.stem)
+        d = dfile.parse(text, path.stem, key)
     except (FileError, UsageError, UnsafePathError, OSError):
         return None
     return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
@@ -86,7 +88,7 @@ def _folder_marks(mem) -> list:
     return marks
 
 
-def _sync(mem, cache) -> tuple[int, bool]:
+def _sync(mem, cache, ask: Ask | None = None) -> tuple[int, bool]:
     """Bring the cache up to date; (files in the layer, whether it was a quick check)."""
     marks_file = state_dir(mem.root, "search") / "folders.json"
     marks = _folder_marks(mem)
@@ -100,7 +102,7 @@ def _sync(mem, cache) -> tuple[int, bool]:
     if quick:
         return int(prev["count"]), True
     current = detail_files(mem)
-    cache.sync(current, lambda key: detail_doc(mem, key))
+    cache.sync(current, lambda key: detail_doc(mem, key, ask))
     try:
         from ..store.fs import atomic_write
 
@@ -132,14 +134,14 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
     mem = ask.mem
     try:
         cache = SearchCache(state_dir(mem.root, "search"))
-        count, quick = _sync(mem, cache)
+        count, quick = _sync(mem, cache, ask)
         found = cache.search(ask.query, limit=limit, threshold=ask.threshold, now=ask.now)
         if quick and found:
             changed = _changed_hits(mem, cache, found)
             if changed:
                 gone = [k for k, fp in changed.items() if fp is None]
                 fresh = {k: fp for k, fp in changed.items() if fp is not None}
-                docs = [d for d in (detail_doc(mem, k) for k in fresh) if d is not None]
+                docs = [d for d in (detail_doc(mem, k, ask) for k in fresh) if d is not None]
                 if gone:
                     cache.remove(gone)
                 if docs:
@@ -150,7 +152,7 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
         # The cache only saves time: without it, rank the files in memory.
         ask.warnings.append(f"search cache not used ({e}); searched the files directly")
         current = detail_files(mem)
-        docs = [d for d in (detail_doc(mem, key) for key in current) if d is not None]
+        docs = [d for d in (detail_doc(mem, key, ask) for key in current) if d is not None]
         return (rank(docs, ask, limit) if docs else []), len(current)
 
 
@@ -182,7 +184,7 @@ class DetailsLayer(Layer):
         found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
         out = []
         for s in found:
-            doc = detail_doc(ask.mem, s.key)
+            doc = detail_doc(ask.mem, s.key, ask)
             if doc is None:
                 continue
             body = doc.body

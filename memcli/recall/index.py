@@ -9,7 +9,8 @@ alias). Otherwise it stays a candidate beside what the details layer finds.
 from __future__ import annotations
 
 from ..model import Hit
-from .layer import Ask, Candidate, Layer, decisive, rank, snip
+from ..store.layout import detail_rel
+from .layer import Ask, Candidate, Layer, conflicted, decisive, rank, snip
 
 
 class IndexLayer(Layer):
@@ -21,7 +22,12 @@ class IndexLayer(Layer):
         from ..search.ranker import SearchDoc
         from ..store.indexcache import indexed
 
-        pairs = indexed(ask.mem)
+        if conflicted(ask, "MEMORY.md", path=ask.mem.index_path):
+            return [], 0
+        # a memory with markers in its body, or unreadable because of markers in its frontmatter
+        pairs = [(e, d) for e, d in indexed(ask.mem)
+                 if not (conflicted(ask, detail_rel(e.id), d.body) if d is not None
+                         else conflicted(ask, detail_rel(e.id), path=ask.mem.root / detail_rel(e.id)))]
         docs = []
         for e, d in pairs:
             if d is None:

@@ -45,6 +45,20 @@ class Candidate:
     answer: bool = True  # may end the cascade
 
 
+def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) -> bool:
+    """True when a file (its text, or the file at path) holds unresolved git conflict markers:
+    the layer leaves it out and the recall (when there is one) says so once, with the way out."""
+    from ..store import markers
+
+    line = markers.file_conflict(path) if text is None else markers.first_conflict(text)
+    if line is None:
+        return False
+    warning = f"skipped {rel}: unresolved git conflict markers (line {line}); {markers.way_out(rel)}"
+    if ask is not None and warning not in ask.warnings:
+        ask.warnings.append(warning)
+    return True
+
+
 class Layer:
     """One layer of the cascade. Subclasses set ``name``, ``help`` and implement ``search``."""
 

@@ -10,6 +10,7 @@ import unicodedata
 from pathlib import Path
 
 from ..errors import FileError, LockTimeout, UnsafePathError, UsageError
+from .markers import guard as refuse_conflicted
 
 TMP_PREFIX = ".memcli-tmp-"
 STATE_DIR = ".memcli"
@@ -128,6 +129,8 @@ def atomic_write_many(files) -> None:
     an unwritable folder changes none of the files. If a rename fails part way, the
     files already renamed are put back (a new file is removed, an old one restored from
     a hard link taken before the first rename). A crash never leaves a torn file."""
+    files = list(files)
+    refuse_conflicted(item[0] for item in files)
     staged: list[tuple[str, Path]] = []
     backups: dict[Path, str] = {}
     done: list[Path] = []

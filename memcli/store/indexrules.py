@@ -113,3 +113,12 @@ def check(doc: IndexDoc, lookup: Callable[[str], object], max_lines: int) -> lis
 
 def missing_index() -> Finding:
     return Finding("index-missing", "error", "MEMORY.md", None, "MEMORY.md does not exist", FIX_REBUILD)
+
+
+def conflicts(root) -> list[Finding]:
+    """A `conflict-markers` finding for each Markdown file of the root (MEMORY.md, memories,
+    archive, episodes) left with unresolved git conflict markers."""
+    from . import markers
+
+    return [Finding("conflict-markers", "error", rel, line, "unresolved git conflict markers", markers.way_out(rel))
+            for rel, line in markers.scan_root(root)]

@@ -1,0 +1,166 @@
+"""Sharing a root through git: `git setup`, `sync`, `resolve`, and `merge …` (run by git itself)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from .. import render as r
+from ..errors import UsageError
+from .app import Json, app, memory, run
+from .boundary import Out
+
+git_app = typer.Typer(help="Make a root git-ready and check it.", no_args_is_help=True)
+merge_app = typer.Typer(help="memcli's git merge drivers (git runs these; see `memcli git setup`).",
+                        no_args_is_help=True)
+app.add_typer(git_app, name="git")
+app.add_typer(merge_app, name="merge")
+
+Command = Annotated[Optional[str], typer.Option(
+    "--command", help="How git should start memcli (default: this Python, `python -m memcli`).")]
+
+
+@git_app.command("setup")
+def git_setup(
+    ctx: typer.Context,
+    command: Command = None,
+    check: Annotated[bool, typer.Option("--check", help="Only report what is missing; exit 1 if anything is.")] = False,
+    json_: Json = False,
+):
+    """Write .gitignore and .gitattributes and register the merge drivers in this clone.
+
+    Run it once on every machine after cloning (git does not copy config into clones).
+
+    Example: git clone host:notes.git && cd notes && memcli git setup
+    """
+    from ..gitsync import check as check_git, setup, toplevel
+
+    def act():
+        m = memory(ctx)
+        if check:
+            if toplevel(m.root) is None:
+                raise UsageError(f"{m.root} is not in a git repository (run `memcli git setup` after `git init`)")
+            found = check_git(m.root)
+            items = [{"code": f.code, "severity": f.severity, "path": f.path, "message": f.message, "fix": f.fix}
+                     for f in found]
+
+            def human():
+                for f in items:
+                    r.out(f"{f['severity']} {f['code']} {f['path']} {f['message']} (fix: {f['fix']})")
+                if not items:
+                    r.out("git setup ok")
+            return Out({"findings": items}, human, code=1 if items else 0)
+        res = setup(m.root, command)
+
+        def human():
+            if res["gitignore_added"]:
+                r.talk(f".gitignore: added {', '.join(res['gitignore_added'])}")
+            if res["gitattributes_added"]:
+                r.talk(f".gitattributes: added {len(res['gitattributes_added'])} lines (commit it)")
+            r.talk(f"merge drivers registered in {res['repository']}/.git/config")
+            r.out(res["root"])
+        return Out(res, human)
+    run(ctx, "git setup", json_, act)
+
+
+def _driver(kind: str, base: str, ours: str, theirs: str, marker: int, path: str) -> None:
+    from ..gitmerge import main
+
+    raise typer.Exit(main([kind, base, ours, theirs, *([str(marker)] if kind == "detail" else []), path]))
+
+
+Base = Annotated[str, typer.Argument(help="The common ancestor (%O).")]
+Ours = Annotated[str, typer.Argument(help="Our version; the result is written here (%A).")]
+Theirs = Annotated[str, typer.Argument(help="Their version (%B).")]
+PathArg = Annotated[str, typer.Argument(help="The path being merged (%P).")]
+
+
+@merge_app.command("index")
+def merge_index(base: Base, ours: Ours, theirs: Theirs, path: PathArg = "MEMORY.md"):
+    """Merge MEMORY.md: both sides' entries and hand-written lines; never a conflict."""
+    _driver("index", base, ours, theirs, 7, path)
+
+
+@merge_app.command("detail")
+def merge_detail(base: Base, ours: Ours, theirs: Theirs,
+                 marker: Annotated[int, typer.Argument(help="Conflict marker size (%L).")] = 7,
+                 path: PathArg = ""):
+    """Merge a memory: frontmatter key by key, the body line by line; exit 1 on a body conflict."""
+    _driver("detail", base, ours, theirs, marker, path)
+
+
+@merge_app.command("episode")
+def merge_episode(base: Base, ours: Ours, theirs: Theirs, path: PathArg = ""):
+    """Merge an episode log: both sides' sections in time order; never a conflict."""
+    _driver("episode", base, ours, theirs, 7, path)
+
+
+@app.command()
+def sync(
+    ctx: typer.Context,
+    message: Annotated[Optional[str], typer.Option("--message", "-m", help="Commit message (default: generated).")] = None,
+    no_push: Annotated[bool, typer.Option("--no-push", help="Commit and merge, but do not push.")] = False,
+    command: Command = None,
+    json_: Json = False,
+):
+    """Commit the root's changes, merge the remote's with memcli's drivers, push.
+
+    Exit 0 when synced (or committed here only when the remote cannot be reached), 1 when a
+    file needs a person (`memcli resolve ID --ours|--theirs|--both`, then sync again), 3 when git fails.
+
+    Example: memcli sync
+    """
+    from ..gitsync import sync as do_sync
+
+    def act():
+        res = do_sync(memory(ctx), message, push=not no_push, command=command)
+
+        def human():
+            if res["committed"]:
+                r.talk(f"committed: {res['committed']}")
+            if res["merged"]:
+                r.talk(f"merged {res['remote']}/{res['branch']}")
+            if res["pushed"]:
+                r.talk(f"pushed to {res['remote']}")
+            for p in res["conflicts"]:
+                r.warn(f"conflict in {p}: settle it ({_way(p)}), then run `memcli sync` again")
+            if res["code"] == 0:
+                r.out("synced" if res["remote"] and not res["offline"] else
+                      "committed here only (no remote configured)" if not res["remote"] else
+                      f"committed here only ({res['remote']} not reached)")
+        return Out(res, human, code=res["code"], warnings=list(res["warnings"]))
+    run(ctx, "sync", json_, act)
+
+
+def _way(path: str) -> str:
+    from ..store.markers import way_out
+
+    return way_out(path) if path.endswith(".md") else "edit it, then `git add` it"
+
+
+@app.command()
+def resolve(
+    ctx: typer.Context,
+    id_: Annotated[str, typer.Argument(metavar="ID", help="The conflicted memory's id.")],
+    ours: Annotated[bool, typer.Option("--ours", help="Keep this machine's side.")] = False,
+    theirs: Annotated[bool, typer.Option("--theirs", help="Keep the other machine's side.")] = False,
+    both: Annotated[bool, typer.Option("--both", help="Keep both sides, ours first.")] = False,
+    json_: Json = False,
+):
+    """Settle a memory left with conflict markers; the side not kept goes into its ## History.
+
+    Example: memcli resolve mysql-charset --theirs && memcli sync
+    """
+    def act():
+        sides = [n for n, v in (("ours", ours), ("theirs", theirs), ("both", both)) if v]
+        if len(sides) != 1:
+            raise UsageError("choose one of --ours, --theirs or --both")
+        res = memory(ctx).resolve(id_, sides[0])
+
+        def human():
+            kept = f"; the other side is in its ## History" if res["kept_in_history"] else ""
+            r.out(f"resolved {res['path']} with {res['side']}{kept}")
+        return Out(res, human)
+    run(ctx, "resolve", json_, act)
+

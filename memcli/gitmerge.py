@@ -1,0 +1,344 @@
+"""memcli's git merge drivers, and settling what they leave for a person.
+
+git runs a driver for a path that both sides changed, with the common ancestor (%O), our
+version (%A, where the result goes) and theirs (%B). Every driver here is symmetric: merging
+B into A gives the same bytes as merging A into B, so two machines that merged the same
+histories hold the same files.
+
+- MEMORY.md: hand-written lines by a three-way line merge (both sides' lines kept, never
+  markers); entries: every entry either side holds, minus the ones a side removed; for a line
+  both sides changed, the greater one. `Memory.reconcile_index` then ranks them from the merged
+  detail files (what `memcli sync` does before it commits the merge).
+- memory/*.md: frontmatter key by key (the later `updated` wins; the losing title or summary is
+  written into the dated ## History section), the body by a three-way line merge in which two
+  insertions at the same place are both kept; a real conflict in the body gets standard markers.
+- memory/episodes/*.md: the sections of both sides, in time order; never a conflict.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+# ---------------------------------------------------------------- three-way line merge
+
+
+def _sync_regions(base: list, a: list, b: list) -> list:
+    ia = ib = 0
+    am = SequenceMatcher(None, base, a, autojunk=False).get_matching_blocks()
+    bm = SequenceMatcher(None, base, b, autojunk=False).get_matching_blocks()
+    out = []
+    while ia < len(am) and ib < len(bm):
+        abase, amatch, alen = am[ia]
+        bbase, bmatch, blen = bm[ib]
+        lo, hi = max(abase, bbase), min(abase + alen, bbase + blen)
+        if lo < hi:
+            asub, bsub = amatch + (lo - abase), bmatch + (lo - bbase)
+            out.append((lo, hi, asub, asub + hi - lo, bsub, bsub + hi - lo))
+        if abase + alen < bbase + blen:
+            ia += 1
+        else:
+            ib += 1
+    out.append((len(base), len(base), len(a), len(a), len(b), len(b)))
+    return out
+
+
+def merge3(base: list, a: list, b: list) -> list:
+    """Regions of a three-way merge: ("ok", lines) or ("conflict", base, a, b).
+
+    Two insertions at the same place (the base part empty) are both kept, in sorted order, so
+    the result does not depend on which side is ours; lines both sides added are kept once."""
+    out: list = []
+    iz = ia = ib = 0
+    for zs, ze, as_, ae, bs, be in _sync_regions(base, a, b):
+        ra, rb, rz = a[ia:as_], b[ib:bs], base[iz:zs]
+        if ra or rb:
+            if ra == rb:
+                out.append(("ok", ra))
+            elif ra == rz:
+                out.append(("ok", rb))
+            elif rb == rz:
+                out.append(("ok", ra))
+            else:
+                out.append(_conflict(rz, ra, rb, set(a), set(b)))
+        if ze > zs:
+            out.append(("ok", base[zs:ze]))
+        iz, ia, ib = ze, ae, be
+    return out
+
+
+def _conflict(base: list, a: list, b: list, all_a: set, all_b: set) -> tuple:
+    # trim what both sides hold at the start and at the end (git's "zealous" merge)
+    pre = 0
+    while pre < min(len(a), len(b)) and a[pre] == b[pre]:
+        pre += 1
+    post = 0
+    while post < min(len(a), len(b)) - pre and a[len(a) - 1 - post] == b[len(b) - 1 - post]:
+        post += 1
+    head, tail = a[:pre], a[len(a) - post:] if post else []
+    ma, mb = a[pre:len(a) - post], b[pre:len(b) - post]
+    if set(base) <= all_a and set(base) <= all_b:
+        # Neither side deleted or changed a line here, only added lines or moved them: keep every
+        # line once (a line one side moved away stays where that side put it), in the order of the
+        # smaller of "ours, then theirs' new lines" and "theirs, then ours' new lines".
+        moved = {x for x in base if (x not in ma and x in all_a) or (x not in mb and x in all_b)}
+        keep = _union([x for x in ma if x not in moved or not x.strip()],
+                      [x for x in mb if x not in moved or not x.strip()])
+        return ("ok", head + keep + tail)
+    return ("conflict", base, head, ma, mb, tail)
+
+
+def _union(a: list, b: list) -> list:
+    one = a + [x for x in b if x not in a or not x.strip()]
+    two = b + [x for x in a if x not in b or not x.strip()]
+    return min(one, two)
+
+
+def merged_lines(regions: list, marker: int = 7, labels=("ours", "theirs")) -> tuple[list, int]:
+    """The lines, with standard markers around each conflict; (lines, number of conflicts)."""
+    out, n = [], 0
+    for r in regions:
+        if r[0] == "ok":
+            out += r[1]
+            continue
+        _, _, head, ma, mb, tail = r
+        n += 1
+        out += head + ["<" * marker + f" {labels[0]}"] + ma + ["=" * marker] + mb + [">" * marker + f" {labels[1]}"]
+        out += tail
+    return out, n
+
+
+def union_lines(regions: list) -> list:
+    """The lines, each conflict kept as both sides (sorted, so symmetric): for text that must not conflict."""
+    out = []
+    for r in regions:
+        if r[0] == "ok":
+            out += r[1]
+        else:
+            _, _, head, ma, mb, tail = r
+            out += head + _union(ma, mb) + tail
+    return out
+
+
+def _lines(text: str) -> list:
+    return text.split("\n")
+
+
+# ---------------------------------------------------------------- MEMORY.md
+
+
+def merge_index(base: str, ours: str, theirs: str) -> str:
+    """The merged MEMORY.md (symmetric in ours and theirs; never conflicts)."""
+    from .model import Entry
+    from .store.index import IndexDoc, render_line
+
+    docs = [IndexDoc.parse(t) for t in (base, ours, theirs)]
+    slot = "\x00memcli-entry\x00"
+    skel = [[slot if isinstance(x, Entry) else x for x in d.lines] for d in docs]
+    sO, sA, sB = skel
+    if sA == sB or sB == sO:
+        lines = sA
+    elif sA == sO:
+        lines = sB
+    else:
+        lines = union_lines(merge3(sO, sA, sB))
+
+    def by_id(doc):
+        out = {}
+        for pos, e in enumerate(doc.entries):
+            if e.id and e.id not in out:
+                out[e.id] = (pos, e)
+        return out
+
+    o, a, b = (by_id(d) for d in docs)
+    removed = {i for i in o if i not in a or i not in b}
+    chosen = {}
+    for i in (set(a) | set(b)) - removed:
+        ea, eb, eo = a.get(i, (None, None))[1], b.get(i, (None, None))[1], o.get(i, (None, None))[1]
+        if ea is None or eb is None:
+            chosen[i] = ea or eb
+            continue
+        la, lb = render_line(ea), render_line(eb)
+        if la == lb:
+            chosen[i] = ea if (ea.raw or la) >= (eb.raw or lb) else eb
+        elif eo is not None and render_line(eo) == la:
+            chosen[i] = eb
+        elif eo is not None and render_line(eo) == lb:
+            chosen[i] = ea
+        else:
+            chosen[i] = ea if la > lb else eb
+    inf = float("inf")
+    order = sorted(chosen, key=lambda i: (min(a.get(i, (inf,))[0], b.get(i, (inf,))[0]), render_line(chosen[i]), i))
+    entries = [chosen[i] for i in order]
+    plain = [Entry("slot") if x == slot else x for x in lines]
+    newline = docs[1].newline if docs[1].newline == docs[2].newline else docs[0].newline
+    final = docs[1].final_newline and docs[2].final_newline
+    return IndexDoc(plain, newline, final).with_entries(entries).render()
+
+
+# ---------------------------------------------------------------- detail files
+
+_MISSING = object()
+_LISTS = ("tags", "aliases")
+_FIELDS = ("title", "summary", "tags", "aliases", "type", "importance", "pinned", "expires", "source")
+
+
+def _pick(o, a, b, a_wins: bool):
+    if a == b:
+        return a
+    if o is not _MISSING and a == o:
+        return b
+    if o is not _MISSING and b == o:
+        return a
+    return a if a_wins else b
+
+
+def _pick_list(o, a, b, a_wins: bool):
+    if a == b or (o is not _MISSING and b == o):
+        return a
+    if o is not _MISSING and a == o:
+        return b
+    gone = set() if o is _MISSING else (set(o) - set(a)) | (set(o) - set(b))
+    first, second = (a, b) if a_wins else (b, a)
+    return tuple(dict.fromkeys(x for x in (*first, *second) if x not in gone))
+
+
+def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int = 7) -> tuple[str, int]:
+    """(merged text, number of body conflicts). Symmetric when there is no conflict."""
+    from .store import details as dfile
+
+    try:
+        o = dfile.parse(base, memory_id) if base.strip() else None
+        a = dfile.parse(ours, memory_id)
+        b = dfile.parse(theirs, memory_id)
+    except dfile.FrontmatterError:
+        lines, n = merged_lines(merge3(_lines(base), _lines(ours), _lines(theirs)), marker)
+        return "\n".join(lines), n
+    ra, rb = dfile.render(a), dfile.render(b)
+    a_wins = ((a.updated or a.created or ""), ra) >= ((b.updated or b.created or ""), rb)
+    win, lose = (a, b) if a_wins else (b, a)
+    new = {}
+    for key in _FIELDS:
+        vo = getattr(o, key) if o is not None else _MISSING
+        pick = _pick_list if key in _LISTS else _pick
+        new[key] = pick(vo, getattr(a, key), getattr(b, key), a_wins)
+    stamps = [s for s in (a.created, b.created) if s]
+    new["created"] = min(stamps) if stamps else None
+    stamps = [s for s in (a.updated, b.updated) if s]
+    new["updated"] = max(stamps) if stamps else None
+    extra = {}
+    for key in dict.fromkeys([*win.extra, *lose.extra]):
+        vo = o.extra.get(key, _MISSING) if o is not None else _MISSING
+        va, vb = a.extra.get(key, _MISSING), b.extra.get(key, _MISSING)
+        v = _pick(vo, va, vb, a_wins)
+        if v is not _MISSING:
+            extra[key] = v
+    history = []
+    if new["title"] != lose.title and lose.title not in (getattr(o, "title", None), None):
+        history.append(f"title was: {lose.title}")
+        new["aliases"] = tuple(dict.fromkeys((*new["aliases"], lose.title)))
+    if new["summary"] != lose.summary and lose.summary and lose.summary != getattr(o, "summary", None):
+        history.append(f"summary was: {lose.summary}")
+    regions = merge3(_lines(o.body if o is not None else ""), _lines(a.body), _lines(b.body))
+    lines, n = merged_lines(regions, marker)
+    body = "\n".join(lines)
+    if history:
+        from .core import add_history
+
+        day = (lose.updated or lose.created or new["updated"] or "")[:10]
+        fresh = [h for h in history if f": {h}" not in body]
+        if fresh:
+            body = add_history(body, day, fresh)
+    merged = a.replace(body=body, extra=extra, **new)
+    return dfile.render(merged), n
+
+
+# ---------------------------------------------------------------- episode logs
+
+
+def _sections(text: str) -> tuple[str, list]:
+    import re
+
+    start = re.compile(r"^## \d{4}-\d{2}-\d{2}T")
+    pre: list = []
+    secs: list = []
+    for ln in text.replace("\r\n", "\n").split("\n"):
+        if start.match(ln):
+            secs.append([ln])
+        elif secs:
+            secs[-1].append(ln)
+        else:
+            pre.append(ln)
+    return "\n".join(pre).strip("\n"), ["\n".join(s).strip("\n") for s in secs]
+
+
+def merge_episode(base: str, ours: str, theirs: str) -> str:
+    """Both sides' sections in time order; a section one side edited or removed follows that side."""
+    (po, so), (pa, sa), (pb, sb) = (_sections(t) for t in (base, ours, theirs))
+    pre = _pick(po, pa, pb, pa >= pb)
+    set_o, set_a, set_b = set(so), set(sa), set(sb)
+    keep = {s for s in set_a | set_b if not (s in set_o and (s not in set_a or s not in set_b))}
+    ordered = sorted(keep, key=lambda s: (s.split("\n", 1)[0][3:23], s))
+    return (pre + "\n" if pre else "") + "".join("\n" + s + "\n" for s in ordered)
+
+
+# ---------------------------------------------------------------- the driver entry point
+
+KINDS = ("index", "detail", "episode")
+
+
+def run_driver(kind: str, base_path: str, ours_path: str, theirs_path: str, marker: int = 7,
+               path: str = "") -> int:
+    """Merge the three files git gives; the result replaces ours_path. 0 merged, 1 conflicts left."""
+    from pathlib import Path
+
+    def read(p):
+        return Path(p).read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
+
+    base, ours, theirs = read(base_path), read(ours_path), read(theirs_path)
+    conflicts = 0
+    if kind == "index":
+        text = merge_index(base, ours, theirs)
+    elif kind == "episode":
+        text = merge_episode(base, ours, theirs)
+    elif kind == "detail":
+        mid = Path(path).stem if path else "memory"
+        text, conflicts = merge_detail(base, ours, theirs, mid, marker)
+    else:
+        raise ValueError(kind)
+    Path(ours_path).write_bytes(text.encode("utf-8"))
+    return 1 if conflicts else 0
+
+
+# ---------------------------------------------------------------- what git runs
+
+
+def main(argv=None) -> int:
+    """`python -m memcli.gitmerge index|detail|episode %O %A %B [%L] %P`: the drivers without the
+    command line's framework (git starts one process per merged file). Exit 0 merged, 1 conflicts
+    left in the file, 2 failure (git then treats the file as conflicted)."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in KINDS or len(args) < 4:
+        sys.stderr.write("usage: python -m memcli.gitmerge index|detail|episode BASE OURS THEIRS [MARKER] [PATH]\n")
+        return 2
+    kind, base, ours, theirs, rest = args[0], args[1], args[2], args[3], args[4:]
+    marker = 7
+    if kind == "detail" and rest and rest[0].isdigit():
+        marker = int(rest.pop(0))
+    path = rest[0] if rest else ""
+    try:
+        code = run_driver(kind, base, ours, theirs, marker, path)
+    except Exception as e:  # git must get an answer: a failed driver leaves the file conflicted
+        sys.stderr.write(f"memcli merge {kind} {path}: {e.__class__.__name__}: {e}\n")
+        return 2
+    if code:
+        from pathlib import Path
+
+        sys.stderr.write(f"memcli: {path}: both sides changed the same lines; settle it with "
+                         f"`memcli resolve {Path(path).stem or 'ID'} --ours|--theirs|--both`\n")
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

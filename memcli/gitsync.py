@@ -1,0 +1,397 @@
+"""Sharing a root through git: make it git-ready (`setup`), check it (`check`), and `sync` it
+(commit the root's changes, merge the remote's with memcli's drivers, push)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from .errors import MemcliError, UsageError
+from .initroot import IGNORED
+
+DRIVERS = {
+    "memcli-index": ("memcli: MEMORY.md, rebuilt from both sides", "index %O %A %B %P"),
+    "memcli-detail": ("memcli: a memory, merged key by key", "detail %O %A %B %L %P"),
+    "memcli-episode": ("memcli: an episode log, both sides in time order", "episode %O %A %B %P"),
+}
+ATTRIBUTES = (
+    "MEMORY.md merge=memcli-index",
+    "memory/*.md merge=memcli-detail",
+    "memory/archive/*.md merge=memcli-detail",
+    "memory/episodes/*.md merge=memcli-episode",
+)
+IGNORES = tuple(line for line, _ in IGNORED)  # what `init` writes into .gitignore
+# (an exclude pathspec that names an ignored folder itself makes `git add` fail: match its files)
+_EXCLUDE = (":(exclude,glob)**/.memcli/**/*", ":(exclude,glob)**/.memcli-tmp-*")
+PUSH_TRIES = 6
+
+
+class GitError(MemcliError):
+    """git is missing, failed, or the root is not in a repository (exit 3)."""
+
+    exit_code = 3
+    code = "git"
+
+
+def git(cwd: Path, *args: str, check: bool = True, config: dict | None = None, env: dict | None = None
+        ) -> subprocess.CompletedProcess:
+    cmd = ["git"]
+    for k, v in (config or {}).items():
+        cmd += ["-c", f"{k}={v}"]
+    cmd += list(args)
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, encoding="utf-8", errors="replace",
+                           env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})})
+    except FileNotFoundError:
+        raise GitError("git is not installed (or not on PATH)")
+    if check and p.returncode != 0:
+        raise GitError(f"git {args[0]} failed: {_last(p.stderr or p.stdout)}")
+    return p
+
+
+def _last(text: str) -> str:
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return "; ".join(lines[-2:]) if lines else "no output"
+
+
+def toplevel(root: Path) -> Path | None:
+    """The repository's work tree holding root, or None (no subprocess when no .git is above root)."""
+    p = root.resolve()
+    for d in (p, *p.parents):
+        if (d / ".git").exists():
+            break
+    else:
+        return None
+    r = git(p, "rev-parse", "--show-toplevel", check=False)
+    return Path(r.stdout.strip()).resolve() if r.returncode == 0 and r.stdout.strip() else None
+
+
+def driver_command(command: str | None = None) -> str:
+    """How git starts a driver: this interpreter's absolute path (a venv need not be on PATH, and
+    `-m memcli.gitmerge` starts without the command line's framework), or `COMMAND merge`
+    (e.g. `--command memcli` for the console script on PATH)."""
+    return f"{command} merge" if command else f"{shlex.quote(sys.executable)} -m memcli.gitmerge"
+
+
+def driver_config(command: str | None = None) -> dict:
+    cmd = driver_command(command)
+    out = {}
+    for name, (label, args) in DRIVERS.items():
+        out[f"merge.{name}.name"] = label
+        out[f"merge.{name}.driver"] = f"{cmd} {args}"
+    return out
+
+
+def _add_lines(path: Path, wanted, header: str) -> list:
+    from .store.fs import atomic_write
+
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    have = {ln.strip() for ln in text.splitlines()}
+    missing = [w for w in wanted if w not in have and "/" + w not in have]
+    if missing:
+        sep = "" if not text or text.endswith("\n") else "\n"
+        block = (f"{header}\n" if header not in have else "") + "\n".join(missing) + "\n"
+        atomic_write(path, text + sep + block)
+    return missing
+
+
+def ensure_gitignore(root: Path) -> list:
+    """Add the state folder and memcli's temp files to root/.gitignore; the lines added."""
+    return _add_lines(root / ".gitignore", IGNORES, "# memcli: local state and temp files")
+
+
+def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
+    """Make root git-ready: .gitignore, .gitattributes, drivers in the repository's config."""
+    root = Path(root).resolve()
+    top = toplevel(root)
+    created_repo = False
+    if top is None:
+        if not init:
+            raise UsageError(f"{root} is not in a git repository: run `git init` there "
+                             "(or `memcli init --git`), or clone the shared memory first")
+        git(root, "init", "-q")
+        created_repo, top = True, root
+    ignored = ensure_gitignore(root)
+    attributes = _add_lines(root / ".gitattributes", ATTRIBUTES, "# memcli merge drivers (memcli git setup)")
+    config = driver_config(command)
+    for k, v in config.items():
+        git(top, "config", "--local", k, v)
+    return {"root": str(root), "repository": str(top), "created_repository": created_repo,
+            "gitignore_added": ignored, "gitattributes_added": attributes,
+            "drivers": {k: v for k, v in config.items() if k.endswith(".driver")}}
+
+
+def check(root: Path) -> list:
+    """Findings for a root in a git repository whose
+    merge drivers are not registered or not named in .gitattributes; [] elsewhere."""
+    from .model import Finding
+
+    root = Path(root).resolve()
+    top = toplevel(root)
+    if top is None:
+        return []
+    out = []
+    r = git(top, "config", "--get-regexp", r"^merge\.memcli-", check=False)
+    have = {ln.split(" ", 1)[0] for ln in r.stdout.splitlines()}
+    missing = [n for n in DRIVERS if f"merge.{n}.driver" not in have]
+    if missing:
+        out.append(Finding("git-drivers-missing", "warning", ".git/config", None,
+                    f"memcli's merge drivers are not registered in this clone ({', '.join(missing)}); "
+                    "git would merge MEMORY.md and memories line by line and leave conflicts",
+                    f"run `memcli --root {shlex.quote(str(root))} git setup` (git does not copy config into clones)"))
+    try:
+        text = (root / ".gitattributes").read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    have_attr = {ln.strip() for ln in text.splitlines()}
+    lost = [a for a in ATTRIBUTES if a not in have_attr]
+    if lost:
+        out.append(Finding("git-attributes-missing", "warning", ".gitattributes", None,
+                    f".gitattributes does not name memcli's merge drivers for {', '.join(a.split()[0] for a in lost)}",
+                    "run `memcli git setup`, then commit .gitattributes"))
+    return out
+
+
+# ---------------------------------------------------------------- sync
+
+
+class _Repo:
+    def __init__(self, root: Path, command: str | None):
+        self.root = root
+        r = git(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
+        lines = r.stdout.splitlines()
+        if r.returncode != 0 or len(lines) < 2:
+            raise GitError(f"{root} is not in a git repository (run `memcli git setup` after `git init`, "
+                           "or clone the shared memory)")
+        self.top, self.git_dir = Path(lines[0]).resolve(), Path(lines[1])
+        self.settings = {}
+        for item in git(root, "config", "--list", "-z", check=False).stdout.split("\0"):
+            key, _, value = item.partition("\n")
+            self.settings[key] = value  # git lists system, global, then local: the last one wins
+        self.config = driver_config(command)
+        if not self.settings.get("user.email"):
+            import socket
+
+            self.config["user.name"] = "memcli"
+            self.config["user.email"] = f"memcli@{socket.gethostname() or 'localhost'}"
+
+    def run(self, *args, check=True):
+        return git(self.root, *args, check=check, config=self.config)
+
+    def branch(self) -> str:
+        r = self.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+        if r.returncode != 0:
+            raise GitError("HEAD is detached: check out a branch before syncing")
+        return r.stdout.strip()
+
+    def remote(self, branch: str) -> tuple[str | None, str]:
+        name = self.settings.get(f"branch.{branch}.remote", "")
+        m = self.settings.get(f"branch.{branch}.merge", "")
+        upstream = m.removeprefix("refs/heads/") if m else branch
+        if not name:
+            remotes = sorted(k[7:-4] for k in self.settings if k.startswith("remote.") and k.endswith(".url"))
+            name = "origin" if "origin" in remotes else (remotes[0] if len(remotes) == 1 else "")
+        return (name or None), upstream
+
+    def contains(self, commit: str) -> bool:
+        """HEAD already holds commit (equal to it, or a descendant)."""
+        head = self.ref("HEAD")
+        if head is None:
+            return False
+        return head == commit or self.run("merge-base", "--is-ancestor", commit, head, check=False).returncode == 0
+
+    def has_head(self) -> bool:
+        return self.run("rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0
+
+    def ref(self, ref: str) -> str | None:
+        r = self.run("rev-parse", "--verify", "--quiet", ref, check=False)
+        return r.stdout.strip() or None if r.returncode == 0 else None
+
+    def merging(self) -> bool:
+        return (self.git_dir / "MERGE_HEAD").exists()
+
+    def unmerged(self) -> list:
+        out = git(self.top, "diff", "--name-only", "--diff-filter=U", "-z").stdout
+        return sorted({os.path.relpath(self.top / p, self.root).replace(os.sep, "/") for p in out.split("\0") if p})
+
+
+def _message(repo: _Repo) -> str:
+    """What the commit holds, in the domain's words."""
+    import socket
+
+    out = repo.run("diff", "--cached", "--name-status", "-z", "--relative", "--no-renames").stdout.split("\0")
+    groups: dict = {"remembered": [], "updated": [], "forgot": [], "episodes": [], "archive": [], "other": []}
+    it = iter(p for p in out if p)
+    for status in it:
+        path = next(it, "")
+        if path.startswith("memory/episodes/"):
+            groups["episodes"].append(Path(path).stem)
+        elif path.startswith("memory/archive/"):
+            groups["archive"].append(Path(path).stem)
+        elif path.startswith("memory/") and path.endswith(".md"):
+            key = {"A": "remembered", "D": "forgot"}.get(status[:1], "updated")
+            groups[key].append(Path(path).stem)
+        elif path != "MEMORY.md":
+            groups["other"].append(path)
+    parts = []
+    for key, words in groups.items():
+        if words:
+            shown = ", ".join(words[:4]) + (f" and {len(words) - 4} more" if len(words) > 4 else "")
+            label = {"episodes": "episodes", "archive": "archived", "other": "files"}.get(key, key)
+            parts.append(f"{label} {shown}")
+    host = socket.gethostname() or "this machine"
+    return f"memcli sync from {host}: " + ("; ".join(parts) if parts else "index")
+
+
+def _changes(repo: _Repo) -> tuple[bool, list]:
+    """(whether anything under the root changed, (path, line) of the changed or new Markdown files
+    that hold conflict markers)."""
+    from .store import markers
+
+    out = repo.run("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", ".",
+                   *_EXCLUDE).stdout
+    found = []
+    for item in out.split("\0"):
+        if len(item) < 4:
+            continue
+        path = item[3:]
+        if not path.endswith(".md"):
+            continue
+        full = repo.top / path
+        try:
+            text = full.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        line = markers.first_conflict(text)
+        if line is not None:
+            found.append((os.path.relpath(full, repo.root).replace(os.sep, "/"), line))
+    return bool(out.strip("\0")), found
+
+
+def _commit_local(repo: _Repo, message: str | None) -> str | None:
+    repo.run("add", "-A", "--", ".", *_EXCLUDE)
+    if repo.run("diff", "--cached", "--quiet", check=False).returncode == 0:
+        return None
+    msg = message or _message(repo)
+    repo.run("commit", "-q", "--no-verify", "-m", msg)
+    return msg
+
+
+def _settle_merge(repo: _Repo, mem, warnings: list) -> list:
+    """After a merge stopped with conflicts: take what memcli can settle; the paths left for a person."""
+    from .store import markers
+
+    left = []
+    for path in repo.unmerged():
+        full = repo.root / path
+        in_root = not path.startswith("../")
+        if in_root and path == "MEMORY.md":
+            mem.reconcile_index()
+            repo.run("add", "--", path)
+            continue
+        if in_root and path.startswith("memory/") and path.endswith(".md"):
+            if not full.exists():
+                repo.run("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
+                continue
+            text = full.read_bytes().decode("utf-8", "replace")
+            if markers.first_conflict(text) is None:
+                stages = repo.run("ls-files", "-u", "--", path).stdout
+                if " 2\t" not in stages or " 3\t" not in stages:
+                    warnings.append(f"{path} was deleted on one side and changed on the other: kept the changed "
+                                    "version (forget it again if it should go)")
+                repo.run("add", "--", path)
+                continue
+        left.append(path)
+    return left
+
+
+def _merge(repo: _Repo, mem, target: str, warnings: list) -> dict:
+    """Merge target into HEAD with memcli's drivers; reconcile MEMORY.md; commit if clean."""
+    r = repo.run("merge", "--no-commit", "--no-edit", "-q", "--allow-unrelated-histories", target, check=False)
+    if not repo.merging():
+        if r.returncode != 0:
+            raise GitError(f"git merge failed: {_last(r.stderr or r.stdout)}")
+        return {"merged": False, "conflicts": []}
+    return _finish_merge(repo, mem, warnings)
+
+
+def _finish_merge(repo: _Repo, mem, warnings: list) -> dict:
+    left = _settle_merge(repo, mem, warnings)
+    if left:
+        return {"merged": False, "conflicts": left}
+    mem.reconcile_index()
+    repo.run("add", "-A", "--", ".", *_EXCLUDE)
+    if repo.unmerged():
+        return {"merged": False, "conflicts": repo.unmerged()}
+    repo.run("commit", "-q", "--no-verify", "--no-edit")
+    return {"merged": True, "conflicts": []}
+
+
+def sync(mem, message: str | None = None, push: bool = True, command: str | None = None) -> dict:
+    """Commit the root's changes, merge the remote's, push. Returns what happened; result["code"]
+    is 0 (synced, or committed only when the remote cannot be reached) or 1 (a person must settle
+    the files in result["conflicts"])."""
+    repo = _Repo(mem.root, command)
+    branch = repo.branch()
+    remote, upstream = repo.remote(branch)
+    result: dict = {"root": str(mem.root), "branch": branch, "remote": remote, "committed": None,
+                    "merged": 0, "pushed": False, "conflicts": [], "offline": False, "warnings": [], "code": 0}
+    warnings = result["warnings"]
+    for attempt in range(PUSH_TRIES):
+        fetched = False
+        if remote:
+            f = repo.run("fetch", "-q", remote, check=False)
+            fetched = f.returncode == 0
+            if not fetched:
+                result["offline"] = True
+                if attempt == 0:
+                    warnings.append(f"could not reach {remote} ({_last(f.stderr)}): committed here only")
+        with mem.lock():
+            if repo.merging():
+                done = _finish_merge(repo, mem, warnings)
+                if done["conflicts"]:
+                    return _stop(result, repo, done["conflicts"])
+                result["merged"] += 1
+            changed, marked = _changes(repo)
+            if marked:
+                return _stop(result, repo, [p for p, _ in marked], marked)
+            msg = _commit_local(repo, message) if changed else None
+            if msg and not result["committed"]:
+                result["committed"] = msg
+            target = f"refs/remotes/{remote}/{upstream}" if remote else None
+            theirs = repo.ref(target) if fetched and target else None
+            if theirs and not repo.contains(theirs):
+                if repo.has_head():
+                    done = _merge(repo, mem, target, warnings)
+                    if done["conflicts"]:
+                        return _stop(result, repo, done["conflicts"])
+                    result["merged"] += int(done["merged"])
+                else:
+                    repo.run("merge", "-q", "--ff-only", target)
+        if not (push and fetched and remote and repo.has_head()):
+            return result
+        head, theirs = repo.ref("HEAD"), repo.ref(target) if target else None
+        if head == theirs:
+            return result
+        p = repo.run("push", "-q", remote, f"HEAD:refs/heads/{upstream}", check=False)
+        if p.returncode == 0:
+            result["pushed"] = True
+            if not repo.settings.get(f"branch.{branch}.remote"):
+                repo.run("branch", "-q", f"--set-upstream-to={remote}/{upstream}", check=False)
+            return result
+        text = (p.stderr or "").lower()
+        if not any(w in text for w in ("rejected", "fetch first", "non-fast-forward", "cannot lock ref",
+                                       "failed to update ref")):
+            raise GitError(f"git push to {remote} failed: {_last(p.stderr)}")
+    raise GitError(f"gave up pushing to {remote} after {PUSH_TRIES} tries: others keep pushing; run sync again")
+
+
+def _stop(result: dict, repo: _Repo, paths: list, marked: list | None = None) -> dict:
+    result["conflicts"] = paths
+    result["code"] = 1
+    result["merging"] = repo.merging()
+    result["marked"] = [{"path": p, "line": n} for p, n in (marked or [])]
+    return result
