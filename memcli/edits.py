@@ -160,7 +160,7 @@ def finish(mem, s: EditSession, text: str | None = None):
 
 def restore(mem, memory_id: str, now: str) -> object:
     """memory/archive/<id>.md back to memory/<id>.md, its passed expiry cleared, and into the index."""
-    from .core import WriteResult, _expired, _line_for, add_history
+    from .core import _expired
 
     with mem.lock():
         src = mem.detail_path(memory_id, archived=True)
@@ -176,7 +176,7 @@ def restore(mem, memory_id: str, now: str) -> object:
         d = dfile.parse(raw, memory_id, mem.rel(dst))
         text = raw
         if d.expires and _expired(d, now[:10]):
-            body = add_history(d.body, now[:10], [f"restored from the archive (expired {d.expires})"])
+            body = dfile.add_history(d.body, now[:10], [f"restored from the archive (expired {d.expires})"])
             d = d.replace(expires=None, updated=now, body=body)
             text = dfile.render(d)
         return _move_in(mem, d, src, dst, text, "restored")
