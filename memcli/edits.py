@@ -173,7 +173,7 @@ def restore(mem, memory_id: str, now: str) -> object:
             raise ExistsError(f"memory/{memory_id}.md already exists; merge or rename one of the two by hand "
                               f"(the archived one is {mem.rel(src)})")
         raw = raw_text(src, mem.rel(src))
-        d = dfile.parse(raw, memory_id, mem.rel(dst))
+        d = dfile.parse(raw, memory_id, mem.rel(src))
         text = raw
         if d.expires and _expired(d, now[:10]):
             body = dfile.add_history(d.body, now[:10], [f"restored from the archive (expired {d.expires})"])
