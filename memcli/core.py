@@ -317,6 +317,9 @@ class Memory:
                              redacted=redacted, demoted=plan.demoted)
         result.line = _line_for(plan.entries, memory_id)
         result.warnings += plan.warnings
+        if d.expires and _expired(d, now[:10]):
+            result.warnings.append(f"--expires {d.expires} has already passed: `memcli heartbeat --fix` will "
+                                   "move it to memory/archive/")
         if redacted:
             result.warnings.append(f"redacted {len(redacted)} secret(s): "
                                    + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
@@ -382,6 +385,13 @@ class Memory:
                 return WriteResult("unchanged", memory_id, self.rel(path),
                                    memory_id in {e.id for e in self.read_index().entries})
             d = d.replace(updated=now, body=body, **new)
+            if path != self.detail_path(memory_id) and expires is not None and not _expired(d, now[:10]):
+                from .edits import _move_in
+
+                moved = _move_in(self, d, path, self.detail_path(memory_id), dfile.render(d), "restored",
+                                 dfile.newline_of(raw))
+                moved.redacted = redacted
+                return moved
             doc = self.read_index()
             plan = self._plan_index(doc, changed=d if path == self.detail_path(memory_id) else None)
             self._write_with_index(doc, plan.entries, (path, dfile.render(d), dfile.newline_of(raw)))
@@ -607,6 +617,39 @@ class Memory:
                 self._write_index(doc, self._plan_index(doc).entries)
         return {"id": memory_id, "path": rel, "side": side, "kept_in_history": len(dropped)}
 
+    def locate(self, memory_id: str) -> Path:
+        """The file of a memory by exact id (memory/ first, then memory/archive/), without
+        reading it: a file whose frontmatter is broken is found too."""
+        from .edits import locate
+
+        return locate(self, memory_id)[0]
+
+    def edit_begin(self, memory_id: str):
+        """Start a hand edit: an EditSession whose `draft` (a copy under .memcli/edits/) the
+        editor opens. No lock is held while the editor runs."""
+        from .edits import begin
+
+        return begin(self, memory_id)
+
+    def edit_finish(self, session, text: str | None = None) -> WriteResult:
+        """End a hand edit (the draft's text, or `text`): under the lock, the file is re-read; a change
+        made meanwhile is merged line by line, or the draft is kept and Refused names it."""
+        from .edits import finish
+
+        return finish(self, session, text)
+
+    def edit_abandon(self, session) -> str | None:
+        """The editor failed: an untouched draft is removed; a changed one is kept and named."""
+        from .edits import abandon
+
+        return abandon(self, session)
+
+    def restore(self, memory_id: str, now: str | None = None) -> WriteResult:
+        """Bring an archived memory back to memory/ (a passed expiry is cleared) and into the index."""
+        from .edits import restore
+
+        return restore(self, check_id(memory_id), now or utcnow())
+
     def after_edit(self, memory_id: str) -> WriteResult:
         """Re-render the index after a hand edit; a broken file is reported, never rewritten."""
         path = self.detail_path(memory_id)
@@ -721,21 +764,5 @@ def _strip_frontmatter(body: str) -> tuple[str, dict]:
     return (rest, data) if isinstance(data, dict) else (body, {})
 
 
-def add_history(body: str, day: str, notes: list) -> str:
-    """Add dated bullets to the body's `## History` section, creating it at the end if needed."""
-    lines = body.rstrip("\n").split("\n") if body.strip() else []
-    bullets = [f"- {day}: {n}" for n in notes]
-    start = next((i for i, ln in enumerate(lines) if ln.strip().lower() in ("## history", "## 历史")), None)
-    if start is None:
-        lines += ([""] if lines else []) + ["## History", ""] + bullets
-    else:
-        end = next((j for j in range(start + 1, len(lines)) if re.match(r"^#{1,2}\s", lines[j])), len(lines))
-        while end > start + 1 and not lines[end - 1].strip():
-            end -= 1
-        if end == start + 1:
-            bullets = [""] + bullets
-        lines[end:end] = bullets
-    return "\n".join(lines) + "\n"
-
-
 from .initroot import init_root, template_text  # noqa: E402,F401  (Memory.init and the rebuild template)
+from .store.details import add_history  # noqa: E402,F401  (update's History section)

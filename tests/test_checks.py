@@ -82,3 +82,19 @@ def test_codes_are_unique_and_declared():
 ])
 def test_kind_of(rel, kind):
     assert layout.kind_of(rel) == kind
+
+
+@pytest.mark.parametrize("line,bad", [
+    ("importance: 1.5", True), ("importance: .nan", True), ("importance: true", True),
+    ("importance: \"0.7\"", False), ("importance: 0", False), ("type: Lesson", True), ("type: lesson", False),
+    ("id: plan", False), ("title: '  '", True), ("title: 计划", False),
+])
+def test_frontmatter_values_memcli_would_misread_are_reported(line, bad):
+    keys = {"id": "id: plan", "title": "title: Plan", "type": "type: note", "importance": "importance: 0.5"}
+    keys[line.split(":")[0]] = line
+    text = "---\n" + "\n".join(keys.values()) + "\n---\nBody.\n"
+    n = list(keys.values()).index(line) + 2
+    found = [f for f in check_text("memory/plan.md", layout.DETAIL, text) if f.code == "frontmatter-invalid"]
+    assert bool(found) == bad, found
+    if bad:
+        assert found[0].line == n and line.split(":")[0] in found[0].message and found[0].fix

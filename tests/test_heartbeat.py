@@ -185,6 +185,24 @@ def test_index_drift_is_rerendered(cli, root):
     assert cli("heartbeat", "--check").exit_code == 0
 
 
+def test_a_hand_edited_index_line_is_carried_into_the_detail_file(cli, root):
+    """MEMORY.md written after the detail file: the line's edit wins, what it replaced goes to History."""
+    mid = remember(cli, "Deploy to staging", "make release", "-t", "deploy")
+    index = root / "MEMORY.md"
+    t = time.time()
+    os.utime(root / f"memory/{mid}.md", (t - 60, t - 60))
+    index.write_text(index.read_text().replace("make release | #deploy", "make release, then deploy.sh | #ops"))
+    plan_ = hb(cli, "--fix", "--dry-run")["actions"]
+    assert [a["kind"] for a in plan_] == ["carry"] and "summary and tags" in plan_[0]["message"]
+    res = cli("heartbeat", "--fix")
+    assert f"carried the hand edit of {mid}'s MEMORY.md line" in res.stdout
+    d = Memory(root).get(mid)
+    assert (d.summary, d.tags) == ("make release, then deploy.sh", ("ops",))
+    assert "summary was: make release" in d.body and "tags were: deploy" in d.body
+    assert render_line(d.entry) in index_lines(root)
+    assert cli("heartbeat", "--check").exit_code == 0
+
+
 def test_index_duplicate_line_and_bad_link(cli, root):
     remember(cli, "Twice")
     line = next(ln for ln in index_lines(root) if "twice" in ln)

@@ -125,7 +125,6 @@ cp "$d/buffer" "$1"
 """
 
 
-@hole("1: edit writes the editor's buffer over changes made meanwhile")
 def test_01_edit_loses_nothing_made_meanwhile(ex, tmp_path):
     """`edit` while `update -s NEW --append APPENDED` runs: nothing is lost either way.
 
@@ -237,7 +236,6 @@ def test_04_hand_written_lines_never_empty_the_index(ex):
     assert "heartbeat --fix" not in said and "hand-written" in said.lower(), said
 
 
-@hole("5: heartbeat --fix re-renders a hand-edited index line from the detail file")
 def test_05_heartbeat_fix_keeps_a_hand_edit_of_an_index_line(ex):
     """A summary changed by hand in MEMORY.md is not reverted without a word: `heartbeat --fix`
     carries it into the detail file (the old summary under ## History), or leaves the line
@@ -336,7 +334,6 @@ def test_06_episode_log_rolls_over(ex):
     assert any("FOLD-0" in p.read_text(encoding="utf-8") for p in logs)
 
 
-@hole("7: edit and forget refuse a broken file")
 def test_07_edit_and_forget_work_on_a_broken_file(ex, tmp_path):
     """A detail file broken by hand (an unclosed frontmatter fence) can be repaired with `edit`
     (the editor opens it; once fixed, exit 0 and its index line is back) and removed with
@@ -359,7 +356,6 @@ def _archive(ex):
     assert (ex / "memory" / "archive" / "old-promo.md").exists()
 
 
-@hole("8: update --expires never leaves the memory in the archive")
 def test_08_unexpiring_an_archived_memory_brings_it_back(ex):
     """`update old-promo --expires never` on an archived memory moves it back to memory/ (exit 0):
     `list` shows it again and recall finds it."""
@@ -370,7 +366,6 @@ def test_08_unexpiring_an_archived_memory_brings_it_back(ex):
     assert "old-promo" in ok(mc(ex, "list")).stdout
 
 
-@hole("8: there is no restore command")
 def test_08_restore_brings_an_archived_memory_back(ex):
     """`memcli restore old-promo` moves it back to memory/ with its expiry cleared (exit 0)."""
     _archive(ex)
@@ -379,7 +374,6 @@ def test_08_restore_brings_an_archived_memory_back(ex):
     assert "old-promo" in ok(mc(ex, "list")).stdout
 
 
-@hole("8: remember --expires with a past date is silent")
 def test_08_remember_with_a_past_expiry_warns(ex):
     """`remember --expires 2020-01-01` saves the memory (exit 0) and warns that the date has passed."""
     r = ok(mc(ex, "remember", "Already over", "s", "--expires", "2020-01-01"))
@@ -677,7 +671,6 @@ def test_16_body_file_frontmatter_gives_its_keys(ex, tmp_path):
         ("lesson", 0.9, True, "2099-01-31", "the postmortem")
 
 
-@hole("17: invalid hand edits of the frontmatter pass silently")
 @pytest.mark.parametrize("key,line", [
     ("importance", "importance: high"),
     ("type", "type: thought"),

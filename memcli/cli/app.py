@@ -10,7 +10,7 @@ from typing import Annotated
 
 from .. import __version__
 from .. import render as r
-from ..errors import UsageError
+from ..errors import MemcliError, UsageError
 from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
 from .boundary import Out, State, execute, open_memory, read_input, stdin_bytes
 
@@ -205,24 +205,31 @@ def list_(
 
 @app.command()
 def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID")], json_: Json = False):
-    """Open a memory in $VISUAL or $EDITOR, then check it and refresh its index line."""
+    """Open a memory in $VISUAL or $EDITOR, then check it and refresh its index line.
+
+    The editor works on a copy under .memcli/edits/; a change made meanwhile is merged, or the copy
+    is kept and named (exit 4).  Example: memcli edit mysql-charset
+    """
     import os
     import shlex
     import subprocess
 
     def act():
         m = memory(ctx)
-        d = m.get(id_)
+        s = m.edit_begin(id_)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
-            code = subprocess.call([*shlex.split(editor), str(m.root / d.path)])
+            code = subprocess.call([*shlex.split(editor), str(s.draft)])
         except OSError as e:
+            m.edit_abandon(s)
             raise UsageError(f"cannot start the editor {editor!r}: {e.strerror or e}")
         if code != 0:
-            raise UsageError(f"the editor exited with {code}; nothing was changed in MEMORY.md")
-        res = m.after_edit(d.id) if "/archive/" not in d.path else None
-        data = res.to_dict() if res else {"action": "edited", "id": d.id, "path": d.path, "line": None}
-        return Out(data, lambda: r.write_result(data))
+            kept = m.edit_abandon(s)
+            raise UsageError(f"the editor exited with {code}; nothing was changed"
+                             + (f" (your text is kept in {kept})" if kept else ""))
+        res = m.edit_finish(s)
+        data = res.to_dict()
+        return Out(data, lambda: r.write_result(data), warnings=res.warnings)
     run(ctx, "edit", json_, act)
 
 
@@ -236,16 +243,34 @@ def forget(
     """Delete a memory: its index line and its detail file.  Example: memcli forget old-note --yes"""
     def act():
         m = memory(ctx)
-        d = m.get(id_)
+        path = m.locate(id_)
         if not yes:
             if not (r.is_tty(sys.stdin) and r.is_tty(sys.stderr)):
                 raise UsageError("forget deletes a file: pass --yes when not on a terminal")
-            if not typer.confirm(f"Delete {d.path} ({d.title}) and its index line?", err=True):
+            try:
+                what = m.load(path).title
+            except MemcliError:
+                what = "its frontmatter cannot be read"
+            if not typer.confirm(f"Delete {m.rel(path)} ({what}) and its index line?", err=True):
                 raise UsageError("nothing deleted")
-        res = m.forget(d.id)
+        res = m.forget(id_)
         data = res.to_dict()
         return Out(data, lambda: r.write_result(data))
     run(ctx, "forget", json_, act)
+
+
+@app.command()
+def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.")],
+            json_: Json = False):
+    """Bring an archived memory back from memory/archive/ (its passed expiry cleared) into the index.
+
+    Example: memcli restore old-promo
+    """
+    def act():
+        res = memory(ctx).restore(id_)
+        data = res.to_dict()
+        return Out(data, lambda: r.write_result(data), warnings=res.warnings)
+    run(ctx, "restore", json_, act)
 
 
 @index_app.command("rebuild")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..errors import MemcliError
-from ..model import Detail, Finding
+from ..model import TYPES, Detail, Finding
 from ..store import details as dfile
 from ..store import indexrules, layout
 from ..store.fs import STATE_DIR
@@ -127,19 +127,66 @@ class Frontmatter(Check):
                         "fix the frontmatter by hand (memcli never rewrites a broken file)")]
 
 
+def frontmatter_data(text: str) -> dict:
+    """The frontmatter's keys as written (before memcli normalises them); {} when there is none."""
+    try:
+        fm, _, _ = dfile.split(text)
+    except ValueError:
+        return {}
+    if not fm:
+        return {}
+    from ..store.flatyaml import load
+
+    data = load(fm)
+    if data is None:
+        try:
+            data = dfile._load_yaml(fm, "")
+        except MemcliError:
+            return {}
+    return {str(k): v for k, v in data.items()} if isinstance(data, dict) else {}
+
+
 @register
-class Dates(Check):
+class FrontmatterValues(Check):
+    """Values memcli would read as something else: a date that is not one, an importance that is
+    not a number from 0 to 1, an unknown type, an id that is not the file name, a blank title."""
+
     codes = ("frontmatter-invalid",)
     kinds = MEMORY_KINDS
 
     def file(self, f):
+        if f.detail is None:
+            return []
         out = []
-        for key in ("created", "updated", "expires") if f.detail is not None else ():
+
+        def bad(key, message, fix):
+            out.append(Finding("frontmatter-invalid", "warning", f.rel, key_line(f.text, key), message, fix))
+
+        for key in ("created", "updated", "expires"):
             value = getattr(f.detail, key)
             if value is not None and when_(value) is None:
-                out.append(Finding("frontmatter-invalid", "warning", f.rel, key_line(f.text, key),
-                                   f"{key}: {value!r} is not a date",
-                                   f"write {key} as a date like 2027-01-31" + (" or null" if key == "expires" else "")))
+                bad(key, f"{key}: {value!r} is not a date",
+                    f"write {key} as a date like 2027-01-31" + (" or null" if key == "expires" else ""))
+        raw = frontmatter_data(f.text)
+        if "importance" in raw and raw["importance"] is not None:
+            v = raw["importance"]
+            try:
+                n = float(v) if not isinstance(v, bool) else None
+            except (TypeError, ValueError):
+                n = None
+            if n is None or not 0 <= n <= 1:
+                bad("importance", f"importance: {short(v)!r} is not a number from 0 to 1 "
+                                  f"(read as {f.detail.importance:g})",
+                    "write importance as a number from 0 to 1, such as 0.7")
+        if "type" in raw and raw["type"] is not None and str(raw["type"]).strip() not in TYPES:
+            bad("type", f"type: {short(raw['type'])!r} is not a memory type (one of {', '.join(TYPES)})",
+                f"write one of {', '.join(TYPES)}")
+        if "id" in raw and raw["id"] is not None and str(raw["id"]).strip() != f.detail.id:
+            bad("id", f"id: {short(raw['id'])!r} is not the file name; memcli knows this memory as "
+                      f"{f.detail.id!r}",
+                f"write id: {f.detail.id}, or rename the file (and its index line) to change the id")
+        if "title" in raw and not str(raw["title"] or "").strip():
+            bad("title", f"title is blank (shown as {f.detail.title!r})", "write a one-line title")
         return out
 
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from ..errors import FileError, MemcliError, UnsafePathError, UsageError
 from ..model import Detail, Entry
+from ..store import details as dfile
 from ..store import indexrules
-from ..store.fs import TMP_PREFIX, atomic_write
+from ..store.fs import TMP_PREFIX, atomic_write, read_text
 from ..store.index import IndexDoc, render_line
 from .base import TEMP_MIN_AGE, Memo, Report, age, now_of, promotable, rank
 from .base import when as parse_when
@@ -30,7 +31,7 @@ from .base import when as parse_when
 class Action:
     """One safe repair. ``message`` says what it will do; ``apply`` says what it did."""
 
-    kind: str  # remove-temp | archive | rebuild-index | drop-line | rerender | demote | promote
+    kind: str  # remove-temp | archive | rebuild-index | drop-line | carry | rerender | demote | promote
     path: str
     id: str | None
     message: str
@@ -72,7 +73,12 @@ def plan(report: Report) -> list[Action]:
         elif mid in st.details:
             d = st.details[mid]
             live[mid] = d
-            if d.detail.entry != x:
+            if d.detail.entry != x and _line_is_newer(st, d.path):
+                what = " and ".join(k for k in ("title", "summary", "tags") if getattr(x, k) != getattr(d.detail.entry, k))
+                actions.append(Action("carry", d.path, mid,
+                                      f"carry the hand edit of MEMORY.md line {n} ({what}) into {d.path} "
+                                      "(the old text goes under its ## History)"))
+            elif d.detail.entry != x:
                 actions.append(Action("rerender", "MEMORY.md", mid,
                                       f"re-render the MEMORY.md line of {mid} from memory/{mid}.md"))
         elif mid in st.broken:
@@ -120,7 +126,9 @@ def apply(mem, actions: list[Action], now=None) -> list[str]:
         if by_kind["rebuild-index"]:
             done.append(_rebuild_conflicted(mem))
             return done
-        index_kinds = ("drop-line", "rerender", "demote", "promote")
+        for a in by_kind["carry"]:
+            done.append(_carry(mem, a.id, when))
+        index_kinds = ("drop-line", "rerender", "carry", "demote", "promote")
         if archived or any(by_kind[k] for k in index_kinds):
             done += _rewrite_index(mem, by_kind, set(archived), when)
     return done
@@ -135,6 +143,49 @@ def _rebuild_conflicted(mem) -> str:
         return "skipped rebuilding MEMORY.md: its conflict is already settled"
     mem.reconcile_index()
     return "rebuilt MEMORY.md from both sides of its git conflict"
+
+
+def _line_is_newer(st, rel: str) -> bool:
+    """MEMORY.md was written after the detail file: a line that differs was edited by hand
+    (memcli writes a line from its detail file in the same step as the file)."""
+    try:
+        index_time = os.stat(st.mem.index_path).st_mtime_ns
+        detail_time = int(st.fingerprints[rel].split(":")[0])
+    except (OSError, KeyError, ValueError, AttributeError):
+        return False
+    return index_time > detail_time
+
+
+def _carry(mem, mid: str, when: datetime) -> str:
+    """Write a hand-edited index line's title, summary and tags into the detail file; what they
+    replace goes under its ## History, the old title becomes an alias (as `update` does)."""
+    try:
+        x = next((e for e in mem.read_index().entries if e.id == mid), None)
+        path = mem.detail_path(mid)
+        raw = read_text(path, mem.rel(path))
+        d = dfile.parse(raw, mid, mem.rel(path))
+    except MemcliError as e:
+        return f"skipped carrying the MEMORY.md line of {mid} into memory/{mid}.md: {e.message}"
+    if x is None or x == d.entry:
+        return f"skipped carrying the MEMORY.md line of {mid}: it no longer differs from memory/{mid}.md"
+    notes: list = []
+    new: dict = {}
+    if x.title and x.title != d.title:
+        notes.append(f"title was: {d.title}")
+        new["title"] = x.title
+        new["aliases"] = tuple(dict.fromkeys((*d.aliases, d.title)))
+    if x.summary != d.summary:
+        if d.summary:
+            notes.append(f"summary was: {d.summary}")
+        new["summary"] = x.summary
+    if x.tags != d.tags:
+        notes.append(f"tags were: {', '.join(d.tags) or 'none'}")
+        new["tags"] = x.tags
+    stamp = when.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    body = dfile.add_history(d.body, stamp[:10], notes) if notes else d.body
+    atomic_write(path, dfile.render(d.replace(updated=stamp, body=body, **new)), newline=dfile.newline_of(raw))
+    return (f"carried the hand edit of {mid}'s MEMORY.md line into memory/{mid}.md "
+            "(the old text is under its ## History)")
 
 
 def _remove_temp(root: Path, rel: str) -> str:

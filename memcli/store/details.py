@@ -262,3 +262,20 @@ def read(path: Path, memory_id: str, rel: str) -> Detail:
     from .fs import read_text
 
     return parse(read_text(path, rel), memory_id, rel)
+
+
+def add_history(body: str, day: str, notes: list) -> str:
+    """Add dated bullets to the body's `## History` section, creating it at the end if needed."""
+    lines = body.rstrip("\n").split("\n") if body.strip() else []
+    bullets = [f"- {day}: {n}" for n in notes]
+    start = next((i for i, ln in enumerate(lines) if ln.strip().lower() in ("## history", "## 历史")), None)
+    if start is None:
+        lines += ([""] if lines else []) + ["## History", ""] + bullets
+    else:
+        end = next((j for j in range(start + 1, len(lines)) if re.match(r"^#{1,2}\s", lines[j])), len(lines))
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1
+        if end == start + 1:
+            bullets = [""] + bullets
+        lines[end:end] = bullets
+    return "\n".join(lines) + "\n"

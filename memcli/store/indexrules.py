@@ -107,7 +107,9 @@ def check(doc: IndexDoc, lookup: Callable[[str], object], max_lines: int) -> lis
             out.append((mid, Finding("index-drift", "warning", "MEMORY.md", n,
                                      f"{mid}: the line's {' and '.join(what)} "
                                      f"{'differs' if len(what) == 1 else 'differ'} from {x.path}",
-                                     "`memcli heartbeat --fix` re-renders the line from the detail file")))
+                                     "`memcli heartbeat --fix` keeps the newer side: a line edited by hand is carried "
+                                     "into the detail file (the old text under ## History), "
+                                     "else the line is re-rendered from it")))
     return out
 
 
