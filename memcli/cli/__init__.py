@@ -95,9 +95,22 @@ def _fast(args: list) -> int | None:
     return b.execute(command, opts["json"], lambda: b.HOT[command](st, **values))
 
 
+def _only_globals(args: list) -> bool:
+    """Whether args are global options alone (--version, --json, --root X, ...)."""
+    i = 0
+    while i < len(args):
+        if args[i] in ("--version", "--json"):
+            i += 1
+        elif args[i] in _GLOBAL_VALUE and i + 1 < len(args):
+            i += 2
+        else:
+            return False
+    return True
+
+
 def main(argv: list | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
-    if "--version" in args and set(args) <= {"--version", "--json"}:
+    if _only_globals(args) and "--version" in args:
         from .. import __version__
 
         if "--json" in args:

@@ -1,8 +1,8 @@
 """Shell completion of the values a command takes: memory ids, tags and recall layers.
 
 Called by the shell on every Tab, so each reads as little as it can: ids are the names of the
-detail files (one directory scan), tags come from the index cache (.memcli/index-cache.json,
-one small JSON file), layers from the recall registry. A root that cannot be found completes
+detail files (one directory scan), tags come from MEMORY.md's lines and the index cache
+(.memcli/index-cache.json), layers from the recall registry. A root that cannot be found completes
 nothing, and nothing here writes or raises.
 """
 
@@ -42,23 +42,30 @@ def ids(ctx: typer.Context, incomplete: str) -> list:
 
 
 def tags(ctx: typer.Context, incomplete: str) -> list:
-    """The tags of the indexed memories, as the index cache holds them."""
-    from ..store.layout import STATE
+    """The tags of the indexed memories: their MEMORY.md lines and the index cache."""
+    from ..store.index import parse_line
+    from ..store.layout import INDEX, STATE
 
     root = _root(ctx)
     if root is None:
         return []
+    found: set = set()
+    try:
+        with open(root / INDEX, encoding="utf-8", errors="replace") as f:
+            for line in f.read(1_000_000).splitlines():
+                entry = parse_line(line)
+                found.update(entry.tags if entry is not None else ())
+    except OSError:
+        pass
     try:
         with open(root / STATE / "index-cache.json", encoding="utf-8") as f:
             cache = json.load(f)
     except (OSError, ValueError):
-        return []
-    found: set = set()
+        cache = {}
     for hit in cache.values() if isinstance(cache, dict) else ():
-        for t in hit.get("tags", ()) if isinstance(hit, dict) else ():
-            if isinstance(t, str) and t.startswith(incomplete.lstrip("#")):
-                found.add(t)
-    return sorted(found)
+        found.update(t for t in (hit.get("tags", ()) if isinstance(hit, dict) else ()) if isinstance(t, str))
+    want = incomplete.lstrip("#")
+    return sorted(t for t in found if t.startswith(want))
 
 
 def layers(incomplete: str) -> list:
