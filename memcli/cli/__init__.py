@@ -11,8 +11,8 @@ _GLOBAL_VALUE = {"--root": "root", "--session": "session", "--scope": "scope"}
 
 # The commands an agent calls every turn, answered without Typer when their arguments are plain:
 # (positional names, "?" when optional; {option: (parameter, kind)}, "!" after a required
-# option's parameter), kind one of str, int, float, bool, list. The parameters are the Typer command's; every default is None or False, so each
-# default is the library's. tests/test_fastpath.py derives this table from the Typer app.
+# option's parameter), kind one of str, int, float, bool, list. The parameters are the Typer
+# command's; every default is None or False, so each default is the library's. tests/test_fastpath.py derives this table from the Typer app.
 _FAST = {
     ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--deep": ("deep", bool),
                                "--layer": ("layer", str), "-l": ("layer", str), "--threshold": ("threshold", float)}),

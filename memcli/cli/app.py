@@ -52,14 +52,14 @@ def command():
     """The app's Click command, built once per process (`main` and in-process tests share it)."""
     global _COMMAND
     if _COMMAND is None:
-        _COMMAND = polish(typer.main.get_command(app))
+        _COMMAND = tidy(typer.main.get_command(app))
     return _COMMAND
 
 
-def polish(cmd):
-    """What every command of the tree gets, however it was registered: its help's closing
-    `Example:` paragraph printed last (after the options), and "Did you mean" said once (Click
-    already says it; Typer would say it again)."""
+def tidy(cmd):
+    """What every command of the tree gets, however and whenever it was registered: its help's
+    closing `Example:` paragraph printed last (after the options), a positional `id_` shown as
+    `id`, and "Did you mean" said once (Click says it; Typer would say it again)."""
     if hasattr(cmd, "suggest_commands"):
         cmd.suggest_commands = False
     for p in cmd.params:
@@ -70,7 +70,7 @@ def polish(cmd):
     if sep and example.lstrip().startswith("Example:") and not cmd.epilog:
         cmd.help, cmd.epilog = head, example.strip()
     for sub in getattr(cmd, "commands", {}).values():
-        polish(sub)
+        tidy(sub)
     return cmd
 
 

@@ -69,7 +69,7 @@ def context(
         "--budget", "-b", help=f"Token budget for the whole block (default {CONTEXT_BUDGET}).")] = None,
     json_: Json = False,
 ):
-    """One Markdown block for a prompt: scope, session and memories, trimmed to a token budget.
+    """One Markdown block for a prompt, trimmed to a token budget.
 
     Example: memcli context "deploy to staging" --budget 800
     """
