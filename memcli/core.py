@@ -522,7 +522,8 @@ class Memory:
         try:
             doc = self.read_index()
         except (FileError, UsageError, UnsafePathError) as e:
-            return [Problem(layout.INDEX, None, e.message.removeprefix("MEMORY.md: "))]
+            return [Problem(layout.INDEX, None,
+                            f"{e.message.removeprefix('MEMORY.md: ')} ({indexrules.FIX_UNREADABLE_INDEX})")]
         problems: list[Problem] = []
         if not self.index_path.exists():
             f = indexrules.missing_index()
@@ -536,7 +537,7 @@ class Memory:
                     return "archived" if self.detail_path(mid, archived=True).is_file() else "missing"
                 return self.load(path)
             except (FileError, UsageError, UnsafePathError) as e:
-                broken[mid] = getattr(e, "problem", None) or Problem(layout.detail_rel(mid), None, e.message)
+                broken[mid] = _problem_with_fix(e, layout.detail_rel(mid))
                 return "broken"
 
         for mid, f in indexrules.check(doc, lookup, int(self.config["index.max_lines"])):
@@ -551,7 +552,7 @@ class Memory:
             try:
                 self.load(p)
             except (FileError, UsageError, UnsafePathError) as e:
-                problems.append(getattr(e, "problem", None) or Problem(self.rel(p), None, e.message))
+                problems.append(_problem_with_fix(e, self.rel(p)))
         return problems
 
     def reconcile_index(self) -> bool:
@@ -724,6 +725,16 @@ class Memory:
     def init(cls, path: str | os.PathLike, example: bool = False) -> "Memory":
         """Create a memory root (never overwriting a file) and open it."""
         return cls(init_root(path, example)["root"])
+
+
+def _problem_with_fix(e: MemcliError, rel: str) -> Problem:
+    """A file `check_index` cannot use, with the fix the heartbeat gives for the same fault."""
+    p = getattr(e, "problem", None)
+    if p is not None:
+        return Problem(p.path, p.line, f"{p.message} ({indexrules.FIX_BROKEN_FILE})")
+    if isinstance(e, FileError):
+        return Problem(rel, None, f"{e.message.removeprefix(rel + ': ')} ({indexrules.FIX_UNREADABLE_FILE})")
+    return Problem(rel, None, e.message)
 
 
 def _line_for(entries: list, memory_id: str) -> str | None:

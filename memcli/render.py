@@ -203,8 +203,13 @@ def finding_line(f: dict) -> str:
     return f"{f['severity']} {f['code']} {where} {f['message']} (fix: {f['fix']})"
 
 
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """'1 turn', '2 turns', '0 entries': a count and its noun."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 or word == "info" else "s")
+    return f"{n} {word}" if word == "info" else plural(n, word)
 
 
 def heartbeat(data: dict) -> None:
@@ -248,10 +253,10 @@ def heartbeat(data: dict) -> None:
         for f in findings:
             out(finding_line(f))
     head = f"heartbeat: {_plural(s['error'], 'error')}, {_plural(s['warning'], 'warning')}, {s['info']} info " \
-           f"in {s['files']} files"
+           f"in {plural(s['files'], 'file')}"
     fixable = len(data["actions"]) if not data["fix"] and not data["dry_run"] else 0
     if not findings:
-        head = f"heartbeat: all clear ({s['files']} files)"
+        head = f"heartbeat: all clear ({plural(s['files'], 'file')})"
     elif fixable:
         head += f"; {fixable} fixable with `memcli heartbeat --fix`"
     talk(head)
@@ -270,7 +275,7 @@ def watch_event(event: dict, as_json: bool) -> None:
         out(event["message"])
     elif kind == "heartbeat":
         out(f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "
-            f"{event['info']} info in {event['files']} files")
+            f"{event['info']} info in {plural(event['files'], 'file')}")
     elif kind == "ready":
         talk(f"memcli: watching {event['root']} (Ctrl-C to stop)")
     elif kind == "warning":

@@ -45,8 +45,9 @@ class _Stream(io.TextIOWrapper):
         self.transcript = transcript
 
     def write(self, s):
+        n = super().write(s)  # a text stream refuses bytes (Click probes with b"") before recording
         self.transcript.append(s)
-        return super().write(s)
+        return n
 
     def text(self) -> str:
         self.flush()

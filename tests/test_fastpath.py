@@ -31,7 +31,7 @@ def derived(words):
             continue
         kind = bool if p.is_flag else list if p.multiple else KINDS[p.type.name.upper()]
         for opt in p.opts:
-            options[opt] = (p.name, kind)
+            options[opt] = (p.name + ("!" if p.required else ""), kind)
         defaults[p.name] = p.default
     return tuple(names), options, defaults
 
@@ -48,7 +48,7 @@ def test_fast_table_is_the_typer_declaration(words):
 def test_fast_actions_take_the_typer_parameters(words):
     names, options, _ = derived(words)
     params = list(inspect.signature(HOT[" ".join(words)]).parameters)[1:]
-    assert params == [n.rstrip("?") for n in names] + list(dict.fromkeys(p for p, _ in options.values()))
+    assert params == [n.rstrip("?") for n in names] + list(dict.fromkeys(p.rstrip("!") for p, _ in options.values()))
 
 
 def test_every_hot_command_has_a_fast_entry():

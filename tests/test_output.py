@@ -85,6 +85,6 @@ def test_per_turn_commands_through_main(example_root):
     res = invoke(base + ["scope", "set", "draft", "v2", "--agent", "Editor"])
     assert res.exit_code == 4 and "belongs to agent 'Writer'" in res.stderr
     res = invoke(base + ["session", "add", "user", "-"], input="部署到测试环境\n")
-    assert (res.exit_code, res.stderr) == (0, "session chat: 1 turns\n")
+    assert (res.exit_code, res.stderr) == (0, "session chat: 1 turn\n")
     assert Memory(example_root).session("chat").show()["turns"][0]["text"] == "部署到测试环境\n"
     assert Memory(example_root).scope("task").get("draft")["value"] == "v1"

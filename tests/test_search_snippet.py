@@ -1,4 +1,4 @@
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcli.search.snippet import snippet
@@ -81,3 +81,27 @@ def test_never_fails_and_respects_the_width(body, query, width):
     out = snippet(body, query, width=width)
     assert isinstance(out, str)
     assert len(out) <= max(width, 20) + 2
+
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(_WORD, min_size=1, max_size=120), pick=st.integers(min_value=0), width=st.integers(30, 120))
+def test_snippets_are_cut_between_words(words, pick, width):
+    body = " ".join(words)
+    query = words[pick % len(words)]
+    out = snippet(body, query, width)
+    inner = out.removeprefix("…").removesuffix("…").split()
+    assert all(w in words for w in inner), (out, body)
+
+
+def test_a_cjk_term_inside_a_long_run_is_in_the_snippet():
+    body = "前面的内容很长很长" * 30 + "数据库字符集" + "后面也很长" * 30
+    assert "字符集" in snippet(body, "字符集", 40)
+
+
+def test_only_a_word_longer_than_half_the_width_is_cut():
+    url = "https://example.com/" + "a/" * 100
+    out = snippet(f"see {url} then the end of it", "end", 40)
+    assert out.endswith("the end of it") and out.startswith("…")

@@ -107,10 +107,9 @@ def _normalised(env):
     ["session", "add", "user", "hi"],
     ["session", "add", "nobody", "hi"],
 ])
-def test_fast_path_and_typer_agree_on_writes(tmp_path, args):
-    from typer.testing import CliRunner
-
-    from memcli.cli.app import app
+def test_fast_path_and_typer_agree_on_writes(tmp_path, monkeypatch, args):
+    import memcli.cli
+    from tests.conftest import invoke
 
     results = []
     for n, runner in enumerate(("fast", "typer")):
@@ -119,7 +118,8 @@ def test_fast_path_and_typer_agree_on_writes(tmp_path, args):
         if runner == "fast":
             r = run_memcli("--root", root, *args, "--json")
             results.append((r.returncode, _normalised(json.loads(r.stdout))))
-        else:
-            r = CliRunner().invoke(app, ["--root", str(root), *args, "--json"])
+        else:  # main's Typer path, the fast path turned off
+            monkeypatch.setattr(memcli.cli, "_fast", lambda argv: None)
+            r = invoke(["--root", str(root), *args, "--json"])
             results.append((r.exit_code, _normalised(json.loads(r.stdout))))
     assert results[0] == results[1]

@@ -4,24 +4,25 @@ goes to the Typer app, and both call the same actions through the same error bou
 
 from __future__ import annotations
 
+import os
 import sys
 
 _GLOBAL_VALUE = {"--root": "root", "--session": "session", "--scope": "scope"}
 
 # The commands an agent calls every turn, answered without Typer when their arguments are plain:
-# (positional names, "?" when optional; {option: (parameter, kind)}), kind one of str, int, float,
-# bool, list. The parameters are the Typer command's; every default is None or False, so each
-# default is the library's. tests/test_fastpath.py derives this table from the Typer app.
+# (positional names, "?" when optional; {option: (parameter, kind)}, "!" after a required
+# option's parameter), kind one of str, int, float, bool, list. The parameters are the Typer
+# command's; every default is None or False, so each default is the library's. tests/test_fastpath.py derives this table from the Typer app.
 _FAST = {
     ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--deep": ("deep", bool),
-                               "--layer": ("layer", str), "-l": ("layer", str)}),
+                               "--layer": ("layer", str), "-l": ("layer", str), "--threshold": ("threshold", float)}),
     ("should-recall",): (("text",), {}),
     ("remember",): (("title", "summary?"), {
         "--tag": ("tag", list), "-t": ("tag", list), "--alias": ("alias", list), "-a": ("alias", list),
         "--body": ("body", str), "-b": ("body", str), "--body-file": ("body_file", str), "-f": ("body_file", str),
         "--type": ("type_", str), "--importance": ("importance", float), "-i": ("importance", float),
         "--pin": ("pin", bool), "--expires": ("expires", str), "--id": ("id_", str), "--source": ("source", str)}),
-    ("scope", "set"): (("key", "value"), {"--agent": ("agent", str), "--force": ("force", bool)}),
+    ("scope", "set"): (("key", "value"), {"--agent": ("agent!", str), "--force": ("force", bool)}),
     ("session", "add"): (("role", "text"), {}),
 }
 
@@ -61,6 +62,7 @@ def _fast(args: list) -> int | None:
             opts["json"] = True
         elif a in options:
             name, kind = options[a]
+            name = name.rstrip("!")
             if kind is bool:
                 values[name] = True
             else:
@@ -84,6 +86,8 @@ def _fast(args: list) -> int | None:
     required = [n for n in names if not n.endswith("?")]
     if not len(required) <= len(positional) <= len(names):
         return None
+    if any(n.endswith("!") and n.rstrip("!") not in values for n, _ in options.values()):
+        return None  # a required option is missing: Typer says so
     values.update((n.rstrip("?"), v) for n, v in zip(names, positional))
     from . import boundary as b
 
@@ -91,17 +95,36 @@ def _fast(args: list) -> int | None:
     return b.execute(command, opts["json"], lambda: b.HOT[command](st, **values))
 
 
+def _only_globals(args: list) -> bool:
+    """Whether args are global options alone (--version, --json, --root X, ...)."""
+    i = 0
+    while i < len(args):
+        if args[i] in ("--version", "--json"):
+            i += 1
+        elif args[i] in _GLOBAL_VALUE and i + 1 < len(args):
+            i += 2
+        else:
+            return False
+    return True
+
+
 def main(argv: list | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
-    if args == ["--version"]:
+    if _only_globals(args) and "--version" in args:
         from .. import __version__
 
-        sys.stdout.write(f"memcli {__version__}\n")
-        return
-    code = _fast(args)
-    if code is not None:
-        sys.stdout.flush()
-        sys.exit(code)
-    from .app import command
+        if "--json" in args:
+            from ..render import envelope
 
-    command().main(args=args, prog_name="memcli")
+            sys.stdout.write(envelope("version", True, {"version": __version__}) + "\n")
+        else:
+            sys.stdout.write(f"memcli {__version__}\n")
+        return
+    code = None if "_MEMCLI_COMPLETE" in os.environ else _fast(args)
+    if code is None:
+        from .app import command
+        from .boundary import run_app
+
+        code = run_app(command(), args)
+    sys.stdout.flush()
+    sys.exit(code)

@@ -13,21 +13,26 @@ from .. import render as r
 from ..errors import MemcliError, UsageError
 from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
 from .boundary import Out, State, execute, open_memory, read_input, stdin_bytes
+from .complete import ids, tags
 
 app = typer.Typer(
-    name="memcli", add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-    help="A file-based Markdown memory for AI agents: MEMORY.md (the index) + memory/*.md (the details).",
+    name="memcli", add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
+    help="A file-based Markdown memory for AI agents: MEMORY.md (the index) + memory/*.md (the details).\n\n"
+         "Example: memcli recall \"how do we deploy to staging\"",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-index_app = typer.Typer(help="Regenerate or verify MEMORY.md.", no_args_is_help=True)
+index_app = typer.Typer(help="Regenerate or verify MEMORY.md.\n\nExample: memcli index check", no_args_is_help=True)
 app.add_typer(index_app, name="index")
 
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON envelope on stdout.")]
 
 
-def _version(value: bool):
+def _version(ctx: typer.Context, value: bool):
     if value:
-        r.out(f"memcli {__version__}")
+        if ctx.params.get("json_"):
+            r.out(r.envelope("version", True, {"version": __version__}))
+        else:
+            r.out(f"memcli {__version__}")
         raise typer.Exit(0)
 
 
@@ -47,8 +52,26 @@ def command():
     """The app's Click command, built once per process (`main` and in-process tests share it)."""
     global _COMMAND
     if _COMMAND is None:
-        _COMMAND = typer.main.get_command(app)
+        _COMMAND = tidy(typer.main.get_command(app))
     return _COMMAND
+
+
+def tidy(cmd):
+    """What every command of the tree gets, however and whenever it was registered: its help's
+    closing `Example:` paragraph printed last (after the options), a positional `id_` shown as
+    `id`, and "Did you mean" said once (Click says it; Typer would say it again)."""
+    if hasattr(cmd, "suggest_commands"):
+        cmd.suggest_commands = False
+    for p in cmd.params:
+        if p.param_type_name == "argument" and p.name.endswith("_"):
+            p.opts = [p.name.rstrip("_")]  # `id_` (a Python name) is shown as `id` / ID
+    help_text = (cmd.help or "").rstrip()
+    head, sep, example = help_text.rpartition("\n\n")
+    if sep and example.lstrip().startswith("Example:") and not cmd.epilog:
+        cmd.help, cmd.epilog = head, example.strip()
+    for sub in getattr(cmd, "commands", {}).values():
+        tidy(sub)
+    return cmd
 
 
 _COMMAND = None
@@ -80,7 +103,10 @@ def init(
     git_: Annotated[bool, typer.Option("--git", help="Also make it git-ready (see `memcli git setup`).")] = False,
     json_: Json = False,
 ):
-    """Create a memory root; never overwrites a file.  Example: memcli init notes --example"""
+    """Create a memory root; never overwrites a file.
+
+    Example: memcli init notes --example
+    """
     from ..initroot import init_root
 
     def act():
@@ -110,7 +136,8 @@ def remember(
     ctx: typer.Context,
     title: Annotated[str, typer.Argument(help="One line naming the memory ('-' reads stdin).")],
     summary: Annotated[Optional[str], typer.Argument(help="The conclusion, in one line ('-' reads stdin).")] = None,
-    tag: Annotated[Optional[List[str]], typer.Option("--tag", "-t", help="A tag (repeatable).")] = None,
+    tag: Annotated[Optional[List[str]], typer.Option("--tag", "-t", help="A tag (repeatable).",
+                                                     autocompletion=tags)] = None,
     alias: Annotated[Optional[List[str]], typer.Option("--alias", "-a", help="Another name it is known by (repeatable).")] = None,
     body: Annotated[Optional[str], typer.Option("--body", "-b", help="The full text ('-' reads stdin).")] = None,
     body_file: Annotated[Optional[str], typer.Option("--body-file", "-f", help="Read the body from a file ('-': stdin).")] = None,
@@ -139,16 +166,16 @@ def remember(
 @app.command()
 def update(
     ctx: typer.Context,
-    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.")],
+    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
     title: Annotated[Optional[str], typer.Option("--title", help="New title (the old one becomes an alias).")] = None,
     summary: Annotated[Optional[str], typer.Option("--summary", "-s", help="New summary ('-' reads stdin).")] = None,
     append: Annotated[Optional[str], typer.Option("--append", help="Text to add to the body ('-' reads stdin).")] = None,
-    tag: Annotated[Optional[List[str]], typer.Option("--tag", "-t", help="Add a tag.")] = None,
-    untag: Annotated[Optional[List[str]], typer.Option("--untag", help="Remove a tag.")] = None,
+    tag: Annotated[Optional[List[str]], typer.Option("--tag", "-t", help="Add a tag.", autocompletion=tags)] = None,
+    untag: Annotated[Optional[List[str]], typer.Option("--untag", help="Remove a tag.", autocompletion=tags)] = None,
     alias: Annotated[Optional[List[str]], typer.Option("--alias", "-a", help="Add an alias.")] = None,
-    type_: Annotated[Optional[str], typer.Option("--type")] = None,
-    importance: Annotated[Optional[float], typer.Option("--importance", "-i")] = None,
-    pin: Annotated[Optional[bool], typer.Option("--pin/--unpin")] = None,
+    type_: Annotated[Optional[str], typer.Option("--type", help="fact | preference | lesson | procedure | event | note")] = None,
+    importance: Annotated[Optional[float], typer.Option("--importance", "-i", help="0..1")] = None,
+    pin: Annotated[Optional[bool], typer.Option("--pin/--unpin", help="Keep it in MEMORY.md always, or not.")] = None,
     expires: Annotated[Optional[str], typer.Option("--expires", help="A date, a duration (30d) or 'never'.")] = None,
     json_: Json = False,
 ):
@@ -170,8 +197,12 @@ def update(
 
 
 @app.command()
-def show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID")], json_: Json = False):
-    """Print one memory.  Example: memcli show mysql-charset"""
+def show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+         json_: Json = False):
+    """Print one memory.
+
+    Example: memcli show mysql-charset
+    """
     def act():
         m = memory(ctx)
         d = m.get(id_)
@@ -186,12 +217,16 @@ def show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID")], 
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    tag: Annotated[Optional[str], typer.Option("--tag", "-t", help="Only memories with this tag.")] = None,
+    tag: Annotated[Optional[str], typer.Option("--tag", "-t", help="Only memories with this tag.",
+                                               autocompletion=tags)] = None,
     type_: Annotated[Optional[str], typer.Option("--type", help="Only this type.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include memory/archive/.")] = False,
     json_: Json = False,
 ):
-    """List memories in index order.  Example: memcli list --tag mysql"""
+    """List memories in index order.
+
+    Example: memcli list --tag mysql
+    """
     def act():
         res = memory(ctx).list(tag=tag, type=type_, all=all_)
         rows = [{"id": d.id, "title": d.title, "summary": d.summary, "type": d.type, "importance": d.importance,
@@ -204,11 +239,14 @@ def list_(
 
 
 @app.command()
-def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID")], json_: Json = False):
+def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+         json_: Json = False):
     """Open a memory in $VISUAL or $EDITOR, then check it and refresh its index line.
 
     The editor works on a copy under .memcli/edits/; a change made meanwhile is merged, or the copy
-    is kept and named (exit 4).  Example: memcli edit mysql-charset
+    is kept and named (exit 4).
+
+    Example: EDITOR=nano memcli edit mysql-charset
     """
     import os
     import shlex
@@ -236,11 +274,14 @@ def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID")], 
 @app.command()
 def forget(
     ctx: typer.Context,
-    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.")],
+    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (needed when not on a terminal).")] = False,
     json_: Json = False,
 ):
-    """Delete a memory: its index line and its detail file.  Example: memcli forget old-note --yes"""
+    """Delete a memory: its index line and its detail file.
+
+    Example: memcli forget old-note --yes
+    """
     def act():
         m = memory(ctx)
         path = m.locate(id_)
@@ -252,7 +293,8 @@ def forget(
             except MemcliError:
                 what = "its frontmatter cannot be read"
             if not typer.confirm(f"Delete {m.rel(path)} ({what}) and its index line?", err=True):
-                raise UsageError("nothing deleted")
+                kept = {"action": "kept", "id": id_, "path": m.rel(path), "line": None}
+                return Out(kept, lambda: r.talk(f"kept {id_}: nothing deleted"))
         res = m.forget(id_)
         data = res.to_dict()
         return Out(data, lambda: r.write_result(data))
@@ -260,7 +302,7 @@ def forget(
 
 
 @app.command()
-def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.")],
+def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
             json_: Json = False):
     """Bring an archived memory back from memory/archive/ (its passed expiry cleared) into the index.
 
@@ -275,12 +317,15 @@ def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID",
 
 @index_app.command("rebuild")
 def index_rebuild(ctx: typer.Context, json_: Json = False):
-    """Regenerate MEMORY.md from the detail files, keeping hand-written lines."""
+    """Regenerate MEMORY.md from the detail files, keeping hand-written lines.
+
+    Example: memcli index rebuild
+    """
     def act():
         res = memory(ctx).rebuild_index()
 
         def human():
-            r.out(f"MEMORY.md rebuilt: {res['entries']} entries")
+            r.out(f"MEMORY.md rebuilt: {r.plural(res['entries'], 'entry', 'entries')}")
             if res["left_out"]:
                 r.talk(f"not listed for lack of room (detail files kept): {', '.join(res['left_out'])}")
             for p in res["problems"]:
@@ -291,7 +336,12 @@ def index_rebuild(ctx: typer.Context, json_: Json = False):
 
 @index_app.command("check")
 def index_check(ctx: typer.Context, json_: Json = False):
-    """Verify MEMORY.md and the detail files; exit 1 when something is wrong."""
+    """Verify MEMORY.md and the detail files; exit 1 when something is wrong.
+
+    Each fault is reported with the fix `memcli heartbeat` gives for it.
+
+    Example: memcli index check
+    """
     def act():
         probs = memory(ctx).check_index()
         items = [{"path": p.path, "line": p.line, "message": p.message} for p in probs]

@@ -107,10 +107,10 @@ def text_arg(value: str, what: str) -> str:
 # ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
 # the global options and each command's own parameters under the Typer parameter names ----
 
-def recall_action(st: State, query, limit=None, deep=False, layer=None) -> Out:
+def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None) -> Out:
     sess, sc = names(st.session, st.scope)
     res = open_memory(st.root).recall(text_arg(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
-                                      layer=layer)
+                                      layer=layer, threshold=threshold)
     data = res.to_dict()
     return Out(data, lambda: r.recall(data), code=0 if res.hits else 1, warnings=res.warnings)
 
@@ -157,7 +157,7 @@ def session_add_action(st: State, role, text) -> Out:
     warn = list(m.config.warnings) + _warning(res)
 
     def human():
-        r.talk(f"session {res['session']}: {res['turns']} turns"
+        r.talk(f"session {res['session']}: {r.plural(res['turns'], 'turn')}"
                + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else ""))
     return Out(res, human, warnings=warn)
 
@@ -165,3 +165,72 @@ def session_add_action(st: State, role, text) -> Out:
 # command -> action, for the fast path (cli/__init__._FAST declares their arguments)
 HOT = {"recall": recall_action, "should-recall": should_recall_action, "remember": remember_action,
        "scope set": scope_set_action, "session add": session_add_action}
+
+
+# ---- the Typer path: Click's own errors (a missing argument, an unknown option or command, a
+# value of the wrong type) go through the same boundary as memcli's, so --json always gets an
+# envelope and a pipe always gets plain text ----
+
+def wants_json(args: list) -> bool:
+    """--json anywhere before a `--`: decided from the words alone, since a usage error can stop
+    the parse before the option is read."""
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+def _click():
+    """Click's exception classes, reached through Typer (which ships it)."""
+    import typer.core
+
+    return typer.core.click.exceptions
+
+
+def _command_words(ctx) -> str:
+    """'remember', 'index rebuild' or '' (the top level) for the context an error was raised in."""
+    return " ".join(ctx.command_path.split()[1:]) if ctx is not None else ""
+
+
+def _groups(cmd):
+    yield cmd
+    for sub in getattr(cmd, "commands", {}).values():
+        yield from _groups(sub)
+
+
+def run_app(cmd, args: list) -> int:
+    """Run the Typer app's Click command on args; its usage errors become one error on stderr (one
+    envelope on stdout with --json) and exit 2."""
+    exc = _click()
+    as_json = wants_json(args)
+    # With --json a group called without a command says so in the envelope instead of printing help.
+    lifted = [g for g in _groups(cmd) if getattr(g, "no_args_is_help", False)] if as_json else []
+    for g in lifted:
+        g.no_args_is_help = False
+    try:
+        rv = cmd.main(args=args, prog_name="memcli", standalone_mode=False)
+    except exc.UsageError as e:
+        if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
+            return e.exit_code
+        words = _command_words(e.ctx)
+        message = e.format_message()
+        if as_json:
+            r.out(r.envelope(words, False, None, [], {"code": "usage", "message": message}))
+        else:
+            path = e.ctx.command_path if e.ctx is not None else "memcli"
+            usage = e.ctx.get_usage().removeprefix("Usage: ") if e.ctx is not None else "memcli COMMAND"
+            r.error(message, f"Usage: {usage}  (see '{path} --help')")
+        return e.exit_code
+    except exc.Abort:
+        if as_json:
+            r.out(r.envelope("", False, None, [], {"code": "aborted", "message": "aborted"}))
+        else:
+            r.talk("memcli: aborted")
+        return 1
+    except exc.ClickException as e:  # Click's file errors and the like: not a usage fault
+        if as_json:
+            r.out(r.envelope("", False, None, [], {"code": "error", "message": e.format_message()}))
+        else:
+            r.error(e.format_message())
+        return e.exit_code
+    finally:
+        for g in lifted:
+            g.no_args_is_help = True
+    return rv if isinstance(rv, int) else 0

@@ -11,9 +11,12 @@ from .. import render as r
 from ..core import CONTEXT_BUDGET
 from .app import Json, app, memory, run, state
 from .boundary import Out, names, recall_action, should_recall_action, text_arg
+from .complete import layer_help, layers
 
-session_app = typer.Typer(help="The short-term layer: recent turns plus a summary.", no_args_is_help=True)
-scope_app = typer.Typer(help="The current task's shared keys, with collision detection.", no_args_is_help=True)
+session_app = typer.Typer(help="The short-term layer: recent turns plus a summary.\n\n"
+                               "Example: memcli session add user \"deploy it like last time\"", no_args_is_help=True)
+scope_app = typer.Typer(help="The current task's shared keys, with collision detection.\n\n"
+                             "Example: memcli scope set plan \"ship friday\" --agent Planner", no_args_is_help=True)
 app.add_typer(session_app, name="session")
 app.add_typer(scope_app, name="scope")
 
@@ -28,15 +31,21 @@ def recall(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for ('-' reads stdin).")],
     limit: Annotated[Optional[int], typer.Option("--limit", "-k", help="At most this many hits.")] = None,
-    deep: Annotated[bool, typer.Option("--deep", help="Search every layer and merge.")] = False,
-    layer: Annotated[Optional[str], typer.Option("--layer", "-l", help="session | scope | index | details")] = None,
+    deep: Annotated[bool, typer.Option("--deep", help="Search every layer and merge (not with --layer).")] = False,
+    layer: Annotated[Optional[str], typer.Option("--layer", "-l", help=layer_help(), autocompletion=layers)] = None,
+    threshold: Annotated[Optional[float], typer.Option(
+        "--threshold", metavar="FLOAT",
+        help="How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones "
+             "included.")] = None,
     json_: Json = False,
 ):
     """Find the memory that fits: session, then scope, then the index, then the details.
 
-    Exit 1 when nothing fits.  Example: memcli recall "MySQL中文查不到数据"
+    Exit 1 when nothing fits.
+
+    Example: memcli recall "MySQL中文查不到数据"
     """
-    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer))
+    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold))
 
 
 @app.command("should-recall")
@@ -92,7 +101,10 @@ def session_add(
 
 @session_app.command("show")
 def session_show(ctx: typer.Context, json_: Json = False):
-    """Print the session: its summary and recent turns."""
+    """Print the session: its summary and recent turns.
+
+    Example: memcli --session deploy session show
+    """
     def act():
         sess, _ = _names(ctx)
         data = memory(ctx).session(sess).show()
@@ -112,7 +124,10 @@ def session_show(ctx: typer.Context, json_: Json = False):
 
 @session_app.command("clear")
 def session_clear(ctx: typer.Context, json_: Json = False):
-    """End the session; its turns and summary go to the episode log first."""
+    """End the session; its turns and summary go to the episode log first.
+
+    Example: memcli --session deploy session clear
+    """
     def act():
         sess, _ = _names(ctx)
         res = memory(ctx).session(sess).clear()
@@ -139,9 +154,9 @@ def scope_start(ctx: typer.Context, task: Annotated[str, typer.Argument(help="Wh
 @scope_app.command("set")
 def scope_set(
     ctx: typer.Context,
-    key: Annotated[str, typer.Argument()],
+    key: Annotated[str, typer.Argument(help="The key.")],
     value: Annotated[str, typer.Argument(help="The value ('-' reads stdin).")],
-    agent: Annotated[Optional[str], typer.Option("--agent", help="Who writes it.")] = None,
+    agent: Annotated[str, typer.Option("--agent", help="Who writes it.")],
     force: Annotated[bool, typer.Option("--force", help="Overwrite another agent's key (logged as a collision).")] = False,
     json_: Json = False,
 ):
@@ -155,8 +170,11 @@ def scope_set(
 
 
 @scope_app.command("get")
-def scope_get(ctx: typer.Context, key: Annotated[str, typer.Argument()], json_: Json = False):
-    """Print one key's value (exit 1 when the key is not set)."""
+def scope_get(ctx: typer.Context, key: Annotated[str, typer.Argument(help="The key.")], json_: Json = False):
+    """Print one key's value (exit 1 when the key is not set).
+
+    Example: memcli scope get editedArticle
+    """
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).get(key)
@@ -173,7 +191,10 @@ def scope_read(
     agent: Annotated[str, typer.Option("--agent", help="Who reads.")] = "",
     json_: Json = False,
 ):
-    """Give an agent only the keys it asks for.  Example: memcli scope read --agent Formatter editedArticle"""
+    """Give an agent only the keys it asks for (exit 1 when one is not set).
+
+    Example: memcli scope read --agent Formatter editedArticle
+    """
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).read(agent, keys)
@@ -189,7 +210,10 @@ def scope_read(
 
 @scope_app.command("show")
 def scope_show(ctx: typer.Context, json_: Json = False):
-    """Print the whole scope: task, keys, owners."""
+    """Print the whole scope: task, keys, owners.
+
+    Example: memcli --scope article scope show
+    """
     from ..store.scope import short
 
     def act():
@@ -209,7 +233,10 @@ def scope_show(ctx: typer.Context, json_: Json = False):
 
 @scope_app.command("check")
 def scope_check(ctx: typer.Context, json_: Json = False):
-    """List collisions and keys written by several agents (exit 1 if any)."""
+    """List collisions and keys written by several agents (exit 1 if any).
+
+    Example: memcli scope check --json
+    """
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).check()
@@ -228,7 +255,10 @@ def scope_check(ctx: typer.Context, json_: Json = False):
 
 @scope_app.command("end")
 def scope_end(ctx: typer.Context, json_: Json = False):
-    """Clear the scope; its final state goes to the episode log."""
+    """Clear the scope; its final state goes to the episode log.
+
+    Example: memcli --scope article scope end
+    """
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).end()

@@ -57,12 +57,13 @@ def watch(
     fix: Annotated[bool, typer.Option("--fix", help="Let the scheduled heartbeat apply its safe repairs.")] = False,
     debounce: Annotated[str, typer.Option("--debounce", metavar="DURATION",
                                           help="Wait until the files are quiet this long.")] = "0.3s",
-    json_: Json = False,
+    json_: Annotated[bool, typer.Option(
+        "--json", help="Print JSON lines: one JSON object per event, as it happens.")] = False,
 ):
     """Watch the root: check edits to MEMORY.md, memory/ and memcli.yaml as they happen.
 
-    Each changed file is validated (findings print one a line, JSON lines with --json) and its
-    search-cache entry refreshed. Stops cleanly on Ctrl-C or SIGTERM.
+    Each changed file is validated (findings print one a line; with --json, JSON lines: one object
+    per event) and its search-cache entry refreshed. Stops cleanly on Ctrl-C or SIGTERM.
 
     Example: memcli watch --heartbeat-every 1h --fix
     """

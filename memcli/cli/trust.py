@@ -14,6 +14,7 @@ def trust(ctx: typer.Context, json_: Json = False):
     """Let memcli.yaml run its commands (session.summarizer) on this machine, until it changes.
 
     A cloned memory repository never runs code by itself: read memcli.yaml first.
+
     Example: memcli trust
     """
     from ..config import find_root, trust as record

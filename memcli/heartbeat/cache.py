@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from ..errors import MemcliError
-from ..store import layout
+from ..store import indexrules, layout
 from ..store.fs import STATE_DIR, inside
 from . import checks
 from .base import key_line, norm, read_file
@@ -21,7 +21,7 @@ CACHE_NAME = "heartbeat-cache.json"
 CACHE_FORMAT = "1"
 PARALLEL_MIN = 2000  # files to read from which worker processes share the work
 _CHUNK = 250
-_UNREADABLE_FIX = "make it a UTF-8 text file under 10 MB, or move it out of memory/"
+_UNREADABLE_FIX = indexrules.FIX_UNREADABLE_FILE
 # a record: [detail fields or None, body hash or None, line of `expires:`, findings as lists]
 _LITE = ("title", "summary", "tags", "importance", "pinned", "created", "updated", "expires")
 

@@ -123,8 +123,7 @@ class Frontmatter(Check):
         if f.error is None:
             return []
         p = f.error.problem
-        return [Finding("frontmatter-broken", "error", f.rel, p.line, p.message,
-                        "fix the frontmatter by hand (memcli never rewrites a broken file)")]
+        return [Finding("frontmatter-broken", "error", f.rel, p.line, p.message, indexrules.FIX_BROKEN_FILE)]
 
 
 def frontmatter_data(text: str) -> dict:
@@ -246,8 +245,7 @@ class Index(Check):
     def root(self, st):
         if st.index_error is not None:
             return [Finding("index-unreadable", "error", "MEMORY.md", None, st.index_error,
-                            "make MEMORY.md UTF-8 text again (git checkout MEMORY.md), "
-                            "or move it away and run `memcli index rebuild`")]
+                            indexrules.FIX_UNREADABLE_INDEX)]
         if st.index is None:
             return [indexrules.missing_index()]
 

@@ -87,6 +87,10 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
     names = layer_names()
     if layer is not None and layer not in names:
         raise UsageError(f"--layer must be one of {', '.join(names)}, got {layer!r}")
+    if deep and layer is not None:
+        raise UsageError("--deep searches every layer and --layer only one: give one of them")
+    if threshold is not None and not threshold >= 0:
+        raise UsageError(f"--threshold must be 0 or more, got {threshold!r}")
     limit = limit or int(mem.config["recall.limit"])
     if limit < 1:
         raise UsageError("--limit must be at least 1")

@@ -48,27 +48,43 @@ def _flatten(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+def _wide(ch: str) -> bool:
+    """A CJK ideograph, kana, hangul or full-width form: a word of its own for cutting."""
+    o = ord(ch)
+    return 0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF
+
+
+def _breaks(text: str, i: int) -> bool:
+    """Whether cutting text at i cuts no word: at a space, or beside a CJK character."""
+    if i <= 0 or i >= len(text):
+        return True
+    a, b = text[i - 1], text[i]
+    return a.isspace() or b.isspace() or _wide(a) or _wide(b)
+
+
 def _trim(text: str, width: int, start: int = 0) -> str:
+    """About `width` characters of text around `start`, cut between words; a word longer than
+    half the width is the only thing cut inside."""
     if len(text) <= width:
         return text
     begin = max(0, min(start - width // 4, len(text) - width))
-    if begin > 0:
-        space = text.find(" ", begin, begin + 20)
-        begin = space + 1 if space != -1 else begin
-    end = begin + width
+    reach = width // 2
+    b = next((i for i in range(begin, min(begin + reach, start + 1, len(text))) if _breaks(text, i)), begin)
+    end = b + width
     if end < len(text):
-        space = text.rfind(" ", end - 20, end)
-        end = space if space > begin else end
-    out = text[begin:end].strip()
-    return ("…" if begin > 0 else "") + out + ("…" if end < len(text) else "")
+        end = next((i for i in range(end, max(end - reach, b), -1) if _breaks(text, i)), end)
+    out = text[b:end].strip()
+    return ("…" if b > 0 else "") + out + ("…" if end < len(text) else "")
 
 
 def _first_match(text: str, wanted: set[str]) -> int:
     """Character offset of the first word whose terms meet ``wanted`` (0 when none does)."""
     lowered = text.lower()
     for m in re.finditer(r"\S+", text):
-        if wanted.intersection(terms(m.group())):
-            return m.start()
+        hit = wanted.intersection(terms(m.group()))
+        if hit:  # inside a long run (Chinese has no spaces), the term itself
+            inner = [p for p in (lowered.find(t, m.start(), m.end()) for t in hit) if p != -1]
+            return min(inner) if inner else m.start()
     for term in wanted:  # a CJK bigram inside a longer run
         pos = lowered.find(term)
         if pos != -1:

@@ -18,6 +18,11 @@ from .fs import check_id
 from .index import IndexDoc
 
 FIX_REBUILD = "run `memcli index rebuild`"
+# The fixes `index check` and the heartbeat both give for a file they cannot use.
+FIX_UNREADABLE_INDEX = ("make MEMORY.md UTF-8 text again (git checkout MEMORY.md), "
+                        "or move it away and run `memcli index rebuild`")
+FIX_BROKEN_FILE = "fix the frontmatter by hand (memcli never rewrites a broken file)"
+FIX_UNREADABLE_FILE = "make it a UTF-8 text file under 10 MB, or move it out of memory/"
 
 
 def free_room(max_lines: int, fixed: int) -> int:
