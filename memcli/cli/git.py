@@ -11,8 +11,9 @@ from ..errors import UsageError
 from .app import Json, app, memory, run
 from .boundary import Out
 
-git_app = typer.Typer(help="Make a root git-ready and check it.", no_args_is_help=True)
-merge_app = typer.Typer(help="memcli's git merge drivers (git runs these; see `memcli git setup`).",
+git_app = typer.Typer(help="Make a root git-ready and check it.\n\nExample: memcli git setup --check", no_args_is_help=True)
+merge_app = typer.Typer(help="memcli's git merge drivers (git runs these; see `memcli git setup`).\n\n"
+                        "Example: memcli merge index %O %A %B %P",
                         no_args_is_help=True)
 app.add_typer(git_app, name="git")
 app.add_typer(merge_app, name="merge")
@@ -78,7 +79,10 @@ PathArg = Annotated[str, typer.Argument(help="The path being merged (%P).")]
 
 @merge_app.command("index")
 def merge_index(base: Base, ours: Ours, theirs: Theirs, path: PathArg = "MEMORY.md"):
-    """Merge MEMORY.md: both sides' entries and hand-written lines; never a conflict."""
+    """Merge MEMORY.md: both sides' entries and hand-written lines; never a conflict.
+
+    Example: git runs `memcli merge index base.md ours.md theirs.md MEMORY.md`
+    """
     _driver("index", base, ours, theirs, 7, path)
 
 
@@ -86,13 +90,19 @@ def merge_index(base: Base, ours: Ours, theirs: Theirs, path: PathArg = "MEMORY.
 def merge_detail(base: Base, ours: Ours, theirs: Theirs,
                  marker: Annotated[int, typer.Argument(help="Conflict marker size (%L).")] = 7,
                  path: PathArg = ""):
-    """Merge a memory: frontmatter key by key, the body line by line; exit 1 on a body conflict."""
+    """Merge a memory: frontmatter key by key, the body line by line; exit 1 on a body conflict.
+
+    Example: git runs `memcli merge detail base.md ours.md theirs.md 7 memory/x.md`
+    """
     _driver("detail", base, ours, theirs, marker, path)
 
 
 @merge_app.command("episode")
 def merge_episode(base: Base, ours: Ours, theirs: Theirs, path: PathArg = ""):
-    """Merge an episode log: both sides' sections in time order; never a conflict."""
+    """Merge an episode log: both sides' sections in time order; never a conflict.
+
+    Example: git runs `memcli merge episode base.md ours.md theirs.md memory/episodes/2026-12-01.md`
+    """
     _driver("episode", base, ours, theirs, 7, path)
 
 
