@@ -207,13 +207,14 @@ def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID")], 
         m = memory(ctx)
         d = m.get(id_)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        before = (m.root / d.path).read_bytes().decode("utf-8", "replace")
         try:
             code = subprocess.call([*shlex.split(editor), str(m.root / d.path)])
         except OSError as e:
             raise UsageError(f"cannot start the editor {editor!r}: {e.strerror or e}")
         if code != 0:
             raise UsageError(f"the editor exited with {code}; nothing was changed in MEMORY.md")
-        res = m.after_edit(d.id) if "/archive/" not in d.path else None
+        res = m.after_edit(d.id, before) if "/archive/" not in d.path else None
         data = res.to_dict() if res else {"action": "edited", "id": d.id, "path": d.path, "line": None}
         return Out(data, lambda: r.write_result(data))
     run(ctx, "edit", json_, act)

@@ -87,7 +87,7 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
     names = layer_names()
     if layer is not None and layer not in names:
         raise UsageError(f"--layer must be one of {', '.join(names)}, got {layer!r}")
-    limit = limit or int(mem.config["recall.limit"])
+    limit = int(mem.config["recall.limit"]) if limit is None else limit
     if limit < 1:
         raise UsageError("--limit must be at least 1")
     threshold = float(mem.config["recall.threshold"]) if threshold is None else threshold
