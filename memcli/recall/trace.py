@@ -54,12 +54,13 @@ def _tail_lines(path: Path, size: int) -> list[bytes]:
     try:
         with open(path, "rb") as f:
             end = f.seek(0, os.SEEK_END)
-            f.seek(max(0, end - size))
-            data = f.read(size)
+            f.seek(max(0, end - size - 1))
+            data = f.read(size + 1)
     except OSError:
         return []
-    lines = data.split(b"\n")
-    return lines[1:] if end > size else lines
+    if end > size:  # the window starts inside a line unless the byte before it ends one
+        data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+    return data.split(b"\n")
 
 
 def access(root: Path, budget: int = ACCESS_BYTES) -> dict:
