@@ -16,14 +16,15 @@ from pathlib import Path
 from .config import Config, load_config, parse_duration
 from .errors import (ExistsError, FileError, IndexFullError, NotARootError, NotFoundError, SecretError,
                      UnsafePathError, UsageError)
-from .model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, Detail, Entry, Problem, clean_tags, one_line
+from .model import (DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, Entry, Problem, clean_tags,
+                    one_line)
 from .store import details as dfile
 from .store.fs import (atomic_write, atomic_write_many, check_id, inside, read_text, root_lock, safe_join, slugify,
                        valid_id)
 from .store import indexrules, layout
 from .store.index import IndexDoc
+from .textcheck import check_rendered, check_sizes, check_text_field
 
-MAX_TITLE = 200
 CONTEXT_BUDGET = 2000  # tokens of a context block unless asked otherwise
 MIN_BUDGET = 50
 
@@ -221,28 +222,30 @@ class Memory:
         return Listing(found, problems, indexed)
 
     # ---------- writing ----------
-    def _scan(self, fields: dict) -> tuple[dict, list]:
+    def scan(self, fields: dict) -> tuple[dict, list]:
+        """Text on its way into a committed file, checked by write.secrets: the fields (redacted
+        under `redact`) and what was redacted; SecretError (exit 4) under `refuse`. Strings in
+        lists and dicts are scanned too, and so are the keys of a dict (other frontmatter keys)."""
         policy = self.config["write.secrets"]
         if policy == "allow":
             return fields, []
         from .scan import find_secrets, redact_secrets
 
-        redacted = []
-        out = {}
-        for name, value in fields.items():
+        redacted: list = []
+
+        def walk(name, value):
+            if isinstance(value, str):
+                new, r = self._scan_text(name, value, policy, find_secrets, redact_secrets)
+                redacted.extend(r)
+                return new
             if isinstance(value, (list, tuple)):
-                items = []
-                for v in value:
-                    v2, r = self._scan_text(name, v, policy, find_secrets, redact_secrets)
-                    items.append(v2)
-                    redacted += r
-                out[name] = type(value)(items)
-            elif isinstance(value, str):
-                out[name], r = self._scan_text(name, value, policy, find_secrets, redact_secrets)
-                redacted += r
-            else:
-                out[name] = value
-        return out, redacted
+                return type(value)(walk(name, v) for v in value)
+            if isinstance(value, dict):
+                return {walk(f"key {k!r}" if isinstance(k, str) else name, k): walk(str(k), v)
+                        for k, v in value.items()}
+            return value
+
+        return {name: walk(name, value) for name, value in fields.items()}, redacted
 
     @staticmethod
     def _scan_text(name, text, policy, find_secrets, redact_secrets):
@@ -261,46 +264,56 @@ class Memory:
         return new, [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in found]
 
     def remember(self, title: str, summary: str = "", *, tags=(), aliases=(), body: str = "",
-                 type: str | None = None, importance: float | None = None, pinned: bool = False,
+                 type: str | None = None, importance: float | None = None, pinned: bool | None = None,
                  expires: str | None = None, id: str | None = None, source: str | None = None,
                  now: str | None = None) -> WriteResult:
         """Write a new detail file and its index line (demoting the lowest entry when full).
-        type and importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
-        type = DEFAULT_TYPE if type is None else type
-        importance = DEFAULT_IMPORTANCE if importance is None else importance
-        title = one_line(title or "")
-        if not title:
-            raise UsageError("a title is required and must not be blank")
-        if len(title) > MAX_TITLE:
-            raise UsageError(f"the title has {len(title)} characters; keep it under {MAX_TITLE} "
-                             "and put the rest in the summary or the body")
-        if type not in TYPES:
-            raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
-        if not 0 <= float(importance) <= 1:
-            raise UsageError(f"--importance must be from 0 to 1, got {importance}")
-        extra: dict = {}
+
+        A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
+        importance, pinned, expires, source and any other key); arguments given here win. type and
+        importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
         body, front = _strip_frontmatter(body or "")
+        extra = {k: v for k, v in front.items() if k not in DETAIL_KEYS}
         if front:
-            extra = {k: v for k, v in front.items() if k not in ("id", "title", "summary", "tags", "aliases",
-                                                                  "type", "importance", "pinned", "created",
-                                                                  "updated", "expires", "source")}
             summary = summary or one_line(front.get("summary") or "")
             tags = tuple(tags) + tuple(dfile._str_list(front.get("tags")))
             aliases = tuple(aliases) + tuple(dfile._str_list(front.get("aliases")))
-        memory_id = check_id(id) if id else slugify(title)
+            type = type if type is not None else _front_value(front, "type")
+            importance = importance if importance is not None else _front_value(front, "importance")
+            pinned = pinned if pinned is not None else _front_value(front, "pinned")
+            expires = expires if expires is not None else _front_value(front, "expires")
+            source = source if source is not None else _front_value(front, "source")
+        type = DEFAULT_TYPE if type is None else type
+        importance = DEFAULT_IMPORTANCE if importance is None else importance
+        _check_input(title=title, summary=summary, tags=tags, aliases=aliases, id=id, source=source)
+        title = one_line(title or "")
+        if not title:
+            raise UsageError("a title is required and must not be blank")
+        if type not in TYPES:
+            raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
+        importance = _importance(importance)
+        check_sizes({"title": title, "summary": one_line(summary or ""), "source": source, "tags": tags,
+                     "aliases": aliases, "extra": extra, "body": body})
         now = now or utcnow()
-        fields, redacted = self._scan({"title": title, "summary": one_line(summary or ""), "body": body,
+        expires = parse_expires(expires, now)
+        fields, redacted = self.scan({"title": title, "summary": one_line(summary or ""), "body": body,
                                        "tags": tuple(tags), "aliases": tuple(aliases),
-                                       "source": source or ""})
-        if redacted and not id:
+                                       "source": source or "", "id": id or "", "extra": extra})
+        if id:
+            memory_id = check_id(fields["id"] if fields["id"] == id else slugify(fields["id"]))
+        else:
             memory_id = slugify(fields["title"])
+        if memory_id == layout.INDEX[:-3]:
+            raise UsageError(f"{memory_id!r} is the index's name; pass another --id")
         d = Detail(
             id=memory_id, title=fields["title"], summary=fields["summary"], tags=clean_tags(fields["tags"]),
             aliases=tuple(dict.fromkeys(one_line(a) for a in fields["aliases"] if one_line(a))),
-            type=type, importance=float(importance), pinned=bool(pinned), created=now, updated=now,
-            expires=parse_expires(expires, now), source=fields["source"] or None, extra=extra,
+            type=type, importance=importance, pinned=dfile._bool(pinned or False), created=now, updated=now,
+            expires=expires, source=fields["source"] or None, extra=fields["extra"],
             body=_body(fields["body"]),
         )
+        text = dfile.render(d)
+        check_rendered(text)
         path = self.detail_path(memory_id)
         with self.lock():
             if path.exists() or self.detail_path(memory_id, archived=True).exists():
@@ -312,7 +325,7 @@ class Memory:
                 raise IndexFullError(
                     f"the index is full ({self.config['index.max_lines']} lines) and index.on_full is refuse; "
                     "nothing was written. Raise index.max_lines or forget an entry")
-            self._write_with_index(doc, plan.entries, (path, dfile.render(d)))
+            self._write_with_index(doc, plan.entries, (path, text))
         result = WriteResult("remembered", memory_id, self.rel(path), memory_id in plan.ids,
                              redacted=redacted, demoted=plan.demoted)
         result.line = _line_for(plan.entries, memory_id)
@@ -329,15 +342,26 @@ class Memory:
                append: str | None = None, tags=(), untags=(), aliases=(), type: str | None = None,
                importance: float | None = None, pinned: bool | None = None, expires: str | None = None,
                now: str | None = None) -> WriteResult:
-        """Change a memory; a replaced title or summary is kept under a dated ## History section."""
+        """Change a memory; a replaced title or summary is kept under a dated ## History section.
+
+        Only the frontmatter keys that change are rewritten: comments and the layout of the
+        other keys stay as they were. Nothing to change gives the action "unchanged"."""
         check_id(memory_id)
         now = now or utcnow()
+        _check_input(title=title, summary=summary, tags=tags, aliases=aliases)
         if type is not None and type not in TYPES:
             raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
-        if importance is not None and not 0 <= float(importance) <= 1:
-            raise UsageError(f"--importance must be from 0 to 1, got {importance}")
-        fields, redacted = self._scan({"title": one_line(title or ""), "summary": one_line(summary or ""),
+        if importance is not None:
+            importance = _importance(importance)
+        if title is not None and not one_line(title):
+            raise UsageError("a title must not be blank")
+        if summary is not None and not one_line(summary):
+            raise UsageError("a summary must not be blank")
+        check_sizes({"title": one_line(title or ""), "summary": one_line(summary or ""), "tags": tags,
+                     "aliases": aliases, "body": append})
+        fields, redacted = self.scan({"title": one_line(title or ""), "summary": one_line(summary or ""),
                                        "append": append or "", "tags": tuple(tags), "aliases": tuple(aliases)})
+        warnings: list = []
         with self.lock():
             path = self.detail_path(memory_id)
             if not path.is_file():
@@ -349,32 +373,32 @@ class Memory:
             d = dfile.parse(raw, memory_id, self.rel(path))
             history = []
             new = {}
-            if title is not None:
-                if not fields["title"]:
-                    raise UsageError("a title must not be blank")
-                if len(fields["title"]) > MAX_TITLE:
-                    raise UsageError(f"the title has {len(fields['title'])} characters; keep it under {MAX_TITLE}")
-                if fields["title"] != d.title:
-                    history.append(f"title was: {d.title}")
-                    new["title"] = fields["title"]
-                    new["aliases"] = tuple(dict.fromkeys((*d.aliases, d.title)))
+            if title is not None and fields["title"] != d.title:
+                history.append(f"title was: {d.title}")
+                new["title"] = fields["title"]
+                new["aliases"] = tuple(dict.fromkeys((*d.aliases, d.title)))
             if summary is not None and fields["summary"] != d.summary:
                 if d.summary:
                     history.append(f"summary was: {d.summary}")
                 new["summary"] = fields["summary"]
-            if fields["tags"] or untags:
-                drop = set(clean_tags(untags))
-                new["tags"] = tuple(t for t in clean_tags((*d.tags, *fields["tags"])) if t not in drop)
-            if fields["aliases"]:
-                new["aliases"] = tuple(dict.fromkeys((*new.get("aliases", d.aliases),
-                                                      *(one_line(a) for a in fields["aliases"] if one_line(a)))))
-            if type is not None:
+            drop = set(clean_tags(untags))
+            unknown = [t for t in clean_tags(untags) if t not in d.tags]
+            if unknown:
+                warnings.append(f"{memory_id} has no tag {', '.join(unknown)}")
+            new_tags = tuple(t for t in clean_tags((*d.tags, *fields["tags"])) if t not in drop)
+            if new_tags != d.tags:
+                new["tags"] = new_tags
+            aliases_now = new.get("aliases", d.aliases)
+            new_aliases = tuple(dict.fromkeys((*aliases_now, *(one_line(a) for a in fields["aliases"] if one_line(a)))))
+            if new_aliases != d.aliases:
+                new["aliases"] = new_aliases
+            if type is not None and type != d.type:
                 new["type"] = type
-            if importance is not None:
-                new["importance"] = float(importance)
-            if pinned is not None:
+            if importance is not None and importance != d.importance:
+                new["importance"] = importance
+            if pinned is not None and bool(pinned) != d.pinned:
                 new["pinned"] = bool(pinned)
-            if expires is not None:
+            if expires is not None and parse_expires(expires, now) != d.expires:
                 new["expires"] = parse_expires(expires, now)
             body = d.body
             if fields["append"].strip():
@@ -382,22 +406,31 @@ class Memory:
             if history:
                 body = add_history(body, now[:10], history)
             if not new and body == d.body:
-                return WriteResult("unchanged", memory_id, self.rel(path),
-                                   memory_id in {e.id for e in self.read_index().entries})
-            d = d.replace(updated=now, body=body, **new)
+                result = WriteResult("unchanged", memory_id, self.rel(path),
+                                     memory_id in {e.id for e in self.read_index().entries})
+                result.warnings = warnings
+                return result
+            old, d = d, d.replace(updated=now, body=body, **new)
+            check_sizes({"tags": d.tags, "aliases": d.aliases})
+            text = dfile.render_update(raw, old, d)
+            check_rendered(text)
             if path != self.detail_path(memory_id) and expires is not None and not _expired(d, now[:10]):
                 from .edits import _move_in
 
-                moved = _move_in(self, d, path, self.detail_path(memory_id), dfile.render(d), "restored",
+                moved = _move_in(self, d, path, self.detail_path(memory_id), text, "restored",
                                  dfile.newline_of(raw))
                 moved.redacted = redacted
                 return moved
             doc = self.read_index()
             plan = self._plan_index(doc, changed=d if path == self.detail_path(memory_id) else None)
-            self._write_with_index(doc, plan.entries, (path, dfile.render(d), dfile.newline_of(raw)))
+            self._write_with_index(doc, plan.entries, (path, text, dfile.newline_of(raw)))
         result = WriteResult("updated", memory_id, self.rel(path), memory_id in plan.ids, redacted=redacted,
                              demoted=plan.demoted)
         result.line = _line_for(plan.entries, memory_id)
+        result.warnings = warnings + plan.warnings
+        if redacted:
+            result.warnings.append(f"redacted {len(redacted)} secret(s): "
+                                   + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
         return result
 
     def forget(self, memory_id: str) -> WriteResult:
@@ -651,16 +684,45 @@ class Memory:
 
         return restore(self, check_id(memory_id), now or utcnow())
 
-    def after_edit(self, memory_id: str) -> WriteResult:
-        """Re-render the index after a hand edit; a broken file is reported, never rewritten."""
+    def after_edit(self, memory_id: str, before: str | None = None) -> WriteResult:
+        """Re-render the index after a hand edit; a broken file is reported, never rewritten.
+
+        The edited text is scanned for secrets like every write (write.secrets): under `redact`
+        the file is redacted; under `refuse` the editor's text is moved to .memcli/edits/, the
+        file is put back to `before` (the text it had before the edit) and SecretError is raised."""
         path = self.detail_path(memory_id)
+        redacted = self._check_edit(memory_id, path, before)
         self.load(path)
         with self.lock():
             doc = self.read_index()
             plan = self._plan_index(doc)
             self._write_index(doc, plan.entries)
-        return WriteResult("edited", memory_id, self.rel(path), memory_id in plan.ids,
-                           line=_line_for(plan.entries, memory_id))
+        result = WriteResult("edited", memory_id, self.rel(path), memory_id in plan.ids,
+                             line=_line_for(plan.entries, memory_id), redacted=redacted)
+        if redacted:
+            result.warnings.append(f"redacted {len(redacted)} secret(s) in {self.rel(path)}")
+        return result
+
+    def _check_edit(self, memory_id: str, path: Path, before: str | None) -> list:
+        """The secret scan of a file a person edited: what was redacted, or SecretError."""
+        text = read_text(path, self.rel(path))
+        try:
+            fields, redacted = self.scan({"edited text": text})
+        except SecretError as e:
+            if before is None:
+                raise
+            from .store.fs import state_dir
+
+            kept = state_dir(self.root, "edits") / f"{memory_id}.{utcnow().replace(':', '')}.md"
+            atomic_write(kept, text)
+            with self.lock():
+                atomic_write(path, before)
+            raise SecretError(f"{e.message}; {self.rel(path)} is back as it was, your text is kept in "
+                              f"{self.rel(kept)} (outside the committed files)", data=e.data)
+        if redacted:
+            with self.lock():
+                atomic_write(path, fields["edited text"])
+        return redacted
 
     # ---------- the cascade ----------
     def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,
@@ -750,6 +812,37 @@ def _expired(d: Detail, today: str | None = None) -> bool:
     if not d.expires:
         return False
     return d.expires[:10] < (today or utcnow()[:10])
+
+
+def _check_input(**fields) -> None:
+    """Control characters are refused in every text field of a memory (exit 2)."""
+    for what, value in fields.items():
+        name = what in ("id", "tags")
+        for v in (value if isinstance(value, (list, tuple)) else (value,)):
+            if v is not None:
+                check_text_field(str(v), {"tags": "tag", "aliases": "alias"}.get(what, what), name=name)
+
+
+def _importance(value) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"importance must be a number from 0 to 1, got {value!r}")
+    if not 0 <= v <= 1:
+        raise UsageError(f"--importance must be from 0 to 1, got {value}")
+    return v
+
+
+def _front_value(front: dict, key: str):
+    """A key of a body's frontmatter as remember takes it (None when absent or blank)."""
+    value = front.get(key)
+    if value is None or value == "":
+        return None
+    if key in ("expires", "source"):
+        return dfile._stamp(value) if key == "expires" else one_line(value)
+    if key == "type":
+        return one_line(value)
+    return value
 
 
 def _body(text: str) -> str:

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ExistsError, FileError, MemcliError, Refused, UsageError
+from .errors import ExistsError, FileError, MemcliError, Refused, SecretError, UsageError
 from .model import Detail
 from .store import details as dfile
 from .store.fs import MAX_FILE_BYTES, STATE_DIR, atomic_write, state_dir
@@ -144,6 +144,14 @@ def finish(mem, s: EditSession, text: str | None = None):
             p = e.problem
             raise FileError(f"{shown}:{p.line or 1}: {p.message}; {rel} is unchanged, your text is kept in "
                             f"{shown} (run `memcli edit {s.id}` again and fix it)", data={"draft": shown})
+        try:
+            fields, redacted = mem.scan({"edited text": new})
+        except SecretError as e:
+            raise SecretError(f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
+                              "(outside the committed files)", data={**(e.data or {}), "draft": shown})
+        if redacted:
+            new = fields["edited text"]
+            d = dfile.parse(new, s.id, rel)
         doc = mem.read_index()
         plan = mem._plan_index(doc, changed=None if archived else d)
         writes = [(path, new)] if new != theirs else []
@@ -155,7 +163,7 @@ def finish(mem, s: EditSession, text: str | None = None):
 
             atomic_write_many(writes)
     _drop(s.draft)
-    return WriteResult(action, s.id, rel, s.id in plan.ids, line=_line_for(plan.entries, s.id))
+    return WriteResult(action, s.id, rel, s.id in plan.ids, line=_line_for(plan.entries, s.id), redacted=redacted)
 
 
 def restore(mem, memory_id: str, now: str) -> object:

@@ -34,11 +34,24 @@ def example_files() -> list[tuple[str, str]]:
     return sorted((p.name, p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".md"))
 
 
+def _enclosing_root(path: Path) -> Path | None:
+    """The root whose memory/ folder holds path (or is path), if any."""
+    p = path.resolve()
+    for folder in (p, *p.parents):
+        if folder.name == layout.MEMORY and layout.is_root(folder.parent):
+            return folder.parent
+    return None
+
+
 def init_root(path: str | os.PathLike, example: bool = False) -> dict:
     """Create a memory root; never overwrites. With example, add the example memories."""
     root = Path(path).expanduser()
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder")
+    outer = _enclosing_root(root)
+    if outer is not None:
+        raise UsageError(f"{root} is inside the memory folder of the root {outer}; a root there would be "
+                         "read as memories of that root. Choose a folder outside it")
     root.mkdir(parents=True, exist_ok=True)
     root = root.resolve()
     created, kept = [], []

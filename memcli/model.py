@@ -84,7 +84,10 @@ class Detail:
 
     @property
     def entry(self) -> Entry:
-        return Entry(self.title, self.summary, self.tags, f"memory/{self.id}.md")
+        """The index line's content: the summary cut short on a word boundary, the rest is here."""
+        from .textcheck import index_summary
+
+        return Entry(self.title, index_summary(one_line(self.summary)), self.tags, f"memory/{self.id}.md")
 
     def rank_key(self) -> tuple:
         """Index order: pinned, then importance, then last update (newest first), then id."""

@@ -98,6 +98,8 @@ def write_result(data: dict) -> None:
             c.print("  [dim]not in MEMORY.md (the index is full); the detail file is kept[/]")
         return
     out(data["id"])
+    if data["action"] == "unchanged":
+        talk(f"unchanged {data['id']}: nothing to change")
     if data["action"] == "forgotten":
         talk(f"forgot {data['id']}: removed {data['path']}" + (" and its index line" if data.get("line") else ""))
 

@@ -7,6 +7,7 @@ gets the same guarantees as the command line. Every method returns a plain dict.
 from __future__ import annotations
 
 from .errors import UsageError
+from .textcheck import check_text_field
 
 
 def _now(now: str | None) -> str:
@@ -27,6 +28,8 @@ class Session:
         The result's "warning" is set when the configured summarizer failed."""
         from .store import session
 
+        check_text_field(text, "turn")
+        text = self.mem.scan({"turn": text})[0]["turn"]  # turns are folded into memory/episodes/
         cfg = self.mem.config
         with self.mem.lock():
             return session.add(self.mem.root, self.name, role, text, _now(now),
@@ -63,6 +66,8 @@ class Scope:
         """Start a task; an unended scope of the same name is moved to the episode log first."""
         from .store import scope
 
+        check_text_field(task, "task")
+        task = self.mem.scan({"task": task})[0]["task"]  # a scope's state is archived to memory/episodes/
         with self.mem.lock():
             return scope.start(self.mem.root, self.name, task, _now(now))
 
@@ -72,6 +77,11 @@ class Scope:
 
         if not agent or not agent.strip():
             raise UsageError("scope set needs --agent NAME")
+        check_text_field(key, "key", name=True)
+        check_text_field(agent, "agent name", name=True)
+        # The scope's state is archived to memory/episodes/: its keys, values and agents are scanned.
+        fields = self.mem.scan({"key": key, "value": value, "agent name": agent})[0]
+        key, value, agent = fields["key"], fields["value"], fields["agent name"]
         with self.mem.lock():
             return scope.set_key(self.mem.root, self.name, key, value, agent, _now(now), force)
 

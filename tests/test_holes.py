@@ -159,7 +159,6 @@ def test_01_edit_loses_nothing_made_meanwhile(ex, tmp_path):
         assert any("EDITOR-LINE" in f.read_text(encoding="utf-8") for f in named_files(err, ex)), err
 
 
-@hole("2: remember writes frontmatter larger than the reader accepts")
 def test_02_write_limits_match_read_limits(ex):
     """A memory memcli could not read back is never written: 10,000 tags or a 13,500-word summary
     is refused with exit 2 and a message naming the limit; no file is written, MEMORY.md unchanged."""
@@ -175,7 +174,6 @@ def test_02_write_limits_match_read_limits(ex):
     assert index_text(ex) == before
 
 
-@hole("2: the index line carries the whole summary")
 def test_02_index_line_stays_one_short_line(ex):
     """A 1,600-character summary (within the write limits) is kept whole in the detail file, and
     its MEMORY.md line shows it cut on a word boundary with '…', the line under 300 characters."""
@@ -204,7 +202,6 @@ Body.
 """
 
 
-@hole("3: update re-renders the whole frontmatter, dropping comments and layout")
 def test_03_update_keeps_comments_and_untouched_keys(ex):
     """`update --importance 0.9` changes that key only: a person's `# owner:` comment, the
     inline `# keep` comment and the block list of tags stay exactly as written."""
@@ -383,7 +380,6 @@ def test_08_remember_with_a_past_expiry_warns(ex):
 # =============================================================================== leaks and trust
 
 
-@hole("9: an id is written to a file name, the frontmatter and the index unscanned")
 def test_09_a_secret_id_is_refused(ex):
     """`remember t s --id <token>` is refused (exit 4) like a secret in the text; nothing written."""
     token = fake_token()
@@ -392,7 +388,6 @@ def test_09_a_secret_id_is_refused(ex):
     assert token not in committed_text(ex)
 
 
-@hole("9: unknown keys of a --body-file frontmatter are written unscanned")
 def test_09_a_secret_in_body_frontmatter_is_refused(ex, tmp_path):
     """A body file whose frontmatter holds `api_token: <token>` is refused (exit 4); nothing written."""
     token = fake_token(2)
@@ -402,7 +397,6 @@ def test_09_a_secret_in_body_frontmatter_is_refused(ex, tmp_path):
     assert token not in committed_text(ex)
 
 
-@hole("9: session turns reach memory/episodes/ unscanned")
 def test_09_a_secret_in_a_session_turn_never_reaches_the_episode_log(ex):
     """A turn holding a token is refused when added (exit 4, write.secrets: refuse), and after
     enough turns to fold, no committed file holds it."""
@@ -415,7 +409,6 @@ def test_09_a_secret_in_a_session_turn_never_reaches_the_episode_log(ex):
     assert token not in committed_text(ex)
 
 
-@hole("9: scope values, keys, agents and tasks are archived to episodes unscanned")
 def test_09_a_secret_in_a_scope_never_reaches_the_episode_log(ex):
     """A token as a scope value, a key, an agent or a task is refused (exit 4); after
     `scope end`, no committed file holds it."""
@@ -429,7 +422,6 @@ def test_09_a_secret_in_a_scope_never_reaches_the_episode_log(ex):
     assert token not in committed_text(ex)
 
 
-@hole("9: a secret typed in edit stays in the detail file")
 def test_09_a_secret_typed_in_edit_is_refused(ex, tmp_path):
     """The editor adds a token: `edit` exits 4, the detail file is back to what it was, and the
     editor's text is kept outside the committed files at a path the message names."""
@@ -541,7 +533,6 @@ def test_12_control_characters_never_reach_the_terminal(ex):
         assert _raw_controls(r.stdout) == [] and _raw_controls(r.stderr) == [], (r.args, r.stdout, r.stderr)
 
 
-@hole("12: control characters are accepted in titles, tags, ids, keys and agent names")
 @pytest.mark.parametrize("args", [
     ("remember", "Evil \x1b]0;PWNED\x07", "s"),
     ("remember", "Bell title", "summary \x1b[2J"),
@@ -659,7 +650,6 @@ def test_15_watch_observes_only_the_memory_files(ex):
     assert watches < 50, f"{watches} inotify watches"
 
 
-@hole("16: --body-file frontmatter keys type/importance/pinned/expires/source are dropped")
 def test_16_body_file_frontmatter_gives_its_keys(ex, tmp_path):
     """A --body-file whose frontmatter says type lesson, importance 0.9, pinned, expires and
     source gives those keys to the memory (what README promises)."""
@@ -691,14 +681,12 @@ def test_17_invalid_hand_edits_are_reported(ex, key, line):
     assert hits, data["findings"]
 
 
-@hole("18: recall -k 0 returns the default count")
 def test_18_recall_limit_zero_is_bad_usage(ex):
     """`recall -k 0` is bad usage (exit 2), like `-k -1`."""
     assert mc(ex, "recall", "-k", "0", "mysql").returncode == 2
     assert mc(ex, "recall", "--limit", "0", "mysql").returncode == 2
 
 
-@hole("18: update with no change says updated")
 def test_18_update_without_change_says_unchanged(ex):
     """`update ID` with nothing to change, or with `--untag` of a tag it does not have, says
     "unchanged" (stderr; action "unchanged" in JSON, with a warning naming the unknown tag)."""
@@ -708,7 +696,6 @@ def test_18_update_without_change_says_unchanged(ex):
     assert d["data"]["action"] == "unchanged" and any("nosuchtag" in w for w in d["warnings"]), d
 
 
-@hole("18: update -s '' blanks the summary")
 def test_18_blank_summary_is_refused_like_a_blank_title(ex):
     """`update -s ""` is refused (exit 2) like `--title ""`; the summary stays."""
     assert mc(ex, "update", "mysql-charset", "--title", "").returncode == 2
@@ -716,7 +703,6 @@ def test_18_blank_summary_is_refused_like_a_blank_title(ex):
     assert "summary: set utf8mb4" in detail(ex, "mysql-charset")
 
 
-@hole("18: titles with no letters or digits all get the id 'memory'")
 def test_18_titles_without_letters_get_distinct_ids(ex):
     """Two titles with no letters or digits (`!!!`, `???`) are both saved (exit 0) under
     different ids."""
@@ -732,7 +718,6 @@ def test_18_a_huge_query_is_not_echoed_whole(ex):
     assert len(r.stderr) <= 300, len(r.stderr)
 
 
-@hole("18: .memcli/trace.jsonl is never rotated")
 def test_18_trace_log_is_rotated(ex):
     """.memcli/trace.jsonl never passes 10 MB: past that, the next recall moves it aside
     (trace.jsonl.1, replacing an older one) and starts a new one."""
@@ -744,7 +729,6 @@ def test_18_trace_log_is_rotated(ex):
     assert trace.stat().st_size < 1_000_000
 
 
-@hole("18: init inside a root's memory/ folder nests a root silently")
 def test_18_init_inside_a_memory_folder_is_refused(tmp_path):
     """`memcli init outer/memory` when outer is a root: exit 2 and nothing created there."""
     ok(run_memcli("init", tmp_path / "outer"))

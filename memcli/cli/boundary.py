@@ -131,7 +131,7 @@ def remember_action(st: State, title, summary=None, tag=None, alias=None, body=N
     s = read_input(summary, None, stdin_bytes, "summary")
     b = read_input(body, body_file, stdin_bytes, "body")
     res = m.remember(t, s, tags=tag or (), aliases=alias or (), body=b, type=type_, importance=importance,
-                     pinned=pin, expires=expires, id=id_, source=source)
+                     pinned=True if pin else None, expires=expires, id=id_, source=source)
     data = res.to_dict()
     return Out(data, lambda: r.write_result(data), warnings=res.warnings)
 

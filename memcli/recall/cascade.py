@@ -91,7 +91,7 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
         raise UsageError("--deep searches every layer and --layer only one: give one of them")
     if threshold is not None and not threshold >= 0:
         raise UsageError(f"--threshold must be 0 or more, got {threshold!r}")
-    limit = limit or int(mem.config["recall.limit"])
+    limit = int(mem.config["recall.limit"]) if limit is None else limit
     if limit < 1:
         raise UsageError("--limit must be at least 1")
     threshold = float(mem.config["recall.threshold"]) if threshold is None else threshold

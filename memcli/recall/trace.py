@@ -10,6 +10,10 @@ from pathlib import Path
 from ..errors import FileError
 from ..store.fs import state_dir
 
+TRACE = "trace.jsonl"
+MAX_TRACE = 10_000_000  # past this the log rolls over to trace.jsonl.1
+ACCESS_BYTES = 4_000_000  # how much of the log the heartbeat reads for recent use
+
 
 def record(mem, command: str, query: str, result) -> None:
     """Append one line: time, command, query, the first hit's layer and the ids of the memories returned."""
@@ -22,9 +26,18 @@ def record(mem, command: str, query: str, result) -> None:
         "ids": [h.id for h in result.hits if getattr(get(h.layer), "memories", False)],
     }, ensure_ascii=False) + "\n"
     try:
-        fd = os.open(state_dir(mem.root) / "trace.jsonl",
-                     os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        path = state_dir(mem.root) / TRACE
+        fd = _open(path)
         try:
+            st = os.fstat(fd)
+            if st.st_size > MAX_TRACE:  # rolled over: one older log is kept as trace.jsonl.1
+                try:
+                    if os.stat(path).st_ino == st.st_ino:  # not already moved by another recall
+                        os.replace(path, path.with_name(TRACE + ".1"))
+                except FileNotFoundError:
+                    pass
+                os.close(fd)
+                fd = _open(path)
             os.write(fd, line.encode("utf-8"))
         finally:
             os.close(fd)
@@ -32,20 +45,43 @@ def record(mem, command: str, query: str, result) -> None:
         result.warnings.append(f"could not append to .memcli/trace.jsonl: {getattr(e, 'strerror', None) or e}")
 
 
-def access(root: Path) -> dict:
-    """id -> {"count": n, "last": time}, from the trace log."""
-    stats: dict = {}
+def _open(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+
+
+def _tail_lines(path: Path, size: int) -> list[bytes]:
+    """The whole lines among the last `size` bytes of a file (none when it is missing)."""
     try:
-        with open(root / ".memcli" / "trace.jsonl", encoding="utf-8", errors="replace") as f:
-            for ln in f:
-                try:
-                    rec = json.loads(ln)
-                except ValueError:
-                    continue
-                for i in rec.get("ids") or ():
-                    s = stats.setdefault(i, {"count": 0, "last": None})
-                    s["count"] += 1
-                    s["last"] = rec.get("time")
+        with open(path, "rb") as f:
+            end = f.seek(0, os.SEEK_END)
+            f.seek(max(0, end - size - 1))
+            data = f.read(size + 1)
     except OSError:
-        pass
+        return []
+    if end > size:  # the window starts inside a line unless the byte before it ends one
+        data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+    return data.split(b"\n")
+
+
+def access(root: Path, budget: int = ACCESS_BYTES) -> dict:
+    """id -> {"count": n, "last": time}, from the newest `budget` bytes of the trace log (the
+    rolled-over trace.jsonl.1 included when the current log is shorter): recent use, read fast."""
+    state = root / ".memcli"
+    lines = _tail_lines(state / TRACE, budget)
+    got = sum(len(x) + 1 for x in lines)
+    if got < budget:
+        lines = _tail_lines(state / (TRACE + ".1"), budget - got) + lines
+    stats: dict = {}
+    for ln in lines:
+        try:
+            rec = json.loads(ln.decode("utf-8", "replace"))
+        except (ValueError, RecursionError):
+            continue
+        ids = rec.get("ids") if isinstance(rec, dict) else None
+        for i in ids if isinstance(ids, list) else ():
+            if not isinstance(i, str):
+                continue
+            s = stats.setdefault(i, {"count": 0, "last": None})
+            s["count"] += 1
+            s["last"] = rec.get("time")
     return stats

@@ -279,3 +279,145 @@ def add_history(body: str, day: str, notes: list) -> str:
             bullets = [""] + bullets
         lines[end:end] = bullets
     return "\n".join(lines) + "\n"
+
+
+# ---------- an update that rewrites only the keys it changes ----------
+
+_TOP_KEY = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
+_ITEM = re.compile(r"^(?P<indent>[ \t]*)-(?:[ \t]+(?P<rest>.*))?$")
+
+
+def _key_spans(lines: list[str]) -> dict | None:
+    """key -> (first line, end) of each top-level key; None when the layout is not plain keys
+    (a duplicate key, a quoted or complex key at the left margin, a directive)."""
+    spans: dict = {}
+    current = None
+    for i, ln in enumerate(lines):
+        if not ln.strip() or ln[0] in " \t#":
+            continue
+        if _ITEM.match(ln):
+            if current is None:
+                return None
+            continue
+        m = _TOP_KEY.match(ln)
+        if not m or m.group("key") in spans:
+            return None
+        if current is not None:
+            spans[current] = (spans[current][0], i)
+        current = m.group("key")
+        spans[current] = (i, len(lines))
+    for key, (start, end) in spans.items():  # blank and comment lines after a value stay where they are
+        while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+            end -= 1
+        spans[key] = (start, end)
+    return spans
+
+
+def _split_comment(text: str) -> tuple[str, str]:
+    """(value, ' # comment' or '') for a plain scalar followed by a comment; the comment is only
+    split off when the value before it is a plain scalar whose meaning is certain."""
+    from .flatyaml import _NO, _scalar
+
+    cut = text.find(" #")
+    if cut == -1:
+        cut = text.find("\t#")
+    if cut == -1:
+        return text, ""
+    value = text[:cut].rstrip(" \t")
+    if not value or _scalar(value) is _NO:
+        return text, ""
+    return value, text[len(value):]
+
+
+def _scalar_line(key: str, old_line: str, value) -> str:
+    rest = old_line.split(":", 1)[1].strip(" \t") if ":" in old_line else ""
+    _, comment = _split_comment(rest)
+    return f"{key}: {_dump_value(value)}{comment}"
+
+
+def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str] | None:
+    """A block list edited in place: kept items keep their lines (and comments), removed ones go,
+    new ones follow the last item with the same indent. None when the list is not a plain one."""
+    from .flatyaml import _NO, _scalar
+
+    head, rest = span[0], span[1:]
+    if head.split(":", 1)[1].split("#", 1)[0].strip(" \t"):
+        return None  # a value on the key's own line: not a block list
+    items, indent = [], None
+    for j, ln in enumerate(rest):
+        m = _ITEM.match(ln)
+        if m is None:
+            if ln.strip() and not ln.lstrip(" \t").startswith("#"):
+                return None
+            continue
+        value, _ = _split_comment(m.group("rest") or "")
+        parsed = _scalar(value, in_list=True) if value else _NO
+        if parsed is _NO or parsed is None:
+            return None
+        items.append((j, norm(parsed)))
+        indent = m.group("indent") if indent is None else indent
+    if [v for _, v in items] != list(old) or not new:
+        return None
+    keep = set(new)
+    out = [head]
+    last = 0
+    for j, ln in enumerate(rest):
+        item = next((v for k, v in items if k == j), None)
+        if item is not None and item not in keep:
+            continue
+        out.append(ln)
+        if item is not None:
+            last = len(out)
+    added = [f"{indent or ''}- {_dump_value(v)}" for v in new if v not in set(old)]
+    if not items:
+        last = len(out)
+    out[last:last] = added
+    return out
+
+
+def render_update(raw: str, old: Detail, new: Detail) -> str:
+    """The file text after an update: only the frontmatter keys that changed are rewritten, so
+    a person's comments, block lists and the text of every other key stay byte for byte. When the
+    frontmatter is not one this edit can be sure of, the whole file is rendered instead."""
+    full = render(new)
+    try:
+        fm, _, _ = split(raw)
+    except ValueError:
+        return full
+    if fm is None:
+        return full
+    lines = fm.split("\n")
+    spans = _key_spans(lines)
+    if spans is None:
+        return full
+    changed = [k for k in DETAIL_KEYS if k != "id" and getattr(old, k) != getattr(new, k)]
+    for in_place in (True, False):
+        out = list(lines)
+        tail: list[str] = []
+        for key in sorted(changed, key=lambda k: -spans.get(k, (-1,))[0]):
+            value = getattr(new, key)
+            value = list(value) if isinstance(value, tuple) else value
+            if key not in spans:
+                tail.append(f"{key}: {_dump_value(value)}")
+                continue
+            start, end = spans[key]
+            span = out[start:end]
+            repl = None
+            if in_place and isinstance(value, list):
+                norm = (lambda v: clean_tags([v])[0] if clean_tags([v]) else "") if key == "tags" else one_line
+                repl = _edit_block_list(span, tuple(getattr(old, key)), tuple(value), norm)
+            if repl is None:
+                repl = [_scalar_line(key, span[0], value) if end - start == 1 and not isinstance(value, list)
+                        else f"{key}: {_dump_value(value)}"]
+            out[start:end] = repl
+        while out and not out[-1].strip() and tail:
+            out.pop()
+        body = new.body + ("" if new.body.endswith("\n") or not new.body else "\n")
+        text = "\n".join([FENCE, *out, *tail, FENCE]) + "\n" + body
+        try:
+            back = parse(text, new.id, new.path)
+        except FileError:
+            continue
+        if back == new.replace(body=body) and back.extra == new.extra:
+            return text
+    return full

@@ -22,14 +22,19 @@ _SLUG_DROP = re.compile(r"[^\w]+")
 
 
 def slugify(title: str) -> str:
-    """An id from a title: Unicode letters and digits, '-' between words, <= 80 chars."""
+    """An id from a title: Unicode letters and digits, '-' between words, <= 80 chars; a title
+    without any is `memory-` and a short hash of the title."""
     text = unicodedata.normalize("NFKC", title).lower()
     slug = _SLUG_DROP.sub("-", text.replace("_", "-")).strip("-")
     if len(slug) > MAX_ID:
         cut = slug[:MAX_ID]
         slug = cut.rsplit("-", 1)[0] if "-" in cut[MAX_ID // 2:] else cut
         slug = slug.strip("-")
-    return slug or "memory"
+    if not slug:  # no letter or digit: a short hash keeps two such titles apart
+        import hashlib
+
+        slug = "memory-" + hashlib.sha1(unicodedata.normalize("NFC", title).encode("utf-8")).hexdigest()[:8]
+    return slug
 
 
 def check_id(memory_id: str) -> str:

@@ -65,7 +65,8 @@ def kind_of(rel: str) -> str | None:
     if rel == CONFIG:
         return "config"
     parts = rel.split("/")
-    if len(parts) < 2 or parts[0] != MEMORY or not rel.endswith(".md") or any(p.startswith(".") for p in parts):
+    if (len(parts) < 2 or parts[0] != MEMORY or not rel.endswith(".md") or parts[-1] == INDEX
+            or any(p.startswith(".") for p in parts)):
         return None
     folder = "/".join(parts[:-1])
     for sub, kind in FOLDERS:
@@ -81,8 +82,9 @@ def md_entries(folder: Path) -> list:
     except (FileNotFoundError, NotADirectoryError):
         return []
     with it:
-        return sorted((de for de in it if de.name.endswith(".md") and not de.name.startswith(".")),
-                      key=lambda de: de.name)
+        # A MEMORY.md under memory/ is another root's index (a nested root), never a memory.
+        return sorted((de for de in it if de.name.endswith(".md") and not de.name.startswith(".")
+                       and de.name != INDEX), key=lambda de: de.name)
 
 
 def md_files(root: Path, sub: str = MEMORY) -> list[Path]:
@@ -102,7 +104,7 @@ def detail_files(root: Path) -> dict:
         with it:
             for de in it:
                 name = de.name
-                if not name.endswith(".md") or de.is_symlink() or not valid_id(name[:-3]):
+                if not name.endswith(".md") or name == INDEX or de.is_symlink() or not valid_id(name[:-3]):
                     continue
                 try:
                     st = de.stat(follow_symlinks=False)
