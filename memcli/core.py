@@ -432,6 +432,7 @@ class Memory:
                         doc.lines[i] = render_line(x)
                 else:
                     chosen[d.id] = d
+        listed = set(chosen)
         if pool is not None:
             chosen = {d.id: d for d in pool}
         if add is not None:
@@ -439,15 +440,21 @@ class Memory:
         ranked = indexrules.rank(chosen.values())
         room = indexrules.free_room(max_lines, doc.fixed_lines())
         demoted = []
-        if len(ranked) > room:
+        still = [d for d in ranked if d.id in listed]
+        if len(ranked) > room and pool is None and len(still) > room:
+            # Hand-written lines took the room of entries already listed: none is moved out for them.
+            demoted = [d.id for d in ranked if d.id not in listed]
+            warnings.append(indexrules.crowded(doc, max_lines, len(still), demoted))
+            ranked = still
+        elif len(ranked) > room:
             if self.config["index.on_full"] == "refuse" and add is not None:
                 return self._Plan([], set(), [], warnings, refused=True)
             ranked, out = indexrules.demote(ranked, room)
             demoted = [d.id for d in out]
             if any(d.pinned for d in out):
                 warnings.append("the index is full of pinned entries; some pinned memories are not listed")
-        if demoted and add is not None:
-            warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
+            if demoted and add is not None:
+                warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
         return self._Plan([d.entry for d in ranked], {d.id for d in ranked}, demoted, warnings)
 
     def _index_text(self, doc: IndexDoc, entries: list) -> str | None:
