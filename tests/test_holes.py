@@ -616,7 +616,6 @@ def test_14_heartbeat_cache_sees_a_same_size_edit_with_mtime_restored(ex):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts inotify watches in /proc")
-@hole("15: watch observes the whole tree under the root")
 def test_15_watch_observes_only_the_memory_files(ex):
     """With 1,000 folders elsewhere under the root, `watch` sets fewer than 50 inotify watches
     (MEMORY.md, memory/ and memcli.yaml only) and still reports an edit to a memory file."""
