@@ -477,9 +477,17 @@ class Memory:
         atomic_write_many([detail] + ([(self.index_path, text)] if text is not None else []))
 
     def rebuild_index(self) -> dict:
-        """Regenerate MEMORY.md from the detail files: same files, same bytes; other lines kept."""
+        """Regenerate MEMORY.md from the detail files: same files, same bytes; other lines kept.
+
+        The detail files are read and parsed without the lock (the slow part); under the lock
+        only the files whose fingerprint changed meanwhile are read again, so a memory written
+        or forgotten during the rebuild is seen as it is now."""
+        before = self._detail_fingerprints()
+        listing = self.list()
         with self.lock():
-            listing = self.list()  # under the lock: a memory forgotten meanwhile must not come back
+            after = self._detail_fingerprints()
+            if after != before:
+                listing = self._relisted(listing, before, after)
             doc = self.read_index()
             # Entry lines pointing at missing or broken files are dropped on rebuild.
             present = {d.id for d in listing.details}
@@ -499,6 +507,26 @@ class Memory:
             self._write_index(doc, plan.entries)
         return {"entries": len(plan.entries), "left_out": plan.demoted,
                 "problems": [str(p) for p in listing.problems]}
+
+    def _detail_fingerprints(self) -> dict[str, str | None]:
+        """id -> fingerprint of every memory/<id>.md (what `list` reads)."""
+        fps = {p.stem: layout.file_fingerprint(p) for p in self.detail_files()}
+        return {k: v for k, v in fps.items() if v is not None}
+
+    def _relisted(self, listing: Listing, before: dict, after: dict) -> Listing:
+        """`listing` brought up to date for the detail files whose fingerprint changed."""
+        changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+        rels = {layout.detail_rel(k) for k in changed}
+        found = [d for d in listing.details if d.id not in changed]
+        problems = [p for p in listing.problems if p.path not in rels]
+        for mid in sorted(changed & after.keys()):
+            path = self.detail_path(mid)
+            try:
+                found.append(self.load(path))
+            except (FileError, UnsafePathError, UsageError) as e:
+                problems.append(getattr(e, "problem", None) or Problem(self.rel(path), None, e.message))
+        found.sort(key=Detail.rank_key)
+        return Listing(found, problems, listing.indexed)
 
     def check_index(self) -> list[Problem]:
         """What is wrong with MEMORY.md and the detail files: empty when all is well. The index's

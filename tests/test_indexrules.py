@@ -75,3 +75,32 @@ def test_hand_written_lines_never_push_listed_entries_out(tmp_path):
     assert "memory/pinned-one.md" in text and "memory/plain-one.md" in text and "newest" not in text
     assert not res.indexed and (r / "memory" / "newest.md").exists()
     assert any("hand-written lines of MEMORY.md (lines 1-" in w for w in res.warnings), res.warnings
+
+
+def test_rebuild_sees_writes_made_while_it_read(tmp_path, monkeypatch):
+    """`index rebuild` reads the detail files without the lock: a memory remembered, one
+    forgotten and one edited in the meantime are taken as they are when it writes."""
+    from memcli.core import Memory
+
+    r = tmp_path / "r"
+    mem = Memory.init(r)
+    for name in ("Kept one", "Gone one", "Edited one"):
+        mem.remember(name, "before")
+    plain = Memory.list
+
+    def list_then_write(self, *a, **kw):
+        out = plain(self, *a, **kw)
+        other = Memory(r)
+        other.remember("Written meanwhile", "during the rebuild")
+        other.forget("gone-one")
+        path = r / "memory" / "edited-one.md"
+        path.write_text(path.read_text(encoding="utf-8").replace("summary: before", "summary: after"),
+                        encoding="utf-8")
+        return out
+
+    monkeypatch.setattr(Memory, "list", list_then_write)
+    out = Memory(r).rebuild_index()
+    text = (r / "MEMORY.md").read_text(encoding="utf-8")
+    assert "memory/written-meanwhile.md" in text and "memory/gone-one.md" not in text
+    assert "**Edited one**: after" in text and "memory/kept-one.md" in text
+    assert out["entries"] == 3
