@@ -441,7 +441,7 @@ class Memory:
         room = indexrules.free_room(max_lines, doc.fixed_lines())
         demoted = []
         still = [d for d in ranked if d.id in listed]
-        if len(ranked) > room and pool is None and len(still) > room:
+        if len(ranked) > room and len(still) > room:
             # Hand-written lines took the room of entries already listed: none is moved out for them.
             demoted = [d.id for d in ranked if d.id not in listed]
             warnings.append(indexrules.crowded(doc, max_lines, len(still), demoted))
@@ -506,7 +506,7 @@ class Memory:
             plan = self._plan_index(doc, pool=pool)
             self._write_index(doc, plan.entries)
         return {"entries": len(plan.entries), "left_out": plan.demoted,
-                "problems": [str(p) for p in listing.problems]}
+                "problems": [str(p) for p in listing.problems], "warnings": plan.warnings}
 
     def _detail_fingerprints(self) -> dict[str, str | None]:
         """id -> fingerprint of every memory/<id>.md (what `list` reads)."""

@@ -75,6 +75,10 @@ def test_hand_written_lines_never_push_listed_entries_out(tmp_path):
     assert "memory/pinned-one.md" in text and "memory/plain-one.md" in text and "newest" not in text
     assert not res.indexed and (r / "memory" / "newest.md").exists()
     assert any("hand-written lines of MEMORY.md (lines 1-" in w for w in res.warnings), res.warnings
+    rebuilt = Memory(r).rebuild_index()
+    text = (r / "MEMORY.md").read_text(encoding="utf-8")
+    assert "memory/pinned-one.md" in text and "memory/plain-one.md" in text
+    assert rebuilt["left_out"] == ["newest"] and "hand-written" in rebuilt["warnings"][0]
 
 
 def test_rebuild_sees_writes_made_while_it_read(tmp_path, monkeypatch):
