@@ -54,7 +54,8 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
     from .store import scope, session
 
     sections: list[tuple[str, str]] = []
-    sc = scope.load(mem.root, scope_name)
+    sc, warning = scope.load_or_skip(mem.root, scope_name)
+    warnings = [warning] if warning else []
     if sc and sc["keys"]:
         # Keys, agents and the task are written by agents too: all of it stays inside the fence.
         parts = [f"task: {sc['task']}"] if sc.get("task") else []
@@ -79,6 +80,7 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
             parts.append(f"### {h.path}\n{_flag(text)}{fence(text)}")
         found.hits = [h for h in hits if h.id in recalled_ids]
         record(mem, "context", query, found)
+        warnings += found.warnings
         if parts:
             sections.append(("recalled", "## Recalled memories\n\n" + "\n\n".join(parts)))
     entries = mem.read_index().entries
@@ -88,7 +90,8 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
         sections.append(("index", "## Memory index\n\n" + fence("\n".join(render_line(e) for e in entries))))
     path = session.session_path(mem.root, session_name)
     if path.exists():
-        data = session.load(mem.root, session_name)
+        data, warning = session.load_or_skip(mem.root, session_name)
+        warnings += [warning] if warning else []
         parts = []
         if data.get("summary"):
             parts.append("Summary of earlier turns:\n" + fence(data["summary"]))
@@ -115,7 +118,7 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
             report.append({"section": name, "tokens": 0, "trimmed": True})
         budget = used  # lower-priority sections never jump ahead of a trimmed one
     return {"text": "\n\n".join(out) + "\n", "tokens": used, "budget": budget, "sections": report,
-            "recalled": recalled_ids}
+            "recalled": recalled_ids, "warnings": warnings}
 
 
 def _close_fences(text: str) -> str:

@@ -488,6 +488,7 @@ class Memory:
                         doc.lines[i] = render_line(x)
                 else:
                     chosen[d.id] = d
+        listed = set(chosen)
         if pool is not None:
             chosen = {d.id: d for d in pool}
         if add is not None:
@@ -495,15 +496,21 @@ class Memory:
         ranked = indexrules.rank(chosen.values())
         room = indexrules.free_room(max_lines, doc.fixed_lines())
         demoted = []
-        if len(ranked) > room:
+        still = [d for d in ranked if d.id in listed]
+        if len(ranked) > room and len(still) > room:
+            # Hand-written lines took the room of entries already listed: none is moved out for them.
+            demoted = [d.id for d in ranked if d.id not in listed]
+            warnings.append(indexrules.crowded(doc, max_lines, len(still), demoted))
+            ranked = still
+        elif len(ranked) > room:
             if self.config["index.on_full"] == "refuse" and add is not None:
                 return self._Plan([], set(), [], warnings, refused=True)
             ranked, out = indexrules.demote(ranked, room)
             demoted = [d.id for d in out]
             if any(d.pinned for d in out):
                 warnings.append("the index is full of pinned entries; some pinned memories are not listed")
-        if demoted and add is not None:
-            warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
+            if demoted and add is not None:
+                warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
         return self._Plan([d.entry for d in ranked], {d.id for d in ranked}, demoted, warnings)
 
     def _index_text(self, doc: IndexDoc, entries: list) -> str | None:
@@ -526,9 +533,17 @@ class Memory:
         atomic_write_many([detail] + ([(self.index_path, text)] if text is not None else []))
 
     def rebuild_index(self) -> dict:
-        """Regenerate MEMORY.md from the detail files: same files, same bytes; other lines kept."""
+        """Regenerate MEMORY.md from the detail files: same files, same bytes; other lines kept.
+
+        The detail files are read and parsed without the lock (the slow part); under the lock
+        only the files whose fingerprint changed meanwhile are read again, so a memory written
+        or forgotten during the rebuild is seen as it is now."""
+        before = self._detail_fingerprints()
+        listing = self.list()
         with self.lock():
-            listing = self.list()  # under the lock: a memory forgotten meanwhile must not come back
+            after = self._detail_fingerprints()
+            if after != before:
+                listing = self._relisted(listing, before, after)
             doc = self.read_index()
             # Entry lines pointing at missing or broken files are dropped on rebuild.
             present = {d.id for d in listing.details}
@@ -547,7 +562,27 @@ class Memory:
             plan = self._plan_index(doc, pool=pool)
             self._write_index(doc, plan.entries)
         return {"entries": len(plan.entries), "left_out": plan.demoted,
-                "problems": [str(p) for p in listing.problems]}
+                "problems": [str(p) for p in listing.problems], "warnings": plan.warnings}
+
+    def _detail_fingerprints(self) -> dict[str, str | None]:
+        """id -> fingerprint of every memory/<id>.md (what `list` reads)."""
+        fps = {p.stem: layout.file_fingerprint(p) for p in self.detail_files()}
+        return {k: v for k, v in fps.items() if v is not None}
+
+    def _relisted(self, listing: Listing, before: dict, after: dict) -> Listing:
+        """`listing` brought up to date for the detail files whose fingerprint changed."""
+        changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+        rels = {layout.detail_rel(k) for k in changed}
+        found = [d for d in listing.details if d.id not in changed]
+        problems = [p for p in listing.problems if p.path not in rels]
+        for mid in sorted(changed & after.keys()):
+            path = self.detail_path(mid)
+            try:
+                found.append(self.load(path))
+            except (FileError, UnsafePathError, UsageError) as e:
+                problems.append(getattr(e, "problem", None) or Problem(self.rel(path), None, e.message))
+        found.sort(key=Detail.rank_key)
+        return Listing(found, problems, listing.indexed)
 
     def check_index(self) -> list[Problem]:
         """What is wrong with MEMORY.md and the detail files: empty when all is well. The index's

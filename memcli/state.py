@@ -25,22 +25,54 @@ class Session:
 
     def add(self, role: str, text: str, now: str | None = None) -> dict:
         """Add a turn; beyond session.max_rounds the oldest turns are folded into the summary.
-        The result's "warning" is set when the configured summarizer failed."""
+        The result's "warning" is set when the configured summarizer failed.
+
+        A configured summarizer (a command, which may be slow) runs without the root lock: the
+        turn is saved first, the turns to fold are summarized unlocked, and the fold is applied
+        under the lock only if those turns and the summary are still what was summarized; when
+        another writer changed them meanwhile, the fold is planned again (the turn stays saved)."""
         from .store import session
 
         check_text_field(text, "turn")
         text = self.mem.scan({"turn": text})[0]["turn"]  # turns are folded into memory/episodes/
         cfg = self.mem.config
+        now = _now(now)
+        max_rounds, command = int(cfg["session.max_rounds"]), cfg["session.summarizer"]
+        timeout, limit = cfg.seconds("session.summarizer_timeout"), int(cfg["session.max_summary_chars"])
+        session.check_turn(role, text)
         with self.mem.lock():
-            return session.add(self.mem.root, self.name, role, text, _now(now),
-                               max_rounds=int(cfg["session.max_rounds"]), summarizer=cfg["session.summarizer"],
-                               timeout=cfg.seconds("session.summarizer_timeout"),
-                               limit=int(cfg["session.max_summary_chars"]))
+            if not command:
+                return session.add(self.mem.root, self.name, role, text, now, max_rounds=max_rounds,
+                                   summarizer=None, timeout=timeout, limit=limit)
+            data, moved = session.load_for_write(self.mem.root, self.name)
+            data["turns"].append({"role": role, "text": text, "time": now})
+            data["updated"] = now
+            n = session.to_fold(data["turns"], max_rounds)
+            if not n:
+                episode, folded = session.fold(self.mem.root, self.name, data, 0, "", now)
+                return session.result(self.name, data, folded, episode, moved)
+            session.save(self.mem.root, data)
+        why = None
+        for _ in range(3):
+            previous, turns = data.get("summary", ""), data["turns"][:n]
+            summary, why = session.summarize(command, timeout, previous, turns, limit)
+            with self.mem.lock():
+                data = session.load_or_skip(self.mem.root, self.name)[0]
+                if data.get("summary", "") == previous and data["turns"][:n] == turns:
+                    episode, folded = session.fold(self.mem.root, self.name, data, n, summary, now)
+                    return session.result(self.name, data, folded, episode, moved, why)
+                n = session.to_fold(data["turns"], max_rounds)
+                if not n:  # another writer folded these turns meanwhile
+                    return session.result(self.name, data, [], None, moved, why)
+        # Still changing after three tries: the turns stay as they are; the next turn folds them.
+        return session.result(self.name, data, [], None, moved, why)
 
     def show(self) -> dict:
+        """The session; a broken file gives an empty one with a "warning"."""
         from .store import session
 
-        return session.load(self.mem.root, self.name)
+        data, warning = session.load_or_skip(self.mem.root, self.name)
+        return {**data, "warning": warning} if warning else data
 
     def clear(self, now: str | None = None) -> dict:
         """End the session; its turns and summary go to the episode log first."""

@@ -5,7 +5,9 @@ editor that writes in place (VS Code) or writes a new file and renames it over t
 (vim), git (checkout, pull), or another memcli process. Events are collected until the root
 has been quiet for the debounce time (or at most ``MAX_WAIT`` debounce periods, so a long
 git checkout still reports), then each changed file is checked and its search-cache entry
-refreshed, so the next ``recall`` sees the edit. ``.memcli/``, ``.git/``, hidden files and
+refreshed, so the next ``recall`` sees the edit. Only the root itself (not recursively) and
+memory/ (recursively) are watched, so a big tree elsewhere under the root costs no watches;
+when the kernel drops events anyway (an overflow), the root is rescanned. ``.memcli/``, ``.git/``, hidden files and
 memcli's own temp files (``.memcli-tmp-*``) are ignored, and so are reads: only writes,
 creations, renames and deletions count. A heartbeat can run on a schedule.
 
@@ -29,6 +31,7 @@ from .model import Finding
 from .store import indexrules, layout
 from .store.fs import TMP_PREFIX, state_dir
 
+ROOT_FILES = ("MEMORY.md", "memcli.yaml")
 RESCAN = "*"  # a folder changed as a whole (moved, deleted, created): compare with the last snapshot
 MAX_WAIT = 10  # debounce periods after the first event at most, before a busy batch is processed
 POLL = 0.2  # seconds between checks for a stop request and for the root's existence
@@ -47,7 +50,7 @@ def relevant(root: Path, path: str) -> str | None:
     parts = rel.split("/")
     if parts[0] in _SKIP_DIRS or any(p.startswith(TMP_PREFIX) for p in parts):
         return None
-    if rel in ("MEMORY.md", "memcli.yaml"):
+    if rel in ROOT_FILES:
         return rel
     if layout.kind_of(rel) is not None:
         return rel
@@ -70,8 +73,14 @@ class Watcher:
 
     # ---- what is on disk
     def _snapshot(self) -> dict[str, str]:
-        """relative path -> fingerprint of the files of memory/, archive/ and episodes/."""
-        return layout.snapshot(self.root)
+        """relative path -> fingerprint of the files of memory/, archive/ and episodes/, and of
+        MEMORY.md and memcli.yaml."""
+        snap = layout.snapshot(self.root)
+        for rel in ROOT_FILES:
+            fp = _fingerprint(self.root / rel)
+            if fp is not None:
+                snap[rel] = fp
+        return snap
 
     def _rescan(self) -> set:
         new = self._snapshot()
@@ -99,7 +108,7 @@ class Watcher:
             fp = _fingerprint(path)
             if fp is None:
                 self.snapshot.pop(rel, None)
-            elif rel.startswith(layout.MEMORY + "/"):
+            elif rel.startswith(layout.MEMORY + "/") or rel in ROOT_FILES:
                 self.snapshot[rel] = fp
             kind = layout.kind_of(rel)
             if kind == "config":
@@ -228,12 +237,19 @@ def watch(mem, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, hear
 
     watcher = Watcher(mem, emit, fix=fix)
     observer = Observer()
+    handler = Handler()
+    # Only what memcli reads is watched: the root's own entries (MEMORY.md, memcli.yaml, memory/
+    # itself), not recursively, and memory/ recursively; a big tree beside them costs nothing.
+    memory_watch = _MemoryWatch(observer, handler, root / layout.MEMORY)
+    lost = _OverflowListener(events)
     try:
-        observer.schedule(Handler(), str(root), recursive=True)
+        observer.schedule(handler, str(root), recursive=False)
+        memory_watch.refresh()
         observer.start()
     except OSError as e:  # e.g. the inotify watch limit (fs.inotify.max_user_watches)
         raise FileError(f"cannot watch {root}: {e.strerror or e}") from None
     batches = 0
+    lost.install()
     try:
         emit({"event": "ready", "root": str(root)})
         pending: set = set()
@@ -257,6 +273,11 @@ def watch(mem, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, hear
             if got:
                 last = now
             watcher.check_root()
+            if memory_watch.refresh():  # memory/ was created, replaced or removed
+                if not pending:
+                    first = now
+                pending.add(RESCAN)
+                last = now
             if pending and (now >= last + debounce or now >= first + MAX_WAIT * debounce):
                 batch, pending = pending, set()
                 _guard(watcher, emit, lambda: watcher.process(batch))
@@ -265,12 +286,69 @@ def watch(mem, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, hear
                 _guard(watcher, emit, watcher.heartbeat)
                 next_beat = time.monotonic() + heartbeat_every
     finally:
+        lost.remove()
         observer.stop()
         try:
             observer.join(timeout=5)
         except RuntimeError:
             pass
     return {"root": str(root), "batches": batches}
+
+
+class _MemoryWatch:
+    """The recursive watch on memory/, set again whenever memory/ is created or replaced."""
+
+    def __init__(self, observer, handler, path: Path):
+        self.observer, self.handler, self.path = observer, handler, path
+        self.watch = None
+        self.ino = None
+
+    def refresh(self) -> bool:
+        """Watch memory/ as it is now; True when that changed (the caller rescans)."""
+        try:
+            ino = self.path.stat().st_ino if self.path.is_dir() else None
+        except OSError:
+            ino = None
+        if ino == self.ino:
+            return False
+        if self.watch is not None:
+            try:
+                self.observer.unschedule(self.watch)
+            except (KeyError, OSError):
+                pass
+            self.watch = None
+        self.ino = ino
+        if ino is not None:
+            try:
+                self.watch = self.observer.schedule(self.handler, str(self.path), recursive=True)
+            except OSError:
+                self.ino = None  # tried again on the next poll
+        return True
+
+
+class _OverflowListener:
+    """watchdog says that the kernel dropped events (the inotify queue overflowed) only in its
+    log: this log handler turns that message into a rescan of the root, and keeps the message
+    off the terminal."""
+
+    LOGGER = "watchdog.observers"
+
+    def __init__(self, events):
+        import logging
+
+        class Listener(logging.Handler):
+            def emit(self, record):
+                if "overflow" in record.getMessage().lower():
+                    events.put(RESCAN)
+
+        self.handler = Listener(logging.WARNING)
+        self.logger = logging.getLogger(self.LOGGER)
+
+    def install(self) -> None:
+        self.logger.addHandler(self.handler)
+
+    def remove(self) -> None:
+        self.logger.removeHandler(self.handler)
 
 
 def _guard(watcher: Watcher, emit: Emit, step: Callable[[], None]) -> None:

@@ -305,3 +305,40 @@ def test_process_reports_secret_and_refreshes_cache(root):
     (root / "memory/keys.md").unlink()
     w.process({"memory/keys.md"})
     assert events[-1] == {"event": "removed", "path": "memory/keys.md"} and cache_fp(root, "memory/keys.md") is None
+
+
+def test_a_replaced_memory_folder_is_watched_again(root, watcher):
+    """memory/ moved away and put back (what some sync tools do): the new folder is watched, its
+    files are rescanned, and a later edit inside it is reported."""
+    import shutil
+
+    mid = remember(root, "Survives a swap", "before")
+    w = watcher(root)
+    shutil.copytree(root / "memory", root / "memory.new")
+    (root / "memory").rename(root / "memory.old")
+    (root / "memory.new").rename(root / "memory")
+    path = root / f"memory/{mid}.md"
+    time.sleep(0.5)
+    path.write_text(path.read_text().replace("before", "after"))
+    w.wait_for(lambda e: e.get("path") == f"memory/{mid}.md" and e.get("event") == "changed")
+    assert poll(lambda: cache_fp(root, f"memory/{mid}.md") == fingerprint(path))
+    w.terminate()
+
+
+def test_an_event_overflow_triggers_a_rescan():
+    """watchdog reports a kernel event overflow only in its log: that message becomes a rescan,
+    and it is not printed."""
+    import logging
+    import queue as q
+
+    from memcli.watch import RESCAN, _OverflowListener
+
+    events = q.SimpleQueue()
+    lost = _OverflowListener(events)
+    lost.install()
+    try:
+        logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+        logging.getLogger("watchdog.observers.inotify_c").warning("something else")
+    finally:
+        lost.remove()
+    assert events.get_nowait() == RESCAN and events.empty()

@@ -330,7 +330,7 @@ def index_rebuild(ctx: typer.Context, json_: Json = False):
                 r.talk(f"not listed for lack of room (detail files kept): {', '.join(res['left_out'])}")
             for p in res["problems"]:
                 r.warn(f"skipped {p}")
-        return Out(res, human)
+        return Out(res, human, warnings=res.pop("warnings"))
     run(ctx, "index rebuild", json_, act)
 
 

@@ -10,7 +10,7 @@ from typing import Annotated
 from .. import render as r
 from ..core import CONTEXT_BUDGET
 from .app import Json, app, memory, run, state
-from .boundary import Out, names, recall_action, should_recall_action, text_arg
+from .boundary import Out, _warning, names, recall_action, should_recall_action, text_arg
 from .complete import layer_help, layers
 
 session_app = typer.Typer(help="The short-term layer: recent turns plus a summary.\n\n"
@@ -77,7 +77,7 @@ def context(
         sess, sc = _names(ctx)
         res = memory(ctx).context(text_arg(query, "query") if query else None, budget=budget, session=sess,
                                   scope=sc)
-        return Out(res, lambda: r.write(res["text"]))
+        return Out(res, lambda: r.write(res["text"]), warnings=res.pop("warnings", []))
     run(ctx, "context", json_, act)
 
 
@@ -108,6 +108,7 @@ def session_show(ctx: typer.Context, json_: Json = False):
     def act():
         sess, _ = _names(ctx)
         data = memory(ctx).session(sess).show()
+        warn = _warning(data)
 
         def human():
             if data.get("summary"):
@@ -118,7 +119,7 @@ def session_show(ctx: typer.Context, json_: Json = False):
                     r.out(f"**{t['role']}**: {t['text']}")
             if not data.get("summary") and not data["turns"]:
                 r.talk(f"session {sess} is empty")
-        return Out(data, human)
+        return Out(data, human, warnings=warn)
     run(ctx, "session show", json_, act)
 
 
@@ -131,7 +132,9 @@ def session_clear(ctx: typer.Context, json_: Json = False):
     def act():
         sess, _ = _names(ctx)
         res = memory(ctx).session(sess).clear()
-        return Out(res, lambda: r.talk(f"session {sess} cleared" + (f"; kept in {res['episode']}" if res["episode"] else "")))
+        warn = _warning(res)
+        return Out(res, lambda: r.talk(f"session {sess} cleared" + (f"; kept in {res['episode']}" if res["episode"] else "")),
+                   warnings=warn)
     run(ctx, "session clear", json_, act)
 
 
@@ -262,5 +265,8 @@ def scope_end(ctx: typer.Context, json_: Json = False):
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).end()
-        return Out(res, lambda: r.talk(f"scope {sc} ended" + (f"; kept in {res['episode']}" if res["episode"] else " (it was not started)")))
+        warn = _warning(res)
+        return Out(res, lambda: r.talk(f"scope {sc} ended" + (f"; kept in {res['episode']}" if res["episode"] else
+                                                              "" if warn else " (it was not started)")),
+                   warnings=warn)
     run(ctx, "scope end", json_, act)

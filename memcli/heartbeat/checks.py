@@ -146,6 +146,31 @@ def frontmatter_data(text: str) -> dict:
 
 
 @register
+class ControlCharacters(Check):
+    """Control characters (ESC, BEL, C1...) in a file edited by hand: raw in its text, or written
+    as YAML escapes in a memory's title, summary, tags or aliases. A terminal acts on them."""
+
+    codes = ("control-character",)
+    kinds = TEXT_KINDS
+
+    def file(self, f):
+        from ..textcheck import CONTROL, control_chars
+
+        out = [Finding(**x) for x in control_chars(f.rel, f.text)]
+        d = f.detail
+        for key in ("title", "summary", "tags", "aliases") if d is not None else ():
+            value = getattr(d, key)
+            text = "\n".join(value) if isinstance(value, (tuple, list)) else (value or "")
+            m = CONTROL.search(text)
+            if m:
+                out.append(Finding("control-character", "warning", f.rel, key_line(f.text, key) or 1,
+                                   f"the {key} holds the control character U+{ord(m.group()):04X}: "
+                                   "a terminal may act on it",
+                                   f"delete it from the {key} (memcli prints it escaped, other tools may not)"))
+        return out
+
+
+@register
 class FrontmatterValues(Check):
     """Values memcli would read as something else: a date that is not one, an importance that is
     not a number from 0 to 1, an unknown type, an id that is not the file name, a blank title."""

@@ -58,10 +58,9 @@ def plan(report: Report) -> list[Action]:
     if doc is None:
         return actions
     live: dict[str, Memo] = {}
-    fixed = 0
+    fixed = doc.fixed_lines()
     for n, x in enumerate(doc.lines, 1):
         if not isinstance(x, Entry):
-            fixed += 1
             continue
         mid = x.id
         if mid is None or not indexrules.is_safe_id(mid):

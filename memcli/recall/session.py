@@ -21,7 +21,9 @@ class SessionLayer(Layer):
         from ..search.ranker import SearchDoc
         from ..store import session
 
-        data = session.load(ask.mem.root, ask.session)  # a session never started is empty
+        data, warning = session.load_or_skip(ask.mem.root, ask.session)  # a session never started is empty
+        if warning:
+            ask.warnings.append(warning)  # a broken session file never blocks the other layers
         if not data["turns"] and not data.get("summary"):
             return [], 0
         docs, texts = [], {}

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .fs import atomic_write, read_text, safe_join
+from .fs import MAX_FILE_BYTES, atomic_write, read_text, safe_join
 from .layout import EPISODES, episode_rel
+
+MAX_LOG_BYTES = 5 * MAX_FILE_BYTES  # a day's log past this goes on in YYYY-MM-DD-2.md, -3, ...
 
 
 def episode_path(root: Path, day: str) -> Path:
@@ -23,9 +25,15 @@ def append(root: Path, now: str, heading: str, blocks: list[str]) -> str:
 def appended(root: Path, now: str, heading: str, blocks: list[str]) -> tuple[Path, str]:
     """The episode file and its text with one more section, for a caller that writes it
     together with another file (atomic_write_many)."""
-    path = episode_path(root, now[:10])
-    old = read_text(path, rel(path)) if path.exists() else f"# Episodes {now[:10]}\n"
+    day = now[:10]
     section = f"\n## {now} {heading}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
+    path = episode_path(root, day)
+    n = 1
+    # A day's log that is full (or too big to read) is left as it is: the day goes on in the next part.
+    while path.exists() and path.stat().st_size + len(section.encode("utf-8")) > MAX_LOG_BYTES:
+        n += 1
+        path = episode_path(root, f"{day}-{n}")
+    old = read_text(path, rel(path)) if path.exists() else f"# Episodes {day}" + (f" (part {n})" if n > 1 else "") + "\n"
     return path, old.rstrip("\n") + "\n" + section
 
 

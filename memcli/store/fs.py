@@ -270,6 +270,23 @@ def read_state(path: Path, what: str, hint: str, check) -> dict | None:
     return data
 
 
+def set_aside(path: Path) -> str:
+    """Move a state file that cannot be read out of the way, never deleting it:
+    .memcli/<folder>/<name>.json -> .memcli/<folder>/<name>.json.broken-<time>. Returns the new
+    path relative to the root."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    dest = path.with_name(f"{path.name}.broken-{stamp}")
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = path.with_name(f"{path.name}.broken-{stamp}-{n}")
+    try:
+        os.replace(path, dest)
+    except OSError as e:
+        raise FileError(f"cannot move {path.name} aside: {e.strerror or e}") from None
+    return f"{STATE_DIR}/{path.parent.name}/{dest.name}"
+
+
 def dump_state(data: dict) -> str:
     import json
 

@@ -121,7 +121,18 @@ class IndexDoc:
         return len(self.lines)
 
     def fixed_lines(self) -> int:
-        return sum(1 for x in self.lines if not isinstance(x, Entry))
+        """The lines that are not entries, as they will be once entries are put in: with no entry
+        line yet, `with_entries` drops trailing blank lines and adds one blank separator."""
+        other = [x for x in self.lines if not isinstance(x, Entry)]
+        if len(other) < len(self.lines):
+            return len(other)
+        while other and other[-1].strip() == "":
+            other.pop()
+        return len(other) + 1 if other else 0
+
+    def hand_written(self) -> list[int]:
+        """Line numbers (from 1) of the lines that are neither entries nor blank."""
+        return [n for n, x in enumerate(self.lines, 1) if not isinstance(x, Entry) and x.strip()]
 
     def with_entries(self, entries: list[Entry]) -> "IndexDoc":
         """Put entries, in the given order, into the entry slots; extra ones follow the last slot

@@ -59,6 +59,22 @@ def demote(ranked: list, room: int) -> tuple[list, list]:
     return kept, demoted
 
 
+def describe_hand_written(doc: IndexDoc) -> str:
+    """'the N hand-written lines of MEMORY.md (lines a-b)': what a person must shorten."""
+    nums = doc.hand_written()
+    where = f" (line {nums[0]})" if len(nums) == 1 else f" (lines {nums[0]}-{nums[-1]})" if nums else ""
+    return f"the {len(nums)} hand-written line{'' if len(nums) == 1 else 's'} of MEMORY.md{where}"
+
+
+def crowded(doc: IndexDoc, max_lines: int, listed: int, left_out: list) -> str:
+    """The warning when hand-written lines take the room of entries already listed."""
+    room = max(free_room(max_lines, doc.fixed_lines()), 0)
+    out = (f"; not listed (detail file kept): {', '.join(left_out)}" if left_out else "")
+    return (f"MEMORY.md is over its {max_lines} lines: {describe_hand_written(doc)} leave room for {room} "
+            f"entries and {listed} are listed, so no listed entry was moved out{out}. Shorten the "
+            "hand-written lines, or raise index.max_lines in memcli.yaml")
+
+
 def is_safe_id(memory_id: str | None) -> bool:
     if memory_id is None:
         return False
@@ -79,7 +95,8 @@ def check(doc: IndexDoc, lookup: Callable[[str], object], max_lines: int) -> lis
         fixed = doc.fixed_lines()
         fix = ("`memcli heartbeat --fix` demotes the lowest-ranked entries (their detail files stay)"
                if free_room(max_lines, fixed) > 0 else
-               f"shorten the {fixed} hand-written lines, or raise index.max_lines in memcli.yaml")
+               f"{describe_hand_written(doc)} leave no room for entries: shorten them, "
+               "or raise index.max_lines in memcli.yaml")
         out.append((None, Finding("index-over-limit", "error", "MEMORY.md", max_lines,
                                   f"{n_lines} lines; the index must stay under {max_lines}", fix)))
     seen: set = set()

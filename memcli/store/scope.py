@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import CollisionError, UsageError
+from ..errors import CollisionError, FileError, UsageError
 from . import episodes
-from .fs import atomic_write, atomic_write_many, dump_state, read_state, state_file
+from .fs import atomic_write, atomic_write_many, dump_state, read_state, set_aside, state_file
 
-MAX_VALUE = 1_000_000
+MAX_VALUE = 100_000  # characters of one value
+MAX_BYTES = 4_000_000  # the whole file, well under what a reader accepts
+MAX_LOG = 1_000  # the newest entries kept of the write log and of the collisions
 
 
 def scope_path(root: Path, name: str) -> Path:
@@ -25,13 +27,31 @@ def short(value: str, n: int = 60) -> str:
 
 
 def load(root: Path, name: str) -> dict | None:
-    data = read_state(scope_path(root, name), "scope", "move it away or run `memcli scope end`", _check_shape)
+    data = read_state(scope_path(root, name), "scope", "`memcli scope end` moves it aside", _check_shape)
     if data is None:
         return None
     data.setdefault("log", [])
     data.setdefault("collisions", [])
     data["name"] = name  # the file's name decides where it is saved, not what the file says
     return data
+
+
+def load_or_skip(root: Path, name: str) -> tuple[dict | None, str | None]:
+    """For readers: (scope, None), or (None, a warning) when the file cannot be read."""
+    try:
+        return load(root, name), None
+    except FileError as e:
+        return None, f"{e.message}; skipped"
+
+
+def load_for_write(root: Path, name: str) -> tuple[dict | None, str | None]:
+    """For writers (the caller holds the root lock): a broken file is moved aside, never
+    deleted; the warning says where it went."""
+    try:
+        return load(root, name), None
+    except FileError as e:
+        moved = set_aside(scope_path(root, name))
+        return None, f"{e.message.split(';')[0]}; moved it to {moved}"
 
 
 def _check_shape(data) -> None:
@@ -55,13 +75,20 @@ def fresh(name: str, task: str | None, now: str) -> dict:
 
 
 def save(root: Path, data: dict) -> None:
+    """Write the scope, keeping only the newest MAX_LOG entries of its log and collisions."""
+    _trim(data)
     atomic_write(scope_path(root, data["name"]), dump_state(data))
 
 
 
+def _trim(data: dict) -> None:
+    for k in ("log", "collisions"):
+        del data[k][:-MAX_LOG]
+
+
 def start(root: Path, name: str, task: str, now: str) -> dict:
     """Begin a task; an unended previous scope is moved to the episode log first."""
-    old = load(root, name)
+    old, aside = load_for_write(root, name)
     moved = None
     data = fresh(name, task, now)
     files = [(scope_path(root, name), dump_state(data))]
@@ -74,15 +101,17 @@ def start(root: Path, name: str, task: str, now: str) -> dict:
     atomic_write_many(files)
     return {"scope": name, "task": task, "previous": (old or {}).get("task"), "moved_to": moved,
             "warning": (f"scope {name!r} (task {old.get('task')!r}) was never ended; its state is in {moved}"
-                        if old is not None else None)}
+                        if old is not None else aside)}
 
 
 def set_key(root: Path, name: str, key: str, value: str, agent: str, now: str, force: bool = False) -> dict:
     if not key.strip() or not agent.strip():
         raise UsageError("a key and an --agent are required")
     if len(value) > MAX_VALUE:
-        raise UsageError(f"the value has {len(value)} characters; the limit is {MAX_VALUE}")
-    data = load(root, name) or fresh(name, None, now)
+        raise UsageError(f"the value has {len(value)} characters; the limit is {MAX_VALUE} "
+                         "(put long text in a memory and set its id)")
+    data, aside = load_for_write(root, name)
+    data = data or fresh(name, None, now)
     cur = data["keys"].get(key)
     collision = cur is not None and cur["agent"] != agent
     if collision and not force:
@@ -102,9 +131,15 @@ def set_key(root: Path, name: str, key: str, value: str, agent: str, now: str, f
     data["keys"][key] = {"value": value, "agent": agent, "time": now, "writers": writers,
                          "writes": int((cur or {}).get("writes", 0)) + 1}
     data["log"].append({"time": now, "agent": agent, "key": key, "action": "forced" if collision else "set"})
+    _trim(data)
+    size = len(dump_state(data).encode("utf-8"))
+    if size > MAX_BYTES:
+        raise UsageError(f"scope {name!r} would hold {size} bytes; the limit is {MAX_BYTES}: "
+                         "end the scope or use shorter values")
     save(root, data)
+    notes = [aside, f"overwrote {key!r} owned by {cur['agent']!r} (logged as a collision)" if collision else None]
     return {"scope": name, "key": key, "agent": agent, "forced": collision,
-            "warning": (f"overwrote {key!r} owned by {cur['agent']!r} (logged as a collision)" if collision else None)}
+            "warning": "; ".join(n for n in notes if n) or None}
 
 
 def check(data: dict | None) -> dict:
@@ -116,10 +151,11 @@ def check(data: dict | None) -> dict:
 
 
 def end(root: Path, name: str, now: str) -> dict:
-    data = load(root, name)
+    """Clear the scope, its final state going to the episode log; a broken file is moved aside."""
+    data, aside = load_for_write(root, name)
     if data is None:
-        return {"scope": name, "ended": False, "episode": None}
+        return {"scope": name, "ended": aside is not None, "episode": None, "warning": aside}
     episode = episodes.append(root, now, f"scope {name} ended (task {data.get('task')!r})",
                               [episodes.json_block(data)])
     scope_path(root, name).unlink()
-    return {"scope": name, "ended": True, "episode": episode, "keys": len(data["keys"])}
+    return {"scope": name, "ended": True, "episode": episode, "keys": len(data["keys"]), "warning": None}

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import FileError, UsageError
 from . import episodes
-from .fs import atomic_write, atomic_write_many, dump_state, read_state, state_file
+from .fs import atomic_write, atomic_write_many, dump_state, read_state, set_aside, state_file
 
 ROLES = ("user", "assistant", "system", "tool")
 MAX_TURN = 100_000
@@ -21,15 +21,37 @@ def session_path(root: Path, name: str) -> Path:
     return state_file(root, "sessions", name)
 
 
+def empty(name: str) -> dict:
+    return {"version": 1, "name": name, "summary": "", "turns": [], "folded": 0}
+
+
 def load(root: Path, name: str) -> dict:
-    data = read_state(session_path(root, name), "session", "move it away or run `memcli session clear`",
+    data = read_state(session_path(root, name), "session", "`memcli session clear` moves it aside",
                       _check_shape)
     if data is None:
-        return {"version": 1, "name": name, "summary": "", "turns": [], "folded": 0}
+        return empty(name)
     data.setdefault("summary", "")
     data.setdefault("folded", 0)
     data["name"] = name  # the file's name decides where it is saved, not what the file says
     return data
+
+
+def load_or_skip(root: Path, name: str) -> tuple[dict, str | None]:
+    """For readers: (session, None), or (an empty session, a warning) when the file is broken."""
+    try:
+        return load(root, name), None
+    except FileError as e:
+        return empty(name), f"{e.message}; skipped"
+
+
+def load_for_write(root: Path, name: str) -> tuple[dict, str | None]:
+    """For writers (the caller holds the root lock): a broken file is moved aside, never
+    deleted, and the session starts afresh; the warning says where the file went."""
+    try:
+        return load(root, name), None
+    except FileError as e:
+        moved = set_aside(session_path(root, name))
+        return empty(name), f"{e.message.split(';')[0]}; moved it to {moved} and started afresh"
 
 
 def _check_shape(data) -> None:
@@ -90,38 +112,63 @@ def summarize(command: str | None, timeout: float, previous: str, turns: list, l
     return extractive(previous, turns, limit), f"session.summarizer failed ({why}); used the extractive summary"
 
 
-def add(root: Path, name: str, role: str, text: str, now: str, *, max_rounds: int, summarizer: str | None,
-        timeout: float, limit: int) -> dict:
-    """Add a turn (the caller holds the root lock). Returns what happened."""
+def check_turn(role: str, text: str) -> None:
     if role not in ROLES:
         raise UsageError(f"ROLE must be one of {', '.join(ROLES)}, got {role!r}")
     if not text.strip():
         raise UsageError("the turn text is empty")
     if len(text) > MAX_TURN:
         raise UsageError(f"the turn has {len(text)} characters; the limit is {MAX_TURN}")
-    data = load(root, name)
-    data["turns"].append({"role": role, "text": text, "time": now})
-    data["updated"] = now
-    starts = _rounds(data["turns"])
-    folded, warning, episode, log = [], None, None, None
-    user_rounds = [i for i in starts if data["turns"][i].get("role") == "user"]
-    if len(user_rounds) > max_rounds:
-        cut = user_rounds[len(user_rounds) - max_rounds]
-        folded, data["turns"] = data["turns"][:cut], data["turns"][cut:]
+
+
+def to_fold(turns: list, max_rounds: int) -> int:
+    """How many of the oldest turns fold: all before the last max_rounds user rounds, and in
+    any case all but the last 2 * max_rounds turns (replies fold too)."""
+    starts = _rounds(turns)
+    user_rounds = [i for i in starts if turns[i].get("role") == "user"]
+    cut = user_rounds[len(user_rounds) - max_rounds] if len(user_rounds) > max_rounds else 0
+    return max(cut, len(turns) - 2 * max(max_rounds, 1), 0)
+
+
+def fold(root: Path, name: str, data: dict, n: int, summary: str, now: str) -> tuple[str | None, list]:
+    """Fold the first n turns into `summary` and the episode log, writing both files in one step
+    (the caller holds the root lock). Returns (the episode's relative path, the folded turns)."""
+    folded, data["turns"] = data["turns"][:n], data["turns"][n:]
+    files, episode = [], None
+    if folded:
         log = episodes.appended(root, now, f"session {name}: {len(folded)} turns folded into the summary",
                                 [episodes.turn_block(t) for t in folded])
         episode = episodes.rel(log[0])
-        data["summary"], warning = summarize(summarizer, timeout, data.get("summary", ""), folded, limit)
+        files.append(log)
+        data["summary"] = summary
         data["folded"] = int(data.get("folded", 0)) + len(folded)
     # The folded turns reach the episode log in the same step as the shorter session: both or neither.
-    atomic_write_many(([log] if log else []) + [(session_path(root, name), dump_state(data))])
+    atomic_write_many(files + [(session_path(root, name), dump_state(data))])
+    return episode, folded
+
+
+def add(root: Path, name: str, role: str, text: str, now: str, *, max_rounds: int, summarizer: str | None,
+        timeout: float, limit: int) -> dict:
+    """Add a turn, all in one step (the caller holds the root lock). Returns what happened."""
+    check_turn(role, text)
+    data, warning = load_for_write(root, name)
+    data["turns"].append({"role": role, "text": text, "time": now})
+    data["updated"] = now
+    n = to_fold(data["turns"], max_rounds)
+    summary, why = summarize(summarizer, timeout, data.get("summary", ""), data["turns"][:n], limit) if n else ("", None)
+    episode, folded = fold(root, name, data, n, summary, now)
+    return result(name, data, folded, episode, warning, why)
+
+
+def result(name: str, data: dict, folded: list, episode: str | None, *warnings) -> dict:
     return {"session": name, "turns": len(data["turns"]), "folded": len(folded), "episode": episode,
-            "summary": data["summary"], "warning": warning}
+            "summary": data["summary"], "warning": "; ".join(w for w in warnings if w) or None}
 
 
 def clear(root: Path, name: str, now: str) -> dict:
-    """Drop the session; its turns and summary go to the episode log first."""
-    data = load(root, name)
+    """Drop the session; its turns and summary go to the episode log first. A broken file is
+    moved aside instead (never deleted)."""
+    data, warning = load_for_write(root, name)
     path = session_path(root, name)
     episode = None
     if data["turns"] or data.get("summary"):
@@ -130,4 +177,4 @@ def clear(root: Path, name: str, now: str) -> dict:
         episode = episodes.append(root, now, f"session {name} cleared", blocks)
     if path.exists():
         path.unlink()
-    return {"session": name, "turns": len(data["turns"]), "episode": episode}
+    return {"session": name, "turns": len(data["turns"]), "episode": episode, "warning": warning}
