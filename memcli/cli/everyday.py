@@ -1,0 +1,164 @@
+"""Everyday commands: stats, search, rename, export, import."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from .. import render as r
+from .app import Json, app, run, state
+from .boundary import Out, stdin_bytes
+
+
+def _memory(ctx):
+    from .._api_bridge import memory
+    from ..config import find_root
+
+    return memory(find_root(state(ctx).root))
+
+
+@app.command()
+def stats(ctx: typer.Context, json_: Json = False):
+    """How big and how healthy the memory is: memories by type, index fullness, expired, stale
+    and archived counts, the size of .memcli/.
+
+    Example: memcli stats --json
+    """
+    from ..everyday import stats as compute
+
+    def act():
+        data = compute(_memory(ctx))
+
+        def human():
+            ix = data["index"]
+            r.out(f"memories   {data['memories']}  (" + ", ".join(f"{k} {v}" for k, v in data["by_type"].items()) + ")")
+            r.out(f"index      {ix['lines']}/{ix['max_lines']} lines, {ix['entries']} entries")
+            r.out(f"expired    {data['expired']}")
+            r.out(f"stale      {data['stale']}")
+            r.out(f"archived   {data['archived']}")
+            r.out(f"duplicates {data['duplicates']}")
+            if data["problems"]:
+                r.out(f"unreadable {data['problems']}")
+            r.out("state      " + (", ".join(f"{k} {_bytes(v)}" for k, v in data["state_bytes"].items()) or "-"))
+        return Out(data, human)
+    run(ctx, "stats", json_, act)
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB"):
+        if n < 1024 or unit == "MB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    pattern: Annotated[str, typer.Argument(help="Text to find (a regular expression with --regex).")],
+    regex: Annotated[bool, typer.Option("--regex", "-e", help="PATTERN is a Python regular expression.")] = False,
+    ignore_case: Annotated[Optional[bool], typer.Option("--ignore-case/--case-sensitive", "-i/-s",
+                                                        help="Default: smart case (ignored unless PATTERN has a capital).")] = None,
+    json_: Json = False,
+):
+    """Find lines in the memory files: file:line:text, like grep. Exit 1 when nothing matches.
+
+    Example: memcli search utf8mb4   /   memcli search --regex 'v\\d+\\.\\d+'
+    """
+    from ..everyday import search as find
+
+    def act():
+        data = find(_memory(ctx), pattern, regex=regex, ignore_case=ignore_case)
+
+        def human():
+            for m in data["matches"]:
+                r.out(f"{m['path']}:{m['line']}:{m['text']}")
+            for p in data["problems"]:
+                r.warn(f"skipped {p}")
+        return Out(data, human, code=0 if data["matches"] else 1)
+    run(ctx, "search", json_, act)
+
+
+@app.command()
+def rename(
+    ctx: typer.Context,
+    old: Annotated[str, typer.Argument(metavar="OLD", help="The memory's id now.")],
+    new: Annotated[str, typer.Argument(metavar="NEW", help="Its new id.")],
+    json_: Json = False,
+):
+    """Give a memory a new id; its index link and references (memory/OLD.md, [[OLD]]) follow.
+
+    Example: memcli rename mysql-charset mysql-utf8mb4
+    """
+    from ..everyday import rename as move
+
+    def act():
+        data = move(_memory(ctx), old, new)
+
+        def human():
+            r.out(data["id"])
+            refs = f"; references updated in {', '.join(data['references'])}" if data["references"] else ""
+            r.talk(f"renamed {old} to {new} ({data['path']}){refs}")
+        return Out(data, human)
+    run(ctx, "rename", json_, act)
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    archived: Annotated[bool, typer.Option("--archived/--no-archived", help="Include memory/archive/.")] = True,
+    json_: Json = False,
+):
+    """Print every memory as JSON lines, one memory a line (read back by `memcli import`).
+
+    Example: memcli export > backup.jsonl
+    """
+    from ..everyday import export as dump, export_problems
+
+    def act():
+        mem = _memory(ctx)
+        lines = list(dump(mem, archived=archived))
+        problems = export_problems(mem, archived)
+
+        def human():
+            sys.stdout.write("".join(ln + "\n" for ln in lines))
+            for p in problems:
+                r.warn(f"not exported: {p}")
+        import json
+
+        return Out({"memories": [json.loads(ln) for ln in lines], "problems": problems}, human)
+    run(ctx, "export", json_, act)
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="A JSONL export, a folder of Markdown, a Markdown file, or an agent's "
+                                               "MEMORY.md of bullet lines ('-' reads stdin).")],
+    json_: Json = False,
+):
+    """Add memories from an export, a Markdown folder or another agent's memory file.
+
+    Existing ids are skipped, never overwritten. Example: memcli import ~/.claude/projects/x/memory/MEMORY.md
+    """
+    from ..everyday import import_ as load
+
+    def act():
+        text = None
+        if source == "-":
+            from ..store.fs import decode
+
+            text = decode(stdin_bytes(), "stdin", 100_000_000)
+        data = load(_memory(ctx), source, text)
+
+        def human():
+            for i in data["imported"]:
+                r.out(i)
+            r.talk(f"imported {len(data['imported'])} memories ({data['kind']})"
+                   + (f"; skipped {len(data['skipped'])}" if data["skipped"] else ""))
+            for s in data["skipped"]:
+                r.warn(f"skipped {s['id']}: {s['reason']}")
+        return Out(data, human)
+    run(ctx, "import", json_, act)
