@@ -327,7 +327,7 @@ def _record_detail(rec: dict, where: str):
 
 def parse_jsonl(text: str, name: str = "input") -> list[dict]:
     out = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # JSON escapes every line break: split on \n only
         if not line.strip():
             continue
         try:
@@ -422,6 +422,8 @@ def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
                 rec.update(markdown_record(read_text(target, str(target)), target.name, source))
                 rec["title"], rec["summary"] = link.group(1).strip(), link.group(3).strip() or rec.get("summary", "")
                 rec["tags"] = sorted(set(rec.get("tags") or []) | ({section} if section else set()))
+            elif link:
+                rec.update({"title": link.group(1).strip(), "summary": link.group(3).strip(), "body": item})
             else:
                 title, body = _split_title(item)
                 rec.update({"title": title, "body": body})
