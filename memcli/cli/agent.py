@@ -40,8 +40,11 @@ def claude_code(
     ctx: typer.Context,
     budget: Annotated[Optional[int], typer.Option("--budget", "-b", help="Token budget for the context block.")] = None,
 ):
-    """Claude Code's UserPromptSubmit hook: record the prompt in the session, print memory context
-    when the prompt needs it. Broken input exits 1 (never 2, which would block the prompt).
+    """Claude Code's UserPromptSubmit hook: memory context for prompts that need it.
+
+    Reads the hook's JSON on stdin, records the prompt in the session named after session_id and
+    prints the context block when should-recall says so. Broken input exits 1 (never 2, which
+    would block the prompt).
 
     Example: echo '{"prompt": "用上次那个方案", "session_id": "s1"}' | memcli hook claude-code
     """

@@ -21,8 +21,10 @@ def _memory(ctx):
 
 @app.command()
 def stats(ctx: typer.Context, json_: Json = False):
-    """How big and how healthy the memory is: memories by type, index fullness, expired, stale
-    and archived counts, the size of .memcli/.
+    """How big and how healthy the memory is.
+
+    Memories by type, index fullness (lines used of the limit), expired, stale, archived and
+    duplicate counts, and the size of each file in .memcli/.
 
     Example: memcli stats --json
     """
