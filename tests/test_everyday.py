@@ -150,14 +150,18 @@ def test_export_import_round_trip(memories):
 
 
 def test_export_import_through_the_cli(example_root, tmp_path):
+    run_memcli("--root", example_root, "update", "release-2026-12", "--expires", "2020-01-01")
+    run_memcli("--root", example_root, "heartbeat", "--fix")
     out = run_memcli("--root", example_root, "export")
     assert out.returncode == 0 and len(out.stdout.splitlines()) == 10
+    assert [json.loads(ln)["id"] for ln in out.stdout.splitlines() if json.loads(ln)["archived"]] == ["release-2026-12"]
     assert all(json.loads(ln)["id"] for ln in out.stdout.splitlines())
     other = tmp_path / "other"
     run_memcli("init", other)
     r = run_memcli("--root", other, "import", "-", input=out.stdout)
     assert r.returncode == 0 and "imported 10 memories (jsonl)" in r.stderr
     assert run_memcli("--root", other, "export").stdout == out.stdout
+    assert (other / "memory/archive/release-2026-12.md").exists()
     assert run_memcli("--root", other, "index", "check").returncode == 0
 
 

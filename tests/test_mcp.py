@@ -86,11 +86,13 @@ def test_every_tool_gives_the_cli_json_data(example_root):
             ("scope_set", {"key": "plan", "value": "ship friday", "agent": "Planner", "scope": "t1"}),
             ("scope_get", {"key": "plan", "scope": "t1"}), ("scope_get", {"key": "nope", "scope": "t1"}),
             ("forget", {"id": "staging-deploy"}),
+            ("remember", {"title": "Deploy freeze on Friday", "summary": "no deploys after 15:00 on Friday"}),
         ]:
             res = await s.call_tool(name, args)
             assert not res.is_error, (name, res.content[0].text)
             assert name == "context" or json_part(res.content[0].text) == res.structured_content, name
             got[name + ("" if name != "scope_get" else args["key"])] = res.structured_content
+            got["meta"] = res.meta
         return got
     got = served(root, body)
     # the same data as the command line's --json on the same root
@@ -100,7 +102,7 @@ def test_every_tool_gives_the_cli_json_data(example_root):
     assert got["context"]["recalled"] == ["mysql-charset"] and "memory-data" in got["context"]["text"]
     assert got["scope_check"] == {"collisions": [], "shared_keys": []}
     assert {f["code"] for f in got["heartbeat"]["findings"]} <= {"detail-not-indexed", "stale"}
-    assert got["remember"]["id"] == "deploy-freeze-on-fridays" and got["remember"]["indexed"]
+    assert cli_data(root, "show", "deploy-freeze-on-fridays")["importance"] == 0.8
     shown = cli_data(root, "show", "deploy-freeze-on-fridays")
     assert shown["aliases"] == ["周五封版"] and shown["tags"] == ["deploy", "ops"] and "Agreed with ops." in shown["body"]
     assert got["update"]["action"] == "updated"
@@ -110,6 +112,8 @@ def test_every_tool_gives_the_cli_json_data(example_root):
     assert got["scope_getplan"]["value"] == "ship friday" and got["scope_getplan"]["agent"] == "Planner"
     assert got["scope_getnope"] == {"key": "nope", "value": None}
     assert got["forget"]["action"] == "forgotten"
+    assert got["remember"]["id"] == "deploy-freeze-on-friday"  # the second remember: a near-duplicate
+    assert "deploy-freeze-on-friday nearly duplicates deploy-freeze-on-fridays" in got["meta"]["memcli/warnings"][0]
     assert not (root / "memory/staging-deploy.md").exists() and "staging-deploy" not in (root / "MEMORY.md").read_text()
 
 
