@@ -1,0 +1,259 @@
+"""The everyday commands' library: stats, search, rename, list formats and the near-duplicate
+check on remember; export and import live in `transfer`. Each function takes a Memory and
+returns values; writes take the root lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from ..errors import ExistsError, FileError, MemcliError, NotFoundError, UsageError
+from .transfer import export, export_problems, import_, read_source  # noqa: F401  (the package's API)
+
+LIST_COLUMNS = ("id", "title", "type", "importance", "flags", "tags")
+LIST_FORMATS = ("json", "tsv", "md")
+
+
+# ---------------------------------------------------------------- list
+
+def listing_data(listing) -> dict:
+    """A Listing as the `list --json` data."""
+    rows = [{"id": d.id, "title": d.title, "summary": d.summary, "type": d.type, "importance": d.importance,
+             "pinned": d.pinned, "tags": list(d.tags), "updated": d.updated, "path": d.path,
+             "indexed": d.id in listing.indexed and "/archive/" not in d.path,
+             "archived": "/archive/" in d.path} for d in listing.details]
+    return {"memories": rows, "problems": [str(p) for p in listing.problems]}
+
+
+def _cells(row: dict) -> list[str]:
+    flags = ",".join(f for f, on in (("pinned", row["pinned"]), ("indexed", row["indexed"]),
+                                      ("archived", row["archived"])) if on) or "-"
+    return [row["id"], row["title"], row["type"], f"{row['importance']:g}", flags,
+            " ".join("#" + t for t in row["tags"])]
+
+
+def format_listing(rows: list, fmt: str, header: bool = True) -> str:
+    """rows as json (one array), tsv (a header line, then one row a line) or md (a table)."""
+    if fmt == "json":
+        return json.dumps(rows, ensure_ascii=False, indent=1) + "\n"
+    if fmt == "tsv":
+        clean = [[re.sub(r"[\t\r\n]+", " ", c) for c in _cells(r)] for r in rows]
+        lines = (["\t".join(LIST_COLUMNS)] if header else []) + ["\t".join(c) for c in clean]
+        return "".join(ln + "\n" for ln in lines)
+    if fmt == "md":
+        def cell(text: str) -> str:
+            return text.replace("\\", "\\\\").replace("|", "\\|")
+        lines = ["| " + " | ".join(LIST_COLUMNS) + " |", "|" + "---|" * len(LIST_COLUMNS)]
+        lines += ["| " + " | ".join(cell(c) for c in _cells(r)) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+    raise UsageError(f"--format must be one of {', '.join(LIST_FORMATS)}, got {fmt!r}")
+
+
+# ---------------------------------------------------------------- near-duplicates
+
+_WS = re.compile(r"\s+")
+_NUMBER = re.compile(r"\d+")
+
+
+def _norm(text: str) -> str:
+    return _WS.sub(" ", text.lower()).strip()
+
+
+def near_duplicates(mem, title: str, summary: str = "", limit: int = 3) -> list[str]:
+    """Ids of memories whose title and summary nearly equal these (the heartbeat's duplicate rule):
+    the indexed memories from the index cache, plus the best details-layer hits for the title."""
+    from rapidfuzz import fuzz
+
+    from ..heartbeat import DUPLICATE_RATIO
+    from ..store.indexcache import indexed
+
+    mine = _norm(f"{title} {summary}")
+    if len(mine) < 8:
+        return []
+    candidates: dict[str, str] = {}
+    for e, d in indexed(mem):
+        candidates[e.id] = f"{e.title} {d.summary if d is not None else e.summary}"
+    try:
+        from datetime import datetime, timezone
+
+        from ..recall import details_layer
+
+        hits, _ = details_layer(mem, title, 5, 0.0, datetime.now(timezone.utc))
+        for h in hits:
+            if not h.id.startswith("episode:"):
+                candidates.setdefault(h.id, f"{h.title} {h.summary}")
+    except MemcliError:
+        pass
+    numbers = _NUMBER.findall(mine)
+    found = []
+    for mid, text in candidates.items():
+        other = _norm(text)
+        if other == mine or (_NUMBER.findall(other) == numbers and
+                             fuzz.ratio(mine, other, score_cutoff=DUPLICATE_RATIO)):
+            found.append(mid)
+    return found[:limit]
+
+
+def duplicate_warnings(mem, memory_id: str) -> list[str]:
+    """A warning naming the memories the one just written nearly duplicates."""
+    try:
+        d = mem.get(memory_id)
+        ids = [i for i in near_duplicates(mem, d.title, d.summary, limit=4) if i != memory_id][:3]
+    except MemcliError:
+        return []
+    if not ids:
+        return []
+    return [f"{memory_id} nearly duplicates {', '.join(ids)}: merge them (`memcli update {ids[0]} --append ...` "
+            f"and `memcli forget {memory_id} --yes`) or make them clearly different"]
+
+
+# ---------------------------------------------------------------- stats
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    total = 0
+    for dirpath, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.stat(os.path.join(dirpath, f), follow_symlinks=False).st_size
+            except OSError:
+                pass
+    return total
+
+
+def stats(mem) -> dict:
+    """Counts by type, index fullness, expired / stale / archived counts, state and cache sizes."""
+    listing = mem.list()
+    by_type: dict[str, int] = {}
+    for d in listing.details:
+        by_type[d.type] = by_type.get(d.type, 0) + 1
+    report = mem.audit()
+    codes: dict[str, int] = {}
+    for f in report.findings:
+        codes[f.code] = codes.get(f.code, 0) + 1
+    doc = mem.read_index()
+    max_lines = int(mem.config["index.max_lines"])
+    state = mem.root / ".memcli"
+    caches = {}
+    if state.is_dir() and not state.is_symlink():
+        for p in sorted(state.iterdir()):
+            caches[p.name] = _size(p)
+    return {
+        "memories": len(listing.details),
+        "by_type": dict(sorted(by_type.items())),
+        "index": {"entries": len(doc.entries), "lines": doc.line_count(), "max_lines": max_lines - 1,
+                  "free": max(0, max_lines - 1 - doc.line_count())},
+        "expired": codes.get("expired", 0),
+        "stale": codes.get("stale", 0),
+        "archived": len(mem.detail_files(archived=True)),
+        "duplicates": codes.get("duplicate", 0),
+        "problems": len(listing.problems),
+        "findings": report.counts(),
+        "state_bytes": caches,
+    }
+
+
+# ---------------------------------------------------------------- search
+
+def search(mem, pattern: str, regex: bool = False, ignore_case: bool | None = None, archived: bool = True) -> dict:
+    """Every line of every memory file matching pattern: literal (or a Python regex), smart case
+    (case-insensitive unless the pattern has a capital letter)."""
+    if not pattern:
+        raise UsageError("the pattern is empty")
+    if ignore_case is None:
+        ignore_case = pattern == pattern.lower()
+    flags = re.IGNORECASE if ignore_case else 0
+    try:
+        rx = re.compile(pattern if regex else re.escape(pattern), flags)
+    except re.error as e:
+        raise UsageError(f"not a valid regular expression: {e}") from None
+    from ..store.fs import read_text
+
+    matches = []
+    problems = []
+    paths = mem.detail_files() + (mem.detail_files(archived=True) if archived else [])
+    for p in paths:
+        rel = mem.rel(p)
+        try:
+            text = read_text(p, rel)
+        except FileError as e:
+            problems.append(e.message)
+            continue
+        if not rx.search(text):
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            m = rx.search(line)
+            if m:
+                matches.append({"path": rel, "id": p.stem, "line": n, "column": m.start() + 1, "text": line})
+    return {"pattern": pattern, "regex": regex, "matches": matches, "files": len({m["path"] for m in matches}),
+            "problems": problems}
+
+
+# ---------------------------------------------------------------- rename
+
+def _rewrite_refs(text: str, old: str, new: str) -> str:
+    """memory/OLD.md links and [[OLD]] wiki links become NEW; nothing else is touched."""
+    o = re.escape(old)
+    text = re.sub(rf"(?<![\w.-])(memory/(?:archive/)?){o}\.md\b", lambda m: f"{m.group(1)}{new}.md", text)
+    text = re.sub(rf"\[\[{o}((?:\|[^\]]*)?)\]\]", lambda m: f"[[{new}{m.group(1)}]]", text)
+    return text
+
+
+def rename(mem, old: str, new: str) -> dict:
+    """Give a memory a new id: its file, its frontmatter id, its MEMORY.md link and the
+    references to it in other memories, written as one step under the lock."""
+    from ..store import details as dfile
+    from ..store.fs import atomic_write_many, check_id, read_text
+
+    check_id(old)
+    check_id(new)
+    if old == new:
+        raise UsageError("the old and the new id are the same")
+    with mem.lock():
+        src = next((p for p in (mem.detail_path(old), mem.detail_path(old, archived=True)) if p.is_file()), None)
+        if src is None:
+            mem.get(old)  # raises NotFoundError with close candidates
+            raise NotFoundError(f"no memory with id {old!r}")
+        archived = src.parent.name == "archive"
+        for a in (False, True):
+            if mem.detail_path(new, archived=a).exists():
+                raise ExistsError(f"a memory with id {new!r} already exists; pick another id")
+        dst = mem.detail_path(new, archived=archived)
+        raw = read_text(src, mem.rel(src))
+        d = dfile.parse(raw, old, mem.rel(src))
+        fm_id = re.compile(rf"^id:[ \t]*['\"]?{re.escape(old)}['\"]?[ \t]*$", re.M)
+        head = raw.split("\n---", 1)
+        if raw.lstrip("\ufeff").startswith("---") and len(head) == 2 and len(fm_id.findall(head[0])) == 1:
+            text = fm_id.sub(f"id: {new}", head[0], count=1) + "\n---" + head[1]
+        else:
+            text = dfile.render(d.replace(id=new))
+        writes = [(dst, _rewrite_refs(text, old, new), dfile.newline_of(raw))]
+        changed = []
+        for p in mem.detail_files() + mem.detail_files(archived=True):
+            if p == src:
+                continue
+            try:
+                other = read_text(p, mem.rel(p))
+            except FileError:
+                continue
+            new_text = _rewrite_refs(other, old, new)
+            if new_text != other:
+                writes.append((p, new_text, dfile.newline_of(other)))
+                changed.append(p.stem)
+        index_changed = False
+        if mem.index_path.is_file():
+            idx = read_text(mem.index_path, "MEMORY.md")
+            new_idx = _rewrite_refs(idx, old, new)
+            if new_idx != idx:
+                writes.append((mem.index_path, new_idx, dfile.newline_of(idx)))
+                index_changed = True
+        atomic_write_many(writes)
+        try:
+            os.unlink(src)
+        except OSError as e:
+            raise FileError(f"renamed to {mem.rel(dst)} but cannot remove {mem.rel(src)}: {e.strerror or e}")
+    return {"action": "renamed", "old": old, "id": new, "path": mem.rel(dst), "index": index_changed,
+            "references": changed}
