@@ -65,6 +65,9 @@ def test_tools_listed_with_descriptions(example_root):
     aliases = tools["remember"].input_schema["properties"]["aliases"]["description"]
     assert "Chinese" in aliases and "other language" in aliases
     assert tools["remember"].input_schema["required"] == ["title"]
+    assert {n for n, t in tools.items() if t.annotations.read_only_hint} == \
+        {"recall", "should_recall", "context", "get", "list", "scope_get", "scope_check", "heartbeat"}
+    assert [n for n, t in tools.items() if t.annotations.destructive_hint] == ["forget"]
 
 
 def test_every_tool_gives_the_cli_json_data(example_root):
