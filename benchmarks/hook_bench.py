@@ -34,12 +34,20 @@ def timed_stdin(cmd: list, data: bytes, cwd) -> tuple[float, int, int]:
     return (time.perf_counter() - t0) * 1000, p.returncode, len(p.stdout)
 
 
-def series(cmd: list, data: bytes, runs: int, cwd) -> dict:
-    timed_stdin(cmd, data, cwd)
-    out = [timed_stdin(cmd, data, cwd) for _ in range(runs)]
-    ms = [o[0] for o in out]
-    return {"median": statistics.median(ms), "min": min(ms), "max": max(ms), "codes": sorted({o[1] for o in out}),
-            "stdout": statistics.median([o[2] for o in out])}
+def interleaved(rows: list, runs: int, cwd) -> list:
+    """Each command once per round, rounds repeated: a busy machine slows every row alike."""
+    for _, cmd, data in rows:
+        timed_stdin(cmd, data, cwd)
+    out: list = [[] for _ in rows]
+    for _ in range(runs):
+        for k, (_, cmd, data) in enumerate(rows):
+            out[k].append(timed_stdin(cmd, data, cwd))
+    stats = []
+    for o in out:
+        ms = [x[0] for x in o]
+        stats.append({"median": statistics.median(ms), "min": min(ms), "max": max(ms),
+                      "codes": sorted({x[1] for x in o}), "stdout": statistics.median([x[2] for x in o])})
+    return stats
 
 
 def main() -> None:
@@ -67,12 +75,10 @@ def main() -> None:
         ("python -m memcli.hooks claude-code · prompt needs memory", [py, "-m", "memcli.hooks", "claude-code"], recall),
         ("python -m memcli.hooks claude-code · prompt does not", [py, "-m", "memcli.hooks", "claude-code"], plain),
     ]
-    print(f"{a.size} memories, {a.runs} runs each after a warm-up, load {os.getloadavg()[0]:.1f}\n")
+    print(f"{a.size} memories, {a.runs} rounds after a warm-up, load {os.getloadavg()[0]:.1f}\n")
     print("| command | median ms | min | max | exit | stdout bytes |\n|---|---|---|---|---|---|")
-    for name, cmd, data in rows:
-        s = series(cmd, data, a.runs, root)
+    for s, (name, _, _) in zip(interleaved(rows, a.runs, root), rows):
         print(f"| {name} | {s['median']:.1f} | {s['min']:.1f} | {s['max']:.1f} | {s['codes']} | {s['stdout']:.0f} |")
-        sys.stdout.flush()
 
 
 if __name__ == "__main__":
