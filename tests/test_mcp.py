@@ -213,21 +213,26 @@ def test_cli_writes_racing_mcp_writes_lose_nothing(root):
             results.append(await s.call_tool("remember", {"title": f"mcp note {i}", "summary": f"written over mcp {i}",
                                                           "tags": ["race"]}))
             results.append(await s.call_tool("session_add", {"role": "user", "text": f"turn {i}"}))
-        async with anyio.create_task_group() as tg:
+        async with anyio.create_task_group() as tg:  # MCP calls at once, each on its own worker thread
             for i in range(n):
                 tg.start_soon(one, i)
+        written = n
+        while any(p.poll() is None for p in procs):  # and more, for as long as the CLI is still writing
+            await one(written)
+            written += 1
         codes = [p.wait(timeout=60) for p in procs]
-        return results, codes, [p.stderr.read() for p in procs]
-    results, codes, errs = served(root, body)
+        return results, codes, [p.stderr.read() for p in procs], written
+    results, codes, errs, m = served(root, body)
     assert codes == [0] * n, errs
     assert not any(r.is_error for r in results), [r.content[0].text for r in results if r.is_error]
     ids = {m["id"] for m in cli_data(root, "list", "--tag", "race")["memories"]}
-    assert ids == {f"cli-note-{i}" for i in range(n)} | {f"mcp-note-{i}" for i in range(n)}
+    assert ids == {f"cli-note-{i}" for i in range(n)} | {f"mcp-note-{i}" for i in range(m)}
     index = (root / "MEMORY.md").read_text()
-    assert all(f"memory/{i}.md" in index for i in ids)
+    listed = sum(f"memory/{i}.md" in index for i in ids)
+    assert listed == len(ids) or len(index.splitlines()) == 39  # every memory listed, or the index is full
     assert run_memcli("--root", root, "index", "check").returncode == 0
     turns = cli_data(root, "session", "show")
-    assert turns["folded"] + len(turns["turns"]) == n
+    assert turns["folded"] + len(turns["turns"]) == m
 
 
 def test_without_the_extra_one_line_says_how_to_install(root):
