@@ -79,6 +79,21 @@ def test_rename_updates_file_index_and_references(cli, root):
     assert cli.json("show", "deploy-staging", code=0)["data"]["title"] == "Deploy steps"
 
 
+def test_rename_keeps_crlf_files_as_they_are(cli, root):
+    cli("remember", "Win note", "x", "--id", "win")
+    cli("remember", "Other", "x", "--id", "other", "--body", "see memory/win.md")
+    for name in ("win", "other"):
+        p = root / f"memory/{name}.md"
+        p.write_bytes(p.read_bytes().replace(b"\n", b"\r\n"))
+    cli("index", "rebuild")
+    assert cli("rename", "win", "windows").exit_code == 0
+    moved = (root / "memory/windows.md").read_bytes()
+    assert b"id: windows\r\n" in moved and b"\r\r" not in moved and moved.count(b"\n") == moved.count(b"\r\n")
+    other = (root / "memory/other.md").read_bytes()
+    assert b"see memory/windows.md\r\n" in other and b"\r\r" not in other
+    assert cli("index", "check").exit_code == 0
+
+
 def test_rename_refusals_change_nothing(cli, root):
     cli("remember", "One", "x", "--id", "one")
     cli("remember", "Two", "x", "--id", "two")

@@ -224,13 +224,14 @@ def rename(mem, old: str, new: str) -> dict:
         dst = mem.detail_path(new, archived=archived)
         raw = read_text(src, mem.rel(src))
         d = dfile.parse(raw, old, mem.rel(src))
-        fm_id = re.compile(rf"^id:[ \t]*['\"]?{re.escape(old)}['\"]?[ \t]*$", re.M)
+        # Files are rewritten as they are, line ends included; only a re-rendered one gets them back.
+        fm_id = re.compile(rf"^id:[ \t]*['\"]?{re.escape(old)}['\"]?[ \t]*(\r?)$", re.M)
         head = raw.split("\n---", 1)
         if raw.lstrip("\ufeff").startswith("---") and len(head) == 2 and len(fm_id.findall(head[0])) == 1:
-            text = fm_id.sub(f"id: {new}", head[0], count=1) + "\n---" + head[1]
+            text, newline = fm_id.sub(lambda m: f"id: {new}{m.group(1)}", head[0], count=1) + "\n---" + head[1], "\n"
         else:
-            text = dfile.render(d.replace(id=new))
-        writes = [(dst, _rewrite_refs(text, old, new), dfile.newline_of(raw))]
+            text, newline = dfile.render(d.replace(id=new)), dfile.newline_of(raw)
+        writes = [(dst, _rewrite_refs(text, old, new), newline)]
         changed = []
         for p in mem.detail_files() + mem.detail_files(archived=True):
             if p == src:
@@ -241,14 +242,14 @@ def rename(mem, old: str, new: str) -> dict:
                 continue
             new_text = _rewrite_refs(other, old, new)
             if new_text != other:
-                writes.append((p, new_text, dfile.newline_of(other)))
+                writes.append((p, new_text))
                 changed.append(p.stem)
         index_changed = False
         if mem.index_path.is_file():
             idx = read_text(mem.index_path, "MEMORY.md")
             new_idx = _rewrite_refs(idx, old, new)
             if new_idx != idx:
-                writes.append((mem.index_path, new_idx, dfile.newline_of(idx)))
+                writes.append((mem.index_path, new_idx))
                 index_changed = True
         atomic_write_many(writes)
         try:
