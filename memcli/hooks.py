@@ -80,7 +80,9 @@ def claude_code(raw: bytes, root=None, budget: int | None = None) -> HookResult:
     except MemcliError as e:
         return HookResult(stderr=[f"memcli hook: {e.message}"])
     session = session_name(data.get("session_id"))
-    scope = os.environ.get("MEMCLI_SCOPE") or "default"
+    from .config import env
+
+    scope = env("MEMCLI_SCOPE") or "default"
     out = ""
     try:
         if mem.should_recall(prompt)["kind"] != "none":

@@ -62,8 +62,9 @@ Expires = Annotated[Optional[str], Field(description="A date (2027-01-31) or a d
 
 
 def _names(session: str | None, scope: str | None) -> tuple[str, str]:
-    return (session or os.environ.get("MEMCLI_SESSION") or "default",
-            scope or os.environ.get("MEMCLI_SCOPE") or "default")
+    from .config import env
+
+    return session or env("MEMCLI_SESSION") or "default", scope or env("MEMCLI_SCOPE") or "default"
 
 
 def _flags(items: dict) -> dict:
@@ -275,10 +276,15 @@ def build(root: str | os.PathLike) -> MCPServer:
     @server.resource("memcli://index", name="MEMORY.md", mime_type="text/markdown",
                      description="The memory index: one line per memory, most important first.")
     def index() -> str:
+        from mcp.server.mcpserver.exceptions import ResourceError
         from .store.fs import read_text
 
         mem = memory(root)
-        return read_text(mem.index_path, "MEMORY.md") if mem.index_path.exists() else ""
+        try:
+            mem.read_index()  # refuses a MEMORY.md that leads outside the root
+            return read_text(mem.index_path, "MEMORY.md") if mem.index_path.exists() else ""
+        except MemcliError as e:
+            raise ResourceError(f"memcli error ({e.code}): {e.message}") from None
 
     @server.resource("memcli://memory/{id}", name="memory", mime_type="text/markdown",
                      description="One memory's detail file (frontmatter and body) by id.")
