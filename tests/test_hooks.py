@@ -44,6 +44,15 @@ def test_prompt_needing_memory_gets_context_and_is_recorded(example_root, projec
     assert [(t["role"], t["text"]) for t in turns] == [("user", "上次那个 MySQL charset 乱码是怎么修的?")]
 
 
+def test_budget_bounds_the_context(example_root, project):
+    text = payload("上次那个 MySQL charset 乱码是怎么修的?", project)
+    full = hook(text, cwd=project).stdout
+    small = run_memcli("hook", "claude-code", "--budget", "200", input=text, cwd=project)
+    assert small.returncode == 0 and small.stdout.startswith("<!-- memcli context.") and len(small.stdout) < len(full)
+    bad = run_memcli("hook", "claude-code", "--budget", "10", input=text, cwd=project)
+    assert bad.returncode == 0 and bad.stdout == "" and "--budget must be at least 50" in bad.stderr
+
+
 def test_prompt_without_signals_prints_nothing_but_is_recorded(example_root, project):
     r = hook(payload("write a haiku about the sea", project), cwd=project)
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
