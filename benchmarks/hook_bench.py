@@ -6,9 +6,9 @@ and `memcli should-recall` (the framework-free per-turn fast path).
     .venv/bin/python benchmarks/hook_bench.py --size 10000 --runs 15
 
 Two prompts: one that needs memory (explicit signal and a word the index knows: the context
-block is printed) and one that does not (only the turn is recorded). Each is run through the
-command (`memcli hook claude-code`, Typer) and through the framework-free runner
-(`python -m memcli.hooks claude-code`). Prints a Markdown table of medians in milliseconds.
+block is printed) and one that does not (only the turn is recorded). The hook runs on the
+command line's framework-free path, like should-recall. Prints a Markdown table of medians in
+milliseconds and the machine's load average.
 """
 
 from __future__ import annotations
@@ -72,8 +72,6 @@ def main() -> None:
         ("memcli should-recall (fast path, baseline)", [MEMCLI, "should-recall", "上次那个方案"], b""),
         ("memcli hook claude-code · prompt needs memory", [MEMCLI, "hook", "claude-code"], recall),
         ("memcli hook claude-code · prompt does not", [MEMCLI, "hook", "claude-code"], plain),
-        ("python -m memcli.hooks claude-code · prompt needs memory", [py, "-m", "memcli.hooks", "claude-code"], recall),
-        ("python -m memcli.hooks claude-code · prompt does not", [py, "-m", "memcli.hooks", "claude-code"], plain),
     ]
     print(f"{a.size} memories, {a.runs} rounds after a warm-up, load {os.getloadavg()[0]:.1f}\n")
     print("| command | median ms | min | max | exit | stdout bytes |\n|---|---|---|---|---|---|")

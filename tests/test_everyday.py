@@ -286,6 +286,22 @@ def test_remember_warns_about_a_near_duplicate(cli):
     assert env["warnings"] == []
 
 
+def test_typer_and_the_library_warn_alike(root):
+    from typer.testing import CliRunner
+
+    from memcli.cli.app import app
+
+    m = Memory(root)
+    m.remember("Kafka consumer lag alert", "page when lag exceeds ten thousand")
+    res = m.remember("Kafka consumer lag alerts", "page when lag exceeds ten thousand")
+    assert res.warnings and res.warnings[0].startswith("kafka-consumer-lag-alerts nearly duplicates "
+                                                       "kafka-consumer-lag-alert:")
+    r = CliRunner().invoke(app, ["--root", str(root), "remember", "Kafka consumer lag alerts!",
+                                 "page when lag exceeds ten thousand", "--id", "third", "--json"])
+    warnings = json.loads(r.stdout)["warnings"]
+    assert r.exit_code == 0 and warnings[0].startswith("third nearly duplicates kafka-consumer-lag-alert")
+
+
 def test_near_duplicates_reach_beyond_the_index(root):
     from memcli.everyday import near_duplicates
 
