@@ -197,7 +197,7 @@ def list_(
         def human():
             if text is None:
                 return r.listing(rows, probs)
-            sys.stdout.write(text)
+            r.write(text)
             for p in probs:
                 r.warn(f"skipped {p}")
         return Out(data, human)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Optional
 
 import typer
@@ -110,7 +109,7 @@ def export(
         data = memory(ctx).export(archived=archived)
 
         def human():
-            sys.stdout.write(jsonl(data["memories"]))
+            r.write(jsonl(data["memories"]))
             for p in data["problems"]:
                 r.warn(f"not exported: {p}")
         return Out(data, human)

@@ -27,6 +27,12 @@ def listing_data(listing) -> dict:
     return {"memories": rows, "problems": [str(p) for p in listing.problems]}
 
 
+def json_text(value, indent=None) -> str:
+    """JSON with no raw control character: json escapes C0 itself; DEL and C1 become \\u escapes."""
+    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}",
+                  json.dumps(value, ensure_ascii=False, indent=indent))
+
+
 def _cells(row: dict) -> list[str]:
     flags = ",".join(f for f, on in (("pinned", row["pinned"]), ("indexed", row["indexed"]),
                                       ("archived", row["archived"])) if on) or "-"
@@ -37,7 +43,7 @@ def _cells(row: dict) -> list[str]:
 def format_listing(rows: list, fmt: str, header: bool = True) -> str:
     """rows as json (one array), tsv (a header line, then one row a line) or md (a table)."""
     if fmt == "json":
-        return json.dumps(rows, ensure_ascii=False, indent=1) + "\n"
+        return json_text(rows, indent=1) + "\n"
     if fmt == "tsv":
         clean = [[re.sub(r"[\t\r\n]+", " ", c) for c in _cells(r)] for r in rows]
         lines = (["\t".join(LIST_COLUMNS)] if header else []) + ["\t".join(c) for c in clean]

@@ -25,7 +25,9 @@ def export(mem, archived: bool = True) -> dict:
 
 def jsonl(records: list) -> str:
     """Records as JSON lines, one a line (JSON escapes every line break inside a record)."""
-    return "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records)
+    from . import json_text
+
+    return "".join(json_text(rec) + "\n" for rec in records)
 
 
 _KNOWN = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated",
