@@ -336,6 +336,9 @@ class Memory:
         if redacted:
             result.warnings.append(f"redacted {len(redacted)} secret(s): "
                                    + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
+        from .everyday import duplicate_warnings  # after the write, outside the lock: it only reads
+
+        result.warnings += duplicate_warnings(self, d)
         return result
 
     def update(self, memory_id: str, *, title: str | None = None, summary: str | None = None,
@@ -497,14 +500,14 @@ class Memory:
         room = indexrules.free_room(max_lines, doc.fixed_lines())
         demoted = []
         still = [d for d in ranked if d.id in listed]
+        if len(ranked) > room and add is not None and self.config["index.on_full"] == "refuse":
+            return self._Plan([], set(), [], warnings, refused=True)
         if len(ranked) > room and len(still) > room:
             # Hand-written lines took the room of entries already listed: none is moved out for them.
             demoted = [d.id for d in ranked if d.id not in listed]
             warnings.append(indexrules.crowded(doc, max_lines, len(still), demoted))
             ranked = still
         elif len(ranked) > room:
-            if self.config["index.on_full"] == "refuse" and add is not None:
-                return self._Plan([], set(), [], warnings, refused=True)
             ranked, out = indexrules.demote(ranked, room)
             demoted = [d.id for d in out]
             if any(d.pinned for d in out):
@@ -817,6 +820,39 @@ class Memory:
             if applied:
                 report = self.audit(now)
         return Repair(report, actions, applied, dry_run)
+
+    # ---------- everyday ----------
+    def stats(self) -> dict:
+        """Memories by type, how full the index is, expired / stale / archived counts, state sizes."""
+        from .everyday import stats
+
+        return stats(self)
+
+    def search(self, pattern: str, regex: bool = False, ignore_case: bool | None = None,
+               archived: bool = True) -> dict:
+        """Every line of every memory file matching pattern (literal, or a regex), smart case by default."""
+        from .everyday import search
+
+        return search(self, pattern, regex=regex, ignore_case=ignore_case, archived=archived)
+
+    def rename(self, old: str, new: str) -> dict:
+        """A new id for a memory: its file, frontmatter, index link and references, under the lock."""
+        from .everyday import rename
+
+        return rename(self, old, new)
+
+    def export(self, archived: bool = True) -> dict:
+        """Every memory as a record (what `import_` reads back) and the files that could not be read."""
+        from .everyday import export
+
+        return export(self, archived)
+
+    def import_(self, source: str | os.PathLike, stdin_text: str | None = None) -> dict:
+        """Add the memories of an export, a Markdown folder or file, or an agent's MEMORY.md of bullet
+        lines ('-': stdin_text). Existing ids are skipped; secrets follow write.secrets."""
+        from .everyday import import_
+
+        return import_(self, source, stdin_text)
 
     @classmethod
     def init(cls, path: str | os.PathLike, example: bool = False) -> "Memory":

@@ -275,8 +275,9 @@ def test_list_filters_and_json(cli):
     assert [m["id"] for m in env["data"]["memories"]] == ["a"]
     env = cli.json("list", "--type", "note", code=0)
     assert [m["id"] for m in env["data"]["memories"]] == ["b"]
-    plain = cli("list")
-    assert plain.stdout.splitlines()[0].split("\t")[:2] in (["a", "A"], ["b", "B"])
+    plain = cli("list").stdout.splitlines()
+    assert plain[0] == "id\ttitle\ttype\timportance\tflags\ttags"
+    assert plain[1].split("\t")[:2] in (["a", "A"], ["b", "B"])
 
 
 def test_edit_runs_editor_and_refreshes_index(cli, root, monkeypatch, tmp_path):

@@ -53,3 +53,12 @@ def test_fast_actions_take_the_typer_parameters(words):
 
 def test_every_hot_command_has_a_fast_entry():
     assert set(HOT) == {" ".join(w) for w in _FAST}
+
+
+def test_hook_runner_takes_the_typer_options():
+    """`memcli hook claude-code` runs without Typer (memcli.hooks.run): same options as the command."""
+    from memcli.hooks import OPTIONS
+
+    names, options, defaults = derived(("hook", "claude-code"))
+    assert names == () and {opt: param for opt, (param, _) in options.items()} == OPTIONS
+    assert all(v is None for v in defaults.values())

@@ -40,12 +40,14 @@ def test_recall_output(notes, cli):
 def test_list_output(notes, cli):
     res = cli("list")
     assert (res.exit_code, res.stderr) == (0, "")
-    assert res.stdout == ("staging-deploy\tDeploy to staging\tprocedure\t0.8\tpinned,indexed\t#deploy\n"
+    assert res.stdout == ("id\ttitle\ttype\timportance\tflags\ttags\n"
+                          "staging-deploy\tDeploy to staging\tprocedure\t0.8\tpinned,indexed\t#deploy\n"
                           "mysql-charset\tMySQL charset double encoding\tnote\t0.5\tindexed\t#mysql\n"
                           "old-token\tOld token\tnote\t0.5\tindexed\t\n")
     (notes / "memory" / "bad name.md").write_text("x")
     res = cli("list", "--tag", "mysql")
-    assert res.stdout == "mysql-charset\tMySQL charset double encoding\tnote\t0.5\tindexed\t#mysql\n"
+    assert res.stdout == ("id\ttitle\ttype\timportance\tflags\ttags\n"
+                          "mysql-charset\tMySQL charset double encoding\tnote\t0.5\tindexed\t#mysql\n")
     assert res.stderr == ("memcli: warning: skipped memory/bad name.md: the file name is not a valid id "
                           "(letters, digits, '-', '_', '.'); rename it\n")
 

@@ -91,6 +91,14 @@ def test_per_turn_writes_need_no_framework(example_root, args):
     assert not mods & {"typer", "click", "rich", "watchdog"}, mods
 
 
+def test_remember_loads_rapidfuzz_only_when_a_memory_comes_close(example_root):
+    mods = loaded("--root", example_root, "remember", "Kafka consumer lag alert", "page at ten thousand")
+    assert not mods & {"rapidfuzz", "typer", "click", "rich", "watchdog", "sqlite3"}, mods
+    mods = loaded("--root", example_root, "remember", "MySQL charset double encodings",
+                  "set utf8mb4 on the connection, not only the table")
+    assert "rapidfuzz" in mods
+
+
 def _normalised(env):
     text = json.dumps(env, sort_keys=True)
     import re

@@ -1,6 +1,6 @@
 """The command line. `main` answers the hot commands (--version, recall, should-recall, remember,
-scope set, session add) without loading Typer when their arguments are plain; everything else
-goes to the Typer app, and both call the same actions through the same error boundary."""
+scope set, session add, and the agent hooks) without loading Typer when their arguments are plain;
+everything else goes to the Typer app, and both call the same actions through the same error boundary."""
 
 from __future__ import annotations
 
@@ -108,6 +108,27 @@ def _only_globals(args: list) -> bool:
     return True
 
 
+def _hook(args: list) -> int | None:
+    """`memcli [--root R] [--scope S] hook AGENT ...` runs without Typer: an agent runs it before every
+    prompt, and a wrong name must not exit 2 (Claude Code blocks the prompt on 2). Help goes to Typer."""
+    opts: dict = {}
+    i = 0
+    while i < len(args) and args[i].startswith("--"):
+        name, eq, value = args[i].partition("=")
+        if name == "--json" and not eq:
+            i += 1
+        elif name in _GLOBAL_VALUE and (eq or i + 1 < len(args)):
+            opts[_GLOBAL_VALUE[name]] = (value if eq else args[i + 1]) or None
+            i += 1 if eq else 2
+        else:
+            return None
+    if args[i:i + 1] != ["hook"] or any(a in ("-h", "--help") for a in args[i + 1:]):
+        return None
+    from ..hooks import run
+
+    return run(args[i + 1:], root=opts.get("root"), scope=opts.get("scope"))
+
+
 def main(argv: list | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     if _only_globals(args) and "--version" in args:
@@ -120,7 +141,11 @@ def main(argv: list | None = None) -> None:
         else:
             sys.stdout.write(f"memcli {__version__}\n")
         return
-    code = None if "_MEMCLI_COMPLETE" in os.environ else _fast(args)
+    code = None
+    if "_MEMCLI_COMPLETE" not in os.environ:  # shell completion goes through Typer
+        code = _hook(args)
+        if code is None:
+            code = _fast(args)
     if code is None:
         from .app import command
         from .boundary import run_app

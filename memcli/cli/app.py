@@ -221,20 +221,28 @@ def list_(
                                                autocompletion=tags)] = None,
     type_: Annotated[Optional[str], typer.Option("--type", help="Only this type.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include memory/archive/.")] = False,
+    format_: Annotated[Optional[str], typer.Option("--format", help="json | tsv | md (piped default: tsv with a header line).")] = None,
     json_: Json = False,
 ):
     """List memories in index order.
 
     Example: memcli list --tag mysql
     """
+    from ..everyday import format_listing, listing_data
+
     def act():
-        res = memory(ctx).list(tag=tag, type=type_, all=all_)
-        rows = [{"id": d.id, "title": d.title, "summary": d.summary, "type": d.type, "importance": d.importance,
-                 "pinned": d.pinned, "tags": list(d.tags), "updated": d.updated, "path": d.path,
-                 "indexed": d.id in res.indexed and "/archive/" not in d.path,
-                 "archived": "/archive/" in d.path} for d in res.details]
-        probs = [str(p) for p in res.problems]
-        return Out({"memories": rows, "problems": probs}, lambda: r.listing(rows, probs))
+        data = listing_data(memory(ctx).list(tag=tag, type=type_, all=all_))
+        rows, probs = data["memories"], data["problems"]
+        fmt = format_ or (None if r.is_tty() else "tsv")
+        text = format_listing(rows, fmt) if fmt else None
+
+        def human():
+            if text is None:
+                return r.listing(rows, probs)
+            r.write(text)
+            for p in probs:
+                r.warn(f"skipped {p}")
+        return Out(data, human)
     run(ctx, "list", json_, act)
 
 
@@ -353,3 +361,5 @@ from . import cascade  # noqa: E402,F401  (registers the cascade's commands)
 from . import maint  # noqa: E402,F401  (registers heartbeat and watch)
 from . import trust  # noqa: E402,F401  (registers trust)
 from . import git  # noqa: E402,F401  (registers git setup, merge, sync and resolve)
+from . import agent  # noqa: E402,F401  (registers mcp and hook)
+from . import everyday  # noqa: E402,F401  (registers stats, search, rename, export, import)

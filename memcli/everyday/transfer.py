@@ -1,0 +1,277 @@
+"""Export (JSON lines, one memory a line) and import: of an export, a folder of Markdown, one
+Markdown file, or an agent's MEMORY.md of bullet lines (Claude Code / OpenClaw style)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from ..errors import FileError, MemcliError, UsageError
+
+def export(mem, archived: bool = True) -> dict:
+    """{"memories": one record per memory (frontmatter fields, body, archived) in index order,
+    "problems": the files that could not be read}."""
+    listing = mem.list(all=archived)
+    records = []
+    for d in listing.details:
+        rec = d.to_dict()
+        rec.pop("path", None)
+        rec["archived"] = "/archive/" in d.path
+        records.append(rec)
+    return {"memories": records, "problems": [str(p) for p in listing.problems]}
+
+
+def jsonl(records: list) -> str:
+    """Records as JSON lines, one a line (JSON escapes every line break inside a record)."""
+    from . import json_text
+
+    return "".join(json_text(rec) + "\n" for rec in records)
+
+
+_KNOWN = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated",
+          "expires", "source", "body", "archived")
+
+
+def _record_detail(rec: dict, where: str):
+    """A Detail from one exported record; a UsageError names the record."""
+    from ..core import _body
+    from ..textcheck import MAX_TITLE
+    from ..model import TYPES, Detail, clean_tags, one_line
+    from ..store.fs import check_id, slugify
+
+    if not isinstance(rec, dict):
+        raise UsageError(f"{where}: expected a JSON object")
+    title = one_line(rec.get("title") or "")
+    if not title or len(title) > MAX_TITLE:
+        raise UsageError(f"{where}: a title of 1 to {MAX_TITLE} characters is required")
+    mtype = rec.get("type") or "note"
+    if mtype not in TYPES:
+        raise UsageError(f"{where}: type must be one of {', '.join(TYPES)}, got {mtype!r}")
+    try:
+        importance = float(0.5 if rec.get("importance") is None else rec["importance"])
+    except (TypeError, ValueError):
+        importance = -1
+    if not 0 <= importance <= 1:
+        raise UsageError(f"{where}: importance must be from 0 to 1")
+
+    def strs(key):
+        v = rec.get(key) or []
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise UsageError(f"{where}: {key} must be a list of strings")
+        return v
+
+    def stamp(key):
+        v = rec.get(key)
+        return None if v in (None, "") else str(v)
+
+    mid = check_id(rec["id"]) if rec.get("id") else slugify(title)
+    extra = {k: v for k, v in rec.items() if k not in _KNOWN and k != "path"}
+    body = rec.get("body") or ""
+    if not isinstance(body, str):
+        raise UsageError(f"{where}: body must be text")
+    return Detail(id=mid, title=title, summary=one_line(rec.get("summary") or ""), tags=clean_tags(strs("tags")),
+                  aliases=tuple(dict.fromkeys(one_line(a) for a in strs("aliases") if one_line(a))), type=mtype,
+                  importance=importance, pinned=bool(rec.get("pinned")), created=stamp("created"),
+                  updated=stamp("updated"), expires=stamp("expires"), source=stamp("source"), extra=extra,
+                  body=_body(body)), bool(rec.get("archived"))
+
+
+def parse_jsonl(text: str, name: str = "input") -> list[dict]:
+    out = []
+    for n, line in enumerate(text.split("\n"), 1):  # JSON escapes every line break: split on \n only
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except ValueError as e:
+            raise UsageError(f"{name}:{n}: not a JSON line ({e.msg})") from None
+    return out
+
+
+_LINK = re.compile(r"^\[([^\]]+)\]\(([^)\s]+)\)\s*(?:[-—–:]\s*)?(.*)$")
+_BULLET = re.compile(r"^(\s*)[-*+]\s+(?:\[[ xX]\]\s+)?(.*\S)\s*$")
+
+
+def _split_title(text: str) -> tuple[str, str]:
+    """A long bullet: the first sentence (or 120 characters) as the title, the whole as the body."""
+    from ..textcheck import MAX_TITLE
+
+    if len(text) <= 120:
+        return text, ""
+    m = re.match(r"(.{10,120}?[.!?。！？])(\s|$)", text)
+    cut = m.group(1) if m else text[:120].rsplit(" ", 1)[0] + "…"
+    return cut[:MAX_TITLE], text
+
+
+def markdown_record(text: str, name: str, source: str) -> dict:
+    """One Markdown file as a record: its own frontmatter if it has one, else the first heading
+    (or the file name) as the title and the first paragraph line as the summary."""
+    from ..store import details as dfile
+
+    stem = Path(name).stem
+    try:
+        fm, rest, _ = dfile.split(text)
+    except ValueError:
+        fm, rest = None, text
+    if fm is not None:
+        try:
+            d = dfile.parse(text, _safe_id(stem), source)
+            rec = d.to_dict()
+            rec.pop("path", None)
+            rec["source"] = rec.get("source") or source
+            return rec
+        except MemcliError:
+            pass
+    lines = rest.splitlines()
+    title, summary = None, ""
+    for ln in lines:
+        s = ln.strip()
+        if not s:
+            continue
+        if title is None and s.startswith("#"):
+            title = s.lstrip("#").strip()
+            continue
+        if not s.startswith(("#", "```", "---", ">", "|")):
+            summary = re.sub(r"^[-*+]\s+", "", s)[:300]
+            break
+    return {"id": _safe_id(stem), "title": title or stem.replace("-", " ").replace("_", " "), "summary": summary,
+            "body": rest, "source": source}
+
+
+def _safe_id(stem: str) -> str:
+    from ..store.fs import slugify, valid_id
+
+    return stem if valid_id(stem) and stem == stem.lower() else slugify(stem)
+
+
+def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
+    """An agent's memory file of bullet lines (Claude Code / OpenClaw style MEMORY.md): one record a
+    bullet, tagged with its section heading; indented lines join their bullet; a bullet that links
+    to a local Markdown file imports that file, with the bullet's text as title and summary."""
+    from ..model import clean_tag
+
+    records: list[dict] = []
+    section = None
+    for ln in text.splitlines():
+        h = re.match(r"^#{1,6}\s+(.*\S)", ln)
+        if h:
+            section = clean_tag(h.group(1))[:40] or None
+            continue
+        b = _BULLET.match(ln)
+        if b and not b.group(1):
+            item = b.group(2)
+            rec: dict = {"tags": [section] if section else [], "source": source}
+            link = _LINK.match(item)
+            target = None
+            if link and path is not None and not re.match(r"^[a-z]+:", link.group(2)):
+                cand = (path.parent / link.group(2)).resolve()
+                if cand.is_file() and cand.suffix == ".md":
+                    target = cand
+            if target is not None:
+                from ..store.fs import read_text
+
+                rec.update(markdown_record(read_text(target, str(target)), target.name, source))
+                rec["title"], rec["summary"] = link.group(1).strip(), link.group(3).strip() or rec.get("summary", "")
+                rec["tags"] = sorted(set(rec.get("tags") or []) | ({section} if section else set()))
+            elif link:
+                rec.update({"title": link.group(1).strip(), "summary": link.group(3).strip(), "body": item})
+            else:
+                title, body = _split_title(item)
+                rec.update({"title": title, "body": body})
+            records.append(rec)
+        elif records and ln.strip() and (ln.startswith((" ", "\t"))):
+            last = records[-1]
+            last["body"] = ((last.get("body") or last["title"]) + "\n" + ln.strip()).strip()
+    return records
+
+
+def read_source(source: str | os.PathLike, stdin_text: str | None = None) -> tuple[list[dict], str]:
+    """(records, kind) from a JSONL export, a folder of Markdown, one Markdown file, or an agent's
+    MEMORY.md of bullet lines. stdin_text is the text of '-'."""
+    from ..store.fs import read_text
+
+    if str(source) == "-":
+        text = stdin_text or ""
+        if text.lstrip().startswith("{"):
+            return parse_jsonl(text, "stdin"), "jsonl"
+        return bullet_records(text, None, "stdin"), "bullets"
+    path = Path(source).expanduser()
+    if path.is_dir():
+        recs = []
+        for p in sorted(path.rglob("*.md")):
+            rel = p.relative_to(path)
+            if any(part.startswith(".") for part in rel.parts) or p.is_symlink():
+                continue
+            recs.append(markdown_record(read_text(p, str(rel)), p.name, str(rel)))
+        return recs, "markdown"
+    if not path.exists():
+        raise FileError(f"{source}: no such file or folder")
+    text = read_text(path, str(source))
+    if path.suffix in (".jsonl", ".json") or text.lstrip().startswith("{"):
+        return parse_jsonl(text, str(source)), "jsonl"
+    if text.lstrip("\ufeff").startswith("---"):
+        return [markdown_record(text, path.name, path.name)], "markdown"
+    return bullet_records(text, path, path.name), "bullets"
+
+
+def import_(mem, source, stdin_text: str | None = None) -> dict:
+    """Add the memories of a source (see read_source). Existing ids are skipped, never overwritten;
+    every record passes the same checks and secret policy as remember; one write under the lock,
+    then the index is rebuilt."""
+    from ..core import utcnow
+    from ..store import details as dfile
+    from ..store.fs import atomic_write_many
+
+    records, kind = read_source(source, stdin_text)
+    now = utcnow()
+    details = []
+    seen: set = set()
+    skipped = []
+    for n, rec in enumerate(records, 1):
+        d, archived = _record_detail(rec, f"record {n}")
+        if not d.created:
+            d = d.replace(created=now, updated=d.updated or now)
+        d = _scan(mem, d)
+        base, k = d.id, 2
+        while d.id in seen and kind != "jsonl":  # two files or bullets with one name: keep both
+            d = d.replace(id=f"{base}-{k}")
+            k += 1
+        if d.id in seen:
+            skipped.append({"id": d.id, "reason": "appears twice in the input"})
+            continue
+        seen.add(d.id)
+        details.append((d, archived))
+    written = []
+    with mem.lock():
+        writes = []
+        for d, archived in details:
+            if mem.detail_path(d.id).exists() or mem.detail_path(d.id, archived=True).exists():
+                skipped.append({"id": d.id, "reason": "a memory with this id exists"})
+                continue
+            writes.append((mem.detail_path(d.id, archived=archived), dfile.render(d)))
+            written.append(d.id)
+        if writes:
+            (mem.root / "memory" / "archive").mkdir(parents=True, exist_ok=True)
+            atomic_write_many(writes)
+    index = mem.rebuild_index() if written else None
+    return {"source": str(source), "kind": kind, "imported": written, "skipped": skipped,
+            "indexed": index["entries"] if index else None}
+
+
+def _scan(mem, d):
+    """The write.secrets policy over one record, through Memory's own scan: refused (nothing is
+    imported), redacted, or allowed."""
+    from ..errors import SecretError
+    from ..model import clean_tags
+
+    try:
+        fields, _ = mem.scan({"title": d.title, "summary": d.summary, "body": d.body, "source": d.source or "",
+                              "aliases": tuple(d.aliases), "tags": tuple(d.tags)})
+    except SecretError as e:
+        raise SecretError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
+    return d.replace(title=fields["title"], summary=fields["summary"], body=fields["body"],
+                     source=fields["source"] or None, aliases=fields["aliases"], tags=clean_tags(fields["tags"]))

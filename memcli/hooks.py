@@ -1,0 +1,149 @@
+"""Agent hooks: `memcli hook claude-code` runs before every prompt Claude Code sends.
+
+It reads the UserPromptSubmit JSON on stdin (prompt, session_id, cwd, hook_event_name,
+transcript_path), asks should-recall about the prompt, prints the memory context on stdout when
+memory is needed (Claude Code adds a hook's stdout to the prompt's context) and records the turn
+in the session named after session_id. It never blocks a prompt: Claude Code blocks on exit 2,
+so broken input exits 1 (shown to the person, the prompt goes on) and a memory that cannot be
+read is a warning on stderr with exit 0. Imports stay light: this runs on every turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+BROKEN_INPUT = 1  # a non-blocking error for Claude Code; 2 would block the prompt
+HOOK_EVENT = "UserPromptSubmit"
+
+
+class HookResult:
+    def __init__(self, stdout: str = "", stderr: list | None = None, code: int = 0):
+        self.stdout, self.stderr, self.code = stdout, stderr or [], code
+
+
+def session_name(session_id) -> str:
+    """A session name (a valid state-file name) for a hook's session id."""
+    from .store.fs import slugify, valid_id
+
+    sid = str(session_id or "").strip()
+    if not sid:
+        return "claude-code"
+    return sid if valid_id(sid) else slugify(sid)
+
+
+def _find_root(explicit, cwd):
+    """--root or MEMCLI_ROOT (an error when not a root), else the nearest root above the prompt's cwd
+    (None when there is none: the hook then does nothing)."""
+    from pathlib import Path
+
+    from .config import env, find_root
+    from .errors import NotARootError
+
+    if explicit or env("MEMCLI_ROOT"):
+        return find_root(explicit)
+    start = Path(cwd) if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else Path.cwd()
+    try:
+        return find_root(None, cwd=start)
+    except NotARootError:
+        return None
+
+
+def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | None = None) -> HookResult:
+    """What the hook prints for one UserPromptSubmit payload."""
+    from .errors import MemcliError
+
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as e:
+        why = "not UTF-8" if isinstance(e, UnicodeDecodeError) else f"not JSON ({e.msg})" if hasattr(e, "msg") else "not JSON"
+        return HookResult(stderr=[f"memcli hook: stdin is {why}; expected Claude Code's UserPromptSubmit JSON"],
+                          code=BROKEN_INPUT)
+    if not isinstance(data, dict) or not isinstance(data.get("prompt"), str):
+        return HookResult(stderr=["memcli hook: the input has no \"prompt\" text; expected Claude Code's "
+                                  "UserPromptSubmit JSON"], code=BROKEN_INPUT)
+    event = data.get("hook_event_name")
+    if event not in (None, HOOK_EVENT):
+        return HookResult(stderr=[f"memcli hook: ignored {event!r} (wire it to {HOOK_EVENT})"])
+    prompt = data["prompt"]
+    if not prompt.strip():
+        return HookResult()
+    warnings: list = []
+    try:
+        found = _find_root(root, data.get("cwd"))
+        if found is None:
+            return HookResult()
+        from .core import Memory
+
+        mem = Memory(found)
+    except MemcliError as e:
+        return HookResult(stderr=[f"memcli hook: {e.message}"])
+    session = session_name(data.get("session_id"))
+    from .config import env
+
+    scope = scope or env("MEMCLI_SCOPE") or "default"
+    out = ""
+    try:
+        if mem.should_recall(prompt)["kind"] != "none":
+            out = mem.context(prompt, budget=budget, session=session, scope=scope)["text"]
+    except MemcliError as e:
+        warnings.append(f"memcli hook: no memory context: {e.message}")
+    try:
+        res = mem.session(session).add("user", prompt)
+        if res.get("warning"):
+            warnings.append(f"memcli hook: {res['warning']}")
+    except MemcliError as e:
+        warnings.append(f"memcli hook: the turn was not recorded: {e.message}")
+    return HookResult(out, warnings)
+
+
+USAGE = "usage: memcli hook claude-code [--budget N]"
+OPTIONS = {"--budget": "budget", "-b": "budget"}  # the `hook claude-code` command's own options
+
+
+def run(argv: list, root=None, scope=None, stdin=None, stdout=None, stderr=None) -> int:
+    """`memcli hook AGENT [--budget N]` (argv: what follows `hook`), run by the command line without
+    its framework; a wrong name or option exits 1, never 2. Returns the exit code."""
+    stdin = stdin or sys.stdin.buffer
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    args = list(argv)
+    budget = None
+    kind = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        name, eq, inline = a.partition("=")
+        if (name == "--root" or name in OPTIONS) and (eq or i + 1 < len(args)):
+            value = inline if eq else args[i + 1]
+            i += 1 if eq else 2
+            if name == "--root":
+                root = value
+                continue
+            try:
+                budget = int(value)
+            except ValueError:
+                stderr.write(f"memcli hook: --budget must be a number, got {value!r}\n")
+                return BROKEN_INPUT
+            continue
+        if kind is None and not a.startswith("-"):
+            kind = a
+            i += 1
+            continue
+        stderr.write(f"memcli hook: unexpected argument {a!r}; {USAGE}\n")
+        return BROKEN_INPUT
+    if kind != "claude-code":
+        what = f"unknown agent {kind!r}" if kind else "which agent?"
+        stderr.write(f"memcli hook: {what}; known: claude-code ({USAGE})\n")
+        return BROKEN_INPUT
+    return emit(claude_code(stdin.read(), root, budget, scope), stdout, stderr)
+
+
+def emit(res: HookResult, stdout=None, stderr=None) -> int:
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    if res.stdout:
+        stdout.write(res.stdout)
+        stdout.flush()
+    for line in res.stderr:
+        stderr.write(line + "\n")
+    return res.code
