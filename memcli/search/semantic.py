@@ -1,0 +1,295 @@
+"""Meaning-based recall (the ``semantic`` extra): sentence embeddings of every memory, cached
+under ``.memcli/semantic/``, fused with the lexical ranker's scores.
+
+The lexical ranker answers what shares words with the query; this layer is for what does not
+(a paraphrase, a question in the other language). Its hard part is deciding when a match that
+rests on meaning alone is real. The rule (``Rule``), per memory d and query q:
+
+    sim(d)   = max(cos(q, head of d), cos(q, whole of d))       head: title, summary, tags, aliases
+    fused(d) = sim(d) + LEX_WEIGHT * lexical relevance of d    (the ranker's score, below its threshold)
+    accept the best d when  fused(best) + MARGIN_WEIGHT * (fused(best) - fused(runner-up)) >= cut
+
+The margin rewards a memory that stands out from its neighbours, so a question about a topic
+next to one the memories cover (VACUUM against a note on Postgres connections) scores lower than
+a question whose memory is the only one that fits. When the lexical layers already answered,
+their hits keep their order and the embedding fills the remaining places (rank fusion, so
+"best k" lists find more without answering more often).
+
+Nothing here imports numpy until vectors are needed; ``search`` never loads the model when a
+resident ``memcli serve`` answers for it (see ``memcli.serve``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+FORMAT = "1"
+LEX_WEIGHT = 0.6
+MARGIN_WEIGHT = 1.0
+DEFAULT_CUT = 0.62
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class Rule:
+    """When a meaning-only match is accepted (see the module docstring)."""
+
+    cut: float = DEFAULT_CUT
+    lex_weight: float = LEX_WEIGHT
+    margin_weight: float = MARGIN_WEIGHT
+
+
+def head_text(doc) -> str:
+    parts = [doc.title, doc.summary, " ".join(map(str, doc.tags)), " ".join(map(str, doc.aliases))]
+    return "\n".join(p for p in parts if p)
+
+
+def full_text(doc) -> str:
+    return (head_text(doc) + "\n" + doc.body).strip()
+
+
+# -- the embedding cache ----------------------------------------------------------------------
+
+
+class EmbeddingCache:
+    """Two vectors per memory (head, whole text) in ``<folder>/vectors-*.npy``, float16, with
+    ``index.json`` naming the file, the model, and each row's key and file fingerprint.
+
+    ``index.json`` is replaced last and names its vectors file, so a reader sees one
+    consistent pair; a missing or unreadable cache is rebuilt, costing only time.
+    """
+
+    def __init__(self, folder: Path, model: str) -> None:
+        self.folder = Path(folder)
+        self.model = model
+        self.keys: list[str] = []
+        self.fps: list[str] = []
+        self.vectors = None  # numpy (n, 2, dim)
+
+    def _read(self) -> bool:
+        import numpy as np
+
+        try:
+            with open(self.folder / "index.json", encoding="utf-8") as f:
+                meta = json.load(f)
+            if meta.get("format") != FORMAT or meta.get("model") != self.model:
+                return False
+            vectors = np.load(self.folder / meta["vectors"], mmap_mode="r")
+            keys, fps = list(meta["keys"]), list(meta["fps"])
+            if vectors.ndim != 3 or vectors.shape[0] != len(keys) or len(fps) != len(keys):
+                return False
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        self.keys, self.fps, self.vectors = keys, fps, vectors
+        return True
+
+    def sync(self, current: Mapping[str, str], load: Callable[[str], object], encode: Callable) -> dict:
+        """Bring the cache in line with ``current`` (key -> fingerprint); returns counts.
+
+        ``load(key)`` gives a SearchDoc (None when unreadable: left out, tried again next
+        time); ``encode(texts)`` gives unit vectors. Only new and changed memories are embedded.
+        """
+        import numpy as np
+
+        if self.vectors is None or not (self.folder / "index.json").exists():
+            if not self._read():
+                self.keys, self.fps, self.vectors = [], [], None
+        stored = dict(zip(self.keys, self.fps))
+        if stored == dict(current):
+            return {"embedded": 0, "removed": 0}
+        row = {k: i for i, k in enumerate(self.keys)}
+        keep = [k for k in current if stored.get(k) == current[k]]
+        todo = [k for k in current if stored.get(k) != current[k]]
+        docs = [(k, load(k)) for k in todo]
+        docs = [(k, d) for k, d in docs if d is not None]
+        texts = [t for _, d in docs for t in (head_text(d), full_text(d))]
+        fresh = encode(texts) if texts else None
+        dim = fresh.shape[1] if fresh is not None else (self.vectors.shape[2] if self.vectors is not None else 0)
+        vectors = np.zeros((len(keep) + len(docs), 2, dim), dtype=np.float16)
+        if keep:
+            vectors[: len(keep)] = self.vectors[[row[k] for k in keep]]
+        if docs:
+            vectors[len(keep):] = fresh.reshape(len(docs), 2, dim).astype(np.float16)
+        keys = keep + [k for k, _ in docs]
+        fps = [current[k] for k in keys]
+        removed = len([k for k in stored if k not in current])
+        self._write(keys, fps, vectors)
+        return {"embedded": len(docs), "removed": removed}
+
+    def _write(self, keys: list[str], fps: list[str], vectors) -> None:
+        import numpy as np
+
+        self.keys, self.fps, self.vectors = keys, fps, vectors
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            token = hashlib.blake2b("\n".join(f"{k}\t{f}" for k, f in zip(keys, fps)).encode("utf-8", "surrogatepass"),
+                                    digest_size=8).hexdigest()
+            name = f"vectors-{token}.npy"
+            tmp = self.folder / f".{name}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as f:
+                np.save(f, vectors)
+            os.replace(tmp, self.folder / name)
+            meta = {"format": FORMAT, "model": self.model, "vectors": name, "keys": keys, "fps": fps}
+            tmp = self.folder / f".index.json.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, self.folder / "index.json")
+            for old in self.folder.glob("vectors-*.npy"):
+                if old.name != name:
+                    try:
+                        old.unlink()
+                    except OSError:
+                        pass
+        except OSError:
+            pass  # a cache that cannot be written costs time on the next call, nothing else
+
+
+# -- the decision and the fusion ----------------------------------------------------------------
+
+
+def similarities(query_vec, vectors):
+    """Per memory: cosine with the head and with the whole text, and their maximum."""
+    import numpy as np
+
+    q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+    if vectors is None or len(vectors) == 0:
+        return np.zeros(0, dtype=np.float32)
+    flat = np.asarray(vectors, dtype=np.float32)
+    sims = flat @ q  # (n, 2)
+    return sims.max(axis=1)
+
+
+def decide(keys: Sequence[str], sims, lexical: Mapping[str, float], rule: Rule) -> tuple[float, list[tuple[str, float]]]:
+    """(confidence of the best meaning match, every memory with its fused score, best first)."""
+    fused = [(k, float(s) + rule.lex_weight * float(lexical.get(k, 0.0))) for k, s in zip(keys, sims)]
+    fused.sort(key=lambda x: (-x[1], x[0]))
+    if not fused:
+        return 0.0, []
+    best = fused[0][1]
+    runner = fused[1][1] if len(fused) > 1 else 0.0
+    return best + rule.margin_weight * (best - runner), fused
+
+
+def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, float]], limit: int,
+         accepted: bool) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The answer list: the lexical layers' own hits first, in their order; when a meaning
+    match was accepted, it leads instead. The rest of ``limit`` is filled by reciprocal rank
+    fusion of the lexical and the embedding order."""
+    out: list[tuple[str, float, tuple[str, ...]]] = []
+    seen: set[str] = set()
+    if accepted and fused:
+        key, score = fused[0]
+        out.append((key, round(score, 6), ("embedding",)))
+        seen.add(key)
+    for key, score in lexical_hits:
+        if key not in seen and len(out) < limit:
+            out.append((key, round(score, 6), ("bm25f",)))
+            seen.add(key)
+    if not out:
+        return out
+    lex_rank = {k: i for i, (k, _) in enumerate(lexical_hits)}
+    rrf = {}
+    for i, (k, _) in enumerate(fused):
+        rrf[k] = 1.0 / (RRF_K + i + 1) + (1.0 / (RRF_K + lex_rank[k] + 1) if k in lex_rank else 0.0)
+    for k in sorted(rrf, key=lambda k: (-rrf[k], k)):
+        if len(out) >= limit:
+            break
+        if k not in seen:
+            out.append((k, round(rrf[k], 6), ("bm25f", "embedding") if k in lex_rank else ("embedding",)))
+            seen.add(k)
+    return out
+
+
+def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int, threshold: float,
+         rule: Rule = Rule()) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
+    no threshold (``Scored`` or (key, relevance) pairs); those at or above ``threshold`` are
+    the lexical answer, the rest are evidence."""
+    pairs = [(getattr(s, "key", None) or s[0], float(getattr(s, "relevance", None) if hasattr(s, "relevance") else s[1]))
+             for s in lexical]
+    lex = {k: r for k, r in pairs}
+    answered = [(k, r) for k, r in pairs if r >= threshold]
+    if answered:
+        cut = max(r for _, r in answered) * 0.5
+        answered = [(k, r) for k, r in answered if r >= cut]
+    sims = similarities(query_vec, vectors)
+    confidence, fused = decide(keys, sims, {k: r for k, r in lex.items()}, rule)
+    accepted = not answered and confidence >= rule.cut
+    return fuse(answered, fused, limit, accepted)
+
+
+# -- the whole step over a memory root ----------------------------------------------------------
+
+
+def files(mem) -> dict:
+    """key -> fingerprint of the memories this layer embeds (detail files; not the episode log)."""
+    from memcli.recall import detail_files
+
+    return {k: fp for k, fp in detail_files(mem).items() if not k.startswith("memory/episodes/")}
+
+
+def _load_doc(mem):
+    from memcli.recall import detail_doc
+
+    return lambda key: detail_doc(mem, key)
+
+
+def cache_for(mem) -> EmbeddingCache:
+    from memcli.search.embed import MODEL
+    from memcli.store.fs import state_dir
+
+    return EmbeddingCache(state_dir(mem.root, "semantic"), MODEL)
+
+
+def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: float, *, cache: EmbeddingCache | None = None,
+                 rule: Rule = Rule()) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The semantic step in this process: loads the model (see ``embed``)."""
+    from memcli.search import embed
+
+    model = embed.load()
+    cache = cache or cache_for(mem)
+    cache.sync(files(mem), _load_doc(mem), model.encode)
+    q = model.encode([query])[0]
+    return rank(q, cache.keys, cache.vectors, lexical, limit, threshold, rule)
+
+
+def search(mem, query: str, lexical: Sequence, limit: int, threshold: float | None = None
+           ) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The semantic step for a recall: asks a running ``memcli serve`` for this root, or
+    does the work here when none answers. Returns (key, score, methods), best first."""
+    from memcli.search.ranker import DEFAULT_THRESHOLD
+
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    pairs = [(getattr(s, "key", None) or s[0], float(s.relevance if hasattr(s, "relevance") else s[1]))
+             for s in lexical]
+    from memcli import serve
+
+    answer = serve.ask(mem.root, {"op": "search", "query": query, "lexical": pairs, "limit": limit,
+                                  "threshold": threshold})
+    if answer is not None and "hits" in answer:
+        return [(k, float(s), tuple(m)) for k, s, m in answer["hits"]]
+    return search_local(mem, query, pairs, limit, threshold)
+
+
+def enabled() -> bool:
+    from memcli.search.embed import available
+
+    return available()
+
+
+def lexical_candidates(mem, query: str, now=None, depth: int = 50) -> list:
+    """The lexical ranker's candidates over the detail files with no threshold (evidence for
+    ``search``). The relative cut still applies, so only plausible ones come back."""
+    from memcli.search.cache import SearchCache
+    from memcli.store.fs import state_dir
+
+    cache = SearchCache(state_dir(mem.root, "search"))
+    try:
+        return cache.search(query, limit=depth, threshold=0.0, now=now)
+    finally:
+        cache.close()
+
