@@ -175,16 +175,18 @@ def decide(keys: Sequence[str], sims, lexical: Mapping[str, float], rule: Rule) 
 
 
 def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, float]], limit: int,
-         accepted: bool) -> list[tuple[str, float, tuple[str, ...]]]:
-    """The answer list: the lexical layers' own hits first, in their order; when a meaning
-    match was accepted, it leads instead. The rest of ``limit`` is filled by reciprocal rank
-    fusion of the lexical and the embedding order."""
+         accepted: bool, runner_gap: float = 0.05) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The answer list. When the lexical layers answered: their hits first, in their order,
+    and the rest of ``limit`` filled by reciprocal rank fusion of the lexical and the
+    embedding order. Otherwise, when a meaning match was accepted: it, and the memories whose
+    fused score comes within ``runner_gap`` of it; else nothing."""
     out: list[tuple[str, float, tuple[str, ...]]] = []
     seen: set[str] = set()
-    if accepted and fused:
-        key, score = fused[0]
-        out.append((key, round(score, 6), ("embedding",)))
-        seen.add(key)
+    if not lexical_hits:
+        if not accepted or not fused:
+            return out
+        top = fused[0][1]
+        return [(k, round(s, 6), ("embedding",)) for k, s in fused[:limit] if s >= top - runner_gap]
     for key, score in lexical_hits:
         if key not in seen and len(out) < limit:
             out.append((key, round(score, 6), ("bm25f",)))
@@ -204,20 +206,24 @@ def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, f
     return out
 
 
+def _pairs(lexical: Sequence) -> list[tuple[str, float]]:
+    """(key, relevance) from the ranker's ``Scored`` hits or from pairs."""
+    return [(s.key, float(s.relevance)) if hasattr(s, "relevance") else (str(s[0]), float(s[1])) for s in lexical]
+
+
 def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int, threshold: float,
          rule: Rule = Rule()) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
     no threshold (``Scored`` or (key, relevance) pairs); those at or above ``threshold`` are
     the lexical answer, the rest are evidence."""
-    pairs = [(getattr(s, "key", None) or s[0], float(getattr(s, "relevance", None) if hasattr(s, "relevance") else s[1]))
-             for s in lexical]
-    lex = {k: r for k, r in pairs}
+    pairs = _pairs(lexical)
+    lex = dict(pairs)
     answered = [(k, r) for k, r in pairs if r >= threshold]
     if answered:
         cut = max(r for _, r in answered) * 0.5
         answered = [(k, r) for k, r in answered if r >= cut]
     sims = similarities(query_vec, vectors)
-    confidence, fused = decide(keys, sims, {k: r for k, r in lex.items()}, rule)
+    confidence, fused = decide(keys, sims, lex, rule)
     accepted = not answered and confidence >= rule.cut
     return fuse(answered, fused, limit, accepted)
 
@@ -264,8 +270,7 @@ def search(mem, query: str, lexical: Sequence, limit: int, threshold: float | No
     from memcli.search.ranker import DEFAULT_THRESHOLD
 
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    pairs = [(getattr(s, "key", None) or s[0], float(s.relevance if hasattr(s, "relevance") else s[1]))
-             for s in lexical]
+    pairs = _pairs(lexical)
     from memcli import serve
 
     answer = serve.ask(mem.root, {"op": "search", "query": query, "lexical": pairs, "limit": limit,
@@ -293,3 +298,27 @@ def lexical_candidates(mem, query: str, now=None, depth: int = 50) -> list:
     finally:
         cache.close()
 
+
+
+def recall_step(mem, query: str, limit: int, threshold: float, now, result, deep: bool = False) -> None:
+    """The last step of a recall when the extra is installed: answers what the lexical layers
+    could not (or, with ``deep``, fills the list), as ``semantic`` hits and one trace entry."""
+    import time
+
+    from memcli.model import Hit, LayerTrace
+    from memcli.recall import _snip, detail_doc
+
+    t0 = time.perf_counter()
+    lexical = lexical_candidates(mem, query, now)
+    if not deep:  # the lexical layers found nothing: their candidates are only evidence
+        threshold = float("inf")
+    found = search(mem, query, lexical, limit, threshold)
+    seen = {h.path for h in result.hits}
+    hits = []
+    for key, score, methods in found:
+        doc = detail_doc(mem, key) if key not in seen else None
+        if doc is not None:
+            hits.append(Hit("semantic", Path(key).stem, doc.title, key, score, _snip(doc.body, query), doc.summary,
+                            doc.tags, tuple(f"method:{m}" for m in methods)))
+    result.hits = (result.hits + hits)[:limit] if deep else hits
+    result.trace.append(LayerTrace("semantic", len(lexical), len(hits), (time.perf_counter() - t0) * 1000))
