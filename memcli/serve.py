@@ -117,12 +117,12 @@ class Server:
         sock.listen(16)
         return sock
 
-    def serve(self, sock: socket.socket, ready=None) -> None:
-        from memcli.search import embed
+    def serve(self, sock: socket.socket, preload: bool = True) -> None:
+        """Answer requests until interrupted; ``preload`` loads the model before the first."""
+        if preload:
+            from memcli.search import embed
 
-        embed.load()  # pay for the model now, not on the first request
-        if ready is not None:
-            ready()
+            embed.load()
         try:
             while True:
                 conn, _ = sock.accept()
