@@ -30,21 +30,24 @@ def write_note(root: Path, mid: str, title: str, body: str, summary: str = "") -
 # -- the rule and the fusion, on plain numbers ---------------------------------------------------
 
 
-def test_decide_rewards_a_memory_that_stands_out():
+def test_confidence_rewards_a_memory_that_stands_out():
     rule = semantic.Rule(cut=0.6, lex_weight=0.5, margin_weight=1.0)
-    alone, fused = semantic.decide(["a", "b", "c"], [0.55, 0.30, 0.20], {}, rule)
-    assert fused[0][0] == "a"
+    alone = semantic.confidence([("a", 0.55), ("b", 0.30), ("c", 0.20)], rule)
     assert alone == pytest.approx(0.55 + 0.25)
-    crowded, _ = semantic.decide(["a", "b", "c"], [0.55, 0.54, 0.20], {}, rule)
+    crowded = semantic.confidence([("a", 0.55), ("b", 0.54), ("c", 0.20)], rule)
     assert crowded == pytest.approx(0.55 + 0.01)
     assert alone >= rule.cut > crowded
+    assert semantic.confidence([], rule) == 0.0
 
 
-def test_decide_counts_sub_threshold_lexical_evidence():
+def test_fused_scores_count_sub_threshold_lexical_evidence():
+    pytest.importorskip("numpy")
     rule = semantic.Rule(cut=0.6, lex_weight=0.5, margin_weight=0.0)
-    conf, fused = semantic.decide(["a", "b"], [0.50, 0.52], {"a": 0.3}, rule)
-    assert fused[0] == ("a", pytest.approx(0.65))
-    assert conf == pytest.approx(0.65)
+    fused = semantic.fused_scores(["a", "b", "c"], [0.50, 0.52, 0.1], {"a": 0.3, "gone": 0.9}, rule, 2)
+    assert fused == [("a", pytest.approx(0.65)), ("b", pytest.approx(0.52))]
+    many = [f"k{i}" for i in range(100)]
+    fused = semantic.fused_scores(many, [i / 100 for i in range(100)], {f"k{i}": 0.5 for i in range(20)}, rule, 3)
+    assert [k for k, _ in fused] == ["k99", "k98", "k97"]
 
 
 def test_fuse_abstains_unless_accepted():

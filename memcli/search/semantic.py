@@ -69,7 +69,16 @@ class EmbeddingCache:
         self.model = model
         self.keys: list[str] = []
         self.fps: list[str] = []
-        self.vectors = None  # numpy (n, 2, dim)
+        self.vectors = None  # numpy (n, 2, dim), float16 as stored
+        self._matrix = None
+
+    def matrix(self):
+        """The vectors as float32, converted once per change."""
+        import numpy as np
+
+        if self._matrix is None or self._matrix.shape != self.vectors.shape:
+            self._matrix = np.asarray(self.vectors, dtype=np.float32)
+        return self._matrix
 
     def _read(self) -> bool:
         import numpy as np
@@ -85,7 +94,7 @@ class EmbeddingCache:
                 return False
         except (OSError, ValueError, KeyError, TypeError):
             return False
-        self.keys, self.fps, self.vectors = keys, fps, vectors
+        self.keys, self.fps, self.vectors, self._matrix = keys, fps, vectors, None
         return True
 
     def sync(self, current: Mapping[str, str], load: Callable[[str], object], encode: Callable) -> dict:
@@ -124,7 +133,7 @@ class EmbeddingCache:
     def _write(self, keys: list[str], fps: list[str], vectors) -> None:
         import numpy as np
 
-        self.keys, self.fps, self.vectors = keys, fps, vectors
+        self.keys, self.fps, self.vectors, self._matrix = keys, fps, vectors, None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             token = hashlib.blake2b("\n".join(f"{k}\t{f}" for k, f in zip(keys, fps)).encode("utf-8", "surrogatepass"),
@@ -151,27 +160,45 @@ class EmbeddingCache:
 # -- the decision and the fusion ----------------------------------------------------------------
 
 
-def similarities(query_vec, vectors):
-    """Per memory: cosine with the head and with the whole text, and their maximum."""
+def similarities(query_vec, matrix):
+    """Per memory: the larger of the cosines with its head and with its whole text.
+    ``matrix``: float32 (n, 2, dim) or (2n, dim), rows in key order."""
     import numpy as np
 
     q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
-    if vectors is None or len(vectors) == 0:
+    if matrix is None or len(matrix) == 0:
         return np.zeros(0, dtype=np.float32)
-    flat = np.asarray(vectors, dtype=np.float32)
-    sims = flat @ q  # (n, 2)
-    return sims.max(axis=1)
+    flat = np.asarray(matrix, dtype=np.float32).reshape(-1, q.shape[0])
+    return (flat @ q).reshape(-1, 2).max(axis=1)
 
 
-def decide(keys: Sequence[str], sims, lexical: Mapping[str, float], rule: Rule) -> tuple[float, list[tuple[str, float]]]:
-    """(confidence of the best meaning match, every memory with its fused score, best first)."""
-    fused = [(k, float(s) + rule.lex_weight * float(lexical.get(k, 0.0))) for k, s in zip(keys, sims)]
-    fused.sort(key=lambda x: (-x[1], x[0]))
+def fused_scores(keys: Sequence[str], sims, lexical: Mapping[str, float], rule: Rule, depth: int
+                 ) -> list[tuple[str, float]]:
+    """The ``depth`` best memories by sim + lex_weight * lexical relevance, best first."""
+    import numpy as np
+
+    fused = np.array(sims, dtype=np.float64)
+    if lexical:
+        row = {k: i for i, k in enumerate(keys)} if len(lexical) > 8 else None
+        for k, r in lexical.items():
+            i = row.get(k) if row is not None else (keys.index(k) if k in keys else None)
+            if i is not None:
+                fused[i] += rule.lex_weight * r
+    n = len(fused)
+    top = np.argpartition(-fused, depth - 1)[:depth] if n > depth else np.arange(n)
+    out = [(keys[i], float(fused[i])) for i in top]
+    out.sort(key=lambda x: (-x[1], x[0]))
+    return out
+
+
+def confidence(fused: Sequence[tuple[str, float]], rule: Rule) -> float:
+    """How sure the best meaning match is: its fused score plus the weighted margin over the
+    runner-up (``fused``: best first)."""
     if not fused:
-        return 0.0, []
+        return 0.0
     best = fused[0][1]
     runner = fused[1][1] if len(fused) > 1 else 0.0
-    return best + rule.margin_weight * (best - runner), fused
+    return best + rule.margin_weight * (best - runner)
 
 
 def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, float]], limit: int,
@@ -223,8 +250,8 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
         cut = max(r for _, r in answered) * 0.5
         answered = [(k, r) for k, r in answered if r >= cut]
     sims = similarities(query_vec, vectors)
-    confidence, fused = decide(keys, sims, lex, rule)
-    accepted = not answered and confidence >= rule.cut
+    fused = fused_scores(keys, sims, lex, rule, max(4 * limit, 50))
+    accepted = not answered and confidence(fused, rule) >= rule.cut
     return fuse(answered, fused, limit, accepted)
 
 
@@ -260,7 +287,9 @@ def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: floa
     cache = cache or cache_for(mem)
     cache.sync(files(mem), _load_doc(mem), model.encode)
     q = model.encode([query])[0]
-    return rank(q, cache.keys, cache.vectors, lexical, limit, threshold, rule)
+    if not cache.keys:
+        return []
+    return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule)
 
 
 def search(mem, query: str, lexical: Sequence, limit: int, threshold: float | None = None
