@@ -84,6 +84,34 @@ class Server:
         self.mem = Memory(root)
         self.path = socket_path(self.mem.root)
         self._cache = None
+        self._dirty = True  # the vectors may be out of date: compare every file before answering
+        self._observer = None
+
+    def watch(self) -> bool:
+        """Follow writes to memory/ so a request stats the files only after one; False (and
+        a full check on every request) when the folder cannot be watched."""
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:
+            return False
+        server = self
+
+        class Changes(FileSystemEventHandler):
+            def on_any_event(self, event):
+                if event.event_type not in ("opened", "closed_no_write"):
+                    server._dirty = True
+
+        try:
+            folder = self.mem.memory_dir()
+            observer = Observer()
+            observer.schedule(Changes(), str(folder), recursive=False)
+            observer.daemon = True
+            observer.start()
+        except (OSError, RuntimeError, ValueError):
+            return False
+        self._observer = observer
+        return True
 
     def handle(self, request: dict) -> dict:
         op = request.get("op")
@@ -95,8 +123,14 @@ class Server:
             if self._cache is None:
                 self._cache = semantic.cache_for(self.mem)
             lexical = [(str(k), float(r)) for k, r in request.get("lexical") or ()]
-            hits = semantic.search_local(self.mem, str(request["query"]), lexical, int(request.get("limit") or 5),
-                                         float(request["threshold"]), cache=self._cache)
+            current = self._observer is not None and not self._dirty
+            self._dirty = self._observer is None  # a write from now on marks it again
+            try:
+                hits = semantic.search_local(self.mem, str(request["query"]), lexical, int(request.get("limit") or 5),
+                                             float(request["threshold"]), cache=self._cache, current=current)
+            except BaseException:
+                self._dirty = True
+                raise
             return {"ok": True, "hits": [[k, s, list(m)] for k, s, m in hits]}
         return {"ok": False, "error": f"unknown op {op!r}"}
 
@@ -123,6 +157,7 @@ class Server:
             from memcli.search import embed
 
             embed.load()
+        self.watch()
         try:
             while True:
                 conn, _ = sock.accept()
@@ -140,6 +175,8 @@ class Server:
                     except OSError:
                         pass
         finally:
+            if self._observer is not None:
+                self._observer.stop()
             sock.close()
             try:
                 os.unlink(self.path)

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -218,6 +219,17 @@ def test_served_and_local_search_agree(root, tmp_path_factory, monkeypatch):
         assert answer is not None
         assert [tuple(h[:1]) for h in answer["hits"]] == [(k,) for k, _, _ in local]
         assert semantic.search(mem, query, [], 5) == local
+        # the server follows edits: a memory written now is found by the next request
+        write_note(root, "sourdough", "Sourdough starter feeding schedule", "Feed the starter twice a day.")
+        new = {"op": "search", "query": "feeding schedule for the sourdough starter", "lexical": [], "limit": 5,
+               "threshold": 0.38}
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            hits = serve.ask(root, new)["hits"]
+            if hits and hits[0][0] == "memory/sourdough.md":
+                break
+            time.sleep(0.1)
+        assert hits[0][0] == "memory/sourdough.md"
     finally:
         proc.terminate()
         proc.wait(10)

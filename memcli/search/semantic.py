@@ -279,13 +279,15 @@ def cache_for(mem) -> EmbeddingCache:
 
 
 def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: float, *, cache: EmbeddingCache | None = None,
-                 rule: Rule = Rule()) -> list[tuple[str, float, tuple[str, ...]]]:
-    """The semantic step in this process: loads the model (see ``embed``)."""
+                 current: bool = False, rule: Rule = Rule()) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The semantic step in this process: loads the model (see ``embed``). ``current``: the
+    caller knows no memory changed since ``cache`` was last synced (the files are not read)."""
     from memcli.search import embed
 
     model = embed.load()
     cache = cache or cache_for(mem)
-    cache.sync(files(mem), _load_doc(mem), model.encode)
+    if not (current and cache.vectors is not None):
+        cache.sync(files(mem), _load_doc(mem), model.encode)
     q = model.encode([query])[0]
     if not cache.keys:
         return []
