@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE / "recall_eval"))
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
-CUTS = [0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.80, 0.90, 9.0]
+CUTS = [0.30, 0.35, 0.40, 0.425, 0.45, 0.475, 0.50, 0.55, 0.60, 0.70, 0.80, 9.0]
 
 
 # -- data ----------------------------------------------------------------------------------------
@@ -120,7 +120,7 @@ def quality(args) -> None:
     rows = [("bm25", score({q["q"]: bm25(q["q"]) for q in queries}, queries)),
             ("lexical", score(shipped, queries))]
     weights = [(args.lex_weight, args.margin_weight)] if not args.grid else [
-        (lw, mw) for lw in (0.0, 0.3, 0.6, 1.0) for mw in (0.0, 0.5, 1.0, 2.0)]
+        (lw, mw) for lw in (0.3, 0.6, 1.0) for mw in (0.0, 1.0, 2.0)]
     for lw, mw in weights:
         for cut in CUTS:
             rule = semantic.Rule(cut=cut, lex_weight=lw, margin_weight=mw)

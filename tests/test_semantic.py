@@ -32,12 +32,15 @@ def write_note(root: Path, mid: str, title: str, body: str, summary: str = "") -
 
 
 def test_confidence_rewards_a_memory_that_stands_out():
-    rule = semantic.Rule(cut=0.6, lex_weight=0.5, margin_weight=1.0)
+    rule = semantic.Rule(cut=0.4, lex_weight=0.5, margin_weight=1.0)
     alone = semantic.confidence([("a", 0.55), ("b", 0.30), ("c", 0.20)], rule)
-    assert alone == pytest.approx(0.55 + 0.25)
-    crowded = semantic.confidence([("a", 0.55), ("b", 0.54), ("c", 0.20)], rule)
-    assert crowded == pytest.approx(0.55 + 0.01)
+    assert alone == pytest.approx((0.55 - 0.25) + 0.25)
+    crowded = semantic.confidence([("a", 0.55), ("b", 0.54), ("c", 0.52)], rule)
+    assert crowded == pytest.approx((0.55 - 0.53) + 0.01)
     assert alone >= rule.cut > crowded
+    # only the next CROWD memories form the crowd
+    many = [("a", 0.9)] + [(f"k{i}", 0.5) for i in range(semantic.CROWD)] + [(f"z{i}", 0.0) for i in range(30)]
+    assert semantic.confidence(many, rule) == pytest.approx(0.4 + 0.4)
     assert semantic.confidence([], rule) == 0.0
 
 
