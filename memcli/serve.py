@@ -8,7 +8,7 @@ path too long for the system goes to the temp folder under a name derived from t
 Each request is one JSON line, each answer one JSON line:
 
     {"op": "ping"}                                     -> {"ok": true, "root": ..., "pid": ...}
-    {"op": "search", "query": q, "lexical": [[key, relevance], ...], "limit": n, "threshold": t}
+    {"op": "search", "query": q, "lexical": [[key, relevance], ...], "limit": n, "threshold": t, "fill": false}
                                                        -> {"ok": true, "hits": [[key, score, methods], ...]}
 
 ``ask`` is the client: it returns None when no server answers (none running, a stale socket,
@@ -127,7 +127,8 @@ class Server:
             self._dirty = self._observer is None  # a write from now on marks it again
             try:
                 hits = semantic.search_local(self.mem, str(request["query"]), lexical, int(request.get("limit") or 5),
-                                             float(request["threshold"]), cache=self._cache, current=current)
+                                             float(request["threshold"]), fill=bool(request.get("fill")),
+                                             cache=self._cache, current=current)
             except BaseException:
                 self._dirty = True
                 raise

@@ -62,14 +62,20 @@ def test_fuse_abstains_unless_accepted():
     assert all(m == ("embedding",) for _, _, m in got)
 
 
-def test_fuse_keeps_lexical_hits_first_and_fills_the_list():
+def test_fuse_keeps_lexical_hits_first_and_fills_only_when_asked():
     fused = [("e", 0.8), ("b", 0.7), ("d", 0.6), ("a", 0.5)]
-    got = semantic.fuse([("a", 0.9), ("b", 0.6)], fused, 4, accepted=False)
+    assert semantic.fuse([("a", 0.9), ("b", 0.6)], fused, 4, accepted=True) == [("a", 0.9, ("bm25f",)),
+                                                                                ("b", 0.6, ("bm25f",))]
+    candidates = [("a", 0.9), ("b", 0.6), ("c", 0.3)]
+    got = semantic.fuse([("a", 0.9), ("b", 0.6)], fused, 4, accepted=False, candidates=candidates, fill=True)
     assert [k for k, _, _ in got[:2]] == ["a", "b"]
     assert got[0][2] == ("bm25f",)
-    assert [k for k, _, _ in got[2:]] == ["e", "d"]
-    assert got[2][2] == ("embedding",)
-    assert [s for _, s, _ in got] == sorted((s for _, s, _ in got), reverse=True)
+    # c: third lexically (counted double), absent from the embedding's list; e: first by embedding
+    assert [k for k, _, _ in got[2:]] == ["c", "e"]
+    assert got[2][2] == ("bm25f",) and got[3][2] == ("embedding",)
+    # nothing answered and nothing accepted: a filled list still offers the best guesses
+    got = semantic.fuse([], fused, 2, accepted=False, candidates=[("d", 0.2)], fill=True)
+    assert [k for k, _, _ in got] == ["d", "e"] and got[0][2] == ("bm25f", "embedding")
 
 
 def test_rank_with_fake_vectors():
@@ -83,10 +89,12 @@ def test_rank_with_fake_vectors():
     assert [k for k, _, _ in got] == ["memory/a.md"]
     # nothing stands out: abstain
     assert semantic.rank(np.array([0.5, 0.5, 0.5, 0.5]), keys, vectors, [], 5, 0.38, rule) == []
-    # the lexical layer answered: its hit leads, the embedding fills
-    got = semantic.rank(q, keys, vectors, [("memory/c.md", 0.7), ("memory/b.md", 0.1)], 3, 0.38, rule)
+    # the lexical layer answered: its hit stands, and leads a filled list
+    lexical = [("memory/c.md", 0.7), ("memory/b.md", 0.1)]
+    assert [k for k, _, _ in semantic.rank(q, keys, vectors, lexical, 3, 0.38, rule)] == ["memory/c.md"]
+    got = semantic.rank(q, keys, vectors, lexical, 3, 0.38, rule, fill=True)
     assert [k for k, _, _ in got][0] == "memory/c.md"
-    assert {k for k, _, _ in got} >= {"memory/a.md"}
+    assert {k for k, _, _ in got} == {"memory/a.md", "memory/b.md", "memory/c.md"}
 
 
 # -- the embedding cache --------------------------------------------------------------------------

@@ -40,6 +40,7 @@ MARGIN_WEIGHT = 2.0
 CROWD = 10
 DEFAULT_CUT = 0.5
 RRF_K = 60
+RRF_LEX_WEIGHT = 2.0  # in a filled list the lexical order counts double (LoCoMo dev any@5)
 
 
 @dataclass(frozen=True)
@@ -211,33 +212,34 @@ def confidence(fused: Sequence[tuple[str, float]], rule: Rule) -> float:
 
 
 def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, float]], limit: int,
-         accepted: bool, runner_gap: float = 0.05) -> list[tuple[str, float, tuple[str, ...]]]:
-    """The answer list. When the lexical layers answered: their hits first, in their order,
-    and the rest of ``limit`` filled by reciprocal rank fusion of the lexical and the
-    embedding order. Otherwise, when a meaning match was accepted: it, and the memories whose
-    fused score comes within ``runner_gap`` of it; else nothing."""
-    out: list[tuple[str, float, tuple[str, ...]]] = []
-    seen: set[str] = set()
-    if not lexical_hits:
-        if not accepted or not fused:
-            return out
+         accepted: bool, candidates: Sequence[tuple[str, float]] = (), fill: bool = False,
+         runner_gap: float = 0.05) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The answer list: the lexical layers' hits (``lexical_hits``) in their order; else, when
+    a meaning match was accepted, it and the memories whose fused score comes within
+    ``runner_gap`` of it. With ``fill`` (the caller wants the best ``limit``, weak ones
+    included) the rest of the list is filled by reciprocal rank fusion of the lexical order of
+    all ``candidates`` (weighted RRF_LEX_WEIGHT) and the embedding order."""
+    if lexical_hits:
+        out = [(k, round(s, 6), ("bm25f",)) for k, s in lexical_hits[:limit]]
+    elif accepted and fused:
         top = fused[0][1]
-        return [(k, round(s, 6), ("embedding",)) for k, s in fused[:limit] if s >= top - runner_gap]
-    for key, score in lexical_hits:
-        if key not in seen and len(out) < limit:
-            out.append((key, round(score, 6), ("bm25f",)))
-            seen.add(key)
-    if not out:
+        out = [(k, round(s, 6), ("embedding",)) for k, s in fused[:limit] if s >= top - runner_gap]
+    else:
+        out = []
+    if not fill:
         return out
-    lex_rank = {k: i for i, (k, _) in enumerate(lexical_hits)}
-    rrf = {}
-    for i, (k, _) in enumerate(fused):
-        rrf[k] = 1.0 / (RRF_K + i + 1) + (1.0 / (RRF_K + lex_rank[k] + 1) if k in lex_rank else 0.0)
+    seen = {k for k, _, _ in out}
+    lex_rank = {k: i for i, (k, _) in enumerate(candidates or lexical_hits)}
+    emb_rank = {k: i for i, (k, _) in enumerate(fused)}
+    rrf = {k: (RRF_LEX_WEIGHT / (RRF_K + lex_rank[k] + 1) if k in lex_rank else 0.0)
+           + (1.0 / (RRF_K + emb_rank[k] + 1) if k in emb_rank else 0.0) for k in set(lex_rank) | set(emb_rank)}
     for k in sorted(rrf, key=lambda k: (-rrf[k], k)):
         if len(out) >= limit:
             break
         if k not in seen:
-            out.append((k, round(rrf[k], 6), ("bm25f", "embedding") if k in lex_rank else ("embedding",)))
+            methods = ("bm25f", "embedding") if k in lex_rank and k in emb_rank else \
+                ("bm25f",) if k in lex_rank else ("embedding",)
+            out.append((k, round(rrf[k], 6), methods))
             seen.add(k)
     return out
 
@@ -248,10 +250,10 @@ def _pairs(lexical: Sequence) -> list[tuple[str, float]]:
 
 
 def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int, threshold: float,
-         rule: Rule = Rule()) -> list[tuple[str, float, tuple[str, ...]]]:
+         rule: Rule = Rule(), fill: bool = False) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
     no threshold (``Scored`` or (key, relevance) pairs); those at or above ``threshold`` are
-    the lexical answer, the rest are evidence."""
+    the lexical answer, the rest are evidence. ``fill``: see ``fuse``."""
     pairs = _pairs(lexical)
     lex = dict(pairs)
     answered = [(k, r) for k, r in pairs if r >= threshold]
@@ -261,7 +263,7 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
     sims = similarities(query_vec, vectors)
     fused = fused_scores(keys, sims, lex, rule, max(4 * limit, 50))
     accepted = not answered and confidence(fused, rule) >= rule.cut
-    return fuse(answered, fused, limit, accepted)
+    return fuse(answered, fused, limit, accepted, sorted(pairs, key=lambda p: -p[1]), fill)
 
 
 # -- the whole step over a memory root ----------------------------------------------------------
@@ -287,8 +289,9 @@ def cache_for(mem) -> EmbeddingCache:
     return EmbeddingCache(state_dir(mem.root, "semantic"), MODEL)
 
 
-def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: float, *, cache: EmbeddingCache | None = None,
-                 current: bool = False, rule: Rule = Rule()) -> list[tuple[str, float, tuple[str, ...]]]:
+def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: float, *, fill: bool = False,
+                 cache: EmbeddingCache | None = None, current: bool = False, rule: Rule = Rule()
+                 ) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step in this process: loads the model (see ``embed``). ``current``: the
     caller knows no memory changed since ``cache`` was last synced (the files are not read)."""
     from memcli.search import embed
@@ -300,13 +303,19 @@ def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: floa
     q = model.encode([query])[0]
     if not cache.keys:
         return []
-    return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule)
+    return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule, fill)
 
 
-def search(mem, query: str, lexical: Sequence, limit: int, threshold: float | None = None
+def search(mem, query: str, lexical: Sequence, limit: int, threshold: float | None = None, *, fill: bool = False
            ) -> list[tuple[str, float, tuple[str, ...]]]:
-    """The semantic step for a recall: asks a running ``memcli serve`` for this root, or
-    does the work here when none answers. Returns (key, score, methods), best first."""
+    """The semantic step for a recall, the one entry point of this layer.
+
+    ``lexical``: the lexical ranker's candidates over the detail files with no threshold
+    (``lexical_candidates``); those at or above ``threshold`` (the recall threshold) count as
+    the lexical answer, the rest as evidence. ``fill``: return the best ``limit``, weak ones
+    included (``recall --deep``). Asks a running ``python -m memcli.serve`` for this root, or
+    does the work here when none answers. Returns (key, score, methods), best first; methods
+    are "bm25f" and/or "embedding"."""
     from memcli.search.ranker import DEFAULT_THRESHOLD
 
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
@@ -314,10 +323,10 @@ def search(mem, query: str, lexical: Sequence, limit: int, threshold: float | No
     from memcli import serve
 
     answer = serve.ask(mem.root, {"op": "search", "query": query, "lexical": pairs, "limit": limit,
-                                  "threshold": threshold})
+                                  "threshold": threshold, "fill": fill})
     if answer is not None and "hits" in answer:
         return [(k, float(s), tuple(m)) for k, s, m in answer["hits"]]
-    return search_local(mem, query, pairs, limit, threshold)
+    return search_local(mem, query, pairs, limit, threshold, fill=fill)
 
 
 def enabled() -> bool:
@@ -352,7 +361,7 @@ def recall_step(mem, query: str, limit: int, threshold: float, now, result, deep
     lexical = lexical_candidates(mem, query, now)
     if not deep:  # the lexical layers found nothing: their candidates are only evidence
         threshold = float("inf")
-    found = search(mem, query, lexical, limit, threshold)
+    found = search(mem, query, lexical, limit, threshold, fill=deep)
     seen = {h.path for h in result.hits}
     hits = []
     for key, score, methods in found:
