@@ -208,13 +208,20 @@ def test_server_round_trip_in_a_thread(root):
         serve.Server(root).bind()
 
 
-@needs_model
-def test_served_and_local_search_agree(root, tmp_path_factory, monkeypatch):
+@pytest.fixture
+def model_root(root, tmp_path_factory, monkeypatch):
+    """A root with an English note on garbled Chinese text; the model unpacked once per run."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "model-cache"))
-    from memcli.core import Memory
-
     write_note(root, "mysql-charset", "MySQL charset double encoding", "Set utf8mb4 on the connection, "
                "not only on the table; the driver defaulted to latin1 and Chinese text came back garbled.")
+    return root
+
+
+@needs_model
+def test_served_and_local_search_agree(model_root):
+    from memcli.core import Memory
+
+    root = model_root
     write_note(root, "disk-full", "磁盘被日志写满", "logrotate 没有配置，nginx 的日志把根分区写满了。")
     write_note(root, "weekly", "Weekly meeting", "The team meets on Monday at ten.")
     mem = Memory(root)
@@ -311,10 +318,8 @@ def test_model_tokenizer_matches_the_package(tmp_path_factory, monkeypatch):
 
 
 @needs_model
-def test_recall_answers_across_languages_and_says_how(root, tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "model-cache"))
-    write_note(root, "mysql-charset", "MySQL charset double encoding", "Set utf8mb4 on the connection, "
-               "not only on the table; the driver defaulted to latin1 and Chinese text came back garbled.")
+def test_recall_answers_across_languages_and_says_how(model_root):
+    root = model_root
     write_note(root, "weekly", "Weekly meeting", "The team meets on Monday at ten in room 4.")
     env = dict(os.environ, PYTHONPATH=str(ROOT_DIR))
     cmd = [sys.executable, "-m", "memcli", "--root", str(root), "recall", "--json"]
