@@ -115,7 +115,7 @@ def quality(args) -> None:
     vectors = vecs.reshape(len(docs), 2, -1).astype(np.float16)
     build = time.perf_counter() - t0
     qv = model.encode([q["q"] for q in queries])
-    lexical = {q["q"]: index.search(q["q"], limit=len(docs), threshold=0.0, now=NOW) for q in queries}
+    lexical = {q["q"]: index.search(q["q"], limit=50, threshold=args.lex_floor, now=NOW) for q in queries}
     shipped = {q["q"]: [s.key for s in index.search(q["q"], limit=5, now=NOW)] for q in queries}
     rows = [("bm25", score({q["q"]: bm25(q["q"]) for q in queries}, queries)),
             ("lexical", score(shipped, queries))]
@@ -175,7 +175,7 @@ def locomo(args) -> None:
         qv = model.encode([q["question"] for q in qa])
         for q, v in zip(qa, qv):
             gold = set(q["evidence"])
-            lex = index.search(q["question"], limit=50, threshold=0.0, now=NOW)
+            lex = index.search(q["question"], limit=50, threshold=semantic.LEX_FLOOR, now=NOW)
             shipped = [s.key for s in index.search(q["question"], limit=5, now=NOW)]
             nocut = [s.key for s in lex[:5]]
             sem = [k for k, _, _ in semantic.rank(v, keys, vectors, lex, 5, DEFAULT_THRESHOLD,
@@ -211,8 +211,9 @@ def timing(args) -> None:
     print(f"{'memories':>8} {'case':28} {'median ms':>10} {'layer':>9}")
     for n in args.docs:
         with tempfile.TemporaryDirectory(prefix="sem-bench-") as tmp:
-            root = Path(tmp) / "mem"
-            generate(root, n)
+            root = (args.roots / str(n)) if args.roots else Path(tmp) / "mem"
+            if not (root / "MEMORY.md").exists():
+                generate(root, n)
             base = [py, "-m", "memcli", "--root", str(root), "recall", "--json"]
             lexical_q = args.lexical_query or INDEX_WORD
             meaning_q = args.meaning_query
@@ -259,22 +260,26 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--cut", type=float, default=None)
     q.add_argument("--grid", action="store_true", help="sweep the weights too")
     q.add_argument("--show", choices=["bad", "all"])
+    q.add_argument("--lex-floor", type=float, default=None, help="lexical evidence below this is not fetched")
     lo = sub.add_parser("locomo")
     lo.add_argument("path")
     lo.add_argument("--cut", type=float, default=None)
     t = sub.add_parser("timing")
     t.add_argument("--docs", type=int, nargs="+", default=[1000, 10000])
     t.add_argument("--runs", type=int, default=7)
+    t.add_argument("--roots", type=Path, help="keep the generated roots (and their caches) in DIR/N for the next run")
     t.add_argument("--lexical-query", default=None, help="default: the word gen_store plants in the index")
     t.add_argument("--meaning-query", default="sourdough starter feeding schedule",
                    help="words no generated memory holds, so only embeddings can answer")
     args = parser.parse_args(argv)
-    from memcli.search.semantic import DEFAULT_CUT, LEX_WEIGHT, MARGIN_WEIGHT
+    from memcli.search.semantic import DEFAULT_CUT, LEX_FLOOR, LEX_WEIGHT, MARGIN_WEIGHT
 
     if getattr(args, "lex_weight", 0) is None:
         args.lex_weight = LEX_WEIGHT
     if getattr(args, "margin_weight", 0) is None:
         args.margin_weight = MARGIN_WEIGHT
+    if getattr(args, "lex_floor", 0) is None:
+        args.lex_floor = LEX_FLOOR
     if getattr(args, "cut", 0) is None:
         args.cut = DEFAULT_CUT
     {"quality": quality, "locomo": locomo, "timing": timing}[args.cmd](args)

@@ -38,6 +38,7 @@ FORMAT = "1"
 LEX_WEIGHT = 0.6
 MARGIN_WEIGHT = 2.0
 CROWD = 10
+LEX_FLOOR = 0.1  # lexical evidence is fetched down to this relevance (lower: slower, same dev figures)
 DEFAULT_CUT = 0.5
 RRF_K = 60
 RRF_LEX_WEIGHT = 2.0  # in a filled list the lexical order counts double (LoCoMo dev any@5)
@@ -65,7 +66,7 @@ def full_text(doc) -> str:
 
 
 class EmbeddingCache:
-    """Two vectors per memory (head, whole text) in ``<folder>/vectors-*.npy``, float16, with
+    """Two vectors per memory (head, whole text) in ``<folder>/vectors-*.npy``, float32, with
     ``index.json`` naming the file, the model, and each row's key and file fingerprint.
 
     ``index.json`` is replaced last and names its vectors file, so a reader sees one
@@ -77,11 +78,11 @@ class EmbeddingCache:
         self.model = model
         self.keys: list[str] = []
         self.fps: list[str] = []
-        self.vectors = None  # numpy (n, 2, dim), float16 as stored
+        self.vectors = None  # numpy (n, 2, dim) as stored
         self._matrix = None
 
     def matrix(self):
-        """The vectors as float32, converted once per change."""
+        """The vectors as float32 (as stored: memory-mapped, paged in by the first product)."""
         import numpy as np
 
         if self._matrix is None or self._matrix.shape != self.vectors.shape:
@@ -127,11 +128,11 @@ class EmbeddingCache:
         texts = [t for _, d in docs for t in (head_text(d), full_text(d))]
         fresh = encode(texts) if texts else None
         dim = fresh.shape[1] if fresh is not None else (self.vectors.shape[2] if self.vectors is not None else 0)
-        vectors = np.zeros((len(keep) + len(docs), 2, dim), dtype=np.float16)
+        vectors = np.zeros((len(keep) + len(docs), 2, dim), dtype=np.float32)
         if keep:
             vectors[: len(keep)] = self.vectors[[row[k] for k in keep]]
         if docs:
-            vectors[len(keep):] = fresh.reshape(len(docs), 2, dim).astype(np.float16)
+            vectors[len(keep):] = fresh.reshape(len(docs), 2, dim)
         keys = keep + [k for k, _ in docs]
         fps = [current[k] for k in keys]
         removed = len([k for k in stored if k not in current])
@@ -343,7 +344,7 @@ def lexical_candidates(mem, query: str, now=None, depth: int = 50) -> list:
 
     cache = SearchCache(state_dir(mem.root, "search"))
     try:
-        return cache.search(query, limit=depth, threshold=0.0, now=now)
+        return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)
     finally:
         cache.close()
 
