@@ -219,7 +219,7 @@ def timing(args) -> None:
             meaning_q = args.meaning_query
             t0 = time.perf_counter()
             _run(base + [meaning_q], env, check=False)  # warm the search and embedding caches
-            print(f"{n:>8} {'first call (embeds all)':28} {(time.perf_counter() - t0) * 1000:>10.1f}")
+            print(f"{n:>8} {'first call (embeds new)':28} {(time.perf_counter() - t0) * 1000:>10.1f}")
             cases = [("index answers (lexical)", lexical_q), ("embeddings, cold process", meaning_q)]
             for name, q in cases:
                 times = []
