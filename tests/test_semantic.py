@@ -299,6 +299,23 @@ def test_importing_memcli_and_the_layer_modules_is_light():
     assert out.stdout.strip() == "[]"
 
 
+def test_an_unusable_model_is_a_warning_not_a_failure(root, monkeypatch):
+    from memcli.core import Memory
+    from memcli.recall import recall
+
+    write_note(root, "weekly", "Weekly meeting", "The team meets on Monday at ten.")
+
+    def broken():
+        raise embed.ModelUnavailable("cannot load the embedding model from /nowhere: no space left")
+
+    monkeypatch.setattr(embed, "available", lambda: True)
+    monkeypatch.setattr(embed, "load", broken)
+    res = recall(Memory(root), "数据库里的中文变成了乱码")
+    assert res.hits == []
+    assert any("semantic recall skipped" in w for w in res.warnings)
+    assert res.trace[-1].layer == "details"
+
+
 # -- with the extra: the real model ---------------------------------------------------------------------
 
 

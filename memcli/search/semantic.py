@@ -358,11 +358,21 @@ def recall_step(mem, query: str, limit: int, threshold: float, now, result, deep
     from memcli.model import Hit, LayerTrace
     from memcli.recall import _snip, detail_doc
 
+    from memcli.search.cache import SearchCacheError
+    from memcli.search.embed import ModelUnavailable
+
     t0 = time.perf_counter()
-    lexical = lexical_candidates(mem, query, now)
+    try:
+        lexical = lexical_candidates(mem, query, now)
+    except (SearchCacheError, OSError):
+        lexical = []  # evidence only: the step runs without it
     if not deep:  # the lexical layers found nothing: their candidates are only evidence
         threshold = float("inf")
-    found = search(mem, query, lexical, limit, threshold, fill=deep)
+    try:
+        found = search(mem, query, lexical, limit, threshold, fill=deep)
+    except ModelUnavailable as e:
+        result.warnings.append(f"semantic recall skipped: {e}")
+        return
     seen = {h.path for h in result.hits}
     hits = []
     for key, score, methods in found:
