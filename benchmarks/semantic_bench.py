@@ -209,6 +209,12 @@ def timing(args) -> None:
     env.pop("MEMCLI_ROOT", None)
     py = sys.executable
     print(f"{'memories':>8} {'case':28} {'median ms':>10} {'layer':>9}")
+    start = []
+    for _ in range(args.runs):
+        t0 = time.perf_counter()
+        subprocess.run([py, "-c", "pass"], env=env, check=True)
+        start.append((time.perf_counter() - t0) * 1000)
+    print(f"{'-':>8} {'python -c pass (baseline)':28} {statistics.median(start):>10.1f}")
     for n in args.docs:
         with tempfile.TemporaryDirectory(prefix="sem-bench-") as tmp:
             root = (args.roots / str(n)) if args.roots else Path(tmp) / "mem"
