@@ -24,7 +24,6 @@ import json
 import os
 import socket
 import sys
-import tempfile
 from pathlib import Path
 
 SOCKET = "serve.sock"
@@ -39,6 +38,8 @@ def socket_path(root: str | os.PathLike) -> Path:
     path = root / ".memcli" / SOCKET
     if len(os.fsencode(str(path))) <= _UNIX_PATH_MAX:
         return path
+    import tempfile
+
     digest = hashlib.sha1(os.fsencode(str(root))).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"memcli-{digest}.sock"
 
