@@ -286,11 +286,11 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
     if deep:
         result.hits.sort(key=lambda h: -h.score)
         result.hits = result.hits[:limit]
-    if layer is None and (deep or not result.hits):
+    if layer is None and (deep or not result.hits) and not any(h.layer in ("index", "details") for h in result.hits):
         from .search import semantic
 
         if semantic.enabled():  # the `semantic` extra: meaning when words did not match
-            semantic.recall_step(mem, query, limit, threshold, when, result, deep)
+            semantic.recall_step(mem, query, limit, threshold, when, result)
     record(mem, "recall", query, result)
     return result
 

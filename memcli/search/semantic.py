@@ -350,14 +350,15 @@ def lexical_candidates(mem, query: str, now=None, depth: int = 50) -> list:
 
 
 
-def recall_step(mem, query: str, limit: int, threshold: float, now, result, deep: bool = False) -> None:
-    """The last step of a recall when the extra is installed: answers what the lexical layers
-    could not (or, with ``deep``, fills the list), as ``semantic`` hits and one trace entry."""
+def recall_step(mem, query: str, limit: int, threshold: float, now, result, fill: bool = False) -> None:
+    """The last step of a recall when the extra is installed, run when the index and details
+    layers found nothing: adds what meaning alone finds as ``semantic`` hits, and one trace
+    entry. ``fill``: the best ``limit`` memories, weak ones included (for an option that asks
+    for them; a plain or ``--deep`` recall keeps its abstention)."""
     import time
 
     from memcli.model import Hit, LayerTrace
     from memcli.recall import _snip, detail_doc
-
     from memcli.search.cache import SearchCacheError
     from memcli.search.embed import ModelUnavailable
 
@@ -366,10 +367,8 @@ def recall_step(mem, query: str, limit: int, threshold: float, now, result, deep
         lexical = lexical_candidates(mem, query, now)
     except (SearchCacheError, OSError):
         lexical = []  # evidence only: the step runs without it
-    if not deep:  # the lexical layers found nothing: their candidates are only evidence
-        threshold = float("inf")
     try:
-        found = search(mem, query, lexical, limit, threshold, fill=deep)
+        found = search(mem, query, lexical, limit, threshold if fill else float("inf"), fill=fill)
     except ModelUnavailable as e:
         result.warnings.append(f"semantic recall skipped: {e}")
         return
@@ -380,5 +379,5 @@ def recall_step(mem, query: str, limit: int, threshold: float, now, result, deep
         if doc is not None:
             hits.append(Hit("semantic", Path(key).stem, doc.title, key, score, _snip(doc.body, query), doc.summary,
                             doc.tags, tuple(f"method:{m}" for m in methods)))
-    result.hits = (result.hits + hits)[:limit] if deep else hits
+    result.hits = (result.hits + hits)[:limit]
     result.trace.append(LayerTrace("semantic", len(lexical), len(hits), (time.perf_counter() - t0) * 1000))
