@@ -8,7 +8,8 @@ path too long for the system goes to the temp folder under a name derived from t
 Each request is one JSON line, each answer one JSON line:
 
     {"op": "ping"}                                     -> {"ok": true, "root": ..., "pid": ...}
-    {"op": "search", "query": q, "lexical": [[key, relevance], ...], "limit": n, "threshold": t, "fill": false}
+    {"op": "search", "query": q, "lexical": [[key, relevance], ...] or null (fetched by the server),
+     "limit": n, "threshold": t, "fill": false}
                                                        -> {"ok": true, "hits": [[key, score, methods], ...]}
 
 ``ask`` is the client: it returns None when no server answers (none running, a stale socket,
@@ -85,6 +86,7 @@ class Server:
         self.mem = Memory(root)
         self.path = socket_path(self.mem.root)
         self._cache = None
+        self._search = None
         self._dirty = True  # the vectors may be out of date: compare every file before answering
         self._observer = None
 
@@ -123,7 +125,16 @@ class Server:
 
             if self._cache is None:
                 self._cache = semantic.cache_for(self.mem)
-            lexical = [(str(k), float(r)) for k, r in request.get("lexical") or ()]
+            if request.get("lexical") is None:  # fetched here, from a search cache kept open
+                from memcli.search.cache import SearchCache
+                from memcli.store.fs import state_dir
+
+                if self._search is None:
+                    self._search = SearchCache(state_dir(self.mem.root, "search"))
+                lexical = semantic._pairs(semantic.lexical_candidates(self.mem, str(request["query"]),
+                                                                       cache=self._search))
+            else:
+                lexical = [(str(k), float(r)) for k, r in request["lexical"]]
             current = self._observer is not None and not self._dirty
             self._dirty = self._observer is None  # a write from now on marks it again
             try:
@@ -132,6 +143,9 @@ class Server:
                                              cache=self._cache, current=current)
             except BaseException:
                 self._dirty = True
+                if self._search is not None:
+                    self._search.close()
+                    self._search = None
                 raise
             return {"ok": True, "hits": [[k, s, list(m)] for k, s, m in hits]}
         return {"ok": False, "error": f"unknown op {op!r}"}

@@ -237,6 +237,11 @@ def test_served_and_local_search_agree(model_root):
         assert answer is not None
         assert [tuple(h[:1]) for h in answer["hits"]] == [(k,) for k, _, _ in local]
         assert semantic.search(mem, query, [], 5) == local
+        # the lexical evidence fetched by the server from its own open search cache
+        from memcli.recall import recall
+
+        recall(mem, "MySQL charset")  # the details layer syncs the search cache
+        assert semantic.search(mem, query, None, 5, float("inf")) == local
         # the server follows edits: a memory written now is found by the next request
         write_note(root, "sourdough", "Sourdough starter feeding schedule", "Feed the starter twice a day.")
         new = {"op": "search", "query": "feeding schedule for the sourdough starter", "lexical": [], "limit": 5,

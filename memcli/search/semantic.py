@@ -307,26 +307,29 @@ def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: floa
     return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule, fill)
 
 
-def search(mem, query: str, lexical: Sequence, limit: int, threshold: float | None = None, *, fill: bool = False
-           ) -> list[tuple[str, float, tuple[str, ...]]]:
+def search(mem, query: str, lexical: Sequence | None, limit: int, threshold: float | None = None, *,
+           fill: bool = False) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step for a recall, the one entry point of this layer.
 
     ``lexical``: the lexical ranker's candidates over the detail files with no threshold
-    (``lexical_candidates``); those at or above ``threshold`` (the recall threshold) count as
-    the lexical answer, the rest as evidence. ``fill``: return the best ``limit``, weak ones
-    included (``recall --deep``). Asks a running ``python -m memcli.serve`` for this root, or
-    does the work here when none answers. Returns (key, score, methods), best first; methods
-    are "bm25f" and/or "embedding"."""
+    (``Scored`` hits or (key, relevance) pairs), or None to have them fetched here (by the
+    server when one runs: its search cache is warm). Those at or above ``threshold`` (the
+    recall threshold; infinity when the lexical layers found nothing) count as the lexical
+    answer, the rest as evidence. ``fill``: return the best ``limit``, weak ones included.
+    Asks a running ``python -m memcli.serve`` for this root, or does the work here when none
+    answers. Returns (key, score, methods), best first; methods are "bm25f" and/or "embedding"."""
     from memcli.search.ranker import DEFAULT_THRESHOLD
 
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    pairs = _pairs(lexical)
+    pairs = None if lexical is None else _pairs(lexical)
     from memcli import serve
 
     answer = serve.ask(mem.root, {"op": "search", "query": query, "lexical": pairs, "limit": limit,
                                   "threshold": threshold, "fill": fill})
     if answer is not None and "hits" in answer:
         return [(k, float(s), tuple(m)) for k, s, m in answer["hits"]]
+    if pairs is None:
+        pairs = _pairs(lexical_candidates(mem, query))
     return search_local(mem, query, pairs, limit, threshold, fill=fill)
 
 
@@ -336,18 +339,20 @@ def enabled() -> bool:
     return available()
 
 
-def lexical_candidates(mem, query: str, now=None, depth: int = 50) -> list:
-    """The lexical ranker's candidates over the detail files with no threshold (evidence for
-    ``search``). The relative cut still applies, so only plausible ones come back."""
+def lexical_candidates(mem, query: str, now=None, depth: int = 50, cache=None) -> list:
+    """The lexical ranker's candidates over the detail files down to relevance LEX_FLOOR
+    (evidence for ``search``); ``cache``: an open SearchCache to reuse. The relative cut of
+    the ranker still applies, so only plausible ones come back."""
     from memcli.search.cache import SearchCache
     from memcli.store.fs import state_dir
 
+    if cache is not None:
+        return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)
     cache = SearchCache(state_dir(mem.root, "search"))
     try:
         return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)
     finally:
         cache.close()
-
 
 
 def recall_step(mem, query: str, limit: int, threshold: float, now, result, fill: bool = False) -> None:
@@ -364,11 +369,9 @@ def recall_step(mem, query: str, limit: int, threshold: float, now, result, fill
 
     t0 = time.perf_counter()
     try:
-        lexical = lexical_candidates(mem, query, now)
+        found = search(mem, query, None, limit, threshold if fill else float("inf"), fill=fill)
     except (SearchCacheError, OSError):
-        lexical = []  # evidence only: the step runs without it
-    try:
-        found = search(mem, query, lexical, limit, threshold if fill else float("inf"), fill=fill)
+        found = search(mem, query, [], limit, threshold if fill else float("inf"), fill=fill)  # evidence only
     except ModelUnavailable as e:
         result.warnings.append(f"semantic recall skipped: {e}")
         return
@@ -380,4 +383,4 @@ def recall_step(mem, query: str, limit: int, threshold: float, now, result, fill
             hits.append(Hit("semantic", Path(key).stem, doc.title, key, score, _snip(doc.body, query), doc.summary,
                             doc.tags, tuple(f"method:{m}" for m in methods)))
     result.hits = (result.hits + hits)[:limit]
-    result.trace.append(LayerTrace("semantic", len(lexical), len(hits), (time.perf_counter() - t0) * 1000))
+    result.trace.append(LayerTrace("semantic", len(found), len(hits), (time.perf_counter() - t0) * 1000))
