@@ -19,7 +19,6 @@ nor the model.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -201,6 +200,8 @@ class Server:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m memcli.serve", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=None, help="the memory root (default: found as memcli finds it)")
     args = parser.parse_args(argv)
