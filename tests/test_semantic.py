@@ -318,7 +318,7 @@ def test_an_unusable_model_is_a_warning_not_a_failure(root, monkeypatch):
     res = recall(Memory(root), "数据库里的中文变成了乱码")
     assert res.hits == []
     assert any("semantic recall skipped" in w for w in res.warnings)
-    assert res.trace[-1].layer == "details"
+    assert res.methods == ["bm25f"]  # the embedding did not run
 
 
 # -- with the extra: the real model ---------------------------------------------------------------------
@@ -349,8 +349,111 @@ def test_recall_answers_across_languages_and_says_how(model_root):
                                      check=True).stdout)["data"]
     assert data["layer"] == "semantic" and data["hits"][0]["id"] == "mysql-charset"
     assert data["trace"][-1]["layer"] == "semantic"
-    assert "method:embedding" in data["hits"][0]["matched"]
+    assert data["hits"][0]["methods"] == ["embedding"] and data["methods"] == ["bm25f", "embedding"]
     assert (root / ".memcli" / "semantic" / "index.json").exists()
     res = subprocess.run(cmd + ["how do I bake sourdough bread"], env=env, capture_output=True, text=True)
     assert res.returncode == 1  # nothing found: the layer abstains
     assert json.loads(res.stdout)["data"]["hits"] == []
+
+
+# -- the layer in the cascade ---------------------------------------------------------------------
+
+
+LEXICAL_QUERIES = ["MySQL charset", "charset latin1 driver", "nginx logrotate", "Monday meeting room",
+                   "team garbled", "the", "数据库 乱码", "日志写满", "utf8mb4 table connection"]
+
+
+def _details(mem, query, floor, threshold=0.35):
+    from datetime import datetime, timezone
+
+    from memcli.recall.details import DetailsLayer
+    from memcli.recall.layer import Ask
+
+    ask = Ask(mem, query, "default", "default", 5, threshold, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    ask.floor = floor
+    found, _ = DetailsLayer().search(ask)
+    return [(c.hit.id, c.hit.score) for c in found], ask.scored
+
+
+def test_details_leaves_its_weak_candidates_and_answers_as_before(root):
+    from memcli.core import Memory
+
+    write_note(root, "mysql-charset", "MySQL charset double encoding", "utf8mb4 on the connection, not the table; "
+               "the driver defaulted to latin1")
+    write_note(root, "disk-full", "磁盘被日志写满", "logrotate 没有配置，nginx 的日志把根分区写满了。")
+    write_note(root, "weekly", "Weekly meeting", "The team meets on Monday at ten in room 4.")
+    mem = Memory(root)
+    weak_only = 0
+    for query in LEXICAL_QUERIES:
+        for threshold in (0.35, 0.6, 0.0):
+            plain, none = _details(mem, query, None, threshold)
+            deep, scored = _details(mem, query, semantic.LEX_FLOOR, threshold)
+            assert none is None and deep == plain, (query, threshold)  # the same answer
+            assert {k for k, _ in plain} <= {s.key.split("/")[-1][:-3] for s in scored}
+            weak_only += bool(scored) and not plain
+    assert weak_only  # some query answered by nothing still left evidence for the semantic layer
+
+
+def test_hits_and_the_result_say_which_methods_ran(example_root, monkeypatch):
+    from memcli.core import Memory
+
+    monkeypatch.setattr(embed, "available", lambda: False)
+    res = Memory(example_root).recall("mysql charset", now="2026-12-01T00:00:00Z").to_dict()
+    assert res["methods"] == ["bm25f"] and res["hits"] and all(h["methods"] == ["bm25f"] for h in res["hits"])
+    assert "semantic" not in [t["layer"] for t in res["trace"]]
+
+
+def test_serve_needs_the_extra_and_documents_itself(cli, monkeypatch):
+    from tests.conftest import run_memcli
+
+    assert "Example: memcli serve" in run_memcli("serve", "--help").stdout
+    monkeypatch.setattr(embed, "available", lambda: False)
+    res = cli("serve")
+    assert res.exit_code == 2 and "pip install 'memcli[semantic]'" in res.stderr
+    assert not serve.socket_path(cli.root).exists()
+
+
+@needs_model
+def test_semantic_hits_count_as_accesses_and_best_k_fills_the_list(model_root):
+    from memcli.core import Memory
+    from memcli.recall import access
+
+    root = model_root
+    write_note(root, "disk-full", "磁盘被日志写满", "logrotate 没有配置，nginx 的日志把根分区写满了。")
+    write_note(root, "weekly", "Weekly meeting", "The team meets on Monday at ten in room 4.")
+    write_note(root, "mysql-backup", "MySQL backups", "mysqldump every night at two, kept for a week.")
+    mem = Memory(root)
+    res = mem.recall("数据库里的中文变成了乱码")
+    assert [h.id for h in res.hits][:1] == ["mysql-charset"] and res.hits[0].layer == "semantic"
+    assert res.methods == ["bm25f", "embedding"] and res.hits[0].methods == ("embedding",)
+    assert access(root)["mysql-charset"]["count"] == 1
+    plain = mem.recall("mysqldump backups", limit=3)
+    assert [h.id for h in plain.hits] == ["mysql-backup"] and plain.methods == ["bm25f"]  # answered by words
+    best = mem.recall("mysqldump backups", limit=3, threshold=0)
+    assert [h.id for h in best.hits][0] == "mysql-backup" and len(best.hits) == 3
+    assert best.methods == ["bm25f", "embedding"] and "embedding" in best.hits[1].methods
+    assert access(root)["mysql-backup"]["count"] == 2
+
+
+@needs_model
+def test_memcli_serve_answers_recalls_and_stops_cleanly(model_root):
+    import signal
+
+    from tests.conftest import run_memcli
+
+    root = model_root
+    env = dict(os.environ, PYTHONPATH=str(ROOT_DIR))
+    proc = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "serve"], env=env,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert "serving" in proc.stderr.readline()
+        assert serve.ask(root, {"op": "ping"})["pid"] == proc.pid
+        res = run_memcli("--root", root, "recall", "--json", "数据库里的中文变成了乱码")
+        data = json.loads(res.stdout)["data"]
+        assert data["layer"] == "semantic" and data["hits"][0]["id"] == "mysql-charset"
+        second = run_memcli("--root", root, "serve")
+        assert second.returncode == 4 and "already answers" in second.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    assert not serve.socket_path(root).exists()

@@ -270,3 +270,4 @@ def index_check(ctx: typer.Context, json_: Json = False):
 from . import cascade  # noqa: E402,F401  (registers the cascade's commands)
 from . import maint  # noqa: E402,F401  (registers heartbeat and watch)
 from . import trust  # noqa: E402,F401  (registers trust)
+from . import serve  # noqa: E402,F401  (registers serve)

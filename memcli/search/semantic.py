@@ -258,9 +258,11 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
     pairs = _pairs(lexical)
     lex = dict(pairs)
     answered = [(k, r) for k, r in pairs if r >= threshold]
-    if answered:
-        cut = max(r for _, r in answered) * 0.5
-        answered = [(k, r) for k, r in answered if r >= cut]
+    if answered:  # the ranker's candidates once a query is answered
+        from memcli.search.ranker import CANDIDATE_FLOOR, TWO_TERMS_SHARE
+
+        keep = min(threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR)
+        answered = [(k, r) for k, r in pairs if r >= keep]
     sims = similarities(query_vec, vectors)
     fused = fused_scores(keys, sims, lex, rule, max(4 * limit, 50))
     accepted = not answered and confidence(fused, rule) >= rule.cut
@@ -272,13 +274,13 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
 
 def files(mem) -> dict:
     """key -> fingerprint of the memories this layer embeds (detail files; not the episode log)."""
-    from memcli.recall import detail_files
+    from memcli.store.layout import detail_files
 
-    return {k: fp for k, fp in detail_files(mem).items() if not k.startswith("memory/episodes/")}
+    return {k: fp for k, fp in detail_files(mem.root).items() if not k.startswith("memory/episodes/")}
 
 
 def _load_doc(mem):
-    from memcli.recall import detail_doc
+    from memcli.recall.details import detail_doc
 
     return lambda key: detail_doc(mem, key)
 
@@ -353,34 +355,3 @@ def lexical_candidates(mem, query: str, now=None, depth: int = 50, cache=None) -
         return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)
     finally:
         cache.close()
-
-
-def recall_step(mem, query: str, limit: int, threshold: float, now, result, fill: bool = False) -> None:
-    """The last step of a recall when the extra is installed, run when the index and details
-    layers found nothing: adds what meaning alone finds as ``semantic`` hits, and one trace
-    entry. ``fill``: the best ``limit`` memories, weak ones included (for an option that asks
-    for them; a plain or ``--deep`` recall keeps its abstention)."""
-    import time
-
-    from memcli.model import Hit, LayerTrace
-    from memcli.recall import _snip, detail_doc
-    from memcli.search.cache import SearchCacheError
-    from memcli.search.embed import ModelUnavailable
-
-    t0 = time.perf_counter()
-    try:
-        found = search(mem, query, None, limit, threshold if fill else float("inf"), fill=fill)
-    except (SearchCacheError, OSError):
-        found = search(mem, query, [], limit, threshold if fill else float("inf"), fill=fill)  # evidence only
-    except ModelUnavailable as e:
-        result.warnings.append(f"semantic recall skipped: {e}")
-        return
-    seen = {h.path for h in result.hits}
-    hits = []
-    for key, score, methods in found:
-        doc = detail_doc(mem, key) if key not in seen else None
-        if doc is not None:
-            hits.append(Hit("semantic", Path(key).stem, doc.title, key, score, _snip(doc.body, query), doc.summary,
-                            doc.tags, tuple(f"method:{m}" for m in methods)))
-    result.hits = (result.hits + hits)[:limit]
-    result.trace.append(LayerTrace("semantic", len(found), len(hits), (time.perf_counter() - t0) * 1000))
