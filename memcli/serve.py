@@ -139,7 +139,8 @@ class Server:
             try:
                 hits = semantic.search_local(self.mem, str(request["query"]), lexical, int(request.get("limit") or 5),
                                              float(request["threshold"]), fill=bool(request.get("fill")),
-                                             cache=self._cache, current=current)
+                                             cache=self._cache, current=current,
+                                             rescue=None if request.get("rescue") is None else float(request["rescue"]))
             except BaseException:
                 self._dirty = True
                 if self._search is not None:

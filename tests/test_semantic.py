@@ -97,6 +97,21 @@ def test_rank_with_fake_vectors():
     assert {k for k, _, _ in got} == {"memory/a.md", "memory/b.md", "memory/c.md"}
 
 
+def test_a_weak_lexical_answer_gives_way_only_to_a_sure_meaning_match():
+    np = pytest.importorskip("numpy")
+    vecs = np.eye(4, dtype=np.float32)
+    vectors = np.stack([vecs, vecs], axis=1)
+    keys = ["memory/a.md", "memory/b.md", "memory/c.md", "memory/d.md"]
+    rule = semantic.Rule(cut=0.8, lex_weight=0.5, margin_weight=1.0)
+    weak = [("memory/c.md", 0.4)]
+    sure = np.array([0.9, 0.3, 0.0, 0.0], dtype=np.float32)
+    unsure = np.array([0.35, 0.3, 0.0, 0.0], dtype=np.float32)
+    got = semantic.rank(sure, keys, vectors, weak, 3, 0.35, rule, rescue=0.7)
+    assert [(k, m) for k, _, m in got] == [("memory/a.md", ("embedding",))]
+    assert [k for k, _, _ in semantic.rank(unsure, keys, vectors, weak, 3, 0.35, rule, rescue=0.7)] == ["memory/c.md"]
+    assert [k for k, _, _ in semantic.rank(sure, keys, vectors, weak, 3, 0.35, rule)] == ["memory/c.md"]  # not asked
+
+
 # -- the embedding cache --------------------------------------------------------------------------
 
 

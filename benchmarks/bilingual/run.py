@@ -2,6 +2,7 @@
 
     python benchmarks/bilingual/run.py                          # dev and test, every built-in engine
     python benchmarks/bilingual/run.py --engine memcli --engine bm25-cjk
+    python benchmarks/bilingual/run.py --engine memcli-semantic   # needs the `semantic` extra
     python benchmarks/bilingual/run.py --threshold 0.2 --threshold 0.5   # memcli at other thresholds
     python benchmarks/bilingual/run.py --cli                    # memcli through the real `memcli recall`
     python benchmarks/bilingual/run.py --engine mypkg.sem:search  # any (root, query) -> [ids] function
@@ -66,13 +67,37 @@ def memcli_recall(root: Path, query: str, threshold: float | None = None) -> lis
     return [h.id for h in recall(_memory(root), query, limit=LIMIT, threshold=threshold, now=NOW).hits]
 
 
+def _semantic_extra(on: bool) -> None:
+    """Turn the `semantic` extra's layer on or off in this process (it must be installed to be on)."""
+    from memcli.search import embed
+
+    if not hasattr(embed, "_installed"):
+        embed._installed = embed.available
+    if on and not embed._installed():
+        raise SystemExit("memcli-semantic needs the semantic extra: pip install -e '.[semantic]'")
+    embed.available = embed._installed if on else (lambda: False)
+
+
 @engine("memcli")
 def memcli_engine(root: Path, query: str) -> list:
+    """memcli's lexical layers (the extra turned off if it is installed)."""
+    _semantic_extra(False)
+    return memcli_recall(root, query)
+
+
+@engine("memcli-semantic")
+def memcli_semantic_engine(root: Path, query: str) -> list:
+    """memcli with the `semantic` extra's layer last in the cascade."""
+    _semantic_extra(True)
     return memcli_recall(root, query)
 
 
 def memcli_at(threshold: float) -> Engine:
-    return lambda root, query: memcli_recall(root, query, threshold)
+    def search(root: Path, query: str) -> list:
+        _semantic_extra(False)
+        return memcli_recall(root, query, threshold)
+
+    return search
 
 
 def memcli_cli(root: Path, query: str) -> list:
@@ -275,7 +300,10 @@ def main(argv: list | None = None) -> int:
     if args.cli and args.threshold:
         parser.error("--threshold goes through the library; `memcli recall` has no threshold option")
     engines = {}
-    for name in args.engine or list(ENGINES):
+    from memcli.search.embed import available
+
+    default = [n for n in ENGINES if n != "memcli-semantic" or available()]
+    for name in args.engine or default:
         engines[name] = ENGINES[name] if name in ENGINES else plugin(name)
     if args.cli and "memcli" in engines:
         engines["memcli"] = memcli_cli

@@ -6,7 +6,8 @@ layers found no real answer, and then answers only when one memory stands out (t
 ``memcli.search.semantic``); it reads the details layer's weak lexical candidates as evidence
 instead of searching again. A recall asking for the best k, weak ones included (threshold 0),
 runs it after a lexical answer too: the lexical hits keep their order and the embedding fills
-the rest of the list.
+the rest of the list. A weak answer of the details layer (no hit covering nearly all of the
+query) is checked too: it gives way when the embedding is sure of another memory.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ class SemanticLayer(Layer):
         return semantic.enabled()
 
     def after_answer(self, ask: Ask) -> bool:
-        return ask.threshold <= 0  # "the best k, weak ones included": fill the list
+        # "the best k, weak ones included" fills the list; a weak details answer is checked
+        return ask.threshold <= 0 or _weak(ask)
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         from ..search.cache import SearchCacheError
@@ -38,19 +40,23 @@ class SemanticLayer(Layer):
         from .details import detail_doc
 
         fill = ask.threshold <= 0
-        # Filling a list, the lexical answer is what the configured threshold answers; otherwise
-        # nothing lexical counts as an answer, only as evidence.
-        threshold = float(ask.mem.config["recall.threshold"]) if fill else float("inf")
+        rescue = ask.answered and not fill
+        # Filling a list or checking a weak answer, the lexical answer is what the configured
+        # threshold answers; otherwise nothing lexical counts as an answer, only as evidence.
+        threshold = float(ask.mem.config["recall.threshold"]) if fill or rescue else float("inf")
         lexical = ask.scored
+        kw = {"fill": fill, "rescue": semantic.RESCUE_CUT if rescue else None}
         try:
             try:
-                found = semantic.search(ask.mem, ask.query, lexical, ask.limit, threshold, fill=fill)
+                found = semantic.search(ask.mem, ask.query, lexical, ask.limit, threshold, **kw)
             except (SearchCacheError, OSError):
-                found = semantic.search(ask.mem, ask.query, [], ask.limit, threshold, fill=fill)  # evidence only
+                found = semantic.search(ask.mem, ask.query, [], ask.limit, threshold, **kw)  # evidence only
         except ModelUnavailable as e:
             ask.warnings.append(f"semantic recall skipped: {e}")
             ask.skipped.add(self.name)
             return [], 0
+        if rescue and all(m == ("bm25f",) for _, _, m in found):
+            return [], len(found)  # the words' answer stands
         matched = {s.key: s.matched for s in lexical or ()}
         out = []
         for key, score, methods in found:
@@ -61,3 +67,10 @@ class SemanticLayer(Layer):
                       doc.tags, tuple(matched.get(key, ())), tuple(methods))
             out.append(Candidate(hit, score))
         return out, len(found)
+
+
+def _weak(ask: Ask) -> bool:
+    """The details layer answered, but with no hit that covers nearly all of the query."""
+    from .layer import DECISIVE
+
+    return bool(ask.scored) and max(x.relevance for x in ask.scored) < DECISIVE

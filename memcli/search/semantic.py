@@ -40,6 +40,9 @@ MARGIN_WEIGHT = 2.0
 CROWD = 10
 LEX_FLOOR = 0.1  # lexical evidence is fetched down to this relevance (lower: slower, same dev figures)
 DEFAULT_CUT = 0.5
+# A weak lexical answer (relevance below the cascade's DECISIVE) gives way to the meaning match
+# when the embedding disagrees with it and is this sure (bilingual dev split).
+RESCUE_CUT = 0.7
 RRF_K = 60
 RRF_LEX_WEIGHT = 2.0  # in a filled list the lexical order counts double (LoCoMo dev any@5)
 
@@ -251,10 +254,13 @@ def _pairs(lexical: Sequence) -> list[tuple[str, float]]:
 
 
 def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int, threshold: float,
-         rule: Rule = Rule(), fill: bool = False) -> list[tuple[str, float, tuple[str, ...]]]:
+         rule: Rule = Rule(), fill: bool = False, rescue: float | None = None
+         ) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
     no threshold (``Scored`` or (key, relevance) pairs); those at or above ``threshold`` are
-    the lexical answer, the rest are evidence. ``fill``: see ``fuse``."""
+    the lexical answer, the rest are evidence. ``rescue``: the lexical answer gives way to a
+    meaning match that puts another memory first with at least this confidence. ``fill``: see
+    ``fuse``."""
     pairs = _pairs(lexical)
     lex = dict(pairs)
     answered = [(k, r) for k, r in pairs if r >= threshold]
@@ -265,6 +271,9 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
         answered = [(k, r) for k, r in pairs if r >= keep]
     sims = similarities(query_vec, vectors)
     fused = fused_scores(keys, sims, lex, rule, max(4 * limit, 50))
+    if answered and rescue is not None and fused and fused[0][0] != answered[0][0] \
+            and confidence(fused, rule) >= rescue:
+        answered = []
     accepted = not answered and confidence(fused, rule) >= rule.cut
     return fuse(answered, fused, limit, accepted, sorted(pairs, key=lambda p: -p[1]), fill)
 
@@ -293,8 +302,8 @@ def cache_for(mem) -> EmbeddingCache:
 
 
 def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: float, *, fill: bool = False,
-                 cache: EmbeddingCache | None = None, current: bool = False, rule: Rule = Rule()
-                 ) -> list[tuple[str, float, tuple[str, ...]]]:
+                 cache: EmbeddingCache | None = None, current: bool = False, rule: Rule = Rule(),
+                 rescue: float | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step in this process: loads the model (see ``embed``). ``current``: the
     caller knows no memory changed since ``cache`` was last synced (the files are not read)."""
     from memcli.search import embed
@@ -306,11 +315,11 @@ def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: floa
     q = model.encode([query])[0]
     if not cache.keys:
         return []
-    return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule, fill)
+    return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule, fill, rescue)
 
 
 def search(mem, query: str, lexical: Sequence | None, limit: int, threshold: float | None = None, *,
-           fill: bool = False) -> list[tuple[str, float, tuple[str, ...]]]:
+           fill: bool = False, rescue: float | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step for a recall, the one entry point of this layer.
 
     ``lexical``: the lexical ranker's candidates over the detail files with no threshold
@@ -318,6 +327,7 @@ def search(mem, query: str, lexical: Sequence | None, limit: int, threshold: flo
     server when one runs: its search cache is warm). Those at or above ``threshold`` (the
     recall threshold; infinity when the lexical layers found nothing) count as the lexical
     answer, the rest as evidence. ``fill``: return the best ``limit``, weak ones included.
+    ``rescue``: see ``rank``.
     Asks a running ``python -m memcli.serve`` for this root, or does the work here when none
     answers. Returns (key, score, methods), best first; methods are "bm25f" and/or "embedding"."""
     from memcli.search.ranker import DEFAULT_THRESHOLD
@@ -327,12 +337,12 @@ def search(mem, query: str, lexical: Sequence | None, limit: int, threshold: flo
     from memcli import serve
 
     answer = serve.ask(mem.root, {"op": "search", "query": query, "lexical": pairs, "limit": limit,
-                                  "threshold": threshold, "fill": fill})
+                                  "threshold": threshold, "fill": fill, "rescue": rescue})
     if answer is not None and "hits" in answer:
         return [(k, float(s), tuple(m)) for k, s, m in answer["hits"]]
     if pairs is None:
         pairs = _pairs(lexical_candidates(mem, query))
-    return search_local(mem, query, pairs, limit, threshold, fill=fill)
+    return search_local(mem, query, pairs, limit, threshold, fill=fill, rescue=rescue)
 
 
 def enabled() -> bool:
