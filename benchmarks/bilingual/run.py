@@ -16,6 +16,8 @@ xl@1: hit@1 over the cross-lingual queries only.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import argparse
 import functools
 import importlib
@@ -67,35 +69,39 @@ def memcli_recall(root: Path, query: str, threshold: float | None = None) -> lis
     return [h.id for h in recall(_memory(root), query, limit=LIMIT, threshold=threshold, now=NOW).hits]
 
 
-def _semantic_extra(on: bool) -> None:
-    """Turn the `semantic` extra's layer on or off in this process (it must be installed to be on)."""
+@contextmanager
+def _semantic_extra(on: bool):
+    """The `semantic` extra's layer on or off for a block (it must be installed to be on)."""
     from memcli.search import embed
 
-    if not hasattr(embed, "_installed"):
-        embed._installed = embed.available
-    if on and not embed._installed():
+    installed = embed.available
+    if on and not installed():
         raise SystemExit("memcli-semantic needs the semantic extra: pip install -e '.[semantic]'")
-    embed.available = embed._installed if on else (lambda: False)
+    embed.available = installed if on else (lambda: False)
+    try:
+        yield
+    finally:
+        embed.available = installed
 
 
 @engine("memcli")
 def memcli_engine(root: Path, query: str) -> list:
     """memcli's lexical layers (the extra turned off if it is installed)."""
-    _semantic_extra(False)
-    return memcli_recall(root, query)
+    with _semantic_extra(False):
+        return memcli_recall(root, query)
 
 
 @engine("memcli-semantic")
 def memcli_semantic_engine(root: Path, query: str) -> list:
     """memcli with the `semantic` extra's layer last in the cascade."""
-    _semantic_extra(True)
-    return memcli_recall(root, query)
+    with _semantic_extra(True):
+        return memcli_recall(root, query)
 
 
 def memcli_at(threshold: float) -> Engine:
     def search(root: Path, query: str) -> list:
-        _semantic_extra(False)
-        return memcli_recall(root, query, threshold)
+        with _semantic_extra(False):
+            return memcli_recall(root, query, threshold)
 
     return search
 
