@@ -3,6 +3,7 @@
     python benchmarks/bilingual/run.py                          # dev and test, every built-in engine
     python benchmarks/bilingual/run.py --engine memcli --engine bm25-cjk
     python benchmarks/bilingual/run.py --engine memcli-semantic   # needs the `semantic` extra
+    python benchmarks/bilingual/run.py --engine memcli-semantic --semantic-cut 0.3 --semantic-cut 0.4
     python benchmarks/bilingual/run.py --threshold 0.2 --threshold 0.5   # memcli at other thresholds
     python benchmarks/bilingual/run.py --cli                    # memcli through the real `memcli recall`
     python benchmarks/bilingual/run.py --engine mypkg.sem:search  # any (root, query) -> [ids] function
@@ -96,6 +97,21 @@ def memcli_semantic_engine(root: Path, query: str) -> list:
     """memcli with the `semantic` extra's layer last in the cascade."""
     with _semantic_extra(True):
         return memcli_recall(root, query)
+
+
+def memcli_semantic_at(cut: float) -> Engine:
+    """memcli with the extra, accepting a meaning-only match at another confidence cut."""
+    def search(root: Path, query: str) -> list:
+        from memcli.search import semantic
+
+        saved, semantic.DEFAULT_CUT = semantic.DEFAULT_CUT, cut
+        try:
+            with _semantic_extra(True):
+                return memcli_recall(root, query)
+        finally:
+            semantic.DEFAULT_CUT = saved
+
+    return search
 
 
 def memcli_at(threshold: float) -> Engine:
@@ -297,6 +313,9 @@ def main(argv: list | None = None) -> int:
                         help=f"repeatable; one of {', '.join(ENGINES)} or module:function (default: all built-in)")
     parser.add_argument("--threshold", action="append", type=float, default=[],
                         help="repeatable; adds the engine memcli@T: recall with this threshold")
+    parser.add_argument("--semantic-cut", action="append", type=float, default=[],
+                        help="repeatable; adds memcli-semantic accepting a meaning-only match at this confidence "
+                             "(the trade-off curve)")
     parser.add_argument("--cli", action="store_true", help="memcli engine through the real `memcli recall` subprocess")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--show", choices=["misses", "all"], help="list per-query results")
@@ -315,6 +334,8 @@ def main(argv: list | None = None) -> int:
         engines["memcli"] = memcli_cli
     for t in args.threshold:
         engines[f"memcli@{t:g}"] = memcli_at(t)
+    for c in args.semantic_cut:
+        engines[f"memcli-semantic cut={c:g}"] = memcli_semantic_at(c)
 
     if args.split == "fresh":
         print("split fresh: the one-time final check. Score it once, after the work it judges is done, "

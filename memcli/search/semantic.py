@@ -302,13 +302,14 @@ def cache_for(mem) -> EmbeddingCache:
 
 
 def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: float, *, fill: bool = False,
-                 cache: EmbeddingCache | None = None, current: bool = False, rule: Rule = Rule(),
+                 cache: EmbeddingCache | None = None, current: bool = False, rule: Rule | None = None,
                  rescue: float | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step in this process: loads the model (see ``embed``). ``current``: the
     caller knows no memory changed since ``cache`` was last synced (the files are not read)."""
     from memcli.search import embed
 
     model = embed.load()
+    rule = rule or Rule(cut=DEFAULT_CUT, lex_weight=LEX_WEIGHT, margin_weight=MARGIN_WEIGHT)  # read now: a bench may vary them
     cache = cache or cache_for(mem)
     if not (current and cache.vectors is not None):
         cache.sync(files(mem), _load_doc(mem), model.encode)
