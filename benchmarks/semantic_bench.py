@@ -17,7 +17,7 @@ runs it (only when lexical finds nothing, abstention kept), and with the list fi
 
 timing: whole `memcli recall --json` processes on generated roots with a warm embedding cache:
 a query the index answers, a query only embeddings answer (cold, no server), and the same with
-`python -m memcli.serve` running. Medians of --runs.
+`memcli serve` running. Medians of --runs.
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ def timing(args) -> None:
                     times.append(ms)
                     layer = (data.get("data") or {}).get("layer")
                 print(f"{n:>8} {name:28} {statistics.median(times):>10.1f} {str(layer):>9}")
-            server = subprocess.Popen([py, "-m", "memcli.serve", "--root", str(root)], stdout=subprocess.DEVNULL,
+            server = subprocess.Popen([py, "-m", "memcli", "--root", str(root), "serve"], stdout=subprocess.DEVNULL,
                                       stderr=subprocess.PIPE, env=env)
             try:
                 from memcli import serve

@@ -16,9 +16,10 @@ and with b the best fused score, r the runner-up and crowd the mean of the next 
 
 A question next to a covered topic (VACUUM against a note on Postgres connections) finds several
 memories about as close as the best, so it scores low; a question whose memory is the only one
-that fits scores high. When the lexical layers answered, their hits keep their order and the
-embedding only fills the remaining places (reciprocal rank fusion), so a "best k" list finds
-more without answering more often.
+that fits scores high. A weak lexical answer gives way only to a meaning match
+that is sure of another memory (RESCUE_CUT). A "best k" list (weak ones included) keeps the
+lexical answer's best hit first and fills the rest by reciprocal rank fusion of the lexical
+and embedding orders, so it finds more without a plain recall answering more often.
 
 Nothing here imports numpy until vectors are needed; ``search`` never loads the model when a
 resident ``python -m memcli.serve`` answers for it (see ``memcli.serve``).
@@ -45,6 +46,7 @@ DEFAULT_CUT = 0.5
 RESCUE_CUT = 0.7
 RRF_K = 60
 RRF_LEX_WEIGHT = 2.0  # in a filled list the lexical order counts double (LoCoMo dev any@5)
+FILL_KEEP = 1  # a filled list keeps this many lexical hits in front (LoCoMo dev any@5: 1 > 3 > all)
 
 
 @dataclass(frozen=True)
@@ -221,8 +223,9 @@ def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, f
     """The answer list: the lexical layers' hits (``lexical_hits``) in their order; else, when
     a meaning match was accepted, it and the memories whose fused score comes within
     ``runner_gap`` of it. With ``fill`` (the caller wants the best ``limit``, weak ones
-    included) the rest of the list is filled by reciprocal rank fusion of the lexical order of
-    all ``candidates`` (weighted RRF_LEX_WEIGHT) and the embedding order."""
+    included) the first FILL_KEEP of those stay in front and the rest of the list is filled by
+    reciprocal rank fusion of the lexical order of all ``candidates`` (weighted RRF_LEX_WEIGHT)
+    and the embedding order."""
     if lexical_hits:
         out = [(k, round(s, 6), ("bm25f",)) for k, s in lexical_hits[:limit]]
     elif accepted and fused:
@@ -232,6 +235,7 @@ def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, f
         out = []
     if not fill:
         return out
+    out = out[:FILL_KEEP] if FILL_KEEP is not None else out
     seen = {k for k, _, _ in out}
     lex_rank = {k: i for i, (k, _) in enumerate(candidates or lexical_hits)}
     emb_rank = {k: i for i, (k, _) in enumerate(fused)}
