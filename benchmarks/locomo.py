@@ -144,7 +144,7 @@ def semantic_extra(on: bool):
 
     installed = embed.available
     if on and not installed():
-        raise SystemExit("--semantic needs the semantic extra: pip install -e '.[semantic]'")
+        raise SystemExit("the semantic extra is not installed: pip install -e '.[semantic]'")
     embed.available = installed if on else (lambda: False)
     try:
         yield

@@ -17,8 +17,6 @@ xl@1: hit@1 over the cross-lingual queries only.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import argparse
 import functools
 import importlib
@@ -70,19 +68,12 @@ def memcli_recall(root: Path, query: str, threshold: float | None = None) -> lis
     return [h.id for h in recall(_memory(root), query, limit=LIMIT, threshold=threshold, now=NOW).hits]
 
 
-@contextmanager
 def _semantic_extra(on: bool):
-    """The `semantic` extra's layer on or off for a block (it must be installed to be on)."""
-    from memcli.search import embed
+    """The `semantic` extra's layer on or off for a block (benchmarks/locomo.py has the switch)."""
+    sys.path.insert(0, str(HERE.parent))
+    from locomo import semantic_extra
 
-    installed = embed.available
-    if on and not installed():
-        raise SystemExit("memcli-semantic needs the semantic extra: pip install -e '.[semantic]'")
-    embed.available = installed if on else (lambda: False)
-    try:
-        yield
-    finally:
-        embed.available = installed
+    return semantic_extra(on)
 
 
 @engine("memcli")
