@@ -20,7 +20,7 @@ import re
 
 from ..store.fs import inside, state_dir, valid_id
 from ..store.layout import fingerprint as _fingerprint
-from .layer import Ask, Candidate, Layer, holds_query, rank, snip
+from .layer import Ask, Candidate, Layer, holds_query, snip
 
 EPISODES = "memory/episodes/"
 

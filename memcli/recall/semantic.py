@@ -4,10 +4,10 @@ query matches them, such as a paraphrase or a question in the other language.
 Last in the cascade and active only when the extra is installed. It runs when the lexical
 layers found no real answer, and then answers only when one memory stands out (the rule is in
 ``memcli.search.semantic``); it reads the details layer's weak lexical candidates as evidence
-instead of searching again. A recall asking for the best k, weak ones included (threshold 0),
-runs it after a lexical answer too: the best lexical hit stays first and fusion with the
-embedding order fills the rest of the list. A weak answer of the details layer (no hit covering nearly all of the
-query) is checked too: it gives way when the embedding is sure of another memory.
+instead of searching again. A weak answer of the details layer (no hit covering nearly all of
+the query) is checked too: it gives way when the embedding is sure of another memory. A recall
+asking for the best k, weak ones included (threshold 0), runs it after any lexical answer: the
+best lexical hit stays first and fusion with the embedding order fills the rest of the list.
 """
 
 from __future__ import annotations

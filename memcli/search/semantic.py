@@ -313,7 +313,8 @@ def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: floa
     from memcli.search import embed
 
     model = embed.load()
-    rule = rule or Rule(cut=DEFAULT_CUT, lex_weight=LEX_WEIGHT, margin_weight=MARGIN_WEIGHT)  # read now: a bench may vary them
+    # the module's values as they are now (a benchmark may vary them)
+    rule = rule or Rule(cut=DEFAULT_CUT, lex_weight=LEX_WEIGHT, margin_weight=MARGIN_WEIGHT)
     cache = cache or cache_for(mem)
     if not (current and cache.vectors is not None):
         cache.sync(files(mem), _load_doc(mem), model.encode)
