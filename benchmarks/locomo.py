@@ -1,6 +1,7 @@
 """Recall on long conversations (LoCoMo): any@1/5/10 for memcli as shipped and a plain BM25.
 
     python benchmarks/locomo.py [DATA] [--limit 10] [--show-misses N] [--threshold T]
+    python benchmarks/locomo.py --semantic      # also memcli with the `semantic` extra (plain and best k)
 
 DATA defaults to ../shared/data/locomo-dev/locomo-dev.json (the LoCoMo licence, CC BY-NC,
 keeps it out of this repository: the benchmark reads it from where it lies and writes its
@@ -12,9 +13,14 @@ is built by `index rebuild`. Each question is asked through the real cascade,
 session; it counts as found at k when any of its evidence turns is among the first k hits.
 Category 5 (adversarial) has no reliable evidence and is skipped. BM25 is Okapi BM25
 (k1 1.2, b 0.75) over `\\w+` tokens, lower-cased, same stemmer as memcli, no abstention.
+`memcli` is the lexical cascade (the extra turned off when it is installed); with --semantic,
+`memcli+sem` is a plain recall with the extra's layer and `memcli+sem-k` asks for the best k,
+weak ones included (threshold 0: the lexical answer, then the list filled by fusion).
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 import argparse
 import json
@@ -131,14 +137,30 @@ class BM25:
         return [self.keys[i] for i, _ in best]
 
 
-def memcli_search(mem, when: datetime, limit: int, threshold: float | None):
+@contextmanager
+def semantic_extra(on: bool):
+    """The `semantic` extra's layer on or off for a block (it must be installed to be on)."""
+    from memcli.search import embed
+
+    installed = embed.available
+    if on and not installed():
+        raise SystemExit("the semantic extra is not installed: pip install -e '.[semantic]'")
+    embed.available = installed if on else (lambda: False)
+    try:
+        yield
+    finally:
+        embed.available = installed
+
+
+def memcli_search(mem, when: datetime, limit: int, threshold: float | None, extra: bool = False):
     from memcli.recall import recall
 
     now = when.isoformat()
 
     def search(query: str) -> tuple[list[str], str | None]:
-        res = recall(mem, query, session="locomo-benchmark", scope="locomo-benchmark", limit=limit,
-                     threshold=threshold, now=now)
+        with semantic_extra(extra):
+            res = recall(mem, query, session="locomo-benchmark", scope="locomo-benchmark", limit=limit,
+                         threshold=threshold, now=now)
         return [h.id for h in res.hits], (res.hits[0].layer if res.hits else None)
 
     return search
@@ -157,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--decisive", type=float, default=None, help="try another recall.layer.DECISIVE")
     ap.add_argument("--show-misses", type=int, default=0, help="print this many questions memcli missed at 5")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    ap.add_argument("--semantic", action="store_true", help="also memcli with the semantic extra (plain and best k)")
     args = ap.parse_args(argv)
     if not args.data.is_file():
         print(f"locomo data not found: {args.data}", file=sys.stderr)
@@ -170,9 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.decisive is not None:
         memcli.recall.layer.DECISIVE = args.decisive
 
-    hits = {name: defaultdict(lambda: Counter()) for name in ("memcli", "bm25")}
+    names = ("memcli", "bm25") + (("memcli+sem", "memcli+sem-k") if args.semantic else ())
+    hits = {name: defaultdict(lambda: Counter()) for name in names}
     counts: Counter = Counter()
-    times = {"memcli": [], "bm25": []}
+    times = {name: [] for name in names}
     layers: Counter = Counter()
     abstained = 0
     misses = []
@@ -186,6 +210,11 @@ def main(argv: list[str] | None = None) -> int:
             bm = BM25(docs)
             search = memcli_search(mem, last + timedelta(days=1), args.limit, args.threshold)
             search(conv["qa"][0]["question"])  # the first call builds the search cache: not timed
+            others = {}
+            if args.semantic:
+                others = {"memcli+sem": memcli_search(mem, last + timedelta(days=1), args.limit, args.threshold, True),
+                          "memcli+sem-k": memcli_search(mem, last + timedelta(days=1), args.limit, 0.0, True)}
+                others["memcli+sem-k"](conv["qa"][0]["question"])  # builds the embedding cache: not timed
             for qa in conv["qa"]:
                 cat = qa.get("category")
                 if cat not in CATEGORIES:
@@ -200,10 +229,15 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 base = bm.search(q, args.limit)
                 times["bm25"].append(time.perf_counter() - t0)
+                results = [("memcli", got), ("bm25", base)]
+                for name, other in others.items():
+                    t0 = time.perf_counter()
+                    results.append((name, other(q)[0]))
+                    times[name].append(time.perf_counter() - t0)
                 layers[layer] += 1
                 abstained += not got
                 counts[cat] += 1
-                for name, found in (("memcli", got), ("bm25", base)):
+                for name, found in results:
                     for k, ok in score(found, evidence).items():
                         hits[name][cat][k] += ok
                 if not score(got, evidence)[5]:
@@ -213,17 +247,17 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     print(f"LoCoMo {args.data.name}: {len(data)} conversations, {total} questions (category 5 skipped); "
           f"memcli hits by layer {dict(layers)}, abstained on {abstained}")
-    print(f"{'category':12} {'n':>4}  {'engine':7} " + " ".join(f"{'any@' + str(k):>7}" for k in KS))
+    print(f"{'category':12} {'n':>4}  {'engine':12} " + " ".join(f"{'any@' + str(k):>7}" for k in KS))
     for cat in [*CATEGORIES, "all"]:
         n = total if cat == "all" else counts[cat]
-        for name in ("memcli", "bm25"):
+        for name in names:
             got = {k: sum(hits[name][c][k] for c in CATEGORIES) if cat == "all" else hits[name][cat][k] for k in KS}
             fig = {k: got[k] / max(n, 1) for k in KS}
             rows.append({"category": CATEGORIES.get(cat, cat), "engine": name, "n": n,
                          **{f"any@{k}": round(v, 3) for k, v in fig.items()}})
             label = CATEGORIES.get(cat, cat)
-            print(f"{label:12} {n:>4}  {name:7} " + " ".join(f"{fig[k]:>7.3f}" for k in KS))
-    for name in ("memcli", "bm25"):
+            print(f"{label:12} {n:>4}  {name:12} " + " ".join(f"{fig[k]:>7.3f}" for k in KS))
+    for name in names:
         print(f"{name}: median {statistics.median(times[name]) * 1000:.2f} ms per question "
               f"(p90 {statistics.quantiles(times[name], n=10)[-1] * 1000:.2f} ms, in process)")
     for ci, q, ev, got, layer in misses[: args.show_misses]:

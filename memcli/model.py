@@ -158,11 +158,12 @@ class Hit:
     summary: str = ""
     tags: tuple[str, ...] = ()
     matched: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()  # how it was found: "bm25f" (words), "embedding" (meaning)
 
     def to_dict(self) -> dict:
         return {"layer": self.layer, "id": self.id, "title": self.title, "path": self.path,
                 "score": round(self.score, 4), "snippet": self.snippet, "summary": self.summary,
-                "tags": list(self.tags), "matched": list(self.matched)}
+                "tags": list(self.tags), "matched": list(self.matched), "methods": list(self.methods)}
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from memcli.model import Hit
 from memcli.recall import layer_names, recall, register
 from memcli.recall import registry
 from memcli.recall.layer import Ask, Candidate, Layer, holds_query
+from memcli.search.semantic import enabled
 
 
 class GlossaryLayer(Layer):
@@ -34,7 +35,8 @@ def glossary(monkeypatch):
 
 
 def test_a_new_layer_is_one_class_and_one_registration(glossary, example_root):
-    assert layer_names() == ("session", "scope", "glossary", "index", "details")
+    extra = ("semantic",) if enabled() else ()  # the `semantic` extra, when installed
+    assert layer_names() == ("session", "scope", "glossary", "index", "details", *extra)
     mem = Memory(example_root)
     res = recall(mem, "what is zeppelin", now="2026-12-01T00:00:00Z")
     assert [h.id for h in res.hits] == ["zeppelin"] and res.hits[0].layer == "glossary"

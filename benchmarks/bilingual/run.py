@@ -2,6 +2,8 @@
 
     python benchmarks/bilingual/run.py                          # dev and test, every built-in engine
     python benchmarks/bilingual/run.py --engine memcli --engine bm25-cjk
+    python benchmarks/bilingual/run.py --engine memcli-semantic   # needs the `semantic` extra
+    python benchmarks/bilingual/run.py --engine memcli-semantic --semantic-cut 0.3 --semantic-cut 0.4
     python benchmarks/bilingual/run.py --threshold 0.2 --threshold 0.5   # memcli at other thresholds
     python benchmarks/bilingual/run.py --cli                    # memcli through the real `memcli recall`
     python benchmarks/bilingual/run.py --engine mypkg.sem:search  # any (root, query) -> [ids] function
@@ -66,13 +68,49 @@ def memcli_recall(root: Path, query: str, threshold: float | None = None) -> lis
     return [h.id for h in recall(_memory(root), query, limit=LIMIT, threshold=threshold, now=NOW).hits]
 
 
+def _semantic_extra(on: bool):
+    """The `semantic` extra's layer on or off for a block (benchmarks/locomo.py has the switch)."""
+    sys.path.insert(0, str(HERE.parent))
+    from locomo import semantic_extra
+
+    return semantic_extra(on)
+
+
 @engine("memcli")
 def memcli_engine(root: Path, query: str) -> list:
-    return memcli_recall(root, query)
+    """memcli's lexical layers (the extra turned off if it is installed)."""
+    with _semantic_extra(False):
+        return memcli_recall(root, query)
+
+
+@engine("memcli-semantic")
+def memcli_semantic_engine(root: Path, query: str) -> list:
+    """memcli with the `semantic` extra's layer last in the cascade."""
+    with _semantic_extra(True):
+        return memcli_recall(root, query)
+
+
+def memcli_semantic_at(cut: float) -> Engine:
+    """memcli with the extra, accepting a meaning-only match at another confidence cut."""
+    def search(root: Path, query: str) -> list:
+        from memcli.search import semantic
+
+        saved, semantic.DEFAULT_CUT = semantic.DEFAULT_CUT, cut
+        try:
+            with _semantic_extra(True):
+                return memcli_recall(root, query)
+        finally:
+            semantic.DEFAULT_CUT = saved
+
+    return search
 
 
 def memcli_at(threshold: float) -> Engine:
-    return lambda root, query: memcli_recall(root, query, threshold)
+    def search(root: Path, query: str) -> list:
+        with _semantic_extra(False):
+            return memcli_recall(root, query, threshold)
+
+    return search
 
 
 def memcli_cli(root: Path, query: str) -> list:
@@ -266,6 +304,9 @@ def main(argv: list | None = None) -> int:
                         help=f"repeatable; one of {', '.join(ENGINES)} or module:function (default: all built-in)")
     parser.add_argument("--threshold", action="append", type=float, default=[],
                         help="repeatable; adds the engine memcli@T: recall with this threshold")
+    parser.add_argument("--semantic-cut", action="append", type=float, default=[],
+                        help="repeatable; adds memcli-semantic accepting a meaning-only match at this confidence "
+                             "(the trade-off curve)")
     parser.add_argument("--cli", action="store_true", help="memcli engine through the real `memcli recall` subprocess")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--show", choices=["misses", "all"], help="list per-query results")
@@ -275,12 +316,17 @@ def main(argv: list | None = None) -> int:
     if args.cli and args.threshold:
         parser.error("--threshold goes through the library; `memcli recall` has no threshold option")
     engines = {}
-    for name in args.engine or list(ENGINES):
+    from memcli.search.embed import available
+
+    default = [n for n in ENGINES if n != "memcli-semantic" or available()]
+    for name in args.engine or default:
         engines[name] = ENGINES[name] if name in ENGINES else plugin(name)
     if args.cli and "memcli" in engines:
         engines["memcli"] = memcli_cli
     for t in args.threshold:
         engines[f"memcli@{t:g}"] = memcli_at(t)
+    for c in args.semantic_cut:
+        engines[f"memcli-semantic cut={c:g}"] = memcli_semantic_at(c)
 
     if args.split == "fresh":
         print("split fresh: the one-time final check. Score it once, after the work it judges is done, "

@@ -9,7 +9,7 @@ with a real answer, or, when no layer has one, the deepest layer that found anyt
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 from ..errors import UsageError
@@ -24,10 +24,12 @@ class Recall:
     hits: list = field(default_factory=list)
     trace: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    methods: list = field(default_factory=list)  # the ranking methods of the layers that ran
 
     def to_dict(self) -> dict:
         return {"query": self.query, "hits": [h.to_dict() for h in self.hits],
-                "layer": self.hits[0].layer if self.hits else None, "trace": [t.to_dict() for t in self.trace]}
+                "layer": self.hits[0].layer if self.hits else None, "methods": list(self.methods),
+                "trace": [t.to_dict() for t in self.trace]}
 
 
 def when(now: str | datetime | None) -> datetime:
@@ -61,16 +63,24 @@ def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: flo
     ask = Ask(mem, query, session, scope, limit, threshold, when(now))
     result = Recall(query, warnings=ask.warnings)
     chosen = [x for x in layers() if only is None or x.name in only]
+    floors = [x.evidence for x in chosen if x.evidence is not None and x.active()]
+    ask.floor = min(floors) if floors else None
     pool: list[Candidate] = []
     last: list[Candidate] = []
     for layer in chosen:
+        if ask.answered and (not deep or layer.fallback) and not layer.after_answer(ask):
+            break
+        if not layer.active():
+            continue
         t0 = time.perf_counter()
         found, n = layer.search(ask)
         result.trace.append(LayerTrace(layer.name, n, len(found), (time.perf_counter() - t0) * 1000))
+        found = [c if c.hit.methods else replace(c, hit=replace(c.hit, methods=(layer.method,))) for c in found]
+        if layer.method not in result.methods and layer.name not in ask.skipped:
+            result.methods.append(layer.method)
         pool += found
         last = found or last
-        if not deep and any(c.answer for c in found):
-            break
+        ask.answered = ask.answered or any(c.answer for c in found)
     # Without --deep: the first layer with a real answer; when none has one, the deepest layer
     # that found anything (it searched more than the layers before it).
     result.hits = [c.hit for c in _merge(pool if deep else last, limit, not deep)]

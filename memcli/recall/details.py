@@ -20,7 +20,7 @@ import re
 
 from ..store.fs import inside, state_dir, valid_id
 from ..store.layout import fingerprint as _fingerprint
-from .layer import Ask, Candidate, Layer, conflicted, holds_query, rank, snip
+from .layer import Ask, Candidate, Layer, conflicted, holds_query, snip
 
 EPISODES = "memory/episodes/"
 
@@ -127,15 +127,36 @@ def _changed_hits(mem, cache, found) -> dict:
     return changed
 
 
+EVIDENCE_DEPTH = 50  # lexical candidates kept for a later layer (``Ask.floor``)
+
+
+def _answer(ask: Ask, found: list, search, limit: int) -> list:
+    """What a search at ``ask.threshold`` returns, from ``found``, a search down to ``ask.floor``
+    (lower) with the same scores: the ranker answers when the best hit reaches the threshold
+    (then keeps candidates from CANDIDATE_FLOOR), never below TWO_TERMS_SHARE of it; in
+    between it counts distinct query terms, so that band is searched again."""
+    from ..search.ranker import CANDIDATE_FLOOR, TWO_TERMS_SHARE
+
+    best = max((s.relevance for s in found), default=0.0)
+    if best < ask.threshold * TWO_TERMS_SHARE:
+        return []
+    if best < ask.threshold:
+        return search(ask.threshold, limit)
+    keep = min(ask.threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR)
+    return [s for s in found if s.relevance >= keep][:limit]
+
+
 def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
-    """Scored hits of the whole layer, through the cache when it can be used."""
+    """Scored hits of the whole layer, through the cache when it can be used. With
+    ``ask.floor`` set, the candidates down to that relevance are left in ``ask.scored``."""
     from ..search.cache import SearchCache, SearchCacheError
 
     mem = ask.mem
     try:
         cache = SearchCache(state_dir(mem.root, "search"))
         count, quick = _sync(mem, cache, ask)
-        found = cache.search(ask.query, limit=limit, threshold=ask.threshold, now=ask.now)
+        found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold, now=ask.now),
+                        limit)
         if quick and found:
             changed = _changed_hits(mem, cache, found)
             if changed:
@@ -146,14 +167,31 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
                     cache.remove(gone)
                 if docs:
                     cache.update_docs(docs, {d.key: fresh[d.key] for d in docs})
-                found = cache.search(ask.query, limit=limit, threshold=ask.threshold, now=ask.now)
+                found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold,
+                                                                        now=ask.now), limit)
         return found, count
     except (SearchCacheError, FileError) as e:
         # The cache only saves time: without it, rank the files in memory.
         ask.warnings.append(f"search cache not used ({e}); searched the files directly")
         current = detail_files(mem)
         docs = [d for d in (detail_doc(mem, key, ask) for key in current) if d is not None]
-        return (rank(docs, ask, limit) if docs else []), len(current)
+        if not docs:
+            return [], len(current)
+        from ..search.ranker import MemoryIndex
+
+        index = MemoryIndex(docs)
+        return _search(ask, lambda threshold, n: index.search(ask.query, limit=n, threshold=threshold, now=ask.now),
+                       limit), len(current)
+
+
+def _search(ask: Ask, search, limit: int) -> list:
+    """``search(threshold, limit)`` at the recall's threshold; with ``ask.floor`` below it, one
+    deeper search whose candidates go to ``ask.scored`` and whose top is the answer."""
+    if ask.floor is None:
+        return search(ask.threshold, limit)
+    deep = search(min(ask.floor, ask.threshold), max(limit, EVIDENCE_DEPTH))
+    ask.scored = deep
+    return deep[:limit] if ask.threshold <= ask.floor else _answer(ask, deep, search, limit)
 
 
 _BLOCK = re.compile(r"^(?=## |\*\*\w+\*\* \()", re.M)

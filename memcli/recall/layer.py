@@ -36,6 +36,13 @@ class Ask:
     threshold: float
     now: datetime
     warnings: list = field(default_factory=list)
+    # Set by the cascade for layers that read what earlier ones found: ``floor``, how far down
+    # the details layer keeps its lexical candidates (``scored``, the ranker's Scored hits);
+    # ``answered``, whether an earlier layer had a real answer.
+    floor: float | None = None
+    scored: list | None = None
+    answered: bool = False
+    skipped: set = field(default_factory=set)  # layers that could not run (a warning says why)
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,17 @@ class Layer:
     name = ""
     help = ""
     memories = False  # hits are memories: counted as accesses, rendered by `context`
+    method = "bm25f"  # how the layer ranks: its hits' ``methods`` unless they say otherwise
+    evidence: float | None = None  # reads the details layer's candidates down to this relevance
+    fallback = False  # runs only when no earlier layer had a real answer, --deep or not
+
+    def active(self) -> bool:
+        """Whether the layer can run here (a layer of an extra that is not installed cannot)."""
+        return True
+
+    def after_answer(self, ask: Ask) -> bool:
+        """Whether the layer still runs once an earlier layer had a real answer (without --deep)."""
+        return False
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         """(candidates, best first; how many items the layer looked at)."""

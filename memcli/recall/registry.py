@@ -7,6 +7,7 @@ from .details import DetailsLayer
 from .index import IndexLayer
 from .layer import Layer
 from .scope import ScopeLayer
+from .semantic import SemanticLayer
 from .session import SessionLayer
 
 _LAYERS: list[Layer] = [
@@ -14,6 +15,7 @@ _LAYERS: list[Layer] = [
     ScopeLayer(),
     IndexLayer(),
     DetailsLayer(),
+    SemanticLayer(),  # active with the `semantic` extra only
 ]
 
 
@@ -31,7 +33,8 @@ def layers() -> list[Layer]:
 
 
 def layer_names() -> tuple[str, ...]:
-    return tuple(x.name for x in _LAYERS)
+    """The layers that can run here (a layer of an extra that is not installed is left out)."""
+    return tuple(x.name for x in _LAYERS if x.active())
 
 
 def get(name: str) -> Layer | None:

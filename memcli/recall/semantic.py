@@ -1,0 +1,76 @@
+"""The semantic layer (the ``semantic`` extra): memories found by meaning when no word of the
+query matches them, such as a paraphrase or a question in the other language.
+
+Last in the cascade and active only when the extra is installed. It runs when the lexical
+layers found no real answer, and then answers only when one memory stands out (the rule is in
+``memcli.search.semantic``); it reads the details layer's weak lexical candidates as evidence
+instead of searching again. A weak answer of the details layer (no hit covering nearly all of
+the query) is checked too: it gives way when the embedding is sure of another memory. A recall
+asking for the best k, weak ones included (threshold 0), runs it after any lexical answer: the
+best lexical hit stays first and fusion with the embedding order fills the rest of the list.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..model import Hit
+from ..search import semantic
+from .layer import Ask, Candidate, Layer, snip
+
+
+class SemanticLayer(Layer):
+    name = "semantic"
+    help = "meaning: sentence embeddings of the detail files (the semantic extra)"
+    memories = True
+    method = "embedding"
+    evidence = semantic.LEX_FLOOR
+    fallback = True
+
+    def active(self) -> bool:
+        return semantic.enabled()
+
+    def after_answer(self, ask: Ask) -> bool:
+        # "the best k, weak ones included" fills the list; a weak details answer is checked
+        return ask.threshold <= 0 or _weak(ask)
+
+    def search(self, ask: Ask) -> tuple[list[Candidate], int]:
+        from ..search.cache import SearchCacheError
+        from ..search.embed import ModelUnavailable
+        from .details import detail_doc
+
+        fill = ask.threshold <= 0
+        rescue = ask.answered and not fill
+        # Filling a list or checking a weak answer, the lexical answer is what the configured
+        # threshold answers; otherwise nothing lexical counts as an answer, only as evidence.
+        threshold = float(ask.mem.config["recall.threshold"]) if fill or rescue else float("inf")
+        lexical = ask.scored
+        kw = {"fill": fill, "rescue": semantic.RESCUE_CUT if rescue else None}
+        try:
+            try:
+                found = semantic.search(ask.mem, ask.query, lexical, ask.limit, threshold, **kw)
+            except (SearchCacheError, OSError):
+                found = semantic.search(ask.mem, ask.query, [], ask.limit, threshold, **kw)  # evidence only
+        except ModelUnavailable as e:
+            ask.warnings.append(f"semantic recall skipped: {e}")
+            ask.skipped.add(self.name)
+            return [], 0
+        if rescue and all(m == ("bm25f",) for _, _, m in found):
+            return [], len(found)  # the words' answer stands
+        matched = {s.key: s.matched for s in lexical or ()}
+        out = []
+        for key, score, methods in found:
+            doc = detail_doc(ask.mem, key)
+            if doc is None:
+                continue
+            hit = Hit(self.name, Path(key).stem, doc.title, key, score, snip(doc.body, ask.query), doc.summary,
+                      doc.tags, tuple(matched.get(key, ())), tuple(methods))
+            out.append(Candidate(hit, score))
+        return out, len(found)
+
+
+def _weak(ask: Ask) -> bool:
+    """The details layer answered, but with no hit that covers nearly all of the query."""
+    from .layer import DECISIVE
+
+    return bool(ask.scored) and max(x.relevance for x in ask.scored) < DECISIVE

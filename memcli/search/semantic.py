@@ -1,0 +1,373 @@
+"""Meaning-based recall (the ``semantic`` extra): sentence embeddings of every memory, cached
+under ``.memcli/semantic/``, fused with the lexical ranker's scores.
+
+The lexical ranker answers what shares words with the query; this layer is for what does not
+(a paraphrase, a question in the other language). Its hard part is deciding when a match that
+rests on meaning alone is real. Cosines of USE are low and vary by query (a question in the other
+language scores lower against everything), so the rule looks at how far the best memory stands
+out rather than at its cosine alone. Per memory d:
+
+    sim(d)   = max(cos(q, head of d), cos(q, whole text of d))   head: title, summary, tags, aliases
+    fused(d) = sim(d) + LEX_WEIGHT * lexical relevance of d      (the ranker's score below its threshold)
+
+and with b the best fused score, r the runner-up and crowd the mean of the next CROWD:
+
+    confidence = (b - crowd) + MARGIN_WEIGHT * (b - r);  the best memory is accepted if >= cut
+
+A question next to a covered topic (VACUUM against a note on Postgres connections) finds several
+memories about as close as the best, so it scores low; a question whose memory is the only one
+that fits scores high. A weak lexical answer gives way only to a meaning match
+that is sure of another memory (RESCUE_CUT). A "best k" list (weak ones included) keeps the
+lexical answer's best hit first and fills the rest by reciprocal rank fusion of the lexical
+and embedding orders, so it finds more without a plain recall answering more often.
+
+Nothing here imports numpy until vectors are needed; ``search`` never loads the model when a
+resident ``python -m memcli.serve`` answers for it (see ``memcli.serve``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+FORMAT = "1"
+# Chosen on the dev split of the bilingual evaluation (benchmarks/semantic_bench.py quality).
+LEX_WEIGHT = 0.6
+MARGIN_WEIGHT = 2.0
+CROWD = 10
+LEX_FLOOR = 0.1  # lexical evidence is fetched down to this relevance (lower: slower, same dev figures)
+DEFAULT_CUT = 0.5
+# A weak lexical answer (relevance below the cascade's DECISIVE) gives way to the meaning match
+# when the embedding disagrees with it and is this sure (bilingual dev split).
+RESCUE_CUT = 0.7
+RRF_K = 60
+RRF_LEX_WEIGHT = 2.0  # in a filled list the lexical order counts double (LoCoMo dev any@5)
+FILL_KEEP = 1  # a filled list keeps this many lexical hits in front (LoCoMo dev any@5: 1 > 3 > all)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """When a meaning-only match is accepted (see the module docstring)."""
+
+    cut: float = DEFAULT_CUT
+    lex_weight: float = LEX_WEIGHT
+    margin_weight: float = MARGIN_WEIGHT
+
+
+def head_text(doc) -> str:
+    parts = [doc.title, doc.summary, " ".join(map(str, doc.tags)), " ".join(map(str, doc.aliases))]
+    return "\n".join(p for p in parts if p)
+
+
+def full_text(doc) -> str:
+    return (head_text(doc) + "\n" + doc.body).strip()
+
+
+# -- the embedding cache ----------------------------------------------------------------------
+
+
+class EmbeddingCache:
+    """Two vectors per memory (head, whole text) in ``<folder>/vectors-*.npy``, float32, with
+    ``index.json`` naming the file, the model, and each row's key and file fingerprint.
+
+    ``index.json`` is replaced last and names its vectors file, so a reader sees one
+    consistent pair; a missing or unreadable cache is rebuilt, costing only time.
+    """
+
+    def __init__(self, folder: Path, model: str) -> None:
+        self.folder = Path(folder)
+        self.model = model
+        self.keys: list[str] = []
+        self.fps: list[str] = []
+        self.vectors = None  # numpy (n, 2, dim) as stored
+        self._matrix = None
+
+    def matrix(self):
+        """The vectors as float32 (as stored: memory-mapped, paged in by the first product)."""
+        import numpy as np
+
+        if self._matrix is None or self._matrix.shape != self.vectors.shape:
+            self._matrix = np.asarray(self.vectors, dtype=np.float32)
+        return self._matrix
+
+    def _read(self) -> bool:
+        import numpy as np
+
+        try:
+            with open(self.folder / "index.json", encoding="utf-8") as f:
+                meta = json.load(f)
+            if meta.get("format") != FORMAT or meta.get("model") != self.model:
+                return False
+            vectors = np.load(self.folder / meta["vectors"], mmap_mode="r")
+            keys, fps = list(meta["keys"]), list(meta["fps"])
+            if vectors.ndim != 3 or vectors.shape[0] != len(keys) or len(fps) != len(keys):
+                return False
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        self.keys, self.fps, self.vectors, self._matrix = keys, fps, vectors, None
+        return True
+
+    def sync(self, current: Mapping[str, str], load: Callable[[str], object], encode: Callable) -> dict:
+        """Bring the cache in line with ``current`` (key -> fingerprint); returns counts.
+
+        ``load(key)`` gives a SearchDoc (None when unreadable: left out, tried again next
+        time); ``encode(texts)`` gives unit vectors. Only new and changed memories are embedded.
+        """
+        import numpy as np
+
+        if self.vectors is None or not (self.folder / "index.json").exists():
+            if not self._read():
+                self.keys, self.fps, self.vectors = [], [], None
+        stored = dict(zip(self.keys, self.fps))
+        if stored == dict(current):
+            return {"embedded": 0, "removed": 0}
+        row = {k: i for i, k in enumerate(self.keys)}
+        keep = [k for k in current if stored.get(k) == current[k]]
+        todo = [k for k in current if stored.get(k) != current[k]]
+        docs = [(k, load(k)) for k in todo]
+        docs = [(k, d) for k, d in docs if d is not None]
+        texts = [t for _, d in docs for t in (head_text(d), full_text(d))]
+        fresh = encode(texts) if texts else None
+        dim = fresh.shape[1] if fresh is not None else (self.vectors.shape[2] if self.vectors is not None else 0)
+        vectors = np.zeros((len(keep) + len(docs), 2, dim), dtype=np.float32)
+        if keep:
+            vectors[: len(keep)] = self.vectors[[row[k] for k in keep]]
+        if docs:
+            vectors[len(keep):] = fresh.reshape(len(docs), 2, dim)
+        keys = keep + [k for k, _ in docs]
+        fps = [current[k] for k in keys]
+        removed = len([k for k in stored if k not in current])
+        self._write(keys, fps, vectors)
+        return {"embedded": len(docs), "removed": removed}
+
+    def _write(self, keys: list[str], fps: list[str], vectors) -> None:
+        import numpy as np
+
+        self.keys, self.fps, self.vectors, self._matrix = keys, fps, vectors, None
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            token = hashlib.blake2b("\n".join(f"{k}\t{f}" for k, f in zip(keys, fps)).encode("utf-8", "surrogatepass"),
+                                    digest_size=8).hexdigest()
+            name = f"vectors-{token}.npy"
+            tmp = self.folder / f".{name}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as f:
+                np.save(f, vectors)
+            os.replace(tmp, self.folder / name)
+            meta = {"format": FORMAT, "model": self.model, "vectors": name, "keys": keys, "fps": fps}
+            tmp = self.folder / f".index.json.{os.getpid()}.tmp"
+            tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, self.folder / "index.json")
+            for old in self.folder.glob("vectors-*.npy"):
+                if old.name != name:
+                    try:
+                        old.unlink()
+                    except OSError:
+                        pass
+        except OSError:
+            pass  # a cache that cannot be written costs time on the next call, nothing else
+
+
+# -- the decision and the fusion ----------------------------------------------------------------
+
+
+def similarities(query_vec, matrix):
+    """Per memory: the larger of the cosines with its head and with its whole text.
+    ``matrix``: float32 (n, 2, dim) or (2n, dim), rows in key order."""
+    import numpy as np
+
+    q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+    if matrix is None or len(matrix) == 0:
+        return np.zeros(0, dtype=np.float32)
+    flat = np.asarray(matrix, dtype=np.float32).reshape(-1, q.shape[0])
+    return (flat @ q).reshape(-1, 2).max(axis=1)
+
+
+def fused_scores(keys: Sequence[str], sims, lexical: Mapping[str, float], rule: Rule, depth: int
+                 ) -> list[tuple[str, float]]:
+    """The ``depth`` best memories by sim + lex_weight * lexical relevance, best first."""
+    import numpy as np
+
+    fused = np.array(sims, dtype=np.float64)
+    if lexical:
+        row = {k: i for i, k in enumerate(keys)} if len(lexical) > 8 else None
+        for k, r in lexical.items():
+            i = row.get(k) if row is not None else (keys.index(k) if k in keys else None)
+            if i is not None:
+                fused[i] += rule.lex_weight * r
+    n = len(fused)
+    top = np.argpartition(-fused, depth - 1)[:depth] if n > depth else np.arange(n)
+    out = [(keys[i], float(fused[i])) for i in top]
+    out.sort(key=lambda x: (-x[1], x[0]))
+    return out
+
+
+def confidence(fused: Sequence[tuple[str, float]], rule: Rule) -> float:
+    """How far the best meaning match stands out (``fused``: best first): its lead over the
+    mean of the next ``CROWD`` plus the weighted lead over the runner-up."""
+    if not fused:
+        return 0.0
+    best = fused[0][1]
+    runner = fused[1][1] if len(fused) > 1 else 0.0
+    crowd = fused[1:1 + CROWD]
+    mean = sum(s for _, s in crowd) / len(crowd) if crowd else 0.0
+    return (best - mean) + rule.margin_weight * (best - runner)
+
+
+def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, float]], limit: int,
+         accepted: bool, candidates: Sequence[tuple[str, float]] = (), fill: bool = False,
+         runner_gap: float = 0.05) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The answer list: the lexical layers' hits (``lexical_hits``) in their order; else, when
+    a meaning match was accepted, it and the memories whose fused score comes within
+    ``runner_gap`` of it. With ``fill`` (the caller wants the best ``limit``, weak ones
+    included) the first FILL_KEEP of those stay in front and the rest of the list is filled by
+    reciprocal rank fusion of the lexical order of all ``candidates`` (weighted RRF_LEX_WEIGHT)
+    and the embedding order."""
+    if lexical_hits:
+        out = [(k, round(s, 6), ("bm25f",)) for k, s in lexical_hits[:limit]]
+    elif accepted and fused:
+        top = fused[0][1]
+        out = [(k, round(s, 6), ("embedding",)) for k, s in fused[:limit] if s >= top - runner_gap]
+    else:
+        out = []
+    if not fill:
+        return out
+    out = out[:FILL_KEEP] if FILL_KEEP is not None else out
+    seen = {k for k, _, _ in out}
+    lex_rank = {k: i for i, (k, _) in enumerate(candidates or lexical_hits)}
+    emb_rank = {k: i for i, (k, _) in enumerate(fused)}
+    rrf = {k: (RRF_LEX_WEIGHT / (RRF_K + lex_rank[k] + 1) if k in lex_rank else 0.0)
+           + (1.0 / (RRF_K + emb_rank[k] + 1) if k in emb_rank else 0.0) for k in set(lex_rank) | set(emb_rank)}
+    for k in sorted(rrf, key=lambda k: (-rrf[k], k)):
+        if len(out) >= limit:
+            break
+        if k not in seen:
+            methods = ("bm25f", "embedding") if k in lex_rank and k in emb_rank else \
+                ("bm25f",) if k in lex_rank else ("embedding",)
+            out.append((k, round(rrf[k], 6), methods))
+            seen.add(k)
+    return out
+
+
+def _pairs(lexical: Sequence) -> list[tuple[str, float]]:
+    """(key, relevance) from the ranker's ``Scored`` hits or from pairs."""
+    return [(s.key, float(s.relevance)) if hasattr(s, "relevance") else (str(s[0]), float(s[1])) for s in lexical]
+
+
+def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int, threshold: float,
+         rule: Rule = Rule(), fill: bool = False, rescue: float | None = None
+         ) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
+    no threshold (``Scored`` or (key, relevance) pairs); those at or above ``threshold`` are
+    the lexical answer, the rest are evidence. ``rescue``: the lexical answer gives way to a
+    meaning match that puts another memory first with at least this confidence. ``fill``: see
+    ``fuse``."""
+    pairs = _pairs(lexical)
+    lex = dict(pairs)
+    answered = [(k, r) for k, r in pairs if r >= threshold]
+    if answered:  # the ranker's candidates once a query is answered
+        from memcli.search.ranker import CANDIDATE_FLOOR, TWO_TERMS_SHARE
+
+        keep = min(threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR)
+        answered = [(k, r) for k, r in pairs if r >= keep]
+    sims = similarities(query_vec, vectors)
+    fused = fused_scores(keys, sims, lex, rule, max(4 * limit, 50))
+    if answered and rescue is not None and fused and fused[0][0] != answered[0][0] \
+            and confidence(fused, rule) >= rescue:
+        answered = []
+    accepted = not answered and confidence(fused, rule) >= rule.cut
+    return fuse(answered, fused, limit, accepted, sorted(pairs, key=lambda p: -p[1]), fill)
+
+
+# -- the whole step over a memory root ----------------------------------------------------------
+
+
+def files(mem) -> dict:
+    """key -> fingerprint of the memories this layer embeds (detail files; not the episode log)."""
+    from memcli.store.layout import detail_files
+
+    return {k: fp for k, fp in detail_files(mem.root).items() if not k.startswith("memory/episodes/")}
+
+
+def _load_doc(mem):
+    from memcli.recall.details import detail_doc
+
+    return lambda key: detail_doc(mem, key)
+
+
+def cache_for(mem) -> EmbeddingCache:
+    from memcli.search.embed import MODEL
+    from memcli.store.fs import state_dir
+
+    return EmbeddingCache(state_dir(mem.root, "semantic"), MODEL)
+
+
+def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: float, *, fill: bool = False,
+                 cache: EmbeddingCache | None = None, current: bool = False, rule: Rule | None = None,
+                 rescue: float | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The semantic step in this process: loads the model (see ``embed``). ``current``: the
+    caller knows no memory changed since ``cache`` was last synced (the files are not read)."""
+    from memcli.search import embed
+
+    model = embed.load()
+    # the module's values as they are now (a benchmark may vary them)
+    rule = rule or Rule(cut=DEFAULT_CUT, lex_weight=LEX_WEIGHT, margin_weight=MARGIN_WEIGHT)
+    cache = cache or cache_for(mem)
+    if not (current and cache.vectors is not None):
+        cache.sync(files(mem), _load_doc(mem), model.encode)
+    q = model.encode([query])[0]
+    if not cache.keys:
+        return []
+    return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule, fill, rescue)
+
+
+def search(mem, query: str, lexical: Sequence | None, limit: int, threshold: float | None = None, *,
+           fill: bool = False, rescue: float | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
+    """The semantic step for a recall, the one entry point of this layer.
+
+    ``lexical``: the lexical ranker's candidates over the detail files with no threshold
+    (``Scored`` hits or (key, relevance) pairs), or None to have them fetched here (by the
+    server when one runs: its search cache is warm). Those at or above ``threshold`` (the
+    recall threshold; infinity when the lexical layers found nothing) count as the lexical
+    answer, the rest as evidence. ``fill``: return the best ``limit``, weak ones included.
+    ``rescue``: see ``rank``.
+    Asks a running ``python -m memcli.serve`` for this root, or does the work here when none
+    answers. Returns (key, score, methods), best first; methods are "bm25f" and/or "embedding"."""
+    from memcli.search.ranker import DEFAULT_THRESHOLD
+
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    pairs = None if lexical is None else _pairs(lexical)
+    from memcli import serve
+
+    answer = serve.ask(mem.root, {"op": "search", "query": query, "lexical": pairs, "limit": limit,
+                                  "threshold": threshold, "fill": fill, "rescue": rescue})
+    if answer is not None and "hits" in answer:
+        return [(k, float(s), tuple(m)) for k, s, m in answer["hits"]]
+    if pairs is None:
+        pairs = _pairs(lexical_candidates(mem, query))
+    return search_local(mem, query, pairs, limit, threshold, fill=fill, rescue=rescue)
+
+
+def enabled() -> bool:
+    from memcli.search.embed import available
+
+    return available()
+
+
+def lexical_candidates(mem, query: str, now=None, depth: int = 50, cache=None) -> list:
+    """The lexical ranker's candidates over the detail files down to relevance LEX_FLOOR
+    (evidence for ``search``); ``cache``: an open SearchCache to reuse. The relative cut of
+    the ranker still applies, so only plausible ones come back."""
+    from memcli.search.cache import SearchCache
+    from memcli.store.fs import state_dir
+
+    if cache is not None:
+        return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)
+    cache = SearchCache(state_dir(mem.root, "search"))
+    try:
+        return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)
+    finally:
+        cache.close()
