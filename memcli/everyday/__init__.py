@@ -112,7 +112,11 @@ def near_duplicates(mem, title: str, summary: str = "", limit: int = 3, exclude:
         names = os.listdir(mem.memory_dir())
     except OSError:
         names = []
+    head, tail = slug[:3], slug[-3:] + ".md"
     for name in names:
+        # a near-duplicate title keeps the beginning or the end of its slug: the rest is not compared
+        if not (name.startswith(head) or name.endswith(tail)):
+            continue
         stem = name[:-3]
         if (not name.endswith(".md") or stem in candidates or stem == exclude
                 or abs(len(stem) - len(slug)) * 2 > len(stem) + len(slug)):
@@ -130,13 +134,14 @@ def near_duplicates(mem, title: str, summary: str = "", limit: int = 3, exclude:
     same = [mid for mid, text in candidates.items() if text == mine]
     maybe = {mid: text for mid, text in candidates.items() if text != mine and _may_match(mine, counts, text)}
     if maybe:
+        from ..similar import DUPLICATE_RATIO, identifiers
+
+        ident = identifiers(mine)  # the rule holds only for texts with the same numbers: checked first
+        maybe = {mid: text for mid, text in maybe.items() if identifiers(text) == ident}
+    if maybe:
         from rapidfuzz import fuzz
 
-        from ..heartbeat.duplicates import DUPLICATE_RATIO, _identifiers
-
-        ident = _identifiers(mine)
-        same += [mid for mid, text in maybe.items()
-                 if _identifiers(text) == ident and fuzz.ratio(mine, text, score_cutoff=DUPLICATE_RATIO)]
+        same += [mid for mid, text in maybe.items() if fuzz.ratio(mine, text, score_cutoff=DUPLICATE_RATIO)]
     return same[:limit]
 
 

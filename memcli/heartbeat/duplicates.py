@@ -7,21 +7,12 @@ import sys
 from collections import Counter, defaultdict
 
 from ..model import Finding
+from ..similar import DUPLICATE_RATIO, identifiers as _identifiers
 from .base import norm, rank
 
-DUPLICATE_RATIO = 90.0  # rapidfuzz ratio of title + summary from which two memories are near-duplicates
 _BLOCK_MAX = 30  # a word in more memories than this makes no duplicate block
 _WINDOW = 4  # neighbours compared in sorted title order
 _WORDS = re.compile(r"[a-z0-9]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
-_NUMBER = re.compile(r"\d+")
-_LETTER = re.compile(r"(?<!\w)[^\W\d_](?!\w)")
-
-
-def _identifiers(text: str) -> tuple | None:
-    """The numbers and one-letter words of a text: what near-duplicates must share exactly."""
-    numbers = _NUMBER.findall(text)
-    letters = _LETTER.findall(text)
-    return (tuple(numbers), tuple(sorted(letters))) if numbers or letters else None
 
 
 def _tokens(text: str, intern=sys.intern) -> tuple:
