@@ -134,22 +134,26 @@ def check(root: Path) -> list:
     if top is None:
         return []
     out = []
-    r = git(top, "config", "--get-regexp", r"^merge\.memcli-", check=False)
-    have = {ln.split(" ", 1)[0] for ln in r.stdout.splitlines()}
-    missing = [n for n in DRIVERS if f"merge.{n}.driver" not in have]
-    if missing:
-        out.append(Finding("git-drivers-missing", "warning", ".git/config", None,
-                    f"memcli's merge drivers are not registered in this clone ({', '.join(missing)}); "
-                    "git would merge MEMORY.md and memories line by line and leave conflicts",
-                    f"run `memcli --root {shlex.quote(str(root))} git setup` (git does not copy config into clones)"))
     try:
         text = (root / ".gitattributes").read_text(encoding="utf-8")
     except OSError:
         text = ""
     have_attr = {ln.strip() for ln in text.splitlines()}
     lost = [a for a in ATTRIBUTES if a not in have_attr]
+    # A root whose .gitattributes names none of the drivers has not opted into sharing through
+    # git (it may only sit inside a larger repository): that is said as info, never a failure.
+    opted_in = len(lost) < len(ATTRIBUTES)
+    severity = "warning" if opted_in else "info"
+    r = git(top, "config", "--get-regexp", r"^merge\.memcli-", check=False)
+    have = {ln.split(" ", 1)[0] for ln in r.stdout.splitlines()}
+    missing = [n for n in DRIVERS if f"merge.{n}.driver" not in have]
+    if missing:
+        out.append(Finding("git-drivers-missing", severity, ".git/config", None,
+                    f"memcli's merge drivers are not registered in this clone ({', '.join(missing)}); "
+                    "git would merge MEMORY.md and memories line by line and leave conflicts",
+                    f"run `memcli --root {shlex.quote(str(root))} git setup` (git does not copy config into clones)"))
     if lost:
-        out.append(Finding("git-attributes-missing", "warning", ".gitattributes", None,
+        out.append(Finding("git-attributes-missing", severity, ".gitattributes", None,
                     f".gitattributes does not name memcli's merge drivers for {', '.join(a.split()[0] for a in lost)}",
                     "run `memcli git setup`, then commit .gitattributes"))
     return out

@@ -72,6 +72,18 @@ def test_a_fresh_clone_is_reported_until_set_up(origin):
     mc(b, "heartbeat", "--check")
 
 
+def test_a_root_inside_a_repository_that_never_set_up_sharing_is_only_told(tmp_path):
+    """A root that merely sits inside a git repository (no memcli lines in .gitattributes) gets the
+    set-up suggestion as info: heartbeat --check passes. Once .gitattributes names the drivers,
+    a clone without them registered is a warning (the test above)."""
+    git(tmp_path, "init", "-q")
+    root = tmp_path / "notes"
+    mc(tmp_path, "init", str(root))
+    p = mc(root, "heartbeat", "--check", "--json")
+    found = {f["code"]: f["severity"] for f in json.loads(p.stdout)["data"]["findings"]}
+    assert found.get("git-drivers-missing") == "info" and found.get("git-attributes-missing") == "info"
+
+
 def test_two_clones_add_and_update_then_converge(origin):
     a, b = origin("a"), origin("b")
     mc(a, "remember", "From A", "a")
