@@ -18,7 +18,7 @@ from ..model import Hit
 from ..store import details as dfile
 import re
 
-from ..store.fs import inside, state_dir, valid_id
+from ..store.fs import inside, state_dir
 from ..store.layout import fingerprint as _fingerprint
 from .layer import Ask, Candidate, Layer, conflicted, holds_query, snip
 
@@ -55,27 +55,12 @@ def detail_doc(mem, key: str, ask: Ask | None = None):
 
 
 def detail_files(mem) -> dict:
-    """key -> fingerprint for every file of the details layer (symlinks are never read: left out)."""
-    current = {}
-    mdir = mem.memory_dir()
-    for sub, prefix in ((mdir, "memory/"), (mdir / "episodes", EPISODES)):
-        try:
-            it = os.scandir(sub)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        with it:
-            for de in it:
-                name = de.name
-                if not name.endswith(".md") or de.is_symlink() or not valid_id(name[:-3]):
-                    continue
-                try:
-                    st = de.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if not de.is_file(follow_symlinks=False):
-                    continue
-                current[prefix + name] = _fingerprint(st)
-    return current
+    """key -> fingerprint for every file of the details layer (the layout's scan, after the check
+    that memory/ stays inside the root)."""
+    from ..store.layout import detail_files as scan
+
+    mem.memory_dir()
+    return scan(mem.root)
 
 
 def _folder_marks(mem) -> list:
