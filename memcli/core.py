@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config, load_config, parse_duration
-from .errors import (ExistsError, FileError, IndexFullError, NotARootError, NotFoundError, SecretError,
+from .errors import (ExistsError, FileError, IndexFullError, MemcliError, NotARootError, NotFoundError, SecretError,
                      UnsafePathError, UsageError)
 from .model import (DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, Entry, Problem, clean_tags,
                     one_line)
@@ -629,65 +629,17 @@ class Memory:
     def reconcile_index(self) -> bool:
         """Bring MEMORY.md in line with the detail files, as after a git merge: conflict markers
         settled as both sides, each memory listed once, lines to missing files dropped, the rest
-        ranked and demoted to fit. Deterministic: the same MEMORY.md and detail files give the
-        same bytes. Returns whether the file changed."""
-        from .store import markers
+        ranked and demoted to fit. Deterministic. Returns whether the file changed."""
+        from .conflicts import reconcile_index
 
-        with self.lock():
-            try:
-                text = self.index_path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                return False
-            doc = IndexDoc.parse(markers.union(text) if markers.first_conflict(text) else text)
-            seen: set = set()
-            lines = []
-            for x in doc.lines:
-                if isinstance(x, Entry) and x.id:
-                    if x.id in seen:
-                        continue
-                    try:
-                        exists = self.detail_path(x.id).is_file()
-                    except (UsageError, UnsafePathError):
-                        exists = True  # not a memory's line: kept as written
-                    if not exists:
-                        continue
-                    seen.add(x.id)
-                lines.append(x)
-            doc = IndexDoc(lines, doc.newline, doc.final_newline)
-            new = doc.with_entries(self._plan_index(doc).entries).render()
-            if new == text:
-                return False
-            with markers.overwriting():
-                atomic_write(self.index_path, new)
-        return True
+        return reconcile_index(self)
 
     def resolve(self, memory_id: str, side: str, now: str | None = None) -> dict:
         """Settle a memory left with git conflict markers: side is ours, theirs or both. A side not
         kept goes into the dated ## History section; the index line is refreshed."""
-        from .store import markers
+        from .conflicts import resolve
 
-        if side not in ("ours", "theirs", "both"):
-            raise UsageError(f"side must be ours, theirs or both, got {side!r}")
-        now = now or utcnow()
-        with self.lock():
-            path = self._existing(memory_id)
-            rel = self.rel(path)
-            text = read_text(path, rel)
-            if markers.first_conflict(text) is None:
-                raise UsageError(f"{rel} has no conflict markers; nothing to resolve")
-            settled, dropped = markers.settle(text, side)
-            d = dfile.parse(settled, memory_id, rel)
-            other = "theirs" if side == "ours" else "ours"
-            if dropped:
-                notes = [f"conflict settled with {side}; {other} had: " + " / ".join(
-                    ln.strip() for ln in t.split("\n") if ln.strip()) for t in dropped]
-                d = d.replace(body=add_history(d.body, now[:10], notes))
-            with markers.overwriting():
-                atomic_write(path, dfile.render(d))
-            if rel == layout.detail_rel(memory_id) and markers.file_conflict(self.index_path) is None:
-                doc = self.read_index()
-                self._write_index(doc, self._plan_index(doc).entries)
-        return {"id": memory_id, "path": rel, "side": side, "kept_in_history": len(dropped)}
+        return resolve(self, memory_id, side, now or utcnow())
 
     def locate(self, memory_id: str) -> Path:
         """The file of a memory by exact id (memory/ first, then memory/archive/), without
@@ -721,46 +673,6 @@ class Memory:
         from .edits import restore
 
         return restore(self, check_id(memory_id), now or utcnow())
-
-    def after_edit(self, memory_id: str, before: str | None = None) -> WriteResult:
-        """Re-render the index after a hand edit; a broken file is reported, never rewritten.
-
-        The edited text is scanned for secrets like every write (write.secrets): under `redact`
-        the file is redacted; under `refuse` the editor's text is moved to .memcli/edits/, the
-        file is put back to `before` (the text it had before the edit) and SecretError is raised."""
-        path = self.detail_path(memory_id)
-        redacted = self._check_edit(memory_id, path, before)
-        self.load(path)
-        with self.lock():
-            doc = self.read_index()
-            plan = self._plan_index(doc)
-            self._write_index(doc, plan.entries)
-        result = WriteResult("edited", memory_id, self.rel(path), memory_id in plan.ids,
-                             line=_line_for(plan.entries, memory_id), redacted=redacted)
-        if redacted:
-            result.warnings.append(f"redacted {len(redacted)} secret(s) in {self.rel(path)}")
-        return result
-
-    def _check_edit(self, memory_id: str, path: Path, before: str | None) -> list:
-        """The secret scan of a file a person edited: what was redacted, or SecretError."""
-        text = read_text(path, self.rel(path))
-        try:
-            fields, redacted = self.scan({"edited text": text})
-        except SecretError as e:
-            if before is None:
-                raise
-            from .store.fs import state_dir
-
-            kept = state_dir(self.root, "edits") / f"{memory_id}.{utcnow().replace(':', '')}.md"
-            atomic_write(kept, text)
-            with self.lock():
-                atomic_write(path, before)
-            raise SecretError(f"{e.message}; {self.rel(path)} is back as it was, your text is kept in "
-                              f"{self.rel(kept)} (outside the committed files)", data=e.data)
-        if redacted:
-            with self.lock():
-                atomic_write(path, fields["edited text"])
-        return redacted
 
     # ---------- the cascade ----------
     def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,

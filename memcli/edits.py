@@ -163,7 +163,10 @@ def finish(mem, s: EditSession, text: str | None = None):
 
             atomic_write_many(writes)
     _drop(s.draft)
-    return WriteResult(action, s.id, rel, s.id in plan.ids, line=_line_for(plan.entries, s.id), redacted=redacted)
+    result = WriteResult(action, s.id, rel, s.id in plan.ids, line=_line_for(plan.entries, s.id), redacted=redacted)
+    if redacted:
+        result.warnings.append(f"redacted {len(redacted)} secret(s) in {rel}")
+    return result
 
 
 def restore(mem, memory_id: str, now: str) -> object:

@@ -107,13 +107,15 @@ def test_a_secret_written_by_hand_is_refused_or_redacted_when_the_edit_ends(mem)
     res = mem.remember("Edited", "s")
     path = mem.root / res.path
     before = path.read_text(encoding="utf-8")
-    path.write_text(before + f"token {token()}\n", encoding="utf-8")
-    with pytest.raises(SecretError, match=r"\.memcli/edits/edited\.") as e:
-        mem.after_edit("edited", before)
+    s = mem.edit_begin("edited")
+    s.draft.write_text(before + f"token {token()}\n", encoding="utf-8")
+    with pytest.raises(SecretError, match=r"\.memcli/edits/") as e:
+        mem.edit_finish(s)
     assert path.read_text(encoding="utf-8") == before
-    kept = [p for p in (mem.root / ".memcli" / "edits").iterdir()]
-    assert len(kept) == 1 and token() in kept[0].read_text(encoding="utf-8") and kept[0].name in e.value.message
+    assert token() in s.draft.read_text(encoding="utf-8") and s.draft.name in e.value.message
     (mem.root / "memcli.yaml").write_text("write:\n  secrets: redact\n", encoding="utf-8")
-    path.write_text(before + f"token {token()}\n", encoding="utf-8")
-    done = Memory(mem.root).after_edit("edited", before)
+    m = Memory(mem.root)
+    s = m.edit_begin("edited")
+    s.draft.write_text(before + f"token {token()}\n", encoding="utf-8")
+    done = m.edit_finish(s)
     assert token() not in path.read_text(encoding="utf-8") and done.redacted and done.warnings

@@ -169,7 +169,7 @@ def resolve(
         res = memory(ctx).resolve(id_, sides[0])
 
         def human():
-            kept = f"; the other side is in its ## History" if res["kept_in_history"] else ""
+            kept = "; the other side is in its ## History" if res["kept_in_history"] else ""
             r.out(f"resolved {res['path']} with {res['side']}{kept}")
         return Out(res, human)
     run(ctx, "resolve", json_, act)
