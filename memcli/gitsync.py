@@ -22,6 +22,8 @@ ATTRIBUTES = (
     "memory/*.md merge=memcli-detail",
     "memory/archive/*.md merge=memcli-detail",
     "memory/episodes/*.md merge=memcli-episode",
+    "memory/inbox/*.md merge=memcli-detail",
+    "memory/inbox/archive/*.md merge=memcli-detail",
 )
 IGNORES = tuple(line for line, _ in IGNORED)  # what `init` writes into .gitignore
 # (an exclude pathspec that names an ignored folder itself makes `git add` fail: match its files)

@@ -28,7 +28,7 @@ from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, key_line, promotab
 from .base import when as when_
 
 SESSION_MAX_BYTES = 1_000_000
-TEXT_KINDS = (layout.DETAIL, layout.ARCHIVED, layout.EPISODE, layout.OTHER, "index")
+TEXT_KINDS = (layout.DETAIL, layout.ARCHIVED, layout.EPISODE, layout.PROPOSAL, layout.OTHER, "index")
 MEMORY_KINDS = (layout.DETAIL, layout.ARCHIVED)
 
 

@@ -47,3 +47,45 @@ def turn_block(turn: dict) -> str:
 
 def json_block(data: dict) -> str:
     return "```json\n" + json.dumps(data, ensure_ascii=False, indent=2) + "\n```"
+
+
+# ---------------------------------------------------------------- reading the log back
+
+_SECTION = None
+_TURN = None
+
+
+def sections(text: str) -> list[dict]:
+    """The dated sections of an episode file, each {"time", "heading", "text", "turns"}; a turn is
+    {"role", "time", "text"} for every `**role** (time): text` block (text verbatim, several lines
+    when it had them). Text before the first section is not a section."""
+    import re
+
+    global _SECTION, _TURN
+    if _SECTION is None:
+        _SECTION = re.compile(r"^## (\d{4}-\d{2}-\d{2}T\S+) ?(.*)$")
+        _TURN = re.compile(r"^\*\*(user|assistant|system|tool)\*\* \(([^()]*)\): ?(.*)$")
+    out: list[dict] = []
+    lines = text.replace("\r\n", "\n").split("\n")
+    for i, ln in enumerate(lines):
+        m = _SECTION.match(ln)
+        if m:
+            out.append({"time": m.group(1), "heading": m.group(2), "lines": []})
+        elif out:
+            out[-1]["lines"].append(ln)
+    for sec in out:
+        body = sec.pop("lines")
+        sec["text"] = "\n".join(body).strip("\n")
+        turns: list[dict] = []
+        blank = True
+        for ln in body:
+            m = _TURN.match(ln) if blank else None
+            if m:
+                turns.append({"role": m.group(1), "time": m.group(2), "lines": [m.group(3)]})
+            elif turns:
+                turns[-1]["lines"].append(ln)
+            blank = not ln.strip()
+        for t in turns:
+            t["text"] = "\n".join(t.pop("lines")).strip("\n")
+        sec["turns"] = turns
+    return out
