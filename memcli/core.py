@@ -713,6 +713,40 @@ class Memory:
 
         return Scope(self, name)
 
+    # ---------- learning from sessions ----------
+    def reflect(self, *, engine: str | None = None, all: bool = False, dry_run: bool = False,
+                budget: int | None = None, now: str | None = None) -> dict:
+        """Proposals in memory/inbox/ from the episode sections and session summaries not reflected
+        on yet (all=True: everything), by the offline engine or the trusted reflect.extractor."""
+        from .usecases.reflect import reflect
+
+        return reflect(self, engine=engine, everything=all, dry_run=dry_run, budget=budget, now=now)
+
+    def reflect_material(self) -> dict:
+        """The material for an agent's own model: items, instructions and the mark for `propose`."""
+        from .usecases.reflect import offer
+
+        return offer(self)
+
+    def propose(self, proposals: list, mark: str | None = None, now: str | None = None) -> dict:
+        """Proposals in the engines' JSON format (see memcli.usecases.reflect) into the inbox."""
+        from .usecases.reflect import propose
+
+        return propose(self, proposals, mark, now)
+
+    @property
+    def inbox(self):
+        """The proposals waiting for review: list, get, accept, reject, edit."""
+        from .usecases.inbox import Inbox
+
+        return Inbox(self)
+
+    def gate(self, front_end: str):
+        """remember/update as `front_end` (cli, mcp, hook) writes them under write.gate."""
+        from .usecases.inbox import Gate
+
+        return Gate(self, front_end)
+
     # ---------- heartbeat ----------
     def audit(self, now=None, *, write_cache: bool = True):
         """Every heartbeat check over every file: a Report of findings."""

@@ -90,7 +90,7 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
     except MemcliError as e:
         warnings.append(f"memcli hook: no memory context: {e.message}")
     try:
-        res = mem.session(session).add("user", prompt)
+        res = mem.session(session).add("user", prompt, via="hook")
         if res.get("warning"):
             warnings.append(f"memcli hook: {res['warning']}")
     except MemcliError as e:
