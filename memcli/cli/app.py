@@ -188,7 +188,7 @@ def update(
             raise UsageError("only one argument can read standard input ('-')")
         s = read_input(summary, None, stdin_bytes, "summary") if summary is not None else None
         a = read_input(append, None, stdin_bytes, "append") if append is not None else None
-        res = memory(ctx).update(id_, title=title, summary=s, append=a, tags=tag or (), untags=untag or (),
+        res = memory(ctx).gate("cli").update(id_, title=title, summary=s, append=a, tags=tag or (), untags=untag or (),
                                  aliases=alias or (), type=type_, importance=importance, pinned=pin,
                                  expires=expires)
         data = res.to_dict()
@@ -364,3 +364,4 @@ from . import git  # noqa: E402,F401  (registers git setup, merge, sync and reso
 from . import agent  # noqa: E402,F401  (registers mcp and hook)
 from . import everyday  # noqa: E402,F401  (registers stats, search, rename, export, import)
 from . import serve  # noqa: E402,F401  (registers serve)
+from . import reflect  # noqa: E402,F401  (registers reflect and inbox)

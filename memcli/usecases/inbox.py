@@ -338,3 +338,30 @@ class Inbox:
 
     def stale(self, now=None) -> list:
         return stale(self.mem, now)
+
+
+def search(mem, query: str, limit: int | None = None) -> list:
+    """Hits (layer "inbox") among the pending proposals: title, summary, tags, text and quotes."""
+    from datetime import datetime, timezone
+
+    from ..model import Hit
+    from ..search.ranker import MemoryIndex, SearchDoc
+    from ..search.snippet import snippet
+
+    items = store.pending(mem.root)[0]
+    if not items or not query.strip():
+        return []
+    docs = [SearchDoc(key=p.id, title=p.title, summary=p.summary, tags=p.tags, aliases=p.aliases,
+                      body="\n\n".join([p.text, *(q.text for q in p.evidence)]), importance=p.importance,
+                      updated=p.created) for p in items]
+    by_id = {p.id: p for p in items}
+    k = int(limit or mem.config["recall.limit"])
+    found = MemoryIndex(docs).search(query, limit=k, threshold=float(mem.config["recall.threshold"]),
+                                     now=datetime.now(timezone.utc))
+    out = []
+    for s in found:
+        p = by_id[s.key]
+        out.append(Hit("inbox", p.id, p.title, store.rel(p.id), s.score,
+                       snippet(p.text or (p.evidence[0].text if p.evidence else ""), query), p.summary, p.tags,
+                       tuple(getattr(s, "matched", ()) or ())))
+    return out
