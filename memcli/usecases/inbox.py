@@ -339,6 +339,10 @@ class Inbox:
     def stale(self, now=None) -> list:
         return stale(self.mem, now)
 
+    def search(self, query: str, limit: int | None = None) -> list:
+        """Hits among the pending proposals (layer "inbox"), for `recall --inbox`."""
+        return search(self.mem, query, limit)
+
 
 def search(mem, query: str, limit: int | None = None) -> list:
     """Hits (layer "inbox") among the pending proposals: title, summary, tags, text and quotes."""
