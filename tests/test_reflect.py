@@ -218,16 +218,11 @@ def test_the_loop_through_mcp_with_the_agent_as_the_engine(root):
         assert not res.is_error, res.content[0].text
         data = json_part(res.content[0].text)
         again = json_part((await s.call_tool("reflect_material", {})).content[0].text)
-        return data, again
-
-    data, again = served(root, one)
-    assert len(data["proposed"]) == 1 and data["marked"]
-    assert again["items"] == [] or all(i["ref"].startswith("session:") for i in again["items"])
-    pid = data["proposed"][0]
-    assert store.read(root, pid).evidence[0].text == LESSON[1][1]
-    assert run_memcli("--root", root, "inbox", "accept", pid).returncode == 0  # a person accepts
-
-    async def two(s):
+        assert len(data["proposed"]) == 1 and data["marked"]
+        assert again["items"] == [] or all(i["ref"].startswith("session:") for i in again["items"])
+        pid = data["proposed"][0]
+        assert store.read(root, pid).evidence[0].text == LESSON[1][1]
+        assert Cli(root)("inbox", "accept", pid).exit_code == 0  # a person accepts, while the agent runs on
         out = []
         for q in (ASK_EN, ASK_ZH):
             await s.call_tool("session_add", {"role": "user", "text": q, "session": "s2"})
@@ -235,6 +230,6 @@ def test_the_loop_through_mcp_with_the_agent_as_the_engine(root):
             out.append(json_part(r.content[0].text)["hits"])
         return out
 
-    en, zh = served(root, two)
+    en, zh = served(root, one)
     _loop_checks(en, zh)
     assert en[0]["id"] == zh[0]["id"] == "bulk-mysql-imports-need-max-allowed-packet-64m"
