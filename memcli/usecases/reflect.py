@@ -376,6 +376,9 @@ def reflect(mem, *, engine: str | None = None, everything: bool = False, dry_run
         proposals, more = to_proposals(feed, raw, chosen, now)
         warnings += more
         proposals, skipped = settle(mem, proposals)
+        known = store.known_ids(mem.root)
+        skipped += [{"id": p.id, "why": "already proposed or decided"} for p in proposals if p.id in known]
+        proposals = [p for p in proposals if p.id not in known]
         result = {"engine": chosen, "items": len(feed["items"]), "turns": turns, "proposed": [],
                   "skipped": skipped, "accepted": [], "proposals": [p.to_dict() for p in proposals],
                   "warnings": warnings, "dry_run": dry_run}
