@@ -6,8 +6,10 @@ was", "root cause", "turned out", 原因是, 解决了, 踩坑), a rule ("from n
 prefer", "my favorite", 喜欢), or a fact about the speaker stated plainly ("I went", "I've been",
 "I'm planning", "my kids", 我是, 我们在). Each rule adds weight; questions, short reactions and
 turns about the other person take weight away; names, numbers and dates add a little. The best
-turns of the material, at most `budget` per 100 turns and above a floor, become proposals: the
-statement, the reply that confirmed it, and a statement next to it that shares its words.
+turns of the material, at most `budget` per 100 turns and above a floor, become proposals of at
+most three turns: the statement, the reply that confirmed it, what the same speaker said one
+exchange before or after it (when that states something too: a follow-up, the cause, the fix), and
+a turn next to it that shares its words.
 
 Deterministic: the same material gives the same proposals, in the same order.
 """
@@ -43,9 +45,12 @@ _CUES = [
 ]
 # how people state facts about themselves: first person with an event, a state, a plan or a possession
 _FACTS = [
-    (r"\bi (just |recently |finally |also )?(went|got|bought|started|joined|moved|took|made|met|visited|finished|"
-     r"won|lost|ran|signed|adopted|graduated|painted|wrote|built|received|found|tried|learned|quit|left|saw|had)\b",
-     1.4),
+    (r"\bi (just |recently |finally |also |really |actually )?(went|got|bought|started|joined|moved|took|made|met|"
+     r"visited|finished|won|lost|ran|signed|adopted|graduated|painted|wrote|built|received|found|tried|learned|quit|"
+     r"left|saw|had|felt|began|became|gave|kept|read|heard|taught|spent|drove|flew|grew|fell|broke|sold|chose|"
+     r"[a-z]+ed)\b", 1.4),
+    (r"\b(i'?m|we'?re|i am|we are) (\w+ly )?[a-z]+ing\b|\bi'?m (so |really |very )?(lucky|proud|grateful|thankful|"
+     r"excited|inspired|passionate|interested|married|single|retired|pregnant)\b", 1.0),
     (r"\bi'?ve (been|got|had|started|decided|always|never|just|recently|finally)\b|\bi have (been|a|an|two|three)\b", 1.2),
     (r"\bi'?m (a|an|the|from|working|studying|going to|gonna|planning|thinking of|starting|learning|training|"
      r"currently|still|now)\b|\bi am (a|an|the|from|working|going to|planning)\b", 1.1),
@@ -53,7 +58,9 @@ _FACTS = [
     (r"\bi (plan|want|hope|intend|aim) to\b|\bgonna\b|\bmy (goal|plan|dream) (is|was)\b", 1.0),
     (r"\bmy (wife|husband|partner|son|daughter|kids|children|family|mom|mother|dad|father|sister|brother|"
      r"friend|friends|dog|cat|pet|job|boss|team|house|car|name|birthday)\b", 1.0),
-    (r"\bwe (went|got|bought|started|moved|had|made|visited|took|adopted|are|have|just|recently|finally)\b", 0.9),
+    (r"\bwe (went|got|bought|started|moved|had|made|visited|took|adopted|are|have|just|recently|finally|[a-z]+ed)\b",
+     0.9),
+    (r"\bmy (youngest|oldest|eldest|son|daughter|kids?|family|fam)\b.*\b(\w+ed|took|went|got|is|was)\b", 0.6),
     (r"\b(yesterday|last (week|weekend|month|year|night|saturday|sunday|friday)|recently|ago|since|"
      r"next (week|month|year|weekend)|this (week|weekend|month|summer))\b", 0.7),
     (r"我是|我在|我们在|我的|我们的|我刚|我最近|我已经|我打算|我准备|我开始|我去了|我买了", 1.2),
@@ -73,6 +80,14 @@ _COMPILED: list | None = None
 FLOOR = 1.5  # a turn scoring below this is never proposed
 MAX_QUOTES = 3
 MIN_CAP = 2  # proposals a short material may still give
+SAME_SPEAKER_MIN = 0.5  # a follow-up by the same speaker, one exchange away, joins when it states something
+NEIGHBOUR_MIN = FLOOR - 0.5  # a turn next to the statement joins at this weight when it shares its words
+SHARED_MIN = 0.25
+
+
+def NEIGHBOURS(n: int) -> tuple:
+    return (n + 1, n - 1, n + 2, n - 2)
+
 _LEAD = re.compile(r"^\W*(?:(?:please )?remember(?: that| to)?|note(?: to self)?|from now on|going forward|"
                    r"the (?:fix|solution|lesson|rule|answer) (?:is|was)|lesson(?: learned)?|rule|tip|记住|记得|以后|注意)"
                    r"\s*[:：,，]?\s*", re.I)
@@ -86,35 +101,44 @@ def _rules():
     return _COMPILED
 
 
-def score(text: str) -> tuple[float, str, list]:
-    """(weight, memory type, tags) of one turn's text."""
+def _sentence_weight(sentence: str) -> tuple[float, str, list, float]:
+    """(cue weight plus fact weight, memory type, tags, cue weight) of one sentence."""
     cues, facts = _rules()
-    flat = " ".join(text.split())
-    if not flat:
-        return 0.0, "fact", []
     s, kind, tags, best = 0.0, "fact", [], 0.0
     for rx, w, t, tag in cues:
-        if rx.search(flat):
+        if rx.search(sentence):
             s += w
             if w > best:
                 best, kind = w, t
             if tag not in tags:
                 tags.append(tag)
-    fact = 0.0
-    for rx, w in facts:
-        if rx.search(flat):
-            fact += w
+    fact = sum(w for rx, w in facts if rx.search(sentence))
     s += min(fact, 2.6)
+    if sentence.rstrip().endswith(("?", "？")):
+        s -= 1.5  # a question states nothing
+    elif _REACTION.match(sentence):
+        s -= 0.7
+    return s, kind, tags, best
+
+
+def score(text: str) -> tuple[float, str, list]:
+    """(weight, memory type, tags) of one turn: its best sentence, then what the whole turn shows
+    (names and numbers, length, only questions, talk about the other person)."""
+    flat = " ".join(text.split())
+    if not flat:
+        return 0.0, "fact", []
+    sentences = [x.strip() for x in _SENTENCE.findall(flat) if x.strip()] or [flat]
+    weighed = [_sentence_weight(x) for x in sentences]
+    s, kind, _, _ = max(weighed, key=lambda w: w[0])
+    tags = list(dict.fromkeys(t for w in weighed for t in w[2]))
+    if weighed[0][3] or any(w[3] for w in weighed):
+        kind = max(weighed, key=lambda w: w[3])[1]
     words = len(flat.split()) if not re.search(r"[\u3400-\u9fff]", flat) else len(flat) // 2
     s += min(len(_SPECIFIC.findall(flat)), 4) * 0.25
     s += 0.4 if words >= 12 else (-0.8 if words < 6 else 0)
     questions = flat.count("?") + flat.count("？")
-    if questions and len(_SENTENCE.findall(flat)) <= questions:
-        s -= 2.0  # only questions
-    elif questions:
-        s -= 0.4
-    if _REACTION.match(flat):
-        s -= 0.7
+    if questions and len(sentences) <= questions:
+        s -= 1.0  # only questions
     you, me = len(_YOU.findall(flat)), len(_ME.findall(flat))
     if you > me:
         s -= 0.8 * min(you - me, 3)
@@ -185,10 +209,11 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
         if s >= FLOOR:
             scored.append((s, n, kind, tags))
     cap = max(MIN_CAP, math.floor(budget * len(turns) / 100 + 0.5))
-    chosen = sorted(scored, key=lambda x: (-x[0], x[1]))[:cap]
     used: set = set()
     out = []
-    for s, n, kind, tags in chosen:  # strongest first: it leads the turns around it
+    for s, n, kind, tags in sorted(scored, key=lambda x: (-x[0], x[1])):  # strongest first: it leads its neighbours
+        if len(out) >= cap:
+            break
         if n in used:
             continue
         si, ti, t, _ = turns[n]
@@ -196,7 +221,7 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
         confirms: set = set()
         used.add(n)
         mine = _terms(t["text"])
-        for m in (n + 1, n - 1, n + 2, n - 2):  # the reply that confirmed it; statements next to it on its subject
+        for m in NEIGHBOURS(n):  # the reply that confirmed it; what was said next to it on its subject
             if len(quotes) >= MAX_QUOTES or not 0 <= m < len(turns) or m in used or turns[m][0] != si:
                 continue
             other = turns[m][2]
@@ -205,10 +230,13 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
                 used.add(m)
                 confirms.add(m)
                 continue
-            if other["role"] not in ("user", "assistant") or score(other["text"])[0] < FLOOR - 0.5:
+            if other["role"] not in ("user", "assistant"):
                 continue
+            weight = score(other["text"])[0]
             theirs = _terms(other["text"])
-            if mine and theirs and len(mine & theirs) / min(len(mine), len(theirs)) >= 0.25:
+            shared = len(mine & theirs) / min(len(mine), len(theirs)) if mine and theirs else 0.0
+            same = other["role"] == t["role"]
+            if (same and weight >= SAME_SPEAKER_MIN) or (weight >= NEIGHBOUR_MIN and shared >= SHARED_MIN):
                 quotes.append(m)
                 used.add(m)
         sentence = _key_sentence(t["text"])
