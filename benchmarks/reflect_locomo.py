@@ -180,8 +180,9 @@ def after_reflection(conv: dict, folder: Path, res: dict, where: dict, proposals
     return out
 
 
-def day_of_turns(n: int, folder: Path) -> float:
-    """Seconds `Memory.reflect` takes over one episode file of n turns (a busy day), offline."""
+def day_of_turns(n: int, folder: Path, memories: int = 0) -> float:
+    """Seconds `Memory.reflect` takes over one episode file of n turns (a busy day), offline, in a
+    root that holds `memories` memories besides (each proposal is checked against them)."""
     from memcli.core import Memory, init_root
     from memcli.store import episodes
 
@@ -195,6 +196,14 @@ def day_of_turns(n: int, folder: Path) -> float:
         episodes.append(folder, f"2026-12-01T{8 + s // 60:02d}:{s % 60:02d}:30Z", "session day: 10 turns folded",
                         blocks)
     mem = Memory(folder)
+    for i in range(memories):
+        speaker, text = pool[(7919 * i) % len(pool)]
+        title, summary = locomo.split_turn(text)
+        mem.remember(f"{title} ({i})", summary, body=text, tags=[speaker.lower()], now=NOW)
+    if memories:
+        from memcli.recall import run
+
+        run(mem, "warm the search cache", session="", scope="", limit=1, threshold=0.3, only=["details"])
     t0 = time.perf_counter()
     res = mem.reflect(engine="offline", now=NOW)
     took = time.perf_counter() - t0
@@ -270,9 +279,10 @@ def main(argv=None) -> int:
         secs = [figures[(s, default_budget)]["seconds"] for g in groups.values() for s in g]
         print(f"\nreflect --dry-run per conversation (in process): {', '.join(f'{s:.2f}s' for s in secs)}")
         if args.speed:
-            runs = [day_of_turns(500, Path(tmp) / f"day-{i}") for i in range(5)]
-            print(f"reflect over a 500-turn day (one episode file, 50 sections), in process: median "
-                  f"{statistics.median(runs):.3f}s (min {min(runs):.3f}, max {max(runs):.3f})")
+            for memories in (0, 300):
+                runs = [day_of_turns(500, Path(tmp) / f"day-{memories}-{i}", memories) for i in range(5)]
+                print(f"reflect over a 500-turn day (one episode file, 50 sections), {memories} memories, in "
+                      f"process: median {statistics.median(runs):.3f}s (min {min(runs):.3f}, max {max(runs):.3f})")
     return 0
 
 

@@ -233,3 +233,47 @@ def test_the_loop_through_mcp_with_the_agent_as_the_engine(root):
     en, zh = served(root, one)
     _loop_checks(en, zh)
     assert en[0]["id"] == zh[0]["id"] == "bulk-mysql-imports-need-max-allowed-packet-64m"
+
+
+def test_a_statement_about_an_existing_memory_becomes_an_update(root):
+    m = Memory(root)
+    m.remember("Bulk MySQL imports", "raise max_allowed_packet before large imports", tags=["mysql"],
+               body="The nightly import needs a bigger max_allowed_packet on the server.", now=NOW)
+    m.remember("Release checklist", "tag, build, sign, publish", now=NOW)
+    session_one(m.session("a").add)
+    res = m.reflect(dry_run=True)
+    about = [p for p in res["proposals"] if "max_allowed_packet" in p["text"]]
+    assert about and all(p["kind"] == "update" and p["target"] == "bulk-mysql-imports" for p in about)
+    m2 = Memory(root)
+    for p in m2.reflect()["proposed"]:
+        m2.inbox.accept([p])
+    d = m2.get("bulk-mysql-imports")
+    assert "max_allowed_packet 调到 64M" in d.body and d.summary == "raise max_allowed_packet before large imports"
+    assert len(m2.list().details) == 2
+    # reflecting on the same turns again: the memory already says it, nothing is proposed
+    again = m2.reflect(all=True, dry_run=True)
+    assert not [p for p in again["proposals"] if "max_allowed_packet" in p["text"]]
+
+
+def test_scope_end_reflects_in_the_background_and_watch_reflects_on_its_schedule(root):
+    (root / "memcli.yaml").write_text("reflect:\n  on_fold: true\n")
+    m = Memory(root)
+    m.scope("t").start("ship the release")
+    m.scope("t").set("decision", "ship on Friday", agent="Planner")
+    m.scope("t").end()
+    mark = root / ".memcli" / "reflect.json"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not mark.exists():
+        time.sleep(0.05)
+    assert mark.exists()  # the background reflection ran over the scope's final state
+    from memcli.watch import Watcher
+
+    (root / "memcli.yaml").write_text("")  # folds alone start nothing now: watch does it
+    m = Memory(root)
+    session_one(m.session("w").add)
+    events = []
+    Watcher(m, events.append).heartbeat()
+    assert not [e for e in events if e["event"] == "reflected"] and not store.pending(root)[0]
+    Watcher(m, events.append, reflect=True).heartbeat()
+    done = [e for e in events if e["event"] == "reflected"]
+    assert done and done[0]["proposed"] == [p.id for p in store.pending(root)[0]]

@@ -282,8 +282,6 @@ def settle(mem, proposals: list) -> tuple[list, list]:
     """Merge near-duplicates within the batch, leave out what a pending proposal or a memory
     already says, and turn a statement about an existing memory into an update of it.
     Returns (proposals, [{id, why}] of the ones left out)."""
-    from ..recall import run
-
     merged: list = []
     dropped = []
     sigs: list = []
@@ -303,50 +301,56 @@ def settle(mem, proposals: list) -> tuple[list, list]:
                                   text=keep.text, evidence=quotes, importance=keep.importance)
         dropped.append({"id": p.id, "why": f"merged into {merged[twin].id}"})
     waiting = [(q, _terms(f"{q.title} {q.summary}")) for q in store.pending(mem.root)[0]]
+    known = _Known(mem) if any(p.kind == "new" and not p.target for p in merged) else None
     out = []
     for p, sig in zip(merged, sigs):
         twin = next((q for q, s in waiting if _near(sig, s) >= 0.6), None)
         if twin is not None:
             dropped.append({"id": p.id, "why": f"already pending as {twin.id}"})
             continue
-        if p.kind == "new" and not p.target:
-            known = _known(mem, run, p)
-            if known is not None:
-                mid, covered = known
+        if p.kind == "new" and not p.target and known is not None:
+            about = known.about(p)
+            if about is not None:
+                d, covered = about
                 if covered >= 0.8:
-                    dropped.append({"id": p.id, "why": f"memory {mid} already says it"})
+                    dropped.append({"id": p.id, "why": f"memory {d.id} already says it"})
                     continue
-                current = mem.get(mid)
-                p = store.make("update", current.title, summary="", type=current.type, target=mid,
-                               engine=p.engine, confidence=p.confidence, created=p.created, tags=p.tags,
-                               text=p.text or p.summary, evidence=p.evidence)
+                p = store.make("update", d.title, summary="", type=d.type, target=d.id, engine=p.engine,
+                               confidence=p.confidence, created=p.created, tags=p.tags, text=p.text or p.summary,
+                               evidence=p.evidence)
         out.append(p)
     return out, dropped
 
 
-def _known(mem, run, p) -> tuple[str, float] | None:
-    """(id, share of the proposal's words it holds) of the memory a proposal is about, when its
-    words are mostly that memory's; found through recall's details layer (not counted as a read)."""
-    words = _terms(f"{p.summary} {p.text}")
-    if len(words) < 3:
+class _Known:
+    """The memories a proposal may be about, ranked by recall's own in-memory ranker (built once per
+    reflection over every memory in memory/; episodes are not memories)."""
+
+    def __init__(self, mem):
+        from ..search.ranker import MemoryIndex, SearchDoc
+
+        self.mem = mem
+        self.details = {d.id: d for d in mem.list().details}
+        self.index = MemoryIndex([SearchDoc(key=d.id, title=d.title, summary=d.summary, tags=d.tags,
+                                            aliases=d.aliases, body=d.body, importance=d.importance,
+                                            updated=d.updated) for d in self.details.values()]) \
+            if self.details else None
+
+    def about(self, p) -> tuple | None:
+        """(the memory, the share of the proposal's summary it already holds) when the proposal is
+        about one memory: the best-ranked memory whose title, summary, tags and aliases are at
+        least half in the proposal's words. None otherwise."""
+        if self.index is None:
+            return None
+        words = _terms(f"{p.title} {p.summary} {p.text}")
+        said = _terms(f"{p.title} {p.summary}")
+        for s in self.index.search(f"{p.title} {p.summary}", limit=3, threshold=0.0):
+            d = self.details[s.key]
+            head = _terms(" ".join([d.title, d.summary, *d.tags, *d.aliases]))
+            if head and len(head & words) / len(head) >= 0.5:
+                body = _terms(f"{d.title} {d.summary} {d.body}")
+                return d, (len(said & body) / len(said) if said else 0.0)
         return None
-    try:
-        res = run(mem, p.summary or p.title, session="", scope="", limit=3,
-                  threshold=float(mem.config["recall.threshold"]), only=["details"])
-    except MemcliError:
-        return None
-    for h in res.hits:
-        if not h.path.startswith(layout.MEMORY + "/") or h.path.startswith(layout.EPISODES):
-            continue
-        try:
-            d = mem.get(h.id)
-        except MemcliError:
-            continue
-        theirs = _terms(f"{d.title} {d.summary} {d.body}")
-        covered = len(words & theirs) / len(words)
-        if covered >= 0.5:
-            return h.id, covered
-    return None
 
 
 # ---------------------------------------------------------------- the use case
