@@ -277,3 +277,45 @@ def test_scope_end_reflects_in_the_background_and_watch_reflects_on_its_schedule
     Watcher(m, events.append, reflect=True).heartbeat()
     done = [e for e in events if e["event"] == "reflected"]
     assert done and done[0]["proposed"] == [p.id for p in store.pending(root)[0]]
+
+
+def _readme_walkthrough():
+    from tests.conftest import ROOT_DIR
+
+    text = (ROOT_DIR / "README.md").read_text(encoding="utf-8")
+    part = text.split("## Learning from sessions\n", 1)[1].split("\n## ", 1)[0]
+    import re
+
+    return re.findall(r"```sh\n(.*?)```", part, re.S)[0]
+
+
+def test_the_readme_walkthrough_runs(tmp_path, monkeypatch):
+    """Each line of README's "Learning from sessions" walk-through, in process."""
+    import shlex
+
+    from tests.conftest import invoke
+
+    outputs = []
+    for line in _readme_walkthrough().strip().split("\n"):
+        for part in line.split(" && "):
+            words = shlex.split(part)
+            if words[0] == "export":
+                for w in words[1:]:
+                    k, v = w.split("=", 1)
+                    monkeypatch.setenv(k, str(tmp_path / "work" / v) if k == "MEMCLI_ROOT" else v)
+                continue
+            env = {}
+            while "=" in words[0]:
+                k, v = words.pop(0).split("=", 1)
+                env[k] = v
+            assert words[0] == "memcli"
+            with monkeypatch.context() as mp:
+                for k, v in env.items():
+                    mp.setenv(k, v)
+                r = invoke(words[1:])
+            assert r.exit_code == 0, (part, r.output)
+            outputs.append(r.stdout)
+    for answer in outputs[-2:]:
+        head = answer.split("\n")[1]
+        assert "memory/" in head and "memory/episodes/" not in head, answer
+        assert "max_allowed_packet" in answer

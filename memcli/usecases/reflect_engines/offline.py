@@ -228,7 +228,8 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
             if m == n + 1 and other["role"] != t["role"] and _CONFIRM.match(other["text"]):
                 quotes.append(m)
                 used.add(m)
-                confirms.add(m)
+                if len(other["text"].split()) < 6 and len(other["text"]) < 12:
+                    confirms.add(m)  # a bare "ok": evidence, not text (a reply that restates it is both)
                 continue
             if other["role"] not in ("user", "assistant"):
                 continue
