@@ -229,12 +229,15 @@ def _message(repo: _Repo) -> str:
     import socket
 
     out = repo.run("diff", "--cached", "--name-status", "-z", "--relative", "--no-renames").stdout.split("\0")
-    groups: dict = {"remembered": [], "updated": [], "forgot": [], "episodes": [], "archive": [], "other": []}
+    groups: dict = {"remembered": [], "updated": [], "forgot": [], "episodes": [], "archive": [], "inbox": [],
+                    "other": []}
     it = iter(p for p in out if p)
     for status in it:
         path = next(it, "")
         if path.startswith("memory/episodes/"):
             groups["episodes"].append(Path(path).stem)
+        elif path.startswith("memory/inbox/"):
+            groups["inbox"].append(Path(path).stem)
         elif path.startswith("memory/archive/"):
             groups["archive"].append(Path(path).stem)
         elif path.startswith("memory/") and path.endswith(".md"):
@@ -246,7 +249,7 @@ def _message(repo: _Repo) -> str:
     for key, words in groups.items():
         if words:
             shown = ", ".join(words[:4]) + (f" and {len(words) - 4} more" if len(words) > 4 else "")
-            label = {"episodes": "episodes", "archive": "archived", "other": "files"}.get(key, key)
+            label = {"episodes": "episodes", "archive": "archived", "inbox": "proposals", "other": "files"}.get(key, key)
             parts.append(f"{label} {shown}")
     host = socket.gethostname() or "this machine"
     return f"memcli sync from {host}: " + ("; ".join(parts) if parts else "index")

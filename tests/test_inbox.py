@@ -190,3 +190,16 @@ def test_auto_accept_by_type_above_a_confidence(root, cli):
     m = Memory(root)
     low = _propose(m, "Likes short answers", type="preference", confidence=0.3)
     assert store.path(root, low).exists()
+
+
+def test_unknown_ids_stop_before_anything_is_decided_and_conflicts_are_settled_first(root, cli):
+    m = Memory(root)
+    a = _propose(m, "Deploy needs the VPN", summary="connect the VPN first")
+    r = cli("inbox", "accept", a, "p-nope")
+    assert r.exit_code == 3 and "p-nope" in r.stderr and store.path(root, a).exists()
+    path = store.path(root, a)
+    path.write_text(path.read_text().replace("summary: connect the VPN first",
+                                             "<<<<<<< ours\nsummary: connect the VPN first\n=======\nsummary: x\n>>>>>>> theirs"))
+    r = cli("inbox", "accept", a)
+    assert r.exit_code == 3 and "conflict markers" in r.stderr
+    assert cli.json("inbox")["data"]["problems"]

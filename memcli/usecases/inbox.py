@@ -153,13 +153,26 @@ def accept(mem, pid: str, now: str | None = None) -> dict:
             what = f"{done.status} on {(done.decided or '?')[:10]}" + (f" as {done.memory}" if done.memory else "")
             return {"id": pid, "action": "already", "memory": done.memory, "status": done.status,
                     "message": f"{pid} was already {what}; nothing to do"}
-        p = store.read(mem.root, pid)
+        p = _read_pending(mem, pid)
         check(p)
         result = _apply(mem, p, now)
         record = p.replace(status="accepted", decided=now, memory=result.id)
         _archive(mem, p, record)
     return {"id": pid, "action": "accepted", "memory": result.id, "write": result.action,
             "path": result.path, "message": f"{pid} → {result.action} {result.id}", "warnings": result.warnings}
+
+
+def _read_pending(mem, pid: str) -> store.Proposal:
+    """A pending proposal to decide on; one left with git conflict markers must be settled first."""
+    from ..store import markers
+    from ..store.fs import read_text
+
+    text = read_text(store.path(mem.root, pid), store.rel(pid))
+    line = markers.first_conflict(text)
+    if line is not None:
+        raise FileError(f"{store.rel(pid)}:{line}: unresolved git conflict markers; edit the file (keep one "
+                        f"side, delete the marker lines), then decide on it")
+    return store.parse(text, pid, store.rel(pid))
 
 
 def _apply(mem, p: store.Proposal, now: str):
@@ -209,7 +222,7 @@ def reject(mem, pid: str, now: str | None = None) -> dict:
                 raise _not_found(mem, pid)
             return {"id": pid, "action": "already", "status": done.status,
                     "message": f"{pid} was already {done.status}; nothing to do"}
-        p = store.read(mem.root, pid)
+        p = _read_pending(mem, pid)
         _archive(mem, p, p.replace(status="rejected", decided=now))
     return {"id": pid, "action": "rejected", "path": store.rel(pid, archived=True),
             "message": f"{pid} rejected (kept in {store.rel(pid, archived=True)})"}
@@ -224,7 +237,11 @@ def select(mem, ids=(), all: bool = False, type: str | None = None) -> list:
     if type is not None and type not in TYPES:
         raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
     if ids:
-        return list(dict.fromkeys(ids))
+        ids = list(dict.fromkeys(ids))
+        for pid in ids:  # every id checked before anything is written
+            if not (store.path(mem.root, pid).is_file() or store.path(mem.root, pid, archived=True).is_file()):
+                raise _not_found(mem, pid)
+        return ids
     return [p.id for p in store.pending(mem.root)[0] if type is None or p.type == type]
 
 
