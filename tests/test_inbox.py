@@ -132,7 +132,7 @@ def test_inbox_edit_checks_the_text(root, cli, tmp_path, monkeypatch):
     assert store.read(root, pid).summary == "connect the VPN, then deploy"
     script.write_text("import sys;p=sys.argv[1];t=open(p).read();open(p,'w').write(t.replace('kind: new','kind: bogus'))")
     r = cli("inbox", "edit", pid)
-    assert r.exit_code == 3 and "kind must be new or update" in r.stderr
+    assert r.exit_code == 3 and "kind must be new or update" in r.stderr and "kept in" in r.stderr
     assert store.read(root, pid).kind == "new"
 
 

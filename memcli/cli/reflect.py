@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from .. import render as r
-from ..errors import UsageError
+from ..errors import MemcliError, UsageError
 from .app import Json, app, memory, run, state
 from .boundary import Out
 
@@ -169,19 +169,13 @@ def inbox_edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
     import os
     import shlex
     import subprocess
-    import tempfile
 
     def act():
         m = memory(ctx)
-        before = m.inbox.edit_text(id_)
-        from ..store.fs import state_dir
-
-        fd, draft = tempfile.mkstemp(prefix=f"{id_}-", suffix=".md", dir=state_dir(m.root, "edits"))
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(before)
+        draft, before = m.inbox.edit_begin(id_)
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
-            code = subprocess.call([*shlex.split(editor), draft])
+            code = subprocess.call([*shlex.split(editor), str(draft)])
         except OSError as e:
             os.unlink(draft)
             raise UsageError(f"cannot start the editor {editor!r}: {e.strerror or e}")
@@ -189,7 +183,11 @@ def inbox_edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
             after = f.read()
         if code != 0:
             raise UsageError(f"the editor exited with {code}; nothing was changed (your text is kept in {draft})")
-        res = m.inbox.edit_finish(id_, before, after)
+        try:
+            res = m.inbox.edit_finish(id_, before, after)
+        except MemcliError as e:
+            e.message = f"{e.message} (your text is kept in {draft})"
+            raise
         os.unlink(draft)
         return Out(res, lambda: r.out(f"{res['action']} {res['path']}"))
     run(ctx, "inbox edit", json_, act)

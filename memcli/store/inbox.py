@@ -265,3 +265,38 @@ def write(root: Path, p: Proposal) -> str:
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(target, render(p))
     return rel(p.id)
+
+
+def rewrite(root: Path, p: Proposal) -> None:
+    """Write a pending proposal over its file (an edit; the caller holds the root lock)."""
+    atomic_write(path(root, p.id), render(p))
+
+
+def archive(root: Path, record: Proposal) -> str:
+    """Move a decided proposal (its record: status, decided, memory) from the inbox into the archive:
+    the record is written first, then the pending file goes (the caller holds the root lock)."""
+    import os
+
+    dest = path(root, record.id, archived=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(dest, render(record))
+    try:
+        os.unlink(path(root, record.id))
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise FileError(f"cannot remove {rel(record.id)}: {e.strerror or e}")
+    return rel(record.id, archived=True)
+
+
+def draft(root: Path, pid: str, text: str) -> Path:
+    """A copy of a proposal under .memcli/edits/ for an editor."""
+    import os
+    import tempfile
+
+    from .fs import state_dir
+
+    fd, name = tempfile.mkstemp(prefix=f"{pid}-", suffix=".md", dir=state_dir(root, "edits"))
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return Path(name)

@@ -15,13 +15,12 @@ Every function takes the Memory and returns plain values; nothing prints.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from ..errors import FileError, NotFoundError, SecretError, UsageError
 from ..model import TYPES, one_line
 from ..store import inbox as store
-from ..store.fs import atomic_write_many, slugify
+from ..store.fs import slugify
 
 
 def _now(now: str | None) -> str:
@@ -201,16 +200,7 @@ def _apply(mem, p: store.Proposal, now: str):
 
 
 def _archive(mem, p: store.Proposal, record: store.Proposal) -> None:
-    """Move a decided proposal from the inbox into the archive as one step."""
-    dest = store.path(mem.root, p.id, archived=True)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_many([(dest, store.render(record))])
-    try:
-        os.unlink(store.path(mem.root, p.id))
-    except FileNotFoundError:
-        pass
-    except OSError as e:
-        raise FileError(f"cannot remove {store.rel(p.id)}: {e.strerror or e}")
+    store.archive(mem.root, record)
 
 
 def reject(mem, pid: str, now: str | None = None) -> dict:
@@ -259,7 +249,7 @@ def edit_text(mem, pid: str) -> str:
 def edit_finish(mem, pid: str, before: str, after: str) -> dict:
     """Write an edited proposal: it must still parse and be applicable; a file changed
     meanwhile is not overwritten (UsageError names the way out)."""
-    from ..store.fs import atomic_write, read_text
+    from ..store.fs import read_text
 
     if after == before:
         return {"id": pid, "action": "unchanged", "path": store.rel(pid)}
@@ -270,7 +260,7 @@ def edit_finish(mem, pid: str, before: str, after: str) -> dict:
         path = store.path(mem.root, pid)
         if not path.is_file() or read_text(path, store.rel(pid)) != before:
             raise UsageError(f"{store.rel(pid)} changed or was decided while you edited it; nothing was written")
-        atomic_write(path, store.render(p))
+        store.rewrite(mem.root, p)
     return {"id": pid, "action": "edited", "path": store.rel(pid)}
 
 
@@ -349,6 +339,11 @@ class Inbox:
 
     def edit_text(self, pid: str) -> str:
         return edit_text(self.mem, pid)
+
+    def edit_begin(self, pid: str) -> tuple:
+        """(a draft copy under .memcli/edits/ for an editor, the text it was copied from)."""
+        before = edit_text(self.mem, pid)
+        return store.draft(self.mem.root, pid, before), before
 
     def edit_finish(self, pid: str, before: str, after: str) -> dict:
         return edit_finish(self.mem, pid, before, after)

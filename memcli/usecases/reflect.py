@@ -27,16 +27,13 @@ import json
 import os
 import sys
 
-from ..errors import FileError, LockTimeout, MemcliError, UsageError
+from ..errors import FileError, MemcliError, UsageError
 from ..store import episodes, layout
 from ..store import inbox as store
-from ..store.fs import dump_state, read_state, state_dir, valid_id
+from ..store import reflectstate as state
+from ..store.fs import valid_id
 from . import inbox
 
-MARK = "reflect.json"
-OFFER = "reflect-offer.json"
-PENDING = "reflect-pending"
-RUN_LOCK = "reflect.run"
 ENGINES = ("offline", "extractor")
 MAX_EVIDENCE = 6
 AGENT_TURNS = 300  # turns handed to an agent in one material call; the rest waits for the next
@@ -63,25 +60,6 @@ def _key(sec: dict) -> str:
     return hashlib.sha1(f"{sec['time']}\x1f{sec['heading']}\x1f{sec['text']}".encode("utf-8")).hexdigest()[:12]
 
 
-def _load_mark(root) -> dict:
-    def shape(d):
-        if not isinstance(d, dict) or not isinstance(d.get("episodes", {}), dict):
-            raise ValueError("not a watermark")
-
-    try:
-        data = read_state(state_dir(root) / MARK, "watermark", "delete it to reflect on everything again", shape)
-    except FileError:
-        data = None
-    data = data or {}
-    return {"episodes": data.get("episodes") or {}, "sessions": data.get("sessions") or {}}
-
-
-def _save_mark(root, mark: dict, now: str) -> None:
-    from ..store.fs import atomic_write
-
-    atomic_write(state_dir(root) / MARK, dump_state({"version": 1, "time": now, **mark}))
-
-
 # ---------------------------------------------------------------- material
 
 def material(mem, *, everything: bool = False, max_turns: int | None = None) -> tuple[dict, dict]:
@@ -90,7 +68,7 @@ def material(mem, *, everything: bool = False, max_turns: int | None = None) -> 
     from ..store.fs import read_text
 
     root = mem.root
-    old = _load_mark(root)
+    old = state.load_mark(root)
     mark = {"episodes": {}, "sessions": dict(old["sessions"])}
     items: list = []
     refs: dict = {}
@@ -363,7 +341,7 @@ def reflect(mem, *, engine: str | None = None, everything: bool = False, dry_run
     "warnings"}; with wait=False, {"busy": True} when another reflection is running."""
     now = _now(now)
     chosen = engine_for(mem, engine, origin)
-    with _running(mem, wait) as got:
+    with state.RunLock(mem.root, wait, mem.config.seconds("lock_timeout")) as got:
         if not got:
             return {"busy": True, "engine": chosen, "items": 0, "turns": 0, "proposed": [], "skipped": [],
                     "accepted": [], "proposals": [], "warnings": []}
@@ -390,7 +368,7 @@ def reflect(mem, *, engine: str | None = None, everything: bool = False, dry_run
             return result
         stored = inbox.store_proposals(mem, proposals, now)
         with mem.lock():
-            _save_mark(mem.root, mark, now)
+            state.save_mark(mem.root, mark, now)
         result.update(proposed=stored["proposed"], accepted=stored["accepted"],
                       skipped=skipped + stored["skipped"], warnings=warnings + stored["warnings"])
         return result
@@ -403,10 +381,8 @@ def offer(mem, max_turns: int = AGENT_TURNS) -> dict:
     `propose` (which then moves the watermark past this material)."""
     feed, mark = material(mem, max_turns=max_turns)
     token = hashlib.sha1(json.dumps(mark, sort_keys=True).encode("utf-8")).hexdigest()[:16]
-    from ..store.fs import atomic_write
-
     with mem.lock():
-        atomic_write(state_dir(mem.root) / OFFER, dump_state({"mark": token, "watermark": mark}))
+        state.save_offer(mem.root, token, mark)
     return {**feed, "mark": token, "turns": sum(len(i["turns"]) for i in feed["items"])}
 
 
@@ -414,12 +390,8 @@ def propose(mem, objects: list, mark: str | None = None, now: str | None = None)
     """Proposals from an agent (the engines' format). Evidence refs are checked against the
     material last offered (or, without an offer, all the material not reflected on)."""
     now = _now(now)
-    saved = None
-    try:
-        saved = json.loads((state_dir(mem.root) / OFFER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
-    if mark is not None and (not isinstance(saved, dict) or saved.get("mark") != mark):
+    saved = state.load_offer(mem.root)
+    if mark is not None and (saved is None or saved.get("mark") != mark):
         raise UsageError("mark is not the one the last reflect_material gave; call reflect_material again")
     feed, _ = material(mem, everything=True)
     proposals, warnings = to_proposals(feed, objects, "agent", now)
@@ -427,74 +399,26 @@ def propose(mem, objects: list, mark: str | None = None, now: str | None = None)
     stored = inbox.store_proposals(mem, proposals, now)
     if mark is not None:
         with mem.lock():
-            _save_mark(mem.root, saved["watermark"], now)
-            os.unlink(state_dir(mem.root) / OFFER)
+            state.save_mark(mem.root, saved["watermark"], now)
+            state.drop_offer(mem.root)
     return {"proposed": stored["proposed"], "skipped": skipped + stored["skipped"], "accepted": stored["accepted"],
             "warnings": warnings + stored["warnings"], "marked": mark is not None}
 
 
 # ---------------------------------------------------------------- running in the background
 
-class _running:
-    """One reflection per root at a time (.memcli/reflect.run); a second one waits (wait=True)
-    or leaves a note for the running one to go round again."""
-
-    def __init__(self, mem, wait: bool):
-        self.mem, self.wait, self.fd = mem, wait, None
-
-    def __enter__(self) -> bool:
-        import fcntl
-        import time
-
-        path = state_dir(self.mem.root) / RUN_LOCK
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.mem.config.seconds("lock_timeout")
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except OSError:
-                if not self.wait:
-                    _touch(self.mem.root / layout.STATE / PENDING)
-                    os.close(self.fd)
-                    self.fd = None
-                    return False
-                if time.monotonic() > deadline:
-                    os.close(self.fd)
-                    self.fd = None
-                    raise LockTimeout("another reflection is running; try again later")
-                time.sleep(0.05)
-
-    def __exit__(self, *exc):
-        if self.fd is not None:
-            os.close(self.fd)  # releases the flock
-        return False
-
-
-def _touch(path) -> None:
-    try:
-        with open(path, "a"):
-            pass
-    except OSError:
-        pass
-
-
 def background(mem, origin: str | None = None) -> dict:
     """What `reflect --background` does: reflect unless another reflection runs (which then goes
     round again for what arrived meanwhile)."""
-    pending = mem.root / layout.STATE / PENDING
     total: dict = {"runs": 0, "proposed": []}
+    state.take_asked(mem.root)
     for _ in range(3):
-        try:
-            os.unlink(pending)
-        except OSError:
-            pass
         res = reflect(mem, origin=origin, wait=False)
         if res.get("busy"):
             break
         total["runs"] += 1
         total["proposed"] += res["proposed"]
-        if not pending.exists():
+        if not state.take_asked(mem.root):
             break
     return total
 
@@ -522,7 +446,7 @@ def trigger(mem, origin: str | None = None) -> int | None:
             (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
             (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
     except OSError:
-        _touch(state_dir(mem.root) / PENDING)  # deferred: the next reflect (or watch --reflect) sees it
+        state.ask_again(mem.root)  # deferred: the next background reflection goes round for it
         return None
     _SPAWNED.append(pid)
     return pid
