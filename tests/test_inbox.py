@@ -38,7 +38,7 @@ def proposals(draw):
                       aliases=draw(st.lists(_LINE, max_size=2)), text=draw(_TEXT), evidence=quotes)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(proposals(), st.sampled_from(["pending", "accepted", "rejected"]))
 def test_a_proposal_file_round_trips(p, status):
     if status != "pending":
