@@ -43,7 +43,7 @@ def detail_doc(mem, key: str, ask: Ask | None = None):
         if not inside(mem.root, path):
             return None
         text = read_text(path, key)
-        if conflicted(ask, key, text):
+        if conflicted(ask, key, text, path):
             return None
         if key.startswith(EPISODES):
             return SearchDoc(key=key, title=f"episodes {path.stem}", body=text, importance=0.3, updated=path.stem)

@@ -1,0 +1,1 @@
+"""Use cases over a memory root: each takes the root's ``Memory`` and returns values."""
