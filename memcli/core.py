@@ -97,6 +97,8 @@ class Memory:
     def __init__(self, root: str | os.PathLike, config: Config | None = None):
         path = Path(root).expanduser()
         if not path.is_dir():
+            if path.exists():
+                raise NotARootError(f"not a memory root: {path} is a file, not a folder")
             raise NotARootError(f"not a memory root: {path} does not exist (run `memcli init {path}`)")
         if not layout.is_root(path):
             raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
@@ -206,6 +208,8 @@ class Memory:
         return NotFoundError(f"no memory with id {memory_id!r}{hint}", data={"candidates": close})
 
     def list(self, tag: str | None = None, type: str | None = None, all: bool = False) -> Listing:
+        if type is not None and type not in TYPES:
+            raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
         paths = self.detail_files() + (self.detail_files(archived=True) if all else [])
         found = []
         problems = self.misnamed_files() + (self.misnamed_files(archived=True) if all else [])

@@ -399,3 +399,21 @@ class TempFiles(Check):
                                    f"a temp file written {age(seconds)} ago, probably by a running writer",
                                    "nothing: it is renamed or removed when the write ends"))
         return out
+
+
+@register
+class RenamePending(Check):
+    """A rename that was killed before it finished (its journal is still in .memcli/): both ids
+    may be listed and some references still name the old one. Running it again finishes it."""
+
+    codes = ("rename-pending",)
+
+    def root(self, st):
+        from ..usecases.rename import JOURNAL, pending
+
+        j = pending(st.mem.root)
+        if j is None:
+            return []
+        return [Finding("rename-pending", "warning", f"{STATE_DIR}/{JOURNAL}", None,
+                        f"the rename of {j['old']} to {j['new']} did not finish",
+                        f"`memcli rename {j['old']} {j['new']}` finishes it")]
