@@ -234,7 +234,9 @@ class Memory:
         """Text on its way into a committed file, checked by write.secrets: the fields (redacted
         under `redact`) and what was redacted; SecretError (exit 4) under `refuse`. Strings in
         lists and dicts are scanned too, and so are the keys of a dict (other frontmatter keys)."""
-        return self.write_check().secrets(fields)
+        from .safety.writecheck import WriteCheck
+
+        return WriteCheck(self.config["write.secrets"]).secrets(fields)
 
     def write_check(self, rel: str = "memory/memory.md"):
         """The one write check (memcli.safety.writecheck) under this root's policy, for the file rel."""

@@ -210,7 +210,7 @@ def read_source(source: str | os.PathLike, stdin_text: str | None = None) -> tup
 def _read(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]:
     """(records, kind, skipped): the files of a folder that cannot be read are skipped, each
     {"id": its path, "reason": why}; a single source that cannot be read is a UsageError."""
-    from ..store.fs import decode, followable, read_text
+    from ..store.fs import decode, inside, read_text
 
     if str(source) == "-":
         text = stdin_text or ""
@@ -223,7 +223,7 @@ def _read(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]
         top = path.resolve()
         for p in sorted(path.rglob("*.md")):
             rel = p.relative_to(path)
-            if any(part.startswith(".") for part in rel.parts) or p.is_symlink() or not followable(top, p):
+            if any(part.startswith(".") for part in rel.parts) or p.is_symlink() or not inside(top, p):
                 continue
             try:
                 recs.append(markdown_record(read_text(p, str(rel)), p.name, str(rel)))

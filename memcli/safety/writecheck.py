@@ -19,8 +19,6 @@ or, for an edit, one without its `---` block or with values memcli would read as
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..errors import FileError, SecretError, UsageError
 from ..store import markers
 from ..textcheck import CONTROL, MAX_FILE, check_rendered, check_sizes, check_text_field
@@ -30,15 +28,18 @@ BODY_FIELDS = ("body", "append")  # text that starts at the beginning of a line 
 NAME_FIELDS = ("id", "tags")  # no white space or line break at all
 
 
-@dataclass
 class Checked:
     """What passed: the fields or the text (redacted under `write.secrets: redact`), the parsed
-    memory of a whole detail file, and what was redacted ({field, kind, line, column} each)."""
+    memory of a whole detail file, and what was redacted ({field, kind, line, column} each).
+    (A plain class: a dataclass would cost every session turn its creation at import.)"""
 
-    fields: dict = field(default_factory=dict)
-    text: str | None = None
-    detail: object = None
-    redacted: list = field(default_factory=list)
+    __slots__ = ("fields", "text", "detail", "redacted")
+
+    def __init__(self, fields: dict | None = None, text: str | None = None, detail=None,
+                 redacted: list | None = None):
+        self.fields = fields if fields is not None else {}
+        self.text, self.detail = text, detail
+        self.redacted = redacted if redacted is not None else []
 
     def warning(self, where: str | None = None) -> str | None:
         if not self.redacted:
