@@ -20,7 +20,7 @@ import pytest
 from memcli import Memory
 from memcli.errors import FileError, SecretError, UsageError
 from memcli.initroot import init_root
-from tests.conftest import Cli, run_memcli
+from tests.conftest import Cli
 
 
 class DCli(Cli):

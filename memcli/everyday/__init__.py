@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import ExistsError, FileError, MemcliError, NotFoundError, UsageError
+from ..errors import FileError, MemcliError, UsageError
 from .transfer import export, import_, read_source  # noqa: F401  (the package's API)
 
 LIST_COLUMNS = ("id", "title", "type", "importance", "flags", "tags")
@@ -245,4 +245,4 @@ def search(mem, pattern: str, regex: bool = False, ignore_case: bool | None = No
 
 # ---------------------------------------------------------------- rename
 
-from ..usecases.rename import rename, rewrite_refs as _rewrite_refs  # noqa: E402,F401  (resumable, journalled)
+from ..usecases.rename import rename  # noqa: E402,F401  (resumable, journalled)
