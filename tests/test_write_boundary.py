@@ -103,6 +103,10 @@ def test_04_an_unreadable_frontmatter_value_breaks_only_its_file(hostile, tmp_pa
     res = DCli(tmp_path / "other")("import", tmp_path / "dump.jsonl", "--json")
     no_traceback(res)
     assert sorted(json.loads(res.stdout)["data"]["imported"]) == ["charset", "deploy"]
+    init_root(tmp_path / "third")
+    res = DCli(tmp_path / "third")("import", hostile.root / "memory", "--json")  # the files themselves
+    no_traceback(res)
+    assert res.exit_code == 0 and {"charset", "deploy"} <= set(json.loads(res.stdout)["data"]["imported"])
     assert DCli(hostile.root)("update", "long-integer", "--append", "x").exit_code == 3
 
 
