@@ -6,10 +6,10 @@
 
     .venv/bin/python benchmarks/write_boundary_bench.py rename --runs 3
     .venv/bin/python benchmarks/write_boundary_bench.py snippet --runs 7
-    .venv/bin/python benchmarks/write_boundary_bench.py snippet --src /path/to/other/checkout
+    .venv/bin/python benchmarks/write_boundary_bench.py snippet --src /path/to/main . --runs 7
 
---src runs another checkout's memcli with this interpreter (PYTHONPATH), for a before/after on
-the same machine and load. Prints medians in ms and the load average.
+--src runs other checkouts' memcli with this interpreter (PYTHONPATH), taking turns, for a
+before/after on the same machine and load. Prints medians in ms and the load average.
 """
 
 from __future__ import annotations
@@ -53,56 +53,65 @@ def new_root(src: Path, path: Path) -> None:
     memcli(src, "init", path)
 
 
-def rename(src: Path, work: Path, runs: int, refs: int) -> None:
-    times = []
-    for i in range(runs):
-        root = work / "rename"
-        new_root(src, root)
-        (root / "memory/target.md").write_text("---\nid: target\ntitle: Target\nsummary: s\n---\nBody.\n",
-                                               encoding="utf-8")
-        for n in range(refs):
-            (root / f"memory/ref-{n:05d}.md").write_text(
-                f"---\nid: ref-{n:05d}\ntitle: Ref {n}\nsummary: s\n---\nSee memory/target.md and [[target]].\n",
-                encoding="utf-8")
-        times.append(memcli(src, "--root", root, "rename", "target", f"renamed-{i}"))
+def rename(srcs: list, work: Path, runs: int, refs: int) -> None:
+    times: dict = {src: [] for src in srcs}
+    for i in range(runs):  # the checkouts take turns, so each sees the same load
+        for src in srcs:
+            root = work / "rename"
+            new_root(src, root)
+            (root / "memory/target.md").write_text("---\nid: target\ntitle: Target\nsummary: s\n---\nBody.\n",
+                                                   encoding="utf-8")
+            for n in range(refs):
+                (root / f"memory/ref-{n:05d}.md").write_text(
+                    f"---\nid: ref-{n:05d}\ntitle: Ref {n}\nsummary: s\n---\nSee memory/target.md and [[target]].\n",
+                    encoding="utf-8")
+            times[src].append(memcli(src, "--root", root, "rename", "target", f"renamed-{i}"))
     base = statistics.median(baseline() for _ in range(5))
     print(f"python -c pass: {base:.0f} ms")
-    print(f"rename, {refs} referring files: median {statistics.median(times):.0f} ms "
-          f"(min {min(times):.0f}, max {max(times):.0f}, {runs} runs)")
+    for src, t in times.items():
+        print(f"{src}: rename, {refs} referring files: median {statistics.median(t):.0f} ms "
+              f"(min {min(t):.0f}, max {max(t):.0f}, {runs} runs)")
 
 
-def snippet(src: Path, work: Path, runs: int, lines: int) -> None:
-    root = work / "snippet"
-    new_root(src, root)
-    memcli(src, "--root", root, "remember", "Kubernetes rollback", "kubectl rollout undo deployment/web")
+def snippet(srcs: list, work: Path, runs: int, lines: int) -> None:
     rng = random.Random(16)
     words = "alpha beta gamma delta latency cache node pod deploy".split()
     body = "\n".join(rng.choice(words) for _ in range(lines))
-    (root / "memory/server-logs.md").write_text(f"---\ntitle: Server logs\nsummary: captured log lines\n---\n{body}\n",
-                                                encoding="utf-8")
-    memcli(src, "--root", root, "recall", "latency cache")  # builds the search cache once
-    big, small, base = [], [], []
-    for _ in range(runs):  # interleaved, so both see the same load
-        big.append(memcli(src, "--root", root, "recall", "latency cache"))
-        small.append(memcli(src, "--root", root, "recall", "kubernetes rollback"))
+    roots = {}
+    for k, src in enumerate(srcs):
+        root = roots[src] = work / f"snippet-{k}"
+        new_root(src, root)
+        memcli(src, "--root", root, "remember", "Kubernetes rollback", "kubectl rollout undo deployment/web")
+        (root / "memory/server-logs.md").write_text(
+            f"---\ntitle: Server logs\nsummary: captured log lines\n---\n{body}\n", encoding="utf-8")
+        memcli(src, "--root", root, "recall", "latency cache")  # builds the search cache once
+    big: dict = {src: [] for src in srcs}
+    small: dict = {src: [] for src in srcs}
+    base = []
+    for _ in range(runs):  # interleaved, so all see the same load
+        for src in srcs:
+            big[src].append(memcli(src, "--root", roots[src], "recall", "latency cache"))
+            small[src].append(memcli(src, "--root", roots[src], "recall", "kubernetes rollback"))
         base.append(baseline())
     print(f"python -c pass: {statistics.median(base):.0f} ms")
-    print(f"recall answered by the {lines:,}-line file: {statistics.median(big):.0f} ms")
-    print(f"recall answered by another memory:      {statistics.median(small):.0f} ms")
+    for src in srcs:
+        print(f"{src}: recall answered by the {lines:,}-line file {statistics.median(big[src]):.0f} ms, "
+              f"by another memory {statistics.median(small[src]):.0f} ms")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=("rename", "snippet"))
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--src", type=Path, default=HERE)
+    ap.add_argument("--src", type=Path, nargs="+", default=[HERE])
     ap.add_argument("--refs", type=int, default=3000)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench-boundary"))
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     WORK.append(args.dir)
-    print(f"src {args.src}; load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    args.src = [p.resolve() for p in args.src]
+    print(f"src {', '.join(map(str, args.src))}; load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     (rename if args.what == "rename" else snippet)(args.src, args.dir, args.runs,
                                                    args.refs if args.what == "rename" else args.lines)
     print(f"load after: {os.getloadavg()[0]:.2f}")
