@@ -270,17 +270,17 @@ def _referring_root(tmp_path, n: int) -> Memory:
 
 
 def test_08_a_killed_rename_is_finished_by_running_it_again(tmp_path):
-    m = _referring_root(tmp_path, 300)
+    m = _referring_root(tmp_path, 150)
     killer = textwrap.dedent(f"""
         import os, signal, sys
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
         from memcli import Memory
         from memcli.store import fs
-        fs.BATCH = 50
+        fs.BATCH = 25
         real, calls = fs._replace, [0]
         def replace(tmp, path):
             calls[0] += 1
-            if calls[0] == 120:
+            if calls[0] == 60:
                 os.kill(os.getpid(), signal.SIGKILL)
             real(tmp, path)
         fs._replace = replace
@@ -298,7 +298,7 @@ def test_08_a_killed_rename_is_finished_by_running_it_again(tmp_path):
     ids = [x["id"] for x in cli.json("list")["memories"]]
     assert "renamed" in ids and "target" not in ids
     texts = [p.read_text(encoding="utf-8") for p in (m.root / "memory").glob("ref-*.md")]
-    assert len(texts) == 300 and all("memory/renamed.md" in t and "[[renamed]]" in t for t in texts)
+    assert len(texts) == 150 and all("memory/renamed.md" in t and "[[renamed]]" in t for t in texts)
     assert not [p for p in m.root.rglob("*") if p.name.startswith(".memcli-tmp-")]
     assert not (m.root / ".memcli/rename.json").exists()
     assert cli("rename", "target", "renamed").exit_code == 3  # nothing left to finish
@@ -372,7 +372,7 @@ def test_15_search_never_reads_through_a_link_out_of_the_root(mem, tmp_path):
     cli = DCli(mem.root)
     res = cli("search", "--regex", ".")
     assert "OUTSIDE-CONTENT" not in res.stdout and "leak.md" in res.stderr
-    assert "OUTSIDE-CONTENT" not in cli("recall", "outside content", "--deep").stdout
+    assert "OUTSIDE-CONTENT" not in cli("recall", "outside content", "--layer", "details").stdout
     found = [f for f in cli.json("heartbeat")["findings"] if f["path"] == "memory/leak.md"]
     assert found and "outside the memory root" in found[0]["message"]
     before = outside.read_bytes()
@@ -427,8 +427,8 @@ def test_04_16_17_mcp_refuses_and_reads_like_the_command_line(hostile, tmp_path)
         out["big"] = await s.call_tool("remember", {"title": "Big", "body": "x" * 2_000_000})
         out["far"] = await s.call_tool("remember", {"title": "Far", "expires": "5000000d"})
         for name, args in [("list", {}), ("get", {"id": "deploy"}), ("get", {"id": "long-integer"}),
-                           ("recall", {"query": "deploy staging"}), ("heartbeat", {}),
-                           ("context", {"query": "deploy"})]:
+                           ("recall", {"query": "deploy to staging"}), ("heartbeat", {}),
+                           ("context", {"query": "deploy to staging"})]:
             out[f"{name}:{args.get('id', '')}"] = await s.call_tool(name, args)
         return out
     got = served(hostile.root, body, env={"HOME": str(tmp_path)})
@@ -514,23 +514,24 @@ def test_18_layer_semantic_without_the_extra_names_the_extra(mem, monkeypatch):
 
 
 def test_19_a_huge_detail_file_is_read_only_in_part_for_its_snippet(mem, monkeypatch):
+    """A hit's file is read again for its snippet only up to SNIPPET_READ bytes, and the snippet
+    looks at MAX_SCAN characters around the first query word (both made small here)."""
     from memcli.recall import details
     from memcli.search import snippet
 
-    lines = [f"line {i} filler words" for i in range(20_000)] + ["the NEEDLE is here"]
-    lines += [f"after {i} filler words" for i in range(40_000)]  # 1.3 MB in all, the needle at 0.4 MB
-    body = "\n".join(lines) + "\n"
-    mem.remember("Server log capture", "raw log lines", id="log", body=body[:900_000])
-    with open(mem.root / "memory/log.md", "a", encoding="utf-8") as f:
-        f.write(body[900_000:])  # past the write limit: written by hand, as a log would be
+    monkeypatch.setattr(details, "SNIPPET_READ", 200_000)
+    monkeypatch.setattr(snippet, "MAX_SCAN", 20_000)
+    lines = [f"line {i} filler words" for i in range(4_000)] + ["the NEEDLE is here"]
+    lines += [f"after {i} filler words" for i in range(10_000)]  # 0.3 MB in all, the needle at 0.1 MB
+    mem.remember("Server log capture", "raw log lines", id="log", body="\n".join(lines) + "\n")
     seen, reads = [], []
     real_blocks, real_head = snippet._blocks, details._head
     monkeypatch.setattr(snippet, "_blocks", lambda text: seen.append(len(text)) or real_blocks(text))
     monkeypatch.setattr(details, "_head", lambda *a: reads.append(a[2]) or real_head(*a))
     res = mem.recall("needle", layer="details")
     assert res.hits and res.hits[0].id == "log" and "NEEDLE" in res.hits[0].snippet
-    assert seen and max(seen) <= snippet.MAX_SCAN
-    assert reads == [details.SNIPPET_READ]
+    assert seen and max(seen) <= 20_000
+    assert reads == [200_000]
 
 
 # ====================================================================== item 20
