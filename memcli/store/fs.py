@@ -85,8 +85,9 @@ def inside(root: Path, path: Path) -> bool:
 
 def followable(root: Path, path) -> bool:
     """The one symlink rule for every reader: a file under the root is read through a symbolic
-    link only when the link resolves inside the root. (Writers never write through a link, and
-    never turn a link into a copy of what it points to: see `replace_each`.)"""
+    link only when the link resolves inside the root. (Writers never write through a link: an
+    atomic write replaces the link itself, and `replace_each`, which rewrites many files at once,
+    refuses a link outright.)"""
     return not os.path.islink(path) or inside(root, Path(path))
 
 
