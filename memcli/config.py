@@ -318,6 +318,8 @@ def find_root(explicit: str | os.PathLike | None = None, cwd: Path | None = None
     given = explicit if explicit not in (None, "") else env("MEMCLI_ROOT")
     if given is not None:
         root = Path(given).expanduser()
+        if root.exists() and not root.is_dir():
+            raise NotARootError(f"not a memory root: {root} is a file, not a folder")
         if not root.is_dir():
             raise NotARootError(f"not a memory root: {root} does not exist (run `memcli init {root}`)")
         if not ((root / "MEMORY.md").exists() or (root / "memcli.yaml").exists()):

@@ -274,7 +274,7 @@ def _changes(repo: _Repo) -> tuple[bool, list]:
             text = full.read_bytes().decode("utf-8", "replace")
         except OSError:
             continue
-        line = markers.first_conflict(text)
+        line = markers.text_conflict(text, full)
         if line is not None:
             found.append((os.path.relpath(full, repo.root).replace(os.sep, "/"), line))
     return bool(out.strip("\0")), found
@@ -306,7 +306,7 @@ def _settle_merge(repo: _Repo, mem, warnings: list) -> list:
                 repo.run("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
                 continue
             text = full.read_bytes().decode("utf-8", "replace")
-            if markers.first_conflict(text) is None:
+            if markers.text_conflict(text, full) is None:
                 stages = repo.run("ls-files", "-u", "--", path).stdout
                 if " 2\t" not in stages or " 3\t" not in stages:
                     warnings.append(f"{path} was deleted on one side and changed on the other: kept the changed "

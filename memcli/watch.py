@@ -140,7 +140,9 @@ class Watcher:
                             "make it a UTF-8 text file under 10 MB, or move it out of memory/")]
         except OSError:
             return []  # gone again since the event; the next event says so
-        return check_text(rel, kind, text, now)
+        from .store.markers import size_for
+
+        return check_text(rel, kind, text, now, size_for(path))
 
     def _reload_config(self) -> None:
         from .config import load_config

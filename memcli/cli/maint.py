@@ -41,6 +41,8 @@ def heartbeat(
     Example: memcli heartbeat --fix --check
     """
     def act():
+        if dry_run and not fix:
+            raise UsageError("--dry-run goes with --fix (heartbeat without --fix changes nothing anyway)")
         res = memory(ctx).repair(dry_run=dry_run or not fix, write_cache=not dry_run)
         data = {**res.report.to_dict(), "actions": [a.to_dict() for a in res.actions], "applied": res.applied,
                 "fix": fix, "dry_run": dry_run}

@@ -1,10 +1,13 @@
-"""The lossless episodic log: memory/episodes/YYYY-MM-DD.md, appended to, never rewritten in place."""
+"""The lossless episodic log: memory/episodes/YYYY-MM-DD.md, appended to, never rewritten in place.
+
+A line of a section that git would read as a conflict marker is written indented by one space."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from . import markers
 from .fs import MAX_FILE_BYTES, atomic_write, read_text, safe_join
 from .layout import EPISODES, episode_rel
 
@@ -34,7 +37,8 @@ def appended(root: Path, now: str, heading: str, blocks: list[str]) -> tuple[Pat
         n += 1
         path = episode_path(root, f"{day}-{n}")
     old = read_text(path, rel(path)) if path.exists() else f"# Episodes {day}" + (f" (part {n})" if n > 1 else "") + "\n"
-    return path, old.rstrip("\n") + "\n" + section
+    # a turn that quotes a git conflict must not make the log one: such lines are indented
+    return path, old.rstrip("\n") + "\n" + markers.escape(section, markers.size_for(path))
 
 
 def rel(path: Path) -> str:

@@ -1,2 +1,2 @@
-"""Use cases over a root: reflection (reflect.py, its engines in reflect_engines/) and the review inbox
-(inbox.py). Each takes the Memory facade's root and configuration and returns plain values."""
+"""Use cases over a memory root (reflection, the review inbox, rename): each takes the root's
+``Memory`` and configuration and returns plain values."""
