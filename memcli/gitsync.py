@@ -382,6 +382,14 @@ def _driver_failed(repo: _Repo, full: Path, stages: dict, fresh: bool) -> bool:
     return r.returncode == 0 and r.stdout.strip() == stages[2]
 
 
+def _utf8(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
+
+
 def _settle_merge(repo: _Repo, mem, warnings: list, fresh: bool) -> tuple[list, list, list]:
     """After a merge stopped with conflicts: take what memcli can settle. Returns (the paths left
     for a person, the paths a merge driver failed on, the memories kept though one side forgot
@@ -407,7 +415,7 @@ def _settle_merge(repo: _Repo, mem, warnings: list, fresh: bool) -> tuple[list, 
         st = stages[path]
         full = repo.root / path
         in_root = not path.startswith("../")
-        if in_root and path == "MEMORY.md":
+        if in_root and path == "MEMORY.md" and _utf8(full):
             mem.reconcile_index()
             repo.run("add", "--", path)
             continue
