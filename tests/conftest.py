@@ -27,7 +27,13 @@ def isolated_env(tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
+    import shutil
+    import tempfile
+
+    runtime = tempfile.mkdtemp(prefix="memcli-rt-")  # short: a unix socket's path has ~100 bytes
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
     yield
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 @dataclass
