@@ -307,13 +307,21 @@ def _changes(repo: _Repo) -> tuple[list, list]:
         if not path.endswith(".md") or "D" in status:
             continue
         try:
-            text = (repo.top / path).read_bytes().decode("utf-8", "replace")
+            text = _committed_bytes(repo.top / path).decode("utf-8", "replace")
         except OSError:
             continue
         line = markers.first_conflict(text)
         if line is not None:
             found.append((rel, line))
     return changes, found
+
+
+def _committed_bytes(path: Path) -> bytes:
+    """What git would commit for path: a symlink's target name (never the file it leads to,
+    which may be anywhere), else the file's bytes."""
+    if path.is_symlink():
+        return os.fsencode(os.readlink(path))
+    return path.read_bytes()
 
 
 def secrets_in(repo: _Repo, changes: list, config) -> list:
@@ -329,7 +337,7 @@ def secrets_in(repo: _Repo, changes: list, config) -> list:
         if "D" in status:
             continue
         try:
-            data = (repo.top / path).read_bytes()
+            data = _committed_bytes(repo.top / path)
         except OSError:
             continue
         if b"\0" in data[:8192]:

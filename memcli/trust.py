@@ -124,7 +124,7 @@ def tracked(root: Path, rel: str) -> bool:
 
     try:
         p = subprocess.run(["git", "ls-files", "--error-unmatch", "--", rel], cwd=real(root),
-                           capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"}, timeout=30)
+                           capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return True
     if p.returncode == 0:

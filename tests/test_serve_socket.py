@@ -65,13 +65,10 @@ def test_14_the_socket_is_in_a_private_folder_never_a_shared_one(long_root, monk
     monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
     server = serve.Server(long_root)
     sock = server.bind()
-    try:
-        assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
-        assert stat.S_ISSOCK(os.lstat(path).st_mode)
-        threading.Thread(target=server.serve, args=(sock,), kwargs={"preload": False}, daemon=True).start()
-        assert serve.ask(long_root, {"op": "ping"}, timeout=5)["root"] == str(long_root.resolve())
-    finally:
-        sock.close()
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert stat.S_ISSOCK(os.lstat(path).st_mode)
+    threading.Thread(target=server.serve, args=(sock,), kwargs={"preload": False}, daemon=True).start()
+    assert serve.ask(long_root, {"op": "ping"}, timeout=5)["root"] == str(long_root.resolve())
 
 
 def test_14_a_folder_others_may_enter_is_not_used(root):

@@ -212,3 +212,13 @@ def test_state_tracked_by_git_is_reported_and_never_committed(origin):
     git(a, "commit", "-qm", "stop tracking local state")
     found = json.loads(mc(a, "heartbeat", "--json").stdout)["data"]["findings"]
     assert not [x for x in found if x["code"] == "state-tracked"]
+
+
+def test_11_the_scan_reads_no_file_outside_the_root(origin, tmp_path):
+    """A symlink is committed as its target's name: the scan reads that, never the file it leads to."""
+    a = origin("a")
+    outside = tmp_path / "private.txt"
+    outside.write_text(f"{TOK}\n")
+    (a / "memory/link.md").symlink_to(outside)
+    data = json.loads(mc(a, "sync", "--json").stdout)["data"]
+    assert data["secrets"] == [] and data["pushed"]
