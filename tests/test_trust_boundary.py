@@ -235,3 +235,19 @@ def test_02_allow_deny_and_list(stray, tmp_path, records):
     assert json.loads(r.stdout)["data"]["removed"] is True and records.hook_roots() == []
     r = run_memcli("hook", "allow", tmp_path)
     assert r.returncode == 3 and "not a memory root" in r.stderr
+
+
+def test_a_state_file_git_brought_cannot_make_recall_read_outside_the_root(root, tmp_path):
+    """.memcli/semantic/index.json names the vectors file: only a file of that folder is read."""
+    np = pytest.importorskip("numpy")
+    from memcli.search.semantic import FORMAT, EmbeddingCache
+
+    outside = tmp_path / "outside.npy"
+    np.save(outside, np.zeros((1, 2, 4), dtype=np.float32))
+    folder = root / ".memcli" / "semantic"
+    folder.mkdir(parents=True)
+    for name in (str(outside), "../../../outside.npy"):
+        (folder / "index.json").write_text(json.dumps({"format": FORMAT, "model": "m", "vectors": name,
+                                                       "keys": ["memory/x.md"], "fps": ["1"]}))
+        cache = EmbeddingCache(folder, "m")
+        assert cache._read() is False and cache.vectors is None
