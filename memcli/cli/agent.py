@@ -9,7 +9,8 @@ import typer
 from .app import Json, app, run, state
 from .boundary import Out, stdin_bytes
 
-hook_app = typer.Typer(help="Hooks an agent runs on its own events (reads the event's JSON on stdin).\n\n"
+hook_app = typer.Typer(help="Hooks an agent runs on its own events (reads the event's JSON on stdin), and the "
+                            "roots they may use (allow, deny, list).\n\n"
                             "Example: memcli hook claude-code < event.json", no_args_is_help=True)
 app.add_typer(hook_app, name="hook")
 
@@ -44,7 +45,8 @@ def claude_code(
     """Claude Code's UserPromptSubmit hook: memory context for prompts that need it.
 
     Reads the hook's JSON on stdin, records the prompt in the session named after session_id and
-    prints the context block when should-recall says so. Broken input exits 1 (never 2, which
+    prints the context block when should-recall says so. The root is --root, MEMCLI_ROOT or the
+    nearest one above the prompt's cwd that `memcli hook allow` registered; no other is touched. Broken input exits 1 (never 2, which
     would block the prompt). Runs without the CLI framework: it runs before every prompt.
 
     Example: echo '{"prompt": "用上次那个方案", "session_id": "s1"}' | memcli hook claude-code
