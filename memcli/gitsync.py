@@ -296,12 +296,18 @@ def _status(repo: _Repo, *pathspec: str) -> list:
     return found
 
 
-def _changes(repo: _Repo) -> tuple[list, list]:
+def _own(rel: str) -> bool:
+    """Whether a path (from the root) is one of memcli's own files."""
+    return rel in OWN or rel.startswith("memory/")
+
+
+def _changes(repo: _Repo) -> tuple[list, list, list]:
     """(memcli's own changed files under the root, (path, line) of the changed or new Markdown
-    files among them that hold conflict markers)."""
+    files among them that hold conflict markers, the other changed files under the root)."""
     from .store import markers
 
-    changes = _status(repo, *OWN)
+    changed = _status(repo, ".")
+    changes = [c for c in changed if _own(c[2])]
     found = []
     for status, path, rel in changes:
         if not path.endswith(".md") or "D" in status:
@@ -313,7 +319,7 @@ def _changes(repo: _Repo) -> tuple[list, list]:
         line = markers.first_conflict(text)
         if line is not None:
             found.append((rel, line))
-    return changes, found
+    return changes, found, [rel for _, _, rel in changed if not _own(rel)]
 
 
 def _committed_bytes(path: Path) -> bytes:
@@ -328,7 +334,7 @@ def secrets_in(repo: _Repo, changes: list, config) -> list:
     """Secrets in the files about to be committed: (path, line, kind) each; [] under the user's
     own `write.secrets: allow` (a committed one counts only once trusted). The one place sync
     asks the secret scanner."""
-    if config["write.secrets"] == "allow":
+    if not changes or config["write.secrets"] == "allow":
         return []
     from .scan import find_secrets
 
@@ -345,11 +351,6 @@ def secrets_in(repo: _Repo, changes: list, config) -> list:
         for m in find_secrets(data.decode("utf-8", "replace")):
             found.append((rel, m.line, m.kind))
     return found
-
-
-def _strays(repo: _Repo) -> list:
-    """Changed or new files under the root that are not memcli's: sync leaves them to the user."""
-    return [rel for _, _, rel in _status(repo, ".", *(f":(exclude){name}" for name in OWN))]
 
 
 def tracked_state(repo_root: Path) -> list:
@@ -494,7 +495,7 @@ def sync(mem, message: str | None = None, push: bool = True, command: str | None
     remote, upstream = repo.remote(branch)
     result: dict = {"root": str(mem.root), "branch": branch, "remote": remote, "committed": None,
                     "merged": 0, "pushed": False, "conflicts": [], "driver_failed": [], "secrets": [],
-                    "left_alone": _strays(repo), "offline": False, "warnings": [], "code": 0}
+                    "left_alone": [], "offline": False, "warnings": [], "code": 0}
     warnings = result["warnings"]
     state = tracked_state(mem.root)
     if state:
@@ -515,7 +516,9 @@ def sync(mem, message: str | None = None, push: bool = True, command: str | None
                 if done["conflicts"] or done["failed"]:
                     return _stop(result, repo, done["conflicts"], failed=done["failed"])
                 result["merged"] += 1
-            changes, marked = _changes(repo)
+            changes, marked, strays = _changes(repo)
+            if not attempt:
+                result["left_alone"] = strays
             if marked:
                 return _stop(result, repo, [p for p, _ in marked], marked)
             secrets = secrets_in(repo, changes, mem.config)

@@ -80,11 +80,11 @@ def test_a_hostile_clone_runs_nothing_and_leaks_nothing(tmp_path):
 
     # -- the hook: a prompt in the stray folder, before and after the user allows the clone
     src = fresh / "proj" / "src"
-    res = invoke(["hook", "claude-code"], input=event("what did we decide last time?", src))
+    res = invoke(["hook", "claude-code"], input=event("the sea is calm today", src))
     assert res.exit_code == 0 and "ignored the memory root" in res.stderr
     mc(fresh, "hook", "allow", fresh)
     for i in range(3):
-        p = run_memcli("hook", "claude-code", input=event(f"prompt {i}: continue with the deploy", src), cwd=src)
+        p = run_memcli("hook", "claude-code", input=event(f"prompt {i}: a haiku about the sea", src), cwd=src)
         assert p.returncode == 0, p.stderr
     assert not (src / ".memcli" / "sessions").exists()  # no prompt went into the stray root
     assert (fresh / ".memcli/sessions/victim-session.json").exists()  # the allowed one has them

@@ -21,6 +21,14 @@ def records():
     return records
 
 
+def cli(*args, input=None):
+    """memcli in this process, answering like a finished process."""
+    from types import SimpleNamespace
+
+    res = invoke([str(a) for a in args], input=input)
+    return SimpleNamespace(returncode=res.exit_code, stdout=res.stdout, stderr=res.stderr)
+
+
 def trusted_setting(*args, **kw):
     from memcli.config import trusted_setting
 
@@ -186,18 +194,18 @@ def test_02_the_hook_ignores_a_root_the_user_did_not_allow(stray, tmp_path):
 def test_02_an_allowed_root_gets_prompts_but_never_runs_its_own_commands(stray, tmp_path):
     (stray / "memcli.yaml").write_text(f'session:\n  summarizer: "touch {tmp_path}/PWNED2; cat"\n', encoding="utf-8")
     trust(stray)  # even a trusted memcli.yaml names no command for the hook
-    assert run_memcli("hook", "allow", stray).returncode == 0
+    assert cli("hook", "allow", stray).returncode == 0
     for i in range(3):
-        r = run_memcli("hook", "claude-code", input=event(f"question number {i} about deploys", stray), cwd=stray)
+        r = cli("hook", "claude-code", input=event(f"question number {i} about deploys", stray))
         assert r.returncode == 0 and r.stderr == "", r.stderr
     assert not (tmp_path / "PWNED").exists() and not (tmp_path / "PWNED2").exists()
-    data = json.loads(run_memcli("--root", stray, "--session", "s1", "session", "show", "--json").stdout)["data"]
+    data = json.loads(cli("--root", stray, "--session", "s1", "session", "show", "--json").stdout)["data"]
     assert data["folded"] == 2 and "question number 0" in data["summary"]  # folded, extractively
     # the user's own configuration may name one
     user = user_config_path()
     user.parent.mkdir(parents=True, exist_ok=True)
     user.write_text(f'session:\n  summarizer: "touch {tmp_path}/MINE; cat"\n', encoding="utf-8")
-    run_memcli("hook", "claude-code", input=event("question number 3 about deploys", stray), cwd=stray)
+    cli("hook", "claude-code", input=event("question number 3 about deploys", stray))
     assert (tmp_path / "MINE").exists() and not (tmp_path / "PWNED").exists()
 
 
@@ -206,34 +214,34 @@ def test_02_a_stray_root_inside_an_allowed_one_is_passed_over(tmp_path):
     init_root(mine)
     inner = mine / "vendor" / "pkg"
     init_root(inner)
-    assert run_memcli("hook", "allow", mine).returncode == 0
-    r = run_memcli("hook", "claude-code", input=event("hello there friend", inner), cwd=inner)
+    assert cli("hook", "allow", mine).returncode == 0
+    r = cli("hook", "claude-code", input=event("the sea is calm today", inner))
     assert r.returncode == 0 and "ignored the memory root" in r.stderr and str(inner) in r.stderr
     assert (mine / ".memcli" / "sessions" / "s1.json").exists()
     assert not (inner / ".memcli" / "sessions").exists()
 
 
-def test_02_root_and_memcli_root_are_the_users_choice(stray, tmp_path):
-    r = run_memcli("--root", stray, "hook", "claude-code", input=event("hello there", tmp_path), cwd=tmp_path)
+def test_02_root_and_memcli_root_are_the_users_choice(stray, tmp_path, monkeypatch):
+    r = cli("--root", stray, "hook", "claude-code", input=event("the sea is calm today", tmp_path))
     assert r.returncode == 0 and r.stderr == ""
-    r = run_memcli("hook", "claude-code", input=event("hello again", tmp_path), env={"MEMCLI_ROOT": str(stray)},
-                   cwd=tmp_path)
+    monkeypatch.setenv("MEMCLI_ROOT", str(stray))
+    r = cli("hook", "claude-code", input=event("the sky is grey today", tmp_path))
     assert r.returncode == 0 and r.stderr == ""
     data = json.loads((stray / ".memcli" / "sessions" / "s1.json").read_text())
     assert len(data["turns"]) + data["folded"] == 2 and not (tmp_path / "PWNED").exists()
 
 
 def test_02_allow_deny_and_list(stray, tmp_path, records):
-    assert json.loads(run_memcli("hook", "list", "--json").stdout)["data"]["roots"] == []
-    r = run_memcli("hook", "allow", stray)
+    assert json.loads(cli("hook", "list", "--json").stdout)["data"]["roots"] == []
+    r = cli("hook", "allow", stray)
     assert r.returncode == 0 and "records every prompt" in r.stderr
-    assert json.loads(run_memcli("hook", "allow", stray, "--json").stdout)["data"]["added"] is False
-    assert run_memcli("hook", "list").stdout.split() == [str(stray.resolve())]
+    assert json.loads(cli("hook", "allow", stray, "--json").stdout)["data"]["added"] is False
+    assert cli("hook", "list").stdout.split() == [str(stray.resolve())]
     assert records.hook_roots() == [str(stray.resolve())]
     assert not any(p.is_relative_to(stray) for p in records.state_home().rglob("*"))
-    r = run_memcli("hook", "deny", stray, "--json")
+    r = cli("hook", "deny", stray, "--json")
     assert json.loads(r.stdout)["data"]["removed"] is True and records.hook_roots() == []
-    r = run_memcli("hook", "allow", tmp_path)
+    r = cli("hook", "allow", tmp_path)
     assert r.returncode == 3 and "not a memory root" in r.stderr
 
 
