@@ -143,8 +143,8 @@ def check(root: Path) -> list:
     if state:
         out.append(Finding("state-tracked", "warning", ".memcli/", None,
                            f"git tracks {len(state)} file(s) under .memcli/ ({', '.join(state[:3])}), local state "
-                           "that must never travel: memcli does not read a tracked .memcli/config.yaml nor "
-                           "commit anything there",
+                           "that must never travel: a tracked .memcli/config.yaml is not read, and sync never "
+                           "commits anything there",
                            "`git rm -r --cached .memcli`, then commit (the files stay on disk)"))
     try:
         text = (root / ".gitattributes").read_text(encoding="utf-8")
@@ -353,10 +353,11 @@ def secrets_in(repo: _Repo, changes: list, config) -> list:
     return found
 
 
-def tracked_state(repo_root: Path) -> list:
-    """Files under the root's .memcli/ that git tracks (someone force-added them): never read,
-    never committed by sync; `git rm -r --cached .memcli` stops tracking them."""
-    r = git(repo_root, "ls-files", "-z", "--", ".memcli", check=False)
+def tracked_state(root: Path) -> list:
+    """Files under the root's .memcli/ that git tracks (someone force-added them): sync never
+    commits them, a tracked .memcli/config.yaml is not read; `git rm -r --cached .memcli` stops
+    tracking them."""
+    r = git(root, "ls-files", "-z", "--", ".memcli", check=False)
     return [p for p in r.stdout.split("\0") if p] if r.returncode == 0 else []
 
 
@@ -500,7 +501,8 @@ def sync(mem, message: str | None = None, push: bool = True, command: str | None
     state = tracked_state(mem.root)
     if state:
         warnings.append(f".memcli/ is tracked by git ({', '.join(state[:2])}{' …' if len(state) > 2 else ''}): "
-                        "memcli never reads nor commits it; stop tracking it: `git rm -r --cached .memcli`, then commit")
+                        "sync never commits it and a tracked .memcli/config.yaml is not read; stop tracking it: "
+                        "`git rm -r --cached .memcli`, then commit")
     for attempt in range(PUSH_TRIES):
         fetched = False
         if remote:
