@@ -201,7 +201,7 @@ def profile(root: Path) -> None:
     from memcli.heartbeat import audit
 
     mem = Memory(root)
-    cProfile.runctx("audit(mem)", globals(), {"audit": audit, "mem": mem}, "/tmp/heartbeat.prof")
+    cProfile.runctx("audit(mem)", globals(), {"audit": audit, "mem": mem.store}, "/tmp/heartbeat.prof")
     pstats.Stats("/tmp/heartbeat.prof").sort_stats("cumulative").print_stats(25)
 
 

@@ -85,7 +85,8 @@ def split_turn(text: str) -> tuple[str, str]:
 
 def write_root(conv: dict, folder: Path):
     """A memory root for one conversation; returns (root, moment of the last session)."""
-    from memcli.core import Memory, init_root
+    from memcli.core import Memory
+    from memcli.usecases.init import init_root
     from memcli.model import Detail
     from memcli.store import details as dfile
 
@@ -159,7 +160,7 @@ def memcli_search(mem, when: datetime, limit: int, threshold: float | None, extr
 
     def search(query: str) -> tuple[list[str], str | None]:
         with semantic_extra(extra):
-            res = recall(mem, query, session="locomo-benchmark", scope="locomo-benchmark", limit=limit,
+            res = recall(mem.store, query, session="locomo-benchmark", scope="locomo-benchmark", limit=limit,
                          threshold=threshold, now=now)
         return [h.id for h in res.hits], (res.hits[0].layer if res.hits else None)
 

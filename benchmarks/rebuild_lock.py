@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import store  # noqa: E402
 
 import memcli.core as core  # noqa: E402
+import memcli.store.root as root_module  # noqa: E402
 
 
 def main() -> None:
@@ -30,7 +31,7 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
     args = ap.parse_args()
     held: list[float] = []
-    plain = core.root_lock
+    plain = root_module.root_lock
 
     @contextlib.contextmanager
     def timed_lock(root, timeout):
@@ -41,7 +42,7 @@ def main() -> None:
             finally:
                 held.append(time.perf_counter() - t0)
 
-    core.root_lock = timed_lock
+    root_module.root_lock = timed_lock
     print("| memories | rebuild median ms | lock held median ms (longest hold per run) |")
     print("|---|---|---|")
     for n in args.sizes:

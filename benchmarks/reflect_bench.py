@@ -44,7 +44,7 @@ def idle(root: Path, deadline: float = 30.0) -> None:
 
 
 def make_root(folder: Path, on: bool) -> Path:
-    from memcli.core import init_root
+    from memcli.usecases.init import init_root
 
     init_root(folder)
     (folder / "memcli.yaml").write_text(f"session:\n  max_rounds: 1\nreflect:\n  on_fold: {'true' if on else 'false'}\n")

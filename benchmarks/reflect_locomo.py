@@ -62,7 +62,8 @@ def cited(conv: dict) -> set:
 
 def episode_root(conv: dict, folder: Path):
     """A root whose episode log holds the conversation; returns (Memory, {(episode, time): dia_id})."""
-    from memcli.core import Memory, init_root
+    from memcli.core import Memory
+    from memcli.usecases.init import init_root
     from memcli.store import episodes
 
     init_root(folder)
@@ -149,7 +150,7 @@ def after_reflection(conv: dict, folder: Path, res: dict, where: dict, proposals
         return found / max(len(questions), 1)
 
     def memcli_search(q):
-        return [h.id for h in recall(mem, q, session="bench", scope="bench", limit=5, now=now).hits]
+        return [h.id for h in recall(mem.store, q, session="bench", scope="bench", limit=5, now=now).hits]
 
     back = {locomo.turn_id(d): d for d, *_ in locomo.turns(conv)}
     from_memory: dict = {}
@@ -183,7 +184,8 @@ def after_reflection(conv: dict, folder: Path, res: dict, where: dict, proposals
 def day_of_turns(n: int, folder: Path, memories: int = 0) -> float:
     """Seconds `Memory.reflect` takes over one episode file of n turns (a busy day), offline, in a
     root that holds `memories` memories besides (each proposal is checked against them)."""
-    from memcli.core import Memory, init_root
+    from memcli.core import Memory
+    from memcli.usecases.init import init_root
     from memcli.store import episodes
 
     data = json.loads(locomo.DEFAULT_DATA.read_text(encoding="utf-8"))
@@ -203,7 +205,7 @@ def day_of_turns(n: int, folder: Path, memories: int = 0) -> float:
     if memories:
         from memcli.recall import run
 
-        run(mem, "warm the search cache", session="", scope="", limit=1, threshold=0.3, only=["details"])
+        run(mem.store, "warm the search cache", session="", scope="", limit=1, threshold=0.3, only=["details"])
     t0 = time.perf_counter()
     res = mem.reflect(engine="offline", now=NOW)
     took = time.perf_counter() - t0

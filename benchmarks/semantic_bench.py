@@ -241,7 +241,7 @@ def timing(args) -> None:
             server = subprocess.Popen([py, "-m", "memcli", "--root", str(root), "serve"], stdout=subprocess.DEVNULL,
                                       stderr=subprocess.PIPE, env=env)
             try:
-                from memcli import serve
+                from memcli.search import remote as serve
 
                 deadline = time.time() + 60
                 while serve.ask(root, {"op": "ping"}) is None and time.time() < deadline:

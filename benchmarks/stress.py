@@ -161,7 +161,8 @@ class Report:
 
 def prepare(root: Path, max_lines: int | None = None, lock_timeout: str = "60s") -> None:
     """A fresh root with the memory every updater works on."""
-    from memcli.core import Memory, init_root
+    from memcli.core import Memory
+    from memcli.usecases.init import init_root
 
     init_root(root)
     with open(root / "memcli.yaml", "a", encoding="utf-8") as f:

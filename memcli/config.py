@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .dates import parse_duration
 from .errors import ConfigError, NotARootError
 
 EXPLICIT_SIGNALS = [
@@ -55,24 +55,6 @@ SCHEMA: dict[str, tuple[object, str]] = {
 }
 GATES = ("direct", "inbox")
 FRONT_ENDS = ("cli", "mcp", "hook")
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
-_UNIT = {"ms": 0.001, "s": 1, None: 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_duration(value: object, key: str = "duration") -> float:
-    """'10s', '90d', '1.5h', 30 -> seconds."""
-    if isinstance(value, bool):
-        raise ConfigError(f"{key}: expected a duration like 10s, 90d, got {value!r}")
-    if isinstance(value, (int, float)):
-        if not 0 <= value < float("inf"):
-            raise ConfigError(f"{key}: expected a duration like 10s, 90d, got {value!r}")
-        return float(value)
-    m = _DURATION.match(str(value))
-    if not m:
-        raise ConfigError(f"{key}: expected a duration like 10s, 30m, 24h, 90d, got {value!r}")
-    return float(m.group(1)) * _UNIT[m.group(2)]
-
 
 @dataclass(frozen=True)
 class Config:
@@ -238,17 +220,15 @@ def is_trusted(root: Path) -> bool:
 def trust(root: Path) -> dict:
     """Record, outside the root, that this root's memcli.yaml, as it is now, may run the commands
     it names. A later change to the file needs trusting again."""
-    from datetime import datetime, timezone
-
     from . import trust as records
+    from .dates import utcnow
 
     path = root / "memcli.yaml"
     digest = records.digest(path)
     if digest is None:
         raise ConfigError("memcli.yaml: no such file to trust")
     load = _read_yaml(path, "memcli.yaml")
-    now = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    where = records.record_trust(root, digest, now)
+    where = records.record_trust(root, digest, utcnow())
     return {"path": "memcli.yaml", "sha256": digest, "record": str(where),
             "commands": {k: load[k] for k in GUARDED_KEYS if _guarded(k, load.get(k))}}
 

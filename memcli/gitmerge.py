@@ -246,7 +246,7 @@ def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int 
     lines, n = merged_lines(regions, marker)
     body = "\n".join(lines)
     if history:
-        from .core import add_history
+        from .store.details import add_history
 
         day = (lose.updated or lose.created or new["updated"] or "")[:10]
         fresh = [h for h in history if f": {h}" not in body]

@@ -11,7 +11,6 @@ read is a warning on stderr with exit 0. Imports stay light: this runs on every 
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 BROKEN_INPUT = 1  # a non-blocking error for Claude Code; 2 would block the prompt
@@ -25,45 +24,9 @@ class HookResult:
 
 def session_name(session_id) -> str:
     """A session name (a valid state-file name) for a hook's session id."""
-    from .store.fs import slugify, valid_id
+    from .core import hook_session
 
-    sid = str(session_id or "").strip()
-    if not sid:
-        return "claude-code"
-    return sid if valid_id(sid) else slugify(sid)
-
-
-def _find_root(explicit, cwd) -> tuple:
-    """(root, note). --root or MEMCLI_ROOT (an error when not a root); else the nearest root above
-    the prompt's cwd that the user allowed (`memcli hook allow PATH`), None when there is none.
-    A root found on the way that was not allowed is never used: the note says so, in one line
-    (a MEMORY.md in a shared or cloned folder must not receive the user's prompts)."""
-    from pathlib import Path
-
-    from .config import env, find_root
-    from .store.layout import is_root
-
-    if explicit or env("MEMCLI_ROOT"):
-        return find_root(explicit), None
-    start = Path(cwd) if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else Path.cwd()
-    here = start.resolve()
-    allowed = None
-    note = None
-    for d in (here, *here.parents):
-        if not is_root(d):
-            continue
-        if allowed is None:
-            from .trust import hook_roots
-
-            allowed = set(hook_roots())
-        if os.path.realpath(d) in allowed:
-            return d, note
-        if note is None:
-            from shlex import quote
-
-            note = (f"memcli hook: ignored the memory root {d}: the hook uses only roots you allowed "
-                    f"(`memcli hook allow {quote(str(d))}`)")
-    return None, note
+    return hook_session(session_id)
 
 
 def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | None = None) -> HookResult:
@@ -87,22 +50,18 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
         return HookResult()
     warnings: list = []
     try:
-        found, note = _find_root(root, data.get("cwd"))
+        from .core import Memory, session_names
+
+        # the root the user chose; a command named by the root's own files (a summarizer) never runs here
+        mem, note = Memory.for_hook(root, data.get("cwd"))
         if note:
             warnings.append(note)
-        if found is None:
+        if mem is None:
             return HookResult(stderr=warnings)
-        from .config import load_config
-        from .core import Memory
-
-        # a command named by the root's own files (a summarizer) never runs from the hook
-        mem = Memory(found, config=load_config(found.resolve(), root_commands=False))
     except MemcliError as e:
         return HookResult(stderr=warnings + [f"memcli hook: {e.message}"])
     session = session_name(data.get("session_id"))
-    from .config import env
-
-    scope = scope or env("MEMCLI_SCOPE") or "default"
+    scope = session_names(None, scope)[1]
     out = ""
     try:
         if mem.should_recall(prompt)["kind"] != "none":
@@ -111,8 +70,7 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
         warnings.append(f"memcli hook: no memory context: {e.message}")
     try:
         res = mem.session(session).add("user", prompt, via="hook")
-        if res.get("warning"):
-            warnings.append(f"memcli hook: {res['warning']}")
+        warnings += [f"memcli hook: {w}" for w in res.warnings]
     except MemcliError as e:
         warnings.append(f"memcli hook: the turn was not recorded: {e.message}")
     return HookResult(out, warnings)

@@ -1,12 +1,25 @@
-"""Plain values shared by every layer."""
+"""Plain values shared by every layer: memories and index entries, findings, recall hits, and
+the results every operation returns (data for the JSON envelope, warnings apart from it)."""
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field, replace
+
+from .errors import UsageError
+from .store.layout import detail_rel, id_of
 
 _WS = re.compile(r"\s+")
 _TAG_BAD = re.compile(r"[\s|#,\[\]]+")
+
+# Chinese, Japanese and Korean script (Hangul Jamo, kana, CJK ideographs and their extensions,
+# Hangul syllables), as code point ranges: the one definition the tokenizer, the signal words, the
+# token estimate and the duplicate check share. CJK is the same as the inside of a regex class.
+CJK_RANGES = ((0x1100, 0x11FF), (0x3005, 0x3005), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF),
+              (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0x20000, 0x3134F))
+CJK = "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
+_BOUNDS = tuple(x for lo, hi in CJK_RANGES for x in (lo, hi + 1))
 
 DETAIL_KEYS = (
     "id", "title", "summary", "tags", "aliases", "type", "importance",
@@ -18,9 +31,56 @@ DEFAULT_TYPE = "note"
 DEFAULT_IMPORTANCE = 0.5
 
 
+def is_cjk_char(c: str) -> bool:
+    """One character of CJK script (no regex: compiling a class this large costs a process ~2 ms)."""
+    return bisect_right(_BOUNDS, ord(c)) % 2 == 1
+
+
+def has_cjk(text: str) -> bool:
+    return not text.isascii() and any(map(is_cjk_char, text))
+
+
+def importance_of(value, *, strict: bool = False) -> float:
+    """Importance as memcli keeps it, a number from 0 to 1. Read from a file, what is not a number
+    becomes the default and the rest the nearest bound; given for a write (strict), either is
+    refused (UsageError, exit 2)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError, OverflowError):
+        if strict:
+            raise UsageError(f"importance must be a number from 0 to 1, got {value!r}") from None
+        return DEFAULT_IMPORTANCE
+    if not 0 <= v <= 1:
+        if strict:
+            raise UsageError(f"--importance must be from 0 to 1, got {value}")
+        return DEFAULT_IMPORTANCE if v != v else min(1.0, max(0.0, v))
+    return v
+
+
+INDEX_SUMMARY = 160  # characters of the summary shown on an index line
+
+
+def index_summary(summary: str, limit: int = INDEX_SUMMARY) -> str:
+    """The summary as MEMORY.md shows it: whole when short, else cut on a word boundary with '…'
+    (text without spaces, such as Chinese, is cut at the limit)."""
+    if len(summary) <= limit:
+        return summary
+    cut = summary[:limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-–—，。；：") + "…"
+
+
 def one_line(text: object) -> str:
     """Collapse any whitespace run (newlines included) into one space."""
     return _WS.sub(" ", str(text)).strip()
+
+
+def short(value, n: int = 60) -> str:
+    """A value on one line, cut to n characters with '…' (for messages)."""
+    text = " ".join(str(value or "").split())
+    return text if len(text) <= n else text[:n - 1] + "…"
 
 
 def clean_tag(tag: object) -> str:
@@ -55,8 +115,8 @@ class Entry:
 
     @property
     def id(self) -> str | None:
-        m = re.fullmatch(r"memory/([^/\\]+)\.md", self.path)
-        return m.group(1) if m else None
+        """The memory the line links (memory/<id>.md); None for a link to anything else."""
+        return id_of(self.path, archived=False)
 
 
 @dataclass(frozen=True)
@@ -85,9 +145,7 @@ class Detail:
     @property
     def entry(self) -> Entry:
         """The index line's content: the summary cut short on a word boundary, the rest is here."""
-        from .textcheck import index_summary
-
-        return Entry(self.title, index_summary(one_line(self.summary)), self.tags, f"memory/{self.id}.md")
+        return Entry(self.title, index_summary(one_line(self.summary)), self.tags, detail_rel(self.id))
 
     def rank_key(self) -> tuple:
         """Index order: pinned, then importance, then last update (newest first), then id."""
@@ -175,3 +233,56 @@ class LayerTrace:
 
     def to_dict(self) -> dict:
         return {"layer": self.layer, "candidates": self.candidates, "hits": self.hits, "ms": round(self.ms, 2)}
+
+
+# ---------------------------------------------------------------- results
+
+class Result(dict):
+    """What an operation returns: its data (what `--json` prints as ``data``) and, apart from it,
+    the warnings a front end shows on stderr or in the envelope's ``warnings``. Read it as the
+    dict it is (``res["kind"]``); ``to_dict()`` gives the data, as every result's does."""
+
+    def __init__(self, data=None, warnings=()):
+        super().__init__(data or {})
+        self.warnings = [w for w in warnings if w]
+
+    def to_dict(self) -> dict:
+        return dict(self)
+
+
+@dataclass
+class WriteResult:
+    """A memory written: what was done (remembered, updated, unchanged, forgotten, edited, merged,
+    restored), its id, file and index line, what was demoted or redacted, and the warnings."""
+
+    action: str
+    id: str
+    path: str
+    indexed: bool = False
+    line: str | None = None
+    demoted: list = field(default_factory=list)
+    redacted: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "action": self.action, "id": self.id, "path": self.path, "indexed": self.indexed,
+            "line": self.line, "demoted": self.demoted, "redacted": self.redacted,
+        }
+
+
+@dataclass
+class Listing:
+    """Memories in index order, the files that could not be read, and the ids MEMORY.md lists."""
+
+    details: list
+    problems: list
+    indexed: set
+    warnings: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        rows = [{"id": d.id, "title": d.title, "summary": d.summary, "type": d.type, "importance": d.importance,
+                 "pinned": d.pinned, "tags": list(d.tags), "updated": d.updated, "path": d.path,
+                 "indexed": d.id in self.indexed and "/archive/" not in d.path,
+                 "archived": "/archive/" in d.path} for d in self.details]
+        return {"memories": rows, "problems": [str(p) for p in self.problems]}

@@ -292,3 +292,46 @@ def watch_event(event: dict, as_json: bool) -> None:
         warn(event["message"])
     sys.stdout.flush()
     sys.stderr.flush()
+
+
+# ---------------------------------------------------------------- list and export formats
+
+LIST_COLUMNS = ("id", "title", "type", "importance", "flags", "tags")
+LIST_FORMATS = ("json", "tsv", "md")
+
+
+def json_text(value, indent=None) -> str:
+    """JSON with no raw control character: json escapes C0 itself; DEL and C1 become \\u escapes."""
+    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}",
+                  json.dumps(value, ensure_ascii=False, indent=indent))
+
+
+def _cells(row: dict) -> list[str]:
+    flags = ",".join(f for f, on in (("pinned", row["pinned"]), ("indexed", row["indexed"]),
+                                      ("archived", row["archived"])) if on) or "-"
+    return [row["id"], row["title"], row["type"], f"{row['importance']:g}", flags,
+            " ".join("#" + t for t in row["tags"])]
+
+
+def format_listing(rows: list, fmt: str, header: bool = True) -> str:
+    """rows as json (one array), tsv (a header line, then one row a line) or md (a table)."""
+    if fmt == "json":
+        return json_text(rows, indent=1) + "\n"
+    if fmt == "tsv":
+        clean = [[re.sub(r"[\t\r\n]+", " ", c) for c in _cells(r)] for r in rows]
+        lines = (["\t".join(LIST_COLUMNS)] if header else []) + ["\t".join(c) for c in clean]
+        return "".join(ln + "\n" for ln in lines)
+    if fmt == "md":
+        def cell(text: str) -> str:
+            return text.replace("\\", "\\\\").replace("|", "\\|")
+        lines = ["| " + " | ".join(LIST_COLUMNS) + " |", "|" + "---|" * len(LIST_COLUMNS)]
+        lines += ["| " + " | ".join(cell(c) for c in _cells(r)) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+    from .errors import UsageError
+
+    raise UsageError(f"--format must be one of {', '.join(LIST_FORMATS)}, got {fmt!r}")
+
+
+def jsonl(records: list) -> str:
+    """Records as JSON lines, one a line (JSON escapes every line break inside a record)."""
+    return "".join(json_text(rec) + "\n" for rec in records)

@@ -24,7 +24,6 @@ MAX_TAGS = 100
 MAX_ALIAS = 200
 MAX_ALIASES = 100
 MAX_SOURCE = 500
-INDEX_SUMMARY = 160  # characters of the summary shown on an index line
 
 LIMITS = {"title": MAX_TITLE, "summary": MAX_SUMMARY, "source": MAX_SOURCE}
 ITEM_LIMITS = {"tags": (MAX_TAGS, MAX_TAG, "tag"), "aliases": (MAX_ALIASES, MAX_ALIAS, "alias")}
@@ -93,18 +92,6 @@ def check_rendered(text: str) -> None:
         if size > MAX_FRONTMATTER:
             raise UsageError(f"the frontmatter would hold {size // 1000} kB; the limit is "
                              f"{MAX_FRONTMATTER // 1000} kB: move long text into the body")
-
-
-def index_summary(summary: str, limit: int = INDEX_SUMMARY) -> str:
-    """The summary as MEMORY.md shows it: whole when short, else cut on a word boundary with '…'
-    (text without spaces, such as Chinese, is cut at the limit)."""
-    if len(summary) <= limit:
-        return summary
-    cut = summary[:limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:.-–—，。；：") + "…"
 
 
 def control_chars(rel: str, text: str, limit: int = 20) -> list[dict]:

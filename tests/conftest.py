@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memcli.cli import main
-from memcli.core import init_root
+from memcli.usecases.init import init_root
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 

@@ -36,7 +36,7 @@ def todo_check(monkeypatch):
 def test_a_registered_check_runs_in_audit_and_watch(root, todo_check):
     m = Memory(root)
     m.remember("Plan", "TODO: write it", id="plan")
-    assert [f.path for f in audit(m).findings if f.code == "todo"] == ["memory/plan.md"]
+    assert [f.path for f in audit(m.store).findings if f.code == "todo"] == ["memory/plan.md"]
     text = (root / "memory" / "plan.md").read_text()
     assert [f.code for f in check_text("memory/plan.md", layout.DETAIL, text)] == ["todo"]
     assert check_text("memory/episodes/2026-01-01.md", layout.EPISODE, text) == []
@@ -64,9 +64,9 @@ def test_a_new_check_is_not_served_stale_findings(root, todo_check):
     CHECKS.remove(next(c for c in CHECKS if isinstance(c, todo_check)))
     m = Memory(root)
     m.remember("Plan", "TODO: write it", id="plan")
-    assert not [f for f in audit(m).findings if f.code == "todo"]
+    assert not [f for f in audit(m.store).findings if f.code == "todo"]
     register(todo_check)
-    assert [f.code for f in audit(m).findings if f.code == "todo"] == ["todo"]
+    assert [f.code for f in audit(m.store).findings if f.code == "todo"] == ["todo"]
 
 
 def test_codes_are_unique_and_declared():

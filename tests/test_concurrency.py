@@ -122,7 +122,7 @@ def tree(root: Path) -> dict:
 
 
 def make_root(tmp_path, lock_timeout: str) -> Path:
-    from memcli.core import init_root
+    from memcli.usecases.init import init_root
 
     root = tmp_path / "mem"
     init_root(root)

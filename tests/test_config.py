@@ -34,7 +34,7 @@ def test_bad_config_names_the_key_or_line(tmp_path, text, words):
 
 
 def test_template_parses_to_defaults():
-    from memcli.core import template_text
+    from memcli.store.templates import template_text
     from memcli.config import SCHEMA
 
     text = template_text("memcli.yaml")

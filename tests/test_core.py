@@ -23,7 +23,7 @@ def mem(root):
     lambda m: m.rebuild_index(),
 ])
 def test_every_write_takes_the_root_lock_itself(mem, write):
-    with mem.lock():
+    with mem.store.lock():
         with pytest.raises(LockTimeout):
             write(Memory(mem.root))
 
@@ -95,10 +95,8 @@ def test_opening_a_folder_that_is_not_a_root_is_an_error_and_creates_nothing(tmp
 def test_a_same_size_edit_with_the_mtime_put_back_is_seen(mem):
     import os
 
-    from memcli.store.indexcache import indexed
-
     mem.remember("Alpha title", "one", id="a")
-    assert [d.title for _, d in indexed(mem)] == ["Alpha title"]
+    assert [d.title for _, d in mem.store.indexed()] == ["Alpha title"]
     path = mem.root / "memory" / "a.md"
     st = os.stat(path)
     text = path.read_text(encoding="utf-8")
@@ -106,4 +104,4 @@ def test_a_same_size_edit_with_the_mtime_put_back_is_seen(mem):
         f.write(text.replace("Alpha title", "Omega title"))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert os.stat(path).st_size == st.st_size and os.stat(path).st_mtime_ns == st.st_mtime_ns
-    assert [d.title for _, d in indexed(Memory(mem.root))] == ["Omega title"]
+    assert [d.title for _, d in Memory(mem.root).store.indexed()] == ["Omega title"]

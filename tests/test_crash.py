@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from memcli.core import Memory, init_root
+from memcli.core import Memory
+from memcli.usecases.init import init_root
 from memcli.store import details as dfile
 from memcli.store.fs import TMP_PREFIX
 from memcli.store.index import IndexDoc
@@ -194,7 +195,7 @@ def test_stale_lock_of_a_dead_writer_does_not_block(tmp_path):
     held = ctx.Event()
 
     def hold():
-        with Memory(root).lock():
+        with Memory(root).store.lock():
             held.set()
             time.sleep(3600)
 

@@ -57,7 +57,7 @@ def test_edit_merges_a_change_made_meanwhile(mem):
     s = mem.edit_begin("deploy-to-staging")
     mem.update("deploy-to-staging", summary="make release, then deploy")
     res = mem.edit_finish(s, s.base.replace("Line one.", "Line one, edited."))
-    text = mem.detail_path("deploy-to-staging").read_text()
+    text = mem.store.detail_path("deploy-to-staging").read_text()
     assert res.action == "merged"
     assert "Line one, edited." in text and "summary: make release, then deploy" in text
     assert "summary was: make release" in text  # the update's History entry survives
@@ -70,7 +70,7 @@ def test_overlapping_edit_keeps_the_draft_and_the_other_change(mem):
         mem.edit_finish(s, s.base.replace("summary: make release", "summary: OURS"))
     assert e.value.exit_code == 4 and str(s.draft.relative_to(mem.root)) in e.value.message
     assert "summary: OURS" in s.draft.read_text()
-    assert "summary: THEIRS" in mem.detail_path("deploy-to-staging").read_text()
+    assert "summary: THEIRS" in mem.store.detail_path("deploy-to-staging").read_text()
 
 
 def test_a_broken_draft_never_replaces_the_file(mem):
@@ -82,7 +82,7 @@ def test_a_broken_draft_never_replaces_the_file(mem):
 
 
 def test_a_broken_file_can_be_opened_repaired_and_forgotten(mem):
-    path = mem.detail_path("deploy-to-staging")
+    path = mem.store.detail_path("deploy-to-staging")
     path.write_text("---\ntitle: broken\n")
     s = mem.edit_begin("deploy-to-staging")
     mem.edit_finish(s, "---\ntitle: Repaired\nsummary: ok\n---\nBody.\n")
@@ -96,20 +96,20 @@ def test_restore_and_unexpiring_update_bring_archived_memories_back(mem):
     mem.remember("Old promo", "autumn code", expires="2020-01-01")
     mem.remember("Older promo", "spring code", expires="2020-01-01")
     mem.repair()
-    assert mem.detail_path("old-promo", archived=True).is_file()
+    assert mem.store.detail_path("old-promo", archived=True).is_file()
     res = mem.restore("old-promo")
     assert res.action == "restored" and res.indexed
     d = mem.get("old-promo")
     assert d.expires is None and d.path == "memory/old-promo.md" and "restored from the archive" in d.body
-    assert not mem.detail_path("old-promo", archived=True).exists()
+    assert not mem.store.detail_path("old-promo", archived=True).exists()
     mem.update("older-promo", summary="still archived")  # no new expiry: it stays archived
-    assert mem.detail_path("older-promo", archived=True).is_file()
+    assert mem.store.detail_path("older-promo", archived=True).is_file()
     mem.update("older-promo", expires="30d")
     assert mem.get("older-promo").path == "memory/older-promo.md"
     mem.update("older-promo", expires="2020-01-01")
     mem.repair()
-    archived = mem.detail_path("older-promo", archived=True)
-    mem.detail_path("older-promo").write_text(archived.read_text())  # a live copy, made by hand
+    archived = mem.store.detail_path("older-promo", archived=True)
+    mem.store.detail_path("older-promo").write_text(archived.read_text())  # a live copy, made by hand
     with pytest.raises(ExistsError):
         mem.restore("older-promo")
 

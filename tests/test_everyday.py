@@ -9,8 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memcli.core import Memory, init_root
-from memcli.everyday.transfer import jsonl
+from memcli.core import Memory
+from memcli.usecases.init import init_root
+from memcli.render import jsonl
 from tests.conftest import run_memcli
 
 
@@ -304,7 +305,7 @@ def test_typer_and_the_library_warn_alike(root):
 
 
 def test_near_duplicates_reach_beyond_the_index(root):
-    from memcli.everyday import near_duplicates
+    from memcli.usecases.everyday import near_duplicates
 
     (root / "memcli.yaml").write_text("index:\n  max_lines: 4\n")
     m = Memory(root)
@@ -312,7 +313,7 @@ def test_near_duplicates_reach_beyond_the_index(root):
         m.remember(f"Filler memory number {chr(97 + i)} about topic {chr(97 + i)}", "", importance=0.9)
     m.remember("Kafka consumer lag alert", "page when lag exceeds ten thousand", importance=0.1)
     assert "kafka-consumer-lag-alert" not in (root / "MEMORY.md").read_text()
-    assert near_duplicates(m, "Kafka consumer lag alerts", "page when lag exceeds ten thousand") == \
+    assert near_duplicates(m.store, "Kafka consumer lag alerts", "page when lag exceeds ten thousand") == \
         ["kafka-consumer-lag-alert"]
 
 

@@ -5,10 +5,11 @@ from hypothesis import strategies as st
 
 from memcli.store import details as dfile
 from memcli.store import flatyaml
+from memcli.store import frontmatter as fm_module
 
 
 def full(text):
-    yaml, Loader, _ = dfile._yaml()
+    yaml, Loader, _ = fm_module.yaml_classes()
     return yaml.load(text, Loader=Loader)
 
 
@@ -72,7 +73,7 @@ plain_values = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
 @settings(max_examples=2000, deadline=None)
 @given(plain_values)
 def test_values_written_without_yaml_read_back_the_same_everywhere(value):
-    plain = dfile._plain(value)
+    plain = fm_module.plain(value)
     if plain is None:
         return
     text = f"k: {plain}"

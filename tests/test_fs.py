@@ -5,7 +5,8 @@ import threading
 import pytest
 
 from memcli.errors import LockTimeout, UnsafePathError
-from memcli.store.fs import TMP_PREFIX, atomic_write, check_id, root_lock, safe_join, slugify
+from memcli.store.fs import TMP_PREFIX, atomic_write, check_id, root_lock, safe_join
+from memcli.store.layout import slugify
 
 
 @pytest.mark.parametrize("bad", ["../../x", "/etc/passwd", "a/b", "a\\b", ".hidden", "..", "x\x00y",

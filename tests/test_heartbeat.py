@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 import pytest
 
 from memcli.core import Memory
-from memcli.heartbeat import TEMP_MIN_AGE, Finding, apply, audit, plan
+from memcli.heartbeat import TEMP_MIN_AGE, Finding, audit, plan
+from memcli.usecases.maintain import apply
 from memcli.store.index import IndexDoc, render_line
 from tests.conftest import Cli, run_memcli
 
@@ -180,7 +181,7 @@ def test_index_drift_is_rerendered(cli, root):
     res = cli("heartbeat", "--fix")
     assert f"re-rendered the MEMORY.md line of {mid}" in res.stdout
     mem = Memory(root)
-    d = mem.load(path)
+    d = mem.store.load(path)
     assert render_line(d.entry) in index_lines(root)
     assert cli("heartbeat", "--check").exit_code == 0
 
@@ -369,7 +370,7 @@ def test_duplicates_are_not_compared_pairwise(root, monkeypatch):
     calls = []
     real = rapidfuzz.fuzz.ratio
     monkeypatch.setattr(rapidfuzz.fuzz, "ratio", lambda *a, **k: calls.append(1) or real(*a, **k))
-    audit(Memory(root))
+    audit(Memory(root).store)
     assert 0 < len(calls) < 1500 * 20  # all pairs would be 1,124,250
 
 
@@ -512,14 +513,14 @@ def test_fix_then_check_passes_and_nothing_is_deleted(cli, root):
 def test_library_api(root):
     mem = Memory(root)
     write_detail(root, "soon", expires="2026-12-01")
-    report = audit(mem, now="2026-11-30T00:00:00Z")
+    report = audit(mem.store, now="2026-11-30T00:00:00Z")
     assert not [f for f in report.findings if f.code == "expired"]
-    report = audit(mem, now="2026-12-02T00:00:00Z")
+    report = audit(mem.store, now="2026-12-02T00:00:00Z")
     assert isinstance(report.findings[0], Finding)
     actions = plan(report)
     assert [a.kind for a in actions] == ["archive"]
-    assert apply(mem, actions, now="2026-12-02T00:00:00Z")[0].startswith("archived soon")
-    assert apply(mem, [], now="2026-12-02T00:00:00Z") == []
+    assert apply(mem.store, actions, now="2026-12-02T00:00:00Z")[0].startswith("archived soon")
+    assert apply(mem.store, [], now="2026-12-02T00:00:00Z") == []
 
 
 def test_second_run_reads_only_changed_files(root, monkeypatch):
@@ -531,17 +532,17 @@ def test_second_run_reads_only_changed_files(root, monkeypatch):
     real = hbmod.check_file
     monkeypatch.setattr(hbmod, "check_file", lambda job: read.append(job[0]) or real(job))
     mem = Memory(root)
-    first = audit(mem)
+    first = audit(mem.store)
     assert len(read) == 5 and (root / ".memcli/heartbeat-cache.json").exists()
     read.clear()
-    assert audit(mem).findings == first.findings and read == []
+    assert audit(mem.store).findings == first.findings and read == []
     write_detail(root, "note-2", "Topic number c", "about x", body=f"{INJECTION}\n")
-    again = audit(mem)
+    again = audit(mem.store)
     assert read == ["memory/note-2.md"] and [f.path for f in again.findings if f.code == "injection"] == [
         "memory/note-2.md"]
     (root / ".memcli/heartbeat-cache.json").write_text('{"signature": "x", "files": {"memory/note-0.md": 3}}')
     read.clear()
-    assert audit(mem).findings == again.findings and len(read) == 5  # a stale or broken cache is rebuilt
+    assert audit(mem.store).findings == again.findings and len(read) == 5  # a stale or broken cache is rebuilt
 
 
 def test_worker_processes_give_the_same_report(root, monkeypatch):
@@ -552,10 +553,10 @@ def test_worker_processes_give_the_same_report(root, monkeypatch):
                      body=f"{AWS_KEY}\n" if i == 7 else "Plain body.\n", expires="2020-01-01" if i == 9 else "null")
     (root / "memory/n3.md").write_text("---\ntitle: [broken\n---\n")
     mem = Memory(root)
-    alone = audit(mem, write_cache=False)
+    alone = audit(mem.store, write_cache=False)
     monkeypatch.setattr(hbmod, "PARALLEL_MIN", 10)
     assert hbmod._workers(60) == min(len(os.sched_getaffinity(0)), 8)
-    shared = audit(mem, write_cache=False)
+    shared = audit(mem.store, write_cache=False)
     assert shared.findings == alone.findings and shared.state.details == alone.state.details
     assert {f.code for f in shared.findings} >= {"secret", "expired", "frontmatter-broken"}
 

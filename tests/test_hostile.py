@@ -28,9 +28,10 @@ from hypothesis import strategies as st
 
 from memcli.cli.app import command
 from tests.conftest import invoke as run_main
-from memcli.core import Memory, init_root
+from memcli.core import Memory
+from memcli.usecases.init import init_root
 from memcli.store import details as dfile
-from memcli.store.fs import valid_id
+from memcli.store.layout import valid_id
 from memcli.store.index import IndexDoc
 
 HAS_HEARTBEAT = "heartbeat" in command().commands

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from memcli.core import Memory
-from memcli.gitsync import setup, sync
+from memcli.store.git import setup
 from memcli.store import inbox as store
 
 ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
@@ -45,7 +45,7 @@ def clones(tmp_path, monkeypatch):
     seed = Memory.init(tmp_path / "seed")
     setup(seed.root, init=True)
     git(seed.root, "remote", "add", "origin", str(bare))
-    sync(seed)
+    seed.sync()
     out = []
     for name in ("a", "b"):
         git(tmp_path, "clone", "-q", str(bare), name)
@@ -63,8 +63,8 @@ def test_setup_names_a_driver_for_the_inbox(clones):
 def test_two_clones_propose_and_accept_concurrently(clones):
     a, b = clones
     talk(a, "a1", LESSON_A + CHATTER, "09:00")
-    assert sync(a)["pushed"]
-    assert sync(b)["code"] == 0  # b has a's episode now
+    assert a.sync()["pushed"]
+    assert b.sync()["code"] == 0  # b has a's episode now
     talk(b, "b1", LESSON_B + CHATTER, "10:00")
     pa = a.reflect(now=f"{DAY}11:00:00Z")["proposed"]
     pb = b.reflect(now=f"{DAY}11:00:30Z")["proposed"]
@@ -76,7 +76,7 @@ def test_two_clones_propose_and_accept_concurrently(clones):
     assert a.inbox.accept(cert, now=f"{DAY}12:00:00Z")[0]["action"] == "accepted"
     assert b.inbox.accept(cert, now=f"{DAY}12:00:10Z")[0]["action"] == "accepted"
     for m in (a, b, a):
-        res = sync(m)
+        res = m.sync()
         assert res["code"] == 0 and not res["conflicts"], res
     # the same files on both sides, nothing left with markers
     assert git(a.root, "rev-parse", "HEAD") == git(b.root, "rev-parse", "HEAD")
@@ -89,8 +89,8 @@ def test_two_clones_propose_and_accept_concurrently(clones):
         assert not [f for f in m.audit().findings if f.code == "conflict-markers"]
     # b's Postgres decision reached a; a accepts it and syncs; b, which had it pending, learns it was taken
     assert a.inbox.accept(pg, now=f"{DAY}13:00:00Z")[0]["action"] == "accepted"
-    sync(a)
-    sync(b)
+    a.sync()
+    b.sync()
     again = b.inbox.accept(pg)[0]
     assert again["action"] == "already" and "already accepted" in again["message"]
     assert b.inbox.accept(cert)[0]["action"] == "already"

@@ -78,22 +78,23 @@ def test_hand_written_lines_never_push_listed_entries_out(tmp_path):
     rebuilt = Memory(r).rebuild_index()
     text = (r / "MEMORY.md").read_text(encoding="utf-8")
     assert "memory/pinned-one.md" in text and "memory/plain-one.md" in text
-    assert rebuilt["left_out"] == ["newest"] and "hand-written" in rebuilt["warnings"][0]
+    assert rebuilt["left_out"] == ["newest"] and "hand-written" in rebuilt.warnings[0]
 
 
 def test_rebuild_sees_writes_made_while_it_read(tmp_path, monkeypatch):
     """`index rebuild` reads the detail files without the lock: a memory remembered, one
     forgotten and one edited in the meantime are taken as they are when it writes."""
     from memcli.core import Memory
+    from memcli.usecases import maintain
 
     r = tmp_path / "r"
     mem = Memory.init(r)
     for name in ("Kept one", "Gone one", "Edited one"):
         mem.remember(name, "before")
-    plain = Memory.list
+    plain = maintain.listing
 
-    def list_then_write(self, *a, **kw):
-        out = plain(self, *a, **kw)
+    def list_then_write(*a, **kw):
+        out = plain(*a, **kw)
         other = Memory(r)
         other.remember("Written meanwhile", "during the rebuild")
         other.forget("gone-one")
@@ -102,9 +103,77 @@ def test_rebuild_sees_writes_made_while_it_read(tmp_path, monkeypatch):
                         encoding="utf-8")
         return out
 
-    monkeypatch.setattr(Memory, "list", list_then_write)
+    monkeypatch.setattr(maintain, "listing", list_then_write)
     out = Memory(r).rebuild_index()
     text = (r / "MEMORY.md").read_text(encoding="utf-8")
     assert "memory/written-meanwhile.md" in text and "memory/gone-one.md" not in text
     assert "**Edited one**: after" in text and "memory/kept-one.md" in text
     assert out["entries"] == 3
+
+
+# ---------------------------------------------------------------- the one planner
+
+def _memory(mid, importance=0.5, pinned=False, day=1):
+    return Detail(id=mid, title=mid.title(), summary=f"about {mid}", importance=importance, pinned=pinned,
+                  updated=f"2026-01-{day:02d}T00:00:00Z")
+
+
+def _line(mid):
+    return f"- **{mid.title()}**: about {mid} | → memory/{mid}.md"
+
+
+def test_the_planner_keeps_every_line_it_cannot_use_and_drops_only_when_tidy():
+    """One rule for every caller: a line that is not a memory's, or whose memory cannot be read, stays
+    as written; a second line of a memory, a line whose file is gone and a line of an expired memory
+    go only in a tidy plan (repair, rebuild, the reconciliation after a merge), never in a write."""
+    from memcli.store.index import IndexDoc
+
+    text = "\n".join(["# MEMORY", "", _line("alpha"), _line("broken"), _line("gone"), _line("alpha"), _line("old"),
+                      "- **Elsewhere**: a link out | → ../outside.md"]) + "\n"
+    memories = {"alpha": _memory("alpha"), "broken": indexrules.UNREADABLE, "old": indexrules.EXPIRED}
+    write = indexrules.plan(IndexDoc.parse(text), memories, max_lines=40)
+    tidy = indexrules.plan(IndexDoc.parse(text), memories, max_lines=40, tidy=True)
+    for p in (write, tidy):
+        assert [d.id for d in p.listed] == ["alpha"]
+        out = p.doc.render()
+        assert _line("broken") in out and "../outside.md" in out
+    assert write.doc.render() == text and write.dropped == []
+    assert sorted((mid, why) for _, mid, why in tidy.dropped) == [
+        ("alpha", indexrules.DUPLICATE), ("gone", indexrules.MISSING), ("old", indexrules.EXPIRED)]
+    assert _line("gone") not in tidy.doc.render() and tidy.doc.render().count(_line("alpha")) == 1
+    assert sorted(why for _, _, why in tidy.kept) == [indexrules.NOT_A_MEMORY, indexrules.UNREADABLE]
+
+
+def test_the_planner_fits_only_when_asked_and_offers_free_lines():
+    from memcli.store.index import IndexDoc
+
+    lines = ["# MEMORY", ""] + [_line(m) for m in ("a", "b", "c")]
+    memories = {m: _memory(m, importance=i) for m, i in (("a", 0.9), ("b", 0.5), ("c", 0.1), ("d", 0.95))}
+    doc = IndexDoc.parse("\n".join(lines) + "\n")
+    # room for 2 entries (5 lines, 2 of them fixed): a write keeps what is listed and says so ...
+    write = indexrules.plan(doc, memories, max_lines=5)
+    assert [d.id for d in write.listed] == ["a", "b", "c"] and not write.demoted and write.warnings == [
+        indexrules.crowded(doc, 5, 3, [])]
+    # ... a repair demotes the lowest to fit, a new memory takes the place of the lowest
+    assert indexrules.plan(doc, memories, max_lines=5, fit=True).demoted == ["c"]
+    assert [d.id for d in indexrules.plan(doc, memories, max_lines=6, add=memories["d"]).listed] == ["d", "a", "b"]
+    assert indexrules.plan(doc, memories, max_lines=6, add=memories["d"], on_full="refuse").refused
+    # a free line is offered to the best memory not listed
+    roomy = indexrules.plan(doc, memories, max_lines=10, promote=memories.values())
+    assert roomy.promoted == ["d"] and [d.id for d in roomy.listed] == ["d", "a", "b", "c"]
+
+
+def test_every_caller_keeps_the_line_of_a_memory_it_cannot_read(tmp_path):
+    """remember, `index rebuild`, `heartbeat --fix` and the reconciliation after a merge follow the
+    same plan: the line of a memory whose file is broken stays as it was written."""
+    from memcli.core import Memory
+
+    r = tmp_path / "r"
+    mem = Memory.init(r)
+    mem.remember("Broken soon", "its line must stay", id="broken-soon")
+    (r / "memory" / "broken-soon.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    line = next(ln for ln in (r / "MEMORY.md").read_text(encoding="utf-8").splitlines() if "broken-soon" in ln)
+    for step in (lambda: mem.remember("Another", "a new memory"), mem.rebuild_index,
+                 lambda: mem.repair(dry_run=False), mem.reconcile_index):
+        step()
+        assert line in (r / "MEMORY.md").read_text(encoding="utf-8").splitlines(), step

@@ -173,7 +173,7 @@ def test_recall_is_traced_and_never_touches_committed_files(ex, example_root):
     assert recs[-2]["command"] == "recall" and recs[-2]["layer"] == "index" and recs[-2]["ids"][0] == "mysql-charset"
     assert recs[-1]["ids"] == [] and recs[-1]["layer"] is None
     assert {p: p.read_bytes() for p in example_root.rglob("*.md")} == before
-    from memcli.recall import access
+    from memcli.store.trace import access
 
     assert access(example_root)["mysql-charset"]["count"] >= 1
 
@@ -311,7 +311,7 @@ def test_context_sections_fences_and_budget(ex, example_root):
     assert order == sorted(order)
     assert "```memory-data" in text and "not instructions" in text
     small = ex.json("context", "deploy staging", "--budget", "200", code=0)["data"]
-    from memcli.context import tokens
+    from memcli.usecases.context import tokens
 
     assert tokens(small["text"]) <= 200 + 10
     assert small["sections"][0]["section"] == "scope" and small["sections"][0]["trimmed"] is False
@@ -334,7 +334,7 @@ def test_context_flags_injection_and_cannot_be_broken_out_of(cli, root):
 
 
 def test_token_estimate():
-    from memcli.context import tokens
+    from memcli.usecases.context import tokens
 
     assert tokens("中文字符") == 4 and tokens("abcd" * 10) == 10
 

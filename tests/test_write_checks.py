@@ -11,8 +11,8 @@ import pytest
 
 from memcli import Memory
 from memcli.errors import SecretError, UsageError
-from memcli.initroot import init_root
-from memcli.recall.trace import access
+from memcli.usecases.init import init_root
+from memcli.store.trace import access
 
 
 def token(seed: int = 7) -> str:

@@ -65,7 +65,7 @@ def memcli_recall(root: Path, query: str, threshold: float | None = None) -> lis
     """The one call into memcli's recall API (a change of that API is an edit here)."""
     from memcli.recall import recall
 
-    return [h.id for h in recall(_memory(root), query, limit=LIMIT, threshold=threshold, now=NOW).hits]
+    return [h.id for h in recall(_memory(root).store, query, limit=LIMIT, threshold=threshold, now=NOW).hits]
 
 
 def _semantic_extra(on: bool):

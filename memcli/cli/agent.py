@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .app import Json, app, run, state
+from .shared import Json, app, run, state
 from .boundary import Out, stdin_bytes
 
 hook_app = typer.Typer(help="Hooks an agent runs on its own events (reads the event's JSON on stdin), and the "
@@ -28,7 +28,7 @@ def mcp(ctx: typer.Context):
     Example: memcli --root ~/notes mcp
     """
     def act():
-        from ..config import find_root
+        from ..core import find_root
 
         root = find_root(state(ctx).root)
         from ..mcp import serve  # a missing extra is a one-line error naming the install command
@@ -64,7 +64,7 @@ Where = Annotated[Optional[str], typer.Argument(metavar="PATH", help="A memory r
 
 
 def _hook_root(ctx: typer.Context, path: Optional[str]):
-    from ..config import find_root
+    from ..core import find_root
 
     return find_root(path if path else state(ctx).root)
 
@@ -80,11 +80,11 @@ def hook_allow(ctx: typer.Context, path: Where = None, json_: Json = False):
     Example: memcli hook allow ~/notes
     """
     from .. import render as r
-    from ..trust import allow_hook_root
+    from ..core import hook_allow
 
     def act():
         root = _hook_root(ctx, path)
-        added = allow_hook_root(root)
+        added = hook_allow(root)
 
         def human():
             r.talk(f"the hook {'now uses' if added else 'already used'} {root}: it records every prompt there "
@@ -101,11 +101,11 @@ def hook_deny(ctx: typer.Context, path: Where = None, json_: Json = False):
     Example: memcli hook deny ~/notes
     """
     from .. import render as r
-    from ..trust import deny_hook_root, real
+    from ..core import hook_deny, real_path
 
     def act():
-        root = real(path) if path else str(_hook_root(ctx, None))
-        removed = deny_hook_root(root)
+        root = real_path(path) if path else str(_hook_root(ctx, None))
+        removed = hook_deny(root)
 
         def human():
             r.talk(f"the hook no longer uses {root}" if removed else f"{root} was not allowed; nothing changed")
@@ -121,7 +121,7 @@ def hook_list(ctx: typer.Context, json_: Json = False):
     Example: memcli hook list
     """
     from .. import render as r
-    from ..trust import hook_roots
+    from ..core import hook_roots
 
     def act():
         roots = hook_roots()

@@ -1,52 +1,23 @@
-"""The thin command line: parse, make one library call, render, map errors to exit codes."""
+"""The thin command line: parse, make one library call, render, map errors to exit codes.
+
+This module holds the commands of a memory's life (init, remember, update, show, list, edit,
+forget, restore, index) and gathers the others' modules; the Typer app they share is in
+``shared``."""
 
 from __future__ import annotations
 
 import sys
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 import typer
 from typing import Annotated
 
-from .. import __version__
 from .. import render as r
-from ..errors import MemcliError, UsageError
+from ..errors import UsageError
 from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
-from .boundary import Out, State, execute, open_memory, read_input, stdin_bytes
+from .boundary import Out, read_input, stdin_bytes
 from .complete import ids, tags
-
-app = typer.Typer(
-    name="memcli", add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
-    help="A file-based Markdown memory for AI agents: MEMORY.md (the index) + memory/*.md (the details).\n\n"
-         "Example: memcli recall \"how do we deploy to staging\"",
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-index_app = typer.Typer(help="Regenerate or verify MEMORY.md.\n\nExample: memcli index check", no_args_is_help=True)
-app.add_typer(index_app, name="index")
-
-Json = Annotated[bool, typer.Option("--json", help="Print one JSON envelope on stdout.")]
-
-
-def _version(ctx: typer.Context, value: bool):
-    if value:
-        if ctx.params.get("json_"):
-            r.out(r.envelope("version", True, {"version": __version__}))
-        else:
-            r.out(f"memcli {__version__}")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _global(
-    ctx: typer.Context,
-    root: Annotated[Optional[str], typer.Option("--root", help="The memory root (else MEMCLI_ROOT, else the nearest ancestor with MEMORY.md).")] = None,
-    json_: Json = False,
-    session: Annotated[Optional[str], typer.Option("--session", help="Session name (else MEMCLI_SESSION, else 'default').")] = None,
-    scope: Annotated[Optional[str], typer.Option("--scope", help="Scope name (else MEMCLI_SCOPE, else 'default').")] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
-):
-    ctx.obj = State(root or None, json_, session or None, scope or None)
-
+from .shared import Json, app, index_app, memory, run, state
 
 def command():
     """The app's Click command, built once per process (`main` and in-process tests share it)."""
@@ -77,22 +48,6 @@ def tidy(cmd):
 _COMMAND = None
 
 
-def state(ctx: typer.Context) -> State:
-    obj = ctx.find_root().obj
-    return obj if isinstance(obj, State) else State()
-
-
-def memory(ctx: typer.Context):
-    return open_memory(state(ctx).root)
-
-
-def run(ctx: typer.Context, command: str, json_flag: bool, action: Callable[[], Out]) -> None:
-    """Every Typer command goes through the one error boundary."""
-    code = execute(command, json_flag or state(ctx).json, action)
-    if code:
-        raise typer.Exit(code)
-
-
 # ---------------------------------------------------------------- commands
 
 @app.command()
@@ -107,16 +62,10 @@ def init(
 
     Example: memcli init notes --example
     """
-    from ..initroot import init_root
+    from ..core import Memory
 
     def act():
-        res = init_root(path or state(ctx).root or ".", example)
-        if git_:
-            from ..gitsync import setup
-
-            res["git"] = setup(res["root"], init=True)
-        else:
-            res["git"] = None
+        res = Memory.create(path or state(ctx).root or ".", example, git=git_)
 
         def human():
             for c in res["created"]:
@@ -127,7 +76,7 @@ def init(
             if res["examples"]:
                 r.talk(f"added {len(res['examples'])} example memories")
             r.out(res["root"])
-        return Out(res, human)
+        return Out.of(res, human)
     run(ctx, "init", json_, act)
 
 
@@ -191,8 +140,7 @@ def update(
         res = memory(ctx).gate("cli").update(id_, title=title, summary=s, append=a, tags=tag or (), untags=untag or (),
                                  aliases=alias or (), type=type_, importance=importance, pinned=pin,
                                  expires=expires)
-        data = res.to_dict()
-        return Out(data, lambda: r.write_result(data), warnings=res.warnings)
+        return Out.of(res, lambda: r.write_result(res.to_dict()))
     run(ctx, "update", json_, act)
 
 
@@ -205,11 +153,8 @@ def show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", he
     """
     def act():
         m = memory(ctx)
-        d = m.get(id_)
-        data = d.to_dict()
-        from ..store.fs import read_text
-
-        text = read_text(m.root / d.path, d.path)
+        data = m.get(id_).to_dict()
+        text = m.raw(id_)
         return Out(data, lambda: r.show(data, text))
     run(ctx, "show", json_, act)
 
@@ -228,13 +173,11 @@ def list_(
 
     Example: memcli list --tag mysql
     """
-    from ..everyday import format_listing, listing_data
-
     def act():
-        data = listing_data(memory(ctx).list(tag=tag, type=type_, all=all_))
+        data = memory(ctx).list(tag=tag, type=type_, all=all_).to_dict()
         rows, probs = data["memories"], data["problems"]
         fmt = format_ or (None if r.is_tty() else "tsv")
-        text = format_listing(rows, fmt) if fmt else None
+        text = r.format_listing(rows, fmt) if fmt else None
 
         def human():
             if text is None:
@@ -263,7 +206,7 @@ def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", he
 
     def act():
         m = memory(ctx)
-        m.locate(id_)
+        m.locate(id_)  # an unknown id is said before the editor starts
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
         if not editor and not (r.is_tty(sys.stdin) and r.is_tty(sys.stdout)):
             raise UsageError("edit opens $VISUAL or $EDITOR, and neither is set (vi needs a terminal): "
@@ -280,8 +223,7 @@ def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", he
             raise UsageError(f"the editor exited with {code}; nothing was changed"
                              + (f" (your text is kept in {kept})" if kept else ""))
         res = m.edit_finish(s)
-        data = res.to_dict()
-        return Out(data, lambda: r.write_result(data), warnings=res.warnings)
+        return Out.of(res, lambda: r.write_result(res.to_dict()))
     run(ctx, "edit", json_, act)
 
 
@@ -298,20 +240,16 @@ def forget(
     """
     def act():
         m = memory(ctx)
-        path = m.locate(id_)
+        found = m.locate(id_)
         if not yes:
             if not (r.is_tty(sys.stdin) and r.is_tty(sys.stderr)):
                 raise UsageError("forget deletes a file: pass --yes when not on a terminal")
-            try:
-                what = m.load(path).title
-            except MemcliError:
-                what = "its frontmatter cannot be read"
-            if not typer.confirm(f"Delete {m.rel(path)} ({what}) and its index line?", err=True):
-                kept = {"action": "kept", "id": id_, "path": m.rel(path), "line": None}
+            what = found["title"] if found["title"] is not None else "its frontmatter cannot be read"
+            if not typer.confirm(f"Delete {found['path']} ({what}) and its index line?", err=True):
+                kept = {"action": "kept", "id": id_, "path": found["path"], "line": None}
                 return Out(kept, lambda: r.talk(f"kept {id_}: nothing deleted"))
         res = m.forget(id_)
-        data = res.to_dict()
-        return Out(data, lambda: r.write_result(data))
+        return Out.of(res, lambda: r.write_result(res.to_dict()))
     run(ctx, "forget", json_, act)
 
 
@@ -324,8 +262,7 @@ def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID",
     """
     def act():
         res = memory(ctx).restore(id_)
-        data = res.to_dict()
-        return Out(data, lambda: r.write_result(data), warnings=res.warnings)
+        return Out.of(res, lambda: r.write_result(res.to_dict()))
     run(ctx, "restore", json_, act)
 
 
@@ -344,7 +281,7 @@ def index_rebuild(ctx: typer.Context, json_: Json = False):
                 r.talk(f"not listed for lack of room (detail files kept): {', '.join(res['left_out'])}")
             for p in res["problems"]:
                 r.warn(f"skipped {p}")
-        return Out(res, human, warnings=res.pop("warnings"))
+        return Out.of(res, human)
     run(ctx, "index rebuild", json_, act)
 
 

@@ -33,6 +33,11 @@ class Out:
     code: int = 0
     warnings: list = field(default_factory=list)
 
+    @classmethod
+    def of(cls, result, human: Optional[Callable[[], None]] = None, code: int = 0, warnings=()) -> "Out":
+        """A library result (anything with to_dict() and warnings): its data, its warnings after any given."""
+        return cls(result.to_dict(), human, code, [*warnings, *result.warnings])
+
 
 def execute(command: str, as_json: bool, action: Callable[[], Out]) -> int:
     try:
@@ -61,8 +66,8 @@ def read_input(text: str | None, file: str | None, stdin_text, what: str) -> str
     import os
     from pathlib import Path
 
+    from ..core import decode_input as decode
     from ..errors import FileError, UsageError
-    from ..store.fs import decode
 
     if text is not None and file is not None:
         raise UsageError(f"give the {what} as text or as a file, not both")
@@ -88,16 +93,15 @@ def stdin_bytes() -> bytes:
 
 
 def open_memory(root: Optional[str]):
-    from ..config import find_root
     from ..core import Memory
 
-    return Memory(find_root(root))
+    return Memory.find(root)
 
 
 def names(session: Optional[str], scope: Optional[str]) -> tuple[str, str]:
-    from ..config import env
+    from ..core import session_names
 
-    return session or env("MEMCLI_SESSION") or "default", scope or env("MEMCLI_SCOPE") or "default"
+    return session_names(session, scope)
 
 
 def text_arg(value: str, what: str) -> str:
@@ -111,16 +115,15 @@ def recall_action(st: State, query, limit=None, deep=False, layer=None, threshol
     sess, sc = names(st.session, st.scope)
     m = open_memory(st.root)
     q = text_arg(query, "query")
-    res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold)
-    data = res.to_dict()
-    if inbox:  # proposals waiting for review are recalled only when asked for
-        data["hits"] += [h.to_dict() for h in m.inbox.search(q, limit=limit)]
-    return Out(data, lambda: r.recall(data), code=0 if data["hits"] else 1, warnings=res.warnings)
+    res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold, inbox=inbox)
+    out = Out.of(res)
+    out.human, out.code = (lambda: r.recall(out.data)), 0 if out.data["hits"] else 1
+    return out
 
 
 def should_recall_action(st: State, text) -> Out:
     res = open_memory(st.root).should_recall(text_arg(text, "text"))
-    return Out(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
+    return Out.of(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
 
 
 def remember_action(st: State, title, summary=None, tag=None, alias=None, body=None, body_file=None, type_=None,
@@ -136,34 +139,25 @@ def remember_action(st: State, title, summary=None, tag=None, alias=None, body=N
     res = m.gate("cli").remember(t, s, tags=tag or (), aliases=alias or (), body=b, type=type_,
                                  importance=importance, pinned=True if pin else None, expires=expires, id=id_,
                                  source=source)
-    data = res.to_dict()
-    return Out(data, lambda: r.write_result(data), warnings=res.warnings)
-
-
-def _warning(res: dict) -> list:
-    """A library result's "warning" goes to stderr (or the envelope's warnings), not into the data."""
-    w = res.pop("warning", None)
-    return [w] if w else []
+    return Out.of(res, lambda: r.write_result(res.to_dict()))
 
 
 def scope_set_action(st: State, key, value, agent=None, force=False) -> Out:
     _, sc = names(None, st.scope)
     m = open_memory(st.root)
     res = m.scope(sc).set(key, text_arg(value, "value"), agent or "", force)
-    warn = _warning(res)
-    return Out(res, lambda: r.talk(f"{key} set by {agent}"), warnings=warn)
+    return Out.of(res, lambda: r.talk(f"{key} set by {agent}"))
 
 
 def session_add_action(st: State, role, text) -> Out:
     sess, _ = names(st.session, None)
     m = open_memory(st.root)
     res = m.session(sess).add(role, text_arg(text, "text"))
-    warn = list(m.config.warnings) + _warning(res)
 
     def human():
         r.talk(f"session {res['session']}: {r.plural(res['turns'], 'turn')}"
                + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else ""))
-    return Out(res, human, warnings=warn)
+    return Out.of(res, human, warnings=m.config.warnings)
 
 
 # command -> action, for the fast path (cli/__init__._FAST declares their arguments)

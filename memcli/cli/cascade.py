@@ -9,8 +9,8 @@ from typing import Annotated
 
 from .. import render as r
 from ..core import CONTEXT_BUDGET
-from .app import Json, app, memory, run, state
-from .boundary import Out, _warning, names, recall_action, should_recall_action, text_arg
+from .shared import Json, app, memory, run, state
+from .boundary import Out, names, recall_action, should_recall_action, text_arg
 from .complete import layer_help, layers
 
 session_app = typer.Typer(help="The short-term layer: recent turns plus a summary.\n\n"
@@ -78,7 +78,7 @@ def context(
         sess, sc = _names(ctx)
         res = memory(ctx).context(text_arg(query, "query") if query else None, budget=budget, session=sess,
                                   scope=sc)
-        return Out(res, lambda: r.write(res["text"]), warnings=res.pop("warnings", []))
+        return Out.of(res, lambda: r.write(res["text"]))
     run(ctx, "context", json_, act)
 
 
@@ -109,7 +109,6 @@ def session_show(ctx: typer.Context, json_: Json = False):
     def act():
         sess, _ = _names(ctx)
         data = memory(ctx).session(sess).show()
-        warn = _warning(data)
 
         def human():
             if data.get("summary"):
@@ -120,7 +119,7 @@ def session_show(ctx: typer.Context, json_: Json = False):
                     r.out(f"**{t['role']}**: {t['text']}")
             if not data.get("summary") and not data["turns"]:
                 r.talk(f"session {sess} is empty")
-        return Out(data, human, warnings=warn)
+        return Out.of(data, human)
     run(ctx, "session show", json_, act)
 
 
@@ -133,9 +132,8 @@ def session_clear(ctx: typer.Context, json_: Json = False):
     def act():
         sess, _ = _names(ctx)
         res = memory(ctx).session(sess).clear()
-        warn = _warning(res)
-        return Out(res, lambda: r.talk(f"session {sess} cleared" + (f"; kept in {res['episode']}" if res["episode"] else "")),
-                   warnings=warn)
+        return Out.of(res, lambda: r.talk(f"session {sess} cleared" + (f"; kept in {res['episode']}" if res["episode"]
+                                                                        else "")))
     run(ctx, "session clear", json_, act)
 
 
@@ -150,8 +148,7 @@ def scope_start(ctx: typer.Context, task: Annotated[str, typer.Argument(help="Wh
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).start(text_arg(task, "task"))
-        warn = [res["warning"]] if res["warning"] else []
-        return Out(res, lambda: r.talk(f"scope {sc} started: {res['task']}"), warnings=warn)
+        return Out.of(res, lambda: r.talk(f"scope {sc} started: {res['task']}"))
     run(ctx, "scope start", json_, act)
 
 
@@ -183,8 +180,8 @@ def scope_get(ctx: typer.Context, key: Annotated[str, typer.Argument(help="The k
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).get(key)
         if res["value"] is None:
-            return Out(res, lambda: r.talk(f"{key} is not set in scope {sc}"), code=1)
-        return Out(res, lambda: r.out(str(res["value"])))
+            return Out.of(res, lambda: r.talk(f"{key} is not set in scope {sc}"), code=1)
+        return Out.of(res, lambda: r.out(str(res["value"])))
     run(ctx, "scope get", json_, act)
 
 
@@ -208,7 +205,7 @@ def scope_read(
                 r.out(f"## {k}\n\n{v}\n")
             if res["missing"]:
                 r.talk(f"not set: {', '.join(res['missing'])}")
-        return Out(res, human, code=1 if res["missing"] else 0)
+        return Out.of(res, human, code=1 if res["missing"] else 0)
     run(ctx, "scope read", json_, act)
 
 
@@ -218,7 +215,7 @@ def scope_show(ctx: typer.Context, json_: Json = False):
 
     Example: memcli --scope article scope show
     """
-    from ..store.scope import short
+    from ..model import short
 
     def act():
         _, sc = _names(ctx)
@@ -231,7 +228,7 @@ def scope_show(ctx: typer.Context, json_: Json = False):
             r.out(f"# Scope {sc}" + (f": {data['task']}" if data.get("task") else ""))
             for k, v in data["keys"].items():
                 r.out(f"- {k} ({v['agent']}): {short(v['value'], 100)}")
-        return Out(data, human)
+        return Out(data.to_dict() if data is not None else None, human)
     run(ctx, "scope show", json_, act)
 
 
@@ -253,7 +250,7 @@ def scope_check(ctx: typer.Context, json_: Json = False):
                 r.out(f"shared key: {s['key']} written by {', '.join(s['writers'])}")
             if not res["collisions"] and not res["shared_keys"]:
                 r.out("no collisions")
-        return Out(res, human, code=1 if res["collisions"] or res["shared_keys"] else 0)
+        return Out.of(res, human, code=1 if res["collisions"] or res["shared_keys"] else 0)
     run(ctx, "scope check", json_, act)
 
 
@@ -266,8 +263,6 @@ def scope_end(ctx: typer.Context, json_: Json = False):
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).end()
-        warn = _warning(res)
-        return Out(res, lambda: r.talk(f"scope {sc} ended" + (f"; kept in {res['episode']}" if res["episode"] else
-                                                              "" if warn else " (it was not started)")),
-                   warnings=warn)
+        return Out.of(res, lambda: r.talk(f"scope {sc} ended" + (f"; kept in {res['episode']}" if res["episode"] else
+                                                                 "" if res.warnings else " (it was not started)")))
     run(ctx, "scope end", json_, act)

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import render as r
-from .app import Json, app, memory, run
+from .shared import Json, app, memory, run
 from .boundary import Out, stdin_bytes
 
 
@@ -34,7 +34,7 @@ def stats(ctx: typer.Context, json_: Json = False):
             if data["problems"]:
                 r.out(f"unreadable {data['problems']}")
             r.out("state      " + (", ".join(f"{k} {_bytes(v)}" for k, v in data["state_bytes"].items()) or "-"))
-        return Out(data, human)
+        return Out.of(data, human)
     run(ctx, "stats", json_, act)
 
 
@@ -67,7 +67,7 @@ def search(
                 r.out(f"{m['path']}:{m['line']}:{m['text']}")
             for p in data["problems"]:
                 r.warn(f"skipped {p}")
-        return Out(data, human, code=0 if data["matches"] else 1)
+        return Out.of(data, human, code=0 if data["matches"] else 1)
     run(ctx, "search", json_, act)
 
 
@@ -89,7 +89,7 @@ def rename(
             r.out(data["id"])
             refs = f"; references updated in {', '.join(data['references'])}" if data["references"] else ""
             r.talk(f"renamed {old} to {new} ({data['path']}){refs}")
-        return Out(data, human)
+        return Out.of(data, human)
     run(ctx, "rename", json_, act)
 
 
@@ -103,16 +103,14 @@ def export(
 
     Example: memcli export > backup.jsonl
     """
-    from ..everyday.transfer import jsonl
-
     def act():
         data = memory(ctx).export(archived=archived)
 
         def human():
-            r.write(jsonl(data["memories"]))
+            r.write(r.jsonl(data["memories"]))
             for p in data["problems"]:
                 r.warn(f"not exported: {p}")
-        return Out(data, human)
+        return Out.of(data, human)
     run(ctx, "export", json_, act)
 
 
@@ -132,9 +130,9 @@ def import_(
     def act():
         text = None
         if source == "-":
-            from ..store.fs import decode
+            from ..core import decode_input
 
-            text = decode(stdin_bytes(), "stdin", 100_000_000)
+            text = decode_input(stdin_bytes(), "stdin", 100_000_000)
         data = memory(ctx).import_(source, text)
 
         def human():
@@ -144,5 +142,5 @@ def import_(
                    + (f"; skipped {len(data['skipped'])}" if data["skipped"] else ""))
             for s in data["skipped"]:
                 r.warn(f"skipped {s['id']}: {s['reason']}")
-        return Out(data, human)
+        return Out.of(data, human)
     run(ctx, "import", json_, act)

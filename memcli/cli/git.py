@@ -8,7 +8,7 @@ import typer
 
 from .. import render as r
 from ..errors import UsageError
-from .app import Json, app, memory, run
+from .shared import Json, app, memory, run
 from .boundary import Out
 
 git_app = typer.Typer(help="Make a root git-ready and check it.\n\nExample: memcli git setup --check", no_args_is_help=True)
@@ -35,24 +35,19 @@ def git_setup(
 
     Example: git clone host:notes.git && cd notes && memcli git setup
     """
-    from ..gitsync import check as check_git, setup, toplevel
-
     def act():
         m = memory(ctx)
         if check:
-            if toplevel(m.root) is None:
-                raise UsageError(f"{m.root} is not in a git repository (run `memcli git setup` after `git init`)")
-            found = check_git(m.root)
-            items = [{"code": f.code, "severity": f.severity, "path": f.path, "message": f.message, "fix": f.fix}
-                     for f in found]
+            found = m.git_setup(check=True)
+            items = found["findings"]
 
             def human():
                 for f in items:
                     r.out(f"{f['severity']} {f['code']} {f['path']} {f['message']} (fix: {f['fix']})")
                 if not items:
                     r.out("git setup ok")
-            return Out({"findings": items}, human, code=1 if items else 0)
-        res = setup(m.root, command)
+            return Out.of(found, human, code=1 if items else 0)
+        res = m.git_setup(command)
 
         def human():
             if res["gitignore_added"]:
@@ -61,14 +56,14 @@ def git_setup(
                 r.talk(f".gitattributes: added {len(res['gitattributes_added'])} lines (commit it)")
             r.talk(f"merge drivers registered in {res['repository']}/.git/config")
             r.out(res["root"])
-        return Out(res, human)
+        return Out.of(res, human)
     run(ctx, "git setup", json_, act)
 
 
 def _driver(kind: str, base: str, ours: str, theirs: str, marker: int, path: str) -> None:
-    from ..gitmerge import main
+    from ..core import merge_driver
 
-    raise typer.Exit(main([kind, base, ours, theirs, *([str(marker)] if kind == "detail" else []), path]))
+    raise typer.Exit(merge_driver([kind, base, ours, theirs, *([str(marker)] if kind == "detail" else []), path]))
 
 
 Base = Annotated[str, typer.Argument(help="The common ancestor (%O).")]
@@ -124,10 +119,8 @@ def sync(
 
     Example: memcli sync
     """
-    from ..gitsync import sync as do_sync
-
     def act():
-        res = do_sync(memory(ctx), message, push=not no_push, command=command)
+        res = memory(ctx).sync(message, push=not no_push, command=command)
 
         def human():
             if res["committed"]:
@@ -154,12 +147,12 @@ def sync(
                 r.out("synced" if res["remote"] and not res["offline"] else
                       "committed here only (no remote configured)" if not res["remote"] else
                       f"committed here only ({res['remote']} not reached)")
-        return Out(res, human, code=res["code"], warnings=list(res["warnings"]))
+        return Out.of(res, human, code=res["code"])
     run(ctx, "sync", json_, act)
 
 
 def _way(path: str) -> str:
-    from ..store.markers import way_out
+    from ..core import way_out
 
     return way_out(path) if path.endswith(".md") else "edit it, then `git add` it"
 
@@ -186,6 +179,6 @@ def resolve(
         def human():
             kept = "; the other side is in its ## History" if res["kept_in_history"] else ""
             r.out(f"resolved {res['path']} with {res['side']}{kept}")
-        return Out(res, human)
+        return Out.of(res, human)
     run(ctx, "resolve", json_, act)
 

@@ -7,13 +7,13 @@ from typing import Annotated, Optional
 import typer
 
 from .. import render as r
-from .app import Json, app, memory, run, state
+from .shared import Json, app, memory, run, state
 from .boundary import Out
 from ..errors import UsageError
 
 
 def _seconds(value: str, option: str) -> float:
-    from ..config import parse_duration
+    from ..core import parse_duration
     from ..errors import ConfigError
 
     try:
@@ -73,8 +73,6 @@ def watch(
     import signal
     import threading
 
-    from ..watch import watch as observe
-
     as_json = json_ or state(ctx).json
 
     def act():
@@ -94,7 +92,7 @@ def watch(
 
         old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
-            res = observe(m, lambda ev: r.watch_event(ev, as_json), stop, debounce=wait, heartbeat_every=every,
+            res = m.watch(lambda ev: r.watch_event(ev, as_json), stop, debounce=wait, heartbeat_every=every,
                           fix=fix, reflect=reflect)
         finally:
             for s, h in old.items():

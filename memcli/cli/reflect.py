@@ -8,7 +8,7 @@ import typer
 
 from .. import render as r
 from ..errors import MemcliError, UsageError
-from .app import Json, app, memory, run, state
+from .shared import Json, app, memory, run
 from .boundary import Out
 
 inbox_app = typer.Typer(help="Proposals waiting for review in memory/inbox/: list (the default), show, accept, "
@@ -42,14 +42,10 @@ def reflect(
     def act():
         m = memory(ctx)
         if background:
-            from ..usecases.reflect import background as bg
-
-            res = bg(m, origin="hook" if engine == "offline" else None)
-            return Out(res, lambda: None)
+            return Out.of(m.reflect(background=True, origin="hook" if engine == "offline" else None))
         if budget is not None and budget < 1:
             raise UsageError("--budget must be at least 1")
         res = m.reflect(engine=engine, all=all_, dry_run=dry_run, budget=budget)
-        warnings = list(m.config.warnings) + res.pop("warnings")
 
         def human():
             shown = res["proposals"]
@@ -62,7 +58,7 @@ def reflect(
                    + (f", auto-accepted {len(res['accepted'])}" if res["accepted"] else "")
                    + (f", left out {len(res['skipped'])}" if res["skipped"] else "")
                    + ("" if dry_run or not res["proposed"] else "; review with `memcli inbox`"))
-        return Out(res, human, warnings=warnings)
+        return Out.of(res, human)
     run(ctx, "reflect", json_, act)
 
 
@@ -103,11 +99,9 @@ def inbox_show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
     Example: memcli inbox show p-20261201-staging-deploys-need-the-vpn-5e268f
     """
     def act():
-        m = memory(ctx)
-        p = m.inbox.get(id_)
-        from ..store.fs import read_text
-
-        text = read_text(m.root / p.path, p.path)
+        inbox = memory(ctx).inbox
+        p = inbox.get(id_)
+        text = inbox.raw(p)
         return Out(p.to_dict(), lambda: r.out(text.rstrip("\n")))
     run(ctx, "inbox show", json_, act)
 
@@ -117,7 +111,7 @@ def _decide(ctx, command: str, ids, all_, type_, json_, verb: str):
         m = memory(ctx)
         inbox = m.inbox
         results = (inbox.accept if verb == "accept" else inbox.reject)(ids or (), all=all_, type=type_)
-        warnings = [w for x in results for w in x.pop("warnings", [])]
+        warnings = [w for x in results for w in x.warnings]
 
         def human():
             for x in results:
@@ -189,5 +183,5 @@ def inbox_edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
             e.message = f"{e.message} (your text is kept in {draft})"
             raise
         os.unlink(draft)
-        return Out(res, lambda: r.out(f"{res['action']} {res['path']}"))
+        return Out.of(res, lambda: r.out(f"{res['action']} {res['path']}"))
     run(ctx, "inbox edit", json_, act)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from .. import render as r
-from .app import Json, app, memory, run
+from .shared import Json, app, memory, run
 from .boundary import Out
 
 
@@ -24,17 +24,16 @@ def serve(ctx: typer.Context, json_: Json = False):
     from ..errors import Refused, UsageError
 
     def act():
-        from .. import serve as server_mod
-        from ..search import semantic
+        from ..core import semantic_available
 
-        if not semantic.enabled():
+        if not semantic_available():
             raise UsageError("memcli serve needs the semantic extra: pip install 'memcli[semantic]'")
-        server = server_mod.Server(memory(ctx).root)
+        server = memory(ctx).semantic_server()
         try:
             sock = server.bind()
         except RuntimeError as e:
             raise Refused(str(e)) from None
-        r.talk(f"memcli: serving {server.mem.root} on {server.path}")
+        r.talk(f"memcli: serving {server.root} on {server.path}")
         why: list = []
 
         def on_signal(signum, frame):
@@ -49,6 +48,6 @@ def serve(ctx: typer.Context, json_: Json = False):
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-        res = {"root": str(server.mem.root), "socket": str(server.path), "stopped_by": why[0] if why else None}
+        res = {"root": str(server.root), "socket": str(server.path), "stopped_by": why[0] if why else None}
         return Out(res, lambda: r.talk("memcli: stopped serving"))
     run(ctx, "serve", json_, act)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 
 from .. import render as r
-from .app import Json, app, run, state
+from .shared import Json, app, memory, run
 from .boundary import Out
 
 
@@ -20,15 +20,13 @@ def trust(ctx: typer.Context, json_: Json = False):
 
     Example: memcli trust
     """
-    from ..config import find_root, trust as record
-
     def act():
-        res = record(find_root(state(ctx).root))
+        res = memory(ctx).trust()
 
         def human():
             cmds = res["commands"]
             r.talk("trusted memcli.yaml (sha256 " + res["sha256"][:12] + "…)"
                    + ("; it may now use: " + "; ".join(f"{k}: {v}" for k, v in cmds.items()) if cmds else ""))
             r.talk(f"recorded in {res['record']}")
-        return Out(res, human)
+        return Out.of(res, human)
     run(ctx, "trust", json_, act)

@@ -1,9 +1,9 @@
-"""Heartbeat: audit a memory root, plan the safe repairs, apply them.
+"""Heartbeat: audit a memory root and plan the safe repairs.
 
-``audit(mem)`` reads every file once and returns a ``Report``: findings, each with a stable
-code, a severity, the file (and line) and a suggested fix. ``plan(report)`` lists the repairs
-that need no person; ``apply(mem, actions)`` makes them under the root lock with atomic
-writes and returns what it did. Deterministic and offline: no model, no network.
+``audit(root)`` (a store.Root) reads every file once and returns a ``Report``: findings, each
+with a stable code, a severity, the file (and line) and a suggested fix. ``plan(report)`` lists
+the repairs that need no person; ``usecases.maintain.apply`` makes them under the root lock.
+Deterministic and offline: no model, no network.
 
     base.py        the audit's state, the memo of one memory, time and text helpers
     checks.py      the Check interface and its registry, with the built-in checks
@@ -11,7 +11,7 @@ writes and returns what it did. Deterministic and offline: no model, no network.
     duplicates.py  near-duplicate memories without comparing every pair
     cache.py       per-file records, cached by file fingerprint, read by workers when many
     audit.py       audit(): read every file once, run every registered check
-    repair.py      plan() and apply(): the repairs that need no person
+    repair.py      plan(): the repairs that need no person
 
 A new check: a class deriving from ``checks.Check`` with ``@checks.register`` (see checks.py).
 """
@@ -22,7 +22,7 @@ from .base import SEVERITIES, TEMP_MIN_AGE, Memo, Report, State
 from .checks import CHECKS, Check, check_text, register
 from . import gitchecks  # noqa: E402,F401  (registers the git checks)
 from . import inboxchecks  # noqa: E402,F401  (registers the inbox checks)
-from .repair import Action, apply, plan
+from .repair import Action, plan
 
 __all__ = ["Action", "CHECKS", "Check", "Finding", "Memo", "Report", "SEVERITIES", "State", "TEMP_MIN_AGE",
-           "apply", "audit", "check_text", "plan", "register"]
+           "audit", "check_text", "plan", "register"]

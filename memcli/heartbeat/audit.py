@@ -2,35 +2,34 @@
 
 from __future__ import annotations
 
-import os
-import stat
 import time
 from pathlib import Path
 
+from ..dates import now_of
 from ..errors import MemcliError, UnsafePathError
 from ..store import layout, markers
 from ..store.fs import inside
 from ..store.index import IndexDoc
 from . import checks
-from .base import SEVERITIES, Memo, Report, State, now_of, read_file
+from .base import SEVERITIES, Memo, Report, State, read_file
 from .cache import read_files
 
 
-def audit(mem, now=None, *, write_cache: bool = True) -> Report:
-    """Every check, over every file, reading each changed file once (see cache.CACHE_NAME)."""
+def audit(store, now=None, *, write_cache: bool = True) -> Report:
+    """Every check, over every file of a store.Root, reading each changed file once (see cache.CACHE_NAME)."""
     when = now_of(now)
-    root = mem.root
-    st = State(mem=mem, when=when, max_lines=int(mem.config["index.max_lines"]))
+    root = store.path
+    st = State(root=store, when=when, max_lines=int(store.config["index.max_lines"]))
     findings: list = []
     files = 0
 
     # memory/*.md are memories; archive/ is checked too; episodes are only scanned
-    timed = checks._overrides("memo")
-    records, st.fingerprints = read_files(mem, write_cache)
+    timed = checks.overriding("memo")
+    records, st.fingerprints = read_files(store, write_cache)
     for rel, kind, fp, (lite, body_hash, expires_line, found) in records:
         files += 1
         findings += [checks.Finding(c, sev, rel, line, msg, fix) for c, sev, line, msg, fix in found]
-        mid = rel.rsplit("/", 1)[1][:-3]
+        mid = rel.rsplit("/", 1)[1][:-3]  # memory/<id>.md or memory/archive/<id>.md
         if kind == layout.ARCHIVED:
             st.archived.add(mid)
         if kind != layout.DETAIL:
@@ -48,7 +47,7 @@ def audit(mem, now=None, *, write_cache: bool = True) -> Report:
                 st.expired[mid] = d.expires
     del records  # the memos share their strings; the rest can go
 
-    index_path = mem.index_path
+    index_path = store.index_path
     try:
         if index_path.is_symlink() and not inside(root, index_path):
             raise UnsafePathError("MEMORY.md leads outside the memory root (a symlink?); not read")
@@ -67,27 +66,10 @@ def audit(mem, now=None, *, write_cache: bool = True) -> Report:
     if st.index is not None:
         unlisted = sum(1 for mid in st.details if mid not in st.expired) - len(st.listed())
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.path, f.line or 0, f.code))
-    iso = when.isoformat().replace("+00:00", "Z")
-    return Report(str(root), iso, findings, files, st, unlisted)
+    return Report(str(root), when.isoformat().replace("+00:00", "Z"), findings, files, st, unlisted)
 
 
 def temp_files(root: Path) -> list[tuple[str, float]]:
     """(relative path, age in seconds) of every temp file an atomic write left in the root."""
-    out = []
     wall = time.time()
-    for folder in layout.temp_dirs(root):
-        try:
-            it = os.scandir(folder)
-        except OSError:
-            continue
-        with it:
-            for de in it:
-                if not layout.is_temp(de.name):
-                    continue
-                try:
-                    s = de.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISREG(s.st_mode):
-                    out.append((Path(de.path).relative_to(root).as_posix(), wall - s.st_mtime))
-    return sorted(out)
+    return [(rel, wall - st.st_mtime) for rel, st in layout.temp_files(root)]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
 from ..model import Detail, Finding
+from ..store import indexrules
 from ..store.fs import decode
 from ..store.index import IndexDoc
 
@@ -17,7 +18,6 @@ SEVERITIES = ("error", "warning", "info")
 IMPORTANT = 0.7  # importance from which a memory is promoted into a free index line
 TEMP_MIN_AGE = 120.0  # seconds a temp file must be untouched before it counts as left behind
 READ_LIMIT = 10 * 1_000_000
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _WS = re.compile(r"\s+")
 
 
@@ -58,7 +58,7 @@ def promotable(d: Detail | Memo) -> bool:
 class State:
     """What the audit learnt of the root: what the root checks read and ``plan`` acts on."""
 
-    mem: object = None
+    root: object = None  # the store.Root audited
     when: datetime | None = None
     index: IndexDoc | None = None
     index_error: str | None = None  # why MEMORY.md could not be read
@@ -71,10 +71,22 @@ class State:
     temps: list = field(default_factory=list)  # (relative path, age in seconds)
     max_lines: int = 40
 
+    _plan: object = field(default=None, repr=False)
+
     def listed(self) -> dict:
         """The memories MEMORY.md lists (readable, not expired), in index order."""
         return {e.id: self.details[e.id] for e in self.index.entries
                 if e.id in self.details and e.id not in self.expired}
+
+    def index_plan(self) -> indexrules.Plan:
+        """What a repair makes of MEMORY.md (``indexrules.plan``, tidy and fitted, free lines offered to
+        the memories it does not list); None when MEMORY.md cannot be read."""
+        if self._plan is None and self.index is not None:
+            memories: dict = {mid: indexrules.UNREADABLE for mid in self.broken}
+            memories.update((mid, indexrules.EXPIRED if mid in self.expired else m) for mid, m in self.details.items())
+            self._plan = indexrules.plan(self.index, memories, max_lines=self.max_lines, tidy=True, fit=True,
+                                         promote=(m for mid, m in self.details.items() if mid not in self.expired))
+        return self._plan
 
 
 @dataclass
@@ -104,31 +116,6 @@ class Report:
 
 # ---------------------------------------------------------------- time
 
-def now_of(now) -> datetime:
-    if now is None:
-        return datetime.now(timezone.utc).replace(microsecond=0)
-    if isinstance(now, datetime):
-        return now if now.tzinfo else now.replace(tzinfo=timezone.utc)
-    return when(now) or datetime.now(timezone.utc)
-
-
-def when(value) -> datetime | None:
-    """An ISO date or date-time as an aware datetime; None when it is not one."""
-    if value is None:
-        return None
-    text = str(value).strip()
-    if not _DATE.match(text):
-        return None
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        try:
-            dt = datetime.fromisoformat(text[:10])
-        except ValueError:
-            return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
-
-
 def age(seconds: float) -> str:
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
@@ -138,11 +125,6 @@ def age(seconds: float) -> str:
 
 # ---------------------------------------------------------------- text
 
-def key_line(text: str, key: str) -> int | None:
-    m = re.search(rf"^{re.escape(key)}\s*:", text, re.M)
-    return text.count("\n", 0, m.start()) + 1 if m else None
-
-
 def read_file(path: Path, rel: str) -> str:
     with open(path, "rb") as f:
         data = f.read(READ_LIMIT + 1)
@@ -151,11 +133,6 @@ def read_file(path: Path, rel: str) -> str:
 
 def norm(text: str) -> str:
     return _WS.sub(" ", text.lower()).strip()
-
-
-def short(value, n: int = 60) -> str:
-    text = " ".join(str(value or "").split())
-    return text if len(text) <= n else text[:n - 1] + "…"
 
 
 __all__ = ["Finding", "Memo", "Report", "State", "SEVERITIES", "TEMP_MIN_AGE", "IMPORTANT"]

@@ -9,15 +9,17 @@ from pathlib import Path
 
 from ..errors import MemcliError
 from ..store import indexrules, layout, markers
-from ..store.fs import STATE_DIR, inside
+from ..store.fs import inside
+from ..store.layout import STATE_DIR
 from . import checks
-from .base import key_line, norm, read_file
+from ..store.frontmatter import key_line
+from .base import norm, read_file
 
 # What one file says, independent of the time and of the other files, is kept per file in
 # .memcli/heartbeat-cache.json under the file's fingerprint (store/layout.py): the next
 # audit reads only the files that changed. The cache is disposable and is ignored when
 # any registered check changes (its signature hashes the source of every check's module).
-CACHE_NAME = "heartbeat-cache.json"
+CACHE_NAME = layout.HEARTBEAT_CACHE
 CACHE_FORMAT = "1"
 PARALLEL_MIN = 2000  # files to read from which worker processes share the work
 _CHUNK = 250
@@ -133,10 +135,11 @@ def _save_cache(root: Path, signature: str, files: dict) -> None:
         pass  # a cache that cannot be written costs time on the next run, nothing else
 
 
-def read_files(mem, write_cache: bool) -> tuple[list, dict]:
-    """[(relative path, kind, fingerprint, record)] for every file of memory/, archive/ and episodes/."""
-    root = mem.root
-    mem.memory_dir()  # refuses a memory/ that leads outside the root
+def read_files(store, write_cache: bool) -> tuple[list, dict]:
+    """[(relative path, kind, fingerprint, record)] for every file of memory/, archive/ and episodes/
+    of a store.Root."""
+    root = store.path
+    store.memory_dir()  # refuses a memory/ that leads outside the root
     jobs, fps, out = [], {}, []
     for rel, kind, de in layout.memory_files(root):
         try:

@@ -15,17 +15,17 @@ A new check is one class here (or in any module) plus ``@register``. The audit a
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from ..dates import parse as when_
 from ..errors import MemcliError
-from ..model import Detail, Finding
+from ..model import Detail, Finding, short
 from ..store import details as dfile
 from ..store import indexrules, layout
-from ..store.fs import STATE_DIR
-from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, key_line, rank, read_file, short
-from .base import when as when_
+from ..store.layout import STATE_DIR
+from ..store.frontmatter import key_line
+from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, rank, read_file
 
 SESSION_MAX_BYTES = 1_000_000
 TEXT_KINDS = (layout.DETAIL, layout.ARCHIVED, layout.EPISODE, layout.PROPOSAL, layout.OTHER, "index")
@@ -71,7 +71,8 @@ def register(cls):
     return cls
 
 
-def _overrides(name: str) -> list[Check]:
+def overriding(name: str) -> list[Check]:
+    """The registered checks that implement `name` (file, memo or root)."""
     return [c for c in CHECKS if getattr(type(c), name) is not getattr(Check, name)]
 
 
@@ -87,15 +88,15 @@ def facts(rel: str, kind: str, text: str, marker_size: int = 7) -> FileFacts:
 
 
 def file_findings(f: FileFacts) -> list[Finding]:
-    return [x for c in _overrides("file") if f.kind in c.kinds for x in c.file(f)]
+    return [x for c in overriding("file") if f.kind in c.kinds for x in c.file(f)]
 
 
 def memo_findings(m: Memo, line: int | None, now: datetime, checks: list | None = None) -> list[Finding]:
-    return [x for c in (checks if checks is not None else _overrides("memo")) for x in c.memo(m, line, now)]
+    return [x for c in (checks if checks is not None else overriding("memo")) for x in c.memo(m, line, now)]
 
 
 def root_findings(st: State) -> list[Finding]:
-    return [x for c in _overrides("root") for x in c.root(st)]
+    return [x for c in overriding("root") for x in c.root(st)]
 
 
 def check_text(rel: str, kind: str, text: str, now: datetime | None = None, marker_size: int = 7) -> list[Finding]:
@@ -125,9 +126,6 @@ class Frontmatter(Check):
             return []
         p = f.error.problem
         return [Finding("frontmatter-broken", "error", f.rel, p.line, p.message, indexrules.FIX_BROKEN_FILE)]
-
-
-from ..safety.values import frontmatter_data  # noqa: E402,F401  (the frontmatter as written)
 
 
 @register
@@ -256,8 +254,7 @@ class NotIndexed(Check):
             return []
         details = st.details
         listed = st.listed()
-        fixed = st.index.line_count() - sum(1 for e in st.index.entries if e.id in listed)
-        room = indexrules.free_room(st.max_lines, fixed) > len(listed)
+        room = st.index_plan().room > len(listed)  # the room a repair leaves: the plan every write follows
         worst = max(map(rank, listed.values())) if listed else None
         out = []
         for mid, d in details.items():
@@ -284,12 +281,12 @@ class Stale(Check):
     codes = ("stale",)
 
     def root(self, st):
-        mem, details, expired, fps, now = st.mem, st.details, st.expired, st.fingerprints, st.when
-        from ..recall import access
+        root, details, expired, fps, now = st.root, st.details, st.expired, st.fingerprints, st.when
+        from ..store.trace import access
 
-        limit = mem.config.seconds("heartbeat.stale_after")
+        limit = root.config.seconds("heartbeat.stale_after")
         try:
-            seen = access(mem.root)
+            seen = access(root.path)
         except (RecursionError, AttributeError, TypeError):
             seen = {}  # a trace log damaged by hand: judge by the update times alone
         out = []
@@ -331,19 +328,16 @@ class StateFiles(Check):
     codes = ("state-broken", "scope-open", "session-oversized")
 
     def root(self, st):
-        mem, now = st.mem, st.when
+        now = st.when
         out = []
-        cfg = mem.config
-        state = mem.root / STATE_DIR
-        for sub, what in (("scopes", "scope"), ("sessions", "session")):
+        cfg = st.root.config
+        state = st.root.path / STATE_DIR
+        for sub, what in ((layout.SCOPES, "scope"), (layout.SESSIONS, "session")):
             folder = state / sub
-            try:
-                names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith("."))
-            except OSError:
-                continue
+            names = [f"{n}.json" for n in layout.state_names(st.root.path, sub)]
             for name in names:
                 path = folder / name
-                rel = f"{STATE_DIR}/{sub}/{name}"
+                rel = layout.state_rel(sub, name)
                 label = name[:-5]
                 clear = f"`memcli --{what} {label} {what} {'end' if what == 'scope' else 'clear'}`"
                 try:
@@ -409,11 +403,11 @@ class RenamePending(Check):
     codes = ("rename-pending",)
 
     def root(self, st):
-        from ..usecases.rename import JOURNAL, pending
+        from ..store.journal import pending
 
-        j = pending(st.mem.root)
+        j = pending(st.root.path)
         if j is None:
             return []
-        return [Finding("rename-pending", "warning", f"{STATE_DIR}/{JOURNAL}", None,
+        return [Finding("rename-pending", "warning", layout.state_rel(layout.RENAME_JOURNAL), None,
                         f"the rename of {j['old']} to {j['new']} did not finish",
                         f"`memcli rename {j['old']} {j['new']}` finishes it")]

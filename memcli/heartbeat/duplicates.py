@@ -6,13 +6,13 @@ import re
 import sys
 from collections import Counter, defaultdict
 
-from ..model import Finding
+from ..model import CJK, Finding
 from ..similar import DUPLICATE_RATIO, identifiers as _identifiers
 from .base import norm, rank
 
 _BLOCK_MAX = 30  # a word in more memories than this makes no duplicate block
 _WINDOW = 4  # neighbours compared in sorted title order
-_WORDS = re.compile(r"[a-z0-9]{3,}|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+_WORDS = re.compile(rf"[a-z0-9]{{3,}}|[{CJK}]+")
 
 
 def _tokens(text: str, intern=sys.intern) -> tuple:

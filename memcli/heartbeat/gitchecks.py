@@ -30,6 +30,6 @@ class GitSetup(Check):
     codes = ("git-drivers-missing", "git-attributes-missing", "state-tracked")
 
     def root(self, st):
-        from ..gitsync import check
+        from ..store.git import check
 
-        return check(st.mem.root)
+        return check(st.root.path)

@@ -35,14 +35,14 @@ class InboxWaiting(Check):
     codes = ("inbox-waiting",)
 
     def root(self, st):
-        from ..usecases.inbox import stale
+        from ..store.inbox import waiting as stale
 
-        waiting = stale(st.mem, st.when)
+        waiting = stale(st.root.path, st.root.config.seconds("inbox.max_age"), st.when)
         if not waiting:
             return []
         oldest = max(s for _, s in waiting)
         return [Finding("inbox-waiting", "warning", layout.INBOX, None,
                         f"{len(waiting)} proposal(s) waiting longer than inbox.max_age "
-                        f"({st.mem.config['inbox.max_age']}); the oldest for {age(oldest)}: "
+                        f"({st.root.config['inbox.max_age']}); the oldest for {age(oldest)}: "
                         + ", ".join(p.id for p, _ in waiting[:3]) + (" …" if len(waiting) > 3 else ""),
                         "review them: `memcli inbox`, then `memcli inbox accept ID` or `reject ID`")]

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
+from ..dates import now_of
 from ..errors import UsageError
 from ..model import LayerTrace
 from .layer import Ask, Candidate
@@ -25,9 +26,10 @@ class Recall:
     trace: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     methods: list = field(default_factory=list)  # the ranking methods of the layers that ran
+    appended: list = field(default_factory=list)  # hits from outside the cascade, after its own (the inbox's)
 
     def to_dict(self) -> dict:
-        return {"query": self.query, "hits": [h.to_dict() for h in self.hits],
+        return {"query": self.query, "hits": [h.to_dict() for h in self.hits + self.appended],
                 "layer": self.hits[0].layer if self.hits else None, "methods": list(self.methods),
                 "trace": [t.to_dict() for t in self.trace]}
 
@@ -36,9 +38,7 @@ def when(now: str | datetime | None) -> datetime:
     """The moment freshness is measured from: an ISO time, or now."""
     if isinstance(now, datetime):
         return now
-    if now:
-        return datetime.fromisoformat(now.replace("Z", "+00:00"))
-    return datetime.now(timezone.utc)
+    return now_of(now) if now else datetime.now(timezone.utc)
 
 
 def _same(c: Candidate) -> tuple:
@@ -56,11 +56,11 @@ def _merge(found: list[Candidate], limit: int, answers_first: bool) -> list[Cand
     return out[:limit]
 
 
-def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: float, now=None, deep: bool = False,
+def run(root, query: str, *, session: str, scope: str, limit: int, threshold: float, now=None, deep: bool = False,
         only: list | None = None) -> Recall:
     """The cascade over ``only`` (names of layers, default all): the first real answer, or with
     ``deep`` every layer merged."""
-    ask = Ask(mem, query, session, scope, limit, threshold, when(now))
+    ask = Ask(root, query, session, scope, limit, threshold, when(now))
     result = Recall(query, warnings=ask.warnings)
     chosen = [x for x in layers() if only is None or x.name in only]
     floors = [x.evidence for x in chosen if x.evidence is not None and x.active()]
@@ -87,7 +87,7 @@ def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: flo
     return result
 
 
-def recall(mem, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
+def recall(root, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
            deep: bool = False, layer: str | None = None, threshold: float | None = None,
            now: str | None = None) -> Recall:
     from .trace import record
@@ -106,11 +106,11 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
         raise UsageError("--deep searches every layer and --layer only one: give one of them")
     if threshold is not None and not 0 <= threshold <= 1:
         raise UsageError(f"--threshold must be a number from 0 to 1, got {threshold!r}")
-    limit = int(mem.config["recall.limit"]) if limit is None else limit
+    limit = int(root.config["recall.limit"]) if limit is None else limit
     if limit < 1:
         raise UsageError("--limit must be at least 1")
-    threshold = float(mem.config["recall.threshold"]) if threshold is None else threshold
-    result = run(mem, query, session=session, scope=scope, limit=limit, threshold=threshold, now=now, deep=deep,
+    threshold = float(root.config["recall.threshold"]) if threshold is None else threshold
+    result = run(root, query, session=session, scope=scope, limit=limit, threshold=threshold, now=now, deep=deep,
                  only=[layer] if layer else None)
-    record(mem, "recall", query, result)
+    record(root, "recall", query, result)
     return result

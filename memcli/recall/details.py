@@ -13,16 +13,14 @@ import os
 import time
 from pathlib import Path
 
-from ..errors import FileError, UnsafePathError, UsageError
-from ..model import Hit
-from ..store import details as dfile
 import re
 
-from ..store.fs import inside, state_dir
+from ..errors import FileError
+from ..model import Hit
+from ..search import docs
+from ..store import layout
 from ..store.layout import fingerprint as _fingerprint
 from .layer import Ask, Candidate, Layer, conflicted, holds_query, snip
-
-EPISODES = "memory/episodes/"
 
 # A store this large is not stat-ed file by file on every call (that alone would cost more than
 # grep): when neither memory/ nor memory/episodes/ changed (every add, delete and rename-on-save
@@ -35,58 +33,15 @@ FULL_CHECK_EVERY = 300.0
 SNIPPET_READ = 1_000_000  # bytes of a hit's file read again for its snippet
 
 
-def detail_doc(mem, key: str, ask: Ask | None = None, limit: int | None = None):
-    """A SearchDoc for one file of the details layer (None when it cannot be read, or when it
-    holds git conflict markers: then the recall asking, if any, says it left the file out).
-    With a limit, only that many bytes of the file are read (whole lines): enough for a snippet."""
-    from ..search.ranker import SearchDoc
-    from ..store.fs import read_text
-
-    path = mem.root / key
-    try:
-        if not inside(mem.root, path):
-            return None
-        text = read_text(path, key) if limit is None else _head(path, key, limit)
-        if conflicted(ask, key, text, path):
-            return None
-        if key.startswith(EPISODES):
-            return SearchDoc(key=key, title=f"episodes {path.stem}", body=text, importance=0.3, updated=path.stem)
-        d = dfile.parse(text, path.stem, key)
-    except (FileError, UsageError, UnsafePathError, OSError):
-        return None
-    return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
-                     importance=d.importance, updated=d.updated or d.created)
+def detail_doc(root, key: str, ask: Ask | None = None, limit: int | None = None):
+    """A SearchDoc for one file of the details layer (``search.docs``): None when it cannot be read,
+    or when it holds git conflict markers (then the recall asking, if any, says it left it out)."""
+    return docs.detail_doc(root.path, key, limit, lambda k, text, path: conflicted(ask, k, text, path))
 
 
-def _head(path, key: str, limit: int) -> str:
-    from ..store.fs import decode
-
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        data = data[:data.rfind(b"\n", 0, limit) + 1] or data[:limit]
-        while data and data[-1] & 0xC0 == 0x80:  # no line end: never cut a character in two
-            data = data[:-1]
-        if data and data[-1] >= 0xC0:
-            data = data[:-1]
-    try:
-        return decode(data, key, limit)
-    except UsageError as e:
-        raise FileError(e.message) from None
-
-
-def detail_files(mem) -> dict:
-    """key -> fingerprint for every file of the details layer (the layout's scan, after the check
-    that memory/ stays inside the root)."""
-    from ..store.layout import detail_files as scan
-
-    mem.memory_dir()
-    return scan(mem.root)
-
-
-def _folder_marks(mem) -> list:
+def _folder_marks(root) -> list:
     marks = []
-    for d in (mem.memory_dir(), mem.memory_dir() / "episodes"):
+    for d in (root.memory_dir(), root.path / layout.EPISODES):
         try:
             marks.append(os.stat(d).st_mtime_ns)
         except OSError:
@@ -94,10 +49,10 @@ def _folder_marks(mem) -> list:
     return marks
 
 
-def _sync(mem, cache, ask: Ask | None = None) -> tuple[int, bool]:
+def _sync(root, cache, ask: Ask | None = None) -> tuple[int, bool]:
     """Bring the cache up to date; (files in the layer, whether it was a quick check)."""
-    marks_file = state_dir(mem.root, "search") / "folders.json"
-    marks = _folder_marks(mem)
+    marks_file = root.state_dir(layout.SEARCH) / "folders.json"
+    marks = _folder_marks(root)
     try:
         with open(marks_file, encoding="utf-8") as f:
             prev = json.load(f)
@@ -107,8 +62,8 @@ def _sync(mem, cache, ask: Ask | None = None) -> tuple[int, bool]:
         prev, quick = None, False
     if quick:
         return int(prev["count"]), True
-    current = detail_files(mem)
-    cache.sync(current, lambda key: detail_doc(mem, key, ask))
+    current = docs.detail_files(root)
+    cache.sync(current, lambda key: detail_doc(root, key, ask))
     try:
         from ..store.fs import atomic_write
 
@@ -118,13 +73,13 @@ def _sync(mem, cache, ask: Ask | None = None) -> tuple[int, bool]:
     return len(current), False
 
 
-def _changed_hits(mem, cache, found) -> dict:
+def _changed_hits(root, cache, found) -> dict:
     """key -> new fingerprint (None when gone) for hits whose file changed since it was cached."""
     stored = cache.fingerprints([s.key for s in found])
     changed = {}
     for s in found:
         try:
-            st = os.stat(mem.root / s.key, follow_symlinks=False)
+            st = os.stat(root.path / s.key, follow_symlinks=False)
             fp = _fingerprint(st)
         except OSError:
             fp = None
@@ -157,35 +112,35 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
     ``ask.floor`` set, the candidates down to that relevance are left in ``ask.scored``."""
     from ..search.cache import SearchCache, SearchCacheError
 
-    mem = ask.mem
+    root = ask.root
     try:
-        cache = SearchCache(state_dir(mem.root, "search"))
-        count, quick = _sync(mem, cache, ask)
+        cache = SearchCache(root.state_dir(layout.SEARCH))
+        count, quick = _sync(root, cache, ask)
         found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold, now=ask.now),
                         limit)
         if quick and found:
-            changed = _changed_hits(mem, cache, found)
+            changed = _changed_hits(root, cache, found)
             if changed:
                 gone = [k for k, fp in changed.items() if fp is None]
                 fresh = {k: fp for k, fp in changed.items() if fp is not None}
-                docs = [d for d in (detail_doc(mem, k, ask) for k in fresh) if d is not None]
+                new = [d for d in (detail_doc(root, k, ask) for k in fresh) if d is not None]
                 if gone:
                     cache.remove(gone)
-                if docs:
-                    cache.update_docs(docs, {d.key: fresh[d.key] for d in docs})
+                if new:
+                    cache.update_docs(new, {d.key: fresh[d.key] for d in new})
                 found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold,
                                                                         now=ask.now), limit)
         return found, count
     except (SearchCacheError, FileError) as e:
         # The cache only saves time: without it, rank the files in memory.
         ask.warnings.append(f"search cache not used ({e}); searched the files directly")
-        current = detail_files(mem)
-        docs = [d for d in (detail_doc(mem, key, ask) for key in current) if d is not None]
-        if not docs:
+        current = docs.detail_files(root)
+        found = [d for d in (detail_doc(root, key, ask) for key in current) if d is not None]
+        if not found:
             return [], len(current)
         from ..search.ranker import MemoryIndex
 
-        index = MemoryIndex(docs)
+        index = MemoryIndex(found)
         return _search(ask, lambda threshold, n: index.search(ask.query, limit=n, threshold=threshold, now=ask.now),
                        limit), len(current)
 
@@ -228,11 +183,11 @@ class DetailsLayer(Layer):
         found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
         out = []
         for s in found:
-            doc = detail_doc(ask.mem, s.key, ask, SNIPPET_READ)
+            doc = detail_doc(ask.root, s.key, ask, SNIPPET_READ)
             if doc is None:
                 continue
             body = doc.body
-            is_episode = s.key.startswith(EPISODES)
+            is_episode = layout.is_episode(s.key)
             if is_episode:
                 body = without_echo(body, ask.query)
                 if body != doc.body and not _still_matches(body, s.matched):

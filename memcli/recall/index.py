@@ -20,14 +20,12 @@ class IndexLayer(Layer):
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         from ..search.ranker import SearchDoc
-        from ..store.indexcache import indexed
-
-        if conflicted(ask, "MEMORY.md", path=ask.mem.index_path):
+        if conflicted(ask, "MEMORY.md", path=ask.root.index_path):
             return [], 0
         # a memory with markers in its body, or unreadable because of markers in its frontmatter
-        pairs = [(e, d) for e, d in indexed(ask.mem)
+        pairs = [(e, d) for e, d in ask.root.indexed()
                  if not (conflicted(ask, detail_rel(e.id), d.body) if d is not None
-                         else conflicted(ask, detail_rel(e.id), path=ask.mem.root / detail_rel(e.id)))]
+                         else conflicted(ask, detail_rel(e.id), path=ask.root.path / detail_rel(e.id)))]
         docs = []
         for e, d in pairs:
             if d is None:

@@ -26,9 +26,9 @@ def decisive(relevance: float) -> bool:
 
 @dataclass
 class Ask:
-    """One recall, as every layer sees it."""
+    """One recall, as every layer sees it (root: the store.Root asked)."""
 
-    mem: object
+    root: object
     query: str
     session: str
     scope: str
@@ -60,7 +60,7 @@ def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) ->
     if text is None:
         line = markers.file_conflict(path)
     else:
-        line = markers.text_conflict(text, path if path is not None else ask.mem.root / rel if ask else rel)
+        line = markers.text_conflict(text, path if path is not None else ask.root.path / rel if ask else rel)
     if line is None:
         return False
     warning = f"skipped {rel}: unresolved git conflict markers (line {line}); {markers.way_out(rel)}"

@@ -15,7 +15,7 @@ class ScopeLayer(Layer):
         from ..search.ranker import SearchDoc
         from ..store import scope
 
-        data, warning = scope.load_or_skip(ask.mem.root, ask.scope)
+        data, warning = scope.load_or_skip(ask.root.path, ask.scope)
         if warning:
             ask.warnings.append(warning)  # a broken scope file never blocks the other layers
         if not data or not data["keys"]:

@@ -44,14 +44,14 @@ class SemanticLayer(Layer):
         rescue = ask.answered and not fill
         # Filling a list or checking a weak answer, the lexical answer is what the configured
         # threshold answers; otherwise nothing lexical counts as an answer, only as evidence.
-        threshold = float(ask.mem.config["recall.threshold"]) if fill or rescue else float("inf")
+        threshold = float(ask.root.config["recall.threshold"]) if fill or rescue else float("inf")
         lexical = ask.scored
         kw = {"fill": fill, "rescue": semantic.RESCUE_CUT if rescue else None}
         try:
             try:
-                found = semantic.search(ask.mem, ask.query, lexical, ask.limit, threshold, **kw)
+                found = semantic.search(ask.root, ask.query, lexical, ask.limit, threshold, **kw)
             except (SearchCacheError, OSError):
-                found = semantic.search(ask.mem, ask.query, [], ask.limit, threshold, **kw)  # evidence only
+                found = semantic.search(ask.root, ask.query, [], ask.limit, threshold, **kw)  # evidence only
         except ModelUnavailable as e:
             ask.warnings.append(f"semantic recall skipped: {e}")
             ask.skipped.add(self.name)
@@ -61,7 +61,7 @@ class SemanticLayer(Layer):
         matched = {s.key: s.matched for s in lexical or ()}
         out = []
         for key, score, methods in found:
-            doc = detail_doc(ask.mem, key)
+            doc = detail_doc(ask.root, key)
             if doc is None:
                 continue
             hit = Hit(self.name, Path(key).stem, doc.title, key, score, snip(doc.body, ask.query), doc.summary,

@@ -21,7 +21,7 @@ class SessionLayer(Layer):
         from ..search.ranker import SearchDoc
         from ..store import session
 
-        data, warning = session.load_or_skip(ask.mem.root, ask.session)  # a session never started is empty
+        data, warning = session.load_or_skip(ask.root.path, ask.session)  # a session never started is empty
         if warning:
             ask.warnings.append(warning)  # a broken session file never blocks the other layers
         if not data["turns"] and not data.get("summary"):

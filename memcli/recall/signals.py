@@ -4,17 +4,14 @@ or a name the index knows (a title, tag or alias)."""
 from __future__ import annotations
 
 from ..errors import UsageError
-
-
-def _has_cjk(s: str) -> bool:
-    return any("\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in s)
+from ..model import has_cjk
 
 
 def _finds(phrase: str, text: str, lowered: str) -> bool:
     p = phrase.strip().lower()
     if not p:
         return False
-    if _has_cjk(p):
+    if has_cjk(p):
         return p in lowered
     # A whole-word match, found without compiling a pattern per phrase (this runs once per turn).
     start = lowered.find(p)
@@ -28,12 +25,10 @@ def _finds(phrase: str, text: str, lowered: str) -> bool:
     return False
 
 
-def known_names(mem) -> list[tuple[str, str]]:
+def known_names(root) -> list[tuple[str, str]]:
     """(kind, name) for every title, tag and alias the index knows."""
-    from ..store.indexcache import indexed
-
     names: list[tuple[str, str]] = []
-    for e, d in indexed(mem):
+    for e, d in root.indexed():
         names.append(("title", e.title))
         names += [("tag", t) for t in e.tags]
         if d is not None:
@@ -51,7 +46,7 @@ def should_recall(text: str, explicit: list, implicit: list, names: list) -> dic
     named = []
     for kind, name in names:
         n = name.strip()
-        if len(n) < (2 if _has_cjk(n) else 3):
+        if len(n) < (2 if has_cjk(n) else 3):
             continue
         if _finds(n, text, lowered):
             named.append(f"{kind}:{n}")

@@ -1,87 +1,16 @@
-"""The read log, .memcli/trace.jsonl: one line per recall or context call (access counts come from it)."""
+"""What a recall leaves in the read log (.memcli/trace.jsonl, see store.trace): the ids of the
+memories it returned, which access counts, stale checks and the activity-ranked index read."""
 
 from __future__ import annotations
 
-import json
-import os
-from datetime import datetime, timezone
-from pathlib import Path
-
-from ..errors import FileError
-from ..store.fs import state_dir
-
-TRACE = "trace.jsonl"
-MAX_TRACE = 10_000_000  # past this the log rolls over to trace.jsonl.1
-ACCESS_BYTES = 4_000_000  # how much of the log the heartbeat reads for recent use
+from ..store import trace
 
 
-def record(mem, command: str, query: str, result) -> None:
-    """Append one line: time, command, query, the first hit's layer and the ids of the memories returned."""
+def record(root, command: str, query: str, result) -> None:
+    """One line for a recall or context call; a log that cannot be written is a warning of the result."""
     from .registry import get
 
-    line = json.dumps({
-        "time": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
-        "command": command, "query": query[:200],
-        "layer": result.hits[0].layer if result.hits else None,
-        "ids": [h.id for h in result.hits if getattr(get(h.layer), "memories", False)],
-    }, ensure_ascii=False) + "\n"
-    try:
-        path = state_dir(mem.root) / TRACE
-        fd = _open(path)
-        try:
-            st = os.fstat(fd)
-            if st.st_size > MAX_TRACE:  # rolled over: one older log is kept as trace.jsonl.1
-                try:
-                    if os.stat(path).st_ino == st.st_ino:  # not already moved by another recall
-                        os.replace(path, path.with_name(TRACE + ".1"))
-                except FileNotFoundError:
-                    pass
-                os.close(fd)
-                fd = _open(path)
-            os.write(fd, line.encode("utf-8"))
-        finally:
-            os.close(fd)
-    except (OSError, FileError) as e:
-        result.warnings.append(f"could not append to .memcli/trace.jsonl: {getattr(e, 'strerror', None) or e}")
-
-
-def _open(path: Path) -> int:
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-
-
-def _tail_lines(path: Path, size: int) -> list[bytes]:
-    """The whole lines among the last `size` bytes of a file (none when it is missing)."""
-    try:
-        with open(path, "rb") as f:
-            end = f.seek(0, os.SEEK_END)
-            f.seek(max(0, end - size - 1))
-            data = f.read(size + 1)
-    except OSError:
-        return []
-    if end > size:  # the window starts inside a line unless the byte before it ends one
-        data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
-    return data.split(b"\n")
-
-
-def access(root: Path, budget: int = ACCESS_BYTES) -> dict:
-    """id -> {"count": n, "last": time}, from the newest `budget` bytes of the trace log (the
-    rolled-over trace.jsonl.1 included when the current log is shorter): recent use, read fast."""
-    state = root / ".memcli"
-    lines = _tail_lines(state / TRACE, budget)
-    got = sum(len(x) + 1 for x in lines)
-    if got < budget:
-        lines = _tail_lines(state / (TRACE + ".1"), budget - got) + lines
-    stats: dict = {}
-    for ln in lines:
-        try:
-            rec = json.loads(ln.decode("utf-8", "replace"))
-        except (ValueError, RecursionError):
-            continue
-        ids = rec.get("ids") if isinstance(rec, dict) else None
-        for i in ids if isinstance(ids, list) else ():
-            if not isinstance(i, str):
-                continue
-            s = stats.setdefault(i, {"count": 0, "last": None})
-            s["count"] += 1
-            s["last"] = rec.get("time")
-    return stats
+    warning = trace.append(root.path, command, query, result.hits[0].layer if result.hits else None,
+                           [h.id for h in result.hits if getattr(get(h.layer), "memories", False)])
+    if warning:
+        result.warnings.append(warning)

@@ -51,15 +51,18 @@ class Checked:
 
 
 class WriteCheck:
-    """The checks of one root's write policy; ``of(mem, rel)`` for the file about to be written."""
+    """The checks of one root's write policy; ``of(root, rel)`` for the file about to be written."""
 
     def __init__(self, secrets: str = "refuse", marker_size: int = markers.SIZE):
         self.policy = secrets
         self.marker_size = marker_size
 
     @classmethod
-    def of(cls, mem, rel: str = "memory/memory.md") -> "WriteCheck":
-        return cls(mem.config["write.secrets"], markers.size_for(mem.root / rel))
+    def of(cls, root, rel: str | None = None) -> "WriteCheck":
+        """The checks under a store.Root's `write.secrets`, for the file rel of it."""
+        from ..store.layout import detail_rel
+
+        return cls(root.config["write.secrets"], markers.size_for(root.path / (rel or detail_rel("memory"))))
 
     # ------------------------------------------------------------ fields of a memory
 

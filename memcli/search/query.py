@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from memcli.search.tokenize import COMPOUND, CJK_BIGRAM, CJK_CHAR, STOP_CHARS, WORD, analyze, stem
 
-if TYPE_CHECKING:
-    from memcli.search.ranker import Corpus
 
 BODY_MATCH = 0.8  # a query term found only in the body counts this much towards fit
 FUZZY_MATCH = 0.8  # a typo-corrected term counts this much
@@ -95,8 +93,9 @@ class Plan:
     fuzzy: list[tuple[str, str]]
 
 
-def plan_query(query: str, corpus: Corpus, n: int) -> Plan:
-    """The units of ``query`` with their weights, and the entries to look up in ``corpus``."""
+def plan_query(query: str, corpus, n: int) -> Plan:
+    """The units of ``query`` with their weights, and the entries to look up in ``corpus`` (a
+    ``ranker.Corpus``: the ranker imports this module, so it is not imported back)."""
     first: dict[str, int] = {}
     for term, kind in analyze(query):
         first.setdefault(term, kind)

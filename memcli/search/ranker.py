@@ -15,6 +15,8 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Collection, Iterable, Mapping, Protocol, Sequence
 
+from memcli.dates import days
+from memcli.model import importance_of
 from memcli.search.query import BODY_MATCH, FIT_PRIOR_DOCS, idf, plan_query
 from memcli.search.tokenize import is_cjk, terms
 
@@ -165,27 +167,13 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 @lru_cache(maxsize=8192)
 def updated_days(updated: str | None) -> float:
     """An ISO date or date-time as days since 1970 (UTC when no zone is given); NaN if unknown."""
-    if not updated:
-        return math.nan
-    text = str(updated).strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        return math.nan
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return (when - _EPOCH).total_seconds() / 86400.0
+    found = days(updated) if updated else None
+    return math.nan if found is None else found
 
 
 def importance_value(value: Any) -> float:
     """A document's importance as a number in 0..1 (0.5 when it is not a number)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return 0.5
-    return min(max(number, 0.0), 1.0) if number == number else 0.5
+    return importance_of(value)
 
 
 def freshness(days: float, now_days: float) -> float:

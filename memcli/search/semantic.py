@@ -255,7 +255,7 @@ def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, f
     return out
 
 
-def _pairs(lexical: Sequence) -> list[tuple[str, float]]:
+def as_pairs(lexical: Sequence) -> list[tuple[str, float]]:
     """(key, relevance) from the ranker's ``Scored`` hits or from pairs."""
     return [(s.key, float(s.relevance)) if hasattr(s, "relevance") else (str(s[0]), float(s[1])) for s in lexical]
 
@@ -268,7 +268,7 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
     the lexical answer, the rest are evidence. ``rescue``: the lexical answer gives way to a
     meaning match that puts another memory first with at least this confidence. ``fill``: see
     ``fuse``."""
-    pairs = _pairs(lexical)
+    pairs = as_pairs(lexical)
     lex = dict(pairs)
     answered = [(k, r) for k, r in pairs if r >= threshold]
     if answered:  # the ranker's candidates once a query is answered
@@ -288,46 +288,34 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
 # -- the whole step over a memory root ----------------------------------------------------------
 
 
-def files(mem) -> dict:
-    """key -> fingerprint of the memories this layer embeds (detail files; not the episode log)."""
-    from memcli.store.layout import detail_files
-
-    return {k: fp for k, fp in detail_files(mem.root).items() if not k.startswith("memory/episodes/")}
-
-
-def _load_doc(mem):
-    from memcli.recall.details import detail_doc
-
-    return lambda key: detail_doc(mem, key)
-
-
-def cache_for(mem) -> EmbeddingCache:
+def cache_for(root) -> EmbeddingCache:
+    """The embedding cache of a store.Root (.memcli/semantic/)."""
     from memcli.search.embed import MODEL
-    from memcli.store.fs import state_dir
+    from memcli.store.layout import SEMANTIC
 
-    return EmbeddingCache(state_dir(mem.root, "semantic"), MODEL)
+    return EmbeddingCache(root.state_dir(SEMANTIC), MODEL)
 
 
-def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: float, *, fill: bool = False,
+def search_local(root, query: str, lexical: Sequence, limit: int, threshold: float, *, fill: bool = False,
                  cache: EmbeddingCache | None = None, current: bool = False, rule: Rule | None = None,
                  rescue: float | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step in this process: loads the model (see ``embed``). ``current``: the
     caller knows no memory changed since ``cache`` was last synced (the files are not read)."""
-    from memcli.search import embed
+    from memcli.search import docs, embed
 
     model = embed.load()
     # the module's values as they are now (a benchmark may vary them)
     rule = rule or Rule(cut=DEFAULT_CUT, lex_weight=LEX_WEIGHT, margin_weight=MARGIN_WEIGHT)
-    cache = cache or cache_for(mem)
+    cache = cache or cache_for(root)
     if not (current and cache.vectors is not None):
-        cache.sync(files(mem), _load_doc(mem), model.encode)
+        cache.sync(docs.memory_files(root), lambda key: docs.detail_doc(root.path, key), model.encode)
     q = model.encode([query])[0]
     if not cache.keys:
         return []
     return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule, fill, rescue)
 
 
-def search(mem, query: str, lexical: Sequence | None, limit: int, threshold: float | None = None, *,
+def search(root, query: str, lexical: Sequence | None, limit: int, threshold: float | None = None, *,
            fill: bool = False, rescue: float | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step for a recall, the one entry point of this layer.
 
@@ -342,16 +330,16 @@ def search(mem, query: str, lexical: Sequence | None, limit: int, threshold: flo
     from memcli.search.ranker import DEFAULT_THRESHOLD
 
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    pairs = None if lexical is None else _pairs(lexical)
-    from memcli import serve
+    pairs_ = None if lexical is None else as_pairs(lexical)
+    from memcli.search import remote
 
-    answer = serve.ask(mem.root, {"op": "search", "query": query, "lexical": pairs, "limit": limit,
+    answer = remote.ask(root.path, {"op": "search", "query": query, "lexical": pairs_, "limit": limit,
                                   "threshold": threshold, "fill": fill, "rescue": rescue})
     if answer is not None and "hits" in answer:
         return [(k, float(s), tuple(m)) for k, s, m in answer["hits"]]
-    if pairs is None:
-        pairs = _pairs(lexical_candidates(mem, query))
-    return search_local(mem, query, pairs, limit, threshold, fill=fill, rescue=rescue)
+    if pairs_ is None:
+        pairs_ = as_pairs(lexical_candidates(root, query))
+    return search_local(root, query, pairs_, limit, threshold, fill=fill, rescue=rescue)
 
 
 def enabled() -> bool:
@@ -360,16 +348,16 @@ def enabled() -> bool:
     return available()
 
 
-def lexical_candidates(mem, query: str, now=None, depth: int = 50, cache=None) -> list:
+def lexical_candidates(root, query: str, now=None, depth: int = 50, cache=None) -> list:
     """The lexical ranker's candidates over the detail files down to relevance LEX_FLOOR
     (evidence for ``search``); ``cache``: an open SearchCache to reuse. The relative cut of
     the ranker still applies, so only plausible ones come back."""
     from memcli.search.cache import SearchCache
-    from memcli.store.fs import state_dir
+    from memcli.store.layout import SEARCH
 
     if cache is not None:
         return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)
-    cache = SearchCache(state_dir(mem.root, "search"))
+    cache = SearchCache(root.state_dir(SEARCH))
     try:
         return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)
     finally:

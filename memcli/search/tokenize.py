@@ -17,17 +17,15 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from memcli.model import CJK
+
 WORD = 0  # a Latin (or other alphabetic) word or number, stemmed
 COMPOUND = 1  # the whole of snake_case / kebab-case, as written (unstemmed)
 CJK_BIGRAM = 2
 CJK_CHAR = 3
 
-_CJK_RANGES = (
-    "\u3005\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\U00020000-\U0003134f"
-)
 _TOKEN = re.compile(r"[^\W_]+(?:['_\-][^\W_]+)*")
-_CJK_SPLIT = re.compile(rf"([{_CJK_RANGES}]+)")
+_CJK_SPLIT = re.compile(rf"([{CJK}]+)")
 _JOINERS = re.compile(r"['_\-]")
 
 # Function words and characters that split a CJK run: they glue words together but are
@@ -227,7 +225,7 @@ def terms(text: str) -> list[str]:
     return out
 
 
-_CJK_ONLY = re.compile(rf"[{_CJK_RANGES}]+")
+_CJK_ONLY = re.compile(rf"[{CJK}]+")
 
 
 def is_cjk(term: str) -> bool:

@@ -12,49 +12,50 @@ import re
 
 _KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?$")
 _INT = re.compile(r"^-?(?:0|[1-9][0-9]*)$")
-_FLOAT = re.compile(r"^-?(?:0|[1-9][0-9]*)\.[0-9]+$")
+FLOAT = re.compile(r"^-?(?:0|[1-9][0-9]*)\.[0-9]+$")
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}(?::?\d{2})?)?)?$")
 _NULL = {"", "~", "null", "Null", "NULL"}
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _PLAIN_BAD_START = set("[]{}&*!|>'\"%@`#,?:")
 _NUMBERISH_START = set("-+.0123456789")
 _NUMBER_CHARS = set("0123456789abcdefABCDEFxXoObB_.:+-infINFaN")
-_NO = object()
+NO = object()  # "not sure": the caller falls back to PyYAML
 _MAX_DIGITS = 4000
 
 
-def _scalar(text: str, in_list: bool = False):
+def scalar(text: str, in_list: bool = False):
+    """One plain value as memcli's YAML loader reads it, or NO when only PyYAML can say."""
     v = text.strip(" ")
     if v and (v[0].isspace() or v[-1].isspace() or not v.isprintable()):
-        return _NO
+        return NO
     if v in _NULL:
-        return None if not in_list else _NO
+        return None if not in_list else NO
     if v in _BOOL:
         return _BOOL[v]
     if v[0] == "'":
         inner = v[1:-1]
         if len(v) < 2 or v[-1] != "'" or "'" in inner.replace("''", ""):
-            return _NO
+            return NO
         return inner.replace("''", "'")
     if v[0] == '"':
         inner = v[1:-1]
         if len(v) < 2 or v[-1] != '"' or '"' in inner or "\\" in inner:
-            return _NO
+            return NO
         return inner
     if _INT.match(v):
-        return int(v) if len(v) < _MAX_DIGITS else _NO  # a longer one: YAML's reader says why it is refused
-    if _FLOAT.match(v):
+        return int(v) if len(v) < _MAX_DIGITS else NO  # a longer one: YAML's reader says why it is refused
+    if FLOAT.match(v):
         return float(v)
     if _STAMP.match(v):
         return v
     if v[0] in _NUMBERISH_START and (v.startswith("- ") or not set(v) - _NUMBER_CHARS):
-        return _NO  # could be one of YAML 1.1's int, float or sexagesimal forms: let YAML decide
+        return NO  # could be one of YAML 1.1's int, float or sexagesimal forms: let YAML decide
     if v[0] in _PLAIN_BAD_START or ": " in v or " #" in v or v.endswith(":") or "\t" in v:
-        return _NO
+        return NO
     if in_list and ("[" in v or "]" in v or "{" in v or "}" in v):
-        return _NO
+        return NO
     if v.lower() in (".inf", ".nan", "-.inf", "+.inf", "<<", "="):
-        return _NO
+        return NO
     return v
 
 
@@ -80,14 +81,14 @@ def load(text: str):
                 for part in inner.split(","):
                     if not part.strip(" "):
                         return None
-                    val = _scalar(part, in_list=True)
-                    if val is _NO:
+                    val = scalar(part, in_list=True)
+                    if val is NO:
                         return None
                     items.append(val)
             out[key] = items
             continue
-        val = _scalar(raw) if raw else None
-        if val is _NO:
+        val = scalar(raw) if raw else None
+        if val is NO:
             return None
         out[key] = val
     return out

@@ -4,74 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
-import unicodedata
 from pathlib import Path
 
 from ..errors import FileError, LockTimeout, UnsafePathError, UsageError
+from .layout import STATE_DIR, TMP_PREFIX, check_id
 from .markers import guard as refuse_conflicted
 
-TMP_PREFIX = ".memcli-tmp-"
-STATE_DIR = ".memcli"
-MAX_ID = 80
 MAX_FILE_BYTES = 1_000_000
-
-_ID_RE = re.compile(r"[^\W_][\w.-]*")
-_SLUG_DROP = re.compile(r"[^\w]+")
-
-
-def slugify(title: str) -> str:
-    """An id from a title: Unicode letters and digits, '-' between words, <= 80 chars; a title
-    without any is `memory-` and a short hash of the title."""
-    text = unicodedata.normalize("NFKC", title).lower()
-    slug = _SLUG_DROP.sub("-", text.replace("_", "-")).strip("-")
-    if len(slug) > MAX_ID:
-        cut = slug[:MAX_ID]
-        slug = cut.rsplit("-", 1)[0] if "-" in cut[MAX_ID // 2:] else cut
-        slug = slug.strip("-")
-    if not slug:  # no letter or digit: a short hash keeps two such titles apart
-        import hashlib
-
-        slug = "memory-" + hashlib.sha1(unicodedata.normalize("NFC", title).encode("utf-8")).hexdigest()[:8]
-    return slug
-
-
-def check_id(memory_id: str) -> str:
-    """Refuse any id that could name a file outside memory/."""
-    if not isinstance(memory_id, str) or not memory_id:
-        raise UsageError("an id must not be empty")
-    bad = None
-    if any(unicodedata.category(c)[0] == "C" for c in memory_id):
-        bad = "a control character"
-    elif "/" in memory_id or "\\" in memory_id:
-        bad = "a path separator"
-    elif ".." in memory_id:
-        bad = "'..'"
-    elif memory_id.startswith("."):
-        bad = "a leading '.'"
-    elif ":" in memory_id:
-        bad = "':'"
-    elif len(memory_id) > MAX_ID:
-        bad = f"more than {MAX_ID} characters"
-    elif not _ID_RE.fullmatch(memory_id):
-        bad = "characters other than letters, digits, '-', '_' and '.'"
-    if bad:
-        raise UnsafePathError(f"invalid id {memory_id!r}: it contains {bad}")
-    return memory_id
-
-
-_PLAIN_ID = re.compile(r"[0-9a-z][0-9a-z_-]{0,79}")
-
-
-def valid_id(memory_id: str) -> bool:
-    if _PLAIN_ID.fullmatch(memory_id):  # the common case, decided without the full check
-        return True
-    try:
-        check_id(memory_id)
-    except (UnsafePathError, UsageError):
-        return False
-    return True
 
 
 def inside(root: Path, path: Path) -> bool:
@@ -116,6 +56,23 @@ def read_text(path: Path, what: str | None = None, limit: int = 10 * MAX_FILE_BY
     except UsageError as e:
         # A stored file that is not text is a broken file (exit 3), not bad input.
         raise FileError(e.message) from None
+
+
+def read_exact(path: Path, rel: str) -> str:
+    """A file's exact text (no newline or BOM normalising), for comparing and merging."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(10 * MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise FileError(f"{rel}: no such file")
+    except OSError as e:
+        raise FileError(f"{rel}: cannot read it ({e.strerror or e})")
+    if len(data) > 10 * MAX_FILE_BYTES:
+        raise FileError(f"{rel}: larger than {10 * MAX_FILE_BYTES // 1_000_000} MB; edit it with another tool")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FileError(f"{rel}: not UTF-8 text (byte {e.start}); edit it with another tool")
 
 
 def decode(data: bytes, name: str, limit: int = MAX_FILE_BYTES) -> str:

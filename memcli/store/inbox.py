@@ -40,7 +40,8 @@ from pathlib import Path
 from ..errors import FileError
 from ..model import DEFAULT_IMPORTANCE, Detail, Problem, clean_tags, one_line
 from . import details as dfile
-from .fs import atomic_write, check_id, read_text, safe_join, slugify, valid_id
+from .fs import atomic_write, read_text, safe_join
+from .layout import check_id, slugify, valid_id
 from .layout import INBOX, INBOX_ARCHIVE, md_entries
 
 KINDS = ("new", "update")
@@ -169,7 +170,7 @@ def parse(text: str, pid: str, rel: str = "") -> Proposal:
 
 
 def _stamp(value) -> str | None:
-    return dfile._stamp(value)
+    return dfile.stamp_of(value)
 
 
 def _line(text: str, key: str) -> int | None:
@@ -300,3 +301,16 @@ def draft(root: Path, pid: str, text: str) -> Path:
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     return Path(name)
+
+
+def waiting(root: Path, max_age: float, now=None) -> list:
+    """Pending proposals older than max_age seconds: [(proposal, age in seconds)]."""
+    from ..dates import now_of, parse
+
+    t = now_of(now)
+    out = []
+    for p in pending(root)[0]:
+        made = parse(p.created)
+        if made is not None and (t - made).total_seconds() > max_age:
+            out.append((p, (t - made).total_seconds()))
+    return out

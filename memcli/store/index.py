@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..model import Entry
+from .layout import MEMORY
 
 _ENTRY = re.compile(r"^\s*[-*+]\s+\*\*(?P<title>(?:\\.|[^\\])+?)\*\*\s*[:：]\s?(?P<rest>.*)$")
 _PIPE = re.compile(r"(?<!\\)(?:\\\\)*\|")
@@ -40,7 +41,7 @@ def normalise_link(path: str) -> str:
     if path.startswith("./"):
         path = path[2:]
     if "/" not in path and "\\" not in path:
-        return "memory/" + path
+        return f"{MEMORY}/{path}"
     return path
 
 

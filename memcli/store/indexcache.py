@@ -9,19 +9,19 @@ import os
 from ..errors import FileError, UnsafePathError, UsageError
 from ..model import Detail
 from .fs import atomic_write, state_dir
-from .layout import STATE, detail_rel, file_fingerprint
+from .layout import INDEX_CACHE, STATE, detail_rel, file_fingerprint
 
 _BODY = 65_536
 _FIELDS = ("title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated", "expires",
            "source")
 
 
-def indexed(mem, entries: list | None = None) -> list:
-    """(entry, Detail or None) for every entry of MEMORY.md (or of `entries`), in order."""
-    entries = [e for e in (mem.read_index().entries if entries is None else entries) if e.id]
-    cache_path = mem.root / STATE / "index-cache.json"
+def indexed(root, entries: list) -> list:
+    """(entry, Detail or None) for every entry (of MEMORY.md) with an id, in order; root: a store.Root."""
+    entries = [e for e in entries if e.id]
+    cache_path = root.path / STATE / INDEX_CACHE
     try:
-        state_dir(mem.root)  # a .memcli/ that leads outside the root is not read
+        state_dir(root.path)  # a .memcli/ that leads outside the root is not read
         # O_NOFOLLOW: a cache file that is a symlink is not followed out of the root
         fd = os.open(cache_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with open(fd, encoding="utf-8") as f:
@@ -33,7 +33,7 @@ def indexed(mem, entries: list | None = None) -> list:
     out, fresh, dirty = [], {}, False
     for e in entries:
         try:
-            path = mem.detail_path(e.id)
+            path = root.detail_path(e.id)
         except (UnsafePathError, UsageError):
             out.append((e, None))
             continue
@@ -51,7 +51,7 @@ def indexed(mem, entries: list | None = None) -> list:
         d = None
         if fp is not None:
             try:
-                d = mem.load(path)
+                d = root.load(path)
             except (FileError, UnsafePathError, UsageError):
                 d = None
         if d is not None:
@@ -61,8 +61,21 @@ def indexed(mem, entries: list | None = None) -> list:
         out.append((e, d))
     if dirty or set(fresh) != set(cache):
         try:
-            state_dir(mem.root)
+            state_dir(root.path)
             atomic_write(cache_path, json.dumps(fresh, ensure_ascii=False))
         except (OSError, FileError, UnsafePathError):
             pass
+    return out
+
+
+def cached_tags(root) -> list:
+    """The tags the index cache holds (for completion: read, never written)."""
+    try:
+        with open(root / STATE / INDEX_CACHE, encoding="utf-8") as f:
+            cache = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return []
+    out = []
+    for hit in cache.values() if isinstance(cache, dict) else ():
+        out += [t for t in (hit.get("tags", ()) if isinstance(hit, dict) else ()) if isinstance(t, str)]
     return out

@@ -1,21 +1,26 @@
 """The rules of MEMORY.md: which memories it lists, in what order, what falls out when it is
-full, and what is wrong with it. Writes (`Memory`) and the heartbeat use these same functions.
+full, and what is wrong with it. ``plan`` is the one planner: writes, `index rebuild`, the
+heartbeat's check and repair, the reconciliation after a git merge and import all call it.
 
 - order: pinned first, then importance, then the newest update, then the id (`Detail.rank_key`);
 - room: the index stays under `index.max_lines` lines, so the entries get
   ``max_lines - 1 - fixed`` lines, fixed being the lines that are not entries;
 - demotion: when there are more memories than room, the lowest-ranked unpinned ones lose
-  their line first, then the lowest-ranked pinned ones. Their detail files stay.
+  their line first, then the lowest-ranked pinned ones. Their detail files stay;
+- a line is kept as it was written when it is not a memory's (a link that is not memory/<id>.md)
+  or when its memory cannot be read (a person must fix the file; the line is theirs meanwhile);
+  a tidy plan (repair, rebuild, reconcile) drops a second line of a memory, a line whose file is
+  gone and a line of an expired memory; a write leaves every other line as it is.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable, Mapping
 
 from ..errors import UnsafePathError, UsageError
 from ..model import Detail, Entry, Finding
-from .fs import check_id
-from .index import IndexDoc
+from .index import IndexDoc, render_line
+from .layout import check_id
 
 FIX_REBUILD = "run `memcli index rebuild`"
 # The fixes `index check` and the heartbeat both give for a file they cannot use.
@@ -37,6 +42,10 @@ def rank(details) -> list:
 
 def _key(d) -> tuple:
     return d.rank_key() if hasattr(d, "rank_key") else d.detail.rank_key()
+
+
+def _entry(d) -> Entry:
+    return d.entry if hasattr(d, "entry") else d.detail.entry
 
 
 def demote(ranked: list, room: int) -> tuple[list, list]:
@@ -146,3 +155,127 @@ def conflicts(root) -> list[Finding]:
 
     return [Finding("conflict-markers", "error", rel, line, "unresolved git conflict markers", markers.way_out(rel))
             for rel, line in markers.scan_root(root)]
+
+
+# ---------------------------------------------------------------- the one planner
+
+# What a line's memory is, besides a readable memory (a Detail, or anything with ``detail``):
+UNREADABLE = "unreadable"  # its file cannot be read: the line stays as written
+MISSING = "missing"  # no file: a tidy plan drops the line
+EXPIRED = "expired"  # readable but past its expiry: a tidy plan drops the line (heartbeat archives it)
+DUPLICATE, NOT_A_MEMORY = "duplicate", "not a memory"  # reasons in ``Plan.kept`` / ``Plan.dropped``
+
+
+class Plan:
+    """What MEMORY.md will hold: ``doc`` (the index with the entries in their slots), the
+    memories it lists in file order, and what the plan changed and why."""
+
+    __slots__ = ("doc", "listed", "demoted", "promoted", "dropped", "kept", "warnings", "refused", "room")
+
+    def __init__(self, doc: IndexDoc, listed: list, demoted: list, promoted: list, dropped: list, kept: list,
+                 warnings: list, refused: bool, room: int):
+        self.doc, self.listed = doc, listed
+        self.demoted, self.promoted = demoted, promoted  # ids that lost / got a line
+        self.dropped = dropped  # (line number, id, reason) of each line removed
+        self.kept = kept  # (line number, id, reason) of each entry line kept as written
+        self.warnings, self.refused, self.room = warnings, refused, room
+
+    @property
+    def entries(self) -> list[Entry]:
+        return [_entry(d) for d in self.listed]
+
+    @property
+    def ids(self) -> set:
+        return {d.id for d in self.listed}
+
+    def line_for(self, memory_id: str) -> str | None:
+        """The index line a memory gets, or None when it is not listed."""
+        for d in self.listed:
+            if d.id == memory_id:
+                return render_line(_entry(d))
+        return None
+
+
+def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_full: str = "demote",
+         add=None, changed=None, pool: Iterable | None = None, promote: Iterable | None = None,
+         tidy: bool = False, fit: bool = False, activity=None) -> Plan:
+    """Which memories MEMORY.md lists, in what order, and what happens to every entry line.
+
+    memories: id -> the memory (a Detail or a heartbeat Memo) for each readable one, or
+    UNREADABLE, MISSING or EXPIRED; an id that is not there counts as MISSING.
+    add: a new memory to list (refused when the index is full under ``on_full: refuse``);
+    changed: a memory about to be written (its new version counts, not the one in ``memories``);
+    pool: list these memories instead of the ones the lines name (`index rebuild`);
+    promote: memories that may take a free line, best first (the heartbeat);
+    tidy: drop second lines, lines whose file is gone and lines of expired memories;
+    fit: demote listed memories until they fit, even when hand-written lines took the room
+    (without it a write never moves a listed entry out for them: it warns);
+    activity: `index.rank: activity`'s recalls (see ``rank``)."""
+    lines: list = []
+    chosen: dict = {}
+    dropped: list = []
+    kept: list = []
+    for n, x in enumerate(doc.lines, 1):
+        if not isinstance(x, Entry):
+            lines.append(x)
+            continue
+        mid = x.id
+        status = None
+        if mid is None or not is_safe_id(mid):
+            reason = NOT_A_MEMORY
+        elif mid in chosen:
+            reason = DUPLICATE
+        else:
+            status = changed if changed is not None and mid == changed.id else memories.get(mid, MISSING)
+            reason = status if isinstance(status, str) else None
+        if reason is None:
+            chosen[mid] = status
+            lines.append(x)
+        elif tidy and reason in (DUPLICATE, MISSING, EXPIRED):
+            dropped.append((n, mid, reason))
+        else:
+            kept.append((n, mid, reason))
+            lines.append(x.raw if x.raw is not None else render_line(x))  # kept as written
+    base = IndexDoc(lines, doc.newline, doc.final_newline)
+    listed = set(chosen)
+    if pool is not None:
+        chosen = {d.id: d for d in pool}
+    if add is not None:
+        chosen[add.id] = add
+    room = free_room(max_lines, base.fixed_lines())
+    warnings: list = []
+    ranked = rank(chosen.values()) if activity is None else rank(chosen.values(), activity)
+    demoted: list = []
+    promoted: list = []
+    if len(ranked) > room and add is not None and on_full == "refuse":
+        return Plan(base, [], [], [], dropped, kept, warnings, True, room)
+    still = [d for d in ranked if d.id in listed]
+    if len(ranked) > room and len(still) > room and not (fit and room > 0):
+        # Hand-written lines took the room of entries already listed: none is moved out for them.
+        demoted = [d.id for d in ranked if d.id not in listed]
+        if not fit:
+            warnings.append(crowded(base, max_lines, len(still), demoted))
+        ranked = still
+    elif len(ranked) > room:
+        ranked, out = demote(ranked, room)
+        demoted = [d.id for d in out]
+        if any(d.pinned for d in out):
+            warnings.append("the index is full of pinned entries; some pinned memories are not listed")
+        if demoted and add is not None:
+            warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
+    elif promote is not None and len(ranked) < room:
+        import heapq
+
+        have = set(chosen)
+        best = heapq.nsmallest(room - len(ranked), (d for d in promote if d.id not in have), key=_key)
+        promoted = [d.id for d in best]
+        ranked = rank([*ranked, *best]) if activity is None else rank([*ranked, *best], activity)
+    if activity is not None:
+        ranked = file_order(ranked)
+    return Plan(base.with_entries([_entry(d) for d in ranked]), ranked, demoted, promoted, dropped, kept,
+                warnings, False, room)
+
+
+def file_order(kept) -> list:
+    """The order of the lines in MEMORY.md (pinned, importance, newest update, id), whatever chose them."""
+    return sorted(kept, key=_key)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FileError
+from . import layout
 
 OPEN, BASE, SEP, CLOSE = "<<<<<<<", "|||||||", "=======", ">>>>>>>"
 SIZE = 7  # git's default conflict-marker-size
@@ -117,11 +118,11 @@ def first_conflict(text: str, size: int = SIZE) -> int | None:
 
 def way_out(rel: str) -> str:
     """What a person runs to settle a conflicted file."""
-    if rel == "MEMORY.md" or rel.endswith("/MEMORY.md"):
+    if rel == layout.INDEX or rel.endswith("/" + layout.INDEX):
         return "`memcli heartbeat --fix` rebuilds MEMORY.md from both sides"
-    m = re.fullmatch(r"memory/(?:archive/)?([^/]+)\.md", rel)
-    if m and not rel.startswith("memory/episodes/"):
-        return (f"`memcli resolve {m.group(1)} --ours|--theirs|--both` (the other side goes to ## History), "
+    memory_id = layout.id_of(rel)
+    if memory_id is not None:
+        return (f"`memcli resolve {memory_id} --ours|--theirs|--both` (the other side goes to ## History), "
                 "or edit the file and delete the marker lines")
     return "edit the file: keep what both sides wrote and delete the marker lines"
 
@@ -172,8 +173,6 @@ def text_conflict(text: str, path) -> int | None:
 
 
 def _md_files(root: Path) -> list[str]:
-    from . import layout
-
     return [layout.INDEX] + [rel for rel, _, _ in layout.memory_files(root)]
 
 
@@ -203,10 +202,10 @@ def guard(paths, root: Path | None = None) -> None:
 
 def _rel(path: Path) -> str:
     parts = path.parts
-    if path.name == "MEMORY.md":
-        return "MEMORY.md"
-    if "memory" in parts:
-        i = len(parts) - 1 - parts[::-1].index("memory")
+    if path.name == layout.INDEX:
+        return layout.INDEX
+    if layout.MEMORY in parts:
+        i = len(parts) - 1 - parts[::-1].index(layout.MEMORY)
         return "/".join(parts[i:])
     return path.name
 

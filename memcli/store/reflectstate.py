@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import FileError, LockTimeout
 from .fs import atomic_write, dump_state, read_state, state_dir
+from .layout import STATE_DIR
 
 MARK = "reflect.json"
 OFFER = "reflect-offer.json"
@@ -68,7 +69,7 @@ def ask_again(root: Path) -> None:
 def take_asked(root: Path) -> bool:
     """Whether a reflection was asked for meanwhile; the note is removed."""
     try:
-        os.unlink(root / ".memcli" / PENDING)
+        os.unlink(root / STATE_DIR / PENDING)
         return True
     except OSError:
         return False

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import CollisionError, FileError, UsageError
+from ..model import short
 from . import episodes
 from .fs import atomic_write, atomic_write_many, dump_state, read_state, set_aside, state_file
 
@@ -19,11 +20,6 @@ MAX_LOG = 1_000  # the newest entries kept of the write log and of the collision
 
 def scope_path(root: Path, name: str) -> Path:
     return state_file(root, "scopes", name)
-
-
-def short(value: str, n: int = 60) -> str:
-    v = " ".join(str(value).split())
-    return v if len(v) <= n else v[: n - 1] + "…"
 
 
 def load(root: Path, name: str) -> dict | None:

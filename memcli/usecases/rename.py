@@ -19,18 +19,17 @@ rewritten in a link: a link is not replaced by a copy of what it points to.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
 
 from ..errors import ExistsError, FileError, NotFoundError, Refused, UnsafePathError, UsageError
+from ..model import Result
 from ..store import details as dfile
+from ..store import journal as journals
 from ..store import layout
-from ..store.fs import (STATE_DIR, TMP_PREFIX, atomic_write, check_id, followable, read_text, replace_each,
-                        state_dir)
-
-JOURNAL = "rename.json"
+from ..store.fs import atomic_write, followable, read_text, replace_each
+from ..store.layout import TMP_PREFIX, check_id
 
 
 def rewrite_refs(text: str, old: str, new: str) -> str:
@@ -41,74 +40,60 @@ def rewrite_refs(text: str, old: str, new: str) -> str:
     return text
 
 
-def pending(root) -> dict | None:
-    """The journal of a rename that did not finish, or None."""
-    path = root / STATE_DIR / JOURNAL
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    if not (isinstance(data, dict) and isinstance(data.get("old"), str) and isinstance(data.get("new"), str)):
-        return None
-    return data
-
-
-def rename(mem, old: str, new: str) -> dict:
+def rename(root, old: str, new: str) -> Result:
     """Give a memory a new id (see the module's doc). A journal for old and new finishes that rename."""
     check_id(old)
     check_id(new)
     if old == new:
         raise UsageError("the old and the new id are the same")
-    with mem.lock():
-        journal = pending(mem.root)
+    with root.lock():
+        journal = journals.pending(root.path)
         if journal is not None:
             if (journal["old"], journal["new"]) != (old, new):
                 raise Refused(f"a rename of {journal['old']} to {journal['new']} did not finish; run "
                               f"`memcli rename {journal['old']} {journal['new']}` to finish it first",
                               data={"pending": {"old": journal["old"], "new": journal["new"]}})
-            return _run(mem, journal, resumed=True)
-        src = next((p for p in (mem.detail_path(old), mem.detail_path(old, archived=True)) if p.is_file()), None)
+            return _run(root, journal, resumed=True)
+        src = next((p for p in (root.detail_path(old), root.detail_path(old, archived=True)) if p.is_file()), None)
         if src is None:
-            mem.get(old)  # raises NotFoundError with close candidates
-            raise NotFoundError(f"no memory with id {old!r}")
+            raise root.not_found(old)  # with close candidates
         if src.is_symlink():
-            raise UnsafePathError(f"{mem.rel(src)} is a symbolic link; rename the file it points to, or replace "
+            raise UnsafePathError(f"{root.rel(src)} is a symbolic link; rename the file it points to, or replace "
                                   "the link with the file")
         for a in (False, True):
-            if mem.detail_path(new, archived=a).exists() or mem.detail_path(new, archived=a).is_symlink():
+            if root.detail_path(new, archived=a).exists() or root.detail_path(new, archived=a).is_symlink():
                 raise ExistsError(f"a memory with id {new!r} already exists; pick another id")
-        dfile.parse(read_text(src, mem.rel(src)), old, mem.rel(src))  # a broken file is not renamed
+        dfile.parse(read_text(src, root.rel(src)), old, root.rel(src))  # a broken file is not renamed
         journal = {"old": old, "new": new, "archived": src.parent.name == "archive",
                    "tag": f"rename-{secrets.token_hex(4)}-"}
-        atomic_write(state_dir(mem.root) / JOURNAL, json.dumps(journal) + "\n")
-        return _run(mem, journal, resumed=False)
+        journals.start(root.path, journal)
+        return _run(root, journal, resumed=False)
 
 
-def _run(mem, j: dict, resumed: bool) -> dict:
+def _run(root, j: dict, resumed: bool) -> dict:
     old, new, archived, tag = j["old"], j["new"], bool(j.get("archived")), str(j.get("tag") or "rename-")
     if resumed:
-        _remove_temps(mem, tag)
-    src, dst = mem.detail_path(old, archived=archived), mem.detail_path(new, archived=archived)
+        _remove_temps(root, tag)
+    src, dst = root.detail_path(old, archived=archived), root.detail_path(new, archived=archived)
     if src.is_file() and not dst.exists():
-        raw = read_text(src, mem.rel(src))
-        text, newline = _with_id(raw, old, new, mem.rel(src))
+        raw = read_text(src, root.rel(src))
+        text, newline = _with_id(raw, old, new, root.rel(src))
         atomic_write(dst, rewrite_refs(text, old, new), newline=newline)
     elif not dst.is_file():
-        _drop_journal(mem)
-        raise NotFoundError(f"the rename of {old} to {new} cannot go on: neither {mem.rel(src)} nor "
-                            f"{mem.rel(dst)} is there (the journal is removed)")
+        journals.finish(root.path)
+        raise NotFoundError(f"the rename of {old} to {new} cannot go on: neither {root.rel(src)} nor "
+                            f"{root.rel(dst)} is there (the journal is removed)")
     writes, changed, skipped = [], [], []
-    for p in mem.detail_files() + mem.detail_files(archived=True):
+    for p in root.detail_files() + root.detail_files(archived=True):
         if p in (src, dst):
             continue
         if p.is_symlink():  # its target, when it is a memory, is rewritten as itself
-            if followable(mem.root, p):
+            if followable(root.path, p):
                 continue
-            skipped.append(mem.rel(p))
+            skipped.append(root.rel(p))
             continue
         try:
-            other = read_text(p, mem.rel(p))
+            other = read_text(p, root.rel(p))
         except FileError:
             continue
         new_text = rewrite_refs(other, old, new)
@@ -117,22 +102,22 @@ def _run(mem, j: dict, resumed: bool) -> dict:
             changed.append(p.stem)
     replace_each(writes, tag)
     index_changed = False
-    if mem.index_path.is_file() and not mem.index_path.is_symlink():
-        idx = read_text(mem.index_path, "MEMORY.md")
+    if root.index_path.is_file() and not root.index_path.is_symlink():
+        idx = read_text(root.index_path, layout.INDEX)
         new_idx = rewrite_refs(idx, old, new)
         if new_idx != idx:
-            atomic_write(mem.index_path, new_idx)
+            atomic_write(root.index_path, new_idx)
             index_changed = True
     try:
         os.unlink(src)
     except FileNotFoundError:
         pass
     except OSError as e:
-        raise FileError(f"renamed to {mem.rel(dst)} but cannot remove {mem.rel(src)}: {e.strerror or e}; "
+        raise FileError(f"renamed to {root.rel(dst)} but cannot remove {root.rel(src)}: {e.strerror or e}; "
                         f"run `memcli rename {old} {new}` again")
-    _drop_journal(mem)
-    out = {"action": "renamed", "old": old, "id": new, "path": mem.rel(dst), "index": index_changed,
-           "references": changed, "resumed": resumed}
+    journals.finish(root.path)
+    out = Result({"action": "renamed", "old": old, "id": new, "path": root.rel(dst), "index": index_changed,
+                  "references": changed, "resumed": resumed})
     if skipped:
         out["not_followed"] = skipped
     return out
@@ -149,24 +134,10 @@ def _with_id(raw: str, old: str, new: str, rel: str) -> tuple[str, str]:
     return dfile.render(d.replace(id=new)), dfile.newline_of(raw)
 
 
-def _remove_temps(mem, tag: str) -> None:
+def _remove_temps(root, tag: str) -> None:
     """The temp files a killed run of this rename left behind."""
-    prefix = TMP_PREFIX + tag
-    for folder in (mem.root, mem.root / layout.MEMORY, mem.root / layout.ARCHIVE):
+    for rel, _ in layout.temp_files(root.path, TMP_PREFIX + tag):
         try:
-            names = os.listdir(folder)
+            os.unlink(root.path / rel)
         except OSError:
-            continue
-        for name in names:
-            if name.startswith(prefix):
-                try:
-                    os.unlink(folder / name)
-                except OSError:
-                    pass
-
-
-def _drop_journal(mem) -> None:
-    try:
-        os.unlink(mem.root / STATE_DIR / JOURNAL)
-    except FileNotFoundError:
-        pass
+            pass

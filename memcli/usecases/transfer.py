@@ -8,26 +8,23 @@ import os
 import re
 from pathlib import Path
 
+from ..dates import utcnow
 from ..errors import FileError, MemcliError, UsageError
+from ..model import Result
+from ..store import layout
 
-def export(mem, archived: bool = True) -> dict:
+
+def export(root, archived: bool = True) -> Result:
     """{"memories": one record per memory (frontmatter fields, body, archived) in index order,
     "problems": the files that could not be read}."""
-    listing = mem.list(all=archived)
+    details, problems = root.listing(archived=archived)
     records = []
-    for d in listing.details:
+    for d in details:
         rec = d.to_dict()
         rec.pop("path", None)
-        rec["archived"] = "/archive/" in d.path
+        rec["archived"] = layout.is_archived(d.path)
         records.append(rec)
-    return {"memories": records, "problems": [str(p) for p in listing.problems]}
-
-
-def jsonl(records: list) -> str:
-    """Records as JSON lines, one a line (JSON escapes every line break inside a record)."""
-    from . import json_text
-
-    return "".join(json_text(rec) + "\n" for rec in records)
+    return Result({"memories": records, "problems": [str(p) for p in problems]})
 
 
 _KNOWN = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated",
@@ -36,10 +33,10 @@ _KNOWN = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pi
 
 def _record_detail(rec: dict, where: str):
     """A Detail from one exported record; a UsageError names the record."""
-    from ..core import _body
+    from ..model import DEFAULT_IMPORTANCE, TYPES, Detail, clean_tags, importance_of, one_line
+    from ..store.layout import check_id, slugify
     from ..textcheck import MAX_TITLE
-    from ..model import TYPES, Detail, clean_tags, one_line
-    from ..store.fs import check_id, slugify
+    from .write import body_text
 
     if not isinstance(rec, dict):
         raise UsageError(f"{where}: expected a JSON object")
@@ -50,11 +47,10 @@ def _record_detail(rec: dict, where: str):
     if mtype not in TYPES:
         raise UsageError(f"{where}: type must be one of {', '.join(TYPES)}, got {mtype!r}")
     try:
-        importance = float(0.5 if rec.get("importance") is None else rec["importance"])
-    except (TypeError, ValueError):
-        importance = -1
-    if not 0 <= importance <= 1:
-        raise UsageError(f"{where}: importance must be from 0 to 1")
+        importance = importance_of(DEFAULT_IMPORTANCE if rec.get("importance") is None else rec["importance"],
+                                   strict=True)
+    except UsageError:
+        raise UsageError(f"{where}: importance must be from 0 to 1") from None
 
     def strs(key):
         v = rec.get(key) or []
@@ -77,7 +73,7 @@ def _record_detail(rec: dict, where: str):
                   aliases=tuple(dict.fromkeys(one_line(a) for a in strs("aliases") if one_line(a))), type=mtype,
                   importance=importance, pinned=bool(rec.get("pinned")), created=stamp("created"),
                   updated=stamp("updated"), expires=stamp("expires"), source=stamp("source"), extra=extra,
-                  body=_body(body)), bool(rec.get("archived"))
+                  body=body_text(body)), bool(rec.get("archived"))
 
 
 def parse_jsonl(text: str, name: str = "input") -> list[dict]:
@@ -143,7 +139,7 @@ def markdown_record(text: str, name: str, source: str) -> dict:
 
 
 def _safe_id(stem: str) -> str:
-    from ..store.fs import slugify, valid_id
+    from ..store.layout import slugify, valid_id
 
     return stem if valid_id(stem) and stem == stem.lower() else slugify(stem)
 
@@ -254,19 +250,20 @@ def _read(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]
 MAX_SOURCE_FILE = 100 * 1_000_000  # an export of many memories; each record still passes the write check
 
 
-def import_(mem, source, stdin_text: str | None = None) -> dict:
+def import_(root, source, stdin_text: str | None = None) -> Result:
     """Add the memories of a source (see read_source). Existing ids are skipped, never overwritten;
     every record passes the write check of remember (memcli.safety.writecheck): one that fails it
     (a control character, a conflict-marker line, a size, a bad type) is skipped with the reason,
     as is a file of a folder that cannot be read; a secret follows write.secrets (refused: nothing
     is imported). One write under the lock, then the index is rebuilt."""
-    from ..core import utcnow
+    from ..safety.writecheck import WriteCheck
     from ..store import details as dfile
     from ..store.fs import atomic_write_many
+    from .maintain import rebuild_index
 
     records, kind, skipped = _read(source, stdin_text)
     now = utcnow()
-    check = mem.write_check()
+    check = WriteCheck.of(root)
     details = []
     seen: set = set()
     for n, rec in enumerate(records, 1):
@@ -290,20 +287,19 @@ def import_(mem, source, stdin_text: str | None = None) -> dict:
         seen.add(d.id)
         details.append((d, archived))
     written = []
-    with mem.lock():
+    with root.lock():
         writes = []
         for d, archived in details:
-            if mem.detail_path(d.id).exists() or mem.detail_path(d.id, archived=True).exists():
+            if root.detail_path(d.id).exists() or root.detail_path(d.id, archived=True).exists():
                 skipped.append({"id": d.id, "reason": "a memory with this id exists"})
                 continue
-            writes.append((mem.detail_path(d.id, archived=archived), dfile.render(d)))
+            writes.append((root.detail_path(d.id, archived=archived), dfile.render(d)))
             written.append(d.id)
         if writes:
-            (mem.root / "memory" / "archive").mkdir(parents=True, exist_ok=True)
             atomic_write_many(writes)
-    index = mem.rebuild_index() if written else None
-    return {"source": str(source), "kind": kind, "imported": written, "skipped": skipped,
-            "indexed": index["entries"] if index else None}
+    index = rebuild_index(root) if written else None
+    return Result({"source": str(source), "kind": kind, "imported": written, "skipped": skipped,
+                   "indexed": index["entries"] if index else None})
 
 
 def _scan(check, d):
@@ -320,7 +316,7 @@ def _scan(check, d):
         raise SecretError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
     f = c.fields
     if f["id"] != d.id:  # the id held a secret (redacted): it is made from the title instead
-        from ..store.fs import slugify
+        from ..store.layout import slugify
 
         f["id"] = slugify(f["title"])
     return d.replace(id=f["id"], title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None,

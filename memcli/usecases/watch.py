@@ -24,14 +24,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from .errors import ConfigError, FileError, MemcliError, NotARootError, UnsafePathError, UsageError
-from .heartbeat import apply, audit, check_text, plan
-from .heartbeat.base import read_file
-from .model import Finding
-from .store import indexrules, layout
-from .store.fs import TMP_PREFIX, state_dir
+from ..errors import ConfigError, FileError, MemcliError, NotARootError, UnsafePathError, UsageError
+from ..heartbeat import check_text, plan
+from ..heartbeat.base import read_file
+from ..model import Finding
+from ..store import indexrules, layout
+from ..store.layout import TMP_PREFIX
+from .maintain import apply, audit
 
-ROOT_FILES = ("MEMORY.md", "memcli.yaml")
+ROOT_FILES = (layout.INDEX, layout.CONFIG)
 RESCAN = "*"  # a folder changed as a whole (moved, deleted, created): compare with the last snapshot
 MAX_WAIT = 10  # debounce periods after the first event at most, before a busy batch is processed
 POLL = 0.2  # seconds between checks for a stop request and for the root's existence
@@ -64,9 +65,9 @@ class Watcher:
     """The checks behind `memcli watch`, separate from the observer thread so they can be driven
     directly: ``process({"memory/x.md"})`` checks one batch, ``heartbeat()`` runs one audit."""
 
-    def __init__(self, mem, emit: Emit, *, fix: bool = False, reflect: bool = False):
-        self.mem = mem
-        self.root = mem.root
+    def __init__(self, store, emit: Emit, *, fix: bool = False, reflect: bool = False):
+        self.store = store
+        self.root = store.path
         self.emit = emit
         self.fix = fix
         self.reflect = reflect
@@ -140,15 +141,15 @@ class Watcher:
                             "make it a UTF-8 text file under 10 MB, or move it out of memory/")]
         except OSError:
             return []  # gone again since the event; the next event says so
-        from .store.markers import size_for
+        from ..store.markers import size_for
 
         return check_text(rel, kind, text, now, size_for(path))
 
     def _reload_config(self) -> None:
-        from .config import load_config
+        from ..config import load_config
 
         try:
-            self.mem.config = load_config(self.root)
+            self.store.config = load_config(self.root)
         except ConfigError as e:
             self._findings([Finding("config-broken", "error", "memcli.yaml", None,
                                     e.message.removeprefix("memcli.yaml: "),
@@ -156,7 +157,7 @@ class Watcher:
 
     def _check_index(self, ids: set, everything: bool) -> None:
         try:
-            doc = self.mem.read_index()
+            doc = self.store.read_index()
         except MemcliError as e:
             self._findings([Finding("index-unreadable", "error", "MEMORY.md", None, e.message,
                                     "make MEMORY.md UTF-8 text again, or run `memcli index rebuild`")])
@@ -164,32 +165,32 @@ class Watcher:
 
         def lookup(mid: str):
             try:
-                p = self.mem.detail_path(mid)
+                p = self.store.detail_path(mid)
                 if not p.is_file():
-                    return "archived" if self.mem.detail_path(mid, archived=True).is_file() else "missing"
-                return self.mem.load(p)
+                    return "archived" if self.store.detail_path(mid, archived=True).is_file() else "missing"
+                return self.store.load(p)
             except (FileError, UsageError, UnsafePathError):
                 return "broken"
 
-        found = indexrules.check(doc, lookup, int(self.mem.config["index.max_lines"]))
+        found = indexrules.check(doc, lookup, int(self.store.config["index.max_lines"]))
         self._findings([f for mid, f in found if everything or mid in ids])
 
     def _refresh_cache(self, keys: list) -> None:
         """Bring the search cache's entries for these files up to date (what recall's sync would do)."""
-        from .recall import detail_doc
-        from .search.cache import SearchCache, SearchCacheError
+        from ..search.cache import SearchCache, SearchCacheError
+        from ..search.docs import detail_doc
 
         docs, fps, drop = [], {}, []
         for key in keys:
             fp = _fingerprint(self.root / key)  # before reading: a later change then shows as a new fingerprint
-            doc = detail_doc(self.mem, key) if fp is not None else None
+            doc = detail_doc(self.root, key) if fp is not None else None
             if doc is None:
                 drop.append(key)
             else:
                 docs.append(doc)
                 fps[key] = fp
         try:
-            with SearchCache(state_dir(self.root, "search")) as cache:
+            with SearchCache(self.store.state_dir(layout.SEARCH)) as cache:
                 if docs:
                     cache.update_docs(docs, fps)
                 if drop:
@@ -203,31 +204,31 @@ class Watcher:
 
     # ---- the scheduled audit
     def heartbeat(self) -> None:
-        report = audit(self.mem)
+        report = audit(self.store)
         if self.fix:
-            done = apply(self.mem, plan(report))
+            done = apply(self.store, plan(report))
             for message in done:
                 self.emit({"event": "fixed", "message": message})
             if done:
-                report = audit(self.mem)
+                report = audit(self.store)
         self._findings([f for f in report.findings if f.severity != "info"])
         self.emit({"event": "heartbeat", **report.counts(), "files": report.files})
         if self.reflect:
-            from .usecases.reflect import reflect
+            from .reflect import reflect
 
-            res = reflect(self.mem, wait=False)
+            res = reflect(self.store, wait=False)
             if not res.get("busy"):
                 self.emit({"event": "reflected", "turns": res["turns"], "proposed": res["proposed"],
                            "accepted": [a["memory"] for a in res["accepted"]]})
 
 
-def watch(mem, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, heartbeat_every: float | None = None,
+def watch(store, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, heartbeat_every: float | None = None,
           fix: bool = False, reflect: bool = False) -> dict:
-    """Observe the root until ``stop`` is set; raises NotARootError when the root disappears."""
+    """Observe a store.Root until ``stop`` is set; raises NotARootError when the root disappears."""
     from watchdog.events import FileSystemEventHandler
     from watchdog.observers import Observer
 
-    root = mem.root
+    root = store.path
     events: queue.SimpleQueue = queue.SimpleQueue()
 
     class Handler(FileSystemEventHandler):
@@ -245,7 +246,7 @@ def watch(mem, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, hear
                 if rel is not None:
                     events.put(rel)
 
-    watcher = Watcher(mem, emit, fix=fix, reflect=reflect)
+    watcher = Watcher(store, emit, fix=fix, reflect=reflect)
     observer = Observer()
     handler = Handler()
     # Only what memcli reads is watched: the root's own entries (MEMORY.md, memcli.yaml, memory/

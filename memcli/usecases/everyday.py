@@ -1,60 +1,40 @@
-"""The everyday commands' library: stats, search, rename, list formats and the near-duplicate
-check on remember; export and import live in `transfer`. Each function takes a Memory and
-returns values; writes take the root lock."""
+"""The everyday commands: stats, search, and the near-duplicate check on remember. Each function
+takes a store.Root and returns values (export and import are `transfer`'s, rename `rename`'s)."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from pathlib import Path
 
 from ..errors import FileError, MemcliError, UsageError
-from .transfer import export, import_, read_source  # noqa: F401  (the package's API)
-
-LIST_COLUMNS = ("id", "title", "type", "importance", "flags", "tags")
-LIST_FORMATS = ("json", "tsv", "md")
+from ..model import Result
+from ..store import layout
 
 
-# ---------------------------------------------------------------- list
+# ---------------------------------------------------------------- completion
 
-def listing_data(listing) -> dict:
-    """A Listing as the `list --json` data."""
-    rows = [{"id": d.id, "title": d.title, "summary": d.summary, "type": d.type, "importance": d.importance,
-             "pinned": d.pinned, "tags": list(d.tags), "updated": d.updated, "path": d.path,
-             "indexed": d.id in listing.indexed and "/archive/" not in d.path,
-             "archived": "/archive/" in d.path} for d in listing.details]
-    return {"memories": rows, "problems": [str(p) for p in listing.problems]}
-
-
-def json_text(value, indent=None) -> str:
-    """JSON with no raw control character: json escapes C0 itself; DEL and C1 become \\u escapes."""
-    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}",
-                  json.dumps(value, ensure_ascii=False, indent=indent))
+def ids(root, prefix: str = "") -> list[str]:
+    """The ids of the memories starting with prefix, archived ones after the others (one directory
+    scan each: what the shell asks for on every Tab)."""
+    out: dict = {}
+    for sub in (layout.MEMORY, layout.ARCHIVE):
+        for mid in layout.md_ids(root.path, sub):
+            if mid.startswith(prefix) and layout.valid_id(mid):
+                out.setdefault(mid, None)
+    return list(out)
 
 
-def _cells(row: dict) -> list[str]:
-    flags = ",".join(f for f, on in (("pinned", row["pinned"]), ("indexed", row["indexed"]),
-                                      ("archived", row["archived"])) if on) or "-"
-    return [row["id"], row["title"], row["type"], f"{row['importance']:g}", flags,
-            " ".join("#" + t for t in row["tags"])]
+def tags(root, prefix: str = "") -> list[str]:
+    """The tags of the indexed memories starting with prefix (a leading # ignored): their MEMORY.md
+    lines and the index cache, nothing parsed or written."""
+    from ..store.indexcache import cached_tags
 
-
-def format_listing(rows: list, fmt: str, header: bool = True) -> str:
-    """rows as json (one array), tsv (a header line, then one row a line) or md (a table)."""
-    if fmt == "json":
-        return json_text(rows, indent=1) + "\n"
-    if fmt == "tsv":
-        clean = [[re.sub(r"[\t\r\n]+", " ", c) for c in _cells(r)] for r in rows]
-        lines = (["\t".join(LIST_COLUMNS)] if header else []) + ["\t".join(c) for c in clean]
-        return "".join(ln + "\n" for ln in lines)
-    if fmt == "md":
-        def cell(text: str) -> str:
-            return text.replace("\\", "\\\\").replace("|", "\\|")
-        lines = ["| " + " | ".join(LIST_COLUMNS) + " |", "|" + "---|" * len(LIST_COLUMNS)]
-        lines += ["| " + " | ".join(cell(c) for c in _cells(r)) + " |" for r in rows]
-        return "\n".join(lines) + "\n"
-    raise UsageError(f"--format must be one of {', '.join(LIST_FORMATS)}, got {fmt!r}")
+    found = set(cached_tags(root.path))
+    try:
+        found.update(t for e in root.read_index().entries for t in e.tags)
+    except MemcliError:
+        pass
+    want = prefix.lstrip("#")
+    return sorted(t for t in found if t.startswith(want))
 
 
 # ---------------------------------------------------------------- near-duplicates
@@ -90,35 +70,28 @@ SLUG_BOUND = 80  # file names (slugs of titles) this close are read and compared
 MAX_READ = 5  # at most this many unindexed memories are read per check
 
 
-def near_duplicates(mem, title: str, summary: str = "", limit: int = 3, exclude: str | None = None) -> list[str]:
+def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude: str | None = None) -> list[str]:
     """Ids of memories whose title and summary nearly equal these, by the heartbeat's duplicate rule.
     Compared: the indexed memories (from the index cache) and the few others whose file name, the
     slug of their title, is close to this title's slug. Nothing is parsed or loaded beyond that:
     rapidfuzz and the rule only when some memory could match."""
-    from ..store.fs import slugify
-    from ..store.indexcache import indexed
-
     mine = _norm(f"{title} {summary}")
     if len(mine) < 8:
         return []
     candidates: dict[str, str] = {}
-    for e, d in indexed(mem):
+    for e, d in root.indexed():
         if e.id != exclude:
             candidates[e.id] = _norm(f"{e.title} {d.summary if d is not None else e.summary}")
-    slug = slugify(title)
+    slug = layout.slugify(title)
     slug_counts = _counts(slug)
     close = []
-    try:
-        names = os.listdir(mem.memory_dir())
-    except OSError:
-        names = []
-    head, tail = slug[:3], slug[-3:] + ".md"
-    for name in names:
+    root.memory_dir()  # refuses a memory/ that leads outside the root
+    head, tail = slug[:3], slug[-3:]
+    for stem in layout.md_ids(root.path):
         # a near-duplicate title keeps the beginning or the end of its slug: the rest is not compared
-        if not (name.startswith(head) or name.endswith(tail)):
+        if not (stem.startswith(head) or stem.endswith(tail)):
             continue
-        stem = name[:-3]
-        if (not name.endswith(".md") or stem in candidates or stem == exclude
+        if (stem in candidates or stem == exclude
                 or abs(len(stem) - len(slug)) * 2 > len(stem) + len(slug)):
             continue
         score = _bound(slug, slug_counts, stem)
@@ -126,7 +99,7 @@ def near_duplicates(mem, title: str, summary: str = "", limit: int = 3, exclude:
             close.append((-score, stem))
     for _, stem in sorted(close)[:MAX_READ]:
         try:
-            d = mem.get(stem)
+            d = root.get(stem)
         except MemcliError:
             continue
         candidates[stem] = _norm(f"{d.title} {d.summary}")
@@ -145,10 +118,10 @@ def near_duplicates(mem, title: str, summary: str = "", limit: int = 3, exclude:
     return same[:limit]
 
 
-def duplicate_warnings(mem, detail) -> list[str]:
+def duplicate_warnings(root, detail) -> list[str]:
     """A warning naming the memories a memory just written nearly duplicates (none when it cannot tell)."""
     try:
-        ids = near_duplicates(mem, detail.title, detail.summary, exclude=detail.id)
+        ids = near_duplicates(root, detail.title, detail.summary, exclude=detail.id)
     except MemcliError:
         return []
     if not ids:
@@ -159,54 +132,39 @@ def duplicate_warnings(mem, detail) -> list[str]:
 
 # ---------------------------------------------------------------- stats
 
-def _size(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    total = 0
-    for dirpath, _, files in os.walk(path):
-        for f in files:
-            try:
-                total += os.stat(os.path.join(dirpath, f), follow_symlinks=False).st_size
-            except OSError:
-                pass
-    return total
-
-
-def stats(mem) -> dict:
+def stats(root) -> Result:
     """Counts by type, index fullness, expired / stale / archived counts, state and cache sizes."""
-    listing = mem.list()
+    from .maintain import audit
+
+    details, problems = root.listing()
     by_type: dict[str, int] = {}
-    for d in listing.details:
+    for d in details:
         by_type[d.type] = by_type.get(d.type, 0) + 1
-    report = mem.audit()
+    report = audit(root)
     codes: dict[str, int] = {}
     for f in report.findings:
         codes[f.code] = codes.get(f.code, 0) + 1
-    doc = mem.read_index()
-    max_lines = int(mem.config["index.max_lines"])
-    state = mem.root / ".memcli"
-    caches = {}
-    if state.is_dir() and not state.is_symlink():
-        for p in sorted(state.iterdir()):
-            caches[p.name] = _size(p)
-    return {
-        "memories": len(listing.details),
+    doc = root.read_index()
+    max_lines = int(root.config["index.max_lines"])
+    caches = layout.state_sizes(root.path)
+    return Result({
+        "memories": len(details),
         "by_type": dict(sorted(by_type.items())),
         "index": {"entries": len(doc.entries), "lines": doc.line_count(), "max_lines": max_lines - 1,
                   "free": max(0, max_lines - 1 - doc.line_count())},
         "expired": codes.get("expired", 0),
         "stale": codes.get("stale", 0),
-        "archived": len(mem.detail_files(archived=True)),
+        "archived": len(root.detail_files(archived=True)),
         "duplicates": codes.get("duplicate", 0),
-        "problems": len(listing.problems),
+        "problems": len(problems),
         "findings": report.counts(),
         "state_bytes": caches,
-    }
+    })
 
 
 # ---------------------------------------------------------------- search
 
-def search(mem, pattern: str, regex: bool = False, ignore_case: bool | None = None, archived: bool = True) -> dict:
+def search(root, pattern: str, regex: bool = False, ignore_case: bool | None = None, archived: bool = True) -> Result:
     """Every line of every memory file matching pattern: literal (or a Python regex), smart case
     (case-insensitive unless the pattern has a capital letter)."""
     if not pattern:
@@ -222,10 +180,10 @@ def search(mem, pattern: str, regex: bool = False, ignore_case: bool | None = No
 
     matches = []
     problems = []
-    paths = mem.detail_files() + (mem.detail_files(archived=True) if archived else [])
+    paths = root.detail_files() + (root.detail_files(archived=True) if archived else [])
     for p in paths:
-        rel = mem.rel(p)
-        if not followable(mem.root, p):
+        rel = root.rel(p)
+        if not followable(root.path, p):
             problems.append(f"{rel}: leads outside the memory root (a symlink?); not read")
             continue
         try:
@@ -239,10 +197,5 @@ def search(mem, pattern: str, regex: bool = False, ignore_case: bool | None = No
             m = rx.search(line)
             if m:
                 matches.append({"path": rel, "id": p.stem, "line": n, "column": m.start() + 1, "text": line})
-    return {"pattern": pattern, "regex": regex, "matches": matches, "files": len({m["path"] for m in matches}),
-            "problems": problems}
-
-
-# ---------------------------------------------------------------- rename
-
-from ..usecases.rename import rename  # noqa: E402,F401  (resumable, journalled)
+    return Result({"pattern": pattern, "regex": regex, "matches": matches,
+                   "files": len({m["path"] for m in matches}), "problems": problems})

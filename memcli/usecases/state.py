@@ -1,37 +1,53 @@
 """A root's short-term state: `Memory.session(name)` and `Memory.scope(name)`.
 
 Each write takes the root lock itself and reads its own configuration, so a Python caller
-gets the same guarantees as the command line. Every method returns a plain dict.
+gets the same guarantees as the command line. Every method returns a Result: a dict of data,
+with what went wrong on the way (a broken file set aside, a summarizer that failed) in its
+warnings.
 """
 
 from __future__ import annotations
 
-from .errors import UsageError
-from .textcheck import check_text_field
+from ..dates import utcnow
+from ..errors import UsageError
+from ..model import Result
+from ..safety.writecheck import WriteCheck
+from ..textcheck import check_text_field
 
 
 def _now(now: str | None) -> str:
-    from .core import utcnow
-
     return now or utcnow()
+
+
+def _result(data: dict | None) -> Result | None:
+    """The store's dict as a Result: its "warning" goes to the warnings."""
+    if data is None:
+        return None
+    data = dict(data)
+    return Result(data, [data.pop("warning", None)])
+
+
+def _scan(root, fields: dict) -> dict:
+    """Text captured into the state (and from there into memory/episodes/), by write.secrets."""
+    return WriteCheck(root.config["write.secrets"]).secrets(fields)[0]
 
 
 class Session:
     """Recent turns plus a summary of older ones (.memcli/sessions/<name>.json)."""
 
-    def __init__(self, mem, name: str = "default"):
-        self.mem = mem
+    def __init__(self, root, name: str = "default"):
+        self.root = root
         self.name = name
 
     def add(self, role: str, text: str, now: str | None = None, *, via: str | None = None) -> dict:
         """Add a turn; beyond session.max_rounds the oldest turns are folded into the summary.
         The result's "warning" is set when the configured summarizer failed. A fold starts a
         reflection in the background under reflect.on_fold (`via="hook"`: the offline engine only)."""
-        res = self._add(role, text, now)
-        if res.get("folded") and self.mem.config["reflect.on_fold"]:
-            from .usecases.reflect import trigger
+        res = _result(self._add(role, text, now))
+        if res.get("folded") and self.root.config["reflect.on_fold"]:
+            from .reflect import trigger
 
-            trigger(self.mem, via)
+            trigger(self.root, via)
         return res
 
     def _add(self, role: str, text: str, now: str | None = None) -> dict:
@@ -41,35 +57,35 @@ class Session:
         turn is saved first, the turns to fold are summarized unlocked, and the fold is applied
         under the lock only if those turns and the summary are still what was summarized; when
         another writer changed them meanwhile, the fold is planned again (the turn stays saved)."""
-        from .store import session
+        from ..store import session
 
         check_text_field(text, "turn")
-        text = self.mem.scan({"turn": text})[0]["turn"]  # turns are folded into memory/episodes/
-        cfg = self.mem.config
+        text = _scan(self.root, {"turn": text})["turn"]  # turns are folded into memory/episodes/
+        cfg = self.root.config
         now = _now(now)
         max_rounds, command = int(cfg["session.max_rounds"]), cfg["session.summarizer"]
         timeout, limit = cfg.seconds("session.summarizer_timeout"), int(cfg["session.max_summary_chars"])
         session.check_turn(role, text)
-        with self.mem.lock():
+        with self.root.lock():
             if not command:
-                return session.add(self.mem.root, self.name, role, text, now, max_rounds=max_rounds,
+                return session.add(self.root.path, self.name, role, text, now, max_rounds=max_rounds,
                                    summarizer=None, timeout=timeout, limit=limit)
-            data, moved = session.load_for_write(self.mem.root, self.name)
+            data, moved = session.load_for_write(self.root.path, self.name)
             data["turns"].append({"role": role, "text": text, "time": now})
             data["updated"] = now
             n = session.to_fold(data["turns"], max_rounds)
             if not n:
-                episode, folded = session.fold(self.mem.root, self.name, data, 0, "", now)
+                episode, folded = session.fold(self.root.path, self.name, data, 0, "", now)
                 return session.result(self.name, data, folded, episode, moved)
-            session.save(self.mem.root, data)
+            session.save(self.root.path, data)
         why = None
         for _ in range(3):
             previous, turns = data.get("summary", ""), data["turns"][:n]
             summary, why = session.summarize(command, timeout, previous, turns, limit)
-            with self.mem.lock():
-                data = session.load_or_skip(self.mem.root, self.name)[0]
+            with self.root.lock():
+                data = session.load_or_skip(self.root.path, self.name)[0]
                 if data.get("summary", "") == previous and data["turns"][:n] == turns:
-                    episode, folded = session.fold(self.mem.root, self.name, data, n, summary, now)
+                    episode, folded = session.fold(self.root.path, self.name, data, n, summary, now)
                     return session.result(self.name, data, folded, episode, moved, why)
                 n = session.to_fold(data["turns"], max_rounds)
                 if not n:  # another writer folded these turns meanwhile
@@ -79,84 +95,84 @@ class Session:
 
     def show(self) -> dict:
         """The session; a broken file gives an empty one with a "warning"."""
-        from .store import session
+        from ..store import session
 
-        data, warning = session.load_or_skip(self.mem.root, self.name)
-        return {**data, "warning": warning} if warning else data
+        data, warning = session.load_or_skip(self.root.path, self.name)
+        return Result(data, [warning])
 
     def clear(self, now: str | None = None) -> dict:
         """End the session; its turns and summary go to the episode log first."""
-        from .store import session
+        from ..store import session
 
-        with self.mem.lock():
-            return session.clear(self.mem.root, self.name, _now(now))
+        with self.root.lock():
+            return _result(session.clear(self.root.path, self.name, _now(now)))
 
 
 class Scope:
     """The current task's shared keys, each owned by the agent that wrote it (.memcli/scopes/<name>.json)."""
 
-    def __init__(self, mem, name: str = "default"):
-        self.mem = mem
+    def __init__(self, root, name: str = "default"):
+        self.root = root
         self.name = name
 
     def _load(self) -> dict | None:
-        from .store import scope
+        from ..store import scope
 
-        return scope.load(self.mem.root, self.name)
+        return scope.load(self.root.path, self.name)
 
     def start(self, task: str, now: str | None = None) -> dict:
         """Start a task; an unended scope of the same name is moved to the episode log first."""
-        from .store import scope
+        from ..store import scope
 
         check_text_field(task, "task")
-        task = self.mem.scan({"task": task})[0]["task"]  # a scope's state is archived to memory/episodes/
-        with self.mem.lock():
-            return scope.start(self.mem.root, self.name, task, _now(now))
+        task = _scan(self.root, {"task": task})["task"]  # a scope's state is archived to memory/episodes/
+        with self.root.lock():
+            return _result(scope.start(self.root.path, self.name, task, _now(now)))
 
     def set(self, key: str, value: str, agent: str, force: bool = False, now: str | None = None) -> dict:
         """Write a key as `agent`; another agent's key raises CollisionError unless force."""
-        from .store import scope
+        from ..store import scope
 
         if not agent or not agent.strip():
             raise UsageError("scope set needs --agent NAME")
         check_text_field(key, "key", name=True)
         check_text_field(agent, "agent name", name=True)
         # The scope's state is archived to memory/episodes/: its keys, values and agents are scanned.
-        fields = self.mem.scan({"key": key, "value": value, "agent name": agent})[0]
+        fields = _scan(self.root, {"key": key, "value": value, "agent name": agent})
         key, value, agent = fields["key"], fields["value"], fields["agent name"]
-        with self.mem.lock():
-            return scope.set_key(self.mem.root, self.name, key, value, agent, _now(now), force)
+        with self.root.lock():
+            return _result(scope.set_key(self.root.path, self.name, key, value, agent, _now(now), force))
 
     def get(self, key: str) -> dict:
         """{"key", "value", "agent", ...}; the value is None when the key is not set."""
         item = ((self._load() or {}).get("keys") or {}).get(key)
-        return {"key": key, "value": None} if item is None else {"key": key, **item}
+        return Result({"key": key, "value": None} if item is None else {"key": key, **item})
 
     def read(self, agent: str | None, keys) -> dict:
         """Only the keys an agent asks for: {"agent", "keys": {key: value}, "missing": [...]}."""
         data = (self._load() or {}).get("keys") or {}
-        return {"agent": agent or None, "keys": {k: data[k]["value"] for k in keys if k in data},
-                "missing": [k for k in keys if k not in data]}
+        return Result({"agent": agent or None, "keys": {k: data[k]["value"] for k in keys if k in data},
+                       "missing": [k for k in keys if k not in data]})
 
     def show(self) -> dict | None:
         """The whole scope (task, keys, owners, log), or None when it is not started."""
-        return self._load()
+        return _result(self._load())
 
     def check(self) -> dict:
         """Collisions and keys written by several agents."""
-        from .store import scope
+        from ..store import scope
 
-        return scope.check(self._load())
+        return Result(scope.check(self._load()))
 
     def end(self, now: str | None = None) -> dict:
         """Clear the scope; its final state goes to the episode log (and, under reflect.on_fold, a
         reflection starts in the background)."""
-        from .store import scope
+        from ..store import scope
 
-        with self.mem.lock():
-            res = scope.end(self.mem.root, self.name, _now(now))
-        if self.mem.config["reflect.on_fold"]:
-            from .usecases.reflect import trigger
+        with self.root.lock():
+            res = _result(scope.end(self.root.path, self.name, _now(now)))
+        if self.root.config["reflect.on_fold"]:
+            from .reflect import trigger
 
-            trigger(self.mem)
+            trigger(self.root)
         return res

@@ -6,32 +6,12 @@ import os
 import re
 from pathlib import Path
 
-from .errors import UnsafePathError, UsageError
-from .store import layout
-from .store.fs import atomic_write, inside, state_dir
-
-
-# what a root's .gitignore holds: the local state folder and temp files left by a crashed writer
-IGNORED = ((".memcli/", r"^/?\.memcli/?\s*$"), (".memcli-tmp-*", r"^/?(\*\*/)?\.memcli-tmp-\*\s*$"))
-
-
-def _templates():
-    """The templates: package data when installed; the checkout's templates/ when run from source."""
-    from importlib.resources import files
-
-    try:
-        return files("memcli.templates")
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parent.parent / "templates"
-
-
-def template_text(name: str) -> str:
-    return (_templates() / name).read_text(encoding="utf-8")
-
-
-def example_files() -> list[tuple[str, str]]:
-    folder = _templates() / "example"
-    return sorted((p.name, p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".md"))
+from ..errors import UnsafePathError, UsageError
+from ..model import Result
+from ..store import layout
+from ..store.fs import atomic_write, inside, state_dir
+from ..store.layout import IGNORED
+from ..store.templates import example_files, template_text
 
 
 def _enclosing_root(path: Path) -> Path | None:
@@ -43,8 +23,10 @@ def _enclosing_root(path: Path) -> Path | None:
     return None
 
 
-def init_root(path: str | os.PathLike, example: bool = False) -> dict:
-    """Create a memory root; never overwrites. With example, add the example memories."""
+def init_root(path: str | os.PathLike, example: bool = False, *, git: bool = False,
+              command: str | None = None) -> Result:
+    """Create a memory root; never overwrites. With example, add the example memories; with git,
+    make it git-ready too (`memcli init --git`: a repository when there is none, the merge drivers)."""
     root = Path(path).expanduser()
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder")
@@ -78,17 +60,17 @@ def init_root(path: str | os.PathLike, example: bool = False) -> dict:
             (root / d).mkdir(parents=True)
             created.append(d + "/")
     put(layout.CONFIG, template_text("memcli.yaml"))
-    gi = root / ".gitignore"
+    gi = root / layout.GITIGNORE
     if gi.exists():
         text = gi.read_text(encoding="utf-8", errors="replace")
         missing = [line for line, pattern in IGNORED if not re.search(pattern, text, re.M)]
         if missing:
             atomic_write(gi, text + ("" if text.endswith("\n") or not text else "\n") + "\n".join(missing) + "\n")
-            created.append(f".gitignore (+ {', '.join(missing)})")
+            created.append(f"{layout.GITIGNORE} (+ {', '.join(missing)})")
         else:
-            kept.append(".gitignore")
+            kept.append(layout.GITIGNORE)
     else:
-        put(".gitignore", "".join(line + "\n" for line, _ in IGNORED))
+        put(layout.GITIGNORE, "".join(line + "\n" for line, _ in IGNORED))
     state_dir(root)
     added = []
     if example:
@@ -99,7 +81,13 @@ def init_root(path: str | os.PathLike, example: bool = False) -> dict:
                 added.append(name[:-3])
     put(layout.INDEX, template_text("MEMORY.md"))
     if added:
-        from .core import Memory
+        from ..store.root import Root
+        from .maintain import rebuild_index
 
-        Memory(root).rebuild_index()
-    return {"root": str(root), "created": created, "kept": kept, "examples": added}
+        rebuild_index(Root(root))
+    res = Result({"root": str(root), "created": created, "kept": kept, "examples": added, "git": None})
+    if git:
+        from ..store.git import setup
+
+        res["git"] = setup(root, command, init=True)
+    return res

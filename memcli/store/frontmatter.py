@@ -1,0 +1,321 @@
+"""A detail file's frontmatter: the YAML block between the `---` fences, read and written as
+memcli keeps it, and rewritten key by key so a person's layout and comments stay.
+
+YAML is normalised here: dates stay the strings they were written as, only true/false are
+booleans (yes/no/on/off stay words); flat frontmatter (what memcli writes) is read by
+``flatyaml`` and written without PyYAML whenever its plain form reads back the same everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import FileError
+from ..model import Problem, one_line
+from . import flatyaml
+
+FENCE = "---"
+MAX_FRONTMATTER = 64_000
+
+
+class FrontmatterError(FileError):
+    def __init__(self, path: str, line: int | None, message: str):
+        super().__init__(f"{path}:{line}: {message}" if line else f"{path}: {message}")
+        self.problem = Problem(path, line, message)
+
+
+_classes: tuple | None = None
+
+
+def yaml_classes():
+    """yaml plus a loader and dumper that keep dates as strings and yes/no as words."""
+    global _classes
+    if _classes is None:
+        import yaml
+
+        base_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        base_dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+        class Loader(base_loader):  # type: ignore[misc, valid-type]
+            pass
+
+        Loader.yaml_implicit_resolvers = {
+            ch: [(tag, rx) for tag, rx in rs if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")]
+            for ch, rs in base_loader.yaml_implicit_resolvers.items()
+        }
+        Loader.add_implicit_resolver(
+            "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+        )
+
+        class Dumper(base_dumper):  # type: ignore[misc, valid-type]
+            pass
+
+        Dumper.yaml_implicit_resolvers = {
+            ch: [(tag, rx) for tag, rx in rs if tag != "tag:yaml.org,2002:timestamp"]
+            for ch, rs in base_dumper.yaml_implicit_resolvers.items()
+        }
+        _classes = (yaml, Loader, Dumper)
+    return _classes
+
+
+def split(text: str) -> tuple[str | None, str, int]:
+    """(frontmatter text or None, body, line number where the body starts).
+
+    Raises ValueError(line, message) for an unclosed fence."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip(" \t") != FENCE:
+        return None, text, 1
+    for i in range(1, len(lines)):
+        if lines[i].rstrip(" \t") == FENCE:
+            body = "\n".join(lines[i + 1:])
+            return "\n".join(lines[1:i]), body, i + 2
+    raise ValueError(1, "frontmatter opened with '---' on line 1 is never closed")
+
+
+def load_yaml(fm: str, shown: str):
+    """The frontmatter by PyYAML (memcli's loader); FrontmatterError with the line when it cannot be read."""
+    yaml, Loader, _ = yaml_classes()
+    try:
+        return yaml.load(fm, Loader=Loader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        what = getattr(e, "problem", None) or getattr(e, "reason", None) or str(e)
+        raise FrontmatterError(shown, line, f"broken YAML: {one_line(what)}")
+    except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as e:
+        # YAML parsed it but a value cannot be built (an integer of thousands of digits, a date
+        # that is not one): name the line when it can be found
+        why = one_line(str(e)).split(";")[0][:120] or e.__class__.__name__
+        m = re.search(r"\d{4000,}", fm) if isinstance(e, ValueError) else None
+        line = fm.count("\n", 0, m.start()) + 2 if m else 1
+        raise FrontmatterError(shown, line, f"a value cannot be read ({why})")
+
+
+def load(fm: str, shown: str, fast: bool = True):
+    """The frontmatter's value: by flatyaml when it can be sure (what memcli writes), else PyYAML."""
+    loaded = flatyaml.load(fm) if fast else None
+    return load_yaml(fm, shown) if loaded is None else loaded
+
+
+def data(text: str) -> dict:
+    """A file's frontmatter keys as written (before memcli normalises them); {} when there is none
+    or it cannot be read."""
+    try:
+        fm, _, _ = split(text)
+    except ValueError:
+        return {}
+    if not fm:
+        return {}
+    try:
+        loaded = load(fm, "")
+    except FileError:
+        return {}
+    return {str(k): v for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+
+
+def key_line(text: str, key: str) -> int | None:
+    """The line (from 1) of a file where a top-level key is written, or None."""
+    m = re.search(rf"^{re.escape(key)}\s*:", text, re.M)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def strip(body: str) -> tuple[str, dict]:
+    """A body that brings its own frontmatter: (the rest, its keys); the body itself and {} when it
+    has none (or one that cannot be read). A memory never gets a second frontmatter block."""
+    if not body.lstrip("\ufeff").startswith(FENCE):
+        return body, {}
+    try:
+        fm, rest, _ = split(body)
+    except ValueError:
+        return body, {}
+    if fm is None:
+        return body, {}
+    yaml, Loader, _ = yaml_classes()
+    try:
+        loaded = yaml.load(fm, Loader=Loader)
+    except Exception:
+        return body, {}
+    return (rest, loaded) if isinstance(loaded, dict) else (body, {})
+
+
+# ---------------------------------------------------------------- writing values
+
+_YAML11_WORDS = {"y", "n", "yes", "no", "on", "off"}
+
+
+def plain(value) -> str | None:
+    """The value written without PyYAML when its plain form reads back the same everywhere
+    (flatyaml, memcli's loader, and YAML 1.1 readers); None when PyYAML must write it."""
+    _FLOAT, _NO, _scalar = flatyaml.FLOAT, flatyaml.NO, flatyaml.scalar
+
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        return text if _FLOAT.match(text) else None
+    if isinstance(value, str):
+        if not value or value.lower() in _YAML11_WORDS or _scalar(value) is _NO or _scalar(value) != value:
+            return None
+        return value
+    if isinstance(value, (list, tuple)):
+        items = []
+        for v in value:
+            if (not isinstance(v, str) or not v or "," in v or v.lower() in _YAML11_WORDS
+                    or _scalar(v, in_list=True) != v):
+                return None
+            items.append(v)
+        return "[" + ", ".join(items) + "]"
+    return None
+
+
+def dump_value(value) -> str:
+    """A value as it follows `key: ` on one line (flow style)."""
+    text = plain(value)
+    if text is not None:
+        return text
+    yaml, _, Dumper = yaml_classes()
+    text = yaml.dump(value, Dumper=Dumper, allow_unicode=True, default_flow_style=True, width=10**9, sort_keys=False)
+    text = text.rstrip("\n")
+    if text.endswith("\n..."):
+        text = text[:-4].rstrip("\n")
+    return text
+
+
+def dump_key(key, value) -> str:
+    """One key of the frontmatter: `key: value`, or a block for a non-empty mapping."""
+    if isinstance(value, dict) and value:
+        yaml, _, Dumper = yaml_classes()
+        return yaml.dump({key: value}, Dumper=Dumper, allow_unicode=True, default_flow_style=None,
+                         width=10**9, sort_keys=False).rstrip("\n")
+    return f"{dump_value(key)}: {dump_value(value)}"
+
+
+# ---------------------------------------------------------------- rewriting only the keys that change
+
+_TOP_KEY = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
+_ITEM = re.compile(r"^(?P<indent>[ \t]*)-(?:[ \t]+(?P<rest>.*))?$")
+
+
+def _key_spans(lines: list[str]) -> dict | None:
+    """key -> (first line, end) of each top-level key; None when the layout is not plain keys
+    (a duplicate key, a quoted or complex key at the left margin, a directive)."""
+    spans: dict = {}
+    current = None
+    for i, ln in enumerate(lines):
+        if not ln.strip() or ln[0] in " \t#":
+            continue
+        if _ITEM.match(ln):
+            if current is None:
+                return None
+            continue
+        m = _TOP_KEY.match(ln)
+        if not m or m.group("key") in spans:
+            return None
+        if current is not None:
+            spans[current] = (spans[current][0], i)
+        current = m.group("key")
+        spans[current] = (i, len(lines))
+    for key, (start, end) in spans.items():  # blank and comment lines after a value stay where they are
+        while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+            end -= 1
+        spans[key] = (start, end)
+    return spans
+
+
+def _split_comment(text: str) -> tuple[str, str]:
+    """(value, ' # comment' or '') for a plain scalar followed by a comment; the comment is only
+    split off when the value before it is a plain scalar whose meaning is certain."""
+    _NO, _scalar = flatyaml.NO, flatyaml.scalar
+    cut = text.find(" #")
+    if cut == -1:
+        cut = text.find("\t#")
+    if cut == -1:
+        return text, ""
+    value = text[:cut].rstrip(" \t")
+    if not value or _scalar(value) is _NO:
+        return text, ""
+    return value, text[len(value):]
+
+
+def _scalar_line(key: str, old_line: str, value) -> str:
+    rest = old_line.split(":", 1)[1].strip(" \t") if ":" in old_line else ""
+    _, comment = _split_comment(rest)
+    return f"{key}: {dump_value(value)}{comment}"
+
+
+def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str] | None:
+    """A block list edited in place: kept items keep their lines (and comments), removed ones go,
+    new ones follow the last item with the same indent. None when the list is not a plain one."""
+    _NO, _scalar = flatyaml.NO, flatyaml.scalar
+    head, rest = span[0], span[1:]
+    if head.split(":", 1)[1].split("#", 1)[0].strip(" \t"):
+        return None  # a value on the key's own line: not a block list
+    items, indent = [], None
+    for j, ln in enumerate(rest):
+        m = _ITEM.match(ln)
+        if m is None:
+            if ln.strip() and not ln.lstrip(" \t").startswith("#"):
+                return None
+            continue
+        value, _ = _split_comment(m.group("rest") or "")
+        parsed = _scalar(value, in_list=True) if value else _NO
+        if parsed is _NO or parsed is None:
+            return None
+        items.append((j, norm(parsed)))
+        indent = m.group("indent") if indent is None else indent
+    if [v for _, v in items] != list(old) or not new:
+        return None
+    keep = set(new)
+    out = [head]
+    last = 0
+    for j, ln in enumerate(rest):
+        item = next((v for k, v in items if k == j), None)
+        if item is not None and item not in keep:
+            continue
+        out.append(ln)
+        if item is not None:
+            last = len(out)
+    added = [f"{indent or ''}- {dump_value(v)}" for v in new if v not in set(old)]
+    if not items:
+        last = len(out)
+    out[last:last] = added
+    return out
+
+
+def rewrite(fm: str, changes: dict, in_place: bool = True, norms: dict | None = None) -> str | None:
+    """The frontmatter text with only the changed keys rewritten (changes: key -> (old, new) in key
+    order for new keys): other keys, comments and block lists stay byte for byte; a new key goes
+    last. in_place edits a block list item by item (norms: key -> how its items are compared).
+    None when the layout is not one this edit can be sure of (a duplicate or complex key)."""
+    lines = fm.split("\n")
+    spans = _key_spans(lines)
+    if spans is None:
+        return None
+    norms = norms or {}
+    out = list(lines)
+    tail: list[str] = []
+    for key in sorted(changes, key=lambda k: -spans.get(k, (-1,))[0]):
+        old, value = changes[key]
+        value = list(value) if isinstance(value, tuple) else value
+        if key not in spans:
+            tail.append(f"{key}: {dump_value(value)}")
+            continue
+        start, end = spans[key]
+        span = out[start:end]
+        repl = None
+        if in_place and isinstance(value, list):
+            repl = _edit_block_list(span, tuple(old), tuple(value), norms.get(key, one_line))
+        if repl is None:
+            repl = [_scalar_line(key, span[0], value) if end - start == 1 and not isinstance(value, list)
+                    else f"{key}: {dump_value(value)}"]
+        out[start:end] = repl
+    while out and not out[-1].strip() and tail:
+        out.pop()
+    return "\n".join([*out, *tail])

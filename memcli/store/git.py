@@ -1,0 +1,295 @@
+"""The git repository a root lives in: running git, making the root git-ready (`setup`: the
+.gitignore and .gitattributes lines, the merge drivers in the clone's config), checking it
+(`check`, for the heartbeat), and what `sync` reads of it (``Repo``, ``status``)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import MemcliError, UsageError
+from . import layout
+
+DRIVERS = {
+    "memcli-index": ("memcli: MEMORY.md, rebuilt from both sides", "index %O %A %B %P"),
+    "memcli-detail": ("memcli: a memory, merged key by key", "detail %O %A %B %L %P"),
+    "memcli-episode": ("memcli: an episode log, both sides in time order", "episode %O %A %B %P"),
+}
+ATTRIBUTES = (
+    f"{layout.INDEX} merge=memcli-index",
+    f"{layout.MEMORY}/*.md merge=memcli-detail",
+    f"{layout.ARCHIVE}/*.md merge=memcli-detail",
+    f"{layout.EPISODES}/*.md merge=memcli-episode",
+    f"{layout.INBOX}/*.md merge=memcli-detail",
+    f"{layout.INBOX_ARCHIVE}/*.md merge=memcli-detail",
+)
+IGNORES = tuple(line for line, _ in layout.IGNORED)  # what `init` writes into .gitignore
+# memcli's own files in a root: all that sync scans, stages and commits. Never .memcli/ (local
+# state, and a trust step's place once), never memcli's temp files, never anything else in the
+# repository (unrelated work, staged or not, stays as it is).
+OWN = layout.OWN
+# (an exclude pathspec that names an ignored folder itself makes `git add` fail: match its files)
+_EXCLUDE = (f":(exclude,glob)**/{layout.STATE_DIR}/**/*", f":(exclude,glob)**/{layout.TMP_PREFIX}*")
+PUSH_TRIES = 6
+
+
+class GitError(MemcliError):
+    """git is missing, failed, or the root is not in a repository (exit 3)."""
+
+    exit_code = 3
+    code = "git"
+
+
+def git(cwd: Path, *args: str, check: bool = True, config: dict | None = None, env: dict | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess:
+    cmd = ["git"]
+    for k, v in (config or {}).items():
+        cmd += ["-c", f"{k}={v}"]
+    cmd += list(args)
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, encoding="utf-8", errors="replace",
+                           input=input,
+                           env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})})
+    except FileNotFoundError:
+        raise GitError("git is not installed (or not on PATH)")
+    if check and p.returncode != 0:
+        raise GitError(f"git {args[0]} failed: {last_line(p.stderr or p.stdout)}")
+    return p
+
+
+def last_line(text: str) -> str:
+    """The last two lines git said, for a one-line error."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return "; ".join(lines[-2:]) if lines else "no output"
+
+
+def toplevel(root: Path) -> Path | None:
+    """The repository's work tree holding root, or None (no subprocess when no .git is above root)."""
+    p = root.resolve()
+    for d in (p, *p.parents):
+        if (d / ".git").exists():
+            break
+    else:
+        return None
+    r = git(p, "rev-parse", "--show-toplevel", check=False)
+    return Path(r.stdout.strip()).resolve() if r.returncode == 0 and r.stdout.strip() else None
+
+
+def driver_command(command: str | None = None) -> str:
+    """How git starts a driver: this interpreter's absolute path (a venv need not be on PATH, and
+    `-m memcli.gitmerge` starts without the command line's framework), or `COMMAND merge`
+    (e.g. `--command memcli` for the console script on PATH)."""
+    return f"{command} merge" if command else f"{shlex.quote(sys.executable)} -m memcli.gitmerge"
+
+
+def driver_config(command: str | None = None) -> dict:
+    cmd = driver_command(command)
+    out = {}
+    for name, (label, args) in DRIVERS.items():
+        out[f"merge.{name}.name"] = label
+        out[f"merge.{name}.driver"] = f"{cmd} {args}"
+    return out
+
+
+def _add_lines(path: Path, wanted, header: str) -> list:
+    from .fs import atomic_write
+
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    have = {ln.strip() for ln in text.splitlines()}
+    missing = [w for w in wanted if w not in have and "/" + w not in have]
+    if missing:
+        sep = "" if not text or text.endswith("\n") else "\n"
+        block = (f"{header}\n" if header not in have else "") + "\n".join(missing) + "\n"
+        atomic_write(path, text + sep + block)
+    return missing
+
+
+def ensure_gitignore(root: Path) -> list:
+    """Add the state folder and memcli's temp files to root/.gitignore; the lines added."""
+    return _add_lines(root / layout.GITIGNORE, IGNORES, "# memcli: local state and temp files")
+
+
+def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
+    """Make root git-ready: .gitignore, .gitattributes, drivers in the repository's config."""
+    root = Path(root).resolve()
+    top = toplevel(root)
+    created_repo = False
+    if top is None:
+        if not init:
+            raise UsageError(f"{root} is not in a git repository: run `git init` there "
+                             "(or `memcli init --git`), or clone the shared memory first")
+        git(root, "init", "-q")
+        created_repo, top = True, root
+    ignored = ensure_gitignore(root)
+    attributes = _add_lines(root / layout.GITATTRIBUTES, ATTRIBUTES, "# memcli merge drivers (memcli git setup)")
+    config = driver_config(command)
+    for k, v in config.items():
+        git(top, "config", "--local", k, v)
+    return {"root": str(root), "repository": str(top), "created_repository": created_repo,
+            "gitignore_added": ignored, "gitattributes_added": attributes,
+            "drivers": {k: v for k, v in config.items() if k.endswith(".driver")}}
+
+
+def check(root: Path) -> list:
+    """Findings for a root in a git repository whose merge drivers are not registered or not
+    named in .gitattributes, or whose .memcli/ git tracks; [] elsewhere."""
+    from ..model import Finding
+
+    root = Path(root).resolve()
+    top = toplevel(root)
+    if top is None:
+        return []
+    out = []
+    state = tracked_state(root)
+    if state:
+        out.append(Finding("state-tracked", "warning", ".memcli/", None,
+                           f"git tracks {len(state)} file(s) under .memcli/ ({', '.join(state[:3])}), local state "
+                           "that must never travel: a tracked .memcli/config.yaml is not read, and sync never "
+                           "commits anything there",
+                           "`git rm -r --cached .memcli`, then commit (the files stay on disk)"))
+    try:
+        text = (root / layout.GITATTRIBUTES).read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    have_attr = {ln.strip() for ln in text.splitlines()}
+    lost = [a for a in ATTRIBUTES if a not in have_attr]
+    # A root whose .gitattributes names none of the drivers has not opted into sharing through
+    # git (it may only sit inside a larger repository): that is said as info, never a failure.
+    opted_in = len(lost) < len(ATTRIBUTES)
+    severity = "warning" if opted_in else "info"
+    r = git(top, "config", "--get-regexp", r"^merge\.memcli-", check=False)
+    have = {ln.split(" ", 1)[0] for ln in r.stdout.splitlines()}
+    missing = [n for n in DRIVERS if f"merge.{n}.driver" not in have]
+    if missing:
+        out.append(Finding("git-drivers-missing", severity, ".git/config", None,
+                    f"memcli's merge drivers are not registered in this clone ({', '.join(missing)}); "
+                    "git would merge MEMORY.md and memories line by line and leave conflicts",
+                    f"run `memcli --root {shlex.quote(str(root))} git setup` (git does not copy config into clones)"))
+    if lost:
+        out.append(Finding("git-attributes-missing", severity, ".gitattributes", None,
+                    f".gitattributes does not name memcli's merge drivers for {', '.join(a.split()[0] for a in lost)}",
+                    "run `memcli git setup`, then commit .gitattributes"))
+    return out
+
+
+# ---------------------------------------------------------------- sync
+
+
+class Repo:
+    """The git repository holding a root, as sync sees it: its work tree, settings and state."""
+
+    def __init__(self, root: Path, command: str | None):
+        self.root = root
+        r = git(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
+        lines = r.stdout.splitlines()
+        if r.returncode != 0 or len(lines) < 2:
+            raise GitError(f"{root} is not in a git repository (run `memcli git setup` after `git init`, "
+                           "or clone the shared memory)")
+        self.top, self.git_dir = Path(lines[0]).resolve(), Path(lines[1])
+        self.settings = {}
+        for item in git(root, "config", "--list", "-z", check=False).stdout.split("\0"):
+            key, _, value = item.partition("\n")
+            self.settings[key] = value  # git lists system, global, then local: the last one wins
+        self.config = driver_config(command)
+        if not self.settings.get("user.email"):
+            import socket
+
+            self.config["user.name"] = "memcli"
+            self.config["user.email"] = f"memcli@{socket.gethostname() or 'localhost'}"
+
+    def run(self, *args, check=True):
+        return git(self.root, *args, check=check, config=self.config)
+
+    def run_paths(self, *args, paths: list, check=True):
+        """git ARGS with these paths (relative to the work tree's top, taken literally) as its pathspec."""
+        return git(self.top, *args, "--pathspec-from-file=-", "--pathspec-file-nul", check=check,
+                   config=self.config, env={"GIT_LITERAL_PATHSPECS": "1"}, input="\0".join(paths))
+
+    def stages(self) -> dict:
+        """path (relative to the root) -> {stage: object id} of every unmerged path."""
+        out: dict = {}
+        for item in git(self.top, "ls-files", "-u", "-z").stdout.split("\0"):
+            meta, _, path = item.partition("\t")
+            if not path:
+                continue
+            _, oid, stage = meta.split(" ")
+            rel = os.path.relpath(self.top / path, self.root).replace(os.sep, "/")
+            out.setdefault(rel, {})[int(stage)] = oid
+        return out
+
+    def staged_elsewhere(self) -> list:
+        """Paths staged in the index that differ from HEAD (work that is not sync's)."""
+        if not self.has_head():
+            return []
+        out = git(self.top, "diff", "--cached", "--name-only", "-z").stdout
+        return [p for p in out.split("\0") if p]
+
+    def branch(self) -> str:
+        r = self.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+        if r.returncode != 0:
+            raise GitError("HEAD is detached: check out a branch before syncing")
+        return r.stdout.strip()
+
+    def remote(self, branch: str) -> tuple[str | None, str]:
+        name = self.settings.get(f"branch.{branch}.remote", "")
+        m = self.settings.get(f"branch.{branch}.merge", "")
+        upstream = m.removeprefix("refs/heads/") if m else branch
+        if not name:
+            remotes = sorted(k[7:-4] for k in self.settings if k.startswith("remote.") and k.endswith(".url"))
+            name = "origin" if "origin" in remotes else (remotes[0] if len(remotes) == 1 else "")
+        return (name or None), upstream
+
+    def contains(self, commit: str) -> bool:
+        """HEAD already holds commit (equal to it, or a descendant)."""
+        head = self.ref("HEAD")
+        if head is None:
+            return False
+        return head == commit or self.run("merge-base", "--is-ancestor", commit, head, check=False).returncode == 0
+
+    def has_head(self) -> bool:
+        return self.run("rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0
+
+    def ref(self, ref: str) -> str | None:
+        r = self.run("rev-parse", "--verify", "--quiet", ref, check=False)
+        return r.stdout.strip() or None if r.returncode == 0 else None
+
+    def merging(self) -> bool:
+        return (self.git_dir / "MERGE_HEAD").exists()
+
+    def unmerged(self) -> list:
+        out = git(self.top, "diff", "--name-only", "--diff-filter=U", "-z").stdout
+        return sorted({os.path.relpath(self.top / p, self.root).replace(os.sep, "/") for p in out.split("\0") if p})
+
+
+def status(repo: "Repo", *pathspec: str) -> list:
+    """(status, path from the work tree's top, path from the root) of each changed or new file."""
+    out = repo.run("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *pathspec,
+                   *_EXCLUDE).stdout
+    found = []
+    for item in out.split("\0"):
+        if len(item) < 4:
+            continue
+        path = item[3:]
+        found.append((item[:2], path, os.path.relpath(repo.top / path, repo.root).replace(os.sep, "/")))
+    return found
+
+
+def committed_bytes(path: Path) -> bytes:
+    """What git would commit for path: a symlink's target name (never the file it leads to,
+    which may be anywhere), else the file's bytes."""
+    if path.is_symlink():
+        return os.fsencode(os.readlink(path))
+    return path.read_bytes()
+
+
+def tracked_state(root: Path) -> list:
+    """Files under the root's .memcli/ that git tracks (someone force-added them): sync never
+    commits them, a tracked .memcli/config.yaml is not read; `git rm -r --cached .memcli` stops
+    tracking them."""
+    r = git(root, "ls-files", "-z", "--", layout.STATE_DIR, check=False)
+    return [p for p in r.stdout.split("\0") if p] if r.returncode == 0 else []
+
+

@@ -1,0 +1,245 @@
+"""The repository of one memory root: where its files are, its lock, its reads (with the index
+cache), and the atomic write of detail files together with MEMORY.md as `indexrules.plan` says.
+
+Every use case takes a ``Root``; nothing above the store opens a file of the root by itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from pathlib import Path
+
+from ..config import Config, load_config
+from ..errors import FileError, NotARootError, NotFoundError, UnsafePathError, UsageError
+from ..model import Detail, Entry, Problem
+from . import details as dfile
+from . import indexrules, layout
+from .fs import atomic_write, atomic_write_many, inside, read_text, root_lock, safe_join, state_dir
+from .index import IndexDoc
+
+
+class Root:
+    """A memory root: ``Root(path)`` (a folder holding MEMORY.md or memcli.yaml)."""
+
+    def __init__(self, path: str | os.PathLike, config: Config | None = None):
+        path = Path(path).expanduser()
+        if not path.is_dir():
+            if path.exists():
+                raise NotARootError(f"not a memory root: {path} is a file, not a folder")
+            raise NotARootError(f"not a memory root: {path} does not exist (run `memcli init {path}`)")
+        if not layout.is_root(path):
+            raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
+        self.path = path.resolve()
+        self.config = config if config is not None else load_config(self.path)
+        self._dirs: dict = {}
+        self._lock_owner = None
+
+    # ---------- where things are
+    @property
+    def index_path(self) -> Path:
+        return self.path / layout.INDEX
+
+    def rel(self, path) -> str:
+        """A path of the root as messages show it (relative, with /)."""
+        return Path(path).relative_to(self.path).as_posix()
+
+    def memory_dir(self) -> Path:
+        d = self.path / layout.MEMORY
+        if d.exists() and not inside(self.path, d):
+            raise UnsafePathError("memory/ leads outside the memory root (a symlink?); refusing to use it")
+        return d
+
+    def _folder(self, archived: bool) -> Path:
+        """memory/ (or memory/archive/), verified once to stay inside the root."""
+        d = self._dirs.get(archived)
+        if d is None:
+            d = self.memory_dir()
+            if archived:
+                d = safe_join(self.path, *layout.ARCHIVE.split("/"))
+            self._dirs[archived] = d
+        return d
+
+    def detail_path(self, memory_id: str, archived: bool = False) -> Path:
+        """memory/<id>.md: the id is checked; a file that is a symlink must stay inside the root."""
+        layout.check_id(memory_id)
+        path = self._folder(archived) / f"{memory_id}.md"
+        if os.path.islink(path) and not inside(self.path, path):
+            raise UnsafePathError(f"refusing {self.rel(path)}: it leads outside the memory root")
+        return path
+
+    def exists(self, memory_id: str) -> bool:
+        """Whether memory/<id>.md is there (a file that leads outside the root counts: it is unreadable,
+        not gone)."""
+        try:
+            return self.detail_path(memory_id).is_file()
+        except (UsageError, UnsafePathError):
+            return True
+
+    def state_dir(self, *sub: str) -> Path:
+        """.memcli/<sub> (created), refused when it leads outside the root."""
+        return state_dir(self.path, *sub)
+
+    def detail_files(self, archived: bool = False) -> list[Path]:
+        """memory/*.md (or memory/archive/*.md) whose names are valid ids."""
+        return [p for p in self._md_files(archived) if layout.valid_id(p.stem)]
+
+    def misnamed_files(self, archived: bool = False) -> list[Problem]:
+        """Markdown files whose names are not ids: never read, never put in the index, reported."""
+        return [Problem(layout.detail_rel(p.stem, archived).encode("unicode_escape").decode(),
+                        None, "the file name is not a valid id (letters, digits, '-', '_', '.'); rename it")
+                for p in self._md_files(archived) if not layout.valid_id(p.stem)]
+
+    def _md_files(self, archived: bool) -> list[Path]:
+        self.memory_dir()  # refuses a memory/ that leads outside the root
+        return layout.md_files(self.path, layout.ARCHIVE if archived else layout.MEMORY)
+
+    def fingerprints(self) -> dict[str, str]:
+        """id -> fingerprint of every memory/<id>.md (what a listing reads)."""
+        fps = {p.stem: layout.file_fingerprint(p) for p in self.detail_files()}
+        return {k: v for k, v in fps.items() if v is not None}
+
+    def locate(self, memory_id: str) -> tuple[Path, bool]:
+        """(path, archived) of a memory by exact id, memory/ first, without reading it (a file whose
+        frontmatter is broken is found too); NotFoundError suggests close ids."""
+        for archived in (False, True):
+            path = self.detail_path(memory_id, archived)
+            if path.is_file():
+                return path, archived
+        raise self.not_found(memory_id)
+
+    def not_found(self, memory_id: str) -> NotFoundError:
+        """The error for an unknown id, naming the close ones."""
+        names = [p.stem for p in self.detail_files() + self.detail_files(archived=True)]
+        close = []
+        if names:
+            from rapidfuzz import fuzz, process
+
+            close = [m[0] for m in process.extract(memory_id, list(dict.fromkeys(names)), scorer=fuzz.WRatio,
+                                                   limit=3) if m[1] >= 60]
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `memcli list` shows the ids"
+        return NotFoundError(f"no memory with id {memory_id!r}{hint}", data={"candidates": close})
+
+    # ---------- the lock
+    @contextlib.contextmanager
+    def lock(self):
+        """The root's write lock; the thread that holds it may take it again (a nested call is free)."""
+        me = threading.get_ident()
+        if self._lock_owner == me:
+            yield
+            return
+        with root_lock(self.path, self.config.seconds("lock_timeout")):
+            self._lock_owner = me
+            try:
+                yield
+            finally:
+                self._lock_owner = None
+
+    # ---------- reads
+    def read_index(self) -> IndexDoc:
+        if self.index_path.is_symlink() and not inside(self.path, self.index_path):
+            raise UnsafePathError("MEMORY.md leads outside the memory root (a symlink?); not read")
+        try:
+            return IndexDoc.parse(read_text(self.index_path, layout.INDEX))
+        except FileError:
+            if not self.index_path.exists():
+                return IndexDoc([], "\n", True)
+            raise
+
+    def index_text(self) -> str:
+        """MEMORY.md as it is ("" when there is none), after the checks of ``read_index``."""
+        self.read_index()
+        return read_text(self.index_path, layout.INDEX) if self.index_path.exists() else ""
+
+    def load(self, path) -> Detail:
+        path = Path(path)
+        if not inside(self.path, path):
+            raise UnsafePathError(f"{path.name} leads outside the memory root (a symlink?); not read")
+        return dfile.read(path, path.stem, self.rel(path))
+
+    def get(self, memory_id: str) -> Detail:
+        """One memory by exact id (archived ones too); NotFoundError suggests close ids."""
+        return self.load(self.locate(memory_id)[0])
+
+    def raw(self, memory_id: str) -> str:
+        """A memory's file as it is written (archived ones too)."""
+        path = self.locate(memory_id)[0]
+        if not inside(self.path, path):
+            raise UnsafePathError(f"{path.name} leads outside the memory root (a symlink?); not read")
+        return read_text(path, self.rel(path))
+
+    def read(self, rel: str) -> str:
+        """A file of the root by its relative path (a memory, a proposal), refused outside the root."""
+        path = safe_join(self.path, *rel.split("/"))
+        return read_text(path, rel)
+
+    def indexed(self, entries: list | None = None) -> list:
+        """(entry, Detail or None) for every entry of MEMORY.md (or of ``entries``), through the
+        index cache: a detail file is parsed only when its fingerprint changed."""
+        from .indexcache import indexed
+
+        return indexed(self, self.read_index().entries if entries is None else entries)
+
+    # ---------- the index plan and the writes
+    def plan_index(self, doc: IndexDoc, *, add: Detail | None = None, changed: Detail | None = None,
+                   pool: list | None = None, memories: dict | None = None, tidy: bool = False,
+                   activity=None) -> indexrules.Plan:
+        """``indexrules.plan`` under this root's configuration; the memories the lines name are
+        read through the index cache unless given."""
+        if memories is None:
+            memories = {e.id: (d if d is not None else indexrules.UNREADABLE)
+                        for e, d in self.indexed([e for e in doc.entries if e.id and indexrules.is_safe_id(e.id)])}
+        return indexrules.plan(doc, memories, max_lines=int(self.config["index.max_lines"]),
+                               on_full=self.config["index.on_full"], add=add, changed=changed, pool=pool,
+                               tidy=tidy, activity=activity)
+
+    def new_index_text(self, plan: indexrules.Plan) -> str | None:
+        """MEMORY.md's text after the plan, or None when it would not change."""
+        text = plan.doc.render()
+        try:
+            old = self.index_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            old = None
+        return None if text == old else text
+
+    def write(self, plan: indexrules.Plan | None, *files: tuple) -> None:
+        """Detail files ((path, text[, newline]) each) and MEMORY.md as the plan says, as one step:
+        all staged, then all renamed (see ``fs.atomic_write_many``)."""
+        text = self.new_index_text(plan) if plan is not None else None
+        writes = list(files) + ([(self.index_path, text)] if text is not None else [])
+        if writes:
+            atomic_write_many(writes)
+
+    def write_index_text(self, text: str) -> None:
+        atomic_write(self.index_path, text)
+
+    def drop_line(self, memory_id: str) -> bool:
+        """Remove a memory's lines from MEMORY.md (forget); whether it had one."""
+        doc = self.read_index()
+        lines = [x for x in doc.lines if not (isinstance(x, Entry) and x.id == memory_id)]
+        if len(lines) == len(doc.lines):
+            return False
+        atomic_write(self.index_path, IndexDoc(lines, doc.newline, doc.final_newline).render())
+        return True
+
+    def remove(self, path) -> None:
+        """Delete a file of the root (forget)."""
+        try:
+            os.unlink(path)
+        except OSError as e:
+            raise FileError(f"cannot delete {self.rel(path)}: {e.strerror or e}")
+
+    def listing(self, archived: bool = False) -> tuple[list[Detail], list[Problem]]:
+        """Every readable memory (memory/, and memory/archive/ too when archived), in index order,
+        and the files that could not be read."""
+        paths = self.detail_files() + (self.detail_files(archived=True) if archived else [])
+        problems = self.misnamed_files() + (self.misnamed_files(archived=True) if archived else [])
+        found = []
+        for p in paths:
+            try:
+                found.append(self.load(p))
+            except (FileError, UnsafePathError, UsageError) as e:
+                problems.append(getattr(e, "problem", None) or Problem(self.rel(p), None, e.message))
+        found.sort(key=Detail.rank_key)
+        return found, problems

@@ -1,0 +1,392 @@
+"""Sharing a root through git: `sync` (commit memcli's own files, merge the remote's with
+memcli's drivers, push), and settling what a merge leaves: MEMORY.md reconciled with the detail
+files, a memory left with conflict markers resolved to one side (the other kept in History).
+Making a root git-ready and running git are the store's (``store.git``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UsageError
+from ..model import Result
+from ..store import details as dfile
+from ..store import indexrules, layout, markers
+from ..store.details import add_history
+from ..store.fs import atomic_write, read_text
+from ..store.git import PUSH_TRIES, GitError, Repo, committed_bytes, git, last_line, status, tracked_state
+from ..store.index import IndexDoc
+
+
+def setup(root, command: str | None = None, check: bool = False) -> Result:
+    """Make the root git-ready (`store.git.setup`); with check, only what is missing:
+    {"findings": [...]} (UsageError when the root is in no repository)."""
+    from ..store import git as repo
+
+    if not check:
+        return Result(repo.setup(root.path, command))
+    if repo.toplevel(root.path) is None:
+        raise UsageError(f"{root.path} is not in a git repository (run `memcli git setup` after `git init`)")
+    return Result({"findings": [{"code": f.code, "severity": f.severity, "path": f.path, "message": f.message,
+                                 "fix": f.fix} for f in repo.check(root.path)]})
+
+
+def reconcile_index(root) -> bool:
+    """Bring MEMORY.md in line with the detail files, as after a git merge: conflict markers
+    settled as both sides, each memory listed once, lines to missing files dropped, the rest
+    ranked and demoted to fit. Deterministic: the same MEMORY.md and detail files give the
+    same bytes. Returns whether the file changed."""
+    with root.lock():
+        try:
+            text = root.index_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return False
+        size = markers.size_for(root.index_path)
+        doc = IndexDoc.parse(markers.union(text, size) if markers.first_conflict(text, size) else text)
+        memories, present = {}, []
+        for e in doc.entries:
+            if e.id and indexrules.is_safe_id(e.id) and e.id not in memories:
+                memories[e.id] = indexrules.UNREADABLE
+                if root.exists(e.id):
+                    present.append(e)
+                else:
+                    memories[e.id] = indexrules.MISSING
+        memories.update((e.id, d) for e, d in root.indexed(present) if d is not None)
+        new = root.plan_index(doc, memories=memories, tidy=True).doc.render()
+        if new == text:
+            return False
+        with markers.overwriting():
+            root.write_index_text(new)
+    return True
+
+
+def index_revived(root, ids) -> list:
+    """List again in MEMORY.md the memories a merge kept although one side forgot them (the
+    other changed them), as `remember` lists a memory: the lowest-ranked entry moves out when the
+    index is full (under `index.on_full: refuse` it stays unlisted, and heartbeat says so).
+    Returns the ids listed."""
+    from ..errors import MemcliError
+
+    listed = []
+    with root.lock():
+        for memory_id in ids:
+            try:
+                d = root.load(root.detail_path(memory_id))
+                doc = root.read_index()
+            except MemcliError:
+                continue  # a broken file stays out; heartbeat reports it
+            if any(e.id == memory_id for e in doc.entries):
+                continue
+            plan = root.plan_index(doc, add=d)
+            if plan.refused or memory_id not in plan.ids:
+                continue
+            root.write(plan)
+            listed.append(memory_id)
+    return listed
+
+
+def resolve(root, memory_id: str, side: str, now: str) -> Result:
+    """Settle a memory left with git conflict markers: side is ours, theirs or both. A side not
+    kept goes into the dated ## History section; the index line is refreshed."""
+    if side not in ("ours", "theirs", "both"):
+        raise UsageError(f"side must be ours, theirs or both, got {side!r}")
+    with root.lock():
+        path = root.locate(memory_id)[0]
+        rel = root.rel(path)
+        text = read_text(path, rel)
+        size = markers.size_for(path)
+        if markers.first_conflict(text, size) is None:
+            raise UsageError(f"{rel} has no conflict markers; nothing to resolve")
+        settled, dropped = markers.settle(text, side, size)
+        d = dfile.parse(settled, memory_id, rel)
+        other = "theirs" if side == "ours" else "ours"
+        if dropped:
+            notes = [f"conflict settled with {side}; {other} had: " + " / ".join(
+                ln.strip() for ln in t.split("\n") if ln.strip()) for t in dropped]
+            d = d.replace(body=add_history(d.body, now[:10], notes))
+        with markers.overwriting():
+            atomic_write(path, dfile.render(d))
+        if rel == layout.detail_rel(memory_id) and markers.file_conflict(root.index_path) is None:
+            root.write(root.plan_index(root.read_index()))
+    return Result({"id": memory_id, "path": rel, "side": side, "kept_in_history": len(dropped)})
+
+
+
+# ---------------------------------------------------------------- sync
+
+def _message(changes: list) -> str:
+    """What the commit holds, in the domain's words."""
+    import socket
+
+    groups: dict = {"remembered": [], "updated": [], "forgot": [], "episodes": [], "archive": [], "inbox": [],
+                    "other": []}
+    for change, _, path in changes:
+        if path.startswith(layout.EPISODES + "/"):
+            groups["episodes"].append(Path(path).stem)
+        elif path.startswith(layout.INBOX + "/"):
+            groups["inbox"].append(Path(path).stem)
+        elif path.startswith(layout.ARCHIVE + "/"):
+            groups["archive"].append(Path(path).stem)
+        elif path.startswith(layout.MEMORY + "/") and path.endswith(".md"):
+            key = {"?": "remembered", "A": "remembered", "D": "forgot"}.get(change.strip()[:1], "updated")
+            groups[key].append(Path(path).stem)
+        elif path != layout.INDEX:
+            groups["other"].append(path)
+    parts = []
+    for key, words in groups.items():
+        if words:
+            shown = ", ".join(words[:4]) + (f" and {len(words) - 4} more" if len(words) > 4 else "")
+            label = {"episodes": "episodes", "archive": "archived", "inbox": "proposals", "other": "files"}.get(key, key)
+            parts.append(f"{label} {shown}")
+    host = socket.gethostname() or "this machine"
+    return f"memcli sync from {host}: " + ("; ".join(parts) if parts else "index")
+
+
+def _own(rel: str) -> bool:
+    """Whether a path (from the root) is one of memcli's own files."""
+    return rel in layout.OWN or rel.startswith(layout.MEMORY + "/")
+
+
+def _changes(repo: Repo) -> tuple[list, list, list]:
+    """(memcli's own changed files under the root, (path, line) of the changed or new Markdown
+    files among them that hold conflict markers, the other changed files under the root)."""
+    changed = status(repo, ".")
+    changes = [c for c in changed if _own(c[2])]
+    found = []
+    for change, path, rel in changes:
+        if not path.endswith(".md") or "D" in change:
+            continue
+        try:
+            text = committed_bytes(repo.top / path).decode("utf-8", "replace")
+        except OSError:
+            continue
+        line = markers.text_conflict(text, repo.top / path)
+        if line is not None:
+            found.append((rel, line))
+    return changes, found, [rel for _, _, rel in changed if not _own(rel)]
+
+
+def secrets_in(repo: Repo, changes: list, config) -> list:
+    """Secrets in the files about to be committed: (path, line, kind) each; [] under the user's
+    own `write.secrets: allow` (a committed one counts only once trusted). The one place sync
+    asks the secret scanner."""
+    if not changes or config["write.secrets"] == "allow":
+        return []
+    from ..scan import find_secrets
+
+    found = []
+    for change, path, rel in changes:
+        if "D" in change:
+            continue
+        try:
+            data = committed_bytes(repo.top / path)
+        except OSError:
+            continue
+        if b"\0" in data[:8192]:
+            continue  # not text
+        for m in find_secrets(data.decode("utf-8", "replace")):
+            found.append((rel, m.line, m.kind))
+    return found
+
+
+def _commit_local(repo: Repo, changes: list, message: str | None) -> str | None:
+    """Commit exactly these files (memcli's own, just scanned); whatever else is staged in the
+    repository stays staged and out of the commit."""
+    if not changes:
+        return None
+    paths = [path for _, path, _ in changes]
+    repo.run_paths("add", "-A", paths=paths)
+    msg = message or _message(changes)
+    r = repo.run_paths("commit", "-q", "--no-verify", "--only", "-m", msg, paths=paths, check=False)
+    if r.returncode != 0:
+        said = r.stdout + r.stderr
+        if "nothing to commit" in said or "no changes added" in said:
+            return None
+        raise GitError(f"git commit failed: {last_line(r.stderr or r.stdout)}")
+    return msg
+
+
+def _driver_failed(repo: Repo, full: Path, stages: dict, fresh: bool) -> bool:
+    """A conflicted file without markers whose two sides both exist: memcli's driver failed or did
+    not run, and the file holds our side alone. In a merge this sync started, that is always so;
+    in one found in progress, only while the file is still byte for byte our side."""
+    if 2 not in stages or 3 not in stages:
+        return False
+    if fresh:
+        return True
+    if stages[2] == stages[3]:
+        return False
+    r = git(repo.top, "hash-object", "--", str(full), check=False)
+    return r.returncode == 0 and r.stdout.strip() == stages[2]
+
+
+def _utf8(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _settle_merge(repo: Repo, root, warnings: list, fresh: bool) -> tuple[list, list, list]:
+    """After a merge stopped with conflicts: take what memcli can settle. Returns (the paths left
+    for a person, the paths a merge driver failed on, the memories kept though one side forgot
+    them). When a driver failed, nothing is settled: none of its files is ever added as merged."""
+
+    stages = repo.stages()
+    texts: dict = {}
+    failed = []
+    for path, st in stages.items():
+        full = repo.root / path
+        mine = not path.startswith("../") and (path == layout.INDEX or (path.startswith(layout.MEMORY + "/")
+                                                                        and path.endswith(".md")))
+        if not mine or not full.is_file():
+            continue
+        texts[path] = full.read_bytes().decode("utf-8", "replace")
+        if markers.text_conflict(texts[path], full) is None and _driver_failed(repo, full, st, fresh):
+            failed.append(path)
+    if failed:
+        return [], sorted(failed), []
+    left, revived = [], []
+    for path in sorted(stages):
+        st = stages[path]
+        full = repo.root / path
+        in_root = not path.startswith("../")
+        if in_root and path == layout.INDEX and _utf8(full):
+            reconcile_index(root)
+            repo.run("add", "--", path)
+            continue
+        if in_root and path.startswith(layout.MEMORY + "/") and path.endswith(".md"):
+            if not full.exists():
+                repo.run("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
+                continue
+            if markers.text_conflict(texts.get(path, ""), full) is None:
+                if 2 not in st or 3 not in st:
+                    warnings.append(f"{path} was deleted on one side and changed on the other: kept the changed "
+                                    "version (forget it again if it should go)")
+                    if path.count("/") == 1:
+                        revived.append(Path(path).stem)
+                repo.run("add", "--", path)
+                continue
+        left.append(path)
+    return left, [], revived
+
+
+def _merge(repo: Repo, root, target: str, warnings: list) -> dict:
+    """Merge target into HEAD with memcli's drivers; reconcile MEMORY.md; commit if clean."""
+    staged = repo.staged_elsewhere()
+    if staged:
+        shown = ", ".join(staged[:3]) + (f" and {len(staged) - 3} more" if len(staged) > 3 else "")
+        raise GitError(f"changes staged outside memcli's files ({shown}) keep git from merging {target}: commit "
+                       "or unstage them, then run `memcli sync` again (nothing was pushed)")
+    r = repo.run("merge", "--no-commit", "--no-edit", "-q", "--allow-unrelated-histories", target, check=False)
+    if not repo.merging():
+        if r.returncode != 0:
+            raise GitError(f"git merge failed: {last_line(r.stderr or r.stdout)}")
+        return {"merged": False, "conflicts": [], "failed": []}
+    done = _finish_merge(repo, root, warnings, fresh=True)
+    if done["failed"]:
+        said = [ln.strip() for ln in (r.stderr or "").splitlines() if ln.strip() and not ln.startswith(
+            ("CONFLICT", "Auto-merging", "Automatic merge failed"))]
+        warnings += [f"merge driver: {ln}" for ln in said[-3:]]
+    return done
+
+
+def _finish_merge(repo: Repo, root, warnings: list, fresh: bool = False) -> dict:
+    left, failed, revived = _settle_merge(repo, root, warnings, fresh)
+    if failed:
+        if fresh:  # back to before the merge: this side stays committed, theirs stays on the remote
+            repo.run("merge", "--abort", check=False)
+        return {"merged": False, "conflicts": [], "failed": failed}
+    if left:
+        return {"merged": False, "conflicts": left, "failed": []}
+    reconcile_index(root)
+    if revived:
+        index_revived(root, revived)
+    if root.index_path.exists():
+        repo.run("add", "--", layout.INDEX)
+    if repo.unmerged():
+        return {"merged": False, "conflicts": repo.unmerged(), "failed": []}
+    repo.run("commit", "-q", "--no-verify", "--no-edit")
+    return {"merged": True, "conflicts": [], "failed": []}
+
+
+def sync(root, message: str | None = None, push: bool = True, command: str | None = None) -> Result:
+    """Commit memcli's own changed files in the root, merge the remote's, push. Returns what
+    happened; result["code"] is 0 (synced, or committed only when the remote cannot be reached)
+    or 1 (nothing pushed: a person must settle the files in result["conflicts"], a merge driver
+    failed on result["driver_failed"], or result["secrets"] would have been committed). Its warnings
+    are also in its data (sync's --json has always carried them there)."""
+    repo = Repo(root.path, command)
+    branch = repo.branch()
+    remote, upstream = repo.remote(branch)
+    result = Result({"root": str(root.path), "branch": branch, "remote": remote, "committed": None,
+                     "merged": 0, "pushed": False, "conflicts": [], "driver_failed": [], "secrets": [],
+                     "left_alone": [], "offline": False, "warnings": [], "code": 0})
+    warnings = result.warnings = result["warnings"]
+    state = tracked_state(root.path)
+    if state:
+        warnings.append(f".memcli/ is tracked by git ({', '.join(state[:2])}{' …' if len(state) > 2 else ''}): "
+                        "sync never commits it and a tracked .memcli/config.yaml is not read; stop tracking it: "
+                        "`git rm -r --cached .memcli`, then commit")
+    for attempt in range(PUSH_TRIES):
+        fetched = False
+        if remote:
+            f = repo.run("fetch", "-q", remote, check=False)
+            fetched = f.returncode == 0
+            if not fetched:
+                result["offline"] = True
+                if attempt == 0:
+                    warnings.append(f"could not reach {remote} ({last_line(f.stderr)}): committed here only")
+        with root.lock():
+            if repo.merging():
+                done = _finish_merge(repo, root, warnings)
+                if done["conflicts"] or done["failed"]:
+                    return _stop(result, repo, done["conflicts"], failed=done["failed"])
+                result["merged"] += 1
+            changes, marked, strays = _changes(repo)
+            if not attempt:
+                result["left_alone"] = strays
+            if marked:
+                return _stop(result, repo, [p for p, _ in marked], marked)
+            secrets = secrets_in(repo, changes, root.config)
+            if secrets:
+                result["secrets"] = [{"path": p, "line": n, "kind": k} for p, n, k in secrets]
+                return _stop(result, repo, [])
+            msg = _commit_local(repo, changes, message)
+            if msg and not result["committed"]:
+                result["committed"] = msg
+            target = f"refs/remotes/{remote}/{upstream}" if remote else None
+            theirs = repo.ref(target) if fetched and target else None
+            if theirs and not repo.contains(theirs):
+                if repo.has_head():
+                    done = _merge(repo, root, target, warnings)
+                    if done["conflicts"] or done["failed"]:
+                        return _stop(result, repo, done["conflicts"], failed=done["failed"])
+                    result["merged"] += int(done["merged"])
+                else:
+                    repo.run("merge", "-q", "--ff-only", target)
+        if not (push and fetched and remote and repo.has_head()):
+            return result
+        head, theirs = repo.ref("HEAD"), repo.ref(target) if target else None
+        if head == theirs:
+            return result
+        p = repo.run("push", "-q", remote, f"HEAD:refs/heads/{upstream}", check=False)
+        if p.returncode == 0:
+            result["pushed"] = True
+            if not repo.settings.get(f"branch.{branch}.remote"):
+                repo.run("branch", "-q", f"--set-upstream-to={remote}/{upstream}", check=False)
+            return result
+        text = (p.stderr or "").lower()
+        if not any(w in text for w in ("rejected", "fetch first", "non-fast-forward", "cannot lock ref",
+                                       "failed to update ref")):
+            raise GitError(f"git push to {remote} failed: {last_line(p.stderr)}")
+    raise GitError(f"gave up pushing to {remote} after {PUSH_TRIES} tries: others keep pushing; run sync again")
+
+
+def _stop(result: dict, repo: Repo, paths: list, marked: list | None = None, failed: list | None = None) -> dict:
+    result["conflicts"] = paths
+    result["driver_failed"] = failed or []
+    result["code"] = 1
+    result["merging"] = repo.merging()
+    result["marked"] = [{"path": p, "line": n} for p, n in (marked or [])]
+    return result

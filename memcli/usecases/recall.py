@@ -1,0 +1,31 @@
+"""Recall as a use case: the cascade (``recall.cascade``, its layers in ``recall/``) over a root,
+logged in the read log; whether a turn calls for it at all (``should_recall``); and the proposals
+waiting in the inbox, recalled only when asked."""
+
+from __future__ import annotations
+
+from ..model import Result
+
+
+def recall(root, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
+           deep: bool = False, layer: str | None = None, threshold: float | None = None, now: str | None = None,
+           inbox: bool = False):
+    """Session, then scope, then the index, then the details: a Recall with hits and a trace.
+    inbox: the proposals waiting for review are searched too (after the cascade's hits)."""
+    from ..recall.cascade import recall as cascade
+
+    res = cascade(root, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
+                  threshold=threshold, now=now)
+    if inbox:
+        from .inbox import search
+
+        res.appended = search(root, query, limit=limit)
+    return res
+
+
+def should_recall(root, text: str) -> Result:
+    """explicit / implicit / none for a message, from the configured signals and the index's names."""
+    from ..recall.signals import known_names, should_recall as decide
+
+    return Result(decide(text, root.config["recall.signals.explicit"], root.config["recall.signals.implicit"],
+                         known_names(root)))

@@ -1,0 +1,278 @@
+"""Writing memories: remember, update, forget, restore. Every write passes the one write check
+(``safety.writecheck``) and lands with its index line as ``indexrules.plan`` says, in one step
+under the root lock.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..dates import expired, expires_at, utcnow
+from ..errors import ExistsError, IndexFullError, UsageError
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, WriteResult, clean_tags, \
+    importance_of, one_line
+from ..safety.writecheck import WriteCheck
+from ..store import details as dfile
+from ..store import frontmatter, layout
+from ..store.details import add_history
+from ..store.fs import read_exact, read_text
+from ..store.layout import check_id, slugify, valid_id
+from ..textcheck import check_rendered, check_sizes, check_text_field
+
+
+def remember(root, title: str, summary: str = "", *, tags=(), aliases=(), body: str = "",
+             type: str | None = None, importance: float | None = None, pinned: bool | None = None,
+             expires: str | None = None, id: str | None = None, source: str | None = None,
+             now: str | None = None) -> WriteResult:
+    """Write a new detail file and its index line (demoting the lowest entry when full).
+
+    A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
+    importance, pinned, expires, source and any other key); arguments given here win. type and
+    importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
+    body, front = frontmatter.strip(body or "")
+    extra = {k: v for k, v in front.items() if k not in DETAIL_KEYS}
+    if front:
+        summary = summary or one_line(front.get("summary") or "")
+        tags = tuple(tags) + tuple(dfile.str_list(front.get("tags")))
+        aliases = tuple(aliases) + tuple(dfile.str_list(front.get("aliases")))
+        type = type if type is not None else _front_value(front, "type")
+        importance = importance if importance is not None else _front_value(front, "importance")
+        pinned = pinned if pinned is not None else _front_value(front, "pinned")
+        expires = expires if expires is not None else _front_value(front, "expires")
+        source = source if source is not None else _front_value(front, "source")
+    type = DEFAULT_TYPE if type is None else type
+    importance = DEFAULT_IMPORTANCE if importance is None else importance
+    _check_input(title=title, summary=summary, tags=tags, aliases=aliases, id=id, source=source)
+    title = one_line(title or "")
+    if not title:
+        raise UsageError("a title is required and must not be blank")
+    if type not in TYPES:
+        raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
+    importance = importance_of(importance, strict=True)
+    now = now or utcnow()
+    expires = expires_at(expires, now)
+    checked = WriteCheck.of(root, layout.detail_rel(id if id and valid_id(id) else slugify(title))).fields(
+        {"title": title, "summary": one_line(summary or ""), "body": body, "tags": tuple(tags),
+         "aliases": tuple(aliases), "source": source or "", "id": id or "", "extra": extra})
+    fields, redacted = checked.fields, checked.redacted
+    if id:
+        memory_id = check_id(fields["id"] if fields["id"] == id else slugify(fields["id"]))
+    else:
+        memory_id = slugify(fields["title"])
+    if memory_id == layout.INDEX[:-3]:
+        raise UsageError(f"{memory_id!r} is the index's name; pass another --id")
+    d = Detail(
+        id=memory_id, title=fields["title"], summary=fields["summary"], tags=clean_tags(fields["tags"]),
+        aliases=tuple(dict.fromkeys(one_line(a) for a in fields["aliases"] if one_line(a))),
+        type=type, importance=importance, pinned=dfile.flag(pinned or False), created=now, updated=now,
+        expires=expires, source=fields["source"] or None, extra=fields["extra"],
+        body=body_text(fields["body"]),
+    )
+    text = dfile.render(d)
+    check_rendered(text)
+    path = root.detail_path(memory_id)
+    with root.lock():
+        if path.exists() or root.detail_path(memory_id, archived=True).exists():
+            raise ExistsError(f"a memory with id {memory_id!r} already exists; "
+                              f"use `memcli update {memory_id}` or pass another --id")
+        plan = root.plan_index(root.read_index(), add=d)
+        if plan.refused:
+            raise IndexFullError(
+                f"the index is full ({root.config['index.max_lines']} lines) and index.on_full is refuse; "
+                "nothing was written. Raise index.max_lines or forget an entry")
+        root.write(plan, (path, text))
+    result = WriteResult("remembered", memory_id, root.rel(path), memory_id in plan.ids,
+                         redacted=redacted, demoted=plan.demoted)
+    result.line = plan.line_for(memory_id)
+    result.warnings += plan.warnings
+    if d.expires and expired(d.expires, now[:10]):
+        result.warnings.append(_passed(d.expires))
+    if redacted:
+        result.warnings.append(f"redacted {len(redacted)} secret(s): "
+                               + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
+    from .everyday import duplicate_warnings  # after the write, outside the lock: it only reads
+
+    result.warnings += duplicate_warnings(root, d)
+    return result
+
+
+def update(root, memory_id: str, *, title: str | None = None, summary: str | None = None,
+           append: str | None = None, tags=(), untags=(), aliases=(), type: str | None = None,
+           importance: float | None = None, pinned: bool | None = None, expires: str | None = None,
+           now: str | None = None) -> WriteResult:
+    """Change a memory; a replaced title or summary is kept under a dated ## History section.
+
+    Only the frontmatter keys that change are rewritten: comments and the layout of the
+    other keys stay as they were. Nothing to change gives the action "unchanged"."""
+    check_id(memory_id)
+    now = now or utcnow()
+    _check_input(title=title, summary=summary, tags=tags, aliases=aliases)
+    if type is not None and type not in TYPES:
+        raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
+    if importance is not None:
+        importance = importance_of(importance, strict=True)
+    if title is not None and not one_line(title):
+        raise UsageError("a title must not be blank")
+    if summary is not None and not one_line(summary):
+        raise UsageError("a summary must not be blank")
+    checked = WriteCheck.of(root, layout.detail_rel(memory_id)).fields(
+        {"title": one_line(title or ""), "summary": one_line(summary or ""), "append": append or "",
+         "tags": tuple(tags), "aliases": tuple(aliases)})
+    fields, redacted = checked.fields, checked.redacted
+    warnings: list = []
+    with root.lock():
+        path = root.detail_path(memory_id)
+        if not path.is_file():
+            if root.detail_path(memory_id, archived=True).is_file():
+                path = root.detail_path(memory_id, archived=True)
+            else:
+                raise root.not_found(memory_id)
+        raw = read_text(path, root.rel(path))
+        d = dfile.parse(raw, memory_id, root.rel(path))
+        history = []
+        new = {}
+        if title is not None and fields["title"] != d.title:
+            history.append(f"title was: {d.title}")
+            new["title"] = fields["title"]
+            new["aliases"] = tuple(dict.fromkeys((*d.aliases, d.title)))
+        if summary is not None and fields["summary"] != d.summary:
+            if d.summary:
+                history.append(f"summary was: {d.summary}")
+            new["summary"] = fields["summary"]
+        drop = set(clean_tags(untags))
+        unknown = [t for t in clean_tags(untags) if t not in d.tags]
+        if unknown:
+            warnings.append(f"{memory_id} has no tag {', '.join(unknown)}")
+        new_tags = tuple(t for t in clean_tags((*d.tags, *fields["tags"])) if t not in drop)
+        if new_tags != d.tags:
+            new["tags"] = new_tags
+        aliases_now = new.get("aliases", d.aliases)
+        new_aliases = tuple(dict.fromkeys((*aliases_now, *(one_line(a) for a in fields["aliases"] if one_line(a)))))
+        if new_aliases != d.aliases:
+            new["aliases"] = new_aliases
+        if type is not None and type != d.type:
+            new["type"] = type
+        if importance is not None and importance != d.importance:
+            new["importance"] = importance
+        if pinned is not None and bool(pinned) != d.pinned:
+            new["pinned"] = bool(pinned)
+        if expires is not None and expires_at(expires, now) != d.expires:
+            new["expires"] = expires_at(expires, now)
+        body = d.body
+        if fields["append"].strip():
+            body = dfile.append_body(body, fields["append"].replace("\r\n", "\n"))
+        if history:
+            body = add_history(body, now[:10], history)
+        if not new and body == d.body:
+            result = WriteResult("unchanged", memory_id, root.rel(path),
+                                 memory_id in {e.id for e in root.read_index().entries})
+            result.warnings = warnings
+            return result
+        old, d = d, d.replace(updated=now, body=body, **new)
+        check_sizes({"tags": d.tags, "aliases": d.aliases})
+        text = dfile.render_update(raw, old, d)
+        check_rendered(text)
+        if path != root.detail_path(memory_id) and expires is not None and not expired(d.expires, now[:10]):
+            
+            moved = move_in(root, d, path, root.detail_path(memory_id), text, "restored",
+                            dfile.newline_of(raw))
+            moved.redacted = redacted
+            return moved
+        plan = root.plan_index(root.read_index(),
+                                     changed=d if path == root.detail_path(memory_id) else None)
+        root.write(plan, (path, text, dfile.newline_of(raw)))
+    result = WriteResult("updated", memory_id, root.rel(path), memory_id in plan.ids, redacted=redacted,
+                         demoted=plan.demoted)
+    result.line = plan.line_for(memory_id)
+    result.warnings = warnings + plan.warnings
+    if "expires" in new and expired(d.expires, now[:10]) and path == root.detail_path(memory_id):
+        result.warnings.append(_passed(d.expires))
+    if redacted:
+        result.warnings.append(f"redacted {len(redacted)} secret(s): "
+                               + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
+    return result
+
+
+def forget(root, memory_id: str) -> WriteResult:
+    """Delete a memory: its index line and its detail file (exact id only)."""
+    check_id(memory_id)
+    with root.lock():
+        path = root.locate(memory_id)[0]
+        had_line = root.drop_line(memory_id)
+        root.remove(path)
+    r = WriteResult("forgotten", memory_id, root.rel(path), False)
+    r.line = "removed" if had_line else None
+    return r
+
+
+def restore(root, memory_id: str, now: str) -> WriteResult:
+    """memory/archive/<id>.md back to memory/<id>.md, its passed expiry cleared, and into the index."""
+    with root.lock():
+        src = root.detail_path(memory_id, archived=True)
+        dst = root.detail_path(memory_id)
+        if not src.is_file():
+            if dst.is_file():
+                raise UsageError(f"{memory_id} is not archived: {layout.detail_rel(memory_id)} is live")
+            raise root.not_found(memory_id)
+        if dst.exists() or dst.is_symlink():
+            raise ExistsError(f"{layout.detail_rel(memory_id)} already exists; merge or rename one of the two by "
+                              f"hand (the archived one is {root.rel(src)})")
+        raw = read_exact(src, root.rel(src))
+        d = dfile.parse(raw, memory_id, root.rel(src))
+        text = raw
+        if expired(d.expires, now[:10]):
+            body = dfile.add_history(d.body, now[:10], [f"restored from the archive (expired {d.expires})"])
+            d = d.replace(expires=None, updated=now, body=body)
+            text = dfile.render(d)
+        return move_in(root, d, src, dst, text, "restored")
+
+
+def move_in(root, d: Detail, src: Path, dst: Path, text: str, action: str, newline: str = "\n") -> WriteResult:
+    """Write an archived memory's text to memory/ with its index line, then remove the archived copy
+    (restore, and an update that gives an archived memory a later expiry)."""
+    plan = root.plan_index(root.read_index(), add=d)
+    warnings = list(plan.warnings)
+    if plan.refused:
+        plan = root.plan_index(root.read_index())
+        warnings.append(f"the index is full and index.on_full is refuse: {d.id} is back in memory/ "
+                        "but not listed in MEMORY.md")
+    root.write(plan, (dst, text, newline))
+    try:
+        os.unlink(src)
+    except OSError as e:
+        warnings.append(f"could not remove {root.rel(src)} ({e.strerror or e}); delete it by hand")
+    r = WriteResult(action, d.id, root.rel(dst), d.id in plan.ids, line=plan.line_for(d.id))
+    r.warnings += warnings
+    return r
+
+
+def _passed(expires: str) -> str:
+    return f"--expires {expires} has already passed: `memcli heartbeat --fix` will move it to memory/archive/"
+
+
+def _check_input(**fields) -> None:
+    """Control characters are refused in every text field of a memory (exit 2)."""
+    for what, value in fields.items():
+        name = what in ("id", "tags")
+        for v in (value if isinstance(value, (list, tuple)) else (value,)):
+            if v is not None:
+                check_text_field(str(v), {"tags": "tag", "aliases": "alias"}.get(what, what), name=name)
+
+
+def _front_value(front: dict, key: str):
+    """A key of a body's frontmatter as remember takes it (None when absent or blank)."""
+    value = front.get(key)
+    if value is None or value == "":
+        return None
+    if key in ("expires", "source"):
+        return dfile.stamp_of(value) if key == "expires" else one_line(value)
+    if key == "type":
+        return one_line(value)
+    return value
+
+
+def body_text(text: str) -> str:
+    """A body as a memory keeps it: LF line ends and a final newline."""
+    text = text.replace("\r\n", "\n")
+    return text if not text or text.endswith("\n") else text + "\n"
