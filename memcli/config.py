@@ -38,6 +38,8 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "heartbeat.scope_max_age": ("24h", "duration"),
     "heartbeat.session_max_turns": (200, "int"),
     "write.secrets": ("refuse", "choice:refuse|redact|allow"),
+    "write.pii": ("warn", "pii"),  # deliberate writes; a policy or {front end: policy} (safety/pii.py)
+    "write.pii_captured": ("redact", "pii"),  # session turns, hook prompts, episodes, reflection proposals
     "lock_timeout": ("10s", "duration"),
 }
 
@@ -111,6 +113,12 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
     elif kind == "list":
         if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
             raise bad("a list of words or phrases")
+    elif kind == "pii":
+        from .safety.pii import check_setting
+
+        why = check_setting(key, value)
+        if why:
+            raise bad(why)
     elif kind == "cmd":
         if not isinstance(value, str) or not value.strip():
             raise bad("a shell command (a string) or null")

@@ -90,7 +90,7 @@ class Listing:
 class Memory:
     """A memory root: `Memory(path)`; see the methods for each operation."""
 
-    def __init__(self, root: str | os.PathLike, config: Config | None = None):
+    def __init__(self, root: str | os.PathLike, config: Config | None = None, *, door: str = "api"):
         path = Path(root).expanduser()
         if not path.is_dir():
             raise NotARootError(f"not a memory root: {path} does not exist (run `memcli init {path}`)")
@@ -98,6 +98,7 @@ class Memory:
             raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
         self.root = path.resolve()
         self.config = config if config is not None else load_config(self.root)
+        self.door = door  # the front end writing through this instance: cli, api, mcp or hook (write.pii)
 
     # ---------- paths ----------
     @property
@@ -247,6 +248,14 @@ class Memory:
 
         return {name: walk(name, value) for name, value in fields.items()}, redacted
 
+    def mask(self, fields: dict, captured: bool = False) -> tuple[dict, list]:
+        """Personal data in text on its way into a file, under this front end's policy:
+        `write.pii` for deliberate writes, `write.pii_captured` for text captured on its own
+        (session turns, hook prompts). (fields, warnings); PiiError (exit 4) under `refuse`."""
+        from .safety import pii
+
+        return pii.apply_fields(fields, pii.policy_for(self.config, self.door, captured))
+
     @staticmethod
     def _scan_text(name, text, policy, find_secrets, redact_secrets):
         hits = find_secrets(text)
@@ -299,6 +308,8 @@ class Memory:
         fields, redacted = self.scan({"title": title, "summary": one_line(summary or ""), "body": body,
                                        "tags": tuple(tags), "aliases": tuple(aliases),
                                        "source": source or "", "id": id or "", "extra": extra})
+        masked, pii_warnings = self.mask({k: v for k, v in fields.items() if k != "id"})
+        fields.update(masked)
         if id:
             memory_id = check_id(fields["id"] if fields["id"] == id else slugify(fields["id"]))
         else:
@@ -329,7 +340,7 @@ class Memory:
         result = WriteResult("remembered", memory_id, self.rel(path), memory_id in plan.ids,
                              redacted=redacted, demoted=plan.demoted)
         result.line = _line_for(plan.entries, memory_id)
-        result.warnings += plan.warnings
+        result.warnings += plan.warnings + pii_warnings
         if d.expires and _expired(d, now[:10]):
             result.warnings.append(f"--expires {d.expires} has already passed: `memcli heartbeat --fix` will "
                                    "move it to memory/archive/")
@@ -364,7 +375,7 @@ class Memory:
                      "aliases": aliases, "body": append})
         fields, redacted = self.scan({"title": one_line(title or ""), "summary": one_line(summary or ""),
                                        "append": append or "", "tags": tuple(tags), "aliases": tuple(aliases)})
-        warnings: list = []
+        fields, warnings = self.mask(fields)
         with self.lock():
             path = self.detail_path(memory_id)
             if not path.is_file():
@@ -667,6 +678,14 @@ class Memory:
         from .edits import abandon
 
         return abandon(self, session)
+
+    def outcome(self, memory_id: str, result: str, note: str | None = None, now: str | None = None) -> dict:
+        """Record that a memory (a procedure) worked (`success`) or failed (`failure`), with an
+        optional note: its counters (uses, successes, last_outcome) and its ## Outcomes section.
+        Returns the new record, with "warnings"."""
+        from .usecases.outcome import record
+
+        return record(self, memory_id, result, note, now or utcnow())
 
     def restore(self, memory_id: str, now: str | None = None) -> WriteResult:
         """Bring an archived memory back to memory/ (a passed expiry is cleared) and into the index."""

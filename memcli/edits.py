@@ -152,6 +152,16 @@ def finish(mem, s: EditSession, text: str | None = None):
         if redacted:
             new = fields["edited text"]
             d = dfile.parse(new, s.id, rel)
+        from .safety.pii import PiiError
+
+        try:
+            masked, pii_notes = mem.mask({"edited text": new})
+        except PiiError as e:
+            raise PiiError(f"{e.message}; {rel} is unchanged, your text is kept in {shown}",
+                           data={**(e.data or {}), "draft": shown}) from None
+        if masked["edited text"] != new:
+            new = masked["edited text"]
+            d = dfile.parse(new, s.id, rel)
         doc = mem.read_index()
         plan = mem._plan_index(doc, changed=None if archived else d)
         writes = [(path, new)] if new != theirs else []
@@ -166,6 +176,7 @@ def finish(mem, s: EditSession, text: str | None = None):
     result = WriteResult(action, s.id, rel, s.id in plan.ids, line=_line_for(plan.entries, s.id), redacted=redacted)
     if redacted:
         result.warnings.append(f"redacted {len(redacted)} secret(s) in {rel}")
+    result.warnings += pii_notes
     return result
 
 

@@ -76,7 +76,7 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
             return HookResult()
         from .core import Memory
 
-        mem = Memory(found)
+        mem = Memory(found, door="hook")
     except MemcliError as e:
         return HookResult(stderr=[f"memcli hook: {e.message}"])
     session = session_name(data.get("session_id"))

@@ -143,7 +143,7 @@ def build(root: str | os.PathLike) -> MCPServer:
         server.add_tool(call, name=name, description=(fn.__doc__ or "").strip(), annotations=hints)
         return call
 
-    m = lambda: Memory(root)  # noqa: E731 - the configuration is read afresh on every call, as the CLI does
+    m = lambda: Memory(root, door="mcp")  # noqa: E731 - the configuration is read afresh on every call, as the CLI does
 
     @tool
     def recall(query: Query, limit: Limit = None, layer: Layer = None, deep: Annotated[bool, Field(
@@ -209,6 +209,19 @@ def build(root: str | os.PathLike) -> MCPServer:
         res = m().update(id, title=title, summary=summary, append=append, tags=tags, untags=untags, aliases=aliases,
                          type=type, importance=importance, pinned=pinned, expires=expires)
         return _ok(res.to_dict(), res.warnings)
+
+    @tool
+    def report_outcome(id: MemoryId,
+                       result: Annotated[Literal["success", "failure"], Field(
+                           description="Did following the memory (a procedure) work this time?")],
+                       note: Annotated[Optional[str], Field(
+                           description="What happened, in one line (why it failed, what was different).")] = None
+                       ) -> CallToolResult:
+        """Record that a procedure worked or failed after you followed it. Its success rate then ranks
+        it among candidates for a task, and a procedure that keeps failing is reported by heartbeat."""
+        res = m().outcome(id, result, note)
+        warnings = res.pop("warnings")
+        return _ok(res, warnings)
 
     @tool
     def forget(id: MemoryId) -> CallToolResult:

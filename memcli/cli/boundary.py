@@ -91,7 +91,7 @@ def open_memory(root: Optional[str]):
     from ..config import find_root
     from ..core import Memory
 
-    return Memory(find_root(root))
+    return Memory(find_root(root), door="cli")
 
 
 def names(session: Optional[str], scope: Optional[str]) -> tuple[str, str]:

@@ -273,5 +273,11 @@ def _scan(mem, d):
                               "aliases": tuple(d.aliases), "tags": tuple(d.tags)})
     except SecretError as e:
         raise SecretError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
+    from ..safety.pii import PiiError
+
+    try:
+        fields, _ = mem.mask(fields)  # write.pii: an import is a deliberate write
+    except PiiError as e:
+        raise PiiError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
     return d.replace(title=fields["title"], summary=fields["summary"], body=fields["body"],
                      source=fields["source"] or None, aliases=fields["aliases"], tags=clean_tags(fields["tags"]))

@@ -1,0 +1,1 @@
+"""Checks on text before it is written: personal data (pii)."""

@@ -1,0 +1,1 @@
+"""Use cases: what memcli does with a root, one module each."""
