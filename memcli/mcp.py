@@ -148,12 +148,16 @@ def build(root: str | os.PathLike) -> MCPServer:
     @tool
     def recall(query: Query, limit: Limit = None, layer: Layer = None, deep: Annotated[bool, Field(
             description="Search every layer and merge the hits instead of stopping at the first that answers.")] = False,
-               session: Session = None, scope: Scope = None) -> CallToolResult:
+               session: Session = None, scope: Scope = None, type: Type = None,
+               min_success: Annotated[Optional[float], Field(ge=0, le=1, description=(
+                   "Only memories whose smoothed success rate (report_outcome) reaches this, e.g. 0.7 "
+                   "with type procedure."))] = None) -> CallToolResult:
         """Find memories that fit a query: session turns, then the task scope, then MEMORY.md, then every
         detail file. Returns hits (id, title, summary, snippet, score, layer). An empty hit list means
         nothing fits. Use get(id) for a hit's full text."""
         sess, sc = _names(session, scope)
-        res = m().recall(query, limit=limit, deep=deep, layer=layer, session=sess, scope=sc)
+        res = m().recall(query, limit=limit, deep=deep, layer=layer, session=sess, scope=sc, type=type,
+                         min_success=min_success)
         data = res.to_dict()
         return _ok(data, res.warnings, read={h["id"]: "\n".join((h["title"], h["summary"], h["snippet"]))
                                              for h in data["hits"]})

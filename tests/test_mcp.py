@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from tests.conftest import run_memcli  # noqa: E402
 
 TOOLS = {"recall", "should_recall", "context", "remember", "update", "forget", "get", "list", "session_add",
-         "scope_set", "scope_get", "scope_check", "heartbeat"}
+         "scope_set", "scope_get", "scope_check", "heartbeat", "report_outcome"}
 
 
 def served(root, body, env=None):

@@ -43,6 +43,8 @@ class Ask:
     scored: list | None = None
     answered: bool = False
     skipped: set = field(default_factory=set)  # layers that could not run (a warning says why)
+    type: str | None = None  # only memories of this type (recall --type)
+    min_success: float | None = None  # only memories whose smoothed success rate reaches this (--min-success)
 
 
 @dataclass(frozen=True)
