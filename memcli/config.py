@@ -26,12 +26,15 @@ IMPLICIT_SIGNALS = [
 SCHEMA: dict[str, tuple[object, str]] = {
     "index.max_lines": (40, "int"),
     "index.on_full": ("demote", "choice:demote|refuse"),
+    "index.rank": ("importance", "choice:importance|activity"),
     "session.max_rounds": (5, "int"),
     "session.summarizer": (None, "cmd"),
     "session.summarizer_timeout": ("20s", "duration"),
     "session.max_summary_chars": (2000, "int"),
     "recall.threshold": (0.35, "float"),
     "recall.limit": (5, "int"),
+    "recall.half_life": ("90d", "duration"),  # freshness halves every half_life (recall and index.rank: activity)
+    "recall.freshness_weight": (0.05, "float"),  # share of the score for importance x freshness: a tie-breaker
     "recall.signals.explicit": (EXPLICIT_SIGNALS, "list"),
     "recall.signals.implicit": (IMPLICIT_SIGNALS, "list"),
     "heartbeat.stale_after": ("90d", "duration"),

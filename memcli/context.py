@@ -79,7 +79,7 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
             # The heading carries only memcli's own path; the title is the memory's text, fenced with it.
             parts.append(f"### {h.path}\n{_flag(text)}{fence(text)}")
         found.hits = [h for h in hits if h.id in recalled_ids]
-        record(mem, "context", query, found)
+        record(mem, "context", query, found, now)
         warnings += found.warnings
         if parts:
             sections.append(("recalled", "## Recalled memories\n\n" + "\n\n".join(parts)))

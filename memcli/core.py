@@ -474,11 +474,21 @@ class Memory:
         warnings: list
         refused: bool = False
 
+    def activity(self, trace: bool = True):
+        """What `index.rank: activity` plans with (None under `importance`): recalls from
+        .memcli/trace.jsonl, or none with trace=False (a merged index: the same on every clone)."""
+        if self.config["index.rank"] != "activity":
+            return None
+        from .recall.trace import access
+
+        return indexrules.Activity(access(self.root) if trace else {}, self.config.seconds("recall.half_life") / 86400)
+
     def _plan_index(self, doc: IndexDoc, add: Detail | None = None,
-                    pool: list | None = None, changed: Detail | None = None) -> "_Plan":
+                    pool: list | None = None, changed: Detail | None = None, trace: bool = True) -> "_Plan":
         """Which memories the index holds, in order, and which fell out for lack of room.
 
-        changed is a memory about to be written: its new version counts, not the one on disk."""
+        changed is a memory about to be written: its new version counts, not the one on disk.
+        Under `index.rank: activity` the trace decides who keeps a line (not with trace=False)."""
         max_lines = int(self.config["index.max_lines"])
         warnings: list = []
         # Entry lines whose detail cannot be read are turned into verbatim lines: kept, never ours to drop.
@@ -507,7 +517,7 @@ class Memory:
             chosen = {d.id: d for d in pool}
         if add is not None:
             chosen[add.id] = add
-        ranked = indexrules.rank(chosen.values())
+        ranked = indexrules.rank(chosen.values(), self.activity(trace))
         room = indexrules.free_room(max_lines, doc.fixed_lines())
         demoted = []
         still = [d for d in ranked if d.id in listed]
@@ -525,6 +535,7 @@ class Memory:
                 warnings.append("the index is full of pinned entries; some pinned memories are not listed")
             if demoted and add is not None:
                 warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
+        ranked = indexrules.file_order(ranked)
         return self._Plan([d.entry for d in ranked], {d.id for d in ranked}, demoted, warnings)
 
     def _index_text(self, doc: IndexDoc, entries: list) -> str | None:

@@ -62,7 +62,8 @@ def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: flo
     ``deep`` every layer merged. ``type`` and ``min_success`` keep only such memories."""
     from .procedures import weigh
 
-    ask = Ask(mem, query, session, scope, limit, threshold, when(now), type=type, min_success=min_success)
+    ask = Ask(mem, query, session, scope, limit, threshold, when(now), type=type, min_success=min_success,
+              prior=(float(mem.config["recall.freshness_weight"]), mem.config.seconds("recall.half_life") / 86400))
     result = Recall(query, warnings=ask.warnings)
     chosen = [x for x in layers() if only is None or x.name in only]
     floors = [x.evidence for x in chosen if x.evidence is not None and x.active()]
@@ -116,5 +117,5 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
     threshold = float(mem.config["recall.threshold"]) if threshold is None else threshold
     result = run(mem, query, session=session, scope=scope, limit=limit, threshold=threshold, now=now, deep=deep,
                  only=[layer] if layer else None, type=type, min_success=min_success)
-    record(mem, "recall", query, result)
+    record(mem, "recall", query, result, now)
     return result
