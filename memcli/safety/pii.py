@@ -67,10 +67,23 @@ class Applied:
 
 # ---------------------------------------------------------------- rules
 
+class _Lazy:
+    """A regular expression compiled on first use: a turn without the digits or the '@' a rule
+    needs never pays for compiling it."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self.pattern, self.flags, self._rx = pattern, flags, None
+
+    def finditer(self, text: str):
+        if self._rx is None:
+            self._rx = re.compile(self.pattern, self.flags)
+        return self._rx.finditer(text)
+
+
 _EDGE = r"(?<![0-9A-Za-z_+*#./\\-])"  # no digit, letter or joiner right before
 _END = r"(?![0-9A-Za-z_*]|[.\-/]\d)"  # nor right after (a sentence's full stop is fine)
 
-_EMAIL = re.compile(r"(?<![A-Za-z0-9._%+\-*/:@=])([A-Za-z0-9][A-Za-z0-9._%+\-]{0,63})@"
+_EMAIL = _Lazy(r"(?<![A-Za-z0-9._%+\-*/:@=])([A-Za-z0-9][A-Za-z0-9._%+\-]{0,63})@"
                     r"((?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24})"
                     r"(?![A-Za-z0-9\-@_]|\.[A-Za-z0-9]|:[^\s:])")
 ROLE_ACCOUNTS = frozenset("""
@@ -81,23 +94,23 @@ security service support sysadmin system team test webmaster
 """.split())
 _SERVICE_DOMAINS = (".iam.gserviceaccount.com", "users.noreply.github.com")
 
-_CN_MOBILE = re.compile(_EDGE + r"((?:(?:\+|00)86[ \-]?|\(\+?86\) ?)?1[3-9]\d[ \-]?\d{4}[ \-]?\d{4})" + _END)
+_CN_MOBILE = _Lazy(_EDGE + r"((?:(?:\+|00)86[ \-]?|\(\+?86\) ?)?1[3-9]\d[ \-]?\d{4}[ \-]?\d{4})" + _END)
 _AREA = r"(?:010|02\d|0[3-9]\d{2})"
 _LOCAL = r"[2-9](?:\d{2}[ \-]?\d{4}|\d{3}[ \-]?\d{3,4})"
 _EXT = r"(?:(?:-|转|ext\.? ?| x)\d{1,5})?"
-_CN_LANDLINE = re.compile(_EDGE + r"((?:\(" + _AREA + r"\) ?|" + _AREA + r"[ \-]|(?:\+|00)86[ \-]?\(?(?:10|2\d|[3-9]\d{2})\)?[ \-]?)"
+_CN_LANDLINE = _Lazy(_EDGE + r"((?:\(" + _AREA + r"\) ?|" + _AREA + r"[ \-]|(?:\+|00)86[ \-]?\(?(?:10|2\d|[3-9]\d{2})\)?[ \-]?)"
                           + _LOCAL + _EXT + r")" + _END)
-_INTL = re.compile(r"(?<![0-9A-Za-z_+*#./\\-])((?:\+|(?<!\d )(?<!\d-)00)[1-9]\d{0,2}(?:[ \-.]?\(?\d{1,5}\)?){1,6})" + _END)
+_INTL = _Lazy(r"(?<![0-9A-Za-z_+*#./\\-])((?:\+|(?<!\d )(?<!\d-)00)[1-9]\d{0,2}(?:[ \-.]?\(?\d{1,5}\)?){1,6})" + _END)
 _CC2 = frozenset("20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58 60 61 62 63 64 65 66 "
                  "81 82 84 86 90 91 92 93 94 95 98".split())
 
-_CN_ID = re.compile(r"(?<![0-9A-Za-z_*])([1-8]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx])"
+_CN_ID = _Lazy(r"(?<![0-9A-Za-z_*])([1-8]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx])"
                     r"(?![0-9A-Za-z_*])")
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
-_CARD = re.compile(_EDGE + r"(\d(?:[ \-]?\d){12,18})" + _END)
+_CARD = _Lazy(_EDGE + r"(\d(?:[ \-]?\d){12,18})" + _END)
 
-_IBAN = re.compile(r"(?<![A-Za-z0-9*])([A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30})(?![A-Za-z0-9*])")
+_IBAN = _Lazy(r"(?<![A-Za-z0-9*])([A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30})(?![A-Za-z0-9*])")
 IBAN_LENGTHS = {
     "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "CH": 21,
     "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18,
@@ -108,11 +121,14 @@ IBAN_LENGTHS = {
     "TR": 26, "UA": 29, "VG": 24, "XK": 20,
 }
 
-_ZH_ADDRESS = re.compile(r"((?:[\u4e00-\u9fa5]{2,8}?(?:省|市|自治区|区|县))*[\u4e00-\u9fa5]{1,10}?"
-                         r"(?:路|街|大街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十\d]*段)?)"
-                         r"(\d{1,5})(?=号)")
-_EN_ADDRESS = re.compile(r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}"
+_ZH_ADDRESS = _Lazy(r"([\u4e00-\u9fa5]{1,24}?(?:路|街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十]{0,3}段)?)"
+                    r"(\d{1,5})(?=号)")
+_EN_ADDRESS = _Lazy(r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}"
                          r"(?:Street|Avenue|Road|Boulevard|Lane|Drive|Parkway|Terrace|Court|Place|Square)\b)")
+
+
+_STREET_WORDS = ("Street", "Avenue", "Road", "Boulevard", "Lane", "Drive", "Parkway", "Terrace", "Court", "Place",
+                 "Square")
 
 
 def _digits(s: str) -> str:
@@ -215,7 +231,6 @@ def find(text: str) -> list[Found]:
     if not text:
         return []
     spans: list[tuple[int, int, str, str]] = []
-    has_digit = any(c.isdigit() for c in text)
     if "@" in text:
         for m in _EMAIL.finditer(text):
             local, domain = m.group(1), m.group(2)
@@ -225,16 +240,20 @@ def find(text: str) -> list[Found]:
             if low.endswith(_SERVICE_DOMAINS) or re.fullmatch(r"[\d.]+", low):
                 continue
             spans.append((m.start(), m.end(), "email", _mask_email(local, domain)))
-    if has_digit:
+    digits = sum(c.isdigit() for c in text)  # each rule below needs at least this many digits
+    if digits >= 17:
         for m in _CN_ID.finditer(text):
             if _id_ok(m.group(1)):
                 spans.append((m.start(1), m.end(1), "cn-id", m.group(1)[:4] + "*" * 10 + m.group(1)[14:]))
+    if digits >= 11:
         for m in _CN_MOBILE.finditer(text):
             v = m.group(1)
             spans.append((m.start(1), m.end(1), "phone", _mask_digits(v, _prefix_digits(v))))
+    if digits >= 9:
         for m in _CN_LANDLINE.finditer(text):
             v = m.group(1)
             spans.append((m.start(1), m.end(1), "phone", _mask_digits(v, _prefix_digits(v))))
+    if digits >= 7 and ("+" in text or "00" in text):
         for m in _INTL.finditer(text):
             v = m.group(1).rstrip(" -.")
             d = _digits(v)
@@ -244,6 +263,7 @@ def find(text: str) -> list[Found]:
             if not cc or d[lead:lead + 2] == "86" or not (7 <= len(d) - lead <= 15) or national < 6:
                 continue
             spans.append((m.start(1), m.start(1) + len(v), "phone", _mask_digits(v, lead + cc)))
+    if digits >= 13:
         for m in _CARD.finditer(text):
             v = m.group(1)
             n = _digits(v)
@@ -251,6 +271,7 @@ def find(text: str) -> list[Found]:
             if len(seps) > 1 or not _card_issuer(n) or not luhn(n):
                 continue
             spans.append((m.start(1), m.end(1), "card", _mask_digits(v, 0)))
+    if digits >= 8 and any("A" <= c <= "Z" for c in text):
         for m in _IBAN.finditer(text):
             v = m.group(1)
             compact = v.replace(" ", "")
@@ -262,11 +283,13 @@ def find(text: str) -> list[Found]:
             if _iban_ok(compact):
                 masked = _mask_digits_alnum(v, 4, 4)
                 spans.append((m.start(1), m.start(1) + len(v), "iban", masked))
+    if digits and "号" in text:
         for m in _ZH_ADDRESS.finditer(text):  # the street stays, its house number is masked
             spans.append((m.start(1), m.end(2), "address", m.group(1) + "*" * len(m.group(2))))
+    if digits and any(w in text for w in _STREET_WORDS):
         for m in _EN_ADDRESS.finditer(text):
             spans.append((m.start(1), m.end(2), "address", "*" * len(m.group(1)) + m.group(2)))
-    return _resolve(text, spans)
+    return _resolve(text, spans) if spans else []
 
 
 def _mask_digits_alnum(value: str, keep_start: int, keep_end: int) -> str:
