@@ -83,12 +83,13 @@ class Workload:
         self.days = days
 
 
-def simulate(work: Workload, rank: str, half_life: str = "90d", weights=None, workdir: Path | None = None) -> dict:
+def simulate(work: Workload, rank: str, half_life: str | None = None, weights=None, workdir: Path | None = None) -> dict:
     if weights is not None:
         indexrules.W_IMPORTANCE, indexrules.W_RECENCY, indexrules.W_ACCESS = weights
     root = Path(tempfile.mkdtemp(prefix="memcli-month-", dir=workdir))
     mem = Memory.init(root)
-    (root / "memcli.yaml").write_text(f"index.rank: {rank}\nrecall.half_life: {half_life}\n", encoding="utf-8")
+    hl = f"recall.half_life: {half_life}\n" if half_life else ""  # else the default
+    (root / "memcli.yaml").write_text(f"index.rank: {rank}\n{hl}", encoding="utf-8")
     mem = Memory(root)
     pending = sorted(range(len(work.memories)), key=lambda i: work.memories[i][3])
     p = 0
@@ -126,13 +127,13 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     work = Workload(a.seed)
     shipped = (indexrules.W_IMPORTANCE, indexrules.W_RECENCY, indexrules.W_ACCESS)
-    runs = [("importance", "90d", None), ("activity", "90d", shipped)]
+    runs = [("importance", None, None), ("activity", None, (0.6, 0.3, 0.1)), ("activity", None, shipped)]
     if a.grid:
-        runs = [("importance", "90d", None)]
+        runs = [("importance", None, None)]
         for w in ((0.6, 0.3, 0.1), (0.5, 0.3, 0.2), (0.4, 0.2, 0.4), (0.3, 0.2, 0.5), (0.2, 0.2, 0.6),
                   (0.4, 0.4, 0.2), (0.2, 0.4, 0.4)):
             runs.append(("activity", "90d", w))
-        for hl in ("7d", "30d", "180d"):
+        for hl in ("7d", "30d", "90d", "180d"):
             runs.append(("activity", hl, shipped))
     print(f"seed {a.seed}: {len(work.memories)} memories ({len(work.memories) - 4 * work.days} at the start), "
           f"{len(work.recalls)} recalls over {work.days} days, MEMORY.md capped at 40 lines")
@@ -143,7 +144,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         res = simulate(work, rank, hl, w)
         ws = "-" if w is None else "/".join(f"{x:g}" for x in w)
-        print(f"| {rank} | {ws} | {hl if rank == 'activity' else '-'} | {res['index_share']:.3f} | "
+        print(f"| {rank} | {ws} | {(hl or 'default') if rank == 'activity' else '-'} | {res['index_share']:.3f} | "
               f"{res['answered']:.3f} |  ({time.perf_counter() - t0:.0f} s)", flush=True)
     indexrules.W_IMPORTANCE, indexrules.W_RECENCY, indexrules.W_ACCESS = shipped
     return 0

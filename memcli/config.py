@@ -33,7 +33,7 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "session.max_summary_chars": (2000, "int"),
     "recall.threshold": (0.35, "float"),
     "recall.limit": (5, "int"),
-    "recall.half_life": ("90d", "duration"),  # freshness halves every half_life (recall and index.rank: activity)
+    "recall.half_life": ("7d", "duration"),  # freshness halves every half_life (recall and index.rank: activity)
     "recall.freshness_weight": (0.05, "float"),  # share of the score for importance x freshness: a tie-breaker
     "recall.signals.explicit": (EXPLICIT_SIGNALS, "list"),
     "recall.signals.implicit": (IMPLICIT_SIGNALS, "list"),

@@ -41,7 +41,7 @@ def test_a_full_index_demotes_what_is_not_in_use(tmp_path, rank):
 
 def test_heartbeat_fix_swaps_an_idle_line_for_a_memory_in_use(tmp_path):
     m, ids = full_root(tmp_path / "r", "activity")
-    m.remember("Topic kapok notes", "x", id="kapok", importance=0.3, now="2026-11-15T10:00:00Z")
+    m.remember("Topic kapok notes", "x", id="kapok", importance=0.3, now="2026-10-01T10:00:00Z")  # old: no line
     assert "kapok" not in listed(m)
     for _ in range(4):
         assert m.recall("kapok notes", now="2026-11-20T10:00:00Z").hits[0].id == "kapok"

@@ -41,7 +41,7 @@ def free_room(max_lines: int, fixed: int) -> int:
 
 # index.rank: activity. Weights chosen on the simulated month (benchmarks/index_month.py, dev seed):
 # importance still leads, recency keeps new memories a while, recalls keep what is in use.
-W_IMPORTANCE, W_RECENCY, W_ACCESS = 0.4, 0.2, 0.4
+W_IMPORTANCE, W_RECENCY, W_ACCESS = 0.2, 0.4, 0.4
 ACCESS_CAP = 16  # recalls at which the access term is full (it grows with log(1 + recalls))
 
 
@@ -51,7 +51,7 @@ class Activity:
     when planning a merged index) and the half-life of recency in days (`recall.half_life`)."""
 
     access: Mapping[str, dict] = field(default_factory=dict)
-    half_life: float = 90.0
+    half_life: float = 7.0
 
 
 def _days(stamp) -> float | None:
