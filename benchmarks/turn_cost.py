@@ -7,7 +7,10 @@ beside the code of this checkout, interleaved round by round on the same root.
 Rows: a turn without personal data, a turn with an email and a phone number (masked by the
 default `write.pii_captured: redact` in this checkout), the hook recording a prompt that needs no
 memory; and `python -c pass`. Each process runs with its source tree as the working folder, so
-`python -m memcli` imports that tree. Prints medians in milliseconds and the load average.
+`python -m memcli` imports that tree (compile both trees first, `python -m compileall -q TREE/memcli`,
+when PYTHONDONTWRITEBYTECODE is set). Prints medians in milliseconds of wall time and of CPU time
+(user + system of the process: what the command itself costs, less disturbed by a busy machine),
+and the load average.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -60,20 +64,24 @@ def main() -> None:
                   [py, "-m", "memcli", "--root", str(root), "hook", "claude-code"], hook)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
     times: dict = {r[0]: [] for r in rows}
+    cpu: dict = {r[0]: [] for r in rows}
     for i in range(a.runs + 1):
         for name, tree, cmd, data in rows:
             t0 = time.perf_counter()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             p = subprocess.run(cmd, input=data, capture_output=True, cwd=tree or root, env=env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if p.returncode != 0:
                 raise SystemExit(f"{name}: exit {p.returncode}: {p.stderr.decode()[-300:]}")
             if i:  # the first round warms the caches
                 times[name].append((time.perf_counter() - t0) * 1000)
+                cpu[name].append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
     print(f"{a.memories} memories, {a.runs} interleaved rounds, load average {os.getloadavg()[0]:.2f} "
           f"(then {os.getloadavg()[1]:.2f} over 5 min)")
-    print("| command | median ms | min | max |")
-    print("|---|---:|---:|---:|")
+    print("| command | median ms | min | max | median CPU ms |")
+    print("|---|---:|---:|---:|---:|")
     for name, ts in times.items():
-        print(f"| {name} | {statistics.median(ts):.1f} | {min(ts):.1f} | {max(ts):.1f} |")
+        print(f"| {name} | {statistics.median(ts):.1f} | {min(ts):.1f} | {max(ts):.1f} | {statistics.median(cpu[name]):.1f} |")
 
 
 if __name__ == "__main__":

@@ -252,6 +252,8 @@ class Memory:
         """Personal data in text on its way into a file, under this front end's policy:
         `write.pii` for deliberate writes, `write.pii_captured` for text captured on its own
         (session turns, hook prompts). (fields, warnings); PiiError (exit 4) under `refuse`."""
+        if all(isinstance(v, str) and "@" not in v and not any(c.isdigit() for c in v) for v in fields.values()):
+            return fields, []  # every rule needs a digit or an '@': the scan is not even loaded
         from .safety import pii
 
         return pii.apply_fields(fields, pii.policy_for(self.config, self.door, captured))
