@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Cli, run_memcli
+from conftest import Cli
 from memcli.config import load_config
 from memcli.core import Memory
 from memcli.errors import ConfigError
@@ -108,8 +108,10 @@ def test_the_hook_masks_the_prompt_it_records(example_root):
     prompt = "上次那个 MySQL charset 问题, 客户邮箱 zhang.san@qq.com 手机 139 8765 4321"
     event = json.dumps({"session_id": "s1", "cwd": str(example_root), "hook_event_name": "UserPromptSubmit",
                         "prompt": prompt}, ensure_ascii=False)
-    r = run_memcli("--root", example_root, "hook", "claude-code", input=event)
-    assert r.returncode == 0, r.stderr
+    from memcli.hooks import claude_code
+
+    r = claude_code(event.encode("utf-8"), root=str(example_root))  # what `memcli hook claude-code` runs
+    assert r.code == 0, r.stderr
     turns = json.loads((example_root / ".memcli" / "sessions" / "s1.json").read_text())["turns"]
     assert turns[0]["text"].endswith("客户邮箱 z***@qq.com 手机 139 **** 4321")
 

@@ -28,7 +28,7 @@ def record(mem, memory_id: str, result: str, note: str | None, now: str) -> dict
     fields, warnings = mem.mask(fields)
     note = fields["note"]
     with mem.lock():
-        path = mem._existing(memory_id)
+        path = mem.locate(memory_id)
         rel = mem.rel(path)
         raw = read_text(path, rel)
         d = dfile.parse(raw, memory_id, rel)
