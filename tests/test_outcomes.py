@@ -154,3 +154,28 @@ def test_heartbeat_reports_a_procedure_that_keeps_failing(root):
     assert [f.path for f in found] == [f"memory/{pid}.md"]
     assert "failed 3 of its last 5 uses" in found[0].message and "disk full" in found[0].message
     assert "lock timed out" in found[0].message and found[0].line is not None
+
+
+def test_text_appended_after_the_outcomes_is_kept(root):
+    """The section owns only its outcome lines: `update --append` after it survives later outcomes
+    and merges."""
+    m = Memory(root)
+    pid = proc(m)
+    m.outcome(pid, "success", now="2026-11-01T10:00:00Z")
+    path = root / "memory" / f"{pid}.md"
+    base = path.read_text()
+    m.update(pid, append="appended on a")
+    m.outcome(pid, "failure", "a", now="2026-11-02T10:00:00Z")
+    ours = path.read_text()
+    path.write_text(base)
+    m.update(pid, append="appended on b")
+    m.outcome(pid, "success", "b", now="2026-11-03T10:00:00Z")
+    theirs = path.read_text()
+    assert "appended on b" in theirs
+    merged, conflicts = merge_detail(base, ours, theirs, pid)
+    assert conflicts == 0 and "appended on a" in merged and "appended on b" in merged
+    path.write_text(merged)
+    d = m.get(pid)
+    assert d.extra["uses"] == 3 and [e[2] for e in outcomes.entries(d.body)] == ["", "a", "b"]
+    assert "record" in m.outcome(pid, "success", now="2026-11-04T10:00:00Z")
+    assert "appended on a" in path.read_text() and "appended on b" in path.read_text()

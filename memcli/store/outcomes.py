@@ -67,11 +67,17 @@ def success_rate(d: Detail) -> float | None:
 
 
 def _span(lines: list) -> tuple[int, int] | None:
-    """(first, end) line numbers of the Outcomes section (heading included), or None."""
+    """(first, end) line numbers of the Outcomes section, or None: the heading and the outcome
+    lines under it. Text after them (an `update --append`, a person's note) is not the section's."""
     start = next((i for i, ln in enumerate(lines) if _HEADING.match(ln.strip())), None)
     if start is None:
         return None
-    end = next((j for j in range(start + 1, len(lines)) if re.match(r"^#{1,2}\s", lines[j])), len(lines))
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or _LINE.match(lines[end].strip())
+                                or _FOLD.match(lines[end].strip())):
+        end += 1
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
     return start, end
 
 
@@ -113,9 +119,7 @@ def with_section(body: str, items: list, uses: int, successes: int) -> str:
     span = _span(lines)
     if span is not None:
         start, end = span
-        while end > start + 1 and not lines[end - 1].strip():
-            end -= 1
-        tail = [""] if end < len(lines) else []
+        tail = [""] if end < len(lines) and lines[end].strip() else []
         lines[start:end] = new + tail
     else:
         at = next((i for i, ln in enumerate(lines) if ln.strip().lower() in ("## history", "## 历史")), len(lines))
