@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from tests.conftest import run_memcli  # noqa: E402
 
 TOOLS = {"recall", "should_recall", "context", "remember", "update", "forget", "get", "list", "session_add",
-         "scope_set", "scope_get", "scope_check", "heartbeat", "report_outcome"}
+         "scope_set", "scope_get", "scope_check", "heartbeat", "reflect_material", "propose", "reflect", "inbox", "report_outcome"}
 
 
 def served(root, body, env=None):
@@ -66,7 +66,8 @@ def test_tools_listed_with_descriptions(example_root):
     assert "Chinese" in aliases and "other language" in aliases
     assert tools["remember"].input_schema["required"] == ["title"]
     assert {n for n, t in tools.items() if t.annotations.read_only_hint} == \
-        {"recall", "should_recall", "context", "get", "list", "scope_get", "scope_check", "heartbeat"}
+        {"recall", "should_recall", "context", "get", "list", "scope_get", "scope_check", "heartbeat", "inbox",
+         "reflect_material"}
     assert [n for n, t in tools.items() if t.annotations.destructive_hint] == ["forget"]
 
 

@@ -16,7 +16,8 @@ _GLOBAL_VALUE = {"--root": "root", "--session": "session", "--scope": "scope"}
 _FAST = {
     ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--deep": ("deep", bool),
                                "--layer": ("layer", str), "-l": ("layer", str), "--threshold": ("threshold", float),
-                               "--type": ("type_", str), "--min-success": ("min_success", float)}),
+                               "--type": ("type_", str), "--min-success": ("min_success", float),
+                               "--inbox": ("inbox", bool)}),
     ("should-recall",): (("text",), {}),
     ("remember",): (("title", "summary?"), {
         "--tag": ("tag", list), "-t": ("tag", list), "--alias": ("alias", list), "-a": ("alias", list),
@@ -117,6 +118,7 @@ def _hook(args: list) -> int | None:
     while i < len(args) and args[i].startswith("--"):
         name, eq, value = args[i].partition("=")
         if name == "--json" and not eq:
+            opts["json"] = True
             i += 1
         elif name in _GLOBAL_VALUE and (eq or i + 1 < len(args)):
             opts[_GLOBAL_VALUE[name]] = (value if eq else args[i + 1]) or None
@@ -127,7 +129,7 @@ def _hook(args: list) -> int | None:
         return None
     from ..hooks import run
 
-    return run(args[i + 1:], root=opts.get("root"), scope=opts.get("scope"))
+    return run(args[i + 1:], root=opts.get("root"), scope=opts.get("scope"), as_json=bool(opts.get("json")))
 
 
 def main(argv: list | None = None) -> None:

@@ -37,6 +37,7 @@ def recall(
         "--threshold", metavar="FLOAT",
         help="How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones "
              "included.")] = None,
+    inbox: Annotated[bool, typer.Option("--inbox", help="Also search the proposals waiting in memory/inbox/.")] = False,
     type_: Annotated[Optional[str], typer.Option("--type", help="Only memories of this type (e.g. procedure).")] = None,
     min_success: Annotated[Optional[float], typer.Option(
         "--min-success", metavar="RATE",
@@ -50,7 +51,7 @@ def recall(
 
     Example: memcli recall "MySQL中文查不到数据"
     """
-    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold, type_,
+    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold, inbox, type_,
                                                     min_success))
 
 

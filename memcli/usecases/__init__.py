@@ -1,1 +1,2 @@
-"""Use cases: what memcli does with a root, one module each."""
+"""Use cases over a memory root (reflection, the review inbox, rename, outcomes): each takes the root's
+``Memory`` and configuration and returns plain values."""
