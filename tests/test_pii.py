@@ -144,3 +144,13 @@ def test_heartbeat_reports_personal_data_with_line_and_fix(root):
     detail, episode = found["memory/vendor.md"], found["memory/episodes/2026-11-03.md"]
     assert detail.severity == "info" and detail.line == 16 and "l***@gmail.com" in detail.fix
     assert episode.severity == "warning" and episode.line == 5 and "138****5678" in episode.fix
+
+
+def test_reflection_proposals_are_masked(root):
+    from memcli.store.inbox import Proposal, Quote
+    from memcli.usecases.inbox import captured
+
+    p = Proposal(id="call-the-vendor", kind="new", type="fact", title="Call the vendor",
+                 summary="mobile 13812345678", text="mail li.na@gmail.com", evidence=(Quote("user", "2026-11-03T10:00:00Z", "e", "li.na@gmail.com"),))
+    out, _ = captured(Memory(root), p)
+    assert out.summary == "mobile 138****5678" and "li.na@gmail.com" not in out.text + out.evidence[0].text
