@@ -214,11 +214,14 @@ def _read_yaml(path: Path, shown: str) -> dict:
     return values
 
 
-# ---- settings that run commands: never from a committed file without a local trust step
+# ---- settings that run a command or switch a check off: never from a file someone else wrote
 
 LOCAL_CONFIG = ".memcli/config.yaml"  # per root, never committed
-TRUST_FILE = ".memcli/trusted"  # the digest of the memcli.yaml a person allowed to run commands
-EXECUTING_KEYS = ("session.summarizer", "reflect.extractor")
+LEGACY_TRUST_FILE = ".memcli/trusted"  # where older versions kept trust, inside the root: never read
+EXECUTING_KEYS = ("session.summarizer", "reflect.extractor")  # settings whose value is a shell command
+COMMAND_ENV = {"session.summarizer": "MEMCLI_SUMMARIZER"}  # the user's own override of each
+LOOSENING = {"write.secrets": ("allow",)}  # values of a setting that switch a write check off
+GUARDED_KEYS = EXECUTING_KEYS + tuple(LOOSENING)
 
 
 def user_config_path() -> Path:
@@ -227,93 +230,115 @@ def user_config_path() -> Path:
     return Path(base) / "memcli" / "config.yaml"
 
 
-def _digest(path: Path) -> str | None:
-    import hashlib
-
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
+def _guarded(key: str, value: object) -> bool:
+    """Whether this value of this key needs a trust step when it comes from the root's files."""
+    if key in EXECUTING_KEYS:
+        return bool(value)
+    return value in LOOSENING.get(key, ())
 
 
 def is_trusted(root: Path) -> bool:
-    """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root."""
-    digest = _digest(root / "memcli.yaml")
-    try:
-        recorded = (root / TRUST_FILE).read_text(encoding="utf-8").split()
-    except OSError:
-        return False
-    return digest is not None and digest in recorded
+    """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root, in the
+    user's state folder (a record inside the root, which git could have brought, is never read)."""
+    from . import trust as records
+
+    digest = records.digest(root / "memcli.yaml")
+    return digest is not None and digest == records.trusted_digest(root)
 
 
 def trust(root: Path) -> dict:
-    """Record that this root's memcli.yaml, as it is now, may run the commands it names.
-    A later change to the file needs trusting again."""
-    from .store.fs import atomic_write, state_dir
+    """Record, outside the root, that this root's memcli.yaml, as it is now, may run the commands
+    it names. A later change to the file needs trusting again."""
+    from datetime import datetime, timezone
+
+    from . import trust as records
 
     path = root / "memcli.yaml"
-    digest = _digest(path)
+    digest = records.digest(path)
     if digest is None:
         raise ConfigError("memcli.yaml: no such file to trust")
-    state_dir(root)
-    atomic_write(root / TRUST_FILE, digest + "\n")
     load = _read_yaml(path, "memcli.yaml")
-    return {"path": "memcli.yaml", "sha256": digest, "commands": {k: load[k] for k in EXECUTING_KEYS if load.get(k)}}
+    now = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    where = records.record_trust(root, digest, now)
+    return {"path": "memcli.yaml", "sha256": digest, "record": str(where),
+            "commands": {k: load[k] for k in GUARDED_KEYS if _guarded(k, load.get(k))}}
+
+
+def trusted_setting(root: Path, key: str, committed=None, user=None, local=None, *,
+                    root_commands: bool = True) -> tuple[object, str | None]:
+    """The one gate for a setting that runs a command or switches a check off (GUARDED_KEYS):
+    (the value to use, or None for the default; a warning). The user's own sources win in this
+    order: the MEMCLI_* override, the root's untracked .memcli/config.yaml, the user's
+    configuration file; memcli.yaml counts only once `memcli trust` recorded it, as it is now.
+    ``root_commands=False`` (the agent hook) takes no command from the root's files at all."""
+    override = env(COMMAND_ENV[key]) if key in COMMAND_ENV else None
+    if override:
+        return override, None
+    own = key in EXECUTING_KEYS and not root_commands
+    if local is not None and not own:
+        return local, None
+    if user is not None:
+        return user, None
+    if committed is None or (own and committed):
+        return None, None
+    if not _guarded(key, committed) or is_trusted(root):
+        return committed, None
+    what, done = (("a command", "not run") if key in EXECUTING_KEYS else
+                  ("which switches a write check off", f"the default {SCHEMA[key][0]} applies"))
+    legacy = (f" ({LEGACY_TRUST_FILE}, which older versions wrote inside the root, is no longer read)"
+              if (root / LEGACY_TRUST_FILE).exists() else "")
+    return None, (f"memcli.yaml sets {key}: {committed}, {what}, and was not trusted on this machine: "
+                  f"{done}{legacy} (review the file, then `memcli trust`)")
 
 
 def effective_summarizer(root: Path, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
-    """The summarizer command to run and a warning: MEMCLI_SUMMARIZER, else local configuration,
-    else memcli.yaml only once trusted; an untrusted one is ignored with a warning."""
-    chosen = env("MEMCLI_SUMMARIZER") or local
-    if chosen:
-        return chosen, None
-    if not committed:
-        return None, None
-    if is_trusted(root):
-        return committed, None
-    return None, ("memcli.yaml sets session.summarizer, a command, and was not trusted on this machine: "
-                  "not run (review the file, then `memcli trust`)")
+    """The summarizer command to run and a warning (see ``trusted_setting``)."""
+    return trusted_setting(root, "session.summarizer", committed, None, local)
 
 
-def effective_command(root: Path, key: str, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
-    """A setting that runs a command, under the summarizer's rule: local configuration, else
-    memcli.yaml only once trusted (`is_trusted`); an untrusted one is ignored with a warning."""
-    if local:
-        return local, None
-    if not committed:
-        return None, None
-    if is_trusted(root):
-        return committed, None
-    return None, (f"memcli.yaml sets {key}, a command, and was not trusted on this machine: "
-                  "not run (review the file, then `memcli trust`)")
+def _read_local(root: Path, warnings: list) -> dict:
+    """The root's .memcli/config.yaml; when it sets a guarded value and git tracks it (it came with
+    the repository: someone else wrote it), none of it is read. Git is asked only then."""
+    path = root / LOCAL_CONFIG
+    if not path.is_file():
+        return {}
+    values = _read_yaml(path, LOCAL_CONFIG)
+    if any(_guarded(k, v) for k, v in values.items()):
+        from . import trust as records
+
+        if records.tracked(root, LOCAL_CONFIG):
+            warnings.append(f"{LOCAL_CONFIG} is tracked by git, so it came with the repository: not read "
+                            "(stop tracking it: `git rm -r --cached .memcli`)")
+            return {}
+    return values
 
 
-def load_config(root: Path) -> Config:
+def load_config(root: Path, *, root_commands: bool = True) -> Config:
     """memcli.yaml, then the user's configuration, then the root's .memcli/config.yaml, each
-    overriding the one before; commands from memcli.yaml only after `memcli trust`."""
+    overriding the one before; a setting that runs a command or switches a check off passes
+    ``trusted_setting``. ``root_commands=False``: no command from the root's files (the hook)."""
     path = root / "memcli.yaml"
     if path.is_symlink():
         try:
             path.resolve().relative_to(root.resolve())
         except ValueError:
             raise ConfigError("memcli.yaml leads outside the memory root (a symlink?); not read") from None
-    values = _read_yaml(path, "memcli.yaml")
-    committed = {k: values.pop(k) for k in EXECUTING_KEYS if k in values}
-    local: dict = {}
-    for p, shown in ((user_config_path(), str(user_config_path())), (root / LOCAL_CONFIG, LOCAL_CONFIG)):
-        if p.is_file():
-            local.update(_read_yaml(p, shown))
-    values.update(local)
-    warnings = []
-    command, warning = effective_summarizer(root, committed.get("session.summarizer"),
-                                            local.get("session.summarizer"))
-    values["session.summarizer"] = command
-    if warning:
-        warnings.append(warning)
-    values["reflect.extractor"], warning = effective_command(root, "reflect.extractor", committed.get("reflect.extractor"),
-                                                             local.get("reflect.extractor"))
-    if warning:
-        warnings.append(warning)
+    committed = _read_yaml(path, "memcli.yaml")
+    user_path = user_config_path()
+    user = _read_yaml(user_path, str(user_path)) if user_path.is_file() else {}
+    warnings: list = []
+    local = _read_local(root, warnings)
+    values = {**committed, **user, **local}
+    for key in GUARDED_KEYS:
+        value, warning = trusted_setting(root, key, committed.get(key), user.get(key), local.get(key),
+                                         root_commands=root_commands)
+        if value is None:
+            values.pop(key, None)
+        else:
+            values[key] = value
+        if warning:
+            warnings.append(warning)
+    values.setdefault("session.summarizer", None)
     exists = path.exists() or path.is_symlink()
     return Config(values, path if exists else None, tuple(warnings))
 

@@ -48,6 +48,31 @@ def reconcile_index(mem) -> bool:
     return True
 
 
+def index_revived(mem, ids) -> list:
+    """List again in MEMORY.md the memories a merge kept although one side forgot them (the
+    other changed them), as `remember` lists a memory: the lowest-ranked entry moves out when the
+    index is full (under `index.on_full: refuse` it stays unlisted, and heartbeat says so).
+    Returns the ids listed."""
+    from .errors import MemcliError
+
+    listed = []
+    with mem.lock():
+        for memory_id in ids:
+            try:
+                d = mem.load(mem.detail_path(memory_id))
+                doc = mem.read_index()
+            except MemcliError:
+                continue  # a broken file stays out; heartbeat reports it
+            if any(e.id == memory_id for e in doc.entries):
+                continue
+            plan = mem._plan_index(doc, add=d)
+            if plan.refused or memory_id not in plan.ids:
+                continue
+            mem._write_index(doc, plan.entries)
+            listed.append(memory_id)
+    return listed
+
+
 def resolve(mem, memory_id: str, side: str, now: str) -> dict:
     """Settle a memory left with git conflict markers: side is ours, theirs or both. A side not
     kept goes into the dated ## History section; the index line is refreshed."""

@@ -33,21 +33,37 @@ def session_name(session_id) -> str:
     return sid if valid_id(sid) else slugify(sid)
 
 
-def _find_root(explicit, cwd):
-    """--root or MEMCLI_ROOT (an error when not a root), else the nearest root above the prompt's cwd
-    (None when there is none: the hook then does nothing)."""
+def _find_root(explicit, cwd) -> tuple:
+    """(root, note). --root or MEMCLI_ROOT (an error when not a root); else the nearest root above
+    the prompt's cwd that the user allowed (`memcli hook allow PATH`), None when there is none.
+    A root found on the way that was not allowed is never used: the note says so, in one line
+    (a MEMORY.md in a shared or cloned folder must not receive the user's prompts)."""
     from pathlib import Path
 
     from .config import env, find_root
-    from .errors import NotARootError
+    from .store.layout import is_root
 
     if explicit or env("MEMCLI_ROOT"):
-        return find_root(explicit)
+        return find_root(explicit), None
     start = Path(cwd) if isinstance(cwd, str) and cwd and os.path.isdir(cwd) else Path.cwd()
-    try:
-        return find_root(None, cwd=start)
-    except NotARootError:
-        return None
+    here = start.resolve()
+    allowed = None
+    note = None
+    for d in (here, *here.parents):
+        if not is_root(d):
+            continue
+        if allowed is None:
+            from .trust import hook_roots
+
+            allowed = set(hook_roots())
+        if os.path.realpath(d) in allowed:
+            return d, note
+        if note is None:
+            from shlex import quote
+
+            note = (f"memcli hook: ignored the memory root {d}: the hook uses only roots you allowed "
+                    f"(`memcli hook allow {quote(str(d))}`)")
+    return None, note
 
 
 def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | None = None) -> HookResult:
@@ -71,14 +87,18 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
         return HookResult()
     warnings: list = []
     try:
-        found = _find_root(root, data.get("cwd"))
+        found, note = _find_root(root, data.get("cwd"))
+        if note:
+            warnings.append(note)
         if found is None:
-            return HookResult()
+            return HookResult(stderr=warnings)
+        from .config import load_config
         from .core import Memory
 
-        mem = Memory(found, door="hook")
+        # a command named by the root's own files (a summarizer) never runs from the hook
+        mem = Memory(found, config=load_config(found.resolve(), root_commands=False), door="hook")
     except MemcliError as e:
-        return HookResult(stderr=[f"memcli hook: {e.message}"])
+        return HookResult(stderr=warnings + [f"memcli hook: {e.message}"])
     session = session_name(data.get("session_id"))
     from .config import env
 

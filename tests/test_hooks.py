@@ -29,9 +29,11 @@ def session(root, name=SESSION):
 
 @pytest.fixture
 def project(example_root):
-    """A project folder inside the memory root, where Claude Code runs."""
+    """A project folder inside the memory root, where Claude Code runs; the root is one the user
+    allowed the hook to use."""
     p = example_root / "src" / "shop"
     p.mkdir(parents=True)
+    assert run_memcli("hook", "allow", example_root).returncode == 0
     return p
 
 

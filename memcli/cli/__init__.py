@@ -110,6 +110,9 @@ def _only_globals(args: list) -> bool:
     return True
 
 
+_HOOK_ROOTS = ("allow", "deny", "list")  # `memcli hook allow PATH` …: the roots the hook may use
+
+
 def _hook(args: list) -> int | None:
     """`memcli [--root R] [--scope S] hook AGENT ...` runs without Typer: an agent runs it before every
     prompt, and a wrong name must not exit 2 (Claude Code blocks the prompt on 2). Help goes to Typer."""
@@ -126,6 +129,8 @@ def _hook(args: list) -> int | None:
         else:
             return None
     if args[i:i + 1] != ["hook"] or any(a in ("-h", "--help") for a in args[i + 1:]):
+        return None
+    if args[i + 1:i + 2] and args[i + 1] in _HOOK_ROOTS:  # allow / deny / list: not per prompt
         return None
     from ..hooks import run
 

@@ -24,7 +24,7 @@ from ..model import Detail, Finding
 from ..store import details as dfile
 from ..store import indexrules, layout
 from ..store.fs import STATE_DIR
-from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, key_line, promotable, rank, read_file, short
+from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, key_line, rank, read_file, short
 from .base import when as when_
 
 SESSION_MAX_BYTES = 1_000_000
@@ -269,7 +269,7 @@ class NotIndexed(Check):
                 why = f"it ranks above {worst[-1]}, which is listed"
             else:
                 continue
-            if room and promotable(d):
+            if room:
                 why_important = "pinned" if d.pinned else f"importance {d.importance:g}"
                 fix = f"`memcli heartbeat --fix` promotes it ({why_important})"
             else:

@@ -23,7 +23,7 @@ from ..store import details as dfile
 from ..store import indexrules
 from ..store.fs import TMP_PREFIX, atomic_write, read_text
 from ..store.index import IndexDoc, render_line
-from .base import TEMP_MIN_AGE, Memo, Report, age, now_of, promotable, rank
+from .base import TEMP_MIN_AGE, Memo, Report, age, now_of, rank
 from .base import when as parse_when
 
 
@@ -97,8 +97,10 @@ def plan(report: Report) -> list[Action]:
                                   f"demote {d.id}: drop its MEMORY.md line to fit {st.max_lines} lines "
                                   f"(memory/{d.id}.md stays)"))
     elif len(live) < room:
+        # a free line belongs to a memory (as `remember` would list it): pinned and important
+        # ones first, then by rank; a memory a merge brought back is listed again this way
         candidates = sorted((d for mid, d in st.details.items()
-                             if mid not in live and mid not in st.expired and promotable(d)), key=rank)
+                             if mid not in live and mid not in st.expired), key=rank)
         for d in candidates[:room - len(live)]:
             why = "pinned" if d.pinned else f"importance {d.importance:g}"
             actions.append(Action("promote", "MEMORY.md", d.id, f"promote {d.id} ({why}) into a free MEMORY.md line"))
@@ -319,7 +321,7 @@ def _rewrite_index(mem, by_kind: dict, archived: set, when: datetime) -> list[st
             continue
         d = load(a.id)
         exp = parse_when(d.expires) if isinstance(d, Detail) else None
-        if isinstance(d, Detail) and promotable(d) and not (exp and exp.date() < when.date()):
+        if isinstance(d, Detail) and not (exp and exp.date() < when.date()):
             live[a.id] = d
             done.append(f"promoted {a.id} into MEMORY.md")
     for a in by_kind["rerender"]:
