@@ -108,11 +108,9 @@ def plan(report: Report) -> list[Action]:
 
 
 def _follow_use(st, live: dict, room: int, act) -> list[Action]:
-    """index.rank: activity: the listed memories and the ones recalled (or pinned or important)
-    compete for the room by retention; the losers leave, the winners come in."""
-    recalled = {mid for mid, v in act.access.items() if isinstance(v, dict) and v.get("count")}
-    rivals = [d for mid, d in st.details.items()
-              if mid not in live and mid not in st.expired and (mid in recalled or promotable(d))]
+    """index.rank: activity: the listed memories and the others compete for the room by retention
+    (a free line belongs to a memory, as with importance); the losers leave, the winners come in."""
+    rivals = [d for mid, d in st.details.items() if mid not in live and mid not in st.expired]
     keep, _ = indexrules.demote(indexrules.rank([*live.values(), *rivals], act), room)
     kept = {d.id for d in keep}
     out = [Action("swap-out", "MEMORY.md", d.id, f"demote {d.id}: less in use than what replaces it "
