@@ -330,7 +330,8 @@ def _finish_merge(repo: _Repo, mem, warnings: list) -> dict:
     repo.run("add", "-A", "--", ".", *_EXCLUDE)
     if repo.unmerged():
         return {"merged": False, "conflicts": repo.unmerged()}
-    repo.run("commit", "-q", "--no-verify", "--no-edit")
+    # --cleanup=strip: git's "# Conflicts:" lines in MERGE_MSG are notes for an editor, not the message
+    repo.run("commit", "-q", "--no-verify", "--no-edit", "--cleanup=strip")
     return {"merged": True, "conflicts": []}
 
 
