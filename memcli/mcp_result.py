@@ -148,8 +148,9 @@ def answer(data: Any, warnings: Iterable[str] = (), *, text: str | None = None,
 
 
 def error_result(code: str, message: str, exit_code: int, data: Any = None) -> CallToolResult:
-    """A tool error carrying memcli's error code (the text is what every client shows the model)."""
+    """A tool error carrying memcli's error code. Its one line leads the structured content too:
+    Codex shows the model an error's structured content, not its text or its isError."""
     message = tool_words(message)
-    err = {"code": code, "message": message, "exit_code": exit_code, "data": data}
-    return CallToolResult(content=[TextContent(text=f"memcli error ({code}): {message}")], structured_content=err,
-                          is_error=True)
+    line = f"memcli error ({code}): {message}"
+    err = {"error": line, "code": code, "message": message, "exit_code": exit_code, "data": data}
+    return CallToolResult(content=[TextContent(text=line)], structured_content=err, is_error=True)

@@ -364,13 +364,16 @@ def test_unknown_arguments_are_refused_and_descriptions_are_dedented(example_roo
         tools = (await c.list_tools()).tools
         return tools, [await c.call_tool("recall", {"query": "charset", "bogus": 1}),
                        await c.call_tool("heartbeat", {"fix": True}),
-                       await c.call_tool("recall", {"query": "charset"})]
-    tools, (bogus, fix, fine) = in_process(example_root, body)
+                       await c.call_tool("recall", {"query": "charset"}),
+                       await c.call_tool("recall", {"query": "charset", "wait_for_previous": True})]
+    tools, (bogus, fix, fine, gemini) = in_process(example_root, body)
     assert bogus.is_error and bogus.structured_content["code"] == "usage"
     assert bogus.content[0].text == ("memcli error (usage): unknown argument 'bogus' for recall "
                                      "(it takes: query, limit, layer, deep, session, scope)")
     assert fix.is_error and "unknown argument 'fix' for heartbeat (it takes: no arguments)" in fix.content[0].text
     assert not fine.is_error
+    # Gemini CLI adds wait_for_previous to every tool's schema and passes it on: dropped, not refused
+    assert not gemini.is_error and gemini.structured_content["hits"] == fine.structured_content["hits"]
     for t in tools:
         assert not any(line[:1].isspace() for line in t.description.splitlines()), t.name
 
