@@ -38,10 +38,16 @@ ASK = ('上次那个 weekly report format 是什么? CALL recall {"query": "week
 
 @pytest.fixture(scope="session")
 def clients() -> Path:
+    """The pinned clients, installed once: skipped without node and npm, failed when npm fails."""
+    import shutil
+
+    missing = [t for t in ("node", "npm") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"the real-client check needs {' and '.join(missing)}")
     try:
         return install.ensure()
     except install.ClientsUnavailable as e:
-        pytest.skip(f"the real clients are not available: {e}")
+        pytest.fail(f"could not install the real clients: {e}", pytrace=False)
 
 
 @pytest.fixture
@@ -95,6 +101,22 @@ def test_claude_code(clients, memory, api, project, tmp_path):
     listed = cc("mcp", "list", cwd=project)
     assert "memcli" in listed.stdout and "Connected" in listed.stdout, \
         "claude mcp list does not show memcli connected:\n" + listed.describe()
+
+    # a project's .mcp.json waits for the user's approval; the user's own settings can give it
+    shared = tmp_path / "shared-project"
+    shared.mkdir()
+    command = harness.memcli_command(memory, "mcp")
+    (shared / ".mcp.json").write_text(json.dumps({"mcpServers": {"memcli-shared": {
+        "command": command[0], "args": command[1:]}}}))
+    pending = cc("mcp", "list", cwd=shared)
+    assert "memcli-shared" in pending.stdout and "Pending approval" in pending.stdout, \
+        "a project's .mcp.json did not wait for approval:\n" + pending.describe()
+    settings = cc.home / ".claude" / "settings.json"
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "enabledMcpjsonServers": ["memcli-shared"]}))
+    approved = cc("mcp", "list", cwd=shared)
+    line = next((ln for ln in approved.stdout.splitlines() if ln.startswith("memcli-shared")), "")
+    assert "Connected" in line, "enabledMcpjsonServers in ~/.claude/settings.json did not approve it:\n" + \
+        approved.describe()
 
     sid = str(uuid.uuid4())
     first = cc.ask(ASK + ' CALL ListMcpResourcesTool {"server": "memcli"}', "--session-id", sid,

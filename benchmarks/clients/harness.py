@@ -86,7 +86,9 @@ class ClaudeCode:
                         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
                         DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
                         # list MCP tools with their schemas (the default defers them behind ToolSearch)
-                        ENABLE_TOOL_SEARCH="false")
+                        ENABLE_TOOL_SEARCH="false",
+                        # documented: how long an MCP server may take to start (a loaded machine is slow)
+                        MCP_TIMEOUT="60000")
 
     def setup(self, cwd: Path) -> Run:
         settings = {"hooks": {"UserPromptSubmit": [{"hooks": [{
@@ -184,7 +186,8 @@ class Gemini:
         settings = {"general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
                     "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
                     "security": {"auth": {"selectedType": "gemini-api-key"}},
-                    "mcpServers": {"memcli": {"command": command[0], "args": command[1:]}}}
+                    # timeout: a loaded machine starts the server slower than `gemini mcp list` waits by default
+                    "mcpServers": {"memcli": {"command": command[0], "args": command[1:], "timeout": 60000}}}
         (home / ".gemini").mkdir(parents=True, exist_ok=True)
         (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
 
