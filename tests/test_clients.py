@@ -189,7 +189,8 @@ def test_gemini_cli(clients, memory, api, project, tmp_path):
     assert "memcli" in listed.stdout + listed.stderr and "Connected" in listed.stdout + listed.stderr, \
         "gemini mcp list does not show memcli connected in a trusted folder:\n" + listed.describe()
     names = server_tools(memory)
-    ask = ASK.replace('{"query": "weekly report format"}', '{"query": "weekly report format", "wait_for_previous": true}')
+    # Gemini CLI offers its model a wait_for_previous argument on every tool, and passes it on
+    ask = ASK.replace('"weekly report format"}', '"weekly report format", "wait_for_previous": true}', 1)
     ran = gemini("-m", gemini.MODEL, "--allowed-tools", ",".join(f"mcp_memcli_{n}" for n in names), "-p", ask,
                  cwd=project)
     assert ran.code == 0 and ran.requests, "gemini -p failed:\n" + ran.describe()

@@ -19,7 +19,8 @@ build("unused-root")  # registers the tools, whose arguments tool_words speaks o
      "b nearly duplicates a: merge them (`update(id=\"a\", append=...)` and `forget(id=\"b\")`)"),
     ("`memcli update 数据库 --pin --tag ops`", "`update(id=\"数据库\", pinned=true, tags=\"ops\")`"),
     ("--deep searches every layer and --layer only one", "`deep` searches every layer and `layer` only one"),
-    ("'k' is owned by A; use another key, or --force to overwrite", "'k' is owned by A; use another key, or `force` to overwrite"),
+    ("'k' is owned by A; use another key, or --force to overwrite",
+     "'k' is owned by A; use another key, or `force` to overwrite"),
     # what only a person runs, and flags no tool has, stay as they are
     ("`memcli heartbeat --fix` will archive it", "`memcli heartbeat --fix` will archive it"),
     ("`memcli resolve x --ours|--theirs|--both`", "`memcli resolve x --ours|--theirs|--both`"),

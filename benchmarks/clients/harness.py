@@ -74,6 +74,11 @@ def _text(b) -> str:
 
 # ---------------------------------------------------------------- Claude Code
 
+def connected(log: Path) -> bool:
+    """Claude Code's debug log says memcli's server connected."""
+    return log.exists() and 'MCP server "memcli": Successfully connected' in log.read_text(errors="replace")
+
+
 class ClaudeCode:
     """Claude Code with the memcli server added in user scope (`claude mcp add`) and the hook in
     ~/.claude/settings.json, as README says."""
@@ -91,8 +96,9 @@ class ClaudeCode:
                         MCP_TIMEOUT="60000")
 
     def setup(self, cwd: Path) -> Run:
-        settings = {"hooks": {"UserPromptSubmit": [{"hooks": [{
-            "type": "command", "command": shlex.join(memcli_command(self.root, "hook", "claude-code")), "timeout": 30}]}]}}
+        command = shlex.join(memcli_command(self.root, "hook", "claude-code"))
+        hook = {"type": "command", "command": command, "timeout": 30}
+        settings = {"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}
         (self.home / ".claude").mkdir(parents=True, exist_ok=True)
         (self.home / ".claude" / "settings.json").write_text(json.dumps(settings))
         return run([self.bin, "mcp", "add", "--scope", "user", "memcli", "--", *memcli_command(self.root, "mcp")],
@@ -116,7 +122,7 @@ class ClaudeCode:
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline and p.poll() is None:
-                if log.exists() and 'MCP server "memcli": Successfully connected' in log.read_text(errors="replace"):
+                if connected(log):
                     break
                 time.sleep(0.1)
             message = {"type": "user", "message": {"role": "user", "content": prompt}}
@@ -127,8 +133,8 @@ class ClaudeCode:
             p.kill()
             out, err = p.communicate()
             code, err = -1, err + f"\n(timed out after {timeout} s)"
-        if 'MCP server "memcli": Successfully connected' not in (log.read_text(errors="replace") if log.exists() else ""):
-            err += "\n(memcli's MCP server never connected; see " + str(log) + ")"
+        if not connected(log):
+            err += f"\n(memcli's MCP server never connected; see {log})"
         return Run(argv, code, out, err, self.api.requests[before:])
 
 
