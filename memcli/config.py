@@ -39,7 +39,22 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "heartbeat.session_max_turns": (200, "int"),
     "write.secrets": ("refuse", "choice:refuse|redact|allow"),
     "lock_timeout": ("10s", "duration"),
+    # learning from sessions (memcli reflect, the inbox, gated writes)
+    "reflect.engine": ("auto", "choice:auto|offline|extractor"),
+    "reflect.extractor": (None, "cmd"),
+    "reflect.extractor_timeout": ("120s", "duration"),
+    "reflect.budget": (15, "int"),
+    "reflect.on_fold": (False, "bool"),
+    "inbox.max_age": ("7d", "duration"),
+    "inbox.auto_accept": ([], "types"),
+    "inbox.auto_accept_confidence": (0.8, "float"),
+    "write.gate": ("direct", "gate"),
+    "write.gate.cli": (None, "gate?"),
+    "write.gate.mcp": (None, "gate?"),
+    "write.gate.hook": (None, "gate?"),
 }
+GATES = ("direct", "inbox")
+FRONT_ENDS = ("cli", "mcp", "hook")
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _UNIT = {"ms": 0.001, "s": 1, None: 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -92,7 +107,7 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
         return ConfigError(f"{shown}: {key} must be {expected}, got {value!r}")
 
     if value is None:
-        if kind in ("cmd",):
+        if kind in ("cmd", "gate?"):
             return None
         raise bad("set (remove the key to use the default)")
     if kind == "int":
@@ -114,7 +129,33 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
     elif kind == "cmd":
         if not isinstance(value, str) or not value.strip():
             raise bad("a shell command (a string) or null")
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("true or false")
+    elif kind == "types":
+        from .model import TYPES
+
+        if not isinstance(value, list) or not all(isinstance(x, str) and x in TYPES for x in value):
+            raise bad(f"a list of memory types ({', '.join(TYPES)})")
+    elif kind in ("gate", "gate?"):
+        if isinstance(value, dict) and kind == "gate":
+            for k, v in value.items():
+                if k not in FRONT_ENDS + ("default",) or v not in GATES:
+                    raise bad(f"direct, inbox, or a mapping of {', '.join(FRONT_ENDS)} to direct or inbox")
+        elif value not in GATES:
+            raise bad("direct or inbox")
     return value
+
+
+def write_gate(config: "Config", front_end: str) -> str:
+    """direct or inbox: where a write through this front end (cli, mcp, hook) lands."""
+    own = config[f"write.gate.{front_end}"]
+    if own:
+        return own
+    gate = config["write.gate"]
+    if isinstance(gate, dict):
+        return gate.get(front_end) or gate.get("default") or "direct"
+    return gate
 
 
 def _is_blank_yaml(text: str) -> bool:
@@ -166,7 +207,7 @@ def _read_yaml(path: Path, shown: str) -> dict:
 
 LOCAL_CONFIG = ".memcli/config.yaml"  # per root, never committed
 TRUST_FILE = ".memcli/trusted"  # the digest of the memcli.yaml a person allowed to run commands
-EXECUTING_KEYS = ("session.summarizer",)
+EXECUTING_KEYS = ("session.summarizer", "reflect.extractor")
 
 
 def user_config_path() -> Path:
@@ -223,6 +264,19 @@ def effective_summarizer(root: Path, committed: str | None, local: str | None) -
                   "not run (review the file, then `memcli trust`)")
 
 
+def effective_command(root: Path, key: str, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
+    """A setting that runs a command, under the summarizer's rule: local configuration, else
+    memcli.yaml only once trusted (`is_trusted`); an untrusted one is ignored with a warning."""
+    if local:
+        return local, None
+    if not committed:
+        return None, None
+    if is_trusted(root):
+        return committed, None
+    return None, (f"memcli.yaml sets {key}, a command, and was not trusted on this machine: "
+                  "not run (review the file, then `memcli trust`)")
+
+
 def load_config(root: Path) -> Config:
     """memcli.yaml, then the user's configuration, then the root's .memcli/config.yaml, each
     overriding the one before; commands from memcli.yaml only after `memcli trust`."""
@@ -245,6 +299,10 @@ def load_config(root: Path) -> Config:
     values["session.summarizer"] = command
     if warning:
         warnings.append(warning)
+    values["reflect.extractor"], warning = effective_command(root, "reflect.extractor", committed.get("reflect.extractor"),
+                                                             local.get("reflect.extractor"))
+    if warning:
+        warnings.append(warning)
     exists = path.exists() or path.is_symlink()
     return Config(values, path if exists else None, tuple(warnings))
 
@@ -260,6 +318,8 @@ def find_root(explicit: str | os.PathLike | None = None, cwd: Path | None = None
     given = explicit if explicit not in (None, "") else env("MEMCLI_ROOT")
     if given is not None:
         root = Path(given).expanduser()
+        if root.exists() and not root.is_dir():
+            raise NotARootError(f"not a memory root: {root} is a file, not a folder")
         if not root.is_dir():
             raise NotARootError(f"not a memory root: {root} does not exist (run `memcli init {root}`)")
         if not ((root / "MEMORY.md").exists() or (root / "memcli.yaml").exists()):

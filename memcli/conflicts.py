@@ -26,7 +26,8 @@ def reconcile_index(mem) -> bool:
             text = mem.index_path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return False
-        doc = IndexDoc.parse(markers.union(text) if markers.first_conflict(text) else text)
+        size = markers.size_for(mem.index_path)
+        doc = IndexDoc.parse(markers.union(text, size) if markers.first_conflict(text, size) else text)
         seen: set = set()
         lines = []
         for x in doc.lines:
@@ -59,9 +60,10 @@ def resolve(mem, memory_id: str, side: str, now: str) -> dict:
         path = mem._existing(memory_id)
         rel = mem.rel(path)
         text = read_text(path, rel)
-        if markers.first_conflict(text) is None:
+        size = markers.size_for(path)
+        if markers.first_conflict(text, size) is None:
             raise UsageError(f"{rel} has no conflict markers; nothing to resolve")
-        settled, dropped = markers.settle(text, side)
+        settled, dropped = markers.settle(text, side, size)
         d = dfile.parse(settled, memory_id, rel)
         other = "theirs" if side == "ours" else "ours"
         # what the other side said, without its `updated:` time (not a thing a person needs kept)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config, load_config, parse_duration
-from .errors import (ExistsError, FileError, IndexFullError, MemcliError, NotARootError, NotFoundError, SecretError,
+from .errors import (ExistsError, FileError, IndexFullError, MemcliError, NotARootError, NotFoundError,
                      UnsafePathError, UsageError)
 from .model import (DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, Entry, Problem, clean_tags,
                     one_line)
@@ -40,7 +40,11 @@ def parse_expires(value: str | None, now: str | None = None) -> str | None:
     text = str(value).strip()
     if re.fullmatch(r"\d+(?:\.\d+)?\s*[smhdw]", text):
         base = _dt.datetime.fromisoformat((now or utcnow()).replace("Z", "+00:00"))
-        return (base + _dt.timedelta(seconds=parse_duration(text))).date().isoformat()
+        try:
+            return (base + _dt.timedelta(seconds=parse_duration(text))).date().isoformat()
+        except (OverflowError, ValueError):
+            raise UsageError(f"--expires: {text[:40]} from now is past the year 9999; give a date or a shorter "
+                             "duration, or 'never'") from None
     try:
         _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -93,6 +97,8 @@ class Memory:
     def __init__(self, root: str | os.PathLike, config: Config | None = None):
         path = Path(root).expanduser()
         if not path.is_dir():
+            if path.exists():
+                raise NotARootError(f"not a memory root: {path} is a file, not a folder")
             raise NotARootError(f"not a memory root: {path} does not exist (run `memcli init {path}`)")
         if not layout.is_root(path):
             raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
@@ -202,6 +208,8 @@ class Memory:
         return NotFoundError(f"no memory with id {memory_id!r}{hint}", data={"candidates": close})
 
     def list(self, tag: str | None = None, type: str | None = None, all: bool = False) -> Listing:
+        if type is not None and type not in TYPES:
+            raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
         paths = self.detail_files() + (self.detail_files(archived=True) if all else [])
         found = []
         problems = self.misnamed_files() + (self.misnamed_files(archived=True) if all else [])
@@ -226,42 +234,15 @@ class Memory:
         """Text on its way into a committed file, checked by write.secrets: the fields (redacted
         under `redact`) and what was redacted; SecretError (exit 4) under `refuse`. Strings in
         lists and dicts are scanned too, and so are the keys of a dict (other frontmatter keys)."""
-        policy = self.config["write.secrets"]
-        if policy == "allow":
-            return fields, []
-        from .scan import find_secrets, redact_secrets
+        from .safety.writecheck import WriteCheck
 
-        redacted: list = []
+        return WriteCheck(self.config["write.secrets"]).secrets(fields)
 
-        def walk(name, value):
-            if isinstance(value, str):
-                new, r = self._scan_text(name, value, policy, find_secrets, redact_secrets)
-                redacted.extend(r)
-                return new
-            if isinstance(value, (list, tuple)):
-                return type(value)(walk(name, v) for v in value)
-            if isinstance(value, dict):
-                return {walk(f"key {k!r}" if isinstance(k, str) else name, k): walk(str(k), v)
-                        for k, v in value.items()}
-            return value
+    def write_check(self, rel: str = "memory/memory.md"):
+        """The one write check (memcli.safety.writecheck) under this root's policy, for the file rel."""
+        from .safety.writecheck import WriteCheck
 
-        return {name: walk(name, value) for name, value in fields.items()}, redacted
-
-    @staticmethod
-    def _scan_text(name, text, policy, find_secrets, redact_secrets):
-        hits = find_secrets(text)
-        if not hits:
-            return text, []
-        if policy == "refuse":
-            h = hits[0]
-            more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
-            raise SecretError(
-                f"refused: the {name} holds a secret ({h.kind}) at line {h.line}, column {h.column}{more}; "
-                "remove it, or set write.secrets: redact in memcli.yaml",
-                data={"secrets": [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in hits]},
-            )
-        new, found = redact_secrets(text)
-        return new, [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in found]
+        return WriteCheck.of(self, rel)
 
     def remember(self, title: str, summary: str = "", *, tags=(), aliases=(), body: str = "",
                  type: str | None = None, importance: float | None = None, pinned: bool | None = None,
@@ -292,13 +273,12 @@ class Memory:
         if type not in TYPES:
             raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
         importance = _importance(importance)
-        check_sizes({"title": title, "summary": one_line(summary or ""), "source": source, "tags": tags,
-                     "aliases": aliases, "extra": extra, "body": body})
         now = now or utcnow()
         expires = parse_expires(expires, now)
-        fields, redacted = self.scan({"title": title, "summary": one_line(summary or ""), "body": body,
-                                       "tags": tuple(tags), "aliases": tuple(aliases),
-                                       "source": source or "", "id": id or "", "extra": extra})
+        checked = self.write_check(layout.detail_rel(id if id and valid_id(id) else slugify(title))).fields(
+            {"title": title, "summary": one_line(summary or ""), "body": body, "tags": tuple(tags),
+             "aliases": tuple(aliases), "source": source or "", "id": id or "", "extra": extra})
+        fields, redacted = checked.fields, checked.redacted
         if id:
             memory_id = check_id(fields["id"] if fields["id"] == id else slugify(fields["id"]))
         else:
@@ -331,8 +311,7 @@ class Memory:
         result.line = _line_for(plan.entries, memory_id)
         result.warnings += plan.warnings
         if d.expires and _expired(d, now[:10]):
-            result.warnings.append(f"--expires {d.expires} has already passed: `memcli heartbeat --fix` will "
-                                   "move it to memory/archive/")
+            result.warnings.append(_passed(d.expires))
         if redacted:
             result.warnings.append(f"redacted {len(redacted)} secret(s): "
                                    + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
@@ -360,10 +339,10 @@ class Memory:
             raise UsageError("a title must not be blank")
         if summary is not None and not one_line(summary):
             raise UsageError("a summary must not be blank")
-        check_sizes({"title": one_line(title or ""), "summary": one_line(summary or ""), "tags": tags,
-                     "aliases": aliases, "body": append})
-        fields, redacted = self.scan({"title": one_line(title or ""), "summary": one_line(summary or ""),
-                                       "append": append or "", "tags": tuple(tags), "aliases": tuple(aliases)})
+        checked = self.write_check(layout.detail_rel(memory_id)).fields(
+            {"title": one_line(title or ""), "summary": one_line(summary or ""), "append": append or "",
+             "tags": tuple(tags), "aliases": tuple(aliases)})
+        fields, redacted = checked.fields, checked.redacted
         warnings: list = []
         with self.lock():
             path = self.detail_path(memory_id)
@@ -405,7 +384,7 @@ class Memory:
                 new["expires"] = parse_expires(expires, now)
             body = d.body
             if fields["append"].strip():
-                body = _body(body.rstrip("\n") + ("\n\n" if body.strip() else "") + fields["append"].strip("\n"))
+                body = dfile.append_body(body, fields["append"].replace("\r\n", "\n"))
             if history:
                 body = add_history(body, now[:10], history)
             if not new and body == d.body:
@@ -431,6 +410,8 @@ class Memory:
                              demoted=plan.demoted)
         result.line = _line_for(plan.entries, memory_id)
         result.warnings = warnings + plan.warnings
+        if "expires" in new and _expired(d, now[:10]) and path == self.detail_path(memory_id):
+            result.warnings.append(_passed(d.expires))
         if redacted:
             result.warnings.append(f"redacted {len(redacted)} secret(s): "
                                    + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
@@ -713,6 +694,40 @@ class Memory:
 
         return Scope(self, name)
 
+    # ---------- learning from sessions ----------
+    def reflect(self, *, engine: str | None = None, all: bool = False, dry_run: bool = False,
+                budget: int | None = None, now: str | None = None) -> dict:
+        """Proposals in memory/inbox/ from the episode sections and session summaries not reflected
+        on yet (all=True: everything), by the offline engine or the trusted reflect.extractor."""
+        from .usecases.reflect import reflect
+
+        return reflect(self, engine=engine, everything=all, dry_run=dry_run, budget=budget, now=now)
+
+    def reflect_material(self) -> dict:
+        """The material for an agent's own model: items, instructions and the mark for `propose`."""
+        from .usecases.reflect import offer
+
+        return offer(self)
+
+    def propose(self, proposals: list, mark: str | None = None, now: str | None = None) -> dict:
+        """Proposals in the engines' JSON format (see memcli.usecases.reflect) into the inbox."""
+        from .usecases.reflect import propose
+
+        return propose(self, proposals, mark, now)
+
+    @property
+    def inbox(self):
+        """The proposals waiting for review: list, get, accept, reject, edit."""
+        from .usecases.inbox import Inbox
+
+        return Inbox(self)
+
+    def gate(self, front_end: str):
+        """remember/update as `front_end` (cli, mcp, hook) writes them under write.gate."""
+        from .usecases.inbox import Gate
+
+        return Gate(self, front_end)
+
     # ---------- heartbeat ----------
     def audit(self, now=None, *, write_cache: bool = True):
         """Every heartbeat check over every file: a Report of findings."""
@@ -795,6 +810,10 @@ def _expired(d: Detail, today: str | None = None) -> bool:
     if not d.expires:
         return False
     return d.expires[:10] < (today or utcnow()[:10])
+
+
+def _passed(expires: str) -> str:
+    return f"--expires {expires} has already passed: `memcli heartbeat --fix` will move it to memory/archive/"
 
 
 def _check_input(**fields) -> None:

@@ -305,6 +305,9 @@ def run_driver(kind: str, base_path: str, ours_path: str, theirs_path: str, mark
         text, conflicts = merge_detail(base, ours, theirs, mid, marker)
     else:
         raise ValueError(kind)
+    from .safety.writecheck import check_merged  # the one write check, for what the merge writes
+
+    text = check_merged(kind, text, path, conflicts)
     Path(ours_path).write_bytes(text.encode("utf-8"))
     return 1 if conflicts else 0
 

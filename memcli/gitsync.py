@@ -22,6 +22,8 @@ ATTRIBUTES = (
     "memory/*.md merge=memcli-detail",
     "memory/archive/*.md merge=memcli-detail",
     "memory/episodes/*.md merge=memcli-episode",
+    "memory/inbox/*.md merge=memcli-detail",
+    "memory/inbox/archive/*.md merge=memcli-detail",
 )
 IGNORES = tuple(line for line, _ in IGNORED)  # what `init` writes into .gitignore
 # (an exclude pathspec that names an ignored folder itself makes `git add` fail: match its files)
@@ -227,12 +229,15 @@ def _message(repo: _Repo) -> str:
     import socket
 
     out = repo.run("diff", "--cached", "--name-status", "-z", "--relative", "--no-renames").stdout.split("\0")
-    groups: dict = {"remembered": [], "updated": [], "forgot": [], "episodes": [], "archive": [], "other": []}
+    groups: dict = {"remembered": [], "updated": [], "forgot": [], "episodes": [], "archive": [], "inbox": [],
+                    "other": []}
     it = iter(p for p in out if p)
     for status in it:
         path = next(it, "")
         if path.startswith("memory/episodes/"):
             groups["episodes"].append(Path(path).stem)
+        elif path.startswith("memory/inbox/"):
+            groups["inbox"].append(Path(path).stem)
         elif path.startswith("memory/archive/"):
             groups["archive"].append(Path(path).stem)
         elif path.startswith("memory/") and path.endswith(".md"):
@@ -244,7 +249,7 @@ def _message(repo: _Repo) -> str:
     for key, words in groups.items():
         if words:
             shown = ", ".join(words[:4]) + (f" and {len(words) - 4} more" if len(words) > 4 else "")
-            label = {"episodes": "episodes", "archive": "archived", "other": "files"}.get(key, key)
+            label = {"episodes": "episodes", "archive": "archived", "inbox": "proposals", "other": "files"}.get(key, key)
             parts.append(f"{label} {shown}")
     host = socket.gethostname() or "this machine"
     return f"memcli sync from {host}: " + ("; ".join(parts) if parts else "index")
@@ -269,7 +274,7 @@ def _changes(repo: _Repo) -> tuple[bool, list]:
             text = full.read_bytes().decode("utf-8", "replace")
         except OSError:
             continue
-        line = markers.first_conflict(text)
+        line = markers.text_conflict(text, full)
         if line is not None:
             found.append((os.path.relpath(full, repo.root).replace(os.sep, "/"), line))
     return bool(out.strip("\0")), found
@@ -301,7 +306,7 @@ def _settle_merge(repo: _Repo, mem, warnings: list) -> list:
                 repo.run("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
                 continue
             text = full.read_bytes().decode("utf-8", "replace")
-            if markers.first_conflict(text) is None:
+            if markers.text_conflict(text, full) is None:
                 stages = repo.run("ls-files", "-u", "--", path).stdout
                 if " 2\t" not in stages or " 3\t" not in stages:
                     warnings.append(f"{path} was deleted on one side and changed on the other: kept the changed "

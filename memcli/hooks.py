@@ -94,7 +94,7 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
     except MemcliError as e:
         warnings.append(f"memcli hook: no memory context: {e.message}")
     try:
-        res = mem.session(session).add("user", prompt)
+        res = mem.session(session).add("user", prompt, via="hook")
         if res.get("warning"):
             warnings.append(f"memcli hook: {res['warning']}")
     except MemcliError as e:
@@ -102,16 +102,21 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
     return HookResult(out, warnings)
 
 
-USAGE = "usage: memcli hook claude-code [--budget N]"
+USAGE = "usage: memcli hook claude-code [--budget N] [--json]"
 OPTIONS = {"--budget": "budget", "-b": "budget"}  # the `hook claude-code` command's own options
 
 
-def run(argv: list, root=None, scope=None, stdin=None, stdout=None, stderr=None) -> int:
-    """`memcli hook AGENT [--budget N]` (argv: what follows `hook`), run by the command line without
-    its framework; a wrong name or option exits 1, never 2. Returns the exit code."""
+def run(argv: list, root=None, scope=None, stdin=None, stdout=None, stderr=None, as_json: bool = False) -> int:
+    """`memcli hook AGENT [--budget N] [--json]` (argv: what follows `hook`), run by the command line
+    without its framework; a wrong name or option exits 1, never 2. Returns the exit code. With
+    --json the outcome is one envelope on stdout (the context block in data.context)."""
     stdin = stdin or sys.stdin.buffer
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    args = list(argv)
+    args = [a for a in argv if a != "--json"]
+    as_json = as_json or len(args) != len(argv)
+    if as_json:
+        return _run_json(args, root, scope, stdin, stdout)
+    args = list(args)
     budget = None
     kind = None
     i = 0
@@ -141,6 +146,25 @@ def run(argv: list, root=None, scope=None, stdin=None, stdout=None, stderr=None)
         stderr.write(f"memcli hook: {what}; known: claude-code ({USAGE})\n")
         return BROKEN_INPUT
     return emit(claude_code(stdin.read(), root, budget, scope), stdout, stderr)
+
+
+def _run_json(args: list, root, scope, stdin, stdout) -> int:
+    """run() with its outcome as one JSON envelope: data {"context": the block or ""}, the warnings,
+    and for broken input or arguments an error (exit 1 still: Claude Code blocks on 2)."""
+    import io
+
+    from .render import envelope
+
+    out, err = io.StringIO(), io.StringIO()
+    code = run(args, root, scope, stdin, out, err)
+    lines = [ln.removeprefix("memcli hook: ") for ln in err.getvalue().splitlines() if ln]
+    error = None
+    if code:
+        error = {"code": "usage", "message": lines[0] if lines else "hook failed"}
+        lines = lines[1:]
+    stdout.write(envelope("hook", code == 0, {"context": out.getvalue()} if not code else None, lines, error) + "\n")
+    stdout.flush()
+    return code
 
 
 def emit(res: HookResult, stdout=None, stderr=None) -> int:

@@ -53,7 +53,8 @@ RESOURCE_NOT_FOUND = -32002  # the resources spec's code up to protocol 2025-11-
 _ok = answer  # a tool's answer (mcp_result.answer)
 
 # Tools that change no memory (recall appends to the trace log, which only counts reads).
-READ_ONLY = {"recall", "should_recall", "context", "get", "list", "scope_get", "scope_check", "heartbeat"}
+READ_ONLY = {"recall", "should_recall", "context", "get", "list", "scope_get", "scope_check", "heartbeat", "inbox",
+             "reflect_material"}
 
 # --- argument types: what an LLM sees in each tool's input schema
 
@@ -185,13 +186,19 @@ def build(root: str | os.PathLike) -> MCPServer:
     @tool
     def recall(query: Query, limit: Limit = None, layer: Layer = None, deep: Annotated[bool, Field(
             description="Search every layer and merge the hits instead of stopping at the first that answers.")] = False,
-               session: Session = None, scope: Scope = None) -> CallToolResult:
+               session: Session = None, scope: Scope = None,
+               inbox: Annotated[bool, Field(description="Also search proposals waiting for review in memory/inbox/ "
+                                                        "(layer 'inbox'; not yet accepted by a person).")] = False
+               ) -> CallToolResult:
         """Find memories that fit a query: session turns, then the task scope, then MEMORY.md, then every
         detail file. Returns hits (id, title, summary, snippet, score, layer). An empty hit list means
         nothing fits. Use get(id) for a hit's full text."""
         sess, sc = _names(session, scope)
-        res = m().recall(query, limit=limit, deep=deep, layer=layer, session=sess, scope=sc)
+        mem = m()
+        res = mem.recall(query, limit=limit, deep=deep, layer=layer, session=sess, scope=sc)
         data = res.to_dict()
+        if inbox:
+            data["hits"] += [h.to_dict() for h in mem.inbox.search(query, limit=limit)]
         return _ok(data, res.warnings, read={h["id"]: "\n".join((h["title"], h["summary"], h["snippet"]))
                                              for h in data["hits"]})
 
@@ -227,8 +234,8 @@ def build(root: str | os.PathLike) -> MCPServer:
         """Save a new memory: a detail file memory/<id>.md and its line in MEMORY.md. Give a short title,
         a one-line summary, tags, and aliases in the other language (Chinese/English) so it can be
         recalled across languages. Refused when the id exists (use update) or the text holds a secret."""
-        res = m().remember(title, summary, tags=tags, aliases=aliases, body=body, type=type, importance=importance,
-                           pinned=pinned, expires=expires, id=id, source=source)
+        res = m().gate("mcp").remember(title, summary, tags=tags, aliases=aliases, body=body, type=type,
+                                       importance=importance, pinned=pinned, expires=expires, id=id, source=source)
         return _ok(res.to_dict(), res.warnings)
 
     @tool
@@ -243,8 +250,8 @@ def build(root: str | os.PathLike) -> MCPServer:
                pinned: Annotated[Optional[bool], Field(description="Pin (true) or unpin (false).")] = None,
                expires: Expires = None) -> CallToolResult:
         """Change a memory by exact id; a replaced title or summary is kept under a dated ## History."""
-        res = m().update(id, title=title, summary=summary, append=append, tags=tags, untags=untags, aliases=aliases,
-                         type=type, importance=importance, pinned=pinned, expires=expires)
+        res = m().gate("mcp").update(id, title=title, summary=summary, append=append, tags=tags, untags=untags,
+                                     aliases=aliases, type=type, importance=importance, pinned=pinned, expires=expires)
         return _ok(res.to_dict(), res.warnings)
 
     @tool
@@ -306,6 +313,45 @@ def build(root: str | os.PathLike) -> MCPServer:
     def heartbeat() -> CallToolResult:
         """Audit the memory (read only): every finding with its code, severity, file, line and fix."""
         return _ok(m().audit().to_dict())
+
+    # ---- learning from sessions: the agent's own model as the reflection engine
+    @tool
+    def reflect_material() -> CallToolResult:
+        """What to reflect on: conversation turns since the last reflection (items with ref and numbered
+        turns), the memories that exist, instructions, and a mark. Read it, then call propose once with
+        the lasting lessons, decisions, preferences, facts and procedures you find, passing the mark."""
+        data = m().reflect_material()
+        return _ok(data, read={i["ref"]: "\n".join([i.get("text") or ""] + [t["text"] for t in i["turns"]])
+                               for i in data["items"]})
+
+    @tool
+    def propose(proposals: Annotated[list[dict], Field(description=(
+            'Proposals, each {"kind": "new"|"update", "target": id (update), "title", "summary", "type": fact|'
+            'preference|lesson|procedure|event|note, "tags": [...], "aliases": [...], "text", "confidence": 0..1, '
+            '"evidence": [{"ref": item ref, "turn": n}]}'))],
+                mark: Annotated[Optional[str], Field(description="The mark reflect_material gave: the material "
+                                                                 "counts as reflected on.")] = None) -> CallToolResult:
+        """Put proposed memories in the review inbox (memory/inbox/); a person accepts or rejects them. Each
+        must name the turns it comes from; those turns are quoted as its evidence."""
+        res = m().propose(proposals, mark)
+        return _ok(res, res.pop("warnings"))
+
+    @tool
+    def reflect(engine: Annotated[Optional[Literal["offline", "extractor"]], Field(
+            description="offline rules, or the configured extractor (default: reflect.engine).")] = None,
+                dry_run: Annotated[bool, Field(description="Show the proposals without writing them.")] = False
+                ) -> CallToolResult:
+        """Run memcli's own reflection over the turns since the last one: proposals into memory/inbox/."""
+        res = m().reflect(engine=engine, dry_run=dry_run)
+        return _ok(res, res.pop("warnings"))
+
+    @tool
+    def inbox() -> CallToolResult:
+        """The proposals waiting for a person's review: id, kind, type, target, confidence, title, summary."""
+        items, problems = m().inbox.list()
+        rows = [{k: v for k, v in p.to_dict().items() if k != "evidence"} for p in items]
+        return _ok({"proposals": rows, "problems": [str(p) for p in problems]},
+                   read={p["id"]: "\n".join((p["title"], p["summary"], p["text"])) for p in rows})
 
     @server.resource("memcli://index", name="MEMORY.md", mime_type="text/markdown", description=INDEX_DESCRIPTION)
     def index() -> str:

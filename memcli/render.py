@@ -92,12 +92,17 @@ def write_result(data: dict) -> None:
     if is_tty():
         c = console()
         c.print(f"[green]✓[/] {data['action']} [bold]{_esc(data['id'])}[/] ({_esc(data['path'])})")
-        if data.get("line") and data["action"] != "forgotten":
+        if data["action"] == "proposed":
+            c.print("  [dim]waiting for review (write.gate is inbox): memcli inbox accept ID[/]")
+        elif data.get("line") and data["action"] != "forgotten":
             c.print(f"  [dim]index:[/] {_esc(data['line'])}")
         elif data["action"] != "forgotten":
             c.print("  [dim]not in MEMORY.md (the index is full); the detail file is kept[/]")
         return
     out(data["id"])
+    if data["action"] == "proposed":
+        talk(f"proposed {data['id']}: waiting in {data['path']} for review (write.gate is inbox); "
+             f"`memcli inbox accept {data['id']}` applies it")
     if data["action"] == "unchanged":
         talk(f"unchanged {data['id']}: nothing to change")
     if data["action"] == "forgotten":
@@ -300,6 +305,9 @@ def watch_event(event: dict, as_json: bool) -> None:
     elif kind == "heartbeat":
         out(f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "
             f"{event['info']} info in {plural(event['files'], 'file')}")
+    elif kind == "reflected":
+        out(f"reflected on {plural(event['turns'], 'turn')}: proposed {len(event['proposed'])}"
+            + (f", auto-accepted {len(event['accepted'])}" if event["accepted"] else ""))
     elif kind == "ready":
         talk(f"memcli: watching {event['root']} (Ctrl-C to stop)")
     elif kind == "warning":

@@ -23,9 +23,19 @@ class Session:
         self.mem = mem
         self.name = name
 
-    def add(self, role: str, text: str, now: str | None = None) -> dict:
+    def add(self, role: str, text: str, now: str | None = None, *, via: str | None = None) -> dict:
         """Add a turn; beyond session.max_rounds the oldest turns are folded into the summary.
-        The result's "warning" is set when the configured summarizer failed.
+        The result's "warning" is set when the configured summarizer failed. A fold starts a
+        reflection in the background under reflect.on_fold (`via="hook"`: the offline engine only)."""
+        res = self._add(role, text, now)
+        if res.get("folded") and self.mem.config["reflect.on_fold"]:
+            from .usecases.reflect import trigger
+
+            trigger(self.mem, via)
+        return res
+
+    def _add(self, role: str, text: str, now: str | None = None) -> dict:
+        """The turn added and the fold made (see add).
 
         A configured summarizer (a command, which may be slow) runs without the root lock: the
         turn is saved first, the turns to fold are summarized unlocked, and the fold is applied
@@ -139,8 +149,14 @@ class Scope:
         return scope.check(self._load())
 
     def end(self, now: str | None = None) -> dict:
-        """Clear the scope; its final state goes to the episode log."""
+        """Clear the scope; its final state goes to the episode log (and, under reflect.on_fold, a
+        reflection starts in the background)."""
         from .store import scope
 
         with self.mem.lock():
-            return scope.end(self.mem.root, self.name, _now(now))
+            res = scope.end(self.mem.root, self.name, _now(now))
+        if self.mem.config["reflect.on_fold"]:
+            from .usecases.reflect import trigger
+
+            trigger(self.mem)
+        return res

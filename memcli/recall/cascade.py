@@ -96,11 +96,16 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
         raise UsageError("the query is empty")
     names = layer_names()
     if layer is not None and layer not in names:
+        from .registry import get
+
+        known = get(layer)
+        if known is not None and getattr(known, "extra", None):
+            raise UsageError(f"--layer {layer} needs the {known.extra} extra: pip install 'memcli[{known.extra}]'")
         raise UsageError(f"--layer must be one of {', '.join(names)}, got {layer!r}")
     if deep and layer is not None:
         raise UsageError("--deep searches every layer and --layer only one: give one of them")
-    if threshold is not None and not threshold >= 0:
-        raise UsageError(f"--threshold must be 0 or more, got {threshold!r}")
+    if threshold is not None and not 0 <= threshold <= 1:
+        raise UsageError(f"--threshold must be a number from 0 to 1, got {threshold!r}")
     limit = int(mem.config["recall.limit"]) if limit is None else limit
     if limit < 1:
         raise UsageError("--limit must be at least 1")

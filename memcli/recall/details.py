@@ -32,9 +32,13 @@ LARGE_STORE = 20_000
 FULL_CHECK_EVERY = 300.0
 
 
-def detail_doc(mem, key: str, ask: Ask | None = None):
+SNIPPET_READ = 1_000_000  # bytes of a hit's file read again for its snippet
+
+
+def detail_doc(mem, key: str, ask: Ask | None = None, limit: int | None = None):
     """A SearchDoc for one file of the details layer (None when it cannot be read, or when it
-    holds git conflict markers: then the recall asking, if any, says it left the file out)."""
+    holds git conflict markers: then the recall asking, if any, says it left the file out).
+    With a limit, only that many bytes of the file are read (whole lines): enough for a snippet."""
     from ..search.ranker import SearchDoc
     from ..store.fs import read_text
 
@@ -42,8 +46,8 @@ def detail_doc(mem, key: str, ask: Ask | None = None):
     try:
         if not inside(mem.root, path):
             return None
-        text = read_text(path, key)
-        if conflicted(ask, key, text):
+        text = read_text(path, key) if limit is None else _head(path, key, limit)
+        if conflicted(ask, key, text, path):
             return None
         if key.startswith(EPISODES):
             return SearchDoc(key=key, title=f"episodes {path.stem}", body=text, importance=0.3, updated=path.stem)
@@ -52,6 +56,23 @@ def detail_doc(mem, key: str, ask: Ask | None = None):
         return None
     return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
                      importance=d.importance, updated=d.updated or d.created)
+
+
+def _head(path, key: str, limit: int) -> str:
+    from ..store.fs import decode
+
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        data = data[:data.rfind(b"\n", 0, limit) + 1] or data[:limit]
+        while data and data[-1] & 0xC0 == 0x80:  # no line end: never cut a character in two
+            data = data[:-1]
+        if data and data[-1] >= 0xC0:
+            data = data[:-1]
+    try:
+        return decode(data, key, limit)
+    except UsageError as e:
+        raise FileError(e.message) from None
 
 
 def detail_files(mem) -> dict:
@@ -207,7 +228,7 @@ class DetailsLayer(Layer):
         found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
         out = []
         for s in found:
-            doc = detail_doc(ask.mem, s.key, ask)
+            doc = detail_doc(ask.mem, s.key, ask, SNIPPET_READ)
             if doc is None:
                 continue
             body = doc.body

@@ -59,7 +59,10 @@ def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) ->
     the file's own line number."""
     from ..store import markers
 
-    line = markers.file_conflict(path) if text is None else markers.first_conflict(text)
+    if text is None:
+        line = markers.file_conflict(path)
+    else:
+        line = markers.text_conflict(text, path if path is not None else ask.mem.root / rel if ask else rel)
     if line is None:
         return False
     head = f"skipped {rel}: "
