@@ -30,10 +30,11 @@ def __getattr__(name: str):
 class Memory:
     """A memory root: `Memory(path)`; see the methods for each operation."""
 
-    def __init__(self, root: str | os.PathLike, config: Config | None = None):
+    def __init__(self, root: str | os.PathLike, config: Config | None = None, *, door: str = "api"):
         from .store.root import Root
 
-        self.store = Root(root, config)
+        # door: the front end writing through this instance (cli, api, mcp or hook), for write.pii
+        self.store = Root(root, config, door=door)
         self.root: Path = self.store.path
 
     @property
@@ -60,13 +61,14 @@ class Memory:
         return init_root(path, example, git=git, command=command)
 
     @classmethod
-    def find(cls, root: str | os.PathLike | None = None, *, root_commands: bool = True) -> "Memory":
+    def find(cls, root: str | os.PathLike | None = None, *, root_commands: bool = True,
+             door: str = "api") -> "Memory":
         """The root named (else MEMCLI_ROOT, else the nearest ancestor of the working folder with
         MEMORY.md or memcli.yaml), opened. root_commands=False: no command from its files."""
         from .config import find_root, load_config
 
         path = find_root(root)
-        return cls(path, None if root_commands else load_config(path, root_commands=False))
+        return cls(path, None if root_commands else load_config(path, root_commands=False), door=door)
 
     @classmethod
     def for_hook(cls, explicit: str | None, cwd) -> tuple["Memory | None", str | None]:
@@ -76,7 +78,7 @@ class Memory:
         from .usecases.hooks import hook_root
 
         path, note = hook_root(explicit, cwd)
-        return (None if path is None else cls.find(path, root_commands=False)), note
+        return (None if path is None else cls.find(path, root_commands=False, door="hook")), note
 
     # ---------- reading ----------
     def get(self, memory_id: str) -> Detail:
@@ -183,6 +185,15 @@ class Memory:
 
         return abandon(self.store, session)
 
+    def outcome(self, memory_id: str, result: str, note: str | None = None, now: str | None = None) -> Result:
+        """Record that a memory (a procedure) worked (`success`) or failed (`failure`), with an
+        optional note: its counters (uses, successes, last_outcome) and its ## Outcomes section.
+        Returns the new record."""
+        from .dates import utcnow
+        from .usecases.outcome import record
+
+        return record(self.store, memory_id, result, note, now or utcnow())
+
     def rename(self, old: str, new: str) -> Result:
         """A new id for a memory: its file, frontmatter, index link and references, under the lock."""
         from .usecases.rename import rename
@@ -198,13 +209,15 @@ class Memory:
     # ---------- the cascade ----------
     def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,
                session: str = "default", scope: str = "default", threshold: float | None = None,
-               now: str | None = None, inbox: bool = False):
+               now: str | None = None, type: str | None = None, min_success: float | None = None,
+               inbox: bool = False):
         """Session, then scope, then the index, then the details: a Recall with hits and a trace.
+        type and min_success keep only memories of that type whose smoothed success rate reaches it;
         inbox: the proposals waiting for review are searched too, their hits listed after the rest."""
         from .usecases.recall import recall
 
         return recall(self.store, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
-                      threshold=threshold, now=now, inbox=inbox)
+                      threshold=threshold, now=now, type=type, min_success=min_success, inbox=inbox)
 
     def should_recall(self, text: str) -> Result:
         """explicit / implicit / none for a message, from the configured signals and the index's names."""

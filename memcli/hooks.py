@@ -23,7 +23,8 @@ class HookResult:
 
 
 def session_name(session_id) -> str:
-    """A session name (a valid state-file name) for a hook's session id."""
+    """The session an agent's turn belongs to, shared by the hook and the MCP tools (its session id,
+    else CLAUDE_CODE_SESSION_ID, else MEMCLI_SESSION, else 'default'; see Memory's hook_session)."""
     from .core import hook_session
 
     return hook_session(session_id)

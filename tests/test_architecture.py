@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT_DIR / "benchmarks"))
 from import_map import Graph  # noqa: E402
 
 GRAPH = Graph(ROOT_DIR / "memcli")
-FRONT_ENDS = ("memcli.cli", "memcli.hooks", "memcli.mcp", "memcli.serve")
+FRONT_ENDS = ("memcli.cli", "memcli.hooks", "memcli.mcp", "memcli.mcp_result", "memcli.mcp_stdio", "memcli.serve")
 # What a front end may import of memcli: the facade (and the package, for its version), the errors,
 # the plain values and the renderer; and another front end it starts (`memcli mcp` runs mcp.py,
 # `memcli hook` hooks.py).

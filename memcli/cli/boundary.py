@@ -95,7 +95,7 @@ def stdin_bytes() -> bytes:
 def open_memory(root: Optional[str]):
     from ..core import Memory
 
-    return Memory.find(root)
+    return Memory.find(root, door="cli")
 
 
 def names(session: Optional[str], scope: Optional[str]) -> tuple[str, str]:
@@ -111,11 +111,13 @@ def text_arg(value: str, what: str) -> str:
 # ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
 # the global options and each command's own parameters under the Typer parameter names ----
 
-def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, inbox=False) -> Out:
+def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, inbox=False, type_=None,
+                  min_success=None) -> Out:
     sess, sc = names(st.session, st.scope)
     m = open_memory(st.root)
     q = text_arg(query, "query")
-    res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold, inbox=inbox)
+    res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold, type=type_,
+                   min_success=min_success, inbox=inbox)
     out = Out.of(res)
     out.human, out.code = (lambda: r.recall(out.data)), 0 if out.data["hits"] else 1
     return out

@@ -84,8 +84,10 @@ class State:
         if self._plan is None and self.index is not None:
             memories: dict = {mid: indexrules.UNREADABLE for mid in self.broken}
             memories.update((mid, indexrules.EXPIRED if mid in self.expired else m) for mid, m in self.details.items())
+            activity = self.root.activity() if self.root is not None else None
             self._plan = indexrules.plan(self.index, memories, max_lines=self.max_lines, tidy=True, fit=True,
-                                         promote=(m for mid, m in self.details.items() if mid not in self.expired))
+                                         promote=(m for mid, m in self.details.items() if mid not in self.expired),
+                                         activity=activity)
         return self._plan
 
 

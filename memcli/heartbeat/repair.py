@@ -20,6 +20,7 @@ class Action:
     """One safe repair. ``message`` says what it will do; ``apply`` says what it did."""
 
     kind: str  # remove-temp | archive | rebuild-index | drop-line | carry | rerender | demote | promote
+    #            | swap-out | swap-in (index.rank: activity: the index follows recalls)
     path: str
     id: str | None
     message: str
@@ -69,6 +70,13 @@ def plan(report: Report) -> list[Action]:
             by_line.append((n, Action("rerender", layout.INDEX, x.id,
                                       f"re-render the MEMORY.md line of {x.id} from {layout.detail_rel(x.id)}")))
     actions += [a for _, a in sorted(by_line, key=lambda t: t[0])]
+    act = st.root.activity() if st.root is not None else None
+    if act is not None and p.room > 0:  # index.rank: activity: the index follows what is recalled
+        actions += [Action("swap-out", layout.INDEX, mid, f"demote {mid}: less in use than what replaces it "
+                           f"({layout.detail_rel(mid)} stays)") for mid in p.demoted]
+        actions += [Action("swap-in", layout.INDEX, mid, f"promote {mid} into MEMORY.md (recalled "
+                           f"{(act.access.get(mid) or {}).get('count', 0)} times)") for mid in p.promoted]
+        return actions
     for mid in p.demoted:
         actions.append(Action("demote", layout.INDEX, mid, f"demote {mid}: drop its MEMORY.md line to fit "
                               f"{st.max_lines} lines ({layout.detail_rel(mid)} stays)"))

@@ -116,7 +116,8 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
     try:
         cache = SearchCache(root.state_dir(layout.SEARCH))
         count, quick = _sync(root, cache, ask)
-        found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold, now=ask.now),
+        found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold, now=ask.now,
+                                                               prior=ask.prior),
                         limit)
         if quick and found:
             changed = _changed_hits(root, cache, found)
@@ -129,7 +130,7 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
                 if new:
                     cache.update_docs(new, {d.key: fresh[d.key] for d in new})
                 found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold,
-                                                                        now=ask.now), limit)
+                                                                        now=ask.now, prior=ask.prior), limit)
         return found, count
     except (SearchCacheError, FileError) as e:
         # The cache only saves time: without it, rank the files in memory.
@@ -141,7 +142,8 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
         from ..search.ranker import MemoryIndex
 
         index = MemoryIndex(found)
-        return _search(ask, lambda threshold, n: index.search(ask.query, limit=n, threshold=threshold, now=ask.now),
+        return _search(ask, lambda threshold, n: index.search(ask.query, limit=n, threshold=threshold, now=ask.now,
+                                                              prior=ask.prior),
                        limit), len(current)
 
 

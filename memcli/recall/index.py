@@ -24,7 +24,7 @@ class IndexLayer(Layer):
             return [], 0
         # a memory with markers in its body, or unreadable because of markers in its frontmatter
         pairs = [(e, d) for e, d in ask.root.indexed()
-                 if not (conflicted(ask, detail_rel(e.id), d.body) if d is not None
+                 if not (conflicted(ask, detail_rel(e.id), d.body, ask.root.path / detail_rel(e.id)) if d is not None
                          else conflicted(ask, detail_rel(e.id), path=ask.root.path / detail_rel(e.id)))]
         docs = []
         for e, d in pairs:

@@ -43,6 +43,9 @@ class Ask:
     scored: list | None = None
     answered: bool = False
     skipped: set = field(default_factory=set)  # layers that could not run (a warning says why)
+    type: str | None = None  # only memories of this type (recall --type)
+    min_success: float | None = None  # only memories whose smoothed success rate reaches this (--min-success)
+    prior: tuple | None = None  # (recall.freshness_weight, recall.half_life in days) for the ranker
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,9 @@ class Candidate:
 
 def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) -> bool:
     """True when a file (its text, or the file at path) holds unresolved git conflict markers:
-    the layer leaves it out and the recall (when there is one) says so once, with the way out."""
+    the layer leaves it out and the recall (when there is one) says so once a file, with the line
+    of its first conflict and the way out. text may be part of the file (a body): path then gives
+    the file's own line number."""
     from ..store import markers
 
     if text is None:
@@ -63,9 +68,11 @@ def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) ->
         line = markers.text_conflict(text, path if path is not None else ask.root.path / rel if ask else rel)
     if line is None:
         return False
-    warning = f"skipped {rel}: unresolved git conflict markers (line {line}); {markers.way_out(rel)}"
-    if ask is not None and warning not in ask.warnings:
-        ask.warnings.append(warning)
+    head = f"skipped {rel}: "
+    if ask is not None and not any(w.startswith(head) for w in ask.warnings):
+        if text is not None and path is not None:
+            line = markers.file_conflict(path) or line
+        ask.warnings.append(f"{head}unresolved git conflict markers (line {line}); {markers.way_out(rel)}")
     return True
 
 
@@ -96,7 +103,8 @@ def rank(docs, ask: Ask, limit: int | None = None):
     """Rank in-memory SearchDocs for the query."""
     from ..search.ranker import MemoryIndex
 
-    return MemoryIndex(docs).search(ask.query, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now)
+    return MemoryIndex(docs).search(ask.query, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now,
+                                    prior=ask.prior)
 
 
 def snip(body: str, query: str) -> str:

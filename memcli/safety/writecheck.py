@@ -244,3 +244,15 @@ def _root_of(path):
         if layout.is_root(d):
             return d
     return None
+
+
+def mask(root, fields: dict, captured: bool = False) -> tuple[dict, list]:
+    """Personal data in text on its way into a file of a store.Root, under the policy of the front
+    end writing (root.door): `write.pii` for deliberate writes, `write.pii_captured` for text
+    captured on its own (session turns, hook prompts). (fields, warnings); PiiError (exit 4) under
+    `refuse`."""
+    if all(isinstance(v, str) and "@" not in v and not any(c.isdigit() for c in v) for v in fields.values()):
+        return fields, []  # every rule needs a digit or an '@': the scan is not even loaded
+    from . import pii
+
+    return pii.apply_fields(fields, pii.policy_for(root.config, root.door, captured))

@@ -206,8 +206,13 @@ def render_update(raw: str, old: Detail, new: Detail) -> str:
         return full
     if fm is None:
         return full
+    if any(k not in new.extra for k in old.extra):
+        return full
     changes = {k: (getattr(old, k), getattr(new, k)) for k in DETAIL_KEYS
                if k != "id" and getattr(old, k) != getattr(new, k)}
+    # other keys (outcome counters and the like) with a plain value are rewritten the same way
+    changes.update((k, (old.extra.get(k), v)) for k, v in new.extra.items()
+                   if k not in DETAIL_KEYS and (k not in old.extra or old.extra[k] != v) and not isinstance(v, (dict, list)))
     norms = {"tags": lambda v: clean_tags([v])[0] if clean_tags([v]) else ""}
     body = new.body + ("" if new.body.endswith("\n") or not new.body else "\n")
     for in_place in (True, False):

@@ -11,11 +11,20 @@ heartbeat's check and repair, the reconciliation after a git merge and import al
   or when its memory cannot be read (a person must fix the file; the line is theirs meanwhile);
   a tidy plan (repair, rebuild, reconcile) drops a second line of a memory, a line whose file is
   gone and a line of an expired memory; a write leaves every other line as it is.
+- `index.rank: activity` changes only which memories keep a line: pinned first, then the
+  retention score (``retention``: importance, recency and recalls from `.memcli/trace.jsonl`).
+  The lines stay in the order above (``file_order``), so reading never reorders the file, and the
+  score reads its clock from the data (the newest update or recall), so a given set of files and
+  trace always plans the same index. After a git merge the trace is left out (``Activity`` with no
+  accesses): two clones with different traces then plan the same MEMORY.md.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Iterable, Mapping
+
+from ..dates import days as _days
 
 from ..errors import UnsafePathError, UsageError
 from ..model import Detail, Entry, Finding
@@ -35,9 +44,55 @@ def free_room(max_lines: int, fixed: int) -> int:
     return max_lines - 1 - fixed
 
 
-def rank(details) -> list:
-    """Index order (anything with `rank_key()`, or a `detail` giving a Detail)."""
-    return sorted(details, key=_key)
+# index.rank: activity. Weights chosen on the simulated month (benchmarks/index_month.py, dev seed):
+# importance still leads, recency keeps new memories a while, recalls keep what is in use.
+W_IMPORTANCE, W_RECENCY, W_ACCESS = 0.2, 0.4, 0.4
+ACCESS_CAP = 16  # recalls at which the access term is full (it grows with log(1 + recalls))
+
+
+class Activity:
+    """What `index.rank: activity` ranks by: id -> {"count", "last"} of recalls (from the trace; empty
+    when planning a merged index) and the half-life of recency in days (`recall.half_life`)."""
+
+    __slots__ = ("access", "half_life")
+
+    def __init__(self, access: Mapping[str, dict] | None = None, half_life: float = 7.0):
+        self.access = access if access is not None else {}
+        self.half_life = half_life
+
+
+def _memory(d):
+    return d.detail if hasattr(d, "detail") and not hasattr(d, "rank_key") else d
+
+
+def retention(d, act: Activity, now_days: float) -> float:
+    """W_IMPORTANCE * importance + W_RECENCY * recency + W_ACCESS * recalls, each in 0..1: recency
+    halves every half_life days since the last update or recall; recalls count as
+    log(1 + n) / log(1 + ACCESS_CAP), at most 1."""
+    m = _memory(d)
+    seen = act.access.get(m.id) or {}
+    stamps = [x for x in (_days(m.updated or m.created), _days(seen.get("last"))) if x is not None]
+    recency = 0.5 ** (max(now_days - max(stamps), 0.0) / act.half_life) if stamps else 0.0
+    count = seen.get("count") or 0
+    used = min(1.0, math.log1p(count) / math.log1p(ACCESS_CAP)) if count > 0 else 0.0
+    return W_IMPORTANCE * m.importance + W_RECENCY * recency + W_ACCESS * used
+
+
+def rank(details, activity: Activity | None = None) -> list:
+    """Index order (anything with `rank_key()`, or a `detail` giving a Detail); with `activity`,
+    the order of who keeps a line: pinned, then retention, then index order."""
+    if activity is None:
+        return sorted(details, key=_key)
+    details = list(details)
+    stamps = [_days(_memory(d).updated or _memory(d).created) for d in details]
+    stamps += [_days(v.get("last")) for v in activity.access.values() if isinstance(v, dict)]
+    now_days = max((x for x in stamps if x is not None), default=0.0)
+    return sorted(details, key=lambda d: (not _memory(d).pinned, -round(retention(d, activity, now_days), 9), _key(d)))
+
+
+def file_order(kept) -> list:
+    """The order of the lines in MEMORY.md: pinned, importance, newest update, id, whatever chose them."""
+    return sorted(kept, key=_key)
 
 
 def _key(d) -> tuple:
@@ -206,7 +261,8 @@ def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_fu
     add: a new memory to list (refused when the index is full under ``on_full: refuse``);
     changed: a memory about to be written (its new version counts, not the one in ``memories``);
     pool: list these memories instead of the ones the lines name (`index rebuild`);
-    promote: memories that may take a free line, best first (the heartbeat);
+    promote: memories that may take a free line (the heartbeat); under activity they compete with
+    the listed ones for every line;
     tidy: drop second lines, lines whose file is gone and lines of expired memories;
     fit: demote listed memories until they fit, even when hand-written lines took the room
     (without it a write never moves a listed entry out for them: it warns);
@@ -250,7 +306,17 @@ def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_fu
     if len(ranked) > room and add is not None and on_full == "refuse":
         return Plan(base, [], [], [], dropped, kept, warnings, True, room)
     still = [d for d in ranked if d.id in listed]
-    if len(ranked) > room and len(still) > room and not (fit and room > 0):
+    if promote is not None and activity is not None and room > 0:
+        # index.rank: activity: the memories offered compete with the listed ones for the room by
+        # retention; the losers leave (``demoted``), the winners come in (``promoted``)
+        have = set(chosen)
+        rivals = [d for d in promote if d.id not in have]
+        keep, _ = demote(rank([*ranked, *rivals], activity), room)
+        won = {d.id for d in keep}
+        demoted = [d.id for d in rank(ranked) if d.id not in won]
+        promoted = [d.id for d in file_order(d for d in rivals if d.id in won)]
+        ranked = keep
+    elif len(ranked) > room and len(still) > room and not (fit and room > 0):
         # Hand-written lines took the room of entries already listed: none is moved out for them.
         demoted = [d.id for d in ranked if d.id not in listed]
         if not fit:
@@ -264,6 +330,7 @@ def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_fu
         if demoted and add is not None:
             warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
     elif promote is not None and len(ranked) < room:
+        # a free line belongs to a memory, the best ranked first
         import heapq
 
         have = set(chosen)
@@ -274,8 +341,3 @@ def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_fu
         ranked = file_order(ranked)
     return Plan(base.with_entries([_entry(d) for d in ranked]), ranked, demoted, promoted, dropped, kept,
                 warnings, False, room)
-
-
-def file_order(kept) -> list:
-    """The order of the lines in MEMORY.md (pinned, importance, newest update, id), whatever chose them."""
-    return sorted(kept, key=_key)

@@ -23,7 +23,7 @@ from .index import IndexDoc
 class Root:
     """A memory root: ``Root(path)`` (a folder holding MEMORY.md or memcli.yaml)."""
 
-    def __init__(self, path: str | os.PathLike, config: Config | None = None):
+    def __init__(self, path: str | os.PathLike, config: Config | None = None, *, door: str = "api"):
         path = Path(path).expanduser()
         if not path.is_dir():
             if path.exists():
@@ -33,6 +33,7 @@ class Root:
             raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
         self.path = path.resolve()
         self.config = config if config is not None else load_config(self.path)
+        self.door = door  # the front end writing through it: cli, api, mcp or hook (write.pii)
         self._dirs: dict = {}
         self._lock_owner = None
 
@@ -182,17 +183,28 @@ class Root:
         return indexed(self, self.read_index().entries if entries is None else entries)
 
     # ---------- the index plan and the writes
+    def activity(self, trace: bool = True):
+        """What `index.rank: activity` plans with (None under `importance`): the recalls of
+        .memcli/trace.jsonl, or none with trace=False (a merged index: the same on every clone)."""
+        if self.config["index.rank"] != "activity":
+            return None
+        from .trace import access
+
+        return indexrules.Activity(access(self.path) if trace else {},
+                                   self.config.seconds("recall.half_life") / 86400)
+
     def plan_index(self, doc: IndexDoc, *, add: Detail | None = None, changed: Detail | None = None,
                    pool: list | None = None, memories: dict | None = None, tidy: bool = False,
-                   activity=None) -> indexrules.Plan:
-        """``indexrules.plan`` under this root's configuration; the memories the lines name are
-        read through the index cache unless given."""
+                   fit: bool = False, trace: bool = True, promote=None) -> indexrules.Plan:
+        """``indexrules.plan`` under this root's configuration (its `index.rank`: the trace decides
+        who keeps a line unless trace=False); the memories the lines name are read through the
+        index cache unless given."""
         if memories is None:
             memories = {e.id: (d if d is not None else indexrules.UNREADABLE)
                         for e, d in self.indexed([e for e in doc.entries if e.id and indexrules.is_safe_id(e.id)])}
         return indexrules.plan(doc, memories, max_lines=int(self.config["index.max_lines"]),
                                on_full=self.config["index.on_full"], add=add, changed=changed, pool=pool,
-                               tidy=tidy, activity=activity)
+                               promote=promote, tidy=tidy, fit=fit, activity=self.activity(trace))
 
     def new_index_text(self, plan: indexrules.Plan) -> str | None:
         """MEMORY.md's text after the plan, or None when it would not change."""

@@ -15,10 +15,10 @@ MAX_TRACE = 10_000_000  # past this the log rolls over to trace.jsonl.1
 ACCESS_BYTES = 4_000_000  # how much of the log the heartbeat reads for recent use
 
 
-def append(root: Path, command: str, query: str, layer: str | None, ids: list) -> str | None:
-    """Append one line: time, command, query, the first hit's layer and the ids of the memories
-    returned. A warning when the log cannot be written (a recall goes on without it)."""
-    line = json.dumps({"time": utcnow(), "command": command, "query": query[:200], "layer": layer, "ids": ids},
+def append(root: Path, command: str, query: str, layer: str | None, ids: list, now: str | None = None) -> str | None:
+    """Append one line: time (now, unless given), command, query, the first hit's layer and the ids
+    of the memories returned. A warning when the log cannot be written (a recall goes on without it)."""
+    line = json.dumps({"time": now or utcnow(), "command": command, "query": query[:200], "layer": layer, "ids": ids},
                       ensure_ascii=False) + "\n"
     try:
         path = state_dir(root) / TRACE

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..dates import utcnow
 from ..errors import FileError, MemcliError, Refused
 from ..model import Detail, WriteResult
-from ..safety.writecheck import WriteCheck
+from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
 from ..store import layout
 from ..store.fs import atomic_write, read_exact
@@ -128,12 +128,23 @@ def finish(root, s: EditSession, text: str | None = None, now: str | None = None
             raise type(e)(f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
                           f"(run `memcli edit {s.id}` again and fix it)",
                           data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown}) from None
+        from ..safety.pii import PiiError
+
+        try:
+            masked, pii_notes = mask(root, {"edited text": new})  # write.pii: an edit is a deliberate write
+        except PiiError as e:
+            raise PiiError(f"{e.message}; {rel} is unchanged, your text is kept in {shown}",
+                           data={**(e.data or {}), "draft": shown}) from None
+        if masked["edited text"] != new:
+            new = masked["edited text"]
+            d = dfile.parse(new, s.id, rel)
         plan = root.plan_index(root.read_index(), changed=None if archived else d)
         root.write(plan, (path, new, newline))
     _drop(s.draft)
     result = WriteResult(action, s.id, rel, s.id in plan.ids, line=plan.line_for(s.id), redacted=checked.redacted)
     if checked.redacted:
         result.warnings.append(checked.warning(rel))
+    result.warnings += pii_notes
     return result
 
 

@@ -5,6 +5,7 @@ Making a root git-ready and running git are the store's (``store.git``)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..errors import UsageError
@@ -15,6 +16,8 @@ from ..store.details import add_history
 from ..store.fs import atomic_write, read_text
 from ..store.git import PUSH_TRIES, GitError, Repo, committed_bytes, git, last_line, status, tracked_state
 from ..store.index import IndexDoc
+
+_UPDATED = re.compile(r"\s*updated:\s*['\"]?\d{4}-\d\d-\d\d[T ]?[\d:.]*Z?['\"]?\s*$")  # a frontmatter time line
 
 
 def setup(root, command: str | None = None, check: bool = False) -> Result:
@@ -51,7 +54,9 @@ def reconcile_index(root) -> bool:
                 else:
                     memories[e.id] = indexrules.MISSING
         memories.update((e.id, d) for e, d in root.indexed(present) if d is not None)
-        new = root.plan_index(doc, memories=memories, tidy=True).doc.render()
+        # the trace is local to each clone: a merged index is planned without it (index.rank: activity),
+        # and fitted: both sides' entries may meet over the limit
+        new = root.plan_index(doc, memories=memories, tidy=True, fit=True, trace=False).doc.render()
         if new == text:
             return False
         with markers.overwriting():
@@ -99,15 +104,17 @@ def resolve(root, memory_id: str, side: str, now: str) -> Result:
         settled, dropped = markers.settle(text, side, size)
         d = dfile.parse(settled, memory_id, rel)
         other = "theirs" if side == "ours" else "ours"
-        if dropped:
-            notes = [f"conflict settled with {side}; {other} had: " + " / ".join(
-                ln.strip() for ln in t.split("\n") if ln.strip()) for t in dropped]
+        # what the other side said, without its `updated:` time (not a thing a person needs kept)
+        said = [[ln.strip() for ln in t.split("\n") if ln.strip() and not _UPDATED.match(ln)] for t in dropped]
+        said = [lines for lines in said if lines]
+        if said:
+            notes = [f"conflict settled with {side}; {other} had: " + " / ".join(lines) for lines in said]
             d = d.replace(body=add_history(d.body, now[:10], notes))
         with markers.overwriting():
             atomic_write(path, dfile.render(d))
         if rel == layout.detail_rel(memory_id) and markers.file_conflict(root.index_path) is None:
             root.write(root.plan_index(root.read_index()))
-    return Result({"id": memory_id, "path": rel, "side": side, "kept_in_history": len(dropped)})
+    return Result({"id": memory_id, "path": rel, "side": side, "kept_in_history": len(said)})
 
 
 
@@ -306,7 +313,8 @@ def _finish_merge(repo: Repo, root, warnings: list, fresh: bool = False) -> dict
         repo.run("add", "--", layout.INDEX)
     if repo.unmerged():
         return {"merged": False, "conflicts": repo.unmerged(), "failed": []}
-    repo.run("commit", "-q", "--no-verify", "--no-edit")
+    # --cleanup=strip: git's "# Conflicts:" lines in MERGE_MSG are notes for an editor, not the message
+    repo.run("commit", "-q", "--no-verify", "--no-edit", "--cleanup=strip")
     return {"merged": True, "conflicts": [], "failed": []}
 
 

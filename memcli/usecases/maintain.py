@@ -92,7 +92,7 @@ def apply(root, actions: list, now=None) -> list[str]:
             return done
         for a in by_kind["carry"]:
             done.append(_carry(root, a.id, when))
-        index_kinds = ("drop-line", "rerender", "carry", "demote", "promote")
+        index_kinds = ("drop-line", "rerender", "carry", "demote", "promote", "swap-out", "swap-in")
         if archived or any(by_kind[k] for k in index_kinds):
             done += _rewrite_index(root, by_kind, set(archived), when)
     return done
@@ -188,8 +188,8 @@ def _archive(root, mid: str, when: datetime) -> tuple[str, bool]:
 
 def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[str]:
     """The index repairs, on a fresh read of MEMORY.md and of the files its lines name: the same
-    plan as the audit's (``indexrules.plan``, tidy and fitted), offered only the planned promotions.
-    One atomic write."""
+    plan as the audit's (``indexrules.plan``, tidy and fitted), offered only the planned promotions
+    (under `index.rank: activity`, the memories planned to come in). One atomic write."""
     if not root.index_path.exists():
         return []  # nothing lists them; `memcli index rebuild` writes a new index
     try:
@@ -209,10 +209,9 @@ def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[s
     for e in doc.entries:
         if e.id and indexrules.is_safe_id(e.id) and e.id not in memories:
             memories[e.id] = indexrules.EXPIRED if e.id in archived else load(e.id)
-    promote = [d for d in (load(a.id) for a in by_kind["promote"])
+    promote = [d for d in (load(a.id) for a in by_kind["promote"] + by_kind["swap-in"])
                if isinstance(d, Detail) and not expired(d.expires, today)]
-    p = indexrules.plan(doc, memories, max_lines=int(root.config["index.max_lines"]), tidy=True, fit=True,
-                        promote=promote)
+    p = root.plan_index(doc, memories=memories, tidy=True, fit=True, promote=promote)
     done = []
     for _, mid, why in p.dropped:
         if why == indexrules.DUPLICATE:
@@ -220,7 +219,8 @@ def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[s
         elif why == indexrules.MISSING:
             done.append(f"dropped the MEMORY.md line of {mid}: {layout.detail_rel(mid)} does not exist")
     done += [f"demoted {mid}: dropped its MEMORY.md line ({layout.detail_rel(mid)} stays)" for mid in p.demoted]
-    done += [f"promoted {mid} into MEMORY.md" for mid in p.promoted]
+    in_use = " (in use)" if by_kind["swap-in"] else ""
+    done += [f"promoted {mid} into MEMORY.md{in_use}" for mid in p.promoted]
     listed = {d.id: d for d in p.listed}
     old = {e.id: e for e in reversed(doc.entries)}
     for a in by_kind["rerender"]:

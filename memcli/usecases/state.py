@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..dates import utcnow
 from ..errors import UsageError
 from ..model import Result
-from ..safety.writecheck import WriteCheck
+from ..safety.writecheck import WriteCheck, mask
 from ..textcheck import check_text_field
 
 
@@ -39,28 +39,34 @@ class Session:
         self.root = root
         self.name = name
 
-    def add(self, role: str, text: str, now: str | None = None, *, via: str | None = None) -> dict:
+    def add(self, role: str, text: str, now: str | None = None, *, via: str | None = None) -> Result:
         """Add a turn; beyond session.max_rounds the oldest turns are folded into the summary.
-        The result's "warning" is set when the configured summarizer failed. A fold starts a
+        The result's warnings say when the configured summarizer failed or personal data was masked. A fold starts a
         reflection in the background under reflect.on_fold (`via="hook"`: the offline engine only)."""
-        res = _result(self._add(role, text, now))
+        res = self._add(role, text, now)
         if res.get("folded") and self.root.config["reflect.on_fold"]:
             from .reflect import trigger
 
             trigger(self.root, via)
         return res
 
-    def _add(self, role: str, text: str, now: str | None = None) -> dict:
+    def _add(self, role: str, text: str, now: str | None = None) -> Result:
         """The turn added and the fold made (see add).
 
         A configured summarizer (a command, which may be slow) runs without the root lock: the
         turn is saved first, the turns to fold are summarized unlocked, and the fold is applied
         under the lock only if those turns and the summary are still what was summarized; when
         another writer changed them meanwhile, the fold is planned again (the turn stays saved)."""
-        from ..store import session
-
         check_text_field(text, "turn")
         text = _scan(self.root, {"turn": text})["turn"]  # turns are folded into memory/episodes/
+        masked, notes = mask(self.root, {"turn": text}, captured=True)  # personal data: write.pii_captured
+        res = _result(self._append(role, masked["turn"], now))
+        res.warnings += notes
+        return res
+
+    def _append(self, role: str, text: str, now: str | None) -> dict:
+        from ..store import session
+
         cfg = self.root.config
         now = _now(now)
         max_rounds, command = int(cfg["session.max_rounds"]), cfg["session.summarizer"]
@@ -93,14 +99,14 @@ class Session:
         # Still changing after three tries: the turns stay as they are; the next turn folds them.
         return session.result(self.name, data, [], None, moved, why)
 
-    def show(self) -> dict:
-        """The session; a broken file gives an empty one with a "warning"."""
+    def show(self) -> Result:
+        """The session; a broken file gives an empty one, and a warning."""
         from ..store import session
 
         data, warning = session.load_or_skip(self.root.path, self.name)
         return Result(data, [warning])
 
-    def clear(self, now: str | None = None) -> dict:
+    def clear(self, now: str | None = None) -> Result:
         """End the session; its turns and summary go to the episode log first."""
         from ..store import session
 
@@ -120,16 +126,19 @@ class Scope:
 
         return scope.load(self.root.path, self.name)
 
-    def start(self, task: str, now: str | None = None) -> dict:
+    def start(self, task: str, now: str | None = None) -> Result:
         """Start a task; an unended scope of the same name is moved to the episode log first."""
         from ..store import scope
 
         check_text_field(task, "task")
         task = _scan(self.root, {"task": task})["task"]  # a scope's state is archived to memory/episodes/
+        masked, notes = mask(self.root, {"task": task}, captured=True)
         with self.root.lock():
-            return _result(scope.start(self.root.path, self.name, task, _now(now)))
+            res = _result(scope.start(self.root.path, self.name, masked["task"], _now(now)))
+        res.warnings += notes
+        return res
 
-    def set(self, key: str, value: str, agent: str, force: bool = False, now: str | None = None) -> dict:
+    def set(self, key: str, value: str, agent: str, force: bool = False, now: str | None = None) -> Result:
         """Write a key as `agent`; another agent's key raises CollisionError unless force."""
         from ..store import scope
 
@@ -139,16 +148,19 @@ class Scope:
         check_text_field(agent, "agent name", name=True)
         # The scope's state is archived to memory/episodes/: its keys, values and agents are scanned.
         fields = _scan(self.root, {"key": key, "value": value, "agent name": agent})
+        fields, notes = mask(self.root, fields, captured=True)
         key, value, agent = fields["key"], fields["value"], fields["agent name"]
         with self.root.lock():
-            return _result(scope.set_key(self.root.path, self.name, key, value, agent, _now(now), force))
+            res = _result(scope.set_key(self.root.path, self.name, key, value, agent, _now(now), force))
+        res.warnings += notes
+        return res
 
-    def get(self, key: str) -> dict:
+    def get(self, key: str) -> Result:
         """{"key", "value", "agent", ...}; the value is None when the key is not set."""
         item = ((self._load() or {}).get("keys") or {}).get(key)
         return Result({"key": key, "value": None} if item is None else {"key": key, **item})
 
-    def read(self, agent: str | None, keys) -> dict:
+    def read(self, agent: str | None, keys) -> Result:
         """Only the keys an agent asks for: {"agent", "keys": {key: value}, "missing": [...]}."""
         data = (self._load() or {}).get("keys") or {}
         return Result({"agent": agent or None, "keys": {k: data[k]["value"] for k in keys if k in data},
@@ -158,13 +170,13 @@ class Scope:
         """The whole scope (task, keys, owners, log), or None when it is not started."""
         return _result(self._load())
 
-    def check(self) -> dict:
+    def check(self) -> Result:
         """Collisions and keys written by several agents."""
         from ..store import scope
 
         return Result(scope.check(self._load()))
 
-    def end(self, now: str | None = None) -> dict:
+    def end(self, now: str | None = None) -> Result:
         """Clear the scope; its final state goes to the episode log (and, under reflect.on_fold, a
         reflection starts in the background)."""
         from ..store import scope

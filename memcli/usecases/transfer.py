@@ -271,6 +271,7 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
         try:
             d, archived = _record_detail(rec, where)
             d = _scan(check, d)
+            d = _masked(root, d)
         except UsageError as e:
             name = rec.get("id") if isinstance(rec, dict) and isinstance(rec.get("id"), str) else where
             skipped.append({"id": name, "reason": e.message.removeprefix(f"{where}: ")})
@@ -300,6 +301,21 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
     index = rebuild_index(root) if written else None
     return Result({"source": str(source), "kind": kind, "imported": written, "skipped": skipped,
                    "indexed": index["entries"] if index else None})
+
+
+def _masked(root, d):
+    """write.pii over one record: an import is a deliberate write (warn by default); PiiError
+    (nothing is imported) under refuse."""
+    from ..safety.pii import PiiError
+    from ..safety.writecheck import mask
+
+    try:
+        f, _ = mask(root, {"title": d.title, "summary": d.summary, "body": d.body, "source": d.source or "",
+                         "aliases": tuple(d.aliases)})
+    except PiiError as e:
+        raise PiiError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
+    return d.replace(title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None,
+                     aliases=f["aliases"])
 
 
 def _scan(check, d):

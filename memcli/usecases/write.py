@@ -12,7 +12,7 @@ from ..dates import expired, expires_at, utcnow
 from ..errors import ExistsError, IndexFullError, UsageError
 from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, WriteResult, clean_tags, \
     importance_of, one_line
-from ..safety.writecheck import WriteCheck
+from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
 from ..store import frontmatter, layout
 from ..store.details import add_history
@@ -56,6 +56,8 @@ def remember(root, title: str, summary: str = "", *, tags=(), aliases=(), body: 
         {"title": title, "summary": one_line(summary or ""), "body": body, "tags": tuple(tags),
          "aliases": tuple(aliases), "source": source or "", "id": id or "", "extra": extra})
     fields, redacted = checked.fields, checked.redacted
+    masked, pii_warnings = mask(root, {k: v for k, v in fields.items() if k != "id"})
+    fields.update(masked)
     if id:
         memory_id = check_id(fields["id"] if fields["id"] == id else slugify(fields["id"]))
     else:
@@ -85,7 +87,7 @@ def remember(root, title: str, summary: str = "", *, tags=(), aliases=(), body: 
     result = WriteResult("remembered", memory_id, root.rel(path), memory_id in plan.ids,
                          redacted=redacted, demoted=plan.demoted)
     result.line = plan.line_for(memory_id)
-    result.warnings += plan.warnings
+    result.warnings += plan.warnings + pii_warnings
     if d.expires and expired(d.expires, now[:10]):
         result.warnings.append(_passed(d.expires))
     if redacted:
@@ -120,7 +122,7 @@ def update(root, memory_id: str, *, title: str | None = None, summary: str | Non
         {"title": one_line(title or ""), "summary": one_line(summary or ""), "append": append or "",
          "tags": tuple(tags), "aliases": tuple(aliases)})
     fields, redacted = checked.fields, checked.redacted
-    warnings: list = []
+    fields, warnings = mask(root, fields)
     with root.lock():
         path = root.detail_path(memory_id)
         if not path.is_file():
