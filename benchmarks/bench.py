@@ -2,10 +2,13 @@
 
     .venv/bin/python benchmarks/bench.py                 # 1k, 10k, 100k; 7 runs after a warm-up
     .venv/bin/python benchmarks/bench.py --sizes 1000 --runs 5
+    .venv/bin/python benchmarks/bench.py --sizes 1000 --runs 21 --compare OTHER/bin/memcli
 
 Prints a Markdown table: median, min and max milliseconds per command, peak memory (max RSS
 of the measured processes) and, for the details-layer recall, the ratio to `grep -ril` over
-the same files in the same run. Stores are generated with a fixed seed (benchmarks/gen_store.py)
+the same files in the same run. With --compare, only the per-turn commands, of this install
+and of another one (say, the code before a change, installed in another venv), interleaved round
+by round on the same store, with the CPU time (user + system) of each process beside its wall time. Stores are generated with a fixed seed (benchmarks/gen_store.py)
 under --dir and reused when present.
 """
 
@@ -114,14 +117,65 @@ def bench(root: Path, n: int, runs: int, rebuild: bool = True) -> list:
     return rows
 
 
+def cpu_timed(cmd: list) -> tuple[float, float]:
+    """(wall milliseconds, CPU milliseconds: user + system) of one whole process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(p.pid, 0)
+    return (time.perf_counter() - t0) * 1000, (usage.ru_utime + usage.ru_stime) * 1000
+
+
+def compare(root: Path, n: int, runs: int, other: str) -> list:
+    """The per-turn commands of this install (MEMCLI) and of `other`, interleaved on one store."""
+    mine = {"this": MEMCLI, "other": other}
+    commands = [
+        ("python -c pass", lambda exe, i: [sys.executable, "-c", "pass"]),
+        ("memcli --version", lambda exe, i: [exe, "--version"]),
+        ("recall (index hit)", lambda exe, i: [exe, "--root", str(root), "recall", INDEX_WORD]),
+        ("should-recall", lambda exe, i: [exe, "--root", str(root), "should-recall", "还记得上次那个部署方案吗"]),
+        ("session add", lambda exe, i: [exe, "--root", str(root), "--session", "bench", "session", "add", "user",
+                                        f"turn {i} of the benchmark"]),
+        ("scope set", lambda exe, i: [exe, "--root", str(root), "scope", "set", f"key{i % 3}", f"value {i}", "--agent",
+                                      "bench"]),
+        ("remember", lambda exe, i: [exe, "--root", str(root), "remember", f"bench note {time.time_ns()} {i}",
+                                     "a summary", "-t", "bench"]),
+    ]
+    rows = []
+    for name, make in commands:
+        got: dict = {k: [] for k in mine}
+        for i in range(-1, runs):  # one warm-up round
+            for key, exe in mine.items():
+                t = cpu_timed(make(exe, i))
+                if i >= 0:
+                    got[key].append(t)
+        for key in mine:
+            wall, cpu = [t[0] for t in got[key]], [t[1] for t in got[key]]
+            rows.append((n, name, key, statistics.median(wall), min(wall), max(wall), statistics.median(cpu)))
+            print(f"{n:>7} {name:<22} {key:<6} median {rows[-1][3]:7.1f} ms  cpu {rows[-1][6]:6.1f} ms",
+                  file=sys.stderr)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
     ap.add_argument("--no-rebuild", action="store_true", help="Leave out `index rebuild` (slow on old versions).")
+    ap.add_argument("--compare", metavar="MEMCLI", help="Another install's memcli: the per-turn commands of both.")
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
+    if args.compare:
+        rows = [r for n in args.sizes for r in compare(store(args.dir, n), n, args.runs, args.compare)]
+        print(f"\n{date.today()} · {platform.machine()} · {os.cpu_count()} cores · Python {platform.python_version()}"
+              f" · medians of {args.runs} interleaved runs after a warm-up · load {os.getloadavg()[0]:.1f}\n")
+        print(f"| memories | command | median ms, this ({MEMCLI}) | min | median ms, other ({args.compare}) | min "
+              "| CPU ms, this | CPU ms, other |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|")
+        for this, other in zip(rows[::2], rows[1::2]):
+            print(f"| {this[0]:,} | {this[1]} | {this[3]:.0f} | {this[4]:.0f} | {other[3]:.0f} | {other[4]:.0f} "
+                  f"| {this[6]:.0f} | {other[6]:.0f} |")
+        return
     rows = []
     for n in args.sizes:
         rows += bench(store(args.dir, n), n, args.runs, rebuild=not args.no_rebuild)

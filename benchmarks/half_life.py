@@ -9,7 +9,6 @@ The bilingual memories carry realistic `updated` dates over the year before the 
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,9 +29,9 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|")
     for weight in (0.05, 0.2):
         for half in ("7d", "30d", "90d", "180d", "365d"):
-            mem = Memory(root, config=replace(base.config, values={**base.config.values, "recall.half_life": half,
-                                                                     "recall.freshness_weight": weight}))
-            rows = [(q, [h.id for h in recall(mem, q["q"], limit=5, now=bilingual.NOW).hits]) for q in queries]
+            mem = Memory(root, config=base.config.replace(values={**base.config.values, "recall.half_life": half,
+                                                                  "recall.freshness_weight": weight}))
+            rows = [(q, [h.id for h in recall(mem.store, q["q"], limit=5, now=bilingual.NOW).hits]) for q in queries]
             s = bilingual.score(rows)
             print(f"| {half} | {weight} | {s['hit@1']} | {s['hit@3']} | {s['FP']} |")
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .dates import parse_duration
 from .errors import ConfigError, NotARootError
+from .model import Value
 
 EXPLICIT_SIGNALS = [
     "上次", "之前", "以前", "昨天", "前天", "上周", "继续", "还记得", "记得吗", "记不记得", "我们说过",
@@ -61,11 +61,17 @@ SCHEMA: dict[str, tuple[object, str]] = {
 GATES = ("direct", "inbox")
 FRONT_ENDS = ("cli", "mcp", "hook")
 
-@dataclass(frozen=True)
-class Config:
-    values: dict = field(default_factory=dict)
-    path: Path | None = None
-    warnings: tuple = ()
+class Config(Value):
+    """A root's configuration: the values set (the rest are SCHEMA's defaults), the memcli.yaml
+    read, and what was said about it (a setting not trusted, a file not read)."""
+
+    FIELDS = ("values", "path", "warnings")
+    __slots__ = FIELDS
+
+    def __init__(self, values: dict | None = None, path: Path | None = None, warnings: tuple = ()):
+        object.__setattr__(self, "values", {} if values is None else values)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "warnings", warnings)
 
     def __getitem__(self, key: str):
         if key in self.values:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field, replace
 
 from .errors import UsageError
 from .store.layout import detail_rel, id_of
@@ -98,20 +97,66 @@ def clean_tags(tags) -> tuple[str, ...]:
     return tuple(seen)
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One index line of MEMORY.md."""
+class Value:
+    """A plain value class, written out instead of a dataclass (making a dataclass costs a process
+    about half a millisecond, and importing the module several, on every per-turn command): equal by
+    the fields it compares, hashable and immutable when FROZEN, a readable repr, and ``replace``.
+    A subclass names its FIELDS in __init__'s order and, when some do not count, COMPARE."""
 
-    title: str
-    summary: str = ""
-    tags: tuple[str, ...] = ()
-    path: str = ""
-    raw: str | None = field(default=None, compare=False, repr=False)
+    __slots__ = ()
+    FIELDS: tuple = ()
+    COMPARE: tuple | None = None
+    FROZEN = True
 
-    def __post_init__(self):
-        object.__setattr__(self, "title", one_line(self.title))
-        object.__setattr__(self, "summary", one_line(self.summary))
-        object.__setattr__(self, "tags", clean_tags(self.tags))
+    def _key(self) -> tuple:
+        return tuple(getattr(self, f) for f in (self.COMPARE or self.FIELDS))
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self):
+        if not self.FROZEN:
+            raise TypeError(f"unhashable type: {type(self).__name__!r}")
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{f}={getattr(self, f)!r}"
+                                                     for f in (self.COMPARE or self.FIELDS)) + ")"
+
+    def __setattr__(self, name, value):
+        if self.FROZEN:
+            raise AttributeError(f"{type(self).__name__} is immutable: use replace()")
+        object.__setattr__(self, name, value)
+
+    def __reduce__(self):
+        return (self.__class__, tuple(getattr(self, f) for f in self.FIELDS))
+
+    def replace(self, **changes):
+        """A copy with some fields changed."""
+        unknown = set(changes) - set(self.FIELDS)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {', '.join(sorted(unknown))}")
+        return self.__class__(*(changes[f] if f in changes else getattr(self, f) for f in self.FIELDS))
+
+
+_set = object.__setattr__
+
+
+class Entry(Value):
+    """One index line of MEMORY.md (raw: the line as written, not compared)."""
+
+    FIELDS = ("title", "summary", "tags", "path", "raw")
+    COMPARE = ("title", "summary", "tags", "path")
+    __slots__ = FIELDS
+
+    def __init__(self, title: str, summary: str = "", tags=(), path: str = "", raw: str | None = None):
+        _set(self, "title", one_line(title))
+        _set(self, "summary", one_line(summary))
+        _set(self, "tags", clean_tags(tags))
+        _set(self, "path", path)
+        _set(self, "raw", raw)
 
     @property
     def id(self) -> str | None:
@@ -119,28 +164,25 @@ class Entry:
         return id_of(self.path, archived=False)
 
 
-@dataclass(frozen=True)
-class Detail:
-    """One memory: a detail file's frontmatter, normalised, and its body."""
+class Detail(Value):
+    """One memory: a detail file's frontmatter, normalised, and its body (extra: the other
+    frontmatter keys; extra and path are not compared)."""
 
-    id: str
-    title: str
-    summary: str = ""
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    type: str = DEFAULT_TYPE
-    importance: float = DEFAULT_IMPORTANCE
-    pinned: bool = False
-    created: str | None = None
-    updated: str | None = None
-    expires: str | None = None
-    source: str | None = None
-    extra: dict = field(default_factory=dict, compare=False)
-    body: str = ""
-    path: str = field(default="", compare=False)
+    FIELDS = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated",
+              "expires", "source", "extra", "body", "path")
+    COMPARE = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated",
+               "expires", "source", "body")
+    __slots__ = FIELDS
 
-    def replace(self, **kw) -> "Detail":
-        return replace(self, **kw)
+    def __init__(self, id: str, title: str, summary: str = "", tags: tuple = (), aliases: tuple = (),
+                 type: str = DEFAULT_TYPE, importance: float = DEFAULT_IMPORTANCE, pinned: bool = False,
+                 created: str | None = None, updated: str | None = None, expires: str | None = None,
+                 source: str | None = None, extra: dict | None = None, body: str = "", path: str = ""):
+        for name, value in (("id", id), ("title", title), ("summary", summary), ("tags", tags), ("aliases", aliases),
+                            ("type", type), ("importance", importance), ("pinned", pinned), ("created", created),
+                            ("updated", updated), ("expires", expires), ("source", source),
+                            ("extra", {} if extra is None else extra), ("body", body), ("path", path)):
+            _set(self, name, value)
 
     @property
     def entry(self) -> Entry:
@@ -167,29 +209,32 @@ def _neg_str(s: str) -> tuple:
     return tuple(-ord(c) for c in s)
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Value):
     """A file that could not be read as a memory."""
 
-    path: str
-    line: int | None
-    message: str
+    FIELDS = ("path", "line", "message")
+    __slots__ = FIELDS
+
+    def __init__(self, path: str, line: int | None, message: str):
+        _set(self, "path", path)
+        _set(self, "line", line)
+        _set(self, "message", message)
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
         return f"{where}: {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(Value):
     """One problem: a stable code, a severity, where it is and what to do about it."""
 
-    code: str
-    severity: str
-    path: str
-    line: int | None
-    message: str
-    fix: str
+    FIELDS = ("code", "severity", "path", "line", "message", "fix")
+    __slots__ = FIELDS
+
+    def __init__(self, code: str, severity: str, path: str, line: int | None, message: str, fix: str):
+        for name, value in (("code", code), ("severity", severity), ("path", path), ("line", line),
+                            ("message", message), ("fix", fix)):
+            _set(self, name, value)
 
     @property
     def where(self) -> str:
@@ -203,20 +248,19 @@ class Finding:
         return f"{self.severity} {self.code} {self.where} {self.message} (fix: {self.fix})"
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One recalled item: which layer found it, what it is, how well it fits."""
+class Hit(Value):
+    """One recalled item: which layer found it, what it is, how well it fits; methods: how it was
+    found, "bm25f" (words) and/or "embedding" (meaning)."""
 
-    layer: str
-    id: str
-    title: str
-    path: str
-    score: float
-    snippet: str = ""
-    summary: str = ""
-    tags: tuple[str, ...] = ()
-    matched: tuple[str, ...] = ()
-    methods: tuple[str, ...] = ()  # how it was found: "bm25f" (words), "embedding" (meaning)
+    FIELDS = ("layer", "id", "title", "path", "score", "snippet", "summary", "tags", "matched", "methods")
+    __slots__ = FIELDS
+
+    def __init__(self, layer: str, id: str, title: str, path: str, score: float, snippet: str = "",
+                 summary: str = "", tags: tuple = (), matched: tuple = (), methods: tuple = ()):
+        for name, value in (("layer", layer), ("id", id), ("title", title), ("path", path), ("score", score),
+                            ("snippet", snippet), ("summary", summary), ("tags", tags), ("matched", matched),
+                            ("methods", methods)):
+            _set(self, name, value)
 
     def to_dict(self) -> dict:
         return {"layer": self.layer, "id": self.id, "title": self.title, "path": self.path,
@@ -224,12 +268,15 @@ class Hit:
                 "tags": list(self.tags), "matched": list(self.matched), "methods": list(self.methods)}
 
 
-@dataclass(frozen=True)
-class LayerTrace:
-    layer: str
-    candidates: int
-    hits: int
-    ms: float
+class LayerTrace(Value):
+    """What one layer of a recall looked at, found, and took."""
+
+    FIELDS = ("layer", "candidates", "hits", "ms")
+    __slots__ = FIELDS
+
+    def __init__(self, layer: str, candidates: int, hits: int, ms: float):
+        for name, value in (("layer", layer), ("candidates", candidates), ("hits", hits), ("ms", ms)):
+            _set(self, name, value)
 
     def to_dict(self) -> dict:
         return {"layer": self.layer, "candidates": self.candidates, "hits": self.hits, "ms": round(self.ms, 2)}
@@ -250,19 +297,20 @@ class Result(dict):
         return dict(self)
 
 
-@dataclass
-class WriteResult:
+class WriteResult(Value):
     """A memory written: what was done (remembered, updated, unchanged, forgotten, edited, merged,
     restored), its id, file and index line, what was demoted or redacted, and the warnings."""
 
-    action: str
-    id: str
-    path: str
-    indexed: bool = False
-    line: str | None = None
-    demoted: list = field(default_factory=list)
-    redacted: list = field(default_factory=list)
-    warnings: list = field(default_factory=list)
+    FIELDS = ("action", "id", "path", "indexed", "line", "demoted", "redacted", "warnings")
+    FROZEN = False
+    __slots__ = FIELDS
+
+    def __init__(self, action: str, id: str, path: str, indexed: bool = False, line: str | None = None,
+                 demoted: list | None = None, redacted: list | None = None, warnings: list | None = None):
+        self.action, self.id, self.path, self.indexed, self.line = action, id, path, indexed, line
+        self.demoted = [] if demoted is None else demoted
+        self.redacted = [] if redacted is None else redacted
+        self.warnings = [] if warnings is None else warnings
 
     def to_dict(self) -> dict:
         return {
@@ -271,14 +319,16 @@ class WriteResult:
         }
 
 
-@dataclass
-class Listing:
+class Listing(Value):
     """Memories in index order, the files that could not be read, and the ids MEMORY.md lists."""
 
-    details: list
-    problems: list
-    indexed: set
-    warnings: list = field(default_factory=list)
+    FIELDS = ("details", "problems", "indexed", "warnings")
+    FROZEN = False
+    __slots__ = FIELDS
+
+    def __init__(self, details: list, problems: list, indexed: set, warnings: list | None = None):
+        self.details, self.problems, self.indexed = details, problems, indexed
+        self.warnings = [] if warnings is None else warnings
 
     def to_dict(self) -> dict:
         rows = [{"id": d.id, "title": d.title, "summary": d.summary, "type": d.type, "importance": d.importance,

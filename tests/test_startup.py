@@ -48,6 +48,19 @@ def test_should_recall_needs_no_framework(example_root):
     assert not mods & {"typer", "click", "rich", "yaml", "rapidfuzz", "watchdog", "sqlite3"}, mods
 
 
+# What a process costs several milliseconds to import or set up, that the index-hit recall and
+# should-recall do without: dataclasses (and inspect, ast, dis behind it), typing, hashlib,
+# shutil and tempfile (the semantic extra's model code), threading.
+SLOW_FOR_A_TURN = {"dataclasses", "inspect", "ast", "typing", "hashlib", "shutil", "tempfile", "threading"}
+
+
+@pytest.mark.parametrize("args", [["recall", "charset"], ["should-recall", "上次那个方案"]])
+def test_the_turn_commands_load_nothing_slow_to_import(example_root, args):
+    run_memcli("--root", example_root, *args)  # fills the indexed-memory cache
+    mods = loaded("--root", example_root, *args)
+    assert not mods & SLOW_FOR_A_TURN, mods & SLOW_FOR_A_TURN
+
+
 def test_details_recall_loads_sqlite_but_no_framework(example_root):
     run_memcli("--root", example_root, "recall", "alembic", "--layer", "details")
     mods = loaded("--root", example_root, "recall", "alembic", "--layer", "details")

@@ -172,7 +172,7 @@ class BM25:
 
 @functools.lru_cache(maxsize=None)
 def _documents(root: Path) -> tuple:
-    mem = _memory(root)
+    mem = _memory(root).store
     docs = []
     for path in mem.detail_files():
         d = mem.load(path)

@@ -7,34 +7,34 @@ envelope with --json, else warnings and errors on stderr and the human rendering
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from .. import render as r
 from ..errors import MemcliError
 
 
-@dataclass
 class State:
     """The global options: --root, --json, --session, --scope (None when not given)."""
 
-    root: Optional[str] = None
-    json: bool = False
-    session: Optional[str] = None
-    scope: Optional[str] = None
+    __slots__ = ("root", "json", "session", "scope")
+
+    def __init__(self, root: str | None = None, json: bool = False, session: str | None = None,
+                 scope: str | None = None):
+        self.root, self.json, self.session, self.scope = root, json, session, scope
 
 
-@dataclass
 class Out:
     """What a command hands the boundary: data for --json, a human renderer, an exit code."""
 
-    data: object = None
-    human: Optional[Callable[[], None]] = None
-    code: int = 0
-    warnings: list = field(default_factory=list)
+    __slots__ = ("data", "human", "code", "warnings")
+
+    def __init__(self, data: object = None, human: Callable[[], None] | None = None, code: int = 0,
+                 warnings: list | None = None):
+        self.data, self.human, self.code = data, human, code
+        self.warnings = [] if warnings is None else warnings
 
     @classmethod
-    def of(cls, result, human: Optional[Callable[[], None]] = None, code: int = 0, warnings=()) -> "Out":
+    def of(cls, result, human: Callable[[], None] | None = None, code: int = 0, warnings=()) -> "Out":
         """A library result (anything with to_dict() and warnings): its data, its warnings after any given."""
         return cls(result.to_dict(), human, code, [*warnings, *result.warnings])
 
@@ -92,13 +92,13 @@ def stdin_bytes() -> bytes:
     return sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
 
 
-def open_memory(root: Optional[str]):
+def open_memory(root: str | None):
     from ..core import Memory
 
     return Memory.find(root, door="cli")
 
 
-def names(session: Optional[str], scope: Optional[str]) -> tuple[str, str]:
+def names(session: str | None, scope: str | None) -> tuple[str, str]:
     from ..core import session_names
 
     return session_names(session, scope)

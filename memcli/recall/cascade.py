@@ -9,7 +9,6 @@ with a real answer, or, when no layer has one, the deepest layer that found anyt
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 from ..dates import now_of
@@ -19,14 +18,21 @@ from .layer import Ask, Candidate
 from .registry import layer_names, layers
 
 
-@dataclass
 class Recall:
-    query: str
-    hits: list = field(default_factory=list)
-    trace: list = field(default_factory=list)
-    warnings: list = field(default_factory=list)
-    methods: list = field(default_factory=list)  # the ranking methods of the layers that ran
-    appended: list = field(default_factory=list)  # hits from outside the cascade, after its own (the inbox's)
+    """What a recall found: its hits best first, the trace of the layers it asked, the warnings,
+    the ranking methods of the layers that ran, and hits from outside the cascade listed after its
+    own (the inbox's)."""
+
+    __slots__ = ("query", "hits", "trace", "warnings", "methods", "appended")
+
+    def __init__(self, query: str, hits: list | None = None, trace: list | None = None, warnings: list | None = None,
+                 methods: list | None = None, appended: list | None = None):
+        self.query = query
+        self.hits = [] if hits is None else hits
+        self.trace = [] if trace is None else trace
+        self.warnings = [] if warnings is None else warnings
+        self.methods = [] if methods is None else methods
+        self.appended = [] if appended is None else appended
 
     def to_dict(self) -> dict:
         return {"query": self.query, "hits": [h.to_dict() for h in self.hits + self.appended],
@@ -79,7 +85,7 @@ def run(root, query: str, *, session: str, scope: str, limit: int, threshold: fl
         found, n = layer.search(ask)
         found = weigh(ask, layer, found)  # success rates of procedures; --type, --min-success
         result.trace.append(LayerTrace(layer.name, n, len(found), (time.perf_counter() - t0) * 1000))
-        found = [c if c.hit.methods else replace(c, hit=replace(c.hit, methods=(layer.method,))) for c in found]
+        found = [c if c.hit.methods else c.replace(hit=c.hit.replace(methods=(layer.method,))) for c in found]
         if layer.method not in result.methods and layer.name not in ask.skipped:
             result.methods.append(layer.method)
         pool += found

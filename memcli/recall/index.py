@@ -36,6 +36,7 @@ class IndexLayer(Layer):
         if not docs:
             return [], 0
         by_id = {e.id: (e, d) for e, d in pairs}
+        ask.details.update((e.path, d) for e, d in pairs if d is not None)  # read once: procedures weigh them
         out = []
         for s in rank(docs, ask):
             e, d = by_id[s.key]

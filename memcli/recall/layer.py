@@ -8,10 +8,9 @@ what to return; a layer only ranks its own corpus.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..model import Hit
+from ..model import Hit, Value
 
 
 # A hit of a layer before the last ends the cascade only when it covers nearly all of the query:
@@ -24,35 +23,42 @@ def decisive(relevance: float) -> bool:
     return relevance >= DECISIVE
 
 
-@dataclass
 class Ask:
     """One recall, as every layer sees it (root: the store.Root asked)."""
 
-    root: object
-    query: str
-    session: str
-    scope: str
-    limit: int
-    threshold: float
-    now: datetime
-    warnings: list = field(default_factory=list)
-    # Set by the cascade for layers that read what earlier ones found: ``floor``, how far down
-    # the details layer keeps its lexical candidates (``scored``, the ranker's Scored hits);
-    # ``answered``, whether an earlier layer had a real answer.
-    floor: float | None = None
-    scored: list | None = None
-    answered: bool = False
-    skipped: set = field(default_factory=set)  # layers that could not run (a warning says why)
-    type: str | None = None  # only memories of this type (recall --type)
-    min_success: float | None = None  # only memories whose smoothed success rate reaches this (--min-success)
-    prior: tuple | None = None  # (recall.freshness_weight, recall.half_life in days) for the ranker
+    __slots__ = ("root", "query", "session", "scope", "limit", "threshold", "now", "warnings", "floor", "scored",
+                 "answered", "skipped", "type", "min_success", "prior", "details")
+
+    def __init__(self, root, query: str, session: str, scope: str, limit: int, threshold: float, now: datetime,
+                 warnings: list | None = None, *, type: str | None = None, min_success: float | None = None,
+                 prior: tuple | None = None):
+        self.root, self.query, self.session, self.scope = root, query, session, scope
+        self.limit, self.threshold, self.now = limit, threshold, now
+        self.warnings = [] if warnings is None else warnings
+        # Set by the cascade for layers that read what earlier ones found: ``floor``, how far down
+        # the details layer keeps its lexical candidates (``scored``, the ranker's Scored hits);
+        # ``answered``, whether an earlier layer had a real answer; ``skipped``, the layers that
+        # could not run (a warning says why).
+        self.floor: float | None = None
+        self.scored: list | None = None
+        self.answered = False
+        self.skipped: set = set()
+        self.type = type  # only memories of this type (recall --type)
+        self.min_success = min_success  # only memories whose smoothed success rate reaches this (--min-success)
+        self.prior = prior  # (recall.freshness_weight, recall.half_life in days) for the ranker
+        self.details: dict = {}  # path -> Detail (None: unreadable) of the memories a layer already read
 
 
-@dataclass(frozen=True)
-class Candidate:
-    hit: Hit
-    relevance: float
-    answer: bool = True  # may end the cascade
+class Candidate(Value):
+    """A layer's hit, its relevance, and whether it is a real answer (one that may end the cascade)."""
+
+    FIELDS = ("hit", "relevance", "answer")
+    __slots__ = FIELDS
+
+    def __init__(self, hit: Hit, relevance: float, answer: bool = True):
+        object.__setattr__(self, "hit", hit)
+        object.__setattr__(self, "relevance", relevance)
+        object.__setattr__(self, "answer", answer)
 
 
 def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) -> bool:

@@ -11,7 +11,6 @@ weak match an answer.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 WEIGHT = 0.2
 
@@ -39,7 +38,7 @@ def weigh(ask, layer, found: list) -> list:
                 continue
         rate = success_rate(d) if d is not None else None
         if rate is not None:
-            c = replace(c, hit=replace(c.hit, score=round(c.hit.score * factor(rate), 6)))
+            c = c.replace(hit=c.hit.replace(score=round(c.hit.score * factor(rate), 6)))
         out.append(c)
     return out
 
@@ -48,7 +47,7 @@ def _detail(ask, layer, hit):
     """The memory behind a hit (None for turns, scope keys, episodes and unreadable files)."""
     if not getattr(layer, "memories", False) or not hit.path.startswith("memory/") or hit.id.startswith("episode:"):
         return None
-    memo = ask.__dict__.setdefault("_details", {})
+    memo = ask.details
     if hit.path not in memo:
         try:
             memo[hit.path] = ask.root.load(ask.root.path / hit.path)

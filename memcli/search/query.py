@@ -11,8 +11,7 @@ typo corrections, compounds, and joins of adjacent words ("roll back" -> rollbac
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 from memcli.search.tokenize import COMPOUND, CJK_BIGRAM, CJK_CHAR, STOP_CHARS, WORD, analyze, stem
 
@@ -72,25 +71,24 @@ def correct(word: str, candidates: Sequence[tuple[str, int, int]]) -> str | None
     return best[0]
 
 
-@dataclass
 class Entry:
-    """A term to look up, and the query units a document holding it satisfies."""
+    """A term to look up, and the query units a document holding it satisfies: factor is 1.0, or
+    FUZZY_MATCH for a corrected term; bound, the most the term can add to a document's relevance."""
 
-    term: str
-    df: int
-    factor: float  # 1.0, or FUZZY_MATCH for a corrected term
-    units: tuple[int, ...]  # query units this term satisfies
-    bound: float = 0.0  # the most this term can add to a document's relevance
+    __slots__ = ("term", "df", "factor", "units", "bound")
+
+    def __init__(self, term: str, df: int, factor: float, units: tuple, bound: float = 0.0):
+        self.term, self.df, self.factor, self.units, self.bound = term, df, factor, units, bound
 
 
-@dataclass
 class Plan:
-    """A query, planned: unit weights, the entries to look up and the typo corrections."""
+    """A query, planned: unit weights (per query unit, for fit), idfs (for the soft BM25 share),
+    the entries to look up and the typo corrections."""
 
-    weights: list[float]  # per query unit, for fit
-    idfs: list[float]  # per query unit, for the soft BM25 share
-    entries: list[Entry]
-    fuzzy: list[tuple[str, str]]
+    __slots__ = ("weights", "idfs", "entries", "fuzzy")
+
+    def __init__(self, weights: list, idfs: list, entries: list, fuzzy: list):
+        self.weights, self.idfs, self.entries, self.fuzzy = weights, idfs, entries, fuzzy
 
 
 def plan_query(query: str, corpus, n: int) -> Plan:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any, Collection, Iterable, Mapping, Protocol, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from memcli.dates import days
-from memcli.model import importance_of
+from memcli.model import Value, importance_of
 from memcli.search.query import BODY_MATCH, FIT_PRIOR_DOCS, idf, plan_query
 from memcli.search.tokenize import is_cjk, terms
 
@@ -39,34 +38,32 @@ TWO_TERMS_SHARE = 0.72
 CANDIDATE_FLOOR = 0.2
 
 
-@dataclass(frozen=True)
-class SearchDoc:
-    """One memory as the search engine sees it."""
+class SearchDoc(Value):
+    """One memory as the search engine sees it (updated: an ISO date or date-time)."""
 
-    key: str
-    title: str = ""
-    summary: str = ""
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    body: str = ""
-    importance: float = 0.5
-    updated: str | None = None  # ISO date or date-time
+    FIELDS = ("key", "title", "summary", "tags", "aliases", "body", "importance", "updated")
+    __slots__ = FIELDS
+
+    def __init__(self, key: str, title: str = "", summary: str = "", tags: tuple = (), aliases: tuple = (),
+                 body: str = "", importance: float = 0.5, updated: str | None = None):
+        for name, value in zip(self.FIELDS, (key, title, summary, tags, aliases, body, importance, updated)):
+            object.__setattr__(self, name, value)
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(Value):
     """A ranked hit: ``score`` blends ``relevance`` with importance and freshness."""
 
-    key: str
-    score: float
-    relevance: float
-    matched: tuple[str, ...] = ()
-    fuzzy: tuple[tuple[str, str], ...] = ()
+    FIELDS = ("key", "score", "relevance", "matched", "fuzzy")
+    __slots__ = FIELDS
+
+    def __init__(self, key: str, score: float, relevance: float, matched: tuple = (), fuzzy: tuple = ()):
+        for name, value in zip(self.FIELDS, (key, score, relevance, matched, fuzzy)):
+            object.__setattr__(self, name, value)
 
 
 Lengths = tuple[int, int, int, int, int]
 Norms = tuple[tuple[float, float, float], ...]  # per field: weight, 1 - b, b / average length
-Posting = tuple[Any, float, int]  # (doc ref, field-weighted term frequency, 1 if in a head field)
+Posting = tuple[object, float, int]  # (doc ref, field-weighted term frequency, 1 if in a head field)
 
 MAX_TF = 255  # a term frequency is stored in one byte
 
@@ -139,8 +136,9 @@ def weighted_tf(tfs: Sequence[int], codes: Sequence[int], norms: Norms) -> float
     return total
 
 
-class Corpus(Protocol):
-    """What the scorer needs to know about a collection of documents."""
+class Corpus:
+    """What the scorer needs to know about a collection of documents (the interface ``MemoryIndex``
+    and ``cache.SearchCache`` give)."""
 
     def size(self) -> tuple[int, tuple[int, ...]]:
         """Number of documents and the total length of each field."""
@@ -148,16 +146,16 @@ class Corpus(Protocol):
     def df(self, terms: Sequence[str]) -> Mapping[str, int]:
         """Document frequency of each term (absent terms may be left out)."""
 
-    def postings(self, term: str, norms: Norms, docs: Collection[Any] | None = None) -> Sequence[Posting]:
+    def postings(self, term: str, norms: Norms, docs: Collection[object] | None = None) -> Sequence[Posting]:
         """(ref, weighted tf, in head) of the documents holding ``term``, all or only ``docs``."""
 
     def fuzzy_candidates(self, first: str, min_len: int, max_len: int) -> Sequence[tuple[str, int, int]]:
         """(term, df, head df) of vocabulary words starting with ``first`` in a length range."""
 
-    def doc_priors(self, refs: Collection[Any]) -> Mapping[Any, tuple[float, float]]:
+    def doc_priors(self, refs: Collection[object]) -> Mapping[object, tuple[float, float]]:
         """(importance, ``updated_days``) of documents."""
 
-    def doc_keys(self, refs: Collection[Any]) -> Mapping[Any, str]:
+    def doc_keys(self, refs: Collection[object]) -> Mapping[object, str]:
         """Keys of documents."""
 
 
@@ -171,7 +169,7 @@ def updated_days(updated: str | None) -> float:
     return math.nan if found is None else found
 
 
-def importance_value(value: Any) -> float:
+def importance_value(value: object) -> float:
     """A document's importance as a number in 0..1 (0.5 when it is not a number)."""
     return importance_of(value)
 
@@ -233,7 +231,7 @@ def search_corpus(
     for i, e in enumerate(entries):
         if i not in optional:
             postings[i] = corpus.postings(e.term, norms)
-    found: set[Any] = set()
+    found: set[object] = set()
     for posts in postings.values():
         found.update(p[0] for p in posts)
     for i in optional:
@@ -242,10 +240,10 @@ def search_corpus(
     # A query unit reached by one entry adds its weight straight to the document's fit;
     # one reached by several (a word, its typo fix, a compound) counts once, at its best.
     reach_count = Counter(u for e in entries for u in e.units)
-    bm: dict[Any, float] = {}
-    fit: dict[Any, float] = {}
-    best: dict[Any, dict[int, float]] = {}
-    mask: dict[Any, int] = {}
+    bm: dict[object, float] = {}
+    fit: dict[object, float] = {}
+    best: dict[object, dict[int, float]] = {}
+    mask: dict[object, int] = {}
     for i, e in enumerate(entries):  # in query order: float sums do not depend on storage
         term_idf = idf(n + FIT_PRIOR_DOCS, e.df) * e.factor
         solo = [u for u in e.units if reach_count[u] == 1]
@@ -270,7 +268,7 @@ def search_corpus(
                 for u in shared:
                     if level > units.get(u, 0.0):
                         units[u] = level
-    relevance: dict[Any, float] = {}
+    relevance: dict[object, float] = {}
     for ref, solo_fit in fit.items():
         units = best.get(ref)
         if units:
@@ -289,7 +287,7 @@ def search_corpus(
     # Blend in order of relevance, fetching importance and dates block by block, and stop
     # once even a perfect importance * freshness (1.0) could not reach the current top.
     ordered = sorted(relevance.items(), key=lambda item: -item[1])
-    scored: list[tuple[float, Any]] = []
+    scored: list[tuple[float, object]] = []
     kth = -1.0
     start, block = 0, max(limit * 8, 64)
     while start < len(ordered):
@@ -376,7 +374,7 @@ class MemoryIndex:
     def df(self, terms: Sequence[str]) -> Mapping[str, int]:
         return {t: len(self._postings[t]) for t in terms if t in self._postings}
 
-    def postings(self, term: str, norms: Norms, docs: Collection[Any] | None = None) -> Sequence[Posting]:
+    def postings(self, term: str, norms: Norms, docs: Collection[object] | None = None) -> Sequence[Posting]:
         posts = self._postings.get(term, ())
         if norms != self._norms:  # cannot happen through search(); kept honest for other callers
             raise ValueError("norms do not belong to this index")
@@ -385,10 +383,10 @@ class MemoryIndex:
     def fuzzy_candidates(self, first: str, min_len: int, max_len: int) -> Sequence[tuple[str, int, int]]:
         return [c for c in self._fuzzy.get(first, ()) if min_len <= len(c[0]) <= max_len]
 
-    def doc_priors(self, refs: Collection[Any]) -> Mapping[Any, tuple[float, float]]:
+    def doc_priors(self, refs: Collection[object]) -> Mapping[object, tuple[float, float]]:
         return {ref: self._priors[ref] for ref in refs}
 
-    def doc_keys(self, refs: Collection[Any]) -> Mapping[Any, str]:
+    def doc_keys(self, refs: Collection[object]) -> Mapping[object, str]:
         return {ref: self._keys[ref] for ref in refs}
 
     def search(

@@ -27,12 +27,9 @@ resident ``python -m memcli.serve`` answers for it (see ``memcli.serve``).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 FORMAT = "1"
 # Chosen on the dev split of the bilingual evaluation (benchmarks/semantic_bench.py quality).
@@ -49,13 +46,13 @@ RRF_LEX_WEIGHT = 2.0  # in a filled list the lexical order counts double (LoCoMo
 FILL_KEEP = 1  # a filled list keeps this many lexical hits in front (LoCoMo dev any@5: 1 > 3 > all)
 
 
-@dataclass(frozen=True)
 class Rule:
     """When a meaning-only match is accepted (see the module docstring)."""
 
-    cut: float = DEFAULT_CUT
-    lex_weight: float = LEX_WEIGHT
-    margin_weight: float = MARGIN_WEIGHT
+    __slots__ = ("cut", "lex_weight", "margin_weight")
+
+    def __init__(self, cut: float = DEFAULT_CUT, lex_weight: float = LEX_WEIGHT, margin_weight: float = MARGIN_WEIGHT):
+        self.cut, self.lex_weight, self.margin_weight = cut, lex_weight, margin_weight
 
 
 def head_text(doc) -> str:
@@ -95,6 +92,8 @@ class EmbeddingCache:
         return self._matrix
 
     def _read(self) -> bool:
+        import json
+
         import numpy as np
 
         try:
@@ -148,6 +147,9 @@ class EmbeddingCache:
         return {"embedded": len(docs), "removed": removed}
 
     def _write(self, keys: list[str], fps: list[str], vectors) -> None:
+        import hashlib
+        import json
+
         import numpy as np
 
         self.keys, self.fps, self.vectors, self._matrix = keys, fps, vectors, None

@@ -12,7 +12,6 @@ import re
 
 from ..errors import FileError
 from ..model import Problem, one_line
-from . import flatyaml
 
 FENCE = "---"
 MAX_FRONTMATTER = 64_000
@@ -96,6 +95,8 @@ def load_yaml(fm: str, shown: str):
 
 def load(fm: str, shown: str, fast: bool = True):
     """The frontmatter's value: by flatyaml when it can be sure (what memcli writes), else PyYAML."""
+    from . import flatyaml
+
     loaded = flatyaml.load(fm) if fast else None
     return load_yaml(fm, shown) if loaded is None else loaded
 
@@ -149,6 +150,8 @@ _YAML11_WORDS = {"y", "n", "yes", "no", "on", "off"}
 def plain(value) -> str | None:
     """The value written without PyYAML when its plain form reads back the same everywhere
     (flatyaml, memcli's loader, and YAML 1.1 readers); None when PyYAML must write it."""
+    from . import flatyaml
+
     _FLOAT, _NO, _scalar = flatyaml.FLOAT, flatyaml.NO, flatyaml.scalar
 
     if value is None:
@@ -232,6 +235,8 @@ def _key_spans(lines: list[str]) -> dict | None:
 def _split_comment(text: str) -> tuple[str, str]:
     """(value, ' # comment' or '') for a plain scalar followed by a comment; the comment is only
     split off when the value before it is a plain scalar whose meaning is certain."""
+    from . import flatyaml
+
     _NO, _scalar = flatyaml.NO, flatyaml.scalar
     cut = text.find(" #")
     if cut == -1:
@@ -253,6 +258,8 @@ def _scalar_line(key: str, old_line: str, value) -> str:
 def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str] | None:
     """A block list edited in place: kept items keep their lines (and comments), removed ones go,
     new ones follow the last item with the same indent. None when the list is not a plain one."""
+    from . import flatyaml
+
     _NO, _scalar = flatyaml.NO, flatyaml.scalar
     head, rest = span[0], span[1:]
     if head.split(":", 1)[1].split("#", 1)[0].strip(" \t"):

@@ -292,15 +292,23 @@ def _umask() -> int:
 
 
 def state_dir(root: Path, *sub: str) -> Path:
+    """root/.memcli/<sub> (created); refused when .memcli/ is a symbolic link or sub leads outside
+    the root. (A .memcli/ that is no link is inside the root: no path is resolved then, and a sub
+    folder is resolved only when one of its parts is a link; this runs several times a recall.)"""
     d = root / STATE_DIR
-    if d.is_symlink() or (d.exists() and not inside(root, d)):
+    if d.is_symlink():
         raise UnsafePathError(f"{STATE_DIR}/ leads outside the memory root")
     path = d.joinpath(*sub)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise FileError(f"cannot create {STATE_DIR}/{'/'.join(sub)}: {e.strerror or e}") from None
-    if sub and not inside(root, path):
+    linked = False
+    part = d
+    for name in sub:
+        part = part / name
+        linked = linked or part.is_symlink() or name in ("..", "")
+    if linked and not inside(root, path):
         raise UnsafePathError(f"{STATE_DIR}/{'/'.join(sub)} leads outside the memory root (a symlink?)")
     return path
 

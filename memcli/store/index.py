@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-from ..model import Entry
+from ..model import Entry, Value
 from .layout import MEMORY
 
 _ENTRY = re.compile(r"^\s*[-*+]\s+\*\*(?P<title>(?:\\.|[^\\])+?)\*\*\s*[:：]\s?(?P<rest>.*)$")
@@ -76,13 +75,16 @@ def render_line(entry: Entry) -> str:
     return " | ".join(fields)
 
 
-@dataclass
-class IndexDoc:
+class IndexDoc(Value):
     """MEMORY.md as a list of lines: a str is kept verbatim, an Entry is an entry slot."""
 
-    lines: list = field(default_factory=list)
-    newline: str = "\n"
-    final_newline: bool = True
+    FIELDS = ("lines", "newline", "final_newline")
+    FROZEN = False
+    __slots__ = FIELDS
+
+    def __init__(self, lines: list | None = None, newline: str = "\n", final_newline: bool = True):
+        self.lines = [] if lines is None else lines
+        self.newline, self.final_newline = newline, final_newline
 
     @classmethod
     def parse(cls, text: str) -> "IndexDoc":

@@ -10,10 +10,12 @@ from ..errors import FileError, UnsafePathError, UsageError
 from ..model import Detail
 from .fs import atomic_write, state_dir
 from .layout import INDEX_CACHE, STATE, detail_rel, file_fingerprint
+from .outcomes import LAST, SUCCESSES, USES
 
 _BODY = 65_536
 _FIELDS = ("title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated", "expires",
-           "source")
+           "source", "extra")
+_EXTRA = (USES, SUCCESSES, LAST)  # the other frontmatter keys kept: outcome counters, which recall weighs
 
 
 def indexed(root, entries: list) -> list:
@@ -56,7 +58,9 @@ def indexed(root, entries: list) -> list:
                 d = None
         if d is not None:
             fresh[e.id] = {"fp": fp, "body": d.body[:_BODY],
-                           **{k: (list(getattr(d, k)) if k in ("tags", "aliases") else getattr(d, k)) for k in _FIELDS}}
+                           **{k: (list(getattr(d, k)) if k in ("tags", "aliases") else getattr(d, k))
+                              for k in _FIELDS if k != "extra"},
+                           "extra": {k: d.extra[k] for k in _EXTRA if k in d.extra}}
         dirty = True
         out.append((e, d))
     if dirty or set(fresh) != set(cache):

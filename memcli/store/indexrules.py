@@ -22,7 +22,7 @@ heartbeat's check and repair, the reconciliation after a git merge and import al
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ..dates import days as _days
 

@@ -18,10 +18,10 @@ import contextlib
 import contextvars
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FileError
+from ..model import Value
 from . import layout
 
 OPEN, BASE, SEP, CLOSE = "<<<<<<<", "|||||||", "=======", ">>>>>>>"
@@ -49,17 +49,16 @@ def _quick(size: int) -> re.Pattern:
     return rx
 
 
-@dataclass(frozen=True)
-class Conflict:
+class Conflict(Value):
     """One conflicted region: its first and last line numbers (1-based) and both sides' lines."""
 
-    start: int
-    end: int
-    ours: tuple
-    base: tuple | None
-    theirs: tuple
-    ours_label: str
-    theirs_label: str
+    FIELDS = ("start", "end", "ours", "base", "theirs", "ours_label", "theirs_label")
+    __slots__ = FIELDS
+
+    def __init__(self, start: int, end: int, ours: tuple, base: tuple | None, theirs: tuple, ours_label: str,
+                 theirs_label: str):
+        for name, value in zip(self.FIELDS, (start, end, ours, base, theirs, ours_label, theirs_label)):
+            object.__setattr__(self, name, value)
 
 
 def parse(text: str, size: int = SIZE) -> tuple[list, list]:

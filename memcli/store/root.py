@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
+from _thread import get_ident  # threading's own; importing threading costs a per-turn command
 from pathlib import Path
 
 from ..config import Config, load_config
@@ -126,7 +126,7 @@ class Root:
     @contextlib.contextmanager
     def lock(self):
         """The root's write lock; the thread that holds it may take it again (a nested call is free)."""
-        me = threading.get_ident()
+        me = get_ident()
         if self._lock_owner == me:
             yield
             return

@@ -22,7 +22,7 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import ConfigError, FileError, MemcliError, NotARootError, UnsafePathError, UsageError
 from ..heartbeat import check_text, plan
