@@ -70,7 +70,7 @@ def _names(session: str | None, scope: str | None) -> tuple[str, str]:
 
 def _flags(items: dict) -> dict:
     """id -> injection kinds found in that text (only the flagged ones)."""
-    from .scan import find_injection
+    from .safety.scanner import find_injection
 
     out = {}
     for key, text in items.items():
