@@ -3,7 +3,10 @@
     .venv/bin/python benchmarks/scan_speed.py --runs 15
     .venv/bin/python benchmarks/scan_speed.py --module memcli.scan   # a module with the same API
 
-Three figures, medians of --runs:
+Four figures, medians of --runs:
+
+- parsing the rule files (memcli/safety/rules/*.json) with json, and the same data written as
+  TOML with tomllib (Python 3.11+), the format memcli did not choose;
 
 - scanning in this process (rules loaded and compiled by a first scan before timing): a 4 KB
   note and 1 MB of notes (tests/data/scan/ordinary_notes.txt, repeated), find_secrets and
@@ -50,6 +53,56 @@ def in_process(module: str, text: str, runs: int) -> dict:
     return out
 
 
+def _toml(value) -> str:
+    """The rule data as TOML (literal strings where they can be: patterns stay readable)."""
+    import json
+
+    def one(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, int):
+            return str(v)
+        if isinstance(v, str):
+            return f"'{v}'" if "'" not in v and "\n" not in v else json.dumps(v, ensure_ascii=False)
+        if isinstance(v, list):
+            return "[" + ", ".join(map(one, v)) + "]"
+        return "{" + ", ".join(f"{json.dumps(k)} = {one(x)}" for k, x in v.items()) + "}"
+
+    out = [f"{json.dumps(k)} = {one(v)}" for k, v in value.items()
+           if not isinstance(v, (dict, list)) or (isinstance(v, list) and v and not isinstance(v[0], dict))]
+    for k, v in value.items():
+        if isinstance(v, dict):
+            out += [f"[{k}]"] + [f"{json.dumps(kk)} = {one(vv)}" for kk, vv in v.items()]
+        elif isinstance(v, list) and v and isinstance(v[0], dict):
+            for rule in v:
+                out += [f"[[{k}]]"] + [f"{json.dumps(kk)} = {one(vv)}" for kk, vv in rule.items()]
+    return "\n".join(out) + "\n"
+
+
+def parse_times(runs: int) -> str:
+    import json
+
+    rules = HERE.parent / "memcli" / "safety" / "rules"
+    raw = [p.read_bytes() for p in sorted(rules.glob("*.json"))]
+
+    def median_ms(fn):
+        times = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t) * 1000)
+        return statistics.median(times)
+
+    out = f"rule files ({sum(map(len, raw)):,} bytes): json {median_ms(lambda: [json.loads(r) for r in raw]):.3f} ms"
+    try:
+        import tomllib
+    except ImportError:
+        return out + "; tomllib: not on this Python"
+    texts = [_toml(json.loads(r)) for r in raw]
+    assert [tomllib.loads(t) for t in texts] == [json.loads(r) for r in raw]
+    return out + f", tomllib {median_ms(lambda: [tomllib.loads(t) for t in texts]):.3f} ms"
+
+
 def whole(cmd: list, runs: int, env=None, setup=None) -> float:
     times = []
     for i in range(runs + 1):
@@ -75,6 +128,7 @@ def main() -> None:
     compileall.compile_dir(os.path.dirname(memcli.__file__), quiet=1)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  python {sys.version.split()[0]}  "
           f"module {args.module}  runs {args.runs}")
+    print(parse_times(args.runs * 10))
     small, large = text_of(4096), text_of(1_000_000)
     for label, text, runs in (("4 KB", small, args.runs * 10), ("1 MB", large, args.runs)):
         r = in_process(args.module, text, runs)

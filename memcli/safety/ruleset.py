@@ -6,8 +6,9 @@ here holds every rule set in the order it was added, the built-ins first; ``add_
 the built-ins register and how a plugin adds its own. Nothing is read or compiled before the
 first scan, and a pattern is compiled only when a text holds one of its rule's hints.
 
-JSON because its parser is in the standard library on every Python memcli supports and costs
-nothing next to a scan (``tomllib`` is 3.11+ and about 20 times slower on these files).
+JSON because its parser is in the standard library on every Python memcli supports (memcli
+runs on 3.10; ``tomllib`` is 3.11+) and costs nothing next to a scan; ``tomllib`` reads the same
+data tens of times slower (``benchmarks/scan_speed.py`` prints both).
 """
 
 from __future__ import annotations
