@@ -1,7 +1,12 @@
 """What the secret and injection scanner costs: in this process, in a fresh one, and in `remember`.
 
     .venv/bin/python benchmarks/scan_speed.py --runs 15
-    .venv/bin/python benchmarks/scan_speed.py --module memcli.scan   # a module with the same API
+
+Another tree of memcli (an older commit, exported with `git archive`), its scanner module named:
+without site (-S), so that an editable install of this tree does not shadow it:
+
+    SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    PYTHONPATH=/tmp/old:$SITE .venv/bin/python -S benchmarks/scan_speed.py --module memcli.scan
 
 Four figures, medians of --runs:
 
@@ -30,7 +35,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 NOTES = HERE.parent / "tests" / "data" / "scan" / "ordinary_notes.txt"
-MEMCLI = str(Path(sys.executable).with_name("memcli"))
+PYTHON = [sys.executable, "-S"] if sys.flags.no_site else [sys.executable]  # subprocesses run as this one
+MEMCLI = [*PYTHON, "-m", "memcli"]
 
 
 def text_of(size: int) -> str:
@@ -127,7 +133,7 @@ def main() -> None:
     # as an installed wheel has them (pip compiles on install), whatever PYTHONDONTWRITEBYTECODE says
     compileall.compile_dir(os.path.dirname(memcli.__file__), quiet=1)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  python {sys.version.split()[0]}  "
-          f"module {args.module}  runs {args.runs}")
+          f"module {args.module} ({os.path.dirname(memcli.__file__)})  runs {args.runs}")
     print(parse_times(args.runs * 10))
     small, large = text_of(4096), text_of(1_000_000)
     for label, text, runs in (("4 KB", small, args.runs * 10), ("1 MB", large, args.runs)):
@@ -139,17 +145,17 @@ def main() -> None:
         note.write_text(small, encoding="utf-8")
         code = (f"import pathlib; from {args.module} import find_secrets, find_injection; "
                 f"t = pathlib.Path({str(note)!r}).read_text(); find_secrets(t); find_injection(t)")
-        base = whole([sys.executable, "-c", "pass"], args.runs)
-        scan = whole([sys.executable, "-c", code], args.runs)
+        base = whole([*PYTHON, "-c", "pass"], args.runs)
+        scan = whole([*PYTHON, "-c", code], args.runs)
         print(f"fresh process, import + scan 4 KB: {scan:.1f} ms (python -c pass {base:.1f} ms, "
               f"difference {scan - base:.1f} ms)")
         root = Path(tmp) / "root"
-        subprocess.run([MEMCLI, "init", str(root)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([*MEMCLI, "init", str(root)], check=True, stdout=subprocess.DEVNULL)
         env = {**os.environ, "MEMCLI_ROOT": str(root)}
         body = small[:1500]
-        rem = whole([MEMCLI, "remember", "t"], args.runs, env=env,
-                    setup=lambda i: [MEMCLI, "remember", f"benchmark note {i}", "a summary", "--body", body])
-        base = whole([sys.executable, "-c", "pass"], args.runs)
+        rem = whole([*MEMCLI, "remember", "t"], args.runs, env=env,
+                    setup=lambda i: [*MEMCLI, "remember", f"benchmark note {i}", "a summary", "--body", body])
+        base = whole([*PYTHON, "-c", "pass"], args.runs)
         print(f"memcli remember (1.5 KB body): {rem:.1f} ms (python -c pass {base:.1f} ms)")
 
 
