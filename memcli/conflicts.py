@@ -3,6 +3,8 @@ and a memory left with conflict markers resolved to one side (the other kept in 
 
 from __future__ import annotations
 
+import re
+
 from .errors import UnsafePathError, UsageError
 from .model import Entry
 from .store import details as dfile
@@ -10,6 +12,8 @@ from .store import layout, markers
 from .store.details import add_history
 from .store.fs import atomic_write, read_text
 from .store.index import IndexDoc
+
+_UPDATED = re.compile(r"\s*updated:\s*['\"]?\d{4}-\d\d-\d\d[T ]?[\d:.]*Z?['\"]?\s*$")  # a frontmatter time line
 
 
 def reconcile_index(mem) -> bool:
@@ -87,14 +91,16 @@ def resolve(mem, memory_id: str, side: str, now: str) -> dict:
         settled, dropped = markers.settle(text, side, size)
         d = dfile.parse(settled, memory_id, rel)
         other = "theirs" if side == "ours" else "ours"
-        if dropped:
-            notes = [f"conflict settled with {side}; {other} had: " + " / ".join(
-                ln.strip() for ln in t.split("\n") if ln.strip()) for t in dropped]
+        # what the other side said, without its `updated:` time (not a thing a person needs kept)
+        said = [[ln.strip() for ln in t.split("\n") if ln.strip() and not _UPDATED.match(ln)] for t in dropped]
+        said = [lines for lines in said if lines]
+        if said:
+            notes = [f"conflict settled with {side}; {other} had: " + " / ".join(lines) for lines in said]
             d = d.replace(body=add_history(d.body, now[:10], notes))
         with markers.overwriting():
             atomic_write(path, dfile.render(d))
         if rel == layout.detail_rel(memory_id) and markers.file_conflict(mem.index_path) is None:
             doc = mem.read_index()
             mem._write_index(doc, mem._plan_index(doc).entries)
-    return {"id": memory_id, "path": rel, "side": side, "kept_in_history": len(dropped)}
+    return {"id": memory_id, "path": rel, "side": side, "kept_in_history": len(said)}
 

@@ -487,7 +487,8 @@ def _finish_merge(repo: _Repo, mem, warnings: list, fresh: bool = False) -> dict
         repo.run("add", "--", "MEMORY.md")
     if repo.unmerged():
         return {"merged": False, "conflicts": repo.unmerged(), "failed": []}
-    repo.run("commit", "-q", "--no-verify", "--no-edit")
+    # --cleanup=strip: git's "# Conflicts:" lines in MERGE_MSG are notes for an editor, not the message
+    repo.run("commit", "-q", "--no-verify", "--no-edit", "--cleanup=strip")
     return {"merged": True, "conflicts": [], "failed": []}
 
 

@@ -24,12 +24,16 @@ class HookResult:
 
 
 def session_name(session_id) -> str:
-    """A session name (a valid state-file name) for a hook's session id."""
+    """The session an agent's turn belongs to: its session id (the hook event's `session_id`, else
+    Claude Code's CLAUDE_CODE_SESSION_ID, which it also gives the MCP server), made a valid state-file
+    name; else MEMCLI_SESSION; else 'default'. The hook and the MCP tools share it, so an MCP recall
+    sees the turns the hook recorded."""
+    from .config import env
     from .store.fs import slugify, valid_id
 
-    sid = str(session_id or "").strip()
+    sid = str(session_id or "").strip() or (env("CLAUDE_CODE_SESSION_ID") or "").strip()
     if not sid:
-        return "claude-code"
+        return env("MEMCLI_SESSION") or "default"
     return sid if valid_id(sid) else slugify(sid)
 
 

@@ -54,7 +54,9 @@ class Candidate:
 
 def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) -> bool:
     """True when a file (its text, or the file at path) holds unresolved git conflict markers:
-    the layer leaves it out and the recall (when there is one) says so once, with the way out."""
+    the layer leaves it out and the recall (when there is one) says so once a file, with the line
+    of its first conflict and the way out. text may be part of the file (a body): path then gives
+    the file's own line number."""
     from ..store import markers
 
     if text is None:
@@ -63,9 +65,11 @@ def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) ->
         line = markers.text_conflict(text, path if path is not None else ask.mem.root / rel if ask else rel)
     if line is None:
         return False
-    warning = f"skipped {rel}: unresolved git conflict markers (line {line}); {markers.way_out(rel)}"
-    if ask is not None and warning not in ask.warnings:
-        ask.warnings.append(warning)
+    head = f"skipped {rel}: "
+    if ask is not None and not any(w.startswith(head) for w in ask.warnings):
+        if text is not None and path is not None:
+            line = markers.file_conflict(path) or line
+        ask.warnings.append(f"{head}unresolved git conflict markers (line {line}); {markers.way_out(rel)}")
     return True
 
 
