@@ -130,6 +130,7 @@ def test_a_new_rule_set_makes_heartbeat_read_every_file_again(registry):
     ({"injection": [{"kind": "x", "pattern": "a", "unless": ["maybe"]}]}, "unknown guard 'maybe'"),
     ({"injection": [{"kind": "x", "finder": "nope"}]}, "unknown finder 'nope'"),
     ({"format": 2}, "not a rule set of format 1"),
+    ({"defaults": {"colour": "red"}, "secrets": []}, "defaults hold rule keys only"),
     ({"secrets": [{"kind": "x", "pattern": "a", "hints": ["@none"]}]}, "unknown words '@none'"),
 ])
 def test_a_broken_rule_set_says_where(registry, change, says):

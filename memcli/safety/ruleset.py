@@ -348,6 +348,8 @@ def compiled() -> dict:
         ctx = _Context(raw, name, validators, finders, guards)
         guards.update({k: v for k, v in ctx.guards.items() if k not in guards})
         defaults = raw.get("defaults", {})
+        if not isinstance(defaults, dict) or set(defaults) - _RULE_KEYS:
+            raise RuleSetError(f"{where}: defaults hold rule keys only")
         for key in LISTS:
             for n, rule in enumerate(raw.get(key, [])):
                 lists[key].append(Rule(rule, defaults, ctx, f"{where}: {key}[{n}]"))
