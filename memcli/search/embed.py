@@ -9,9 +9,9 @@ inflate the compressed weights. The first load here unpacks both once per machin
 as one sorted list read with ``marshal``; a later process loads the model in ~20 ms plus numpy.
 The tokenizer walks the same unigram lattice as SentencePiece and gives its ids (one ``<unk>``
 for a run of unknown characters, none for an empty text, where the package's tokenizer differs).
-The ``sentencepiece`` package itself reads the model and gives the same ids, but loads it three
-times slower than this (a cold process that embeds would pay ~120 ms more; ``Tokenizer``'s
-docstring has the figures), so the segmentation stays here, pinned to its ids by a test.
+The ``sentencepiece`` package itself reads the model and gives the same ids, but loads it about
+five times slower than this (``Tokenizer``'s docstring has the figures), so the segmentation
+stays here, pinned to SentencePiece's ids by tests/test_embed_tokenizer.py.
 
 Importing this module costs nothing; numpy is imported by ``load()``. numpy's BLAS is kept to
 one thread when this module imports it first: the model multiplies small matrices, which one
@@ -80,13 +80,13 @@ class Tokenizer:
     byte order), and the normalizer's tables.
 
     Why not the maintained ``sentencepiece`` package (Apache-2.0, no dependencies, a 1.7 MB
-    wheel, 3.4 MB installed): it loads this model's ``sp.model`` and gives the same ids as this
-    class on every text tried (tests/test_embed_tokenizer.py), and encodes 35 times faster, but a
-    process pays 23 ms to import it and 179 ms to load the model, against 5 ms and 57 ms here
-    (medians of 9 fresh processes with numpy already imported, load average 6.5; the command is
-    in README's semantic section). Every recall that needs embeddings in a cold process would
-    get ~140 ms slower for it. ``tokenizers`` cannot read the model (it needs a conversion to an
-    8.7 MB tokenizer.json), loads that in 217 ms and brings huggingface-hub with it.
+    wheel, 5.5 MB installed): it loads this model's ``sp.model`` and gives the same ids as this
+    class on all 3,684 texts tried, and encodes 30 times faster, but a fresh process pays 16 ms
+    to import it and 272 ms to load the model, against 4 ms and 56 ms here (medians of 9, numpy
+    already imported, load average 7; ``benchmarks/tokenizer_bench.py``, README's semantic
+    section). Every recall that needs embeddings in a cold process would be ~230 ms slower.
+    ``tokenizers`` cannot read the model (it needs a conversion to an 8.7 MB tokenizer.json),
+    loads that in 327 ms, differs on 128 of the texts and brings huggingface-hub with it.
     """
 
     def __init__(self, state: tuple) -> None:
