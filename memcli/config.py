@@ -26,18 +26,23 @@ IMPLICIT_SIGNALS = [
 SCHEMA: dict[str, tuple[object, str]] = {
     "index.max_lines": (40, "int"),
     "index.on_full": ("demote", "choice:demote|refuse"),
+    "index.rank": ("importance", "choice:importance|activity"),
     "session.max_rounds": (5, "int"),
     "session.summarizer": (None, "cmd"),
     "session.summarizer_timeout": ("20s", "duration"),
     "session.max_summary_chars": (2000, "int"),
     "recall.threshold": (0.35, "float"),
     "recall.limit": (5, "int"),
+    "recall.half_life": ("7d", "duration"),  # freshness halves every half_life (recall and index.rank: activity)
+    "recall.freshness_weight": (0.05, "float"),  # share of the score for importance x freshness: a tie-breaker
     "recall.signals.explicit": (EXPLICIT_SIGNALS, "list"),
     "recall.signals.implicit": (IMPLICIT_SIGNALS, "list"),
     "heartbeat.stale_after": ("90d", "duration"),
     "heartbeat.scope_max_age": ("24h", "duration"),
     "heartbeat.session_max_turns": (200, "int"),
     "write.secrets": ("refuse", "choice:refuse|redact|allow"),
+    "write.pii": ("warn", "pii"),  # deliberate writes; a policy or {front end: policy} (safety/pii.py)
+    "write.pii_captured": ("redact", "pii"),  # session turns, hook prompts, episodes, reflection proposals
     "lock_timeout": ("10s", "duration"),
     # learning from sessions (memcli reflect, the inbox, gated writes)
     "reflect.engine": ("auto", "choice:auto|offline|extractor"),
@@ -126,6 +131,12 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
     elif kind == "list":
         if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
             raise bad("a list of words or phrases")
+    elif kind == "pii":
+        from .safety.pii import check_setting
+
+        why = check_setting(key, value)
+        if why:
+            raise bad(why)
     elif kind == "cmd":
         if not isinstance(value, str) or not value.strip():
             raise bad("a shell command (a string) or null")

@@ -43,7 +43,8 @@ def reconcile_index(mem) -> bool:
                 seen.add(x.id)
             lines.append(x)
         doc = IndexDoc(lines, doc.newline, doc.final_newline)
-        new = doc.with_entries(mem._plan_index(doc).entries).render()
+        # the trace is local to each clone: a merged index is planned without it (index.rank: activity)
+        new = doc.with_entries(mem._plan_index(doc, trace=False).entries).render()
         if new == text:
             return False
         with markers.overwriting():

@@ -94,7 +94,7 @@ class Listing:
 class Memory:
     """A memory root: `Memory(path)`; see the methods for each operation."""
 
-    def __init__(self, root: str | os.PathLike, config: Config | None = None):
+    def __init__(self, root: str | os.PathLike, config: Config | None = None, *, door: str = "api"):
         path = Path(root).expanduser()
         if not path.is_dir():
             if path.exists():
@@ -104,6 +104,7 @@ class Memory:
             raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
         self.root = path.resolve()
         self.config = config if config is not None else load_config(self.root)
+        self.door = door  # the front end writing through this instance: cli, api, mcp or hook (write.pii)
 
     # ---------- paths ----------
     @property
@@ -244,6 +245,16 @@ class Memory:
 
         return WriteCheck.of(self, rel)
 
+    def mask(self, fields: dict, captured: bool = False) -> tuple[dict, list]:
+        """Personal data in text on its way into a file, under this front end's policy:
+        `write.pii` for deliberate writes, `write.pii_captured` for text captured on its own
+        (session turns, hook prompts). (fields, warnings); PiiError (exit 4) under `refuse`."""
+        if all(isinstance(v, str) and "@" not in v and not any(c.isdigit() for c in v) for v in fields.values()):
+            return fields, []  # every rule needs a digit or an '@': the scan is not even loaded
+        from .safety import pii
+
+        return pii.apply_fields(fields, pii.policy_for(self.config, self.door, captured))
+
     def remember(self, title: str, summary: str = "", *, tags=(), aliases=(), body: str = "",
                  type: str | None = None, importance: float | None = None, pinned: bool | None = None,
                  expires: str | None = None, id: str | None = None, source: str | None = None,
@@ -279,6 +290,8 @@ class Memory:
             {"title": title, "summary": one_line(summary or ""), "body": body, "tags": tuple(tags),
              "aliases": tuple(aliases), "source": source or "", "id": id or "", "extra": extra})
         fields, redacted = checked.fields, checked.redacted
+        masked, pii_warnings = self.mask({k: v for k, v in fields.items() if k != "id"})
+        fields.update(masked)
         if id:
             memory_id = check_id(fields["id"] if fields["id"] == id else slugify(fields["id"]))
         else:
@@ -309,7 +322,7 @@ class Memory:
         result = WriteResult("remembered", memory_id, self.rel(path), memory_id in plan.ids,
                              redacted=redacted, demoted=plan.demoted)
         result.line = _line_for(plan.entries, memory_id)
-        result.warnings += plan.warnings
+        result.warnings += plan.warnings + pii_warnings
         if d.expires and _expired(d, now[:10]):
             result.warnings.append(_passed(d.expires))
         if redacted:
@@ -343,7 +356,7 @@ class Memory:
             {"title": one_line(title or ""), "summary": one_line(summary or ""), "append": append or "",
              "tags": tuple(tags), "aliases": tuple(aliases)})
         fields, redacted = checked.fields, checked.redacted
-        warnings: list = []
+        fields, warnings = self.mask(fields)
         with self.lock():
             path = self.detail_path(memory_id)
             if not path.is_file():
@@ -444,11 +457,21 @@ class Memory:
         warnings: list
         refused: bool = False
 
+    def activity(self, trace: bool = True):
+        """What `index.rank: activity` plans with (None under `importance`): recalls from
+        .memcli/trace.jsonl, or none with trace=False (a merged index: the same on every clone)."""
+        if self.config["index.rank"] != "activity":
+            return None
+        from .recall.trace import access
+
+        return indexrules.Activity(access(self.root) if trace else {}, self.config.seconds("recall.half_life") / 86400)
+
     def _plan_index(self, doc: IndexDoc, add: Detail | None = None,
-                    pool: list | None = None, changed: Detail | None = None) -> "_Plan":
+                    pool: list | None = None, changed: Detail | None = None, trace: bool = True) -> "_Plan":
         """Which memories the index holds, in order, and which fell out for lack of room.
 
-        changed is a memory about to be written: its new version counts, not the one on disk."""
+        changed is a memory about to be written: its new version counts, not the one on disk.
+        Under `index.rank: activity` the trace decides who keeps a line (not with trace=False)."""
         max_lines = int(self.config["index.max_lines"])
         warnings: list = []
         # Entry lines whose detail cannot be read are turned into verbatim lines: kept, never ours to drop.
@@ -477,7 +500,7 @@ class Memory:
             chosen = {d.id: d for d in pool}
         if add is not None:
             chosen[add.id] = add
-        ranked = indexrules.rank(chosen.values())
+        ranked = indexrules.rank(chosen.values(), self.activity(trace))
         room = indexrules.free_room(max_lines, doc.fixed_lines())
         demoted = []
         still = [d for d in ranked if d.id in listed]
@@ -495,6 +518,7 @@ class Memory:
                 warnings.append("the index is full of pinned entries; some pinned memories are not listed")
             if demoted and add is not None:
                 warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
+        ranked = indexrules.file_order(ranked)
         return self._Plan([d.entry for d in ranked], {d.id for d in ranked}, demoted, warnings)
 
     def _index_text(self, doc: IndexDoc, entries: list) -> str | None:
@@ -649,6 +673,14 @@ class Memory:
 
         return abandon(self, session)
 
+    def outcome(self, memory_id: str, result: str, note: str | None = None, now: str | None = None) -> dict:
+        """Record that a memory (a procedure) worked (`success`) or failed (`failure`), with an
+        optional note: its counters (uses, successes, last_outcome) and its ## Outcomes section.
+        Returns the new record, with "warnings"."""
+        from .usecases.outcome import record
+
+        return record(self, memory_id, result, note, now or utcnow())
+
     def restore(self, memory_id: str, now: str | None = None) -> WriteResult:
         """Bring an archived memory back to memory/ (a passed expiry is cleared) and into the index."""
         from .edits import restore
@@ -658,12 +690,13 @@ class Memory:
     # ---------- the cascade ----------
     def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,
                session: str = "default", scope: str = "default", threshold: float | None = None,
-               now: str | None = None):
-        """Session, then scope, then the index, then the details: a Recall with hits and a trace."""
+               now: str | None = None, type: str | None = None, min_success: float | None = None):
+        """Session, then scope, then the index, then the details: a Recall with hits and a trace.
+        type and min_success keep only memories of that type whose smoothed success rate reaches it."""
         from .recall import recall
 
         return recall(self, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
-                      threshold=threshold, now=now)
+                      threshold=threshold, now=now, type=type, min_success=min_success)
 
     def should_recall(self, text: str) -> dict:
         """explicit / implicit / none for a message, from the configured signals and the index's names."""

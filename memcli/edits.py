@@ -155,6 +155,16 @@ def finish(mem, s: EditSession, text: str | None = None, now: str | None = None)
             raise type(e)(f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
                           f"(run `memcli edit {s.id}` again and fix it)",
                           data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown}) from None
+        from .safety.pii import PiiError
+
+        try:
+            masked, pii_notes = mem.mask({"edited text": new})  # write.pii: an edit is a deliberate write
+        except PiiError as e:
+            raise PiiError(f"{e.message}; {rel} is unchanged, your text is kept in {shown}",
+                           data={**(e.data or {}), "draft": shown}) from None
+        if masked["edited text"] != new:
+            new = masked["edited text"]
+            d = dfile.parse(new, s.id, rel)
         doc = mem.read_index()
         plan = mem._plan_index(doc, changed=None if archived else d)
         writes = [(path, new, newline)]
@@ -169,6 +179,7 @@ def finish(mem, s: EditSession, text: str | None = None, now: str | None = None)
                          redacted=checked.redacted)
     if checked.redacted:
         result.warnings.append(checked.warning(rel))
+    result.warnings += pii_notes
     return result
 
 

@@ -149,6 +149,10 @@ def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int 
         new["aliases"] = tuple(dict.fromkeys((*new["aliases"], lose.title)))
     if new["summary"] != lose.summary and lose.summary and lose.summary != getattr(o, "summary", None):
         history.append(f"summary was: {lose.summary}")
+    # Outcome counters add up (base + both sides' increments) and the ## Outcomes notes merge as a set.
+    from .store.outcomes import merge as merge_outcomes
+
+    o, a, b, outcomes_done = merge_outcomes(o, a, b)
     regions = merge3(_lines(o.body if o is not None else ""), _lines(a.body), _lines(b.body))
     lines, n = merged_lines(regions, marker)
     body = "\n".join(lines)
@@ -159,7 +163,7 @@ def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int 
         fresh = [h for h in history if f": {h}" not in body]
         if fresh:
             body = add_history(body, day, fresh)
-    merged = a.replace(body=body, extra=extra, **new)
+    merged = outcomes_done(a.replace(body=body, extra=extra, **new))
     return dfile.render(merged), n
 
 

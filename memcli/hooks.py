@@ -100,7 +100,7 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
         from .core import Memory
 
         # a command named by the root's own files (a summarizer) never runs from the hook
-        mem = Memory(found, config=load_config(found.resolve(), root_commands=False))
+        mem = Memory(found, config=load_config(found.resolve(), root_commands=False), door="hook")
     except MemcliError as e:
         return HookResult(stderr=warnings + [f"memcli hook: {e.message}"])
     session = session_name(data.get("session_id"))

@@ -181,21 +181,25 @@ def build(root: str | os.PathLike) -> MCPServer:
         ARGUMENTS[name] = tuple(inspect.signature(fn).parameters)
         return call
 
-    m = lambda: Memory(root)  # noqa: E731 - the configuration is read afresh on every call, as the CLI does
+    m = lambda: Memory(root, door="mcp")  # noqa: E731 - the configuration is read afresh on every call, as the CLI does
 
     @tool
     def recall(query: Query, limit: Limit = None, layer: Layer = None, deep: Annotated[bool, Field(
             description="Search every layer and merge the hits instead of stopping at the first that answers.")] = False,
                session: Session = None, scope: Scope = None,
                inbox: Annotated[bool, Field(description="Also search proposals waiting for review in memory/inbox/ "
-                                                        "(layer 'inbox'; not yet accepted by a person).")] = False
-               ) -> CallToolResult:
+                                                        "(layer 'inbox'; not yet accepted by a person).")] = False,
+               type: Type = None,
+               min_success: Annotated[Optional[float], Field(ge=0, le=1, description=(
+                   "Only memories whose smoothed success rate (report_outcome) reaches this, e.g. 0.7 "
+                   "with type procedure."))] = None) -> CallToolResult:
         """Find memories that fit a query: session turns, then the task scope, then MEMORY.md, then every
         detail file. Returns hits (id, title, summary, snippet, score, layer). An empty hit list means
         nothing fits. Use get(id) for a hit's full text."""
         sess, sc = _names(session, scope)
         mem = m()
-        res = mem.recall(query, limit=limit, deep=deep, layer=layer, session=sess, scope=sc)
+        res = mem.recall(query, limit=limit, deep=deep, layer=layer, session=sess, scope=sc, type=type,
+                         min_success=min_success)
         data = res.to_dict()
         if inbox:
             data["hits"] += [h.to_dict() for h in mem.inbox.search(query, limit=limit)]
@@ -253,6 +257,19 @@ def build(root: str | os.PathLike) -> MCPServer:
         res = m().gate("mcp").update(id, title=title, summary=summary, append=append, tags=tags, untags=untags,
                                      aliases=aliases, type=type, importance=importance, pinned=pinned, expires=expires)
         return _ok(res.to_dict(), res.warnings)
+
+    @tool
+    def report_outcome(id: MemoryId,
+                       result: Annotated[Literal["success", "failure"], Field(
+                           description="Did following the memory (a procedure) work this time?")],
+                       note: Annotated[Optional[str], Field(
+                           description="What happened, in one line (why it failed, what was different).")] = None
+                       ) -> CallToolResult:
+        """Record that a procedure worked or failed after you followed it. Its success rate then ranks
+        it among candidates for a task, and a procedure that keeps failing is reported by heartbeat."""
+        res = m().outcome(id, result, note)
+        warnings = res.pop("warnings")
+        return _ok(res, warnings)
 
     @tool
     def forget(id: MemoryId) -> CallToolResult:

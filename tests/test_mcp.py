@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from tests.conftest import invoke, run_memcli  # noqa: E402
 
 TOOLS = {"recall", "should_recall", "context", "remember", "update", "forget", "get", "list", "session_add",
-         "scope_set", "scope_get", "scope_check", "heartbeat", "reflect_material", "propose", "reflect", "inbox"}
+         "scope_set", "scope_get", "scope_check", "heartbeat", "reflect_material", "propose", "reflect", "inbox", "report_outcome"}
 
 
 def served(root, body, env=None):

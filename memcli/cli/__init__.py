@@ -16,6 +16,7 @@ _GLOBAL_VALUE = {"--root": "root", "--session": "session", "--scope": "scope"}
 _FAST = {
     ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--deep": ("deep", bool),
                                "--layer": ("layer", str), "-l": ("layer", str), "--threshold": ("threshold", float),
+                               "--type": ("type_", str), "--min-success": ("min_success", float),
                                "--inbox": ("inbox", bool)}),
     ("should-recall",): (("text",), {}),
     ("remember",): (("title", "summary?"), {

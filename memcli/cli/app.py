@@ -370,4 +370,5 @@ from . import git  # noqa: E402,F401  (registers git setup, merge, sync and reso
 from . import agent  # noqa: E402,F401  (registers mcp and hook)
 from . import everyday  # noqa: E402,F401  (registers stats, search, rename, export, import)
 from . import serve  # noqa: E402,F401  (registers serve)
+from . import outcome  # noqa: E402,F401  (registers outcome)
 from . import reflect  # noqa: E402,F401  (registers reflect and inbox)

@@ -91,7 +91,7 @@ def open_memory(root: Optional[str]):
     from ..config import find_root
     from ..core import Memory
 
-    return Memory(find_root(root))
+    return Memory(find_root(root), door="cli")
 
 
 def names(session: Optional[str], scope: Optional[str]) -> tuple[str, str]:
@@ -107,11 +107,13 @@ def text_arg(value: str, what: str) -> str:
 # ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
 # the global options and each command's own parameters under the Typer parameter names ----
 
-def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, inbox=False) -> Out:
+def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, inbox=False, type_=None,
+                  min_success=None) -> Out:
     sess, sc = names(st.session, st.scope)
     m = open_memory(st.root)
     q = text_arg(query, "query")
-    res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold)
+    res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold, type=type_,
+                   min_success=min_success)
     data = res.to_dict()
     if inbox:  # proposals waiting for review are recalled only when asked for
         data["hits"] += [h.to_dict() for h in m.inbox.search(q, limit=limit)]

@@ -38,15 +38,21 @@ def recall(
         help="How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones "
              "included.")] = None,
     inbox: Annotated[bool, typer.Option("--inbox", help="Also search the proposals waiting in memory/inbox/.")] = False,
+    type_: Annotated[Optional[str], typer.Option("--type", help="Only memories of this type (e.g. procedure).")] = None,
+    min_success: Annotated[Optional[float], typer.Option(
+        "--min-success", metavar="RATE",
+        help="Only memories whose smoothed success rate (memcli outcome) reaches RATE, 0..1.")] = None,
     json_: Json = False,
 ):
     """Find the memory that fits: session, then scope, then the index, then the details.
 
-    Exit 1 when nothing fits.
+    Exit 1 when nothing fits. `--type procedure --min-success 0.7` keeps the procedures that
+    usually work.
 
     Example: memcli recall "MySQL中文查不到数据"
     """
-    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold, inbox))
+    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold, inbox, type_,
+                                                    min_success))
 
 
 @app.command("should-recall")

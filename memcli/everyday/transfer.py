@@ -274,6 +274,7 @@ def import_(mem, source, stdin_text: str | None = None) -> dict:
         try:
             d, archived = _record_detail(rec, where)
             d = _scan(check, d)
+            d = _masked(mem, d)
         except UsageError as e:
             name = rec.get("id") if isinstance(rec, dict) and isinstance(rec.get("id"), str) else where
             skipped.append({"id": name, "reason": e.message.removeprefix(f"{where}: ")})
@@ -304,6 +305,20 @@ def import_(mem, source, stdin_text: str | None = None) -> dict:
     index = mem.rebuild_index() if written else None
     return {"source": str(source), "kind": kind, "imported": written, "skipped": skipped,
             "indexed": index["entries"] if index else None}
+
+
+def _masked(mem, d):
+    """write.pii over one record: an import is a deliberate write (warn by default); PiiError
+    (nothing is imported) under refuse."""
+    from ..safety.pii import PiiError
+
+    try:
+        f, _ = mem.mask({"title": d.title, "summary": d.summary, "body": d.body, "source": d.source or "",
+                         "aliases": tuple(d.aliases)})
+    except PiiError as e:
+        raise PiiError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
+    return d.replace(title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None,
+                     aliases=f["aliases"])
 
 
 def _scan(check, d):

@@ -57,10 +57,13 @@ def _merge(found: list[Candidate], limit: int, answers_first: bool) -> list[Cand
 
 
 def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: float, now=None, deep: bool = False,
-        only: list | None = None) -> Recall:
+        only: list | None = None, type: str | None = None, min_success: float | None = None) -> Recall:
     """The cascade over ``only`` (names of layers, default all): the first real answer, or with
-    ``deep`` every layer merged."""
-    ask = Ask(mem, query, session, scope, limit, threshold, when(now))
+    ``deep`` every layer merged. ``type`` and ``min_success`` keep only such memories."""
+    from .procedures import weigh
+
+    ask = Ask(mem, query, session, scope, limit, threshold, when(now), type=type, min_success=min_success,
+              prior=(float(mem.config["recall.freshness_weight"]), mem.config.seconds("recall.half_life") / 86400))
     result = Recall(query, warnings=ask.warnings)
     chosen = [x for x in layers() if only is None or x.name in only]
     floors = [x.evidence for x in chosen if x.evidence is not None and x.active()]
@@ -74,6 +77,7 @@ def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: flo
             continue
         t0 = time.perf_counter()
         found, n = layer.search(ask)
+        found = weigh(ask, layer, found)  # success rates of procedures; --type, --min-success
         result.trace.append(LayerTrace(layer.name, n, len(found), (time.perf_counter() - t0) * 1000))
         found = [c if c.hit.methods else replace(c, hit=replace(c.hit, methods=(layer.method,))) for c in found]
         if layer.method not in result.methods and layer.name not in ask.skipped:
@@ -89,8 +93,14 @@ def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: flo
 
 def recall(mem, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
            deep: bool = False, layer: str | None = None, threshold: float | None = None,
-           now: str | None = None) -> Recall:
+           now: str | None = None, type: str | None = None, min_success: float | None = None) -> Recall:
+    from ..model import TYPES
     from .trace import record
+
+    if type is not None and type not in TYPES:
+        raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
+    if min_success is not None and not 0 <= min_success <= 1:
+        raise UsageError(f"--min-success must be from 0 to 1, got {min_success!r}")
 
     if not query or not query.strip():
         raise UsageError("the query is empty")
@@ -111,6 +121,6 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
         raise UsageError("--limit must be at least 1")
     threshold = float(mem.config["recall.threshold"]) if threshold is None else threshold
     result = run(mem, query, session=session, scope=scope, limit=limit, threshold=threshold, now=now, deep=deep,
-                 only=[layer] if layer else None)
-    record(mem, "recall", query, result)
+                 only=[layer] if layer else None, type=type, min_success=min_success)
+    record(mem, "recall", query, result, now)
     return result

@@ -161,7 +161,8 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
     try:
         cache = SearchCache(state_dir(mem.root, "search"))
         count, quick = _sync(mem, cache, ask)
-        found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold, now=ask.now),
+        found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold, now=ask.now,
+                                                               prior=ask.prior),
                         limit)
         if quick and found:
             changed = _changed_hits(mem, cache, found)
@@ -174,7 +175,7 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
                 if docs:
                     cache.update_docs(docs, {d.key: fresh[d.key] for d in docs})
                 found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold,
-                                                                        now=ask.now), limit)
+                                                                        now=ask.now, prior=ask.prior), limit)
         return found, count
     except (SearchCacheError, FileError) as e:
         # The cache only saves time: without it, rank the files in memory.
@@ -186,7 +187,8 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
         from ..search.ranker import MemoryIndex
 
         index = MemoryIndex(docs)
-        return _search(ask, lambda threshold, n: index.search(ask.query, limit=n, threshold=threshold, now=ask.now),
+        return _search(ask, lambda threshold, n: index.search(ask.query, limit=n, threshold=threshold, now=ask.now,
+                                                              prior=ask.prior),
                        limit), len(current)
 
 

@@ -43,6 +43,9 @@ class Ask:
     scored: list | None = None
     answered: bool = False
     skipped: set = field(default_factory=set)  # layers that could not run (a warning says why)
+    type: str | None = None  # only memories of this type (recall --type)
+    min_success: float | None = None  # only memories whose smoothed success rate reaches this (--min-success)
+    prior: tuple | None = None  # (recall.freshness_weight, recall.half_life in days) for the ranker
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,8 @@ def rank(docs, ask: Ask, limit: int | None = None):
     """Rank in-memory SearchDocs for the query."""
     from ..search.ranker import MemoryIndex
 
-    return MemoryIndex(docs).search(ask.query, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now)
+    return MemoryIndex(docs).search(ask.query, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now,
+                                    prior=ask.prior)
 
 
 def snip(body: str, query: str) -> str:

@@ -6,4 +6,5 @@ hand-edited index line): sizes, control characters, conflict-marker lines and se
 ``values`` holds the rules a memory's frontmatter values must follow, shared with heartbeat.
 ``scanner`` finds secrets and prompt injection by the rules of ``rules/*.json`` (``ruleset``
 reads them, ``validators`` holds the code they name, ``invisible`` the invisible characters).
+``pii`` finds and masks personal data under the `write.pii` policies (see its docstring).
 """

@@ -516,7 +516,8 @@ class SearchCache:
         return self._guarded(lambda: self.size()[0])
 
     def search(
-        self, query: str, limit: int = 5, threshold: float | None = None, now: datetime | None = None
+        self, query: str, limit: int = 5, threshold: float | None = None, now: datetime | None = None,
+        prior: tuple[float, float] | None = None,
     ) -> list[Scored]:
         """Rank the cached documents exactly as ``MemoryIndex.search`` would.
 
@@ -529,7 +530,7 @@ class SearchCache:
             conn.execute("BEGIN")  # one consistent snapshot for the whole query
             try:
                 self._dead = frozenset(d for (d,) in conn.execute("SELECT id FROM dead"))
-                return search_corpus(self, query, limit=limit, threshold=threshold, now=now)
+                return search_corpus(self, query, limit=limit, threshold=threshold, now=now, prior=prior)
             finally:
                 if conn.in_transaction:
                     conn.execute("COMMIT")

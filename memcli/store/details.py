@@ -424,6 +424,9 @@ def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str]
     return out
 
 
+_GONE = object()
+
+
 def render_update(raw: str, old: Detail, new: Detail) -> str:
     """The file text after an update: only the frontmatter keys that changed are rewritten, so
     a person's comments, block lists and the text of every other key stay byte for byte. When the
@@ -440,11 +443,20 @@ def render_update(raw: str, old: Detail, new: Detail) -> str:
     if spans is None:
         return full
     changed = [k for k in DETAIL_KEYS if k != "id" and getattr(old, k) != getattr(new, k)]
+    # other keys (outcome counters and the like) with a plain value are rewritten the same way
+    changed += [k for k in new.extra if k not in DETAIL_KEYS and old.extra.get(k, _GONE) != new.extra[k]
+                and not isinstance(new.extra[k], (dict, list))]
+    if any(k not in new.extra for k in old.extra):
+        return full
+
+    def value_of(key):
+        return new.extra[key] if key not in DETAIL_KEYS else getattr(new, key)
+
     for in_place in (True, False):
         out = list(lines)
         tail: list[str] = []
         for key in sorted(changed, key=lambda k: -spans.get(k, (-1,))[0]):
-            value = getattr(new, key)
+            value = value_of(key)
             value = list(value) if isinstance(value, tuple) else value
             if key not in spans:
                 tail.append(f"{key}: {_dump_value(value)}")

@@ -33,11 +33,12 @@ def _now(now: str | None) -> str:
 
 def captured(mem, p: store.Proposal) -> tuple[store.Proposal, list]:
     """The one filter every proposal's text passes before it is written: text captured from
-    sessions, an extractor or an agent, on its way into a committed file. Today the secret scan
-    under `write.secrets` (redacted or refused as for any write); personal-data redaction plugs
-    in here. Returns the filtered proposal and what was redacted."""
+    sessions, an extractor or an agent, on its way into a committed file: the secret scan under
+    `write.secrets` (redacted or refused as for any write), then personal data under
+    `write.pii_captured` (masked by default). Returns the filtered proposal and what was redacted."""
     fields, redacted = mem.scan({"title": p.title, "summary": p.summary, "text": p.text, "tags": p.tags,
                                  "aliases": p.aliases, "quotes": tuple(q.text for q in p.evidence)})
+    fields, _ = mem.mask(fields, captured=True)
     quotes = tuple(store.Quote(q.role, q.time, q.episode, t) for q, t in zip(p.evidence, fields["quotes"]))
     return p.replace(title=fields["title"], summary=fields["summary"], text=fields["text"], tags=fields["tags"],
                      aliases=fields["aliases"], evidence=quotes), redacted
