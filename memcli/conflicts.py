@@ -44,7 +44,7 @@ def reconcile_index(mem) -> bool:
             lines.append(x)
         doc = IndexDoc(lines, doc.newline, doc.final_newline)
         # the trace is local to each clone: a merged index is planned without it (index.rank: activity)
-        new = doc.with_entries(mem._plan_index(doc, trace=False).entries).render()
+        new = doc.with_entries(mem._plan_index(doc, trace=False, fit=True).entries).render()
         if new == text:
             return False
         with markers.overwriting():

@@ -467,11 +467,14 @@ class Memory:
         return indexrules.Activity(access(self.root) if trace else {}, self.config.seconds("recall.half_life") / 86400)
 
     def _plan_index(self, doc: IndexDoc, add: Detail | None = None,
-                    pool: list | None = None, changed: Detail | None = None, trace: bool = True) -> "_Plan":
+                    pool: list | None = None, changed: Detail | None = None, trace: bool = True,
+                    fit: bool = False) -> "_Plan":
         """Which memories the index holds, in order, and which fell out for lack of room.
 
         changed is a memory about to be written: its new version counts, not the one on disk.
-        Under `index.rank: activity` the trace decides who keeps a line (not with trace=False)."""
+        Under `index.rank: activity` the trace decides who keeps a line (not with trace=False).
+        A write never moves a listed entry out for hand-written lines; fit=True (a merged index,
+        where both sides' entries meet) demotes until the file fits, as `heartbeat --fix` does."""
         max_lines = int(self.config["index.max_lines"])
         warnings: list = []
         # Entry lines whose detail cannot be read are turned into verbatim lines: kept, never ours to drop.
@@ -506,7 +509,7 @@ class Memory:
         still = [d for d in ranked if d.id in listed]
         if len(ranked) > room and add is not None and self.config["index.on_full"] == "refuse":
             return self._Plan([], set(), [], warnings, refused=True)
-        if len(ranked) > room and len(still) > room:
+        if len(ranked) > room and len(still) > room and not fit:
             # Hand-written lines took the room of entries already listed: none is moved out for them.
             demoted = [d.id for d in ranked if d.id not in listed]
             warnings.append(indexrules.crowded(doc, max_lines, len(still), demoted))

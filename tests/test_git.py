@@ -126,6 +126,27 @@ def test_two_machines_merging_the_same_histories_write_the_same_index(origin):
     assert "<<<<<<<" not in (a / "MEMORY.md").read_text()
 
 
+def test_a_merge_of_two_full_indexes_still_fits(origin):
+    """Each clone fills its index; the merged MEMORY.md holds both sides' entries only as far as
+    they fit: the lowest-ranked move out (their detail files stay), on both machines alike."""
+    a = origin("a")
+    (a / "memcli.yaml").write_text("index:\n  max_lines: 10\n")
+    mc(a, "sync")
+    b = origin("b")
+    for i in range(6):
+        mc(a, "remember", f"A memory {i}", "x", "-i", str(0.3 + i / 20))
+        mc(b, "remember", f"B memory {i}", "y", "-i", str(0.32 + i / 20))
+    mc(a, "sync")
+    mc(b, "sync")
+    mc(a, "sync")
+    for r in (a, b):
+        assert len((r / "MEMORY.md").read_text().splitlines()) < 10
+        mc(r, "index", "check")
+        mc(r, "heartbeat", "--check")
+        assert len(list((r / "memory").glob("*-memory-*.md"))) == 12
+    assert (a / "MEMORY.md").read_bytes() == (b / "MEMORY.md").read_bytes()
+
+
 def test_a_body_conflict_is_a_first_class_state(origin):
     a, b = origin("a"), origin("b")
     (a / "memory/shared-note.md").write_text((a / "memory/shared-note.md").read_text().replace("beta", "beta A"))
