@@ -457,7 +457,7 @@ def semantic_available() -> bool:
 
 def injection_kinds(text: str) -> list[str]:
     """The kinds of prompt injection a text may hold (for flagging recalled memory text as data)."""
-    from .scan import find_injection
+    from .safety.scanner import find_injection
 
     return sorted({f.kind for f in find_injection(text or "")})
 

@@ -178,7 +178,7 @@ def secrets_in(repo: Repo, changes: list, config) -> list:
     asks the secret scanner."""
     if not changes or config["write.secrets"] == "allow":
         return []
-    from ..scan import find_secrets
+    from ..safety.scanner import find_secrets
 
     found = []
     for change, path, rel in changes:
