@@ -38,6 +38,12 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "heartbeat.scope_max_age": ("24h", "duration"),
     "heartbeat.session_max_turns": (200, "int"),
     "write.secrets": ("refuse", "choice:refuse|redact|allow"),
+    "embed.provider": ("use", "text"),
+    "embed.url": (None, "text"),
+    "embed.model": (None, "text"),
+    "embed.key_env": (None, "text"),
+    "embed.query_prefix": ("", "prefix"),
+    "embed.passage_prefix": ("", "prefix"),
     "lock_timeout": ("10s", "duration"),
 }
 
@@ -92,7 +98,7 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
         return ConfigError(f"{shown}: {key} must be {expected}, got {value!r}")
 
     if value is None:
-        if kind in ("cmd",):
+        if kind in ("cmd", "text"):
             return None
         raise bad("set (remove the key to use the default)")
     if kind == "int":
@@ -114,6 +120,12 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
     elif kind == "cmd":
         if not isinstance(value, str) or not value.strip():
             raise bad("a shell command (a string) or null")
+    elif kind == "text":
+        if not isinstance(value, str) or not value.strip() or any(ord(c) < 32 for c in value):
+            raise bad("one line of text")
+    elif kind == "prefix":
+        if not isinstance(value, str) or any(ord(c) < 32 for c in value):
+            raise bad("a string (may be empty)")
     return value
 
 
@@ -167,6 +179,9 @@ def _read_yaml(path: Path, shown: str) -> dict:
 LOCAL_CONFIG = ".memcli/config.yaml"  # per root, never committed
 TRUST_FILE = ".memcli/trusted"  # the digest of the memcli.yaml a person allowed to run commands
 EXECUTING_KEYS = ("session.summarizer",)
+# Settings that send memory text (and a key from the environment) off this machine: like a
+# command, honoured from memcli.yaml only after `memcli trust`.
+OUTBOUND_KEYS = ("embed.provider", "embed.url", "embed.key_env")
 
 
 def user_config_path() -> Path:
@@ -206,7 +221,8 @@ def trust(root: Path) -> dict:
     state_dir(root)
     atomic_write(root / TRUST_FILE, digest + "\n")
     load = _read_yaml(path, "memcli.yaml")
-    return {"path": "memcli.yaml", "sha256": digest, "commands": {k: load[k] for k in EXECUTING_KEYS if load.get(k)}}
+    return {"path": "memcli.yaml", "sha256": digest,
+            "commands": {k: load[k] for k in EXECUTING_KEYS + OUTBOUND_KEYS if load.get(k)}}
 
 
 def effective_summarizer(root: Path, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
@@ -233,7 +249,7 @@ def load_config(root: Path) -> Config:
         except ValueError:
             raise ConfigError("memcli.yaml leads outside the memory root (a symlink?); not read") from None
     values = _read_yaml(path, "memcli.yaml")
-    committed = {k: values.pop(k) for k in EXECUTING_KEYS if k in values}
+    committed = {k: values.pop(k) for k in EXECUTING_KEYS + OUTBOUND_KEYS if k in values}
     local: dict = {}
     for p, shown in ((user_config_path(), str(user_config_path())), (root / LOCAL_CONFIG, LOCAL_CONFIG)):
         if p.is_file():
@@ -245,6 +261,12 @@ def load_config(root: Path) -> Config:
     values["session.summarizer"] = command
     if warning:
         warnings.append(warning)
+    outbound = [k for k in OUTBOUND_KEYS if k in committed and k not in local]
+    if outbound and is_trusted(root):
+        values.update((k, committed[k]) for k in outbound)
+    elif outbound:
+        warnings.append(f"memcli.yaml sets {', '.join(outbound)}, which would send memory text off this machine, "
+                        "and was not trusted here: ignored (review the file, then `memcli trust`)")
     exists = path.exists() or path.is_symlink()
     return Config(values, path if exists else None, tuple(warnings))
 

@@ -36,7 +36,7 @@ class SemanticLayer(Layer):
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         from ..search.cache import SearchCacheError
-        from ..search.embed import ModelUnavailable
+        from ..search.providers import ProviderUnavailable
         from .details import detail_doc
 
         fill = ask.threshold <= 0
@@ -44,26 +44,26 @@ class SemanticLayer(Layer):
         # Filling a list or checking a weak answer, the lexical answer is what the configured
         # threshold answers; otherwise nothing lexical counts as an answer, only as evidence.
         threshold = float(ask.mem.config["recall.threshold"]) if fill or rescue else float("inf")
-        lexical = ask.scored
+        lexical = [(s.key, s.relevance, s.evidence) for s in ask.scored or ()]
         kw = {"fill": fill, "rescue": semantic.RESCUE_CUT if rescue else None}
         try:
             try:
-                found = semantic.search(ask.mem, ask.query, lexical, ask.limit, threshold, **kw)
+                found = semantic.search(ask.mem, ask.text, lexical, ask.limit, threshold, **kw)
             except (SearchCacheError, OSError):
-                found = semantic.search(ask.mem, ask.query, [], ask.limit, threshold, **kw)  # evidence only
-        except ModelUnavailable as e:
+                found = semantic.search(ask.mem, ask.text, [], ask.limit, threshold, **kw)  # evidence only
+        except ProviderUnavailable as e:  # the words' answer stands, with one warning
             ask.warnings.append(f"semantic recall skipped: {e}")
             ask.skipped.add(self.name)
             return [], 0
         if rescue and all(m == ("bm25f",) for _, _, m in found):
             return [], len(found)  # the words' answer stands
-        matched = {s.key: s.matched for s in lexical or ()}
+        matched = {s.key: s.matched for s in ask.scored or ()}
         out = []
         for key, score, methods in found:
             doc = detail_doc(ask.mem, key)
             if doc is None:
                 continue
-            hit = Hit(self.name, Path(key).stem, doc.title, key, score, snip(doc.body, ask.query), doc.summary,
+            hit = Hit(self.name, Path(key).stem, doc.title, key, score, snip(doc.body, ask.text), doc.summary,
                       doc.tags, tuple(matched.get(key, ())), tuple(methods))
             out.append(Candidate(hit, score))
         return out, len(found)
