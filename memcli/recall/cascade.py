@@ -94,17 +94,23 @@ def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: flo
     # that found anything (it searched more than the layers before it).
     chosen_hits = _merge(pool if deep else last, limit, not deep)
     if not (fill or deep):
-        chosen_hits = _companions(chosen_hits)
+        chosen_hits = _companions(chosen_hits, threshold)
     result.hits = [replace(c.hit, sure=_sure(c, threshold, i)) for i, c in enumerate(chosen_hits)]
     return result
 
 
-def _companions(found: list[Candidate]) -> list[Candidate]:
-    """The best hit and those close to it: a weak companion of a strong answer is left out."""
+def _companions(found: list[Candidate], threshold: float) -> list[Candidate]:
+    """The best hit and those nearly as good and good in their own right (reaching the
+    threshold): a weak companion of an answer is left out, and so is a crowd (more than CROWD
+    hits as good as the best: none of them stands out)."""
     if not found:
         return found
     top = found[0].relevance
-    return [c for i, c in enumerate(found) if i == 0 or c.relevance >= COMPANION_SHARE * top]
+    close = [c for c in found[1:] if c.relevance >= max(COMPANION_SHARE * top, threshold)]
+    return found[:1] + (close if len(close) <= CROWD else [])
+
+
+CROWD = 2
 
 
 def _sure(c: Candidate, threshold: float, place: int) -> str:

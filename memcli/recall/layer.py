@@ -19,7 +19,7 @@ from ..model import Hit
 # alias) + 0.25 * BM25, so this asks for every term, or nearly all with strong BM25 evidence.
 DECISIVE = 0.75
 # Without -k or --threshold, a hit stays beside the best one only with this share of its relevance.
-COMPANION_SHARE = 0.6
+COMPANION_SHARE = 0.9
 # With them, the list is filled down to this relevance once the query is answered.
 FILL_FLOOR = 0.05
 
