@@ -16,3 +16,35 @@ def identifiers(text: str) -> tuple | None:
     numbers = _NUMBER.findall(text)
     letters = _LETTER.findall(text)
     return (tuple(numbers), tuple(sorted(letters))) if numbers or letters else None
+
+
+_PUNCT_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+_SPACE = re.compile(r"\s+")
+MIN_CONTAINED = 16  # a summary this long (a CJK character counts two) inside another makes a duplicate
+
+
+def normal(text: str) -> str:
+    """Text for comparing titles and summaries: NFKC, case folded, spaces collapsed, no punctuation at the ends."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", text or "").casefold()
+    return _PUNCT_EDGES.sub("", _SPACE.sub(" ", text).strip())
+
+
+def _width(text: str) -> int:
+    return sum(2 if ord(c) >= 0x2E80 else 1 for c in text)
+
+
+def same_memory(title_a: str, summary_a: str, title_b: str, summary_b: str) -> str | None:
+    """Why two memories are the same one written twice, or None: the same title (in any
+    language: case, width and spacing aside), or one summary holding the other whole
+    ("make release, then ./deploy.sh staging" inside "make release, then ./deploy.sh staging;
+    migrations run first")."""
+    ta, tb = normal(title_a), normal(title_b)
+    if ta and ta == tb:
+        return "the same title"
+    sa, sb = normal(summary_a), normal(summary_b)
+    short, long = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
+    if short and _width(short) >= MIN_CONTAINED and short in long:
+        return "the same summary" if short == long else "one summary inside the other"
+    return None

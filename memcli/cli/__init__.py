@@ -15,7 +15,8 @@ _GLOBAL_VALUE = {"--root": "root", "--session": "session", "--scope": "scope"}
 # command's; every default is None or False, so each default is the library's. tests/test_fastpath.py derives this table from the Typer app.
 _FAST = {
     ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--deep": ("deep", bool),
-                               "--layer": ("layer", str), "-l": ("layer", str), "--threshold": ("threshold", float)}),
+                               "--layer": ("layer", str), "-l": ("layer", str), "--threshold": ("threshold", float),
+                               "--also": ("also", list)}),
     ("should-recall",): (("text",), {}),
     ("remember",): (("title", "summary?"), {
         "--tag": ("tag", list), "-t": ("tag", list), "--alias": ("alias", list), "-a": ("alias", list),

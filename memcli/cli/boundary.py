@@ -107,10 +107,10 @@ def text_arg(value: str, what: str) -> str:
 # ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
 # the global options and each command's own parameters under the Typer parameter names ----
 
-def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None) -> Out:
+def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, also=None) -> Out:
     sess, sc = names(st.session, st.scope)
     res = open_memory(st.root).recall(text_arg(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
-                                      layer=layer, threshold=threshold)
+                                      layer=layer, threshold=threshold, also=list(also or ()))
     data = res.to_dict()
     return Out(data, lambda: r.recall(data), code=0 if res.hits else 1, warnings=res.warnings)
 

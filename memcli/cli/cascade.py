@@ -37,15 +37,19 @@ def recall(
         "--threshold", metavar="FLOAT",
         help="How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones "
              "included.")] = None,
+    also: Annotated[Optional[List[str]], typer.Option(
+        "--also", metavar="TEXT",
+        help="Another phrasing of the same question (repeatable): a translation into the other language, a "
+             "paraphrase. The results are fused by rank.")] = None,
     json_: Json = False,
 ):
     """Find the memory that fits: session, then scope, then the index, then the details.
 
-    Exit 1 when nothing fits.
+    Without -k, only hits to act on are shown; -k N asks for up to N. Exit 1 when nothing fits.
 
-    Example: memcli recall "MySQL中文查不到数据"
+    Example: memcli recall "MySQL中文查不到数据" --also "MySQL Chinese text garbled"
     """
-    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold))
+    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold, also))
 
 
 @app.command("should-recall")

@@ -23,7 +23,7 @@ from typing import Iterable
 # Framing, matched on the lowercased query. Chinese: how a question refers back to earlier work;
 # English: the same, whole words only. Order matters little: every match is removed.
 _FRAMING_ZH = (
-    r"(?:是|都|又|当时|后来|最后|我们|咱们|你们)?(?:怎么|如何|怎样|咋)(?:样)?(?:解决|处理|搞定|修复|修|弄|办|做|搞|应对|改|回答|配置|配|设置)(?:的|了|掉)?",
+    r"(?:是|都|又|当时|后来|最后|我们|咱们|你们)?(?:怎么|如何|怎样|咋)(?:样)?(?:解决|处理|搞定|修复|修|弄|办|做|搞|应对|改|回答|配置|配|设置|用|使用)(?:的|了|掉)?",
     r"怎么办|咋办|咋整|怎么回事|怎么样了",
     r"(?:的|那个|这个|那次|那件)?(?:问题|事情|事儿)",
     r"还记得|记不记得|记得|想起来|回忆一下|回顾一下|提醒我|告诉我|请问|帮我(?:查|找|看)?(?:一下)?",
@@ -40,7 +40,7 @@ _FRAMING_EN = (
     r"conclude|concluded|figure|figured|learn|learned|find|found|end up|ended up)(?: (?:on|about|with|out))?",
     r"(?:last|that|the other|previous) time|previously|earlier|before that|as (?:before|discussed|agreed|usual|we said)",
     r"like (?:last time|before)|remind me|remember|recall|once again|again",
-    r"(?:the|that|this) (?:problem|issue|thing|incident) (?:with|about|of)|(?:the|that|this) (?:problem|issue)",
+    r"(?:the|that|this) (?:problem|issue|thing|incident) (?:with|about|of)|(?:the|that|this) (?:problem|issue)|problems?",
     r"that one|this one|the (?:first|second|third|other|last) one|instead",
 )
 _ZH = re.compile("|".join(f"(?:{p})" for p in _FRAMING_ZH))
