@@ -1,6 +1,7 @@
 """The near-duplicate rule, shared by heartbeat's audit and remember's warning: two memories whose
 title and summary reach a rapidfuzz ratio of DUPLICATE_RATIO and carry the same numbers and
-one-letter words ("release 2026-12" and "release 2027-01" are different memories)."""
+one-letter words ("release 2026-12" and "release 2027-01" are different memories); or with the
+same title, or one summary holding the other whole (``same_memory``), in any language."""
 
 from __future__ import annotations
 
@@ -45,6 +46,15 @@ def same_memory(title_a: str, summary_a: str, title_b: str, summary_b: str) -> s
         return "the same title"
     sa, sb = normal(summary_a), normal(summary_b)
     short, long = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
-    if short and _width(short) >= MIN_CONTAINED and short in long:
-        return "the same summary" if short == long else "one summary inside the other"
+    if (not short or _width(short) < MIN_CONTAINED or identifiers(short) != identifiers(long)
+            or identifiers(ta) != identifiers(tb)):
+        return None  # "Plan A" and "Plan B", "Release 2026-12" and "Release 2027-01" are two memories
+    at = long.find(short)
+    while at != -1:
+        end = at + len(short)
+        # whole words only: "summary number 1" is not inside "summary number 10"
+        if not (at and long[at - 1].isalnum() and short[0].isalnum()) and \
+                not (end < len(long) and long[end].isalnum() and short[-1].isalnum()):
+            return "the same summary" if short == long else "one summary inside the other"
+        at = long.find(short, at + 1)
     return None
