@@ -13,7 +13,8 @@ turn. It runs through the library, with the same defaults as the command line.
 Reported, over the recalled lines (hits) the model was given: the share that are relevant (the
 memory the turn refers to, or a session turn or summary that carries its title); how many turns
 with a memory found it; and echoes, hits that are the user's own question (the turn just added,
-or the same question asked before), which must be zero. The 1k store is `gen_store.py`'s (random
+or the same question asked before), which must be zero. Beside it, plain BM25 (five best, no
+abstention) on the turns that were recalled. The 1k store is `gen_store.py`'s (random
 English and Chinese words, a full MEMORY.md) with the example memories added.
 """
 
@@ -85,11 +86,23 @@ def generated_root(folder: Path, n: int) -> Path:
     return folder
 
 
+def bm25_for(mem):
+    """Plain BM25 over the detail files (benchmarks/bilingual's, with CJK bigrams), no abstention."""
+    sys.path.insert(0, str(HERE.parent / "bilingual"))
+    from run import BM25, cjk_bigrams
+
+    docs = [(d.id, "\n".join([d.title, d.summary, " ".join(d.tags), " ".join(d.aliases), d.body]))
+            for d in (mem.load(p) for p in mem.detail_files())]
+    return BM25(docs, cjk_bigrams)
+
+
 def run(root: Path, show: bool = False) -> dict:
     from memcli import Memory
 
     mem = Memory(root)
     titles = {d.id: d.title for d in mem.list().details}
+    bm25 = bm25_for(mem)
+    base_lines = base_relevant = 0
     session = "loop"
     lines = relevant = echoes = found = wanted = 0
     asked: list[str] = []
@@ -98,6 +111,9 @@ def run(root: Path, show: bool = False) -> dict:
         hits = []
         if mem.should_recall(msg)["kind"] != "none":
             hits = mem.recall(msg, session=session, scope=session, now=NOW).hits
+            base = bm25.search(msg)  # the same turns, plain BM25's five best
+            base_lines += len(base)
+            base_relevant += sum(1 for i in base if i == expect)
         marks = []
         for h in hits:
             text = f"{h.title}\n{h.snippet}"
@@ -122,7 +138,8 @@ def run(root: Path, show: bool = False) -> dict:
             print(f"  {turn:2} {msg[:60]!r:64} expect {expect}: {' '.join(marks) or '-'}")
     return {"turns": len(TURNS), "recalled lines": lines, "relevant": relevant,
             "share relevant": round(relevant / lines, 3) if lines else None, "echoes": echoes,
-            "memories found": f"{found}/{wanted}"}
+            "memories found": f"{found}/{wanted}",
+            "bm25": f"{base_lines} lines, {round(base_relevant / base_lines, 3) if base_lines else None} relevant"}
 
 
 def main(argv: list | None = None) -> int:
@@ -156,7 +173,8 @@ def _main(args) -> int:
                 print(name)
             r = run(root, args.show)
             print(f"{name}: {r['recalled lines']} recalled lines over {r['turns']} turns, "
-                  f"{r['share relevant']} relevant, {r['echoes']} echoes, memories found {r['memories found']}")
+                  f"{r['share relevant']} relevant, {r['echoes']} echoes, memories found {r['memories found']}; "
+                  f"plain BM25 on the same turns: {r['bm25']}")
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

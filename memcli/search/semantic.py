@@ -373,6 +373,9 @@ def search_local(mem, query: str, lexical: Sequence, limit: int, threshold: floa
     """The semantic step in this process, with the configured provider (the bundled model is
     loaded here). ``current``: the caller knows no memory changed since ``cache`` was last
     synced (the files are not read)."""
+    from memcli.search.embed import _limit_threads
+
+    _limit_threads()  # before numpy loads: one BLAS thread (see memcli.search.embed)
     provider = provider_for(mem)
     # the module's values as they are now (a benchmark may vary them)
     rule = rule or Rule(cut=DEFAULT_CUT, lex_weight=LEX_WEIGHT, margin_weight=MARGIN_WEIGHT)
