@@ -19,7 +19,6 @@ from pathlib import Path
 
 from ..model import Hit
 from ..search import semantic
-from ..search.evidence import names
 from .layer import Ask, Candidate, Layer, snip
 
 
@@ -61,6 +60,8 @@ class SemanticLayer(Layer):
             return [], 0
         if rescue and all(m == ("bm25f",) for _, _, m in found):
             return [], len(found)  # the words' answer stands
+        from ..search.evidence import names
+
         matched = {s.key: s.matched for s in ask.scored or ()}
         named = names(ask.text)
         out = []

@@ -43,9 +43,19 @@ _FRAMING_EN = (
     r"(?:the|that|this) (?:problem|issue|thing|incident) (?:with|about|of)|(?:the|that|this) (?:problem|issue)|problems?",
     r"that one|this one|the (?:first|second|third|other|last) one|instead",
 )
-_ZH = re.compile("|".join(f"(?:{p})" for p in _FRAMING_ZH))
-_EN = re.compile(r"(?<![\w-])(?:" + "|".join(f"(?:{p})" for p in _FRAMING_EN) + r")(?![\w-])")
 _SPACES = re.compile(r"\s+")
+# Words and characters every framing match starts with: a query holding none is not searched.
+_EN_TRIGGERS = frozenset("""do did can could what how which why last that the other previous previously earlier
+    before as like remind remember recall once again this problem problems issue issues one instead""".split())
+_ZH_TRIGGERS = frozenset("是都又当后最我咱你怎如咋的那这问事还记想回提告请帮上之以先前刚昨继第换改说讲来大")
+
+
+@lru_cache(maxsize=None)
+def _framing(language: str) -> re.Pattern:
+    """The framing pattern of one language, compiled when a query first needs it."""
+    if language == "zh":
+        return re.compile("|".join(f"(?:{p})" for p in _FRAMING_ZH))
+    return re.compile(r"(?<![\w-])(?:" + "|".join(f"(?:{p})" for p in _FRAMING_EN) + r")(?![\w-])")
 
 
 def _signal_pattern(signals: Iterable[str]) -> re.Pattern | None:
@@ -70,8 +80,15 @@ def strip_framing(query: str, signals: Iterable[str] = ()) -> str:
     if len(lowered) != len(query):  # a letter whose lower case is longer: spans would not line up
         query = lowered
     keep = [True] * len(query)
-    pattern = _signals(tuple(signals))
-    for rx in ((pattern,) if pattern is not None else ()) + (_EN, _ZH):
+    # Patterns are compiled only for a query that may hold what they match (a recall per turn).
+    signals = tuple(s for s in signals if s and s.strip() and s.strip().lower() in lowered)
+    pattern = _signals(signals) if signals else None
+    rxs = [pattern] if pattern is not None else []
+    if not _EN_TRIGGERS.isdisjoint(re.findall(r"[a-z]+", lowered)):
+        rxs.append(_framing("en"))
+    if not lowered.isascii() and not _ZH_TRIGGERS.isdisjoint(lowered):
+        rxs.append(_framing("zh"))
+    for rx in rxs:
         for m in rx.finditer(lowered):
             for i in range(m.start(), m.end()):
                 keep[i] = False
@@ -89,10 +106,17 @@ _EN_OPENERS = frozenset(
     isn't aren't wasn't weren't don't doesn't didn't won't can't couldn't wouldn't shouldn't
     haven't hasn't anyone anybody""".split()
 )
-_ZH_QUESTION = re.compile(
+_ZH_QUESTION_RE = (
     r"什么|怎么|为什么|为啥|如何|哪[里儿个些天种位]?|谁|多少|多久|几[点天个次年月号时]|是否|有没有|是不是|能不能|可不可以|"
     r"要不要|会不会|对不对|好不好|行不行|[吗嘛呢][\s。？?！!]*$"
 )
+_ZH_QUESTION_WORDS = ("什么", "怎么", "为啥", "如何", "哪", "谁", "多少", "多久", "几", "是否", "有没有", "是不是", "能不能",
+                      "可不可以", "要不要", "会不会", "对不对", "好不好", "行不行", "吗", "嘛", "呢")
+
+
+@lru_cache(maxsize=None)
+def _zh_question() -> re.Pattern:
+    return re.compile(_ZH_QUESTION_RE)
 _LATIN_WORD = re.compile(r"[A-Za-z']+")
 
 
@@ -105,7 +129,7 @@ def _is_question(sentence: str) -> bool:
     first = _LATIN_WORD.match(s)
     if first and first.group().lower() in _EN_OPENERS:
         return True
-    return bool(_ZH_QUESTION.search(s))
+    return not s.isascii() and bool(_zh_question().search(s))
 
 
 # Words of reaction and courtesy: a sentence of nothing else ("Wow, that's so cool!") neither
@@ -115,7 +139,22 @@ FILLER = frozenset(
     incredible impressive beautiful sweet oh ah yeah yes yep sure haha lol totally absolutely really
     congrats congratulations thanks thank hey hi hello okay ok well hmm so just too super exciting""".split()
 ) | frozenset("哇 哈哈 谢谢 好的 太好 不错 厉害 真棒 恭喜".split())
-_OPENER = re.compile(r"(?:^|[.!。！\n]\s*)(" + "|".join(sorted(_EN_OPENERS, key=len, reverse=True)) + r")\b", re.I)
+_ENDS = ".!。！\n"
+
+
+def _may_ask(text: str) -> bool:
+    """A cheap first look, without a pattern: a question mark, a Chinese question word, or a
+    sentence opening with an English interrogative or auxiliary."""
+    if "?" in text or "？" in text:
+        return True
+    if not text.isascii() and any(w in text for w in _ZH_QUESTION_WORDS):
+        return True
+    start = True
+    for word in text.lower().split():
+        if start and word.strip("\"'(*-") in _EN_OPENERS:
+            return True
+        start = word[-1] in _ENDS
+    return False
 
 
 @lru_cache(maxsize=4096)
@@ -125,7 +164,7 @@ def asking_share(text: str) -> float:
     from .query import COMMON_WORDS
     from .tokenize import stem, terms
 
-    if not text or not ("?" in text or "？" in text or _OPENER.search(text) or _ZH_QUESTION.search(text)):
+    if not text or not _may_ask(text):
         return 0.0
     ignore = _ignored(COMMON_WORDS, stem)
     asked = stated = 0
@@ -162,14 +201,17 @@ GENERIC = frozenset(
     utc gmt pdf png jpg html css js ai ml llm llms pm am ok faq tl dr etc eta fyi asap""".split()
 )
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._+#-][A-Za-z0-9]+)*")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _has_cjk(text: str) -> bool:  # a character-class pattern over these ranges costs ms to compile
+    return any("\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in text)
 
 
 def names(query: str) -> list[str]:
     """Words of ``query`` written as names: all capitals (CUDA, JVM, VACUUM), a capital inside
     (MongoDB, OOMKilled), letters and digits (ES6, k8s), or, not first in an English sentence, a
     capital first (Postgres, Tom); in a Chinese question, any capitalised Latin word. Lowercased."""
-    has_cjk = bool(_CJK.search(query))
+    has_cjk = not query.isascii() and _has_cjk(query)
     out = []
     for m in _NAME.finditer(query):
         word = m.group()
