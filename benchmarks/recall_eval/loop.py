@@ -161,7 +161,9 @@ def _main(args) -> int:
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="memcli-loop-"))
     try:
         for state in tmp.glob("*/.memcli/sessions"):
-            shutil.rmtree(state)  # a kept root starts the loop with no session
+            shutil.rmtree(state)  # a kept root starts the loop with no session and no episodes
+        for episode in tmp.glob("*/memory/episodes/*.md"):
+            episode.unlink()
         example = tmp / "example"
         roots = [("example root", example if (example / "MEMORY.md").exists() else example_root(example))]
         if args.store:
