@@ -126,7 +126,8 @@ def _sure(c: Candidate, threshold: float, place: int) -> str:
 def fuse(results: list, limit: int) -> list:
     """Hits of several phrasings of one question, fused by rank: each memory scores
     sum(1 / (RRF_K + rank)) over the lists that hold it, so agreement counts; ties go to the
-    surer hit, then to the earlier phrasing."""
+    surer hit, then to the earlier phrasing. A weak hit (below the threshold) that only another
+    phrasing found, and only one, is left out."""
     order = {"strong": 0, "good": 1, "weak": 2}
     score: dict = {}
     best: dict = {}
@@ -136,7 +137,11 @@ def fuse(results: list, limit: int) -> list:
             score[key] = score.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
             if key not in best or (order.get(h.sure, 3), n, rank) < best[key][0]:
                 best[key] = ((order.get(h.sure, 3), n, rank), h)
-    ranked = sorted(score, key=lambda k: (-score[k], best[k][0]))
+    lists = {k: sum(1 for res in results if any((h.path, h.id) == k for h in res.hits)) for k in score}
+    # a weak hit found by one other phrasing alone is left out: a translation that merely shares a
+    # word or two with a note on a neighbouring topic is no answer
+    ranked = sorted((k for k in score if lists[k] > 1 or best[k][0][1] == 0 or best[k][1].sure != "weak"),
+                    key=lambda k: (-score[k], best[k][0]))
     return [best[k][1] for k in ranked[:limit]]
 
 
