@@ -188,3 +188,17 @@ def test_the_mcp_recall_tool_takes_other_phrasings(lexical, mem):
     data = res.structured_content
     assert [h["id"] for h in data["hits"]] == ["mysql-charset-double-encoding"]
     assert json.loads(json.dumps(data))["also"] == ["garbled Chinese text, charset"]
+
+
+def test_fusion_leaves_out_a_weak_hit_only_another_phrasing_found():
+    from memcli.model import Hit
+    from memcli.recall.cascade import Recall, fuse
+
+    def hit(i, sure):
+        return Hit("details", i, i, f"memory/{i}.md", 0.5, sure=sure)
+
+    original = Recall("q", [hit("a", "weak")])
+    translated = Recall("t", [hit("b", "weak"), hit("a", "good"), hit("c", "good")])
+    other = Recall("p", [hit("d", "weak")])
+    assert [h.id for h in fuse([original, translated, other], 5)] == ["a", "c"]
+    assert [h.id for h in fuse([original, translated, Recall("p", [hit("b", "weak")])], 5)] == ["b", "a", "c"]
