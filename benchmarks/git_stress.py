@@ -7,12 +7,13 @@ A bare origin starts with a few shared memories; each clone (a real `git clone`,
 `memcli git setup`) runs random operations through the real CLI (`python -m memcli`, one process
 per operation): remember its own memories, update shared and own memories (new summary and/or
 appended text), forget its own, add session turns (folded into the episode log as the session
-grows), and `sync`. The clones run at the same time, so their syncs race each other to the origin.
+grows), record outcomes of the shared procedures (`memcli outcome`), and `sync`. The clones run at the same time, so their syncs race each other to the origin.
 
 Then a final round of syncs, and the checks: every clone holds byte-identical files and a clean
 work tree; every memory that was remembered and not forgotten exists; every summary written is
 current or in its memory's ## History; every appended text and every folded session turn is on
-disk; no conflict markers remain; `index check` and `heartbeat --check` pass; no operation failed.
+disk; each shared memory's outcome counters are the sum of every clone's outcomes; no conflict
+markers remain; `index check` and `heartbeat --check` pass; no operation failed.
 Exit 1 when a check fails.
 """
 
@@ -66,6 +67,7 @@ class Clone:
         self.summaries: list = []  # (id, summary)
         self.appends: list = []  # (id, text)
         self.turns: list = []
+        self.outcomes: dict = {}  # id -> [uses, successes] this clone recorded
         self.failures: list = []
         self.syncs = 0
         self.sync_seconds: list = []
@@ -83,8 +85,8 @@ class Clone:
         self.counter += 1
         k = self.counter
         live = [m for m in self.own if m not in self.forgotten]
-        choice = rng.choices(["remember", "update-shared", "update-own", "forget", "turn", "sync"],
-                             weights=[4, 4, 2, 1, 3, 3])[0]
+        choice = rng.choices(["remember", "update-shared", "update-own", "forget", "turn", "outcome", "sync"],
+                             weights=[4, 4, 2, 1, 3, 3, 3])[0]
         if choice == "remember" or (choice in ("update-own", "forget") and not live):
             mid = f"{self.name}-{k}-{rng.choice(WORDS)}"
             title = f"{self.name} {phrase(rng, 3)} {k}"
@@ -110,6 +112,13 @@ class Clone:
             text = f"turn {self.name} {k} {phrase(rng, 4)}"
             if self._run("session", "add", rng.choice(["user", "assistant"]), text).returncode == 0:
                 self.turns.append(text)
+        elif choice == "outcome":
+            mid = rng.choice(shared)
+            result = "success" if rng.random() < 0.7 else "failure"
+            if self._run("outcome", mid, result, "--note", f"{self.name} {k} {phrase(rng, 3)}").returncode == 0:
+                counts = self.outcomes.setdefault(mid, [0, 0])
+                counts[0] += 1
+                counts[1] += result == "success"
         else:
             self.sync()
 
@@ -145,7 +154,7 @@ def run(ops: int, seed: int, clones: int = 3, workdir: Path | None = None) -> di
     for i in range(SHARED):
         mid = f"shared-{i}"
         p = memcli(seed_root, "remember", f"Shared {phrase(rng, 2)} {i}", phrase(rng, 6), "--id", mid,
-                   "--body", phrase(rng, 10))
+                   "--body", phrase(rng, 10), "--type", "procedure")
         assert p.returncode == 0, p.stderr
         shared.append(mid)
     p = memcli(seed_root, "sync")
@@ -214,13 +223,28 @@ def run(ops: int, seed: int, clones: int = 3, workdir: Path | None = None) -> di
     checks["no_turn_lost"] = not lost_turns
     if lost_turns:
         failures.append({"check": "turns lost", "items": lost_turns[:10]})
+    wrong = []
+    for mid in shared:
+        want = [sum(c.outcomes.get(mid, [0, 0])[i] for c in workers) for i in (0, 1)]
+        text = final.get(f"memory/{mid}.md", b"").decode()
+        got = [next((int(ln.split(":")[1]) for ln in text.split("\n") if ln.startswith(f"{key}:")), 0)
+               for key in ("uses", "successes")]
+        if got != want:
+            wrong.append((mid, {"want": want, "got": got}))
+    checks["outcome_counts_summed"] = not wrong
+    if wrong:
+        failures.append({"check": "outcome counts", "items": wrong})
     marked = [k for k, v in final.items() if k.endswith(".md") and b"\n<<<<<<< " in b"\n" + v]
     checks["no_markers"] = not marked
     if marked:
         failures.append({"check": "markers", "files": marked})
     for c in workers:
         for args in (("index", "check"), ("heartbeat", "--check")):
-            p = memcli(c.path, *args)
+            p = memcli(c.path, *args, *(("--json",) if args[0] == "heartbeat" else ()))
+            if args[0] == "heartbeat":  # a shared procedure that failed often is reported, rightly
+                found = json.loads(p.stdout)["data"]["findings"]
+                if not [f for f in found if f["severity"] != "info" and f["code"] != "procedure-failing"]:
+                    continue
             if p.returncode != 0:
                 failures.append({"check": " ".join(args), "clone": c.name, "out": (p.stdout + p.stderr)[-600:]})
     checks["index_and_heartbeat_clean"] = not [f for f in failures if f.get("check") in ("index check",
@@ -233,7 +257,8 @@ def run(ops: int, seed: int, clones: int = 3, workdir: Path | None = None) -> di
     return {
         "ok": all(checks.values()), "checks": checks, "failures": failures[:20],
         "clones": clones, "ops_per_clone": ops, "seed": seed, "syncs": sum(c.syncs for c in workers),
-        "merge_commits": merges, "memories": sum(1 for k in final if k.startswith("memory/") and
+        "merge_commits": merges, "outcomes": sum(n[0] for c in workers for n in c.outcomes.values()),
+        "memories": sum(1 for k in final if k.startswith("memory/") and
                                                  k.count("/") == 1),
         "sync_seconds_median": round(syncs[len(syncs) // 2], 3) if syncs else None,
         "seconds": round(work_seconds, 1), "workdir": str(tmp),

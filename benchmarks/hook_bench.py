@@ -4,6 +4,11 @@ and `memcli should-recall` (the framework-free per-turn fast path).
 
     .venv/bin/python benchmarks/hook_bench.py                 # 1k memories, 9 runs after a warm-up
     .venv/bin/python benchmarks/hook_bench.py --size 10000 --runs 15
+    .venv/bin/python benchmarks/hook_bench.py --compare /path/to/other/python   # another checkout beside
+
+The root is one the hook may use (`memcli hook allow`, recorded in a temporary state folder).
+`--compare PYTHON` adds the hook rows run as `PYTHON -m memcli` (another checkout's interpreter)
+and as `python -m memcli` with this one, in the same rounds.
 
 Two prompts: one that needs memory (explicit signal and a word the index knows: the context
 block is printed) and one that does not (only the turn is recorded). The hook runs on the
@@ -27,10 +32,13 @@ from bench import MEMCLI, store  # noqa: E402
 from gen_store import INDEX_WORD  # noqa: E402
 
 
+ENV = dict(os.environ)
+
+
 def timed_stdin(cmd: list, data: bytes, cwd) -> tuple[float, int, int]:
     """(milliseconds, exit code, stdout bytes) of one whole process fed data on stdin."""
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd)
+    p = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=ENV)
     return (time.perf_counter() - t0) * 1000, p.returncode, len(p.stdout)
 
 
@@ -55,9 +63,14 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
+    ap.add_argument("--compare", default=None, help="another interpreter whose memcli runs beside")
     a = ap.parse_args()
     a.dir.mkdir(parents=True, exist_ok=True)
     root = store(a.dir, a.size)
+    import tempfile
+
+    ENV["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="memcli-hook-bench-")
+    subprocess.run([MEMCLI, "hook", "allow", str(root)], env=ENV, check=True, capture_output=True)
 
     def payload(prompt: str) -> bytes:
         return json.dumps({"session_id": "bench-hook", "transcript_path": "/tmp/t.jsonl", "cwd": str(root),
@@ -73,6 +86,12 @@ def main() -> None:
         ("memcli hook claude-code · prompt needs memory", [MEMCLI, "hook", "claude-code"], recall),
         ("memcli hook claude-code · prompt does not", [MEMCLI, "hook", "claude-code"], plain),
     ]
+    if a.compare:
+        for who, exe in (("this checkout", py), (a.compare, a.compare)):
+            rows += [(f"python -m memcli hook claude-code · needs memory ({who})",
+                      [exe, "-m", "memcli", "hook", "claude-code"], recall),
+                     (f"python -m memcli hook claude-code · does not ({who})",
+                      [exe, "-m", "memcli", "hook", "claude-code"], plain)]
     print(f"{a.size} memories, {a.runs} rounds after a warm-up, load {os.getloadavg()[0]:.1f}\n")
     print("| command | median ms | min | max | exit | stdout bytes |\n|---|---|---|---|---|---|")
     for s, (name, _, _) in zip(interleaved(rows, a.runs, root), rows):

@@ -26,18 +26,23 @@ IMPLICIT_SIGNALS = [
 SCHEMA: dict[str, tuple[object, str]] = {
     "index.max_lines": (40, "int"),
     "index.on_full": ("demote", "choice:demote|refuse"),
+    "index.rank": ("importance", "choice:importance|activity"),
     "session.max_rounds": (5, "int"),
     "session.summarizer": (None, "cmd"),
     "session.summarizer_timeout": ("20s", "duration"),
     "session.max_summary_chars": (2000, "int"),
     "recall.threshold": (0.35, "float"),
     "recall.limit": (5, "int"),
+    "recall.half_life": ("7d", "duration"),  # freshness halves every half_life (recall and index.rank: activity)
+    "recall.freshness_weight": (0.05, "float"),  # share of the score for importance x freshness: a tie-breaker
     "recall.signals.explicit": (EXPLICIT_SIGNALS, "list"),
     "recall.signals.implicit": (IMPLICIT_SIGNALS, "list"),
     "heartbeat.stale_after": ("90d", "duration"),
     "heartbeat.scope_max_age": ("24h", "duration"),
     "heartbeat.session_max_turns": (200, "int"),
     "write.secrets": ("refuse", "choice:refuse|redact|allow"),
+    "write.pii": ("warn", "pii"),  # deliberate writes; a policy or {front end: policy} (safety/pii.py)
+    "write.pii_captured": ("redact", "pii"),  # session turns, hook prompts, episodes, reflection proposals
     "embed.provider": ("use", "text"),
     "embed.url": (None, "text"),
     "embed.model": (None, "text"),
@@ -45,7 +50,22 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "embed.query_prefix": ("", "prefix"),
     "embed.passage_prefix": ("", "prefix"),
     "lock_timeout": ("10s", "duration"),
+    # learning from sessions (memcli reflect, the inbox, gated writes)
+    "reflect.engine": ("auto", "choice:auto|offline|extractor"),
+    "reflect.extractor": (None, "cmd"),
+    "reflect.extractor_timeout": ("120s", "duration"),
+    "reflect.budget": (15, "int"),
+    "reflect.on_fold": (False, "bool"),
+    "inbox.max_age": ("7d", "duration"),
+    "inbox.auto_accept": ([], "types"),
+    "inbox.auto_accept_confidence": (0.8, "float"),
+    "write.gate": ("direct", "gate"),
+    "write.gate.cli": (None, "gate?"),
+    "write.gate.mcp": (None, "gate?"),
+    "write.gate.hook": (None, "gate?"),
 }
+GATES = ("direct", "inbox")
+FRONT_ENDS = ("cli", "mcp", "hook")
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _UNIT = {"ms": 0.001, "s": 1, None: 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -98,7 +118,7 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
         return ConfigError(f"{shown}: {key} must be {expected}, got {value!r}")
 
     if value is None:
-        if kind in ("cmd", "text"):
+        if kind in ("cmd", "gate?", "text"):
             return None
         raise bad("set (remove the key to use the default)")
     if kind == "int":
@@ -117,9 +137,30 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
     elif kind == "list":
         if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
             raise bad("a list of words or phrases")
+    elif kind == "pii":
+        from .safety.pii import check_setting
+
+        why = check_setting(key, value)
+        if why:
+            raise bad(why)
     elif kind == "cmd":
         if not isinstance(value, str) or not value.strip():
             raise bad("a shell command (a string) or null")
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("true or false")
+    elif kind == "types":
+        from .model import TYPES
+
+        if not isinstance(value, list) or not all(isinstance(x, str) and x in TYPES for x in value):
+            raise bad(f"a list of memory types ({', '.join(TYPES)})")
+    elif kind in ("gate", "gate?"):
+        if isinstance(value, dict) and kind == "gate":
+            for k, v in value.items():
+                if k not in FRONT_ENDS + ("default",) or v not in GATES:
+                    raise bad(f"direct, inbox, or a mapping of {', '.join(FRONT_ENDS)} to direct or inbox")
+        elif value not in GATES:
+            raise bad("direct or inbox")
     elif kind == "text":
         if not isinstance(value, str) or not value.strip() or any(ord(c) < 32 for c in value):
             raise bad("one line of text")
@@ -127,6 +168,17 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
         if not isinstance(value, str) or any(ord(c) < 32 for c in value):
             raise bad("a string (may be empty)")
     return value
+
+
+def write_gate(config: "Config", front_end: str) -> str:
+    """direct or inbox: where a write through this front end (cli, mcp, hook) lands."""
+    own = config[f"write.gate.{front_end}"]
+    if own:
+        return own
+    gate = config["write.gate"]
+    if isinstance(gate, dict):
+        return gate.get(front_end) or gate.get("default") or "direct"
+    return gate
 
 
 def _is_blank_yaml(text: str) -> bool:
@@ -174,14 +226,17 @@ def _read_yaml(path: Path, shown: str) -> dict:
     return values
 
 
-# ---- settings that run commands: never from a committed file without a local trust step
+# ---- settings that run a command or switch a check off: never from a file someone else wrote
 
 LOCAL_CONFIG = ".memcli/config.yaml"  # per root, never committed
-TRUST_FILE = ".memcli/trusted"  # the digest of the memcli.yaml a person allowed to run commands
-EXECUTING_KEYS = ("session.summarizer",)
-# Settings that send memory text (and a key from the environment) off this machine: like a
+LEGACY_TRUST_FILE = ".memcli/trusted"  # where older versions kept trust, inside the root: never read
+EXECUTING_KEYS = ("session.summarizer", "reflect.extractor")  # settings whose value is a shell command
+COMMAND_ENV = {"session.summarizer": "MEMCLI_SUMMARIZER"}  # the user's own override of each
+LOOSENING = {"write.secrets": ("allow",)}  # values of a setting that switch a write check off
+# Settings that send memory text (and a key read from the environment) off this machine: like a
 # command, honoured from memcli.yaml only after `memcli trust`.
 OUTBOUND_KEYS = ("embed.provider", "embed.url", "embed.key_env")
+GUARDED_KEYS = EXECUTING_KEYS + tuple(LOOSENING) + OUTBOUND_KEYS
 
 
 def user_config_path() -> Path:
@@ -190,83 +245,118 @@ def user_config_path() -> Path:
     return Path(base) / "memcli" / "config.yaml"
 
 
-def _digest(path: Path) -> str | None:
-    import hashlib
-
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
+def _guarded(key: str, value: object) -> bool:
+    """Whether this value of this key needs a trust step when it comes from the root's files."""
+    if key in EXECUTING_KEYS:
+        return bool(value)
+    if key in OUTBOUND_KEYS:
+        return value is not None and value != SCHEMA[key][0]
+    return value in LOOSENING.get(key, ())
 
 
 def is_trusted(root: Path) -> bool:
-    """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root."""
-    digest = _digest(root / "memcli.yaml")
-    try:
-        recorded = (root / TRUST_FILE).read_text(encoding="utf-8").split()
-    except OSError:
-        return False
-    return digest is not None and digest in recorded
+    """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root, in the
+    user's state folder (a record inside the root, which git could have brought, is never read)."""
+    from . import trust as records
+
+    digest = records.digest(root / "memcli.yaml")
+    return digest is not None and digest == records.trusted_digest(root)
 
 
 def trust(root: Path) -> dict:
-    """Record that this root's memcli.yaml, as it is now, may run the commands it names.
-    A later change to the file needs trusting again."""
-    from .store.fs import atomic_write, state_dir
+    """Record, outside the root, that this root's memcli.yaml, as it is now, may run the commands
+    it names. A later change to the file needs trusting again."""
+    from datetime import datetime, timezone
+
+    from . import trust as records
 
     path = root / "memcli.yaml"
-    digest = _digest(path)
+    digest = records.digest(path)
     if digest is None:
         raise ConfigError("memcli.yaml: no such file to trust")
-    state_dir(root)
-    atomic_write(root / TRUST_FILE, digest + "\n")
     load = _read_yaml(path, "memcli.yaml")
-    return {"path": "memcli.yaml", "sha256": digest,
-            "commands": {k: load[k] for k in EXECUTING_KEYS + OUTBOUND_KEYS if load.get(k)}}
+    now = datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    where = records.record_trust(root, digest, now)
+    return {"path": "memcli.yaml", "sha256": digest, "record": str(where),
+            "commands": {k: load[k] for k in GUARDED_KEYS if _guarded(k, load.get(k))}}
+
+
+def trusted_setting(root: Path, key: str, committed=None, user=None, local=None, *,
+                    root_commands: bool = True) -> tuple[object, str | None]:
+    """The one gate for a setting that runs a command or switches a check off (GUARDED_KEYS):
+    (the value to use, or None for the default; a warning). The user's own sources win in this
+    order: the MEMCLI_* override, the root's untracked .memcli/config.yaml, the user's
+    configuration file; memcli.yaml counts only once `memcli trust` recorded it, as it is now.
+    ``root_commands=False`` (the agent hook) takes no command from the root's files at all."""
+    override = env(COMMAND_ENV[key]) if key in COMMAND_ENV else None
+    if override:
+        return override, None
+    own = key in EXECUTING_KEYS and not root_commands
+    if local is not None and not own:
+        return local, None
+    if user is not None:
+        return user, None
+    if committed is None or (own and committed):
+        return None, None
+    if not _guarded(key, committed) or is_trusted(root):
+        return committed, None
+    what, done = (("a command", "not run") if key in EXECUTING_KEYS else
+                  ("which would send memory text off this machine", "ignored") if key in OUTBOUND_KEYS else
+                  ("which switches a write check off", f"the default {SCHEMA[key][0]} applies"))
+    legacy = (f" ({LEGACY_TRUST_FILE}, which older versions wrote inside the root, is no longer read)"
+              if (root / LEGACY_TRUST_FILE).exists() else "")
+    return None, (f"memcli.yaml sets {key}: {committed}, {what}, and was not trusted on this machine: "
+                  f"{done}{legacy} (review the file, then `memcli trust`)")
 
 
 def effective_summarizer(root: Path, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
-    """The summarizer command to run and a warning: MEMCLI_SUMMARIZER, else local configuration,
-    else memcli.yaml only once trusted; an untrusted one is ignored with a warning."""
-    chosen = env("MEMCLI_SUMMARIZER") or local
-    if chosen:
-        return chosen, None
-    if not committed:
-        return None, None
-    if is_trusted(root):
-        return committed, None
-    return None, ("memcli.yaml sets session.summarizer, a command, and was not trusted on this machine: "
-                  "not run (review the file, then `memcli trust`)")
+    """The summarizer command to run and a warning (see ``trusted_setting``)."""
+    return trusted_setting(root, "session.summarizer", committed, None, local)
 
 
-def load_config(root: Path) -> Config:
+def _read_local(root: Path, warnings: list) -> dict:
+    """The root's .memcli/config.yaml; when it sets a guarded value and git tracks it (it came with
+    the repository: someone else wrote it), none of it is read. Git is asked only then."""
+    path = root / LOCAL_CONFIG
+    if not path.is_file():
+        return {}
+    values = _read_yaml(path, LOCAL_CONFIG)
+    if any(_guarded(k, v) for k, v in values.items()):
+        from . import trust as records
+
+        if records.tracked(root, LOCAL_CONFIG):
+            warnings.append(f"{LOCAL_CONFIG} is tracked by git, so it came with the repository: not read "
+                            "(stop tracking it: `git rm -r --cached .memcli`)")
+            return {}
+    return values
+
+
+def load_config(root: Path, *, root_commands: bool = True) -> Config:
     """memcli.yaml, then the user's configuration, then the root's .memcli/config.yaml, each
-    overriding the one before; commands from memcli.yaml only after `memcli trust`."""
+    overriding the one before; a setting that runs a command or switches a check off passes
+    ``trusted_setting``. ``root_commands=False``: no command from the root's files (the hook)."""
     path = root / "memcli.yaml"
     if path.is_symlink():
         try:
             path.resolve().relative_to(root.resolve())
         except ValueError:
             raise ConfigError("memcli.yaml leads outside the memory root (a symlink?); not read") from None
-    values = _read_yaml(path, "memcli.yaml")
-    committed = {k: values.pop(k) for k in EXECUTING_KEYS + OUTBOUND_KEYS if k in values}
-    local: dict = {}
-    for p, shown in ((user_config_path(), str(user_config_path())), (root / LOCAL_CONFIG, LOCAL_CONFIG)):
-        if p.is_file():
-            local.update(_read_yaml(p, shown))
-    values.update(local)
-    warnings = []
-    command, warning = effective_summarizer(root, committed.get("session.summarizer"),
-                                            local.get("session.summarizer"))
-    values["session.summarizer"] = command
-    if warning:
-        warnings.append(warning)
-    outbound = [k for k in OUTBOUND_KEYS if k in committed and k not in local]
-    if outbound and is_trusted(root):
-        values.update((k, committed[k]) for k in outbound)
-    elif outbound:
-        warnings.append(f"memcli.yaml sets {', '.join(outbound)}, which would send memory text off this machine, "
-                        "and was not trusted here: ignored (review the file, then `memcli trust`)")
+    committed = _read_yaml(path, "memcli.yaml")
+    user_path = user_config_path()
+    user = _read_yaml(user_path, str(user_path)) if user_path.is_file() else {}
+    warnings: list = []
+    local = _read_local(root, warnings)
+    values = {**committed, **user, **local}
+    for key in GUARDED_KEYS:
+        value, warning = trusted_setting(root, key, committed.get(key), user.get(key), local.get(key),
+                                         root_commands=root_commands)
+        if value is None:
+            values.pop(key, None)
+        else:
+            values[key] = value
+        if warning:
+            warnings.append(warning)
+    values.setdefault("session.summarizer", None)
     exists = path.exists() or path.is_symlink()
     return Config(values, path if exists else None, tuple(warnings))
 
@@ -282,6 +372,8 @@ def find_root(explicit: str | os.PathLike | None = None, cwd: Path | None = None
     given = explicit if explicit not in (None, "") else env("MEMCLI_ROOT")
     if given is not None:
         root = Path(given).expanduser()
+        if root.exists() and not root.is_dir():
+            raise NotARootError(f"not a memory root: {root} is a file, not a folder")
         if not root.is_dir():
             raise NotARootError(f"not a memory root: {root} does not exist (run `memcli init {root}`)")
         if not ((root / "MEMORY.md").exists() or (root / "memcli.yaml").exists()):

@@ -91,7 +91,7 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
         for h in hits:
             try:
                 d = mem.load(mem.root / h.path)
-                text = (f"{d.title}\n{d.summary}\n\n{d.body}").strip()
+                text = (f"{d.title}\n{d.summary}\n{_record(d)}\n{_body(d)}").strip()
             except Exception:  # noqa: BLE001 - an unreadable file is left out, the rest still render
                 continue
             recalled_ids.append(h.id)
@@ -101,7 +101,7 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
 
             parts.append(f"### {h.path}\n<!-- {h.layer} · {how_found(h.to_dict())} -->\n{_flag(text)}{fence(text)}")
         found.hits = [h for h in hits if h.id in recalled_ids]
-        record(mem, "context", query, found)
+        record(mem, "context", query, found, now)
         warnings += found.warnings
         if parts:
             sections.append(("recalled", "## Recalled memories\n\n" + "\n\n".join(parts)))
@@ -146,6 +146,21 @@ def build(mem, query: str | None, budget: int, session_name: str, scope_name: st
         budget = used  # lower-priority sections never jump ahead of a trimmed one
     return {"text": "\n\n".join(out) + "\n", "tokens": used, "budget": budget, "sections": report,
             "recalled": recalled_ids, "warnings": warnings}
+
+
+def _record(d) -> str:
+    """'worked 4 of 5 times, last failed 2026-11-03: <note>' and a line break, for a memory with outcomes."""
+    from .store.outcomes import record_line
+
+    line = record_line(d)
+    return f"{line}\n" if line else ""
+
+
+def _body(d) -> str:
+    """The body; its ## Outcomes section is left out when the record line above says it in one line."""
+    from .store.outcomes import record_line, without_section
+
+    return without_section(d.body) if record_line(d) else d.body
 
 
 def _close_fences(text: str) -> str:

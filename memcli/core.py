@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Config, load_config, parse_duration
-from .errors import (ExistsError, FileError, IndexFullError, MemcliError, NotARootError, NotFoundError, SecretError,
+from .errors import (ExistsError, FileError, IndexFullError, MemcliError, NotARootError, NotFoundError,
                      UnsafePathError, UsageError)
 from .model import (DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, Entry, Problem, clean_tags,
                     one_line)
@@ -40,7 +40,11 @@ def parse_expires(value: str | None, now: str | None = None) -> str | None:
     text = str(value).strip()
     if re.fullmatch(r"\d+(?:\.\d+)?\s*[smhdw]", text):
         base = _dt.datetime.fromisoformat((now or utcnow()).replace("Z", "+00:00"))
-        return (base + _dt.timedelta(seconds=parse_duration(text))).date().isoformat()
+        try:
+            return (base + _dt.timedelta(seconds=parse_duration(text))).date().isoformat()
+        except (OverflowError, ValueError):
+            raise UsageError(f"--expires: {text[:40]} from now is past the year 9999; give a date or a shorter "
+                             "duration, or 'never'") from None
     try:
         _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -90,14 +94,17 @@ class Listing:
 class Memory:
     """A memory root: `Memory(path)`; see the methods for each operation."""
 
-    def __init__(self, root: str | os.PathLike, config: Config | None = None):
+    def __init__(self, root: str | os.PathLike, config: Config | None = None, *, door: str = "api"):
         path = Path(root).expanduser()
         if not path.is_dir():
+            if path.exists():
+                raise NotARootError(f"not a memory root: {path} is a file, not a folder")
             raise NotARootError(f"not a memory root: {path} does not exist (run `memcli init {path}`)")
         if not layout.is_root(path):
             raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
         self.root = path.resolve()
         self.config = config if config is not None else load_config(self.root)
+        self.door = door  # the front end writing through this instance: cli, api, mcp or hook (write.pii)
 
     # ---------- paths ----------
     @property
@@ -202,6 +209,8 @@ class Memory:
         return NotFoundError(f"no memory with id {memory_id!r}{hint}", data={"candidates": close})
 
     def list(self, tag: str | None = None, type: str | None = None, all: bool = False) -> Listing:
+        if type is not None and type not in TYPES:
+            raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
         paths = self.detail_files() + (self.detail_files(archived=True) if all else [])
         found = []
         problems = self.misnamed_files() + (self.misnamed_files(archived=True) if all else [])
@@ -226,42 +235,25 @@ class Memory:
         """Text on its way into a committed file, checked by write.secrets: the fields (redacted
         under `redact`) and what was redacted; SecretError (exit 4) under `refuse`. Strings in
         lists and dicts are scanned too, and so are the keys of a dict (other frontmatter keys)."""
-        policy = self.config["write.secrets"]
-        if policy == "allow":
-            return fields, []
-        from .scan import find_secrets, redact_secrets
+        from .safety.writecheck import WriteCheck
 
-        redacted: list = []
+        return WriteCheck(self.config["write.secrets"]).secrets(fields)
 
-        def walk(name, value):
-            if isinstance(value, str):
-                new, r = self._scan_text(name, value, policy, find_secrets, redact_secrets)
-                redacted.extend(r)
-                return new
-            if isinstance(value, (list, tuple)):
-                return type(value)(walk(name, v) for v in value)
-            if isinstance(value, dict):
-                return {walk(f"key {k!r}" if isinstance(k, str) else name, k): walk(str(k), v)
-                        for k, v in value.items()}
-            return value
+    def write_check(self, rel: str = "memory/memory.md"):
+        """The one write check (memcli.safety.writecheck) under this root's policy, for the file rel."""
+        from .safety.writecheck import WriteCheck
 
-        return {name: walk(name, value) for name, value in fields.items()}, redacted
+        return WriteCheck.of(self, rel)
 
-    @staticmethod
-    def _scan_text(name, text, policy, find_secrets, redact_secrets):
-        hits = find_secrets(text)
-        if not hits:
-            return text, []
-        if policy == "refuse":
-            h = hits[0]
-            more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
-            raise SecretError(
-                f"refused: the {name} holds a secret ({h.kind}) at line {h.line}, column {h.column}{more}; "
-                "remove it, or set write.secrets: redact in memcli.yaml",
-                data={"secrets": [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in hits]},
-            )
-        new, found = redact_secrets(text)
-        return new, [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in found]
+    def mask(self, fields: dict, captured: bool = False) -> tuple[dict, list]:
+        """Personal data in text on its way into a file, under this front end's policy:
+        `write.pii` for deliberate writes, `write.pii_captured` for text captured on its own
+        (session turns, hook prompts). (fields, warnings); PiiError (exit 4) under `refuse`."""
+        if all(isinstance(v, str) and "@" not in v and not any(c.isdigit() for c in v) for v in fields.values()):
+            return fields, []  # every rule needs a digit or an '@': the scan is not even loaded
+        from .safety import pii
+
+        return pii.apply_fields(fields, pii.policy_for(self.config, self.door, captured))
 
     def remember(self, title: str, summary: str = "", *, tags=(), aliases=(), body: str = "",
                  type: str | None = None, importance: float | None = None, pinned: bool | None = None,
@@ -292,13 +284,14 @@ class Memory:
         if type not in TYPES:
             raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
         importance = _importance(importance)
-        check_sizes({"title": title, "summary": one_line(summary or ""), "source": source, "tags": tags,
-                     "aliases": aliases, "extra": extra, "body": body})
         now = now or utcnow()
         expires = parse_expires(expires, now)
-        fields, redacted = self.scan({"title": title, "summary": one_line(summary or ""), "body": body,
-                                       "tags": tuple(tags), "aliases": tuple(aliases),
-                                       "source": source or "", "id": id or "", "extra": extra})
+        checked = self.write_check(layout.detail_rel(id if id and valid_id(id) else slugify(title))).fields(
+            {"title": title, "summary": one_line(summary or ""), "body": body, "tags": tuple(tags),
+             "aliases": tuple(aliases), "source": source or "", "id": id or "", "extra": extra})
+        fields, redacted = checked.fields, checked.redacted
+        masked, pii_warnings = self.mask({k: v for k, v in fields.items() if k != "id"})
+        fields.update(masked)
         if id:
             memory_id = check_id(fields["id"] if fields["id"] == id else slugify(fields["id"]))
         else:
@@ -329,10 +322,9 @@ class Memory:
         result = WriteResult("remembered", memory_id, self.rel(path), memory_id in plan.ids,
                              redacted=redacted, demoted=plan.demoted)
         result.line = _line_for(plan.entries, memory_id)
-        result.warnings += plan.warnings
+        result.warnings += plan.warnings + pii_warnings
         if d.expires and _expired(d, now[:10]):
-            result.warnings.append(f"--expires {d.expires} has already passed: `memcli heartbeat --fix` will "
-                                   "move it to memory/archive/")
+            result.warnings.append(_passed(d.expires))
         if redacted:
             result.warnings.append(f"redacted {len(redacted)} secret(s): "
                                    + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
@@ -360,11 +352,11 @@ class Memory:
             raise UsageError("a title must not be blank")
         if summary is not None and not one_line(summary):
             raise UsageError("a summary must not be blank")
-        check_sizes({"title": one_line(title or ""), "summary": one_line(summary or ""), "tags": tags,
-                     "aliases": aliases, "body": append})
-        fields, redacted = self.scan({"title": one_line(title or ""), "summary": one_line(summary or ""),
-                                       "append": append or "", "tags": tuple(tags), "aliases": tuple(aliases)})
-        warnings: list = []
+        checked = self.write_check(layout.detail_rel(memory_id)).fields(
+            {"title": one_line(title or ""), "summary": one_line(summary or ""), "append": append or "",
+             "tags": tuple(tags), "aliases": tuple(aliases)})
+        fields, redacted = checked.fields, checked.redacted
+        fields, warnings = self.mask(fields)
         with self.lock():
             path = self.detail_path(memory_id)
             if not path.is_file():
@@ -405,7 +397,7 @@ class Memory:
                 new["expires"] = parse_expires(expires, now)
             body = d.body
             if fields["append"].strip():
-                body = _body(body.rstrip("\n") + ("\n\n" if body.strip() else "") + fields["append"].strip("\n"))
+                body = dfile.append_body(body, fields["append"].replace("\r\n", "\n"))
             if history:
                 body = add_history(body, now[:10], history)
             if not new and body == d.body:
@@ -431,6 +423,8 @@ class Memory:
                              demoted=plan.demoted)
         result.line = _line_for(plan.entries, memory_id)
         result.warnings = warnings + plan.warnings
+        if "expires" in new and _expired(d, now[:10]) and path == self.detail_path(memory_id):
+            result.warnings.append(_passed(d.expires))
         if redacted:
             result.warnings.append(f"redacted {len(redacted)} secret(s): "
                                    + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
@@ -463,11 +457,24 @@ class Memory:
         warnings: list
         refused: bool = False
 
+    def activity(self, trace: bool = True):
+        """What `index.rank: activity` plans with (None under `importance`): recalls from
+        .memcli/trace.jsonl, or none with trace=False (a merged index: the same on every clone)."""
+        if self.config["index.rank"] != "activity":
+            return None
+        from .recall.trace import access
+
+        return indexrules.Activity(access(self.root) if trace else {}, self.config.seconds("recall.half_life") / 86400)
+
     def _plan_index(self, doc: IndexDoc, add: Detail | None = None,
-                    pool: list | None = None, changed: Detail | None = None) -> "_Plan":
+                    pool: list | None = None, changed: Detail | None = None, trace: bool = True,
+                    fit: bool = False) -> "_Plan":
         """Which memories the index holds, in order, and which fell out for lack of room.
 
-        changed is a memory about to be written: its new version counts, not the one on disk."""
+        changed is a memory about to be written: its new version counts, not the one on disk.
+        Under `index.rank: activity` the trace decides who keeps a line (not with trace=False).
+        A write never moves a listed entry out for hand-written lines; fit=True (a merged index,
+        where both sides' entries meet) demotes until the file fits, as `heartbeat --fix` does."""
         max_lines = int(self.config["index.max_lines"])
         warnings: list = []
         # Entry lines whose detail cannot be read are turned into verbatim lines: kept, never ours to drop.
@@ -496,13 +503,13 @@ class Memory:
             chosen = {d.id: d for d in pool}
         if add is not None:
             chosen[add.id] = add
-        ranked = indexrules.rank(chosen.values())
+        ranked = indexrules.rank(chosen.values(), self.activity(trace))
         room = indexrules.free_room(max_lines, doc.fixed_lines())
         demoted = []
         still = [d for d in ranked if d.id in listed]
         if len(ranked) > room and add is not None and self.config["index.on_full"] == "refuse":
             return self._Plan([], set(), [], warnings, refused=True)
-        if len(ranked) > room and len(still) > room:
+        if len(ranked) > room and len(still) > room and not fit:
             # Hand-written lines took the room of entries already listed: none is moved out for them.
             demoted = [d.id for d in ranked if d.id not in listed]
             warnings.append(indexrules.crowded(doc, max_lines, len(still), demoted))
@@ -514,6 +521,7 @@ class Memory:
                 warnings.append("the index is full of pinned entries; some pinned memories are not listed")
             if demoted and add is not None:
                 warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
+        ranked = indexrules.file_order(ranked)
         return self._Plan([d.entry for d in ranked], {d.id for d in ranked}, demoted, warnings)
 
     def _index_text(self, doc: IndexDoc, entries: list) -> str | None:
@@ -668,6 +676,14 @@ class Memory:
 
         return abandon(self, session)
 
+    def outcome(self, memory_id: str, result: str, note: str | None = None, now: str | None = None) -> dict:
+        """Record that a memory (a procedure) worked (`success`) or failed (`failure`), with an
+        optional note: its counters (uses, successes, last_outcome) and its ## Outcomes section.
+        Returns the new record, with "warnings"."""
+        from .usecases.outcome import record
+
+        return record(self, memory_id, result, note, now or utcnow())
+
     def restore(self, memory_id: str, now: str | None = None) -> WriteResult:
         """Bring an archived memory back to memory/ (a passed expiry is cleared) and into the index."""
         from .edits import restore
@@ -677,13 +693,15 @@ class Memory:
     # ---------- the cascade ----------
     def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,
                session: str = "default", scope: str = "default", threshold: float | None = None,
-               now: str | None = None, also: list | tuple = ()):
+               now: str | None = None, type: str | None = None, min_success: float | None = None,
+               also: list | tuple = ()):
         """Session, then scope, then the index, then the details: a Recall with hits and a trace.
+        type and min_success keep only memories of that type whose smoothed success rate reaches it;
         ``also``: other phrasings of the question (a translation, a paraphrase), fused by rank."""
         from .recall import recall
 
         return recall(self, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
-                      threshold=threshold, now=now, also=also)
+                      threshold=threshold, now=now, type=type, min_success=min_success, also=also)
 
     def should_recall(self, text: str) -> dict:
         """explicit / implicit / none for a message, from the configured signals and the index's names."""
@@ -713,6 +731,40 @@ class Memory:
         from .state import Scope
 
         return Scope(self, name)
+
+    # ---------- learning from sessions ----------
+    def reflect(self, *, engine: str | None = None, all: bool = False, dry_run: bool = False,
+                budget: int | None = None, now: str | None = None) -> dict:
+        """Proposals in memory/inbox/ from the episode sections and session summaries not reflected
+        on yet (all=True: everything), by the offline engine or the trusted reflect.extractor."""
+        from .usecases.reflect import reflect
+
+        return reflect(self, engine=engine, everything=all, dry_run=dry_run, budget=budget, now=now)
+
+    def reflect_material(self) -> dict:
+        """The material for an agent's own model: items, instructions and the mark for `propose`."""
+        from .usecases.reflect import offer
+
+        return offer(self)
+
+    def propose(self, proposals: list, mark: str | None = None, now: str | None = None) -> dict:
+        """Proposals in the engines' JSON format (see memcli.usecases.reflect) into the inbox."""
+        from .usecases.reflect import propose
+
+        return propose(self, proposals, mark, now)
+
+    @property
+    def inbox(self):
+        """The proposals waiting for review: list, get, accept, reject, edit."""
+        from .usecases.inbox import Inbox
+
+        return Inbox(self)
+
+    def gate(self, front_end: str):
+        """remember/update as `front_end` (cli, mcp, hook) writes them under write.gate."""
+        from .usecases.inbox import Gate
+
+        return Gate(self, front_end)
 
     # ---------- heartbeat ----------
     def audit(self, now=None, *, write_cache: bool = True):
@@ -796,6 +848,10 @@ def _expired(d: Detail, today: str | None = None) -> bool:
     if not d.expires:
         return False
     return d.expires[:10] < (today or utcnow()[:10])
+
+
+def _passed(expires: str) -> str:
+    return f"--expires {expires} has already passed: `memcli heartbeat --fix` will move it to memory/archive/"
 
 
 def _check_input(**fields) -> None:

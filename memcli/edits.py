@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ExistsError, FileError, MemcliError, Refused, SecretError, UsageError
+from .errors import ExistsError, FileError, MemcliError, Refused, UsageError
 from .model import Detail
 from .store import details as dfile
 from .store.fs import MAX_FILE_BYTES, STATE_DIR, atomic_write, state_dir
@@ -108,9 +108,13 @@ def _drop(path: Path) -> None:
         pass
 
 
-def finish(mem, s: EditSession, text: str | None = None):
-    """Write the edited text (merged with any change made meanwhile) and refresh the index line."""
-    from .core import WriteResult, _line_for
+def finish(mem, s: EditSession, text: str | None = None, now: str | None = None):
+    """Write the edited text (merged with any change made meanwhile) and refresh the index line.
+
+    The text passes the write check as an edit (its frontmatter block, values remember would
+    accept, no control character, conflict-marker line or secret); a refusal leaves the file as
+    it is and the draft where it is. A change bumps `updated` unless the editor changed it."""
+    from .core import WriteResult, _line_for, utcnow
 
     shown = _shown(mem, s.draft)
     ours = raw_text(s.draft, shown) if text is None else text
@@ -138,35 +142,56 @@ def finish(mem, s: EditSession, text: str | None = None):
                               f"the file keeps the other change, your text is kept in {shown} "
                               f"(copy what you need into `memcli edit {s.id}`)", data={"draft": shown})
             action = "merged"
+        if new == theirs:
+            _drop(s.draft)
+            return WriteResult("unchanged", s.id, rel, s.id in {e.id for e in mem.read_index().entries})
         try:
-            d = dfile.parse(new, s.id, rel)
-        except dfile.FrontmatterError as e:
-            p = e.problem
-            raise FileError(f"{shown}:{p.line or 1}: {p.message}; {rel} is unchanged, your text is kept in "
-                            f"{shown} (run `memcli edit {s.id}` again and fix it)", data={"draft": shown})
+            checked = mem.write_check(rel).file(new, rel, s.id, edited=True, what="the edited text")
+            newline = dfile.newline_of(checked.text)
+            new, d = _bumped(checked.text.replace("\r\n", "\n"), checked.detail, s.base, s.id, rel, now or utcnow())
+        except MemcliError as e:
+            raise type(e)(f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
+                          f"(run `memcli edit {s.id}` again and fix it)",
+                          data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown}) from None
+        from .safety.pii import PiiError
+
         try:
-            fields, redacted = mem.scan({"edited text": new})
-        except SecretError as e:
-            raise SecretError(f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
-                              "(outside the committed files)", data={**(e.data or {}), "draft": shown})
-        if redacted:
-            new = fields["edited text"]
+            masked, pii_notes = mem.mask({"edited text": new})  # write.pii: an edit is a deliberate write
+        except PiiError as e:
+            raise PiiError(f"{e.message}; {rel} is unchanged, your text is kept in {shown}",
+                           data={**(e.data or {}), "draft": shown}) from None
+        if masked["edited text"] != new:
+            new = masked["edited text"]
             d = dfile.parse(new, s.id, rel)
         doc = mem.read_index()
         plan = mem._plan_index(doc, changed=None if archived else d)
-        writes = [(path, new)] if new != theirs else []
+        writes = [(path, new, newline)]
         text_index = mem._index_text(doc, plan.entries)
         if text_index is not None:
             writes.append((mem.index_path, text_index))
-        if writes:
-            from .store.fs import atomic_write_many
+        from .store.fs import atomic_write_many
 
-            atomic_write_many(writes)
+        atomic_write_many(writes)
     _drop(s.draft)
-    result = WriteResult(action, s.id, rel, s.id in plan.ids, line=_line_for(plan.entries, s.id), redacted=redacted)
-    if redacted:
-        result.warnings.append(f"redacted {len(redacted)} secret(s) in {rel}")
+    result = WriteResult(action, s.id, rel, s.id in plan.ids, line=_line_for(plan.entries, s.id),
+                         redacted=checked.redacted)
+    if checked.redacted:
+        result.warnings.append(checked.warning(rel))
+    result.warnings += pii_notes
     return result
+
+
+def _bumped(text: str, d: Detail, base: str, memory_id: str, rel: str, now: str) -> tuple[str, Detail]:
+    """The edited text with `updated` set to now (so a later hand edit wins a git merge against an
+    earlier update made elsewhere), unless the editor changed `updated` itself."""
+    try:
+        before = dfile.parse(base, memory_id, rel).updated
+    except dfile.FrontmatterError:
+        before = None
+    if d.updated != before and before is not None:
+        return text, d
+    bumped = d.replace(updated=now)
+    return dfile.render_update(text, d, bumped), bumped
 
 
 def restore(mem, memory_id: str, now: str) -> object:

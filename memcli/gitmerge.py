@@ -17,15 +17,15 @@ histories hold the same files.
 
 from __future__ import annotations
 
-from difflib import SequenceMatcher
+from .merge3 import matching_blocks
 
 # ---------------------------------------------------------------- three-way line merge
 
 
 def _sync_regions(base: list, a: list, b: list) -> list:
     ia = ib = 0
-    am = SequenceMatcher(None, base, a, autojunk=False).get_matching_blocks()
-    bm = SequenceMatcher(None, base, b, autojunk=False).get_matching_blocks()
+    am = matching_blocks(base, a)
+    bm = matching_blocks(base, b)
     out = []
     while ia < len(am) and ib < len(bm):
         abase, amatch, alen = am[ia]
@@ -49,6 +49,7 @@ def merge3(base: list, a: list, b: list) -> list:
     the result does not depend on which side is ours; lines both sides added are kept once."""
     out: list = []
     iz = ia = ib = 0
+    every: tuple = ()  # the lines of each side, as sets, made at the first conflict
     for zs, ze, as_, ae, bs, be in _sync_regions(base, a, b):
         ra, rb, rz = a[ia:as_], b[ib:bs], base[iz:zs]
         if ra or rb:
@@ -59,7 +60,8 @@ def merge3(base: list, a: list, b: list) -> list:
             elif rb == rz:
                 out.append(("ok", ra))
             else:
-                out.append(_conflict(rz, ra, rb, set(a), set(b)))
+                every = every or (set(a), set(b))
+                out.append(_conflict(rz, ra, rb, *every))
         if ze > zs:
             out.append(("ok", base[zs:ze]))
         iz, ia, ib = ze, ae, be
@@ -80,7 +82,8 @@ def _conflict(base: list, a: list, b: list, all_a: set, all_b: set) -> tuple:
         # Neither side deleted or changed a line here, only added lines or moved them: keep every
         # line once (a line one side moved away stays where that side put it), in the order of the
         # smaller of "ours, then theirs' new lines" and "theirs, then ours' new lines".
-        moved = {x for x in base if (x not in ma and x in all_a) or (x not in mb and x in all_b)}
+        in_a, in_b = set(ma), set(mb)
+        moved = {x for x in base if (x not in in_a and x in all_a) or (x not in in_b and x in all_b)}
         keep = _union([x for x in ma if x not in moved or not x.strip()],
                       [x for x in mb if x not in moved or not x.strip()])
         return ("ok", head + keep + tail)
@@ -88,8 +91,9 @@ def _conflict(base: list, a: list, b: list, all_a: set, all_b: set) -> tuple:
 
 
 def _union(a: list, b: list) -> list:
-    one = a + [x for x in b if x not in a or not x.strip()]
-    two = b + [x for x in a if x not in b or not x.strip()]
+    in_a, in_b = set(a), set(b)
+    one = a + [x for x in b if x not in in_a or not x.strip()]
+    two = b + [x for x in a if x not in in_b or not x.strip()]
     return min(one, two)
 
 
@@ -238,6 +242,10 @@ def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int 
         new["aliases"] = tuple(dict.fromkeys((*new["aliases"], lose.title)))
     if new["summary"] != lose.summary and lose.summary and lose.summary != getattr(o, "summary", None):
         history.append(f"summary was: {lose.summary}")
+    # Outcome counters add up (base + both sides' increments) and the ## Outcomes notes merge as a set.
+    from .store.outcomes import merge as merge_outcomes
+
+    o, a, b, outcomes_done = merge_outcomes(o, a, b)
     regions = merge3(_lines(o.body if o is not None else ""), _lines(a.body), _lines(b.body))
     lines, n = merged_lines(regions, marker)
     body = "\n".join(lines)
@@ -248,7 +256,7 @@ def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int 
         fresh = [h for h in history if f": {h}" not in body]
         if fresh:
             body = add_history(body, day, fresh)
-    merged = a.replace(body=body, extra=extra, **new)
+    merged = outcomes_done(a.replace(body=body, extra=extra, **new))
     return dfile.render(merged), n
 
 
@@ -286,15 +294,32 @@ def merge_episode(base: str, ours: str, theirs: str) -> str:
 KINDS = ("index", "detail", "episode")
 
 
+def merge_bytes(base_path: str, ours_path: str, theirs_path: str, marker: int = 7) -> int:
+    """git's own line merge (`git merge-file`) for a file that is not UTF-8: its bytes are kept
+    as they are, a conflict gets standard markers. The result replaces ours_path; 0 merged,
+    1 conflicts left, 2 git could not merge."""
+    import subprocess
+
+    cmd = ["git", "merge-file", f"--marker-size={marker}", "-L", "ours", "-L", "base", "-L", "theirs",
+           ours_path, base_path, theirs_path]
+    try:
+        code = subprocess.run(cmd, capture_output=True).returncode
+    except OSError:
+        return 2
+    return 0 if code == 0 else 1 if 0 < code < 128 else 2
+
+
 def run_driver(kind: str, base_path: str, ours_path: str, theirs_path: str, marker: int = 7,
                path: str = "") -> int:
-    """Merge the three files git gives; the result replaces ours_path. 0 merged, 1 conflicts left."""
+    """Merge the three files git gives; the result replaces ours_path. 0 merged, 1 conflicts left
+    (2 when git's own merge of a file that is not UTF-8 failed)."""
     from pathlib import Path
 
-    def read(p):
-        return Path(p).read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
-
-    base, ours, theirs = read(base_path), read(ours_path), read(theirs_path)
+    try:
+        base, ours, theirs = (Path(p).read_bytes().decode("utf-8").lstrip("\ufeff")
+                              for p in (base_path, ours_path, theirs_path))
+    except UnicodeDecodeError:  # not memcli's text: git's merge, byte for byte
+        return merge_bytes(base_path, ours_path, theirs_path, marker)
     conflicts = 0
     if kind == "index":
         text = merge_index(base, ours, theirs)
@@ -305,6 +330,9 @@ def run_driver(kind: str, base_path: str, ours_path: str, theirs_path: str, mark
         text, conflicts = merge_detail(base, ours, theirs, mid, marker)
     else:
         raise ValueError(kind)
+    from .safety.writecheck import check_merged  # the one write check, for what the merge writes
+
+    text = check_merged(kind, text, path, conflicts)
     Path(ours_path).write_bytes(text.encode("utf-8"))
     return 1 if conflicts else 0
 
@@ -332,11 +360,13 @@ def main(argv=None) -> int:
     except Exception as e:  # git must get an answer: a failed driver leaves the file conflicted
         sys.stderr.write(f"memcli merge {kind} {path}: {e.__class__.__name__}: {e}\n")
         return 2
-    if code:
+    if code == 1:
         from pathlib import Path
 
         sys.stderr.write(f"memcli: {path}: both sides changed the same lines; settle it with "
                          f"`memcli resolve {Path(path).stem or 'ID'} --ours|--theirs|--both`\n")
+    elif code:
+        sys.stderr.write(f"memcli merge {kind} {path}: not UTF-8, and git merge-file could not merge it\n")
     return code
 
 

@@ -22,8 +22,14 @@ ATTRIBUTES = (
     "memory/*.md merge=memcli-detail",
     "memory/archive/*.md merge=memcli-detail",
     "memory/episodes/*.md merge=memcli-episode",
+    "memory/inbox/*.md merge=memcli-detail",
+    "memory/inbox/archive/*.md merge=memcli-detail",
 )
 IGNORES = tuple(line for line, _ in IGNORED)  # what `init` writes into .gitignore
+# memcli's own files in a root: all that sync scans, stages and commits. Never .memcli/ (local
+# state, and a trust step's place once), never memcli's temp files, never anything else in the
+# repository (unrelated work, staged or not, stays as it is).
+OWN = ("MEMORY.md", "memory", "memcli.yaml", ".gitignore", ".gitattributes")
 # (an exclude pathspec that names an ignored folder itself makes `git add` fail: match its files)
 _EXCLUDE = (":(exclude,glob)**/.memcli/**/*", ":(exclude,glob)**/.memcli-tmp-*")
 PUSH_TRIES = 6
@@ -36,14 +42,15 @@ class GitError(MemcliError):
     code = "git"
 
 
-def git(cwd: Path, *args: str, check: bool = True, config: dict | None = None, env: dict | None = None
-        ) -> subprocess.CompletedProcess:
+def git(cwd: Path, *args: str, check: bool = True, config: dict | None = None, env: dict | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess:
     cmd = ["git"]
     for k, v in (config or {}).items():
         cmd += ["-c", f"{k}={v}"]
     cmd += list(args)
     try:
         p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, encoding="utf-8", errors="replace",
+                           input=input,
                            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})})
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)")
@@ -125,8 +132,8 @@ def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
 
 
 def check(root: Path) -> list:
-    """Findings for a root in a git repository whose
-    merge drivers are not registered or not named in .gitattributes; [] elsewhere."""
+    """Findings for a root in a git repository whose merge drivers are not registered or not
+    named in .gitattributes, or whose .memcli/ git tracks; [] elsewhere."""
     from .model import Finding
 
     root = Path(root).resolve()
@@ -134,6 +141,13 @@ def check(root: Path) -> list:
     if top is None:
         return []
     out = []
+    state = tracked_state(root)
+    if state:
+        out.append(Finding("state-tracked", "warning", ".memcli/", None,
+                           f"git tracks {len(state)} file(s) under .memcli/ ({', '.join(state[:3])}), local state "
+                           "that must never travel: a tracked .memcli/config.yaml is not read, and sync never "
+                           "commits anything there",
+                           "`git rm -r --cached .memcli`, then commit (the files stay on disk)"))
     try:
         text = (root / ".gitattributes").read_text(encoding="utf-8")
     except OSError:
@@ -185,6 +199,30 @@ class _Repo:
     def run(self, *args, check=True):
         return git(self.root, *args, check=check, config=self.config)
 
+    def run_paths(self, *args, paths: list, check=True):
+        """git ARGS with these paths (relative to the work tree's top, taken literally) as its pathspec."""
+        return git(self.top, *args, "--pathspec-from-file=-", "--pathspec-file-nul", check=check,
+                   config=self.config, env={"GIT_LITERAL_PATHSPECS": "1"}, input="\0".join(paths))
+
+    def stages(self) -> dict:
+        """path (relative to the root) -> {stage: object id} of every unmerged path."""
+        out: dict = {}
+        for item in git(self.top, "ls-files", "-u", "-z").stdout.split("\0"):
+            meta, _, path = item.partition("\t")
+            if not path:
+                continue
+            _, oid, stage = meta.split(" ")
+            rel = os.path.relpath(self.top / path, self.root).replace(os.sep, "/")
+            out.setdefault(rel, {})[int(stage)] = oid
+        return out
+
+    def staged_elsewhere(self) -> list:
+        """Paths staged in the index that differ from HEAD (work that is not sync's)."""
+        if not self.has_head():
+            return []
+        out = git(self.top, "diff", "--cached", "--name-only", "-z").stdout
+        return [p for p in out.split("\0") if p]
+
     def branch(self) -> str:
         r = self.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
         if r.returncode != 0:
@@ -222,21 +260,21 @@ class _Repo:
         return sorted({os.path.relpath(self.top / p, self.root).replace(os.sep, "/") for p in out.split("\0") if p})
 
 
-def _message(repo: _Repo) -> str:
+def _message(changes: list) -> str:
     """What the commit holds, in the domain's words."""
     import socket
 
-    out = repo.run("diff", "--cached", "--name-status", "-z", "--relative", "--no-renames").stdout.split("\0")
-    groups: dict = {"remembered": [], "updated": [], "forgot": [], "episodes": [], "archive": [], "other": []}
-    it = iter(p for p in out if p)
-    for status in it:
-        path = next(it, "")
+    groups: dict = {"remembered": [], "updated": [], "forgot": [], "episodes": [], "archive": [], "inbox": [],
+                    "other": []}
+    for status, _, path in changes:
         if path.startswith("memory/episodes/"):
             groups["episodes"].append(Path(path).stem)
+        elif path.startswith("memory/inbox/"):
+            groups["inbox"].append(Path(path).stem)
         elif path.startswith("memory/archive/"):
             groups["archive"].append(Path(path).stem)
         elif path.startswith("memory/") and path.endswith(".md"):
-            key = {"A": "remembered", "D": "forgot"}.get(status[:1], "updated")
+            key = {"?": "remembered", "A": "remembered", "D": "forgot"}.get(status.strip()[:1], "updated")
             groups[key].append(Path(path).stem)
         elif path != "MEMORY.md":
             groups["other"].append(path)
@@ -244,55 +282,155 @@ def _message(repo: _Repo) -> str:
     for key, words in groups.items():
         if words:
             shown = ", ".join(words[:4]) + (f" and {len(words) - 4} more" if len(words) > 4 else "")
-            label = {"episodes": "episodes", "archive": "archived", "other": "files"}.get(key, key)
+            label = {"episodes": "episodes", "archive": "archived", "inbox": "proposals", "other": "files"}.get(key, key)
             parts.append(f"{label} {shown}")
     host = socket.gethostname() or "this machine"
     return f"memcli sync from {host}: " + ("; ".join(parts) if parts else "index")
 
 
-def _changes(repo: _Repo) -> tuple[bool, list]:
-    """(whether anything under the root changed, (path, line) of the changed or new Markdown files
-    that hold conflict markers)."""
-    from .store import markers
-
-    out = repo.run("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", ".",
+def _status(repo: _Repo, *pathspec: str) -> list:
+    """(status, path from the work tree's top, path from the root) of each changed or new file."""
+    out = repo.run("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *pathspec,
                    *_EXCLUDE).stdout
     found = []
     for item in out.split("\0"):
         if len(item) < 4:
             continue
         path = item[3:]
-        if not path.endswith(".md"):
+        found.append((item[:2], path, os.path.relpath(repo.top / path, repo.root).replace(os.sep, "/")))
+    return found
+
+
+def _own(rel: str) -> bool:
+    """Whether a path (from the root) is one of memcli's own files."""
+    return rel in OWN or rel.startswith("memory/")
+
+
+def _changes(repo: _Repo) -> tuple[list, list, list]:
+    """(memcli's own changed files under the root, (path, line) of the changed or new Markdown
+    files among them that hold conflict markers, the other changed files under the root)."""
+    from .store import markers
+
+    changed = _status(repo, ".")
+    changes = [c for c in changed if _own(c[2])]
+    found = []
+    for status, path, rel in changes:
+        if not path.endswith(".md") or "D" in status:
             continue
-        full = repo.top / path
         try:
-            text = full.read_bytes().decode("utf-8", "replace")
+            text = _committed_bytes(repo.top / path).decode("utf-8", "replace")
         except OSError:
             continue
-        line = markers.first_conflict(text)
+        line = markers.text_conflict(text, repo.top / path)
         if line is not None:
-            found.append((os.path.relpath(full, repo.root).replace(os.sep, "/"), line))
-    return bool(out.strip("\0")), found
+            found.append((rel, line))
+    return changes, found, [rel for _, _, rel in changed if not _own(rel)]
 
 
-def _commit_local(repo: _Repo, message: str | None) -> str | None:
-    repo.run("add", "-A", "--", ".", *_EXCLUDE)
-    if repo.run("diff", "--cached", "--quiet", check=False).returncode == 0:
+def _committed_bytes(path: Path) -> bytes:
+    """What git would commit for path: a symlink's target name (never the file it leads to,
+    which may be anywhere), else the file's bytes."""
+    if path.is_symlink():
+        return os.fsencode(os.readlink(path))
+    return path.read_bytes()
+
+
+def secrets_in(repo: _Repo, changes: list, config) -> list:
+    """Secrets in the files about to be committed: (path, line, kind) each; [] under the user's
+    own `write.secrets: allow` (a committed one counts only once trusted). The one place sync
+    asks the secret scanner."""
+    if not changes or config["write.secrets"] == "allow":
+        return []
+    from .scan import find_secrets
+
+    found = []
+    for status, path, rel in changes:
+        if "D" in status:
+            continue
+        try:
+            data = _committed_bytes(repo.top / path)
+        except OSError:
+            continue
+        if b"\0" in data[:8192]:
+            continue  # not text
+        for m in find_secrets(data.decode("utf-8", "replace")):
+            found.append((rel, m.line, m.kind))
+    return found
+
+
+def tracked_state(root: Path) -> list:
+    """Files under the root's .memcli/ that git tracks (someone force-added them): sync never
+    commits them, a tracked .memcli/config.yaml is not read; `git rm -r --cached .memcli` stops
+    tracking them."""
+    r = git(root, "ls-files", "-z", "--", ".memcli", check=False)
+    return [p for p in r.stdout.split("\0") if p] if r.returncode == 0 else []
+
+
+def _commit_local(repo: _Repo, changes: list, message: str | None) -> str | None:
+    """Commit exactly these files (memcli's own, just scanned); whatever else is staged in the
+    repository stays staged and out of the commit."""
+    if not changes:
         return None
-    msg = message or _message(repo)
-    repo.run("commit", "-q", "--no-verify", "-m", msg)
+    paths = [path for _, path, _ in changes]
+    repo.run_paths("add", "-A", paths=paths)
+    msg = message or _message(changes)
+    r = repo.run_paths("commit", "-q", "--no-verify", "--only", "-m", msg, paths=paths, check=False)
+    if r.returncode != 0:
+        said = r.stdout + r.stderr
+        if "nothing to commit" in said or "no changes added" in said:
+            return None
+        raise GitError(f"git commit failed: {_last(r.stderr or r.stdout)}")
     return msg
 
 
-def _settle_merge(repo: _Repo, mem, warnings: list) -> list:
-    """After a merge stopped with conflicts: take what memcli can settle; the paths left for a person."""
+def _driver_failed(repo: _Repo, full: Path, stages: dict, fresh: bool) -> bool:
+    """A conflicted file without markers whose two sides both exist: memcli's driver failed or did
+    not run, and the file holds our side alone. In a merge this sync started, that is always so;
+    in one found in progress, only while the file is still byte for byte our side."""
+    if 2 not in stages or 3 not in stages:
+        return False
+    if fresh:
+        return True
+    if stages[2] == stages[3]:
+        return False
+    r = git(repo.top, "hash-object", "--", str(full), check=False)
+    return r.returncode == 0 and r.stdout.strip() == stages[2]
+
+
+def _utf8(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _settle_merge(repo: _Repo, mem, warnings: list, fresh: bool) -> tuple[list, list, list]:
+    """After a merge stopped with conflicts: take what memcli can settle. Returns (the paths left
+    for a person, the paths a merge driver failed on, the memories kept though one side forgot
+    them). When a driver failed, nothing is settled: none of its files is ever added as merged."""
     from .store import markers
 
-    left = []
-    for path in repo.unmerged():
+    stages = repo.stages()
+    texts: dict = {}
+    failed = []
+    for path, st in stages.items():
+        full = repo.root / path
+        mine = not path.startswith("../") and (path == "MEMORY.md" or (path.startswith("memory/")
+                                                                        and path.endswith(".md")))
+        if not mine or not full.is_file():
+            continue
+        texts[path] = full.read_bytes().decode("utf-8", "replace")
+        if markers.text_conflict(texts[path], full) is None and _driver_failed(repo, full, st, fresh):
+            failed.append(path)
+    if failed:
+        return [], sorted(failed), []
+    left, revived = [], []
+    for path in sorted(stages):
+        st = stages[path]
         full = repo.root / path
         in_root = not path.startswith("../")
-        if in_root and path == "MEMORY.md":
+        if in_root and path == "MEMORY.md" and _utf8(full):
             mem.reconcile_index()
             repo.run("add", "--", path)
             continue
@@ -300,50 +438,77 @@ def _settle_merge(repo: _Repo, mem, warnings: list) -> list:
             if not full.exists():
                 repo.run("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
                 continue
-            text = full.read_bytes().decode("utf-8", "replace")
-            if markers.first_conflict(text) is None:
-                stages = repo.run("ls-files", "-u", "--", path).stdout
-                if " 2\t" not in stages or " 3\t" not in stages:
+            if markers.text_conflict(texts.get(path, ""), full) is None:
+                if 2 not in st or 3 not in st:
                     warnings.append(f"{path} was deleted on one side and changed on the other: kept the changed "
                                     "version (forget it again if it should go)")
+                    if path.count("/") == 1:
+                        revived.append(Path(path).stem)
                 repo.run("add", "--", path)
                 continue
         left.append(path)
-    return left
+    return left, [], revived
 
 
 def _merge(repo: _Repo, mem, target: str, warnings: list) -> dict:
     """Merge target into HEAD with memcli's drivers; reconcile MEMORY.md; commit if clean."""
+    staged = repo.staged_elsewhere()
+    if staged:
+        shown = ", ".join(staged[:3]) + (f" and {len(staged) - 3} more" if len(staged) > 3 else "")
+        raise GitError(f"changes staged outside memcli's files ({shown}) keep git from merging {target}: commit "
+                       "or unstage them, then run `memcli sync` again (nothing was pushed)")
     r = repo.run("merge", "--no-commit", "--no-edit", "-q", "--allow-unrelated-histories", target, check=False)
     if not repo.merging():
         if r.returncode != 0:
             raise GitError(f"git merge failed: {_last(r.stderr or r.stdout)}")
-        return {"merged": False, "conflicts": []}
-    return _finish_merge(repo, mem, warnings)
+        return {"merged": False, "conflicts": [], "failed": []}
+    done = _finish_merge(repo, mem, warnings, fresh=True)
+    if done["failed"]:
+        said = [ln.strip() for ln in (r.stderr or "").splitlines() if ln.strip() and not ln.startswith(
+            ("CONFLICT", "Auto-merging", "Automatic merge failed"))]
+        warnings += [f"merge driver: {ln}" for ln in said[-3:]]
+    return done
 
 
-def _finish_merge(repo: _Repo, mem, warnings: list) -> dict:
-    left = _settle_merge(repo, mem, warnings)
+def _finish_merge(repo: _Repo, mem, warnings: list, fresh: bool = False) -> dict:
+    left, failed, revived = _settle_merge(repo, mem, warnings, fresh)
+    if failed:
+        if fresh:  # back to before the merge: this side stays committed, theirs stays on the remote
+            repo.run("merge", "--abort", check=False)
+        return {"merged": False, "conflicts": [], "failed": failed}
     if left:
-        return {"merged": False, "conflicts": left}
+        return {"merged": False, "conflicts": left, "failed": []}
     mem.reconcile_index()
-    repo.run("add", "-A", "--", ".", *_EXCLUDE)
+    if revived:
+        from .conflicts import index_revived
+
+        index_revived(mem, revived)
+    if mem.index_path.exists():
+        repo.run("add", "--", "MEMORY.md")
     if repo.unmerged():
-        return {"merged": False, "conflicts": repo.unmerged()}
-    repo.run("commit", "-q", "--no-verify", "--no-edit")
-    return {"merged": True, "conflicts": []}
+        return {"merged": False, "conflicts": repo.unmerged(), "failed": []}
+    # --cleanup=strip: git's "# Conflicts:" lines in MERGE_MSG are notes for an editor, not the message
+    repo.run("commit", "-q", "--no-verify", "--no-edit", "--cleanup=strip")
+    return {"merged": True, "conflicts": [], "failed": []}
 
 
 def sync(mem, message: str | None = None, push: bool = True, command: str | None = None) -> dict:
-    """Commit the root's changes, merge the remote's, push. Returns what happened; result["code"]
-    is 0 (synced, or committed only when the remote cannot be reached) or 1 (a person must settle
-    the files in result["conflicts"])."""
+    """Commit memcli's own changed files in the root, merge the remote's, push. Returns what
+    happened; result["code"] is 0 (synced, or committed only when the remote cannot be reached)
+    or 1 (nothing pushed: a person must settle the files in result["conflicts"], a merge driver
+    failed on result["driver_failed"], or result["secrets"] would have been committed)."""
     repo = _Repo(mem.root, command)
     branch = repo.branch()
     remote, upstream = repo.remote(branch)
     result: dict = {"root": str(mem.root), "branch": branch, "remote": remote, "committed": None,
-                    "merged": 0, "pushed": False, "conflicts": [], "offline": False, "warnings": [], "code": 0}
+                    "merged": 0, "pushed": False, "conflicts": [], "driver_failed": [], "secrets": [],
+                    "left_alone": [], "offline": False, "warnings": [], "code": 0}
     warnings = result["warnings"]
+    state = tracked_state(mem.root)
+    if state:
+        warnings.append(f".memcli/ is tracked by git ({', '.join(state[:2])}{' …' if len(state) > 2 else ''}): "
+                        "sync never commits it and a tracked .memcli/config.yaml is not read; stop tracking it: "
+                        "`git rm -r --cached .memcli`, then commit")
     for attempt in range(PUSH_TRIES):
         fetched = False
         if remote:
@@ -356,13 +521,19 @@ def sync(mem, message: str | None = None, push: bool = True, command: str | None
         with mem.lock():
             if repo.merging():
                 done = _finish_merge(repo, mem, warnings)
-                if done["conflicts"]:
-                    return _stop(result, repo, done["conflicts"])
+                if done["conflicts"] or done["failed"]:
+                    return _stop(result, repo, done["conflicts"], failed=done["failed"])
                 result["merged"] += 1
-            changed, marked = _changes(repo)
+            changes, marked, strays = _changes(repo)
+            if not attempt:
+                result["left_alone"] = strays
             if marked:
                 return _stop(result, repo, [p for p, _ in marked], marked)
-            msg = _commit_local(repo, message) if changed else None
+            secrets = secrets_in(repo, changes, mem.config)
+            if secrets:
+                result["secrets"] = [{"path": p, "line": n, "kind": k} for p, n, k in secrets]
+                return _stop(result, repo, [])
+            msg = _commit_local(repo, changes, message)
             if msg and not result["committed"]:
                 result["committed"] = msg
             target = f"refs/remotes/{remote}/{upstream}" if remote else None
@@ -370,8 +541,8 @@ def sync(mem, message: str | None = None, push: bool = True, command: str | None
             if theirs and not repo.contains(theirs):
                 if repo.has_head():
                     done = _merge(repo, mem, target, warnings)
-                    if done["conflicts"]:
-                        return _stop(result, repo, done["conflicts"])
+                    if done["conflicts"] or done["failed"]:
+                        return _stop(result, repo, done["conflicts"], failed=done["failed"])
                     result["merged"] += int(done["merged"])
                 else:
                     repo.run("merge", "-q", "--ff-only", target)
@@ -393,8 +564,9 @@ def sync(mem, message: str | None = None, push: bool = True, command: str | None
     raise GitError(f"gave up pushing to {remote} after {PUSH_TRIES} tries: others keep pushing; run sync again")
 
 
-def _stop(result: dict, repo: _Repo, paths: list, marked: list | None = None) -> dict:
+def _stop(result: dict, repo: _Repo, paths: list, marked: list | None = None, failed: list | None = None) -> dict:
     result["conflicts"] = paths
+    result["driver_failed"] = failed or []
     result["code"] = 1
     result["merging"] = repo.merging()
     result["marked"] = [{"path": p, "line": n} for p, n in (marked or [])]

@@ -48,11 +48,17 @@ def init_root(path: str | os.PathLike, example: bool = False) -> dict:
     root = Path(path).expanduser()
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder")
+    blocked = next((p for p in root.absolute().parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise UsageError(f"cannot create {root}: {blocked} is a file, not a folder")
     outer = _enclosing_root(root)
     if outer is not None:
         raise UsageError(f"{root} is inside the memory folder of the root {outer}; a root there would be "
                          "read as memories of that root. Choose a folder outside it")
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create {root}: {e.strerror or e}") from None
     root = root.resolve()
     created, kept = [], []
 

@@ -92,12 +92,17 @@ def write_result(data: dict) -> None:
     if is_tty():
         c = console()
         c.print(f"[green]✓[/] {data['action']} [bold]{_esc(data['id'])}[/] ({_esc(data['path'])})")
-        if data.get("line") and data["action"] != "forgotten":
+        if data["action"] == "proposed":
+            c.print("  [dim]waiting for review (write.gate is inbox): memcli inbox accept ID[/]")
+        elif data.get("line") and data["action"] != "forgotten":
             c.print(f"  [dim]index:[/] {_esc(data['line'])}")
         elif data["action"] != "forgotten":
             c.print("  [dim]not in MEMORY.md (the index is full); the detail file is kept[/]")
         return
     out(data["id"])
+    if data["action"] == "proposed":
+        talk(f"proposed {data['id']}: waiting in {data['path']} for review (write.gate is inbox); "
+             f"`memcli inbox accept {data['id']}` applies it")
     if data["action"] == "unchanged":
         talk(f"unchanged {data['id']}: nothing to change")
     if data["action"] == "forgotten":
@@ -120,26 +125,48 @@ def show(detail: dict, text: str) -> None:
         facts.append("pinned")
     if detail.get("tags"):
         facts.append(" ".join("#" + t for t in detail["tags"]))
-    if detail.get("aliases"):
-        facts.append("aka " + ", ".join(detail["aliases"]))
-    facts.append(f"updated {detail.get('updated') or '-'}")
     meta.append("[dim]" + _esc(" · ".join(facts)) + "[/]")
-    c.print(Panel("\n".join(meta), expand=False))
+    if detail.get("aliases"):
+        meta.append("[dim]aliases: " + _esc(", ".join(detail["aliases"])) + "[/]")
+    dates = [f"{k} {detail[k]}" for k in ("created", "updated") if detail.get(k)]
+    meta.append("[dim]" + _esc(" · ".join(dates or ["updated -"])) + "[/]")
+    later = [f"{k} {detail[k]}" for k in ("expires", "source") if detail.get(k)]
+    if later:
+        meta.append("[dim]" + _esc(" · ".join(later)) + "[/]")
+    c.print(Panel("\n".join(meta), expand=False), soft_wrap=False)
     c.print(Markdown(safe(detail.get("body") or "")))
+
+
+LIST_FLAGS = (("📌", "pinned"), ("★", "indexed"), ("🗄", "archived"))  # the list's flags column on a terminal
+LIST_LEGEND = (("📌", "pinned"), ("★", "in MEMORY.md (indexed)"), ("🗄", "archived"))
 
 
 def listing(rows: list, problems: list) -> None:
     if is_tty():
+        from rich.cells import cell_len
         from rich.table import Table
 
+        # The id is the column people copy: it is never cut. On a narrow terminal the title and the
+        # tags give way (…), so a row stays one line.
+        cells = [[safe(r["id"]), safe(r["title"]), safe(r["type"]), f"{r['importance']:g}",
+                  "".join(m for m, on in LIST_FLAGS if r[on]), safe(" ".join("#" + x for x in r["tags"]))]
+                 for r in rows]
+        heads = ("id", "title", "type", "imp.", "flags", "tags")
+        need = [max([cell_len(c[i]) for c in cells] + [len(h)]) for i, h in enumerate(heads)]
+        c = console()
+        room = max(c.width - 2 * len(heads) - need[0] - need[2] - need[3] - need[4], 2)
+        tags = need[5] if need[1] + need[5] <= room else min(need[5], max(room * 2 // 5, 1))
+        widths = [need[0], max(min(need[1], room - tags), 1), need[2], need[3], need[4], max(min(tags, room - 1), 1)]
         t = Table(box=None, header_style="bold")
-        for col in ("id", "title", "type", "imp.", "", "tags"):
-            t.add_column(col)
-        for r in rows:
-            flags = ("📌" if r["pinned"] else "") + ("★" if r["indexed"] else "") + ("🗄" if r["archived"] else "")
-            t.add_row(_esc(r["id"]), _esc(r["title"]), _esc(r["type"]), f"{r['importance']:g}", flags,
-                      _esc(" ".join("#" + x for x in r["tags"])))
-        console().print(t)
+        for h, w in zip(heads, widths):
+            t.add_column(h, no_wrap=True, overflow="ellipsis", width=w, justify="right" if h == "imp." else "left")
+        for row in cells:
+            t.add_row(*(_esc(x) for x in row))
+        c.print(t, soft_wrap=False)
+        used = {m for row in cells for m in row[4]}
+        if used:
+            console(stderr=True).print("[dim]flags: " + " · ".join(f"{m} {what}" for m, what in LIST_LEGEND
+                                                                  if m in used) + "[/]")
         if not rows:
             console(stderr=True).print("[dim]no memories[/]")
     else:
@@ -289,6 +316,9 @@ def watch_event(event: dict, as_json: bool) -> None:
     elif kind == "heartbeat":
         out(f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "
             f"{event['info']} info in {plural(event['files'], 'file')}")
+    elif kind == "reflected":
+        out(f"reflected on {plural(event['turns'], 'turn')}: proposed {len(event['proposed'])}"
+            + (f", auto-accepted {len(event['accepted'])}" if event["accepted"] else ""))
     elif kind == "ready":
         talk(f"memcli: watching {event['root']} (Ctrl-C to stop)")
     elif kind == "warning":

@@ -941,6 +941,16 @@ _ZH_DEST = (r"\s*(?:https?://|[A-Za-z0-9_.+-]{1,64}@|[A-Za-z0-9-]{1,63}(?:\.[A-Z
             r"|(?:这个|以下|下面的?|指定的?|我的|外部的?|远程的?)(?:地址|网址|链接|服务器|邮箱|url|接口|webhook)"
             r"|(?:邮箱|服务器|网址|webhook))")
 
+# Commands that destroy a machine: a home or root folder removed, a disk overwritten, a fork bomb.
+_DESTRUCTIVE = (r"(?:sudo\s+)?(?:rm\s+(?:-[a-zA-Z]*[rR][a-zA-Z]*\s+|--recursive\s+)(?:-[a-zA-Z-]+\s+)*"
+                r"(?:--no-preserve-root\s+)?(?:/\*?|~/?\*?|\$\{?HOME\}?/?\*?)(?=[\s`\"'.;,)]|$)"
+                r"|mkfs(?:\.\w+)?\s+(?:-\S+\s+)*/dev/\w+"
+                r"|dd\s+[^\n]{0,60}?\bof=/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)\w*"
+                r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"
+                r"|chmod\s+-R\s+0?777\s+/(?=[\s`\"'.;,)]|$)"
+                r"|>\s*/dev/(?:sd|hd|vd|nvme)\w*)")
+_DESTRUCTIVE_HINTS = ("rm ", "mkfs", "dd ", ":()", "chmod", "/dev/")
+
 _VERBS_OVERRIDE = "ignore|disregard|forget|neglect"
 _OVERRIDE_HINTS = (("ignore", "disregard", "forget", "neglect"),)
 
@@ -1102,6 +1112,15 @@ _PHRASES: tuple[_Phrase, ...] = (
         (("send", "upload", "post", "mail", "forward", "transmit", "exfiltrate", "leak", "beam", "report"),
          ("env", "ssh", "key", "token", "credential", "secret", "password", "cookie", "prompt", "history", "memory")),
         r"send|upload|post|e-?mail|mail|forward|transmit|exfiltrate|leak|beam|report"),
+    # an order to run a command that destroys the machine ("from now on, always run rm -rf /")
+    _en("destructive command",
+        r"\b(?:run|execute|exec|type|enter|invoke|paste)\s+(?:(?:the|this|that|a)\s+)?(?:command\s+)?[:`\"'(]*\s*"
+        + _DESTRUCTIVE,
+        (("run", "exec", "type", "enter", "invoke", "paste"), _DESTRUCTIVE_HINTS),
+        r"run|exec|type|enter|invoke|paste"),
+    _zh("destructive command",
+        r"(?:运行|执行|输入|跑)(?:一下|一遍|命令|这个命令)?\s*[:：`\"'“]*\s*" + _DESTRUCTIVE,
+        (("运行", "执行", "输入", "跑"), _DESTRUCTIVE_HINTS), "[运执输跑]"),
     _zh("exfiltration",
         rf"(?:把|将)(?:你的|所有的?|全部的?|这些|该|本地的?)?[^。\n，,]{{0,15}}?{_ZH_SECRET}[^。\n，,]{{0,12}}?"
         rf"(?:发送|发|上传|传|转发|提交|post|寄|同步)(?:到|给|至){_ZH_DEST}"

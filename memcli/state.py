@@ -10,6 +10,13 @@ from .errors import UsageError
 from .textcheck import check_text_field
 
 
+def _noted(result: dict, notes: list) -> dict:
+    """A result whose "warning" also says what personal data was masked or kept."""
+    if notes:
+        result["warning"] = "; ".join(w for w in (result.get("warning"), *notes) if w)
+    return result
+
+
 def _now(now: str | None) -> str:
     from .core import utcnow
 
@@ -23,18 +30,32 @@ class Session:
         self.mem = mem
         self.name = name
 
-    def add(self, role: str, text: str, now: str | None = None) -> dict:
+    def add(self, role: str, text: str, now: str | None = None, *, via: str | None = None) -> dict:
         """Add a turn; beyond session.max_rounds the oldest turns are folded into the summary.
-        The result's "warning" is set when the configured summarizer failed.
+        The result's "warning" is set when the configured summarizer failed. A fold starts a
+        reflection in the background under reflect.on_fold (`via="hook"`: the offline engine only)."""
+        res = self._add(role, text, now)
+        if res.get("folded") and self.mem.config["reflect.on_fold"]:
+            from .usecases.reflect import trigger
+
+            trigger(self.mem, via)
+        return res
+
+    def _add(self, role: str, text: str, now: str | None = None) -> dict:
+        """The turn added and the fold made (see add).
 
         A configured summarizer (a command, which may be slow) runs without the root lock: the
         turn is saved first, the turns to fold are summarized unlocked, and the fold is applied
         under the lock only if those turns and the summary are still what was summarized; when
         another writer changed them meanwhile, the fold is planned again (the turn stays saved)."""
-        from .store import session
-
         check_text_field(text, "turn")
         text = self.mem.scan({"turn": text})[0]["turn"]  # turns are folded into memory/episodes/
+        masked, notes = self.mem.mask({"turn": text}, captured=True)  # personal data: write.pii_captured
+        return _noted(self._append(role, masked["turn"], now), notes)
+
+    def _append(self, role: str, text: str, now: str | None) -> dict:
+        from .store import session
+
         cfg = self.mem.config
         now = _now(now)
         max_rounds, command = int(cfg["session.max_rounds"]), cfg["session.summarizer"]
@@ -100,8 +121,9 @@ class Scope:
 
         check_text_field(task, "task")
         task = self.mem.scan({"task": task})[0]["task"]  # a scope's state is archived to memory/episodes/
+        masked, notes = self.mem.mask({"task": task}, captured=True)
         with self.mem.lock():
-            return scope.start(self.mem.root, self.name, task, _now(now))
+            return _noted(scope.start(self.mem.root, self.name, masked["task"], _now(now)), notes)
 
     def set(self, key: str, value: str, agent: str, force: bool = False, now: str | None = None) -> dict:
         """Write a key as `agent`; another agent's key raises CollisionError unless force."""
@@ -113,9 +135,10 @@ class Scope:
         check_text_field(agent, "agent name", name=True)
         # The scope's state is archived to memory/episodes/: its keys, values and agents are scanned.
         fields = self.mem.scan({"key": key, "value": value, "agent name": agent})[0]
+        fields, notes = self.mem.mask(fields, captured=True)
         key, value, agent = fields["key"], fields["value"], fields["agent name"]
         with self.mem.lock():
-            return scope.set_key(self.mem.root, self.name, key, value, agent, _now(now), force)
+            return _noted(scope.set_key(self.mem.root, self.name, key, value, agent, _now(now), force), notes)
 
     def get(self, key: str) -> dict:
         """{"key", "value", "agent", ...}; the value is None when the key is not set."""
@@ -139,8 +162,14 @@ class Scope:
         return scope.check(self._load())
 
     def end(self, now: str | None = None) -> dict:
-        """Clear the scope; its final state goes to the episode log."""
+        """Clear the scope; its final state goes to the episode log (and, under reflect.on_fold, a
+        reflection starts in the background)."""
         from .store import scope
 
         with self.mem.lock():
-            return scope.end(self.mem.root, self.name, _now(now))
+            res = scope.end(self.mem.root, self.name, _now(now))
+        if self.mem.config["reflect.on_fold"]:
+            from .usecases.reflect import trigger
+
+            trigger(self.mem)
+        return res

@@ -64,11 +64,12 @@ class Watcher:
     """The checks behind `memcli watch`, separate from the observer thread so they can be driven
     directly: ``process({"memory/x.md"})`` checks one batch, ``heartbeat()`` runs one audit."""
 
-    def __init__(self, mem, emit: Emit, *, fix: bool = False):
+    def __init__(self, mem, emit: Emit, *, fix: bool = False, reflect: bool = False):
         self.mem = mem
         self.root = mem.root
         self.emit = emit
         self.fix = fix
+        self.reflect = reflect
         self.snapshot = self._snapshot()
 
     # ---- what is on disk
@@ -139,7 +140,9 @@ class Watcher:
                             "make it a UTF-8 text file under 10 MB, or move it out of memory/")]
         except OSError:
             return []  # gone again since the event; the next event says so
-        return check_text(rel, kind, text, now)
+        from .store.markers import size_for
+
+        return check_text(rel, kind, text, now, size_for(path))
 
     def _reload_config(self) -> None:
         from .config import load_config
@@ -209,10 +212,17 @@ class Watcher:
                 report = audit(self.mem)
         self._findings([f for f in report.findings if f.severity != "info"])
         self.emit({"event": "heartbeat", **report.counts(), "files": report.files})
+        if self.reflect:
+            from .usecases.reflect import reflect
+
+            res = reflect(self.mem, wait=False)
+            if not res.get("busy"):
+                self.emit({"event": "reflected", "turns": res["turns"], "proposed": res["proposed"],
+                           "accepted": [a["memory"] for a in res["accepted"]]})
 
 
 def watch(mem, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, heartbeat_every: float | None = None,
-          fix: bool = False) -> dict:
+          fix: bool = False, reflect: bool = False) -> dict:
     """Observe the root until ``stop`` is set; raises NotARootError when the root disappears."""
     from watchdog.events import FileSystemEventHandler
     from watchdog.observers import Observer
@@ -235,7 +245,7 @@ def watch(mem, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, hear
                 if rel is not None:
                     events.put(rel)
 
-    watcher = Watcher(mem, emit, fix=fix)
+    watcher = Watcher(mem, emit, fix=fix, reflect=reflect)
     observer = Observer()
     handler = Handler()
     # Only what memcli reads is watched: the root's own entries (MEMORY.md, memcli.yaml, memory/

@@ -16,9 +16,10 @@ ROOT_DIR = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path, monkeypatch):
-    """Every test: its own HOME and working folder, no MEMCLI_* or editor from outside."""
+    """Every test: its own HOME (and so its own user configuration, trust records and hook
+    roots) and working folder, no MEMCLI_*, editor or XDG folder from outside."""
     for k in list(os.environ):
-        if k.startswith("MEMCLI_") or k in ("EDITOR", "VISUAL"):
+        if k.startswith("MEMCLI_") or k in ("EDITOR", "VISUAL", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
             monkeypatch.delenv(k, raising=False)
     home = tmp_path / "home"
     home.mkdir()
@@ -26,7 +27,13 @@ def isolated_env(tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
+    import shutil
+    import tempfile
+
+    runtime = tempfile.mkdtemp(prefix="memcli-rt-")  # short: a unix socket's path has ~100 bytes
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
     yield
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 @dataclass

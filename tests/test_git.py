@@ -126,6 +126,27 @@ def test_two_machines_merging_the_same_histories_write_the_same_index(origin):
     assert "<<<<<<<" not in (a / "MEMORY.md").read_text()
 
 
+def test_a_merge_of_two_full_indexes_still_fits(origin):
+    """Each clone fills its index; the merged MEMORY.md holds both sides' entries only as far as
+    they fit: the lowest-ranked move out (their detail files stay), on both machines alike."""
+    a = origin("a")
+    (a / "memcli.yaml").write_text("index:\n  max_lines: 10\n")
+    mc(a, "sync")
+    b = origin("b")
+    for i in range(6):
+        mc(a, "remember", f"A memory {i}", "x", "-i", str(0.3 + i / 20))
+        mc(b, "remember", f"B memory {i}", "y", "-i", str(0.32 + i / 20))
+    mc(a, "sync")
+    mc(b, "sync")
+    mc(a, "sync")
+    for r in (a, b):
+        assert len((r / "MEMORY.md").read_text().splitlines()) < 10
+        mc(r, "index", "check")
+        mc(r, "heartbeat", "--check")
+        assert len(list((r / "memory").glob("*-memory-*.md"))) == 12
+    assert (a / "MEMORY.md").read_bytes() == (b / "MEMORY.md").read_bytes()
+
+
 def test_a_body_conflict_is_a_first_class_state(origin):
     a, b = origin("a"), origin("b")
     (a / "memory/shared-note.md").write_text((a / "memory/shared-note.md").read_text().replace("beta", "beta A"))
@@ -141,7 +162,11 @@ def test_a_body_conflict_is_a_first_class_state(origin):
     assert any(f["code"] == "conflict-markers" and f["line"] for f in json.loads(p.stdout)["data"]["findings"])
     p = mc(b, "recall", "beta", "--json", code=None)
     warnings = json.loads(p.stdout)["warnings"]
-    assert any("shared-note" in w and "conflict" in w for w in warnings)
+    line = text.splitlines().index("<<<<<<< ours") + 1
+    # one warning for the file (the index and the details layers both skip it), with the file's own line
+    assert [w for w in warnings if "shared-note" in w] == [
+        f"skipped memory/shared-note.md: unresolved git conflict markers (line {line}); `memcli resolve shared-note "
+        "--ours|--theirs|--both` (the other side goes to ## History), or edit the file and delete the marker lines"]
     assert all(h["id"] != "shared-note" for h in json.loads(p.stdout)["data"]["hits"])
     p = mc(b, "update", "shared-note", "--append", "more", code=3)
     assert "memcli resolve shared-note" in p.stderr
@@ -152,6 +177,8 @@ def test_a_body_conflict_is_a_first_class_state(origin):
     assert "beta A" in body and "<<<<<<<" not in body
     assert "ours had: beta B" in body.split("## History")[1]
     mc(b, "sync")
+    message = git(b, "log", "-1", "--format=%B").stdout
+    assert message.startswith("Merge ") and "#" not in message  # no "# Conflicts:" notes in the merge commit
     mc(a, "sync")
     assert (a / "memory/shared-note.md").read_bytes() == (b / "memory/shared-note.md").read_bytes()
     mc(a, "index", "check")
@@ -270,6 +297,24 @@ def test_library_reconciles_the_index_and_resolves_a_memory(root):
     with pytest.raises(UsageError):
         mem.resolve("one", "ours")  # nothing left to settle
     mem.update("one", append="more")
+
+
+def test_resolve_keeps_no_history_of_the_updated_time(root):
+    """A memory merged by plain git (a clone without memcli's drivers): its `updated:` lines and its
+    body conflict. Settling it keeps the other side's text in History, not its timestamp."""
+    from memcli import Memory
+
+    mem = Memory(root)
+    mem.remember("One", "first", body="common\n")
+    path = root / "memory" / "one.md"
+    text = path.read_text()
+    updated = next(ln for ln in text.splitlines() if ln.startswith("updated: "))
+    text = text.replace(updated, f"<<<<<<< HEAD\n{updated}\n=======\nupdated: 2026-02-02T11:00:00Z\n>>>>>>> other")
+    path.write_text(text.replace("common\n", "common\n<<<<<<< HEAD\nmine\n=======\nyours\n>>>>>>> other\n"))
+    res = mem.resolve("one", "ours", now="2026-02-03T00:00:00Z")
+    history = path.read_text().split("## History")[1]
+    assert res["kept_in_history"] == 1 and "theirs had: yours" in history and "updated" not in history
+    assert updated in path.read_text()
 
 
 def test_init_adds_the_temp_files_to_an_existing_gitignore(tmp_path):

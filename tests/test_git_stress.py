@@ -20,3 +20,4 @@ def test_three_clones_converge_and_lose_nothing(tmp_path):
     assert res["ok"], res["checks"]
     assert res["merge_commits"] >= 1  # the syncs really did merge concurrent work
     assert res["memories"] > 4
+    assert res["checks"]["outcome_counts_summed"] and res["outcomes"] >= 2

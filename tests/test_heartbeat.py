@@ -237,12 +237,13 @@ def test_detail_not_indexed_is_info_and_promotion(cli, root):
     assert all(f["severity"] == "info" for f in infos.values())
     assert "(pinned)" in infos["memory/pinned-rule.md"]["fix"]
     assert "free line" in infos["memory/plain-note.md"]["message"]
-    assert [a["id"] for a in data["actions"]] == ["pinned-rule", "key-lesson"]
+    assert [a["id"] for a in data["actions"]] == ["pinned-rule", "key-lesson", "plain-note"]
     out = hb(cli, "--fix")
-    assert out["applied"] == ["promoted pinned-rule into MEMORY.md", "promoted key-lesson into MEMORY.md"]
+    assert out["applied"] == ["promoted pinned-rule into MEMORY.md", "promoted key-lesson into MEMORY.md",
+                              "promoted plain-note into MEMORY.md"]
     entries = [e.id for e in IndexDoc.parse((root / "MEMORY.md").read_text()).entries]
-    assert entries == ["pinned-rule", "key-lesson"]
-    assert [f["path"] for f in find(out, "detail-not-indexed")] == ["memory/plain-note.md"]
+    assert entries == ["pinned-rule", "key-lesson", "plain-note"]
+    assert find(out, "detail-not-indexed") == []  # what --fix reports as fixable, it fixes
 
 
 def test_not_indexed_only_when_it_belongs_in_the_index(cli, root):

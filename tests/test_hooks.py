@@ -29,9 +29,11 @@ def session(root, name=SESSION):
 
 @pytest.fixture
 def project(example_root):
-    """A project folder inside the memory root, where Claude Code runs."""
+    """A project folder inside the memory root, where Claude Code runs; the root is one the user
+    allowed the hook to use."""
     p = example_root / "src" / "shop"
     p.mkdir(parents=True)
+    assert run_memcli("hook", "allow", example_root).returncode == 0
     return p
 
 
@@ -123,6 +125,28 @@ def test_odd_session_ids_become_safe_session_names(example_root, project):
     r = hook(payload("hello there", project, session_id="../../etc/passwd"), cwd=project)
     assert r.returncode == 0
     assert [p.name for p in (example_root / ".memcli/sessions").iterdir()] == ["etc-passwd.json"]
+
+
+def test_without_a_session_id_the_agent_session_then_memcli_session_then_default(example_root, project,
+                                                                                  monkeypatch):
+    """The precedence the MCP tools use too: the event's session id, CLAUDE_CODE_SESSION_ID,
+    MEMCLI_SESSION, 'default'."""
+    from tests.conftest import invoke
+
+    sessions = example_root / ".memcli" / "sessions"
+
+    def recorded(env):
+        for k in ("CLAUDE_CODE_SESSION_ID", "MEMCLI_SESSION"):
+            monkeypatch.delenv(k, raising=False)
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        before = set(sessions.iterdir()) if sessions.exists() else set()
+        assert invoke(["hook", "claude-code"], input=payload("hello there", project, session_id="")).exit_code == 0
+        return sorted(p.name for p in set(sessions.iterdir()) - before)
+    monkeypatch.chdir(project)
+    assert recorded({"CLAUDE_CODE_SESSION_ID": "cc-42", "MEMCLI_SESSION": "chat-1"}) == ["cc-42.json"]
+    assert recorded({"MEMCLI_SESSION": "chat-1"}) == ["chat-1.json"]
+    assert recorded({}) == ["default.json"]
 
 
 def test_the_command_and_the_typer_command_agree(example_root, project):

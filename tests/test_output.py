@@ -52,6 +52,33 @@ def test_list_output(notes, cli):
                           "(letters, digits, '-', '_', '.'); rename it\n")
 
 
+def test_list_on_an_80_column_terminal_keeps_ids_whole(notes, cli, monkeypatch):
+    from rich.cells import cell_len
+
+    monkeypatch.setattr("memcli.render.is_tty", lambda stream=None: True)
+    monkeypatch.setenv("COLUMNS", "80")
+    long_id = "postgres-pool-exhausted-at-peak-高峰期"
+    assert cli("remember", "Postgres connection pool exhausted under load at the monthly peak",
+               "close sessions in a finally block; pool_size 10 + max_overflow 20 per worker", "-t", "postgres",
+               "-t", "sqlalchemy", "-t", "performance", "--id", long_id).exit_code == 0
+    res = cli("list")
+    lines = res.stdout.splitlines()
+    assert lines[0].split() == ["id", "title", "type", "imp.", "flags", "tags"]  # the flags column is named
+    for mid in (long_id, "staging-deploy", "mysql-charset", "old-token"):
+        assert any(ln.startswith(f" {mid} ") for ln in lines), mid  # whole, never cut
+    assert all(cell_len(ln) <= 80 for ln in lines), [cell_len(ln) for ln in lines]
+    assert len(lines) == 5 and "…" in res.stdout  # one line a memory: the title and tags gave way
+    assert "📌★" in res.stdout and res.stderr == "flags: 📌 pinned · ★ in MEMORY.md (indexed)\n"
+
+
+def test_show_on_a_terminal_has_expires_and_aliases(notes, cli, monkeypatch):
+    monkeypatch.setattr("memcli.render.is_tty", lambda stream=None: True)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert cli("update", "old-token", "-a", "旧令牌", "-a", "legacy token").exit_code == 0
+    out = cli("show", "old-token").stdout
+    assert "aliases: 旧令牌, legacy token" in out and "expires 2020-01-01" in out
+
+
 def test_heartbeat_output(notes, cli):
     expired = f"warning expired memory/old-token.md:12 old-token expired on 2020-01-01 (fix: {EXPIRED_FIX})\n"
     res = cli("heartbeat")

@@ -104,3 +104,17 @@ def test_sharing_through_git_set_up_runs(tmp_path):
     driver = subprocess.run(["git", "config", "merge.memcli-detail.driver"], cwd=clone, env=env,
                             capture_output=True, text=True).stdout
     assert "memcli.gitmerge detail" in driver
+
+
+def test_the_agents_hook_uses_the_mcp_servers_root():
+    """The README's Claude Code set-up works as written: the hook names the same root as the MCP
+    server, so a prompt from any project reaches that memory (without it the hook only looks
+    above the prompt's folder)."""
+    import json
+
+    part = README.split("### Agents: MCP and hooks\n", 1)[1].split("\n### ", 1)[0]
+    hook = json.loads(re.search(r"```json\n(\{\"hooks\".*?)\n```", part, re.S).group(1))
+    command = hook["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    add = re.search(r"```sh\n(claude mcp add .*?)\n```", part, re.S).group(1)
+    root = re.search(r"--root (\S+) mcp", add).group(1)
+    assert command == f"memcli --root {root} hook claude-code"

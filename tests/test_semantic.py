@@ -198,6 +198,7 @@ def test_ask_without_a_server_returns_none(root):
     assert serve.ask(root, {"op": "ping"}) is None
     # a socket left behind by a server that died
     path = serve.socket_path(root)
+    assert serve.private_folder(path.parent, create=True) is None
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(str(path))
     s.close()

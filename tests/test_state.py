@@ -86,3 +86,13 @@ def test_a_fold_is_planned_again_when_the_session_changed_while_summarizing(tmp_
     episodes = "".join(p.read_text(encoding="utf-8") for p in (r / "memory" / "episodes").glob("*.md"))
     assert episodes.count("first question") == 1 and episodes.count("second question") == 1
     assert res["folded"] == 0 and calls[0] == ["first question"]
+
+
+def test_one_folded_turn_is_named_in_the_singular(tmp_path):
+    r = tmp_path / "r"
+    Memory.init(r)
+    (r / "memcli.yaml").write_text("session:\n  max_rounds: 1\n", encoding="utf-8")
+    Memory(r).session().add("user", "first question")
+    assert Memory(r).session().add("user", "second question")["folded"] == 1
+    log = "".join(p.read_text(encoding="utf-8") for p in (r / "memory" / "episodes").glob("*.md"))
+    assert "session default: 1 turn folded into the summary" in log and "1 turns" not in log

@@ -16,7 +16,8 @@ _GLOBAL_VALUE = {"--root": "root", "--session": "session", "--scope": "scope"}
 _FAST = {
     ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--deep": ("deep", bool),
                                "--layer": ("layer", str), "-l": ("layer", str), "--threshold": ("threshold", float),
-                               "--also": ("also", list)}),
+                               "--type": ("type_", str), "--min-success": ("min_success", float),
+                               "--inbox": ("inbox", bool), "--also": ("also", list)}),
     ("should-recall",): (("text",), {}),
     ("remember",): (("title", "summary?"), {
         "--tag": ("tag", list), "-t": ("tag", list), "--alias": ("alias", list), "-a": ("alias", list),
@@ -109,6 +110,9 @@ def _only_globals(args: list) -> bool:
     return True
 
 
+_HOOK_ROOTS = ("allow", "deny", "list")  # `memcli hook allow PATH` …: the roots the hook may use
+
+
 def _hook(args: list) -> int | None:
     """`memcli [--root R] [--scope S] hook AGENT ...` runs without Typer: an agent runs it before every
     prompt, and a wrong name must not exit 2 (Claude Code blocks the prompt on 2). Help goes to Typer."""
@@ -117,6 +121,7 @@ def _hook(args: list) -> int | None:
     while i < len(args) and args[i].startswith("--"):
         name, eq, value = args[i].partition("=")
         if name == "--json" and not eq:
+            opts["json"] = True
             i += 1
         elif name in _GLOBAL_VALUE and (eq or i + 1 < len(args)):
             opts[_GLOBAL_VALUE[name]] = (value if eq else args[i + 1]) or None
@@ -125,9 +130,11 @@ def _hook(args: list) -> int | None:
             return None
     if args[i:i + 1] != ["hook"] or any(a in ("-h", "--help") for a in args[i + 1:]):
         return None
+    if args[i + 1:i + 2] and args[i + 1] in _HOOK_ROOTS:  # allow / deny / list: not per prompt
+        return None
     from ..hooks import run
 
-    return run(args[i + 1:], root=opts.get("root"), scope=opts.get("scope"))
+    return run(args[i + 1:], root=opts.get("root"), scope=opts.get("scope"), as_json=bool(opts.get("json")))
 
 
 def main(argv: list | None = None) -> None:

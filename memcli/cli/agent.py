@@ -6,10 +6,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from .app import app, run, state
+from .app import Json, app, run, state
 from .boundary import Out, stdin_bytes
 
-hook_app = typer.Typer(help="Hooks an agent runs on its own events (reads the event's JSON on stdin).\n\n"
+hook_app = typer.Typer(help="Hooks an agent runs on its own events (reads the event's JSON on stdin), and the "
+                            "roots they may use (allow, deny, list).\n\n"
                             "Example: memcli hook claude-code < event.json", no_args_is_help=True)
 app.add_typer(hook_app, name="hook")
 
@@ -19,7 +20,8 @@ def mcp(ctx: typer.Context):
     """Serve this memory to agents over the Model Context Protocol (stdio).
 
     Needs the mcp extra (pip install 'memcli[mcp]'). Tools: recall, should_recall, context,
-    remember, update, forget, get, list, session_add, scope_set, scope_get, scope_check, heartbeat;
+    remember, update, forget, get, list, session_add, scope_set, scope_get, scope_check, heartbeat,
+    reflect, reflect_material, propose, inbox;
     resources: memcli://index and memcli://memory/{id}. Claude Code: claude mcp add memcli -- memcli
     --root ~/notes mcp
 
@@ -44,7 +46,8 @@ def claude_code(
     """Claude Code's UserPromptSubmit hook: memory context for prompts that need it.
 
     Reads the hook's JSON on stdin, records the prompt in the session named after session_id and
-    prints the context block when should-recall says so. Broken input exits 1 (never 2, which
+    prints the context block when should-recall says so. The root is --root, MEMCLI_ROOT or the
+    nearest one above the prompt's cwd that `memcli hook allow` registered; no other is touched. Broken input exits 1 (never 2, which
     would block the prompt). Runs without the CLI framework: it runs before every prompt.
 
     Example: echo '{"prompt": "用上次那个方案", "session_id": "s1"}' | memcli hook claude-code
@@ -55,3 +58,78 @@ def claude_code(
     code = emit(hook(stdin_bytes(), st.root, budget, st.scope))
     if code:
         raise typer.Exit(code)
+
+
+Where = Annotated[Optional[str], typer.Argument(metavar="PATH", help="A memory root (default: the current root).")]
+
+
+def _hook_root(ctx: typer.Context, path: Optional[str]):
+    from ..config import find_root
+
+    return find_root(path if path else state(ctx).root)
+
+
+@hook_app.command("allow")
+def hook_allow(ctx: typer.Context, path: Where = None, json_: Json = False):
+    """Let the hook use this root when a prompt's folder is in it (recorded outside the root).
+
+    The hook then records every prompt in the root's session; turns beyond session.max_rounds
+    fold into memory/episodes/, which `memcli sync` commits. A root that was never allowed is
+    ignored (one line on stderr), so a MEMORY.md in a cloned or shared folder gets no prompts.
+
+    Example: memcli hook allow ~/notes
+    """
+    from .. import render as r
+    from ..trust import allow_hook_root
+
+    def act():
+        root = _hook_root(ctx, path)
+        added = allow_hook_root(root)
+
+        def human():
+            r.talk(f"the hook {'now uses' if added else 'already used'} {root}: it records every prompt there "
+                   "(turns beyond session.max_rounds go into memory/episodes/, which sync commits)")
+            r.out(str(root))
+        return Out({"root": str(root), "added": added}, human)
+    run(ctx, "hook allow", json_, act)
+
+
+@hook_app.command("deny")
+def hook_deny(ctx: typer.Context, path: Where = None, json_: Json = False):
+    """Stop the hook from using this root (its files stay as they are).
+
+    Example: memcli hook deny ~/notes
+    """
+    from .. import render as r
+    from ..trust import deny_hook_root, real
+
+    def act():
+        root = real(path) if path else str(_hook_root(ctx, None))
+        removed = deny_hook_root(root)
+
+        def human():
+            r.talk(f"the hook no longer uses {root}" if removed else f"{root} was not allowed; nothing changed")
+            r.out(str(root))
+        return Out({"root": str(root), "removed": removed}, human)
+    run(ctx, "hook deny", json_, act)
+
+
+@hook_app.command("list")
+def hook_list(ctx: typer.Context, json_: Json = False):
+    """The roots the hook may use (besides --root and MEMCLI_ROOT).
+
+    Example: memcli hook list
+    """
+    from .. import render as r
+    from ..trust import hook_roots
+
+    def act():
+        roots = hook_roots()
+
+        def human():
+            for x in roots:
+                r.out(x)
+            if not roots:
+                r.talk("no root allowed: the hook acts only with --root or MEMCLI_ROOT (`memcli hook allow PATH`)")
+        return Out({"roots": roots}, human)
+    run(ctx, "hook list", json_, act)

@@ -188,7 +188,7 @@ def update(
             raise UsageError("only one argument can read standard input ('-')")
         s = read_input(summary, None, stdin_bytes, "summary") if summary is not None else None
         a = read_input(append, None, stdin_bytes, "append") if append is not None else None
-        res = memory(ctx).update(id_, title=title, summary=s, append=a, tags=tag or (), untags=untag or (),
+        res = memory(ctx).gate("cli").update(id_, title=title, summary=s, append=a, tags=tag or (), untags=untag or (),
                                  aliases=alias or (), type=type_, importance=importance, pinned=pin,
                                  expires=expires)
         data = res.to_dict()
@@ -252,7 +252,8 @@ def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", he
     """Open a memory in $VISUAL or $EDITOR, then check it and refresh its index line.
 
     The editor works on a copy under .memcli/edits/; a change made meanwhile is merged, or the copy
-    is kept and named (exit 4).
+    is kept and named (exit 4). The result is checked like `remember` (exit 2; 3 when its
+    frontmatter cannot be read; 4 for a secret), the copy kept; a change sets `updated`.
 
     Example: EDITOR=nano memcli edit mysql-charset
     """
@@ -262,8 +263,13 @@ def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", he
 
     def act():
         m = memory(ctx)
+        m.locate(id_)
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not editor and not (r.is_tty(sys.stdin) and r.is_tty(sys.stdout)):
+            raise UsageError("edit opens $VISUAL or $EDITOR, and neither is set (vi needs a terminal): "
+                             "set one, e.g. EDITOR=nano memcli edit ID")
+        editor = editor or "vi"
         s = m.edit_begin(id_)
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             code = subprocess.call([*shlex.split(editor), str(s.draft)])
         except OSError as e:
@@ -364,3 +370,5 @@ from . import git  # noqa: E402,F401  (registers git setup, merge, sync and reso
 from . import agent  # noqa: E402,F401  (registers mcp and hook)
 from . import everyday  # noqa: E402,F401  (registers stats, search, rename, export, import)
 from . import serve  # noqa: E402,F401  (registers serve)
+from . import outcome  # noqa: E402,F401  (registers outcome)
+from . import reflect  # noqa: E402,F401  (registers reflect and inbox)

@@ -91,7 +91,7 @@ def open_memory(root: Optional[str]):
     from ..config import find_root
     from ..core import Memory
 
-    return Memory(find_root(root))
+    return Memory(find_root(root), door="cli")
 
 
 def names(session: Optional[str], scope: Optional[str]) -> tuple[str, str]:
@@ -107,12 +107,17 @@ def text_arg(value: str, what: str) -> str:
 # ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
 # the global options and each command's own parameters under the Typer parameter names ----
 
-def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, also=None) -> Out:
+def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, inbox=False, type_=None,
+                  min_success=None, also=None) -> Out:
     sess, sc = names(st.session, st.scope)
-    res = open_memory(st.root).recall(text_arg(query, "query"), session=sess, scope=sc, limit=limit, deep=deep,
-                                      layer=layer, threshold=threshold, also=list(also or ()))
+    m = open_memory(st.root)
+    q = text_arg(query, "query")
+    res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold, type=type_,
+                   min_success=min_success, also=list(also or ()))
     data = res.to_dict()
-    return Out(data, lambda: r.recall(data), code=0 if res.hits else 1, warnings=res.warnings)
+    if inbox:  # proposals waiting for review are recalled only when asked for
+        data["hits"] += [h.to_dict() for h in m.inbox.search(q, limit=limit)]
+    return Out(data, lambda: r.recall(data), code=0 if data["hits"] else 1, warnings=res.warnings)
 
 
 def should_recall_action(st: State, text) -> Out:
@@ -130,8 +135,9 @@ def remember_action(st: State, title, summary=None, tag=None, alias=None, body=N
     t = read_input(title, None, stdin_bytes, "title")
     s = read_input(summary, None, stdin_bytes, "summary")
     b = read_input(body, body_file, stdin_bytes, "body")
-    res = m.remember(t, s, tags=tag or (), aliases=alias or (), body=b, type=type_, importance=importance,
-                     pinned=True if pin else None, expires=expires, id=id_, source=source)
+    res = m.gate("cli").remember(t, s, tags=tag or (), aliases=alias or (), body=b, type=type_,
+                                 importance=importance, pinned=True if pin else None, expires=expires, id=id_,
+                                 source=source)
     data = res.to_dict()
     return Out(data, lambda: r.write_result(data), warnings=res.warnings)
 

@@ -37,6 +37,11 @@ def recall(
         "--threshold", metavar="FLOAT",
         help="How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones "
              "included.")] = None,
+    inbox: Annotated[bool, typer.Option("--inbox", help="Also search the proposals waiting in memory/inbox/.")] = False,
+    type_: Annotated[Optional[str], typer.Option("--type", help="Only memories of this type (e.g. procedure).")] = None,
+    min_success: Annotated[Optional[float], typer.Option(
+        "--min-success", metavar="RATE",
+        help="Only memories whose smoothed success rate (memcli outcome) reaches RATE, 0..1.")] = None,
     also: Annotated[Optional[List[str]], typer.Option(
         "--also", metavar="TEXT",
         help="Another phrasing of the same question (repeatable): a translation into the other language, a "
@@ -46,10 +51,12 @@ def recall(
     """Find the memory that fits: session, then scope, then the index, then the details.
 
     Without -k, only hits to act on are shown; -k N asks for up to N. Exit 1 when nothing fits.
+    `--type procedure --min-success 0.7` keeps the procedures that usually work.
 
     Example: memcli recall "MySQL中文查不到数据" --also "MySQL Chinese text garbled"
     """
-    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold, also))
+    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold, inbox, type_,
+                                                    min_success, also))
 
 
 @app.command("should-recall")

@@ -114,10 +114,13 @@ def sync(
     command: Command = None,
     json_: Json = False,
 ):
-    """Commit the root's changes, merge the remote's with memcli's drivers, push.
+    """Commit memcli's own files in the root, merge the remote's with memcli's drivers, push.
 
-    Exit 0 when synced (or committed here only when the remote cannot be reached), 1 when a
-    file needs a person (`memcli resolve ID --ours|--theirs|--both`, then sync again), 3 when git fails.
+    Only MEMORY.md, memory/, memcli.yaml, .gitignore and .gitattributes are committed, after a
+    scan for secrets; other work in the repository, staged or not, is left as it is. Exit 0 when
+    synced (or committed here only when the remote cannot be reached); 1, with nothing pushed,
+    when a file needs a person (`memcli resolve ID --ours|--theirs|--both`, then sync again), a
+    merge driver failed, or a file about to be committed holds a secret; 3 when git fails.
 
     Example: memcli sync
     """
@@ -135,6 +138,18 @@ def sync(
                 r.talk(f"pushed to {res['remote']}")
             for p in res["conflicts"]:
                 r.warn(f"conflict in {p}: settle it ({_way(p)}), then run `memcli sync` again")
+            for p in res["driver_failed"]:
+                r.warn(f"the merge driver failed on {p}: " + (
+                    "it holds only this side; settle it by hand (theirs: `git show :3:" + p + "`), `git add` it "
+                    "and sync again, or `git merge --abort`" if res.get("merging") else
+                    "nothing was merged or pushed; check the driver (`memcli git setup`), then sync again"))
+            for x in res["secrets"]:
+                r.warn(f"{x['path']}:{x['line']}: {x['kind']}: not committed, nothing pushed; remove the secret "
+                       "and run `memcli sync` again")
+            if res["left_alone"]:
+                shown = res["left_alone"][:5]
+                more = f" and {len(res['left_alone']) - 5} more" if len(res["left_alone"]) > 5 else ""
+                r.talk(f"not memcli's files, left for you to commit: {', '.join(shown)}{more}")
             if res["code"] == 0:
                 r.out("synced" if res["remote"] and not res["offline"] else
                       "committed here only (no remote configured)" if not res["remote"] else

@@ -41,6 +41,8 @@ def heartbeat(
     Example: memcli heartbeat --fix --check
     """
     def act():
+        if dry_run and not fix:
+            raise UsageError("--dry-run goes with --fix (heartbeat without --fix changes nothing anyway)")
         res = memory(ctx).repair(dry_run=dry_run or not fix, write_cache=not dry_run)
         data = {**res.report.to_dict(), "actions": [a.to_dict() for a in res.actions], "applied": res.applied,
                 "fix": fix, "dry_run": dry_run}
@@ -55,6 +57,7 @@ def watch(
     heartbeat_every: Annotated[Optional[str], typer.Option(
         "--heartbeat-every", metavar="DURATION", help="Also run the heartbeat on this schedule (e.g. 10m).")] = None,
     fix: Annotated[bool, typer.Option("--fix", help="Let the scheduled heartbeat apply its safe repairs.")] = False,
+    reflect: Annotated[bool, typer.Option("--reflect", help="Also run `memcli reflect` on the heartbeat's schedule.")] = False,
     debounce: Annotated[str, typer.Option("--debounce", metavar="DURATION",
                                           help="Wait until the files are quiet this long.")] = "0.3s",
     json_: Annotated[bool, typer.Option(
@@ -79,6 +82,8 @@ def watch(
         every = _seconds(heartbeat_every, "--heartbeat-every") if heartbeat_every is not None else None
         if fix and every is None:
             raise UsageError("--fix needs --heartbeat-every (watch itself only reports)")
+        if reflect and every is None:
+            raise UsageError("--reflect needs --heartbeat-every (it runs on the heartbeat's schedule)")
         m = memory(ctx)
         stop = threading.Event()
         why: list = []
@@ -90,7 +95,7 @@ def watch(
         old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             res = observe(m, lambda ev: r.watch_event(ev, as_json), stop, debounce=wait, heartbeat_every=every,
-                          fix=fix)
+                          fix=fix, reflect=reflect)
         finally:
             for s, h in old.items():
                 signal.signal(s, h)

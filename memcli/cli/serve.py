@@ -11,9 +11,10 @@ from .boundary import Out
 
 @app.command()
 def serve(ctx: typer.Context, json_: Json = False):
-    """Hold the semantic extra's model and vectors, answering recalls over .memcli/serve.sock.
+    """Hold the semantic extra's model and vectors, answering this root's recalls over a socket.
 
-    A recall that needs embeddings asks this process instead of loading the model itself, and
+    The socket lives in a folder only you can enter ($XDG_RUNTIME_DIR/memcli, else
+    ~/.cache/memcli/run); a socket or folder another user could own is never used. A recall that needs embeddings asks this process instead of loading the model itself, and
     does the work itself when no server answers. Stops cleanly on Ctrl-C or SIGTERM.
 
     Example: memcli serve &

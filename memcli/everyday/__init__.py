@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import ExistsError, FileError, MemcliError, NotFoundError, UsageError
+from ..errors import FileError, MemcliError, UsageError
 from .transfer import export, import_, read_source  # noqa: F401  (the package's API)
 
 LIST_COLUMNS = ("id", "title", "type", "importance", "flags", "tags")
@@ -223,13 +223,16 @@ def search(mem, pattern: str, regex: bool = False, ignore_case: bool | None = No
         rx = re.compile(pattern if regex else re.escape(pattern), flags)
     except re.error as e:
         raise UsageError(f"not a valid regular expression: {e}") from None
-    from ..store.fs import read_text
+    from ..store.fs import followable, read_text
 
     matches = []
     problems = []
     paths = mem.detail_files() + (mem.detail_files(archived=True) if archived else [])
     for p in paths:
         rel = mem.rel(p)
+        if not followable(mem.root, p):
+            problems.append(f"{rel}: leads outside the memory root (a symlink?); not read")
+            continue
         try:
             text = read_text(p, rel)
         except FileError as e:
@@ -247,67 +250,4 @@ def search(mem, pattern: str, regex: bool = False, ignore_case: bool | None = No
 
 # ---------------------------------------------------------------- rename
 
-def _rewrite_refs(text: str, old: str, new: str) -> str:
-    """memory/OLD.md links and [[OLD]] wiki links become NEW; nothing else is touched."""
-    o = re.escape(old)
-    text = re.sub(rf"(?<![\w.-])(memory/(?:archive/)?){o}\.md\b", lambda m: f"{m.group(1)}{new}.md", text)
-    text = re.sub(rf"\[\[{o}((?:\|[^\]]*)?)\]\]", lambda m: f"[[{new}{m.group(1)}]]", text)
-    return text
-
-
-def rename(mem, old: str, new: str) -> dict:
-    """Give a memory a new id: its file, its frontmatter id, its MEMORY.md link and the
-    references to it in other memories, written as one step under the lock."""
-    from ..store import details as dfile
-    from ..store.fs import atomic_write_many, check_id, read_text
-
-    check_id(old)
-    check_id(new)
-    if old == new:
-        raise UsageError("the old and the new id are the same")
-    with mem.lock():
-        src = next((p for p in (mem.detail_path(old), mem.detail_path(old, archived=True)) if p.is_file()), None)
-        if src is None:
-            mem.get(old)  # raises NotFoundError with close candidates
-            raise NotFoundError(f"no memory with id {old!r}")
-        archived = src.parent.name == "archive"
-        for a in (False, True):
-            if mem.detail_path(new, archived=a).exists():
-                raise ExistsError(f"a memory with id {new!r} already exists; pick another id")
-        dst = mem.detail_path(new, archived=archived)
-        raw = read_text(src, mem.rel(src))
-        d = dfile.parse(raw, old, mem.rel(src))
-        # Files are rewritten as they are, line ends included; only a re-rendered one gets them back.
-        fm_id = re.compile(rf"^id:[ \t]*['\"]?{re.escape(old)}['\"]?[ \t]*(\r?)$", re.M)
-        head = raw.split("\n---", 1)
-        if raw.lstrip("\ufeff").startswith("---") and len(head) == 2 and len(fm_id.findall(head[0])) == 1:
-            text, newline = fm_id.sub(lambda m: f"id: {new}{m.group(1)}", head[0], count=1) + "\n---" + head[1], "\n"
-        else:
-            text, newline = dfile.render(d.replace(id=new)), dfile.newline_of(raw)
-        writes = [(dst, _rewrite_refs(text, old, new), newline)]
-        changed = []
-        for p in mem.detail_files() + mem.detail_files(archived=True):
-            if p == src:
-                continue
-            try:
-                other = read_text(p, mem.rel(p))
-            except FileError:
-                continue
-            new_text = _rewrite_refs(other, old, new)
-            if new_text != other:
-                writes.append((p, new_text))
-                changed.append(p.stem)
-        index_changed = False
-        if mem.index_path.is_file():
-            idx = read_text(mem.index_path, "MEMORY.md")
-            new_idx = _rewrite_refs(idx, old, new)
-            if new_idx != idx:
-                writes.append((mem.index_path, new_idx))
-                index_changed = True
-        atomic_write_many(writes)
-        try:
-            os.unlink(src)
-        except OSError as e:
-            raise FileError(f"renamed to {mem.rel(dst)} but cannot remove {mem.rel(src)}: {e.strerror or e}")
-    return {"action": "renamed", "old": old, "id": new, "path": mem.rel(dst), "index": index_changed,
-            "references": changed}
+from ..usecases.rename import rename  # noqa: E402,F401  (resumable, journalled)

@@ -151,8 +151,10 @@ def _safe_id(stem: str) -> str:
 def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
     """An agent's memory file of bullet lines (Claude Code / OpenClaw style MEMORY.md): one record a
     bullet, tagged with its section heading; indented lines join their bullet; a bullet that links
-    to a local Markdown file imports that file, with the bullet's text as title and summary."""
+    to a Markdown file in the same folder (or below it) imports that file, with the bullet's text
+    as title and summary. A link that leads out of the folder is kept as a link, never read."""
     from ..model import clean_tag
+    from ..store.fs import inside, read_text
 
     records: list[dict] = []
     section = None
@@ -168,13 +170,19 @@ def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
             link = _LINK.match(item)
             target = None
             if link and path is not None and not re.match(r"^[a-z]+:", link.group(2)):
+                # only a file inside the folder of the imported MEMORY.md: never /etc/… or ../../
+                folder = path.parent.resolve()
                 cand = (path.parent / link.group(2)).resolve()
-                if cand.is_file() and cand.suffix == ".md":
+                if inside(folder, cand) and cand.is_file() and cand.suffix == ".md":
                     target = cand
+            linked = None
             if target is not None:
-                from ..store.fs import read_text
-
-                rec.update(markdown_record(read_text(target, str(target)), target.name, source))
+                try:
+                    linked = read_text(target, target.name)
+                except MemcliError:
+                    linked = None
+            if linked is not None:
+                rec.update(markdown_record(linked, target.name, source))
                 rec["title"], rec["summary"] = link.group(1).strip(), link.group(3).strip() or rec.get("summary", "")
                 rec["tags"] = sorted(set(rec.get("tags") or []) | ({section} if section else set()))
             elif link:
@@ -189,53 +197,90 @@ def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
     return records
 
 
+SOURCE_SUFFIXES = ("", ".md", ".markdown", ".txt", ".jsonl", ".json")
+
+
 def read_source(source: str | os.PathLike, stdin_text: str | None = None) -> tuple[list[dict], str]:
     """(records, kind) from a JSONL export, a folder of Markdown, one Markdown file, or an agent's
     MEMORY.md of bullet lines. stdin_text is the text of '-'."""
-    from ..store.fs import read_text
+    records, kind, _ = _read(source, stdin_text)
+    return records, kind
+
+
+def _read(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]:
+    """(records, kind, skipped): the files of a folder that cannot be read are skipped, each
+    {"id": its path, "reason": why}; a single source that cannot be read is a UsageError."""
+    from ..store.fs import decode, inside, read_text
 
     if str(source) == "-":
         text = stdin_text or ""
         if text.lstrip().startswith("{"):
-            return parse_jsonl(text, "stdin"), "jsonl"
-        return bullet_records(text, None, "stdin"), "bullets"
+            return parse_jsonl(text, "stdin"), "jsonl", []
+        return bullet_records(text, None, "stdin"), "bullets", []
     path = Path(source).expanduser()
     if path.is_dir():
-        recs = []
+        recs, skipped = [], []
+        top = path.resolve()
         for p in sorted(path.rglob("*.md")):
             rel = p.relative_to(path)
-            if any(part.startswith(".") for part in rel.parts) or p.is_symlink():
+            if any(part.startswith(".") for part in rel.parts) or p.is_symlink() or not inside(top, p):
                 continue
-            recs.append(markdown_record(read_text(p, str(rel)), p.name, str(rel)))
-        return recs, "markdown"
+            try:
+                recs.append(markdown_record(read_text(p, str(rel)), p.name, str(rel)))
+            except MemcliError as e:
+                skipped.append({"id": str(rel), "reason": e.message.removeprefix(f"{rel}: ")})
+        return recs, "markdown", skipped
     if not path.exists():
         raise FileError(f"{source}: no such file or folder")
-    text = read_text(path, str(source))
+    if path.suffix.lower() not in SOURCE_SUFFIXES:
+        raise UsageError(f"{source}: import reads a JSONL export (.jsonl), Markdown (.md) or a MEMORY.md of bullet "
+                         "lines, or a folder of Markdown; this is none of them")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SOURCE_FILE + 1)
+    except OSError as e:
+        raise FileError(f"{source}: cannot read it ({e.strerror or e})") from None
+    text = decode(data, str(source), MAX_SOURCE_FILE)  # binary, not UTF-8 or too big: bad input (exit 2)
     if path.suffix in (".jsonl", ".json") or text.lstrip().startswith("{"):
-        return parse_jsonl(text, str(source)), "jsonl"
+        return parse_jsonl(text, str(source)), "jsonl", []
     if text.lstrip("\ufeff").startswith("---"):
-        return [markdown_record(text, path.name, path.name)], "markdown"
-    return bullet_records(text, path, path.name), "bullets"
+        return [markdown_record(text, path.name, path.name)], "markdown", []
+    records = bullet_records(text, path, path.name)
+    if not records:
+        raise UsageError(f"{source}: nothing to import (no JSONL records, no frontmatter, no bullet lines)")
+    return records, "bullets", []
+
+
+MAX_SOURCE_FILE = 100 * 1_000_000  # an export of many memories; each record still passes the write check
 
 
 def import_(mem, source, stdin_text: str | None = None) -> dict:
     """Add the memories of a source (see read_source). Existing ids are skipped, never overwritten;
-    every record passes the same checks and secret policy as remember; one write under the lock,
-    then the index is rebuilt."""
+    every record passes the write check of remember (memcli.safety.writecheck): one that fails it
+    (a control character, a conflict-marker line, a size, a bad type) is skipped with the reason,
+    as is a file of a folder that cannot be read; a secret follows write.secrets (refused: nothing
+    is imported). One write under the lock, then the index is rebuilt."""
     from ..core import utcnow
     from ..store import details as dfile
     from ..store.fs import atomic_write_many
 
-    records, kind = read_source(source, stdin_text)
+    records, kind, skipped = _read(source, stdin_text)
     now = utcnow()
+    check = mem.write_check()
     details = []
     seen: set = set()
-    skipped = []
     for n, rec in enumerate(records, 1):
-        d, archived = _record_detail(rec, f"record {n}")
+        where = str(rec.get("source") or f"record {n}") if kind == "markdown" else f"record {n}"
+        try:
+            d, archived = _record_detail(rec, where)
+            d = _scan(check, d)
+            d = _masked(mem, d)
+        except UsageError as e:
+            name = rec.get("id") if isinstance(rec, dict) and isinstance(rec.get("id"), str) else where
+            skipped.append({"id": name, "reason": e.message.removeprefix(f"{where}: ")})
+            continue
         if not d.created:
             d = d.replace(created=now, updated=d.updated or now)
-        d = _scan(mem, d)
         base, k = d.id, 2
         while d.id in seen and kind != "jsonl":  # two files or bullets with one name: keep both
             d = d.replace(id=f"{base}-{k}")
@@ -262,16 +307,36 @@ def import_(mem, source, stdin_text: str | None = None) -> dict:
             "indexed": index["entries"] if index else None}
 
 
-def _scan(mem, d):
-    """The write.secrets policy over one record, through Memory's own scan: refused (nothing is
-    imported), redacted, or allowed."""
+def _masked(mem, d):
+    """write.pii over one record: an import is a deliberate write (warn by default); PiiError
+    (nothing is imported) under refuse."""
+    from ..safety.pii import PiiError
+
+    try:
+        f, _ = mem.mask({"title": d.title, "summary": d.summary, "body": d.body, "source": d.source or "",
+                         "aliases": tuple(d.aliases)})
+    except PiiError as e:
+        raise PiiError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
+    return d.replace(title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None,
+                     aliases=f["aliases"])
+
+
+def _scan(check, d):
+    """One record through the write check (control characters, sizes, conflict-marker lines,
+    secrets in every field, the other frontmatter keys and their nested values included):
+    UsageError for a record to skip; SecretError (nothing is imported) under write.secrets: refuse."""
     from ..errors import SecretError
     from ..model import clean_tags
 
     try:
-        fields, _ = mem.scan({"title": d.title, "summary": d.summary, "body": d.body, "source": d.source or "",
-                              "aliases": tuple(d.aliases), "tags": tuple(d.tags)})
+        c = check.fields({"title": d.title, "summary": d.summary, "body": d.body, "source": d.source or "",
+                          "aliases": tuple(d.aliases), "tags": tuple(d.tags), "id": d.id, "extra": d.extra})
     except SecretError as e:
         raise SecretError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
-    return d.replace(title=fields["title"], summary=fields["summary"], body=fields["body"],
-                     source=fields["source"] or None, aliases=fields["aliases"], tags=clean_tags(fields["tags"]))
+    f = c.fields
+    if f["id"] != d.id:  # the id held a secret (redacted): it is made from the title instead
+        from ..store.fs import slugify
+
+        f["id"] = slugify(f["title"])
+    return d.replace(id=f["id"], title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None,
+                     aliases=f["aliases"], tags=clean_tags(f["tags"]), extra=f["extra"])

@@ -8,6 +8,7 @@ writes and returns what it did. Deterministic and offline: no model, no network.
     base.py        the audit's state, the memo of one memory, time and text helpers
     checks.py      the Check interface and its registry, with the built-in checks
     gitchecks.py   conflict markers and a clone's git set-up
+    datachecks.py  personal data in files, procedures that keep failing
     duplicates.py  near-duplicate memories without comparing every pair
     cache.py       per-file records, cached by file fingerprint, read by workers when many
     audit.py       audit(): read every file once, run every registered check
@@ -21,6 +22,8 @@ from .audit import audit
 from .base import SEVERITIES, TEMP_MIN_AGE, Memo, Report, State
 from .checks import CHECKS, Check, check_text, register
 from . import gitchecks  # noqa: E402,F401  (registers the git checks)
+from . import datachecks  # noqa: E402,F401  (registers pii and procedure-failing)
+from . import inboxchecks  # noqa: E402,F401  (registers the inbox checks)
 from .repair import Action, apply, plan
 
 __all__ = ["Action", "CHECKS", "Check", "Finding", "Memo", "Report", "SEVERITIES", "State", "TEMP_MIN_AGE",

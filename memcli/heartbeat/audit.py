@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from ..errors import MemcliError, UnsafePathError
-from ..store import layout
+from ..store import layout, markers
 from ..store.fs import inside
 from ..store.index import IndexDoc
 from . import checks
@@ -56,7 +56,8 @@ def audit(mem, now=None, *, write_cache: bool = True) -> Report:
             text = read_file(index_path, layout.INDEX)
             files += 1
             st.index = IndexDoc.parse(text)
-            findings += checks.file_findings(checks.FileFacts(layout.INDEX, "index", text))
+            findings += checks.file_findings(checks.FileFacts(layout.INDEX, "index", text,
+                                                              marker_size=markers.size_for(index_path)))
     except (MemcliError, OSError) as e:
         st.index_error = getattr(e, "message", None) or str(e)
 

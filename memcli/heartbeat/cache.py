@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from ..errors import MemcliError
-from ..store import indexrules, layout
+from ..store import indexrules, layout, markers
 from ..store.fs import STATE_DIR, inside
 from . import checks
 from .base import key_line, norm, read_file
@@ -32,14 +32,15 @@ def _body_hash(body: str) -> str | None:
 
 
 def check_file(job: tuple) -> list:
-    """The record of one file: job is (relative path, absolute path, kind)."""
-    rel, path, kind = job
+    """The record of one file: job is (relative path, absolute path, kind[, conflict-marker-size])."""
+    rel, path, kind = job[:3]
+    size = job[3] if len(job) > 3 else 7
     try:
         text = read_file(Path(path), rel)
     except (MemcliError, OSError) as e:
         msg = getattr(e, "message", None) or f"cannot read it ({e.strerror or e})"
         return [None, None, None, [["file-unreadable", "error", None, msg.removeprefix(rel + ": "), _UNREADABLE_FIX]]]
-    f = checks.facts(rel, kind, text)
+    f = checks.facts(rel, kind, text, size)
     found, d = checks.file_findings(f), f.detail
     lite = None if d is None else [list(v) if k == "tags" else v for k, v in ((k, getattr(d, k)) for k in _LITE)]
     return [lite, None if d is None else _body_hash(d.body), None if d is None else key_line(text, "expires"),
@@ -150,17 +151,19 @@ def read_files(mem, write_cache: bool) -> tuple[list, dict]:
         except OSError:
             continue
         fps[rel] = layout.fingerprint(st)
-        jobs.append((rel, de.path, kind))
+        jobs.append((rel, de.path, kind, markers.size_for(de.path)))
+    # a record holds for a fingerprint and the conflict-marker-size .gitattributes sets for the file
+    keys = {rel: fps[rel] if size == markers.SIZE else f"{fps[rel]}|{size}" for rel, _, _, size in jobs}
     sig = signature()
     cache = _load_cache(root, sig)
-    todo = [j for j in jobs if (cache.get(j[0]) or [None])[0] != fps[j[0]]]
+    todo = [j for j in jobs if (cache.get(j[0]) or [None])[0] != keys[j[0]]]
     fresh = dict(zip((j[0] for j in todo), _inspect_all(todo)))
     files = {}
-    for rel, _, kind in jobs:
+    for rel, _, kind, _ in jobs:
         record = fresh.get(rel) or cache[rel][1]
         out.append((rel, kind, fps[rel], record))
         if not any(f[0] == "file-unreadable" for f in record[3]):
-            files[rel] = [fps[rel], record]
+            files[rel] = [keys[rel], record]
     if write_cache and (todo or len(files) != len(cache)):
         _save_cache(root, sig, files)
     return out, fps

@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..errors import MemcliError
-from ..model import TYPES, Detail, Finding
+from ..model import Detail, Finding
 from ..store import details as dfile
 from ..store import indexrules, layout
 from ..store.fs import STATE_DIR
-from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, key_line, promotable, rank, read_file, short
+from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, key_line, rank, read_file, short
 from .base import when as when_
 
 SESSION_MAX_BYTES = 1_000_000
-TEXT_KINDS = (layout.DETAIL, layout.ARCHIVED, layout.EPISODE, layout.OTHER, "index")
+TEXT_KINDS = (layout.DETAIL, layout.ARCHIVED, layout.EPISODE, layout.PROPOSAL, layout.OTHER, "index")
 MEMORY_KINDS = (layout.DETAIL, layout.ARCHIVED)
 
 
@@ -42,6 +42,7 @@ class FileFacts:
     text: str
     detail: Detail | None = None
     error: object = None  # a FrontmatterError
+    marker_size: int = 7  # the conflict-marker-size .gitattributes sets for the file
 
 
 class Check:
@@ -74,9 +75,9 @@ def _overrides(name: str) -> list[Check]:
     return [c for c in CHECKS if getattr(type(c), name) is not getattr(Check, name)]
 
 
-def facts(rel: str, kind: str, text: str) -> FileFacts:
+def facts(rel: str, kind: str, text: str, marker_size: int = 7) -> FileFacts:
     """Parse a memory's frontmatter once for every file check."""
-    f = FileFacts(rel, kind, text)
+    f = FileFacts(rel, kind, text, marker_size=marker_size)
     if kind in MEMORY_KINDS:
         try:
             f.detail = dfile.parse(text, rel.rsplit("/", 1)[-1][:-3], rel)
@@ -97,9 +98,9 @@ def root_findings(st: State) -> list[Finding]:
     return [x for c in _overrides("root") for x in c.root(st)]
 
 
-def check_text(rel: str, kind: str, text: str, now: datetime | None = None) -> list[Finding]:
+def check_text(rel: str, kind: str, text: str, now: datetime | None = None, marker_size: int = 7) -> list[Finding]:
     """Every check of one file, now: its file findings and, for a memory in memory/, its memo findings."""
-    f = facts(rel, kind, text)
+    f = facts(rel, kind, text, marker_size)
     found = file_findings(f)
     if kind == layout.DETAIL and f.detail is not None and now is not None:
         found += memo_findings(Memo.of(f.detail), key_line(text, "expires"), now)
@@ -126,23 +127,7 @@ class Frontmatter(Check):
         return [Finding("frontmatter-broken", "error", f.rel, p.line, p.message, indexrules.FIX_BROKEN_FILE)]
 
 
-def frontmatter_data(text: str) -> dict:
-    """The frontmatter's keys as written (before memcli normalises them); {} when there is none."""
-    try:
-        fm, _, _ = dfile.split(text)
-    except ValueError:
-        return {}
-    if not fm:
-        return {}
-    from ..store.flatyaml import load
-
-    data = load(fm)
-    if data is None:
-        try:
-            data = dfile._load_yaml(fm, "")
-        except MemcliError:
-            return {}
-    return {str(k): v for k, v in data.items()} if isinstance(data, dict) else {}
+from ..safety.values import frontmatter_data  # noqa: E402,F401  (the frontmatter as written)
 
 
 @register
@@ -177,41 +162,15 @@ class FrontmatterValues(Check):
 
     codes = ("frontmatter-invalid",)
     kinds = MEMORY_KINDS
+    sources = ("memcli.safety.values",)
 
     def file(self, f):
+        from ..safety.values import invalid_values
+
         if f.detail is None:
             return []
-        out = []
-
-        def bad(key, message, fix):
-            out.append(Finding("frontmatter-invalid", "warning", f.rel, key_line(f.text, key), message, fix))
-
-        for key in ("created", "updated", "expires"):
-            value = getattr(f.detail, key)
-            if value is not None and when_(value) is None:
-                bad(key, f"{key}: {value!r} is not a date",
-                    f"write {key} as a date like 2027-01-31" + (" or null" if key == "expires" else ""))
-        raw = frontmatter_data(f.text)
-        if "importance" in raw and raw["importance"] is not None:
-            v = raw["importance"]
-            try:
-                n = float(v) if not isinstance(v, bool) else None
-            except (TypeError, ValueError):
-                n = None
-            if n is None or not 0 <= n <= 1:
-                bad("importance", f"importance: {short(v)!r} is not a number from 0 to 1 "
-                                  f"(read as {f.detail.importance:g})",
-                    "write importance as a number from 0 to 1, such as 0.7")
-        if "type" in raw and raw["type"] is not None and str(raw["type"]).strip() not in TYPES:
-            bad("type", f"type: {short(raw['type'])!r} is not a memory type (one of {', '.join(TYPES)})",
-                f"write one of {', '.join(TYPES)}")
-        if "id" in raw and raw["id"] is not None and str(raw["id"]).strip() != f.detail.id:
-            bad("id", f"id: {short(raw['id'])!r} is not the file name; memcli knows this memory as "
-                      f"{f.detail.id!r}",
-                f"write id: {f.detail.id}, or rename the file (and its index line) to change the id")
-        if "title" in raw and not str(raw["title"] or "").strip():
-            bad("title", f"title is blank (shown as {f.detail.title!r})", "write a one-line title")
-        return out
+        return [Finding("frontmatter-invalid", "warning", f.rel, x.line, x.message, x.fix)
+                for x in invalid_values(f.text, f.detail)]
 
 
 @register
@@ -310,7 +269,7 @@ class NotIndexed(Check):
                 why = f"it ranks above {worst[-1]}, which is listed"
             else:
                 continue
-            if room and promotable(d):
+            if room:
                 why_important = "pinned" if d.pinned else f"importance {d.importance:g}"
                 fix = f"`memcli heartbeat --fix` promotes it ({why_important})"
             else:
@@ -440,3 +399,21 @@ class TempFiles(Check):
                                    f"a temp file written {age(seconds)} ago, probably by a running writer",
                                    "nothing: it is renamed or removed when the write ends"))
         return out
+
+
+@register
+class RenamePending(Check):
+    """A rename that was killed before it finished (its journal is still in .memcli/): both ids
+    may be listed and some references still name the old one. Running it again finishes it."""
+
+    codes = ("rename-pending",)
+
+    def root(self, st):
+        from ..usecases.rename import JOURNAL, pending
+
+        j = pending(st.mem.root)
+        if j is None:
+            return []
+        return [Finding("rename-pending", "warning", f"{STATE_DIR}/{JOURNAL}", None,
+                        f"the rename of {j['old']} to {j['new']} did not finish",
+                        f"`memcli rename {j['old']} {j['new']}` finishes it")]

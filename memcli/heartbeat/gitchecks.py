@@ -1,5 +1,6 @@
-"""Checks for a root shared through git: files left with conflict markers, and a clone whose
-merge drivers are not set up (git does not copy its config into clones)."""
+"""Checks for a root shared through git: files left with conflict markers, a clone whose
+merge drivers are not set up (git does not copy its config into clones), and local state that
+git tracks."""
 
 from __future__ import annotations
 
@@ -18,12 +19,15 @@ class ConflictMarkers(Check):
     def file(self, f):
         from ..store import markers
 
-        return markers.findings(f.rel, f.text)
+        return markers.findings(f.rel, f.text, f.marker_size)
 
 
 @register
 class GitSetup(Check):
-    codes = ("git-drivers-missing", "git-attributes-missing")
+    """A clone whose merge drivers are not set up, and a .memcli/ that git tracks (someone
+    force-added local state: it is never read, and sync never commits it)."""
+
+    codes = ("git-drivers-missing", "git-attributes-missing", "state-tracked")
 
     def root(self, st):
         from ..gitsync import check

@@ -23,7 +23,7 @@ from ..store import details as dfile
 from ..store import indexrules
 from ..store.fs import TMP_PREFIX, atomic_write, read_text
 from ..store.index import IndexDoc, render_line
-from .base import TEMP_MIN_AGE, Memo, Report, age, now_of, promotable, rank
+from .base import TEMP_MIN_AGE, Memo, Report, age, now_of, rank
 from .base import when as parse_when
 
 
@@ -32,6 +32,7 @@ class Action:
     """One safe repair. ``message`` says what it will do; ``apply`` says what it did."""
 
     kind: str  # remove-temp | archive | rebuild-index | drop-line | carry | rerender | demote | promote
+    #            | swap-out | swap-in (index.rank: activity: the index follows recalls)
     path: str
     id: str | None
     message: str
@@ -86,6 +87,9 @@ def plan(report: Report) -> list[Action]:
             actions.append(Action("drop-line", "MEMORY.md", mid,
                                   f"drop MEMORY.md line {n}: memory/{mid}.md does not exist"))
     room = indexrules.free_room(st.max_lines, fixed)
+    act = st.mem.activity() if st.mem is not None else None
+    if act is not None and room > 0:
+        return actions + _follow_use(st, live, room, act)
     if len(live) > room > 0:
         _, drop = indexrules.demote(indexrules.rank(live.values()), room)
         for d in drop:
@@ -93,12 +97,28 @@ def plan(report: Report) -> list[Action]:
                                   f"demote {d.id}: drop its MEMORY.md line to fit {st.max_lines} lines "
                                   f"(memory/{d.id}.md stays)"))
     elif len(live) < room:
+        # a free line belongs to a memory (as `remember` would list it): pinned and important
+        # ones first, then by rank; a memory a merge brought back is listed again this way
         candidates = sorted((d for mid, d in st.details.items()
-                             if mid not in live and mid not in st.expired and promotable(d)), key=rank)
+                             if mid not in live and mid not in st.expired), key=rank)
         for d in candidates[:room - len(live)]:
             why = "pinned" if d.pinned else f"importance {d.importance:g}"
             actions.append(Action("promote", "MEMORY.md", d.id, f"promote {d.id} ({why}) into a free MEMORY.md line"))
     return actions
+
+
+def _follow_use(st, live: dict, room: int, act) -> list[Action]:
+    """index.rank: activity: the listed memories and the others compete for the room by retention
+    (a free line belongs to a memory, as with importance); the losers leave, the winners come in."""
+    rivals = [d for mid, d in st.details.items() if mid not in live and mid not in st.expired]
+    keep, _ = indexrules.demote(indexrules.rank([*live.values(), *rivals], act), room)
+    kept = {d.id for d in keep}
+    out = [Action("swap-out", "MEMORY.md", d.id, f"demote {d.id}: less in use than what replaces it "
+                  f"(memory/{d.id}.md stays)") for d in indexrules.rank(live.values()) if d.id not in kept]
+    for d in indexrules.file_order(d for d in rivals if d.id in kept):
+        n = (act.access.get(d.id) or {}).get("count", 0)
+        out.append(Action("swap-in", "MEMORY.md", d.id, f"promote {d.id} into MEMORY.md (recalled {n} times)"))
+    return out
 
 
 # ---------------------------------------------------------------- apply
@@ -127,7 +147,7 @@ def apply(mem, actions: list[Action], now=None) -> list[str]:
             return done
         for a in by_kind["carry"]:
             done.append(_carry(mem, a.id, when))
-        index_kinds = ("drop-line", "rerender", "carry", "demote", "promote")
+        index_kinds = ("drop-line", "rerender", "carry", "demote", "promote", "swap-out", "swap-in")
         if archived or any(by_kind[k] for k in index_kinds):
             done += _rewrite_index(mem, by_kind, set(archived), when)
     return done
@@ -167,6 +187,12 @@ def _carry(mem, mid: str, when: datetime) -> str:
         return f"skipped carrying the MEMORY.md line of {mid} into memory/{mid}.md: {e.message}"
     if x is None or x == d.entry:
         return f"skipped carrying the MEMORY.md line of {mid}: it no longer differs from memory/{mid}.md"
+    try:  # the line's text goes through the write check like an update's
+        fields = mem.write_check(mem.rel(path)).fields({"title": x.title, "summary": x.summary,
+                                                        "tags": tuple(x.tags)}).fields
+    except MemcliError as e:
+        return f"skipped carrying the MEMORY.md line of {mid} into memory/{mid}.md: {e.message}"
+    x = x.__class__(fields["title"], fields["summary"], fields["tags"], x.path)
     notes: list = []
     new: dict = {}
     if x.title and x.title != d.title:
@@ -278,12 +304,22 @@ def _rewrite_index(mem, by_kind: dict, archived: set, when: datetime) -> list[st
         if len(live) > room and a.id in live:
             del live[a.id]
             done.append(f"demoted {a.id}: dropped its MEMORY.md line (memory/{a.id}.md stays)")
+    for a in by_kind["swap-out"]:
+        if a.id in live:
+            del live[a.id]
+            done.append(f"demoted {a.id}: dropped its MEMORY.md line (memory/{a.id}.md stays)")
+    for a in by_kind["swap-in"]:
+        d = load(a.id) if a.id not in live and len(live) < room else None
+        exp = parse_when(d.expires) if isinstance(d, Detail) else None
+        if isinstance(d, Detail) and not (exp and exp.date() < when.date()):
+            live[a.id] = d
+            done.append(f"promoted {a.id} into MEMORY.md (in use)")
     for a in by_kind["promote"]:
         if len(live) >= room or a.id in live:
             continue
         d = load(a.id)
         exp = parse_when(d.expires) if isinstance(d, Detail) else None
-        if isinstance(d, Detail) and promotable(d) and not (exp and exp.date() < when.date()):
+        if isinstance(d, Detail) and not (exp and exp.date() < when.date()):
             live[a.id] = d
             done.append(f"promoted {a.id} into MEMORY.md")
     for a in by_kind["rerender"]:

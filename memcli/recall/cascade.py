@@ -58,13 +58,18 @@ def _merge(found: list[Candidate], limit: int, answers_first: bool) -> list[Cand
 
 
 def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: float, now=None, deep: bool = False,
-        only: list | None = None, fill: bool = False) -> Recall:
+        only: list | None = None, fill: bool = False, type: str | None = None,
+        min_success: float | None = None) -> Recall:
     """The cascade over ``only`` (names of layers, default all): the first real answer, or with
-    ``deep`` every layer merged. ``fill``: the caller asked for ``limit`` hits (see ``Ask.fill``)."""
+    ``deep`` every layer merged. ``fill``: the caller asked for ``limit`` hits (see ``Ask.fill``);
+    ``type`` and ``min_success`` keep only such memories."""
     from ..search.evidence import strip_framing
+    from .procedures import weigh
 
     signals = list(mem.config["recall.signals.explicit"]) + list(mem.config["recall.signals.implicit"])
-    ask = Ask(mem, query, session, scope, limit, threshold, when(now), text=strip_framing(query, signals), fill=fill)
+    ask = Ask(mem, query, session, scope, limit, threshold, when(now), text=strip_framing(query, signals), fill=fill,
+              type=type, min_success=min_success,
+              prior=(float(mem.config["recall.freshness_weight"]), mem.config.seconds("recall.half_life") / 86400))
     result = Recall(query, warnings=ask.warnings)
     chosen = [x for x in layers() if only is None or x.name in only]
     floors = [x.evidence for x in chosen if x.evidence is not None and x.active()]
@@ -79,6 +84,7 @@ def run(mem, query: str, *, session: str, scope: str, limit: int, threshold: flo
             continue
         t0 = time.perf_counter()
         found, n = layer.search(ask)
+        found = weigh(ask, layer, found)  # success rates of procedures; --type, --min-success
         result.trace.append(LayerTrace(layer.name, n, len(found), (time.perf_counter() - t0) * 1000))
         found = [c if c.hit.methods else replace(c, hit=replace(c.hit, methods=(layer.method,))) for c in found]
         if layer.method not in result.methods and layer.name not in ask.skipped:
@@ -150,11 +156,18 @@ RRF_K = 10  # lists are short: the rank counts more than in a long web result li
 
 def recall(mem, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
            deep: bool = False, layer: str | None = None, threshold: float | None = None,
-           now: str | None = None, also: list | tuple = ()) -> Recall:
+           now: str | None = None, type: str | None = None, min_success: float | None = None,
+           also: list | tuple = ()) -> Recall:
     """The cascade for ``query``; with ``also``, other phrasings of the same question (a
     translation into the other language, a paraphrase), each run through the cascade and fused
     by rank (``fuse``). Asking for ``limit`` or ``threshold`` fills the list (``Ask.fill``)."""
+    from ..model import TYPES
     from .trace import record
+
+    if type is not None and type not in TYPES:
+        raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
+    if min_success is not None and not 0 <= min_success <= 1:
+        raise UsageError(f"--min-success must be from 0 to 1, got {min_success!r}")
 
     if not query or not query.strip():
         raise UsageError("the query is empty")
@@ -163,22 +176,28 @@ def recall(mem, query: str, *, session: str = "default", scope: str = "default",
         raise UsageError("an --also phrasing is empty")
     names = layer_names()
     if layer is not None and layer not in names:
+        from .registry import get
+
+        known = get(layer)
+        if known is not None and getattr(known, "extra", None):
+            raise UsageError(f"--layer {layer} needs the {known.extra} extra: pip install 'memcli[{known.extra}]'")
         raise UsageError(f"--layer must be one of {', '.join(names)}, got {layer!r}")
     if deep and layer is not None:
         raise UsageError("--deep searches every layer and --layer only one: give one of them")
-    if threshold is not None and not threshold >= 0:
-        raise UsageError(f"--threshold must be 0 or more, got {threshold!r}")
+    if threshold is not None and not 0 <= threshold <= 1:
+        raise UsageError(f"--threshold must be a number from 0 to 1, got {threshold!r}")
     fill = limit is not None or threshold is not None
     limit = int(mem.config["recall.limit"]) if limit is None else limit
     if limit < 1:
         raise UsageError("--limit must be at least 1")
     threshold = float(mem.config["recall.threshold"]) if threshold is None else threshold
     runs = [run(mem, q, session=session, scope=scope, limit=limit, threshold=threshold, now=now, deep=deep,
-                only=[layer] if layer else None, fill=fill) for q in dict.fromkeys([query, *also])]
+                only=[layer] if layer else None, fill=fill, type=type, min_success=min_success)
+            for q in dict.fromkeys([query, *also])]
     result = runs[0]
     if len(runs) > 1:
         result = Recall(query, fuse(runs, limit), [t for r in runs for t in r.trace],
                         list(dict.fromkeys(w for r in runs for w in r.warnings)),
                         list(dict.fromkeys(m for r in runs for m in r.methods)), also=list(also))
-    record(mem, "recall", query, result)
+    record(mem, "recall", query, result, now)
     return result

@@ -33,9 +33,13 @@ LARGE_STORE = 20_000
 FULL_CHECK_EVERY = 300.0
 
 
-def detail_doc(mem, key: str, ask: Ask | None = None):
+SNIPPET_READ = 1_000_000  # bytes of a hit's file read again for its snippet
+
+
+def detail_doc(mem, key: str, ask: Ask | None = None, limit: int | None = None):
     """A SearchDoc for one file of the details layer (None when it cannot be read, or when it
-    holds git conflict markers: then the recall asking, if any, says it left the file out)."""
+    holds git conflict markers: then the recall asking, if any, says it left the file out).
+    With a limit, only that many bytes of the file are read (whole lines): enough for a snippet."""
     from ..search.ranker import SearchDoc
     from ..store.fs import read_text
 
@@ -43,8 +47,8 @@ def detail_doc(mem, key: str, ask: Ask | None = None):
     try:
         if not inside(mem.root, path):
             return None
-        text = read_text(path, key)
-        if conflicted(ask, key, text):
+        text = read_text(path, key) if limit is None else _head(path, key, limit)
+        if conflicted(ask, key, text, path):
             return None
         if key.startswith(EPISODES):
             return SearchDoc(key=key, title=f"episodes {path.stem}", body=without_questions(text), importance=0.3,
@@ -54,6 +58,23 @@ def detail_doc(mem, key: str, ask: Ask | None = None):
         return None
     return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
                      importance=d.importance, updated=d.updated or d.created)
+
+
+def _head(path, key: str, limit: int) -> str:
+    from ..store.fs import decode
+
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        data = data[:data.rfind(b"\n", 0, limit) + 1] or data[:limit]
+        while data and data[-1] & 0xC0 == 0x80:  # no line end: never cut a character in two
+            data = data[:-1]
+        if data and data[-1] >= 0xC0:
+            data = data[:-1]
+    try:
+        return decode(data, key, limit)
+    except UsageError as e:
+        raise FileError(e.message) from None
 
 
 def detail_files(mem) -> dict:
@@ -152,7 +173,8 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
     try:
         cache = SearchCache(state_dir(mem.root, "search"))
         count, quick = _sync(mem, cache, ask)
-        found = _search(ask, lambda threshold, n, floor: cache.search(ask.text, limit=n, threshold=threshold, now=ask.now, floor=floor),
+        found = _search(ask, lambda threshold, n, floor: cache.search(ask.text, limit=n, threshold=threshold,
+                                                                      now=ask.now, floor=floor, prior=ask.prior),
                         limit)
         if quick and found:
             changed = _changed_hits(mem, cache, found)
@@ -165,7 +187,8 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
                 if docs:
                     cache.update_docs(docs, {d.key: fresh[d.key] for d in docs})
                 found = _search(ask, lambda threshold, n, floor: cache.search(ask.text, limit=n, threshold=threshold,
-                                                                               now=ask.now, floor=floor), limit)
+                                                                               now=ask.now, floor=floor,
+                                                                               prior=ask.prior), limit)
         return found, count
     except (SearchCacheError, FileError) as e:
         # The cache only saves time: without it, rank the files in memory.
@@ -177,8 +200,8 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
         from ..search.ranker import MemoryIndex
 
         index = MemoryIndex(docs)
-        return _search(ask, lambda threshold, n, floor: index.search(ask.text, limit=n, threshold=threshold, now=ask.now,
-                                                                        floor=floor),
+        return _search(ask, lambda threshold, n, floor: index.search(ask.text, limit=n, threshold=threshold,
+                                                                     now=ask.now, floor=floor, prior=ask.prior),
                        limit), len(current)
 
 
@@ -235,7 +258,7 @@ class DetailsLayer(Layer):
         found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
         out = []
         for s in found:
-            doc = detail_doc(ask.mem, s.key, ask)
+            doc = detail_doc(ask.mem, s.key, ask, SNIPPET_READ)
             if doc is None:
                 continue
             body = doc.body

@@ -26,7 +26,7 @@ class IndexLayer(Layer):
             return [], 0
         # a memory with markers in its body, or unreadable because of markers in its frontmatter
         pairs = [(e, d) for e, d in indexed(ask.mem)
-                 if not (conflicted(ask, detail_rel(e.id), d.body) if d is not None
+                 if not (conflicted(ask, detail_rel(e.id), d.body, ask.mem.root / detail_rel(e.id)) if d is not None
                          else conflicted(ask, detail_rel(e.id), path=ask.mem.root / detail_rel(e.id)))]
         docs = []
         for e, d in pairs:

@@ -47,6 +47,9 @@ class Ask:
     scored: list | None = None
     answered: bool = False
     skipped: set = field(default_factory=set)  # layers that could not run (a warning says why)
+    type: str | None = None  # only memories of this type (recall --type)
+    min_success: float | None = None  # only memories whose smoothed success rate reaches this (--min-success)
+    prior: tuple | None = None  # (recall.freshness_weight, recall.half_life in days) for the ranker
     # What the layers rank by: the query without its framing ("上次…的问题", "last time", the
     # signal words; ``search.evidence.strip_framing``). ``query`` stays as asked: it is what an
     # echo of the question is recognised by.
@@ -70,15 +73,22 @@ class Candidate:
 
 def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) -> bool:
     """True when a file (its text, or the file at path) holds unresolved git conflict markers:
-    the layer leaves it out and the recall (when there is one) says so once, with the way out."""
+    the layer leaves it out and the recall (when there is one) says so once a file, with the line
+    of its first conflict and the way out. text may be part of the file (a body): path then gives
+    the file's own line number."""
     from ..store import markers
 
-    line = markers.file_conflict(path) if text is None else markers.first_conflict(text)
+    if text is None:
+        line = markers.file_conflict(path)
+    else:
+        line = markers.text_conflict(text, path if path is not None else ask.mem.root / rel if ask else rel)
     if line is None:
         return False
-    warning = f"skipped {rel}: unresolved git conflict markers (line {line}); {markers.way_out(rel)}"
-    if ask is not None and warning not in ask.warnings:
-        ask.warnings.append(warning)
+    head = f"skipped {rel}: "
+    if ask is not None and not any(w.startswith(head) for w in ask.warnings):
+        if text is not None and path is not None:
+            line = markers.file_conflict(path) or line
+        ask.warnings.append(f"{head}unresolved git conflict markers (line {line}); {markers.way_out(rel)}")
     return True
 
 
@@ -111,7 +121,7 @@ def rank(docs, ask: Ask, limit: int | None = None):
     from ..search.ranker import MemoryIndex
 
     return MemoryIndex(docs).search(ask.text, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now,
-                                    floor=FILL_FLOOR if ask.fill else None)
+                                    floor=FILL_FLOOR if ask.fill else None, prior=ask.prior)
 
 
 def snip(body: str, query: str) -> str:

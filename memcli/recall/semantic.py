@@ -25,6 +25,7 @@ from .layer import Ask, Candidate, Layer, snip
 class SemanticLayer(Layer):
     name = "semantic"
     help = "meaning: sentence embeddings of the detail files (the semantic extra)"
+    extra = "semantic"  # the install extra it needs: `--layer semantic` without it says so
     memories = True
     method = "embedding"
     evidence = semantic.LEX_FLOOR

@@ -15,12 +15,13 @@ MAX_TRACE = 10_000_000  # past this the log rolls over to trace.jsonl.1
 ACCESS_BYTES = 4_000_000  # how much of the log the heartbeat reads for recent use
 
 
-def record(mem, command: str, query: str, result) -> None:
-    """Append one line: time, command, query, the first hit's layer and the ids of the memories returned."""
+def record(mem, command: str, query: str, result, now: str | None = None) -> None:
+    """Append one line: time (the call's `now` when it was given one), command, query, the first
+    hit's layer and the ids of the memories returned."""
     from .registry import get
 
     line = json.dumps({
-        "time": datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "time": now or datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
         "command": command, "query": query[:200],
         "layer": result.hits[0].layer if result.hits else None,
         "ids": [h.id for h in result.hits if getattr(get(h.layer), "memories", False)],

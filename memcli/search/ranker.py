@@ -200,11 +200,11 @@ def importance_value(value: Any) -> float:
     return min(max(number, 0.0), 1.0) if number == number else 0.5
 
 
-def freshness(days: float, now_days: float) -> float:
-    """1.0 for a memory updated now, halving every ``HALF_LIFE_DAYS``; 0.5 when unknown."""
+def freshness(days: float, now_days: float, half_life: float = HALF_LIFE_DAYS) -> float:
+    """1.0 for a memory updated now, halving every ``half_life`` days (``recall.half_life``); 0.5 when unknown."""
     if days != days:  # NaN: no usable date
         return 0.5
-    return 0.5 ** (max(now_days - days, 0.0) / HALF_LIFE_DAYS)
+    return 0.5 ** (max(now_days - days, 0.0) / half_life)
 
 
 def search_corpus(
@@ -215,6 +215,7 @@ def search_corpus(
     threshold: float | None = None,
     now: datetime | None = None,
     floor: float | None = None,
+    prior: tuple[float, float] | None = None,
 ) -> list[Scored]:
     """Rank ``corpus`` for ``query``; an empty list means nothing fits well enough.
 
@@ -226,8 +227,10 @@ def search_corpus(
     matching two distinct query units; once the query is answered, every document reaching
     ``CANDIDATE_FLOOR`` (or the threshold, if lower: ``threshold=0`` returns the best ``limit``
     whatever they score; ``floor``, if given, instead) is a candidate, ordered by
-    (1 - PRIOR_SHARE) * relevance + PRIOR_SHARE * importance * freshness.
+    (1 - PRIOR_SHARE) * relevance + PRIOR_SHARE * importance * freshness. ``prior`` is
+    (that share, the freshness half-life in days): ``recall.freshness_weight``, ``recall.half_life``.
     """
+    share, half_life = prior if prior is not None else (PRIOR_SHARE, HALF_LIFE_DAYS)
     n, totals = corpus.size()
     if n == 0 or limit <= 0:
         return []
@@ -328,7 +331,7 @@ def search_corpus(
     kth = -1.0
     start, block = 0, max(limit * 8, 64)
     while start < len(ordered):
-        if len(scored) >= limit and round((1.0 - PRIOR_SHARE) * ordered[start][1] + PRIOR_SHARE, 6) < kth:
+        if len(scored) >= limit and round((1.0 - share) * ordered[start][1] + share, 6) < kth:
             break
         chunk = ordered[start : start + block]
         wanted = [ref for ref, _ in chunk if ref not in priors]
@@ -340,8 +343,8 @@ def search_corpus(
                 rel = relevance[ref] = _asked(rel, asks)
                 if rel < floor:
                     continue
-            prior = importance * freshness(days, now_days)
-            scored.append((round((1.0 - PRIOR_SHARE) * rel + PRIOR_SHARE * prior, 6), ref))
+            blend = importance * freshness(days, now_days, half_life)
+            scored.append((round((1.0 - share) * rel + share * blend, 6), ref))
         kth = heapq.nlargest(limit, (s[0] for s in scored))[-1]
         start += len(chunk)
         block *= 2
@@ -460,6 +463,7 @@ class MemoryIndex:
     def search(
         self, query: str, *, limit: int = 5, threshold: float | None = None, now: datetime | None = None,
         floor: float | None = None,
+        prior: tuple[float, float] | None = None,
     ) -> list[Scored]:
         """The best ``limit`` documents for ``query``; empty when none fits."""
-        return search_corpus(self, query, limit=limit, threshold=threshold, now=now, floor=floor)
+        return search_corpus(self, query, limit=limit, threshold=threshold, now=now, floor=floor, prior=prior)

@@ -110,7 +110,10 @@ class EmbeddingCache:
                 meta = json.load(f)
             if meta.get("format") != FORMAT or meta.get("model") != self.model:
                 return False
-            vectors = np.load(self.folder / meta["vectors"], mmap_mode="r")
+            name = meta["vectors"]
+            if not isinstance(name, str) or Path(name).name != name or name.startswith("."):
+                return False  # a file of this folder only, whoever wrote index.json
+            vectors = np.load(self.folder / name, mmap_mode="r")
             keys, fps = list(meta["keys"]), list(meta["fps"])
             if vectors.ndim != 3 or vectors.shape[0] != len(keys) or len(fps) != len(keys):
                 return False

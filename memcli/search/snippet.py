@@ -92,9 +92,26 @@ def _first_match(text: str, wanted: set[str]) -> int:
     return 0
 
 
+MAX_SCAN = 100_000  # characters of a body looked at for the best section
+
+
+def _window(body: str, wanted: set[str]) -> str:
+    """MAX_SCAN characters of a long body, whole lines, around the first place a query term
+    occurs (the head when none does): the sections are split and ranked in that part only."""
+    lowered = body.lower()
+    found = [p for p in (lowered.find(t) for t in wanted) if p != -1]
+    at = min(found) if found else 0
+    start = max(0, at - MAX_SCAN // 4)
+    start = body.rfind("\n", 0, start) + 1 if start else 0
+    end = body.rfind("\n", start, start + MAX_SCAN)
+    return body[start:end if end > at else start + MAX_SCAN]
+
+
 def snippet(body: str, query: str, width: int = 240) -> str:
     """The best-matching section of ``body`` for ``query``, about ``width`` characters long."""
     width = max(width, 20)
+    if len(body) > MAX_SCAN:
+        body = _window(body, set(terms(query)))
     blocks = _blocks(body)
     if not blocks:
         return ""

@@ -17,6 +17,7 @@ FENCE = "---"
 MAX_FRONTMATTER = 64_000
 _MAX_NODES = 10_000
 _MAX_DEPTH = 20
+_MAX_INT_BITS = 13_000  # about 3,900 decimal digits: Python will not print an int past 4,300
 
 
 class FrontmatterError(FileError):
@@ -77,17 +78,42 @@ def split(text: str) -> tuple[str | None, str, int]:
 
 
 def _check_shape(value, depth=0, count=None):
+    """The value as memcli keeps it: dates as their ISO strings; ValueError for a shape or a
+    value it cannot keep (nested too deeply, binary data, a set, a number too large to print)."""
     count = count if count is not None else [0]
     count[0] += 1
     if count[0] > _MAX_NODES or depth > _MAX_DEPTH:
         raise ValueError("frontmatter is nested too deeply or too large (YAML aliases?)")
     if isinstance(value, dict):
-        for k, v in value.items():
-            _check_shape(k, depth + 1, count)
-            _check_shape(v, depth + 1, count)
-    elif isinstance(value, list):
-        for v in value:
-            _check_shape(v, depth + 1, count)
+        return {_check_shape(k, depth + 1, count): _check_shape(v, depth + 1, count) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_check_shape(v, depth + 1, count) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, (str, float)):
+        return value
+    if isinstance(value, int):
+        if value.bit_length() > _MAX_INT_BITS:
+            raise ValueError("a number too large to read (more than 4,000 digits)")
+        return value
+    if hasattr(value, "isoformat"):  # an explicit !!timestamp: kept as the string it was written as
+        return value.isoformat()
+    kind = {bytes: "binary data (!!binary)", set: "a set (!!set)", tuple: "a pair list"}.get(type(value),
+                                                                                          type(value).__name__)
+    raise ValueError(f"a value memcli cannot keep: {kind}")
+
+
+def _shape_problem(fm: str, data: dict, message: str) -> tuple[int, str]:
+    """(line, message) of the key whose value _check_shape refused (line 2, the frontmatter's
+    first, for a block too large or too deep as a whole)."""
+    if message.startswith("frontmatter is nested"):
+        return 2, message
+    for k, v in data.items():
+        try:
+            _check_shape({k: v})
+        except ValueError:
+            m = re.search(rf"^['\"]?{re.escape(str(k))}['\"]?\s*:", fm, re.M)
+            line = fm.count("\n", 0, m.start()) + 2 if m else 2
+            return line, f"{str(k)[:40]}: {message}"
+    return 2, message
 
 
 def _str_list(value) -> tuple[str, ...]:
@@ -109,7 +135,7 @@ def _stamp(value) -> str | None:
 def _importance(value) -> float:
     try:
         v = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return DEFAULT_IMPORTANCE
     return DEFAULT_IMPORTANCE if v != v else min(1.0, max(0.0, v))
 
@@ -134,8 +160,13 @@ def _load_yaml(fm: str, shown: str):
         line = mark.line + 2 if mark is not None else 1
         what = getattr(e, "problem", None) or getattr(e, "reason", None) or str(e)
         raise FrontmatterError(shown, line, f"broken YAML: {one_line(what)}")
-    except (RecursionError, MemoryError, ValueError, TypeError) as e:
-        raise FrontmatterError(shown, 1, f"unreadable YAML ({e.__class__.__name__})")
+    except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as e:
+        # YAML parsed it but a value cannot be built (an integer of thousands of digits, a date
+        # that is not one): name the line when it can be found
+        why = one_line(str(e)).split(";")[0][:120] or e.__class__.__name__
+        m = re.search(r"\d{4000,}", fm) if isinstance(e, ValueError) else None
+        line = fm.count("\n", 0, m.start()) + 2 if m else 1
+        raise FrontmatterError(shown, line, f"a value cannot be read ({why})")
 
 
 def parse(text: str, memory_id: str, path: str = "", use_fast: bool = True) -> Detail:
@@ -161,9 +192,9 @@ def parse(text: str, memory_id: str, path: str = "", use_fast: bool = True) -> D
         if not isinstance(loaded, dict):
             raise FrontmatterError(shown, 2, f"frontmatter is a {type(loaded).__name__}, not a mapping of keys")
         try:
-            _check_shape(loaded)
+            loaded = _check_shape(loaded)
         except ValueError as e:
-            raise FrontmatterError(shown, 2, str(e))
+            raise FrontmatterError(shown, *_shape_problem(fm, loaded, str(e)))
         data = {str(k): v for k, v in loaded.items()}
     title = one_line(data.get("title") or "") or _first_heading(body) or memory_id
     extra = {k: v for k, v in data.items() if k not in DETAIL_KEYS}
@@ -264,11 +295,29 @@ def read(path: Path, memory_id: str, rel: str) -> Detail:
     return parse(read_text(path, rel), memory_id, rel)
 
 
+def _history_start(lines: list) -> int | None:
+    return next((i for i, ln in enumerate(lines) if ln.strip().lower() in ("## history", "## 历史")), None)
+
+
+def append_body(body: str, text: str) -> str:
+    """The body with text added after what it says, above its `## History` section (which stays
+    last and one list); a blank line between them."""
+    text = text.strip("\n")
+    lines = body.rstrip("\n").split("\n") if body.strip() else []
+    start = _history_start(lines)
+    if start is None:
+        return "\n".join(lines + ([""] if lines else []) + [text]) + "\n"
+    head = lines[:start]
+    while head and not head[-1].strip():
+        head.pop()
+    return "\n".join(head + ([""] if head else []) + [text, ""] + lines[start:]) + "\n"
+
+
 def add_history(body: str, day: str, notes: list) -> str:
     """Add dated bullets to the body's `## History` section, creating it at the end if needed."""
     lines = body.rstrip("\n").split("\n") if body.strip() else []
     bullets = [f"- {day}: {n}" for n in notes]
-    start = next((i for i, ln in enumerate(lines) if ln.strip().lower() in ("## history", "## 历史")), None)
+    start = _history_start(lines)
     if start is None:
         lines += ([""] if lines else []) + ["## History", ""] + bullets
     else:
@@ -375,6 +424,9 @@ def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str]
     return out
 
 
+_GONE = object()
+
+
 def render_update(raw: str, old: Detail, new: Detail) -> str:
     """The file text after an update: only the frontmatter keys that changed are rewritten, so
     a person's comments, block lists and the text of every other key stay byte for byte. When the
@@ -391,11 +443,20 @@ def render_update(raw: str, old: Detail, new: Detail) -> str:
     if spans is None:
         return full
     changed = [k for k in DETAIL_KEYS if k != "id" and getattr(old, k) != getattr(new, k)]
+    # other keys (outcome counters and the like) with a plain value are rewritten the same way
+    changed += [k for k in new.extra if k not in DETAIL_KEYS and old.extra.get(k, _GONE) != new.extra[k]
+                and not isinstance(new.extra[k], (dict, list))]
+    if any(k not in new.extra for k in old.extra):
+        return full
+
+    def value_of(key):
+        return new.extra[key] if key not in DETAIL_KEYS else getattr(new, key)
+
     for in_place in (True, False):
         out = list(lines)
         tail: list[str] = []
         for key in sorted(changed, key=lambda k: -spans.get(k, (-1,))[0]):
-            value = getattr(new, key)
+            value = value_of(key)
             value = list(value) if isinstance(value, tuple) else value
             if key not in spans:
                 tail.append(f"{key}: {_dump_value(value)}")

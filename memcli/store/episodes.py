@@ -1,10 +1,13 @@
-"""The lossless episodic log: memory/episodes/YYYY-MM-DD.md, appended to, never rewritten in place."""
+"""The lossless episodic log: memory/episodes/YYYY-MM-DD.md, appended to, never rewritten in place.
+
+A line of a section that git would read as a conflict marker is written indented by one space."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from . import markers
 from .fs import MAX_FILE_BYTES, atomic_write, read_text, safe_join
 from .layout import EPISODES, episode_rel
 
@@ -34,7 +37,8 @@ def appended(root: Path, now: str, heading: str, blocks: list[str]) -> tuple[Pat
         n += 1
         path = episode_path(root, f"{day}-{n}")
     old = read_text(path, rel(path)) if path.exists() else f"# Episodes {day}" + (f" (part {n})" if n > 1 else "") + "\n"
-    return path, old.rstrip("\n") + "\n" + section
+    # a turn that quotes a git conflict must not make the log one: such lines are indented
+    return path, old.rstrip("\n") + "\n" + markers.escape(section, markers.size_for(path))
 
 
 def rel(path: Path) -> str:
@@ -47,3 +51,45 @@ def turn_block(turn: dict) -> str:
 
 def json_block(data: dict) -> str:
     return "```json\n" + json.dumps(data, ensure_ascii=False, indent=2) + "\n```"
+
+
+# ---------------------------------------------------------------- reading the log back
+
+_SECTION = None
+_TURN = None
+
+
+def sections(text: str) -> list[dict]:
+    """The dated sections of an episode file, each {"time", "heading", "text", "turns"}; a turn is
+    {"role", "time", "text"} for every `**role** (time): text` block (text verbatim, several lines
+    when it had them). Text before the first section is not a section."""
+    import re
+
+    global _SECTION, _TURN
+    if _SECTION is None:
+        _SECTION = re.compile(r"^## (\d{4}-\d{2}-\d{2}T\S+) ?(.*)$")
+        _TURN = re.compile(r"^\*\*(user|assistant|system|tool)\*\* \(([^()]*)\): ?(.*)$")
+    out: list[dict] = []
+    lines = text.replace("\r\n", "\n").split("\n")
+    for i, ln in enumerate(lines):
+        m = _SECTION.match(ln)
+        if m:
+            out.append({"time": m.group(1), "heading": m.group(2), "lines": []})
+        elif out:
+            out[-1]["lines"].append(ln)
+    for sec in out:
+        body = sec.pop("lines")
+        sec["text"] = "\n".join(body).strip("\n")
+        turns: list[dict] = []
+        blank = True
+        for ln in body:
+            m = _TURN.match(ln) if blank else None
+            if m:
+                turns.append({"role": m.group(1), "time": m.group(2), "lines": [m.group(3)]})
+            elif turns:
+                turns[-1]["lines"].append(ln)
+            blank = not ln.strip()
+        for t in turns:
+            t["text"] = "\n".join(t.pop("lines")).strip("\n")
+        sec["turns"] = turns
+    return out

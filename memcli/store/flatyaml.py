@@ -20,6 +20,7 @@ _PLAIN_BAD_START = set("[]{}&*!|>'\"%@`#,?:")
 _NUMBERISH_START = set("-+.0123456789")
 _NUMBER_CHARS = set("0123456789abcdefABCDEFxXoObB_.:+-infINFaN")
 _NO = object()
+_MAX_DIGITS = 4000
 
 
 def _scalar(text: str, in_list: bool = False):
@@ -41,7 +42,7 @@ def _scalar(text: str, in_list: bool = False):
             return _NO
         return inner
     if _INT.match(v):
-        return int(v)
+        return int(v) if len(v) < _MAX_DIGITS else _NO  # a longer one: YAML's reader says why it is refused
     if _FLOAT.match(v):
         return float(v)
     if _STAMP.match(v):

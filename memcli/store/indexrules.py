@@ -6,11 +6,20 @@ full, and what is wrong with it. Writes (`Memory`) and the heartbeat use these s
   ``max_lines - 1 - fixed`` lines, fixed being the lines that are not entries;
 - demotion: when there are more memories than room, the lowest-ranked unpinned ones lose
   their line first, then the lowest-ranked pinned ones. Their detail files stay.
+- `index.rank: activity` changes only which memories keep a line: pinned first, then the
+  retention score (``retention``: importance, recency and recalls from `.memcli/trace.jsonl`).
+  The lines stay in the order above (``file_order``), so reading never reorders the file, and the
+  score reads its clock from the data (the newest update or recall), so a given set of files and
+  trace always plans the same index. After a git merge the trace is left out (``Activity`` with no
+  accesses): two clones with different traces then plan the same MEMORY.md.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable, Mapping
 
 from ..errors import UnsafePathError, UsageError
 from ..model import Detail, Entry, Finding
@@ -30,9 +39,65 @@ def free_room(max_lines: int, fixed: int) -> int:
     return max_lines - 1 - fixed
 
 
-def rank(details) -> list:
-    """Index order (anything with `rank_key()`, or a `detail` giving a Detail)."""
-    return sorted(details, key=_key)
+# index.rank: activity. Weights chosen on the simulated month (benchmarks/index_month.py, dev seed):
+# importance still leads, recency keeps new memories a while, recalls keep what is in use.
+W_IMPORTANCE, W_RECENCY, W_ACCESS = 0.2, 0.4, 0.4
+ACCESS_CAP = 16  # recalls at which the access term is full (it grows with log(1 + recalls))
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What `index.rank: activity` ranks by: id -> {"count", "last"} of recalls (from the trace; empty
+    when planning a merged index) and the half-life of recency in days (`recall.half_life`)."""
+
+    access: Mapping[str, dict] = field(default_factory=dict)
+    half_life: float = 7.0
+
+
+def _days(stamp) -> float | None:
+    if not stamp:
+        return None
+    try:
+        when = datetime.fromisoformat(str(stamp).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp() / 86400.0
+
+
+def _memory(d):
+    return d.detail if hasattr(d, "detail") and not hasattr(d, "rank_key") else d
+
+
+def retention(d, act: Activity, now_days: float) -> float:
+    """W_IMPORTANCE * importance + W_RECENCY * recency + W_ACCESS * recalls, each in 0..1: recency
+    halves every half_life days since the last update or recall; recalls count as
+    log(1 + n) / log(1 + ACCESS_CAP), at most 1."""
+    m = _memory(d)
+    seen = act.access.get(m.id) or {}
+    stamps = [x for x in (_days(m.updated or m.created), _days(seen.get("last"))) if x is not None]
+    recency = 0.5 ** (max(now_days - max(stamps), 0.0) / act.half_life) if stamps else 0.0
+    count = seen.get("count") or 0
+    used = min(1.0, math.log1p(count) / math.log1p(ACCESS_CAP)) if count > 0 else 0.0
+    return W_IMPORTANCE * m.importance + W_RECENCY * recency + W_ACCESS * used
+
+
+def rank(details, activity: Activity | None = None) -> list:
+    """Index order (anything with `rank_key()`, or a `detail` giving a Detail); with `activity`,
+    the order of who keeps a line: pinned, then retention, then index order."""
+    if activity is None:
+        return sorted(details, key=_key)
+    details = list(details)
+    stamps = [_days(_memory(d).updated or _memory(d).created) for d in details]
+    stamps += [_days(v.get("last")) for v in activity.access.values() if isinstance(v, dict)]
+    now_days = max((x for x in stamps if x is not None), default=0.0)
+    return sorted(details, key=lambda d: (not _memory(d).pinned, -round(retention(d, activity, now_days), 9), _key(d)))
+
+
+def file_order(kept) -> list:
+    """The order of the lines in MEMORY.md: pinned, importance, newest update, id, whatever chose them."""
+    return sorted(kept, key=_key)
 
 
 def _key(d) -> tuple:

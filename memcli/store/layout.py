@@ -21,12 +21,14 @@ CONFIG = "memcli.yaml"
 MEMORY = "memory"
 ARCHIVE = "memory/archive"
 EPISODES = "memory/episodes"
+INBOX = "memory/inbox"  # proposals waiting for a person (never indexed, never recalled unless asked)
+INBOX_ARCHIVE = "memory/inbox/archive"  # proposals accepted or rejected, kept as the record
 STATE = STATE_DIR
 SKIP_DIRS = (STATE_DIR, ".git", ".hg", ".svn")
 
 # kind of a file of the root, by folder: what checks apply and what a change means
-DETAIL, ARCHIVED, EPISODE, OTHER = "detail", "archive", "episode", "other"
-FOLDERS = ((MEMORY, DETAIL), (ARCHIVE, ARCHIVED), (EPISODES, EPISODE))
+DETAIL, ARCHIVED, EPISODE, PROPOSAL, OTHER = "detail", "archive", "episode", "proposal", "other"
+FOLDERS = ((MEMORY, DETAIL), (ARCHIVE, ARCHIVED), (EPISODES, EPISODE), (INBOX, PROPOSAL), (INBOX_ARCHIVE, PROPOSAL))
 
 
 def is_root(path: Path) -> bool:
@@ -57,7 +59,7 @@ def file_fingerprint(path, follow_symlinks: bool = True) -> str | None:
 
 
 def kind_of(rel: str) -> str | None:
-    """"index", "config", DETAIL, ARCHIVED, EPISODE, or OTHER (any other Markdown file under
+    """"index", "config", DETAIL, ARCHIVED, EPISODE, PROPOSAL, or OTHER (any other Markdown file under
     memory/) for a root-relative path; None when no memcli check reads it (a hidden file, a
     temp file, anything outside memory/)."""
     if rel == INDEX:
@@ -117,8 +119,8 @@ def detail_files(root: Path) -> dict:
 
 
 def memory_files(root: Path) -> list[tuple[str, str, object]]:
-    """(relative path, kind, os.DirEntry) for every *.md of memory/, memory/archive/ and
-    memory/episodes/, in that order, each folder sorted by name."""
+    """(relative path, kind, os.DirEntry) for every *.md of memory/, memory/archive/,
+    memory/episodes/ and the inbox, in that order, each folder sorted by name."""
     return [(f"{sub}/{de.name}", kind, de) for sub, kind in FOLDERS for de in md_entries(root / sub)]
 
 
@@ -137,7 +139,7 @@ def snapshot(root: Path) -> dict[str, str]:
 def temp_dirs(root: Path) -> list[Path]:
     """Every folder an atomic write stages its temp files in."""
     state = root / STATE_DIR
-    return [root, root / MEMORY, root / ARCHIVE, root / EPISODES, state, state / "sessions", state / "scopes",
+    return [root, root / MEMORY, root / ARCHIVE, root / EPISODES, root / INBOX, root / INBOX_ARCHIVE, state, state / "sessions", state / "scopes",
             state / "search"]
 
 

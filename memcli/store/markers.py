@@ -4,12 +4,19 @@ A conflict is a line starting with `<<<<<<< ` (or exactly `<<<<<<<`), then a lin
 a line starting with `>>>>>>> `, in that order (an optional `|||||||` line opens the base part
 that git's diff3 style writes). Such a file is reported (index check, heartbeat), skipped by
 recall, and never written over: `guard` refuses the write with the way out.
+
+The markers are 7 characters long unless `.gitattributes` sets `conflict-marker-size` for the
+file (`size_for` reads it as git does: the repository's `.gitattributes` files from the top down
+to the file's folder, then `.git/info/attributes`, the last matching line winning). Text on its
+way into a memory must hold no line git would read as a marker (`marker_lines`); text captured
+automatically (session turns folded into the episode log) has such lines indented (`escape`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +24,8 @@ from pathlib import Path
 from ..errors import FileError
 
 OPEN, BASE, SEP, CLOSE = "<<<<<<<", "|||||||", "=======", ">>>>>>>"
-_QUICK = re.compile(r"^<<<<<<<(?: |$)", re.M)
+SIZE = 7  # git's default conflict-marker-size
+_QUICK: dict = {}
 _ALLOW: contextvars.ContextVar[bool] = contextvars.ContextVar("memcli_overwrite_markers", default=False)
 
 
@@ -27,9 +35,17 @@ class ConflictError(FileError):
     code = "conflict"
 
 
-def _is(line: str, mark: str) -> bool:
+def _is(line: str, mark: str, size: int = SIZE) -> bool:
     line = line.rstrip("\r")
+    mark = mark[0] * size
     return line == mark or line.startswith(mark + " ")
+
+
+def _quick(size: int) -> re.Pattern:
+    rx = _QUICK.get(size)
+    if rx is None:
+        rx = _QUICK[size] = re.compile(rf"^<{{{size}}}(?: |\r?$)", re.M)
+    return rx
 
 
 @dataclass(frozen=True)
@@ -45,17 +61,17 @@ class Conflict:
     theirs_label: str
 
 
-def parse(text: str) -> tuple[list, list]:
+def parse(text: str, size: int = SIZE) -> tuple[list, list]:
     """(pieces, conflicts): pieces alternate plain line lists and Conflict objects, in order.
-    A `<<<<<<<` never followed by `=======` and `>>>>>>>` is plain text."""
+    A `<<<<<<<` never followed by `=======` and `>>>>>>>` is plain text. size: the marker length."""
     lines = text.split("\n")
     pieces: list = []
     conflicts: list = []
     plain: list = []
     i = 0
     while i < len(lines):
-        if _is(lines[i], OPEN):
-            found = _region(lines, i)
+        if _is(lines[i], OPEN, size):
+            found = _region(lines, i, size)
             if found is not None:
                 c, i = found
                 if plain:
@@ -71,30 +87,31 @@ def parse(text: str) -> tuple[list, list]:
     return pieces, conflicts
 
 
-def _region(lines: list, i: int):
+def _region(lines: list, i: int, size: int = SIZE):
     ours, base, theirs = [], None, []
     part = "ours"
+    sep = "=" * size
     for j in range(i + 1, len(lines)):
         ln = lines[j]
-        if _is(ln, OPEN):
+        if _is(ln, OPEN, size):
             return None
-        if part == "ours" and _is(ln, BASE):
+        if part == "ours" and _is(ln, BASE, size):
             part, base = "base", []
-        elif part in ("ours", "base") and ln.rstrip("\r") == SEP:
+        elif part in ("ours", "base") and ln.rstrip("\r") == sep:
             part = "theirs"
-        elif part == "theirs" and _is(ln, CLOSE):
+        elif part == "theirs" and _is(ln, CLOSE, size):
             return (Conflict(i + 1, j + 1, tuple(ours), None if base is None else tuple(base), tuple(theirs),
-                             lines[i][8:].strip(), ln[8:].strip()), j + 1)
+                             lines[i][size + 1:].strip(), ln[size + 1:].strip()), j + 1)
         else:
             {"ours": ours, "base": base, "theirs": theirs}[part].append(ln)
     return None
 
 
-def first_conflict(text: str) -> int | None:
+def first_conflict(text: str, size: int = SIZE) -> int | None:
     """The line of the first conflict, or None: cheap when the text holds no `<<<<<<<` line."""
-    if not _QUICK.search(text):
+    if not _quick(size).search(text):
         return None
-    _, conflicts = parse(text)
+    _, conflicts = parse(text, size)
     return conflicts[0].start if conflicts else None
 
 
@@ -109,14 +126,14 @@ def way_out(rel: str) -> str:
     return "edit the file: keep what both sides wrote and delete the marker lines"
 
 
-def findings(rel: str, text: str) -> list:
+def findings(rel: str, text: str, size: int = SIZE) -> list:
     """The `conflict-markers` finding (code, file, line of the first conflict) for a file's text."""
     from ..model import Finding
 
-    line = first_conflict(text)
+    line = first_conflict(text, size)
     if line is None:
         return []
-    n = len(parse(text)[1])
+    n = len(parse(text, size)[1])
     return [Finding("conflict-markers", "error", rel, line,
                     f"unresolved git conflict markers ({n} conflict{'s' if n > 1 else ''}); memcli will not write it "
                     "and recall skips it", way_out(rel))]
@@ -132,14 +149,26 @@ def scan_root(root: Path) -> list[tuple[str, int]]:
     return out
 
 
-def file_conflict(path) -> int | None:
-    """The line of the first conflict in a file, or None (also when it cannot be read)."""
+def file_conflict(path, size: int | None = None) -> int | None:
+    """The line of the first conflict in a file, or None (also when it cannot be read); the
+    marker size is the one `.gitattributes` sets for the file unless given."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError:
         return None
-    return first_conflict(data.decode("utf-8", "replace")) if b"<<<<<<<" in data else None
+    if b"<" * min(size or 3, SIZE) not in data:
+        return None
+    size = size_for(path) if size is None else size
+    return first_conflict(data.decode("utf-8", "replace"), size)
+
+
+def text_conflict(text: str, path) -> int | None:
+    """`file_conflict` for text already read from path (the marker size is looked up only when
+    the text holds a run of `<`)."""
+    if "<<<" not in text:
+        return None
+    return first_conflict(text, size_for(path))
 
 
 def _md_files(root: Path) -> list[str]:
@@ -182,12 +211,12 @@ def _rel(path: Path) -> str:
     return path.name
 
 
-def settle(text: str, side: str) -> tuple[str, list]:
+def settle(text: str, side: str, size: int = SIZE) -> tuple[str, list]:
     """The text with every conflict settled: side is ours, theirs or both (ours, then theirs, a line
     that both hold kept once). Returns (text, the discarded sides' texts, one per conflict)."""
     if side not in ("ours", "theirs", "both"):
         raise ValueError(side)
-    pieces, _ = parse(text)
+    pieces, _ = parse(text, size)
     out: list = []
     dropped: list = []
     for p in pieces:
@@ -207,6 +236,174 @@ def settle(text: str, side: str) -> tuple[str, list]:
     return "\n".join(out), dropped
 
 
-def union(text: str) -> str:
+def union(text: str, size: int = SIZE) -> str:
     """Both sides of every conflict, ours first, lines that both hold kept once: MEMORY.md's way out."""
-    return settle(text, "both")[0]
+    return settle(text, "both", size)[0]
+
+
+# ---------------------------------------------------------------- lines that look like markers
+
+_LOOKALIKE: dict = {}
+
+
+def _lookalike(sizes: tuple) -> re.Pattern:
+    """A line git reads as a marker: exactly `size` of `<`, `=`, `>` or `|` at the start, then
+    white space or the line's end (git's own test)."""
+    rx = _LOOKALIKE.get(sizes)
+    if rx is None:
+        runs = "|".join(rf"{re.escape(c)}{{{n}}}" for n in sizes for c in "<=>|")
+        rx = _LOOKALIKE[sizes] = re.compile(rf"^(?:{runs})(?![<=>|])(?=[ \t\r\f\v]|$)", re.M)
+    return rx
+
+
+def _sizes(size: int) -> tuple:
+    return tuple(sorted({SIZE, size}))
+
+
+def marker_lines(text: str, size: int = SIZE) -> list[tuple[int, str]]:
+    """(line number, line) of every line git would read as a conflict marker, at the default size
+    and at `size` (inside code fences too: git does not know Markdown)."""
+    if not any(c * min(SIZE, size) in text for c in "<=>|"):
+        return []
+    rx = _lookalike(_sizes(size))
+    out = []
+    for m in rx.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        out.append((line, text[m.start():end if end != -1 else len(text)]))
+    return out
+
+
+def escape(text: str, size: int = SIZE) -> str:
+    """The text with every line git would read as a marker indented by one space."""
+    if not marker_lines(text, size):
+        return text
+    return _lookalike(_sizes(size)).sub(lambda m: " " + m.group(0), text)
+
+
+# ---------------------------------------------------------------- conflict-marker-size
+
+_RULES: dict = {}
+
+
+def size_for(path) -> int:
+    """The conflict-marker-size git uses for the file at path: the repository's `.gitattributes`
+    files from the top down to the file's folder, then `.git/info/attributes`; the last line
+    whose pattern matches wins. SIZE when none sets it (or outside a repository)."""
+    path = Path(os.path.abspath(path))
+    folders = []
+    top = None
+    for d in path.parents:
+        folders.append(d)
+        if os.path.exists(os.path.join(d, ".git")):
+            top = d
+            break
+    if top is None:
+        return SIZE  # not in a repository: git never merges it
+    size = SIZE
+    files = [(d, d / ".gitattributes") for d in reversed(folders)]
+    files.append((top, _info_attributes(top)))
+    for base, attributes in files:
+        if attributes is None:
+            continue
+        for pattern, value in _rules(attributes):
+            if pattern(path, base):
+                size = value
+    return size
+
+
+def _info_attributes(top: Path):
+    dot = top / ".git"
+    if dot.is_dir():
+        return dot / "info" / "attributes"
+    try:  # a worktree or submodule: `.git` is a file naming the git folder
+        text = dot.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    gitdir = (top / text[7:].strip()).resolve()
+    common = gitdir / "commondir"
+    try:
+        gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
+    except OSError:
+        pass
+    return gitdir / "info" / "attributes"
+
+
+def _rules(path: Path) -> list:
+    """(matcher, size or SIZE) for each line of an attributes file that speaks of
+    conflict-marker-size, in order; cached by the file's fingerprint."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    key = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+    found = _RULES.get(str(path))
+    if found is not None and found[0] == key:
+        return found[1]
+    rules = []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace") if st.st_size < 1_000_000 else ""
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].startswith(("#", "[attr]")):
+            continue
+        value = None
+        for w in words[1:]:
+            name, eq, v = w.partition("=")
+            if name.lstrip("-!") != "conflict-marker-size":
+                continue
+            value = int(v) if eq and not name.startswith(("-", "!")) and v.isdigit() and 0 < int(v) < 100 else SIZE
+        if value is not None:
+            rules.append((_matcher(words[0]), value))
+    _RULES[str(path)] = (key, rules)
+    return rules
+
+
+def _matcher(pattern: str):
+    """A gitattributes pattern as a test of (path, folder of the attributes file)."""
+    anchored = "/" in pattern.rstrip("/")
+    pattern = pattern.lstrip("/")
+    rx = re.compile(_glob(pattern) + r"\Z", re.S)
+
+    def match(path: Path, base: Path) -> bool:
+        try:
+            rel = path.relative_to(base).as_posix()
+        except ValueError:
+            return False
+        return bool(rx.match(rel if anchored else rel.rsplit("/", 1)[-1]))
+    return match
+
+
+def _glob(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("/**", i) and i + 3 == len(pattern):
+            out.append("/.*")
+            i += 3
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            j = pattern.find("]", i + 2)
+            if j == -1:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                inner = pattern[i + 1:j].replace("\\", "\\\\")
+                out.append("[" + ("^" + inner[1:] if inner.startswith("!") else inner) + "]")
+                i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)

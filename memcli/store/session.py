@@ -136,7 +136,8 @@ def fold(root: Path, name: str, data: dict, n: int, summary: str, now: str) -> t
     folded, data["turns"] = data["turns"][:n], data["turns"][n:]
     files, episode = [], None
     if folded:
-        log = episodes.appended(root, now, f"session {name}: {len(folded)} turns folded into the summary",
+        n = len(folded)
+        log = episodes.appended(root, now, f"session {name}: {n} turn{'' if n == 1 else 's'} folded into the summary",
                                 [episodes.turn_block(t) for t in folded])
         episode = episodes.rel(log[0])
         files.append(log)

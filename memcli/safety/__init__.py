@@ -1,0 +1,8 @@
+"""What memcli checks before anything lands in a committed file.
+
+``writecheck`` is the one check every door calls (remember and update from the command line,
+the Python API and MCP; edit; import; the git merge driver's result; heartbeat's carry of a
+hand-edited index line): sizes, control characters, conflict-marker lines and secrets.
+``values`` holds the rules a memory's frontmatter values must follow, shared with heartbeat.
+``pii`` finds and masks personal data under the `write.pii` policies (see its docstring).
+"""

@@ -1,0 +1,415 @@
+"""Personal data in text: find it, mask it, and apply a write policy (`write.pii`).
+
+What is found (each kind has its own rule and a check where one exists):
+
+- ``email``: a person's address; role accounts (``team@``, ``noreply@``, ``git@`` …), service
+  accounts, URL credentials (``scheme://user@host``) and ``user@host:path`` remotes are not;
+- ``phone``: mainland China mobile (``1[3-9]`` + 9 digits, optionally ``+86``/``0086``) and landline
+  (an area code with a separator or brackets, or ``+86``), and international numbers with a
+  country code (``+44 20 …``, ``0044 …``: a valid calling code, 8 to 15 digits in all);
+- ``cn-id``: an 18-character mainland China resident ID with a valid region start, birth date
+  and check digit;
+- ``card``: 13 to 19 digits with a known issuer prefix and a valid Luhn sum;
+- ``iban``: a country code, two check digits and the country's length, valid mod 97;
+- ``address``: a street address with a house number (``建国路88号``, ``221B Baker Street``).
+
+Masking keeps text useful and is never applied twice (a masked value is not found again):
+``j***@example.com``, ``138****5678``, ``010-****5678``, ``+44 ** **** 0958``,
+``4201**********4689``, ``**** **** **** 5846``, ``DE89 **** **** **** **30 00``,
+``建国路**号``.
+
+The API the write paths use (and the reflection inbox may call):
+
+- ``find(text) -> [Found]``; ``redact(text) -> (text, [Found])``;
+- ``apply(text, policy, field) -> Applied``: ``allow`` leaves it, ``warn`` keeps it and says
+  where, ``redact`` masks it and says what, ``refuse`` raises ``PiiError`` (exit 4);
+- ``apply_fields(fields, policy) -> (fields, warnings)`` for a dict of field -> text (lists too);
+- ``policy_for(config, door, captured)``: the policy of a front end (``cli``, ``api``, ``mcp``,
+  ``hook``) for deliberate writes (``write.pii``) or captured text (``write.pii_captured``).
+
+Plain regular expressions and arithmetic: nothing heavy is imported, so the per-turn paths
+(`session add`, the hook) pay only for the scan.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..errors import Refused
+
+POLICIES = ("warn", "redact", "refuse", "allow")
+DOORS = ("cli", "api", "mcp", "hook")
+DEFAULTS = {False: "warn", True: "redact"}  # deliberate writes warn; captured text is masked
+KINDS = ("email", "phone", "cn-id", "card", "iban", "address")
+
+
+class PiiError(Refused):
+    code = "pii"
+
+
+@dataclass(frozen=True)
+class Found:
+    kind: str
+    start: int
+    end: int
+    line: int
+    column: int
+    masked: str
+
+
+@dataclass
+class Applied:
+    text: str
+    found: list = field(default_factory=list)
+    warning: str | None = None
+
+
+# ---------------------------------------------------------------- rules
+
+class _Lazy:
+    """A regular expression compiled on first use: a turn without the digits or the '@' a rule
+    needs never pays for compiling it."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self.pattern, self.flags, self._rx = pattern, flags, None
+
+    def finditer(self, text: str):
+        if self._rx is None:
+            self._rx = re.compile(self.pattern, self.flags)
+        return self._rx.finditer(text)
+
+
+_EDGE = r"(?<![0-9A-Za-z_+*#./\\-])"  # no digit, letter or joiner right before
+_END = r"(?![0-9A-Za-z_*]|[.\-/]\d)"  # nor right after (a sentence's full stop is fine)
+
+_EMAIL = _Lazy(r"(?<![A-Za-z0-9._%+\-*/:@=])([A-Za-z0-9][A-Za-z0-9._%+\-]{0,63})@"
+                    r"((?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24})"
+                    r"(?![A-Za-z0-9\-@_]|\.[A-Za-z0-9]|:[^\s:])")
+ROLE_ACCOUNTS = frozenset("""
+abuse accounts admin administrator alert alerts backup billing bot build ci contact deploy deployer dev devops
+donotreply feedback finance git github help hello hostmaster hr info it jobs legal mail mailer-daemon marketing
+monitoring news newsletter no-reply noreply notifications notify office ops postmaster press privacy root sales
+security service support sysadmin system team test webmaster
+""".split())
+_SERVICE_DOMAINS = (".iam.gserviceaccount.com", "users.noreply.github.com")
+
+_CN_MOBILE = _Lazy(_EDGE + r"((?:(?:\+|00)86[ \-]?|\(\+?86\) ?)?1[3-9]\d[ \-]?\d{4}[ \-]?\d{4})" + _END)
+_AREA = r"(?:010|02\d|0[3-9]\d{2})"
+_LOCAL = r"[2-9](?:\d{2}[ \-]?\d{4}|\d{3}[ \-]?\d{3,4})"
+_EXT = r"(?:(?:-|转|ext\.? ?| x)\d{1,5})?"
+_CN_LANDLINE = _Lazy(_EDGE + r"((?:\(" + _AREA + r"\) ?|" + _AREA + r"[ \-]|(?:\+|00)86[ \-]?\(?(?:10|2\d|[3-9]\d{2})\)?[ \-]?)"
+                          + _LOCAL + _EXT + r")" + _END)
+_INTL = _Lazy(r"(?<![0-9A-Za-z_+*#./\\-])((?:\+|(?<!\d )(?<!\d-)00)[1-9]\d{0,2}(?:[ \-.]?\(?\d{1,5}\)?){1,6})" + _END)
+_CC2 = frozenset("20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58 60 61 62 63 64 65 66 "
+                 "81 82 84 86 90 91 92 93 94 95 98".split())
+
+_CN_ID = _Lazy(r"(?<![0-9A-Za-z_*])([1-8]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx])"
+                    r"(?![0-9A-Za-z_*])")
+_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+
+_CARD = _Lazy(_EDGE + r"(\d(?:[ \-]?\d){12,18})" + _END)
+
+_IBAN = _Lazy(r"(?<![A-Za-z0-9*])([A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30})(?![A-Za-z0-9*])")
+IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "CH": 21,
+    "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18,
+    "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23,
+    "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LI": 21, "LT": 20, "LU": 20, "LV": 21,
+    "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28,
+    "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TN": 24,
+    "TR": 26, "UA": 29, "VG": 24, "XK": 20,
+}
+
+_ZH_ADDRESS = _Lazy(r"([\u4e00-\u9fa5]{1,24}?(?:路|街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十]{0,3}段)?)"
+                    r"(\d{1,5})(?=号)")
+_EN_ADDRESS = _Lazy(r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}"
+                         r"(?:Street|Avenue|Road|Boulevard|Lane|Drive|Parkway|Terrace|Court|Place|Square)\b)")
+
+
+_STREET_WORDS = ("Street", "Avenue", "Road", "Boulevard", "Lane", "Drive", "Parkway", "Terrace", "Court", "Place",
+                 "Square")
+
+
+def _digits(s: str) -> str:
+    return "".join(c for c in s if c.isdigit())
+
+
+def luhn(number: str) -> bool:
+    total = 0
+    for i, c in enumerate(reversed(number)):
+        n = ord(c) - 48
+        if i % 2:
+            n = n * 2 - 9 if n > 4 else n * 2
+        total += n
+    return total % 10 == 0
+
+
+def _card_issuer(n: str) -> bool:
+    """A known issuer prefix and a length it uses (Visa, Mastercard, Amex, UnionPay, JCB,
+    Discover, Diners, Mir)."""
+    size = len(n)
+    if n[0] == "4":
+        return size in (13, 16, 19)
+    two, four = int(n[:2]), int(n[:4])
+    if 51 <= two <= 55 or 2221 <= four <= 2720:
+        return size == 16
+    if two in (34, 37):
+        return size == 15
+    if two == 62 or 3528 <= four <= 3589 or n.startswith("6011") or two == 65 or 644 <= int(n[:3]) <= 649:
+        return 16 <= size <= 19
+    if two in (36, 38, 39) or 300 <= int(n[:3]) <= 305:
+        return 14 <= size <= 16
+    if 2200 <= four <= 2204:
+        return 16 <= size <= 19
+    return False
+
+
+def _id_ok(value: str) -> bool:
+    body = value[:17]
+    check = "10X98765432"[sum((ord(c) - 48) * w for c, w in zip(body, _ID_WEIGHTS)) % 11]
+    if value[17].upper() != check:
+        return False
+    y, m, d = int(value[6:10]), int(value[10:12]), int(value[12:14])
+    days = (31, 29 if (y % 4 == 0 and y % 100) or y % 400 == 0 else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    return 1900 <= y <= 2099 and d <= days[m - 1]
+
+
+def _iban_ok(compact: str) -> bool:
+    if IBAN_LENGTHS.get(compact[:2]) != len(compact):
+        return False
+    moved = compact[4:] + compact[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def _calling_code(digits: str) -> int:
+    """The length of the country calling code at the start of digits (0 when none is valid)."""
+    if digits[:1] in ("1", "7"):
+        return 1
+    if digits[:2] in _CC2:
+        return 2
+    return 3 if len(digits) >= 3 and digits[0] != "0" else 0
+
+
+# ---------------------------------------------------------------- masking
+
+def _mask_digits(value: str, keep_start: int, keep_end: int = 4) -> str:
+    """Every digit masked with '*' except the first keep_start and the last keep_end; separators stay."""
+    total = sum(c.isdigit() for c in value)
+    out, seen = [], 0
+    for c in value:
+        if c.isdigit():
+            seen += 1
+            out.append(c if seen <= keep_start or seen > total - keep_end else "*")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _mask_email(local: str, domain: str) -> str:
+    return f"{local[0]}***@{domain}"
+
+
+def _prefix_digits(value: str) -> int:
+    """How many leading digits of a mainland China number stay: +86 or 0086, then the mobile's
+    first three or the area code."""
+    d = _digits(value)
+    head = value.lstrip("( ")
+    cc = 4 if head.startswith("0086") else 2 if head.startswith(("+86", "86")) else 0
+    rest = d[cc:]
+    if rest.startswith("1") and len(rest) == 11:
+        return cc + 3
+    if rest.startswith("0"):
+        return cc + (3 if rest[1:2] in ("1", "2") else 4)
+    return cc + (2 if rest[:1] in ("1", "2") else 3)
+
+
+# ---------------------------------------------------------------- finding
+
+def find(text: str) -> list[Found]:
+    """Every piece of personal data in text, in order, without overlaps."""
+    if not text:
+        return []
+    spans: list[tuple[int, int, str, str]] = []
+    if "@" in text:
+        for m in _EMAIL.finditer(text):
+            local, domain = m.group(1), m.group(2)
+            low = domain.lower()
+            if local.lower() in ROLE_ACCOUNTS or local.lower().split("+")[0] in ROLE_ACCOUNTS:
+                continue
+            if low.endswith(_SERVICE_DOMAINS) or re.fullmatch(r"[\d.]+", low):
+                continue
+            spans.append((m.start(), m.end(), "email", _mask_email(local, domain)))
+    digits = sum(c.isdigit() for c in text)  # each rule below needs at least this many digits
+    if digits >= 17:
+        for m in _CN_ID.finditer(text):
+            if _id_ok(m.group(1)):
+                spans.append((m.start(1), m.end(1), "cn-id", m.group(1)[:4] + "*" * 10 + m.group(1)[14:]))
+    if digits >= 11:
+        for m in _CN_MOBILE.finditer(text):
+            v = m.group(1)
+            spans.append((m.start(1), m.end(1), "phone", _mask_digits(v, _prefix_digits(v))))
+    if digits >= 9:
+        for m in _CN_LANDLINE.finditer(text):
+            v = m.group(1)
+            spans.append((m.start(1), m.end(1), "phone", _mask_digits(v, _prefix_digits(v))))
+    if digits >= 7 and ("+" in text or "00" in text):
+        for m in _INTL.finditer(text):
+            v = m.group(1).rstrip(" -.")
+            d = _digits(v)
+            lead = 2 if v.startswith("00") else 0
+            cc = _calling_code(d[lead:])
+            national = len(d) - lead - cc
+            if not cc or d[lead:lead + 2] == "86" or not (7 <= len(d) - lead <= 15) or national < 6:
+                continue
+            spans.append((m.start(1), m.start(1) + len(v), "phone", _mask_digits(v, lead + cc)))
+    if digits >= 13:
+        for m in _CARD.finditer(text):
+            v = m.group(1)
+            n = _digits(v)
+            seps = set(re.findall(r"[ \-]", v))
+            if len(seps) > 1 or not _card_issuer(n) or not luhn(n):
+                continue
+            spans.append((m.start(1), m.end(1), "card", _mask_digits(v, 0)))
+    if digits >= 8 and any("A" <= c <= "Z" for c in text):
+        for m in _IBAN.finditer(text):
+            v = m.group(1)
+            compact = v.replace(" ", "")
+            while len(compact) > 15 and not _iban_ok(compact):  # a word may follow the number
+                if " " not in v:
+                    break
+                v = v[:v.rstrip().rfind(" ")].rstrip()
+                compact = v.replace(" ", "")
+            if _iban_ok(compact):
+                masked = _mask_digits_alnum(v, 4, 4)
+                spans.append((m.start(1), m.start(1) + len(v), "iban", masked))
+    if digits and "号" in text:
+        for m in _ZH_ADDRESS.finditer(text):  # the street stays, its house number is masked
+            spans.append((m.start(1), m.end(2), "address", m.group(1) + "*" * len(m.group(2))))
+    if digits and any(w in text for w in _STREET_WORDS):
+        for m in _EN_ADDRESS.finditer(text):
+            spans.append((m.start(1), m.end(2), "address", "*" * len(m.group(1)) + m.group(2)))
+    return _resolve(text, spans) if spans else []
+
+
+def _mask_digits_alnum(value: str, keep_start: int, keep_end: int) -> str:
+    total = sum(c.isalnum() for c in value)
+    out, seen = [], 0
+    for c in value:
+        if c.isalnum():
+            seen += 1
+            out.append(c if seen <= keep_start or seen > total - keep_end else "*")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+_PRIORITY = {"cn-id": 0, "iban": 1, "email": 2, "card": 3, "phone": 4, "address": 5}
+
+
+def _resolve(text: str, spans: list) -> list[Found]:
+    """Overlapping finds: the longer one, then the more specific kind, wins."""
+    spans.sort(key=lambda s: (s[0], -(s[1] - s[0]), _PRIORITY[s[2]]))
+    chosen: list = []
+    for s in sorted(spans, key=lambda s: (-(s[1] - s[0]), _PRIORITY[s[2]], s[0])):
+        if all(s[1] <= c[0] or s[0] >= c[1] for c in chosen):
+            chosen.append(s)
+    chosen.sort()
+    out = []
+    for start, end, kind, masked in chosen:
+        line = text.count("\n", 0, start) + 1
+        column = start - (text.rfind("\n", 0, start) + 1) + 1
+        out.append(Found(kind, start, end, line, column, masked))
+    return out
+
+
+def redact(text: str) -> tuple[str, list[Found]]:
+    """The text with every find masked, and the finds (positions in the original text)."""
+    found = find(text)
+    if not found:
+        return text, []
+    parts, last = [], 0
+    for f in found:
+        parts.append(text[last:f.start])
+        parts.append(f.masked)
+        last = f.end
+    parts.append(text[last:])
+    return "".join(parts), found
+
+
+# ---------------------------------------------------------------- policy
+
+def describe(found: list[Found]) -> str:
+    """'email at line 1, column 5; phone at line 2, column 1' (at most three, then a count)."""
+    parts = [f"{f.kind} at line {f.line}, column {f.column}" for f in found[:3]]
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return "; ".join(parts) + more
+
+
+def apply(text: str, policy: str, field: str = "text") -> Applied:
+    """The text as it may be written under `policy`, what was found and a warning to show."""
+    if policy == "allow" or not text:
+        return Applied(text)
+    if policy not in POLICIES:
+        raise ValueError(f"unknown personal-data policy {policy!r}")
+    if policy == "redact":
+        new, found = redact(text)
+        if not found:
+            return Applied(text)
+        shown = ", ".join(f"{f.kind} -> {f.masked}" for f in found[:3]) + (" …" if len(found) > 3 else "")
+        return Applied(new, found, f"masked personal data in the {field} ({shown}); write.pii policy: redact")
+    found = find(text)
+    if not found:
+        return Applied(text)
+    if policy == "refuse":
+        raise PiiError(f"refused: the {field} holds personal data ({describe(found)}); mask it, "
+                       "or set write.pii to warn, redact or allow in memcli.yaml",
+                       data={"pii": [{"field": field, "kind": f.kind, "line": f.line, "column": f.column}
+                                     for f in found]})
+    return Applied(text, found, f"personal data in the {field} ({describe(found)}), stored as given; "
+                                "`write.pii: redact` masks it")
+
+
+def apply_fields(fields: dict, policy: str) -> tuple[dict, list[str]]:
+    """apply() over a dict of field -> text (strings in lists and tuples too); (fields, warnings)."""
+    if policy == "allow":
+        return fields, []
+    warnings: list[str] = []
+
+    def one(name, value):
+        if isinstance(value, str):
+            res = apply(value, policy, name)
+            if res.warning:
+                warnings.append(res.warning)
+            return res.text
+        if isinstance(value, (list, tuple)):
+            return type(value)(one(name, v) for v in value)
+        if isinstance(value, dict):
+            return {k: one(str(k), v) for k, v in value.items()}
+        return value
+
+    return {k: one(k, v) for k, v in fields.items()}, warnings
+
+
+def policy_for(config, door: str = "api", captured: bool = False) -> str:
+    """The policy for a front end: `write.pii` for deliberate writes, `write.pii_captured` for text
+    captured on its own (session turns, hook prompts, episodes, reflection proposals). Each key
+    is a policy, or a mapping of front end -> policy (a front end it does not name gets the default)."""
+    value = config["write.pii_captured" if captured else "write.pii"]
+    if isinstance(value, dict):
+        return value.get(door, DEFAULTS[captured])
+    return value
+
+
+def check_setting(key: str, value) -> str | None:
+    """Why a write.pii value is not valid (None when it is): a policy, or {front end: policy}."""
+    if isinstance(value, str):
+        return None if value in POLICIES else f"one of {', '.join(POLICIES)}"
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            if k not in DOORS:
+                return f"a policy, or a mapping of front ends ({', '.join(DOORS)}) to policies; {k!r} is not one"
+            if v not in POLICIES:
+                return f"a policy ({', '.join(POLICIES)}) for {k}"
+        return None
+    return f"one of {', '.join(POLICIES)}, or a mapping of front ends ({', '.join(DOORS)}) to policies"

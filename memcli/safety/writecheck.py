@@ -1,0 +1,243 @@
+"""The one check every write goes through, whichever door it comes by.
+
+remember and update (command line, Python API, MCP), edit, import, the git merge driver's result
+and heartbeat's carry of a hand-edited index line all hand their text to ``WriteCheck`` before
+anything lands in a committed file. It refuses, with the documented exit code:
+
+- sizes the reader would refuse, and a new body over 1 MB (UsageError, exit 2);
+- control characters (C0 but tab and line ends, DEL, C1): none at all in names (an id, a tag,
+  a frontmatter key), none but tab and line ends in text (UsageError, exit 2);
+- lines git would read as conflict markers: 7 (or `conflict-marker-size`) `<`, `=`, `>` or `|`
+  at the start of a line, then a space or the line's end, in a code fence too (UsageError, exit
+  2; the message says to indent them);
+- secrets, by `write.secrets`: refused (SecretError, exit 4), redacted, or allowed;
+
+and for a whole detail file (an edit, a merge) a frontmatter it cannot read (FileError, exit 3),
+or, for an edit, one without its `---` block or with values memcli would read as something else
+(UsageError, exit 2).
+"""
+
+from __future__ import annotations
+
+from ..errors import FileError, SecretError, UsageError
+from ..store import markers
+from ..textcheck import CONTROL, MAX_FILE, check_rendered, check_sizes, check_text_field
+
+MAX_BODY = 1_000_000  # bytes of new body text one write may bring (the command line's input limit)
+BODY_FIELDS = ("body", "append")  # text that starts at the beginning of a line of the file
+NAME_FIELDS = ("id", "tags")  # no white space or line break at all
+
+
+class Checked:
+    """What passed: the fields or the text (redacted under `write.secrets: redact`), the parsed
+    memory of a whole detail file, and what was redacted ({field, kind, line, column} each).
+    (A plain class: a dataclass would cost every session turn its creation at import.)"""
+
+    __slots__ = ("fields", "text", "detail", "redacted")
+
+    def __init__(self, fields: dict | None = None, text: str | None = None, detail=None,
+                 redacted: list | None = None):
+        self.fields = fields if fields is not None else {}
+        self.text, self.detail = text, detail
+        self.redacted = redacted if redacted is not None else []
+
+    def warning(self, where: str | None = None) -> str | None:
+        if not self.redacted:
+            return None
+        if where:
+            return f"redacted {len(self.redacted)} secret(s) in {where}"
+        return f"redacted {len(self.redacted)} secret(s): " + ", ".join(
+            f"{r['kind']} in the {r['field']}" for r in self.redacted)
+
+
+class WriteCheck:
+    """The checks of one root's write policy; ``of(mem, rel)`` for the file about to be written."""
+
+    def __init__(self, secrets: str = "refuse", marker_size: int = markers.SIZE):
+        self.policy = secrets
+        self.marker_size = marker_size
+
+    @classmethod
+    def of(cls, mem, rel: str = "memory/memory.md") -> "WriteCheck":
+        return cls(mem.config["write.secrets"], markers.size_for(mem.root / rel))
+
+    # ------------------------------------------------------------ fields of a memory
+
+    def fields(self, fields: dict) -> Checked:
+        """Fields on their way into a memory: title, summary, source, tags, aliases, id (text or
+        lists of text), extra (other frontmatter keys, nested values too), body or append."""
+        for name, value in fields.items():
+            _controls(name, value, name in NAME_FIELDS)
+        for name in BODY_FIELDS:
+            body = fields.get(name)
+            if body is not None and len(str(body).encode("utf-8")) > MAX_BODY:
+                raise UsageError(f"the {name} is larger than {MAX_BODY // 1_000_000} MB; memcli keeps text memories")
+        sizes = {k: v for k, v in fields.items() if k not in BODY_FIELDS}
+        sizes["body"] = "".join(str(fields.get(k) or "") for k in BODY_FIELDS)
+        check_sizes(sizes)
+        for name in BODY_FIELDS:
+            if fields.get(name):
+                self.markers(str(fields[name]), f"the {name}")
+        new, redacted = self.secrets(fields)
+        return Checked(fields=new, redacted=redacted)
+
+    def markers(self, text: str, what: str, first_line: int = 1) -> None:
+        """Refuse text holding a line git would read as a conflict marker."""
+        found = markers.marker_lines(text, self.marker_size)
+        if found:
+            line, shown = found[0]
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            raise UsageError(f"{what}: line {line + first_line - 1} ({shown[:20]!r}) would be read by git as a "
+                             f"conflict marker{more}; indent such lines by a space (or write them in an "
+                             "indented block) to keep them as text",
+                             data={"markers": [{"line": n + first_line - 1, "text": t[:40]} for n, t in found]})
+
+    def secrets(self, fields: dict) -> tuple[dict, list]:
+        """The fields by `write.secrets`: unchanged (allow), redacted (redact, with what was
+        redacted), or SecretError (refuse). Strings in lists and dicts are scanned, and so are the
+        keys of a dict (other frontmatter keys)."""
+        if self.policy == "allow":
+            return fields, []
+        from ..scan import find_secrets, redact_secrets
+
+        redacted: list = []
+
+        def walk(name, value):
+            if isinstance(value, str):
+                new, found = self._secret_text(name, value, find_secrets, redact_secrets)
+                redacted.extend(found)
+                return new
+            if isinstance(value, (list, tuple)):
+                return type(value)(walk(name, v) for v in value)
+            if isinstance(value, dict):
+                return {walk(f"key {k!r}" if isinstance(k, str) else name, k): walk(str(k), v)
+                        for k, v in value.items()}
+            return value
+
+        return {name: walk(name, value) for name, value in fields.items()}, redacted
+
+    def _secret_text(self, name, text, find_secrets, redact_secrets):
+        hits = find_secrets(text)
+        if not hits:
+            return text, []
+        if self.policy == "refuse":
+            h = hits[0]
+            more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+            raise SecretError(
+                f"refused: the {name} holds a secret ({h.kind}) at line {h.line}, column {h.column}{more}; "
+                "remove it, or set write.secrets: redact in memcli.yaml",
+                data={"secrets": [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in hits]},
+            )
+        new, found = redact_secrets(text)
+        return new, [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in found]
+
+    # ------------------------------------------------------------ a whole file
+
+    def file(self, text: str, rel: str, memory_id: str | None = None, *, edited: bool = False,
+             what: str = "the text", marker_lines: bool = True) -> Checked:
+        """A whole file about to be written: a detail file (memory_id given: it must parse, and,
+        edited by a person, hold its frontmatter block and valid values), MEMORY.md or an episode
+        log. marker_lines=False leaves out the conflict-marker lines (a merge that wrote real ones)."""
+        if len(text.encode("utf-8")) > MAX_FILE:
+            raise UsageError(f"{what} is larger than {MAX_FILE // 1_000_000} MB; memcli keeps text memories")
+        _raw_controls(text, what)
+        if marker_lines:
+            self.markers(text, what)
+        new, redacted = self.secrets({what.removeprefix("the "): text})
+        text = next(iter(new.values()))
+        d = None
+        if memory_id is not None:
+            check_rendered(text)
+            d = self._detail(text, rel, memory_id, edited, what)
+        return Checked(text=text, detail=d, redacted=redacted)
+
+    def _detail(self, text: str, rel: str, memory_id: str, edited: bool, what: str):
+        from ..store import details as dfile
+
+        try:
+            d = dfile.parse(text, memory_id, rel)
+        except dfile.FrontmatterError as e:
+            p = e.problem
+            raise FileError(f"{what}: line {p.line or 1}: {p.message}") from None
+        for key in ("title", "summary", "source", "type"):
+            _controls(key, getattr(d, key), False)
+        for key in ("tags", "aliases"):
+            _controls(key, list(getattr(d, key)), False)
+        _controls("extra", d.extra, False)
+        if edited:
+            fm, _, _ = dfile.split(text)
+            if fm is None:
+                raise UsageError(f"{what}: the frontmatter block is gone (a memory starts with a line '---', "
+                                 "its keys, and another '---'); put it back")
+            from .values import invalid_values
+
+            bad = invalid_values(text, d)
+            if bad:
+                x = bad[0]
+                raise UsageError(f"{what}: line {x.line or 1}: {x.message}; {x.fix}")
+        return d
+
+
+def _controls(name: str, value, strict: bool) -> None:
+    """UsageError (exit 2) for a control character in a value: strings, lists and dicts (their
+    keys are names: no white space control at all)."""
+    if value is None:
+        return
+    if isinstance(value, str):
+        check_text_field(value, {"tags": "tag", "aliases": "alias", "extra": "frontmatter value"}.get(name, name),
+                         name=strict)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _controls(name, v, strict)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _controls(f"key {k!r}" if name == "extra" else name, str(k), True)
+            _controls(name, v, strict)
+
+
+def _raw_controls(text: str, what: str) -> None:
+    m = next((m for m in CONTROL.finditer(text)
+              if not (m.group() == "\r" and text[m.end():m.end() + 1] in ("\n", ""))), None)
+    if m is None:
+        return
+    i = m.start()
+    line = text.count("\n", 0, i) + 1
+    column = i - text.rfind("\n", 0, i)
+    raise UsageError(f"{what}: line {line}, column {column} holds a control character (U+{ord(m.group()):04X}); "
+                     "control characters are not allowed")
+
+
+def check_merged(kind: str, text: str, path: str, conflicts: int = 0) -> str:
+    """The git merge driver's result (kind index, detail or episode; path as git gives it, %P,
+    relative to the repository's top, the working folder of the driver) through the write check,
+    under the policy of the root that holds the file: the text to write (redacted under
+    `write.secrets: redact`). A refusal raises MemcliError: the driver fails and git leaves the
+    file conflicted, for a person. Conflict-marker lines are checked only when the merge wrote
+    none of its own; a detail file must still be readable."""
+    from pathlib import Path
+
+    full = Path(path).absolute() if path else None
+    policy = "refuse"
+    root = _root_of(full) if full is not None else None
+    if root is not None:
+        from ..config import load_config
+        from ..errors import MemcliError
+
+        try:
+            policy = load_config(root)["write.secrets"]
+        except MemcliError:
+            pass  # an unreadable memcli.yaml: the default policy
+    check = WriteCheck(policy, markers.size_for(full) if full is not None else markers.SIZE)
+    rel = full.relative_to(root).as_posix() if root is not None else str(path)
+    memory_id = Path(path).stem if kind == "detail" and not conflicts else None
+    return check.file(text, rel, memory_id, what=f"the merged {rel}", marker_lines=not conflicts).text
+
+
+def _root_of(path):
+    """The memory root that holds path (the nearest folder above it with MEMORY.md or memcli.yaml)."""
+    from ..store import layout
+
+    for d in path.parents:
+        if layout.is_root(d):
+            return d
+    return None

@@ -1,0 +1,302 @@
+"""Proposals: memory/inbox/<id>.md, the memories reflection (or a gated write) suggests.
+
+A proposal is a detail file with more keys, so git's memcli-detail driver merges it like a
+memory and any editor opens it:
+
+    ---
+    id: p-20261201-deploy-needs-the-vpn-3f2a1c
+    title: Deploy needs the VPN
+    summary: connect the VPN before ./deploy.sh, it times out otherwise
+    tags: [deploy]
+    aliases: []
+    type: lesson
+    ...
+    kind: new                 # new | update
+    target: null              # the memory an update changes
+    engine: offline           # offline | extractor | agent | cli | mcp | hook | api
+    confidence: 0.72
+    evidence: [{episode: memory/episodes/2026-12-01.md, time: '2026-12-01T10:00:00Z'}]
+    status: pending           # pending; accepted or rejected once decided (memory/inbox/archive/)
+    ---
+    The proposed text.
+
+    ## Evidence
+
+    > **user** (2026-12-01T10:00:00Z):
+    > the deploy timed out again; the fix was to connect the VPN first
+
+The evidence turns are quoted verbatim, one block each, in the order of `evidence`. Decided
+proposals move to memory/inbox/archive/ with `status`, `decided` and (accepted) `memory`:
+the record that makes a second accept of the same proposal, on another clone, a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..errors import FileError
+from ..model import DEFAULT_IMPORTANCE, Detail, Problem, clean_tags, one_line
+from . import details as dfile
+from .fs import atomic_write, check_id, read_text, safe_join, slugify, valid_id
+from .layout import INBOX, INBOX_ARCHIVE, md_entries
+
+KINDS = ("new", "update")
+STATUSES = ("pending", "accepted", "rejected")
+EVIDENCE = "## Evidence"
+_QUOTE_HEAD = re.compile(r"^> \*\*(?P<role>[^*]+)\*\* \((?P<time>[^()]*)\):$")
+
+
+@dataclass(frozen=True)
+class Quote:
+    """One evidence turn: who said it, when, in which episode file (or session), verbatim."""
+
+    role: str
+    time: str
+    episode: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Proposal:
+    id: str
+    kind: str
+    title: str
+    summary: str = ""
+    type: str = "note"
+    target: str | None = None
+    engine: str = "offline"
+    confidence: float = 0.5
+    created: str | None = None
+    tags: tuple = ()
+    aliases: tuple = ()
+    text: str = ""
+    evidence: tuple = ()  # Quote, ...
+    importance: float = DEFAULT_IMPORTANCE
+    status: str = "pending"
+    decided: str | None = None
+    memory: str | None = None
+    path: str = field(default="", compare=False)
+
+    def replace(self, **kw) -> "Proposal":
+        return replace(self, **kw)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "title": self.title, "summary": self.summary, "type": self.type,
+                "target": self.target, "engine": self.engine, "confidence": self.confidence,
+                "created": self.created, "tags": list(self.tags), "aliases": list(self.aliases), "text": self.text,
+                "evidence": [{"role": q.role, "time": q.time, "episode": q.episode, "text": q.text}
+                             for q in self.evidence],
+                "importance": self.importance, "status": self.status, "decided": self.decided,
+                "memory": self.memory, "path": self.path}
+
+
+def normal_text(text: str) -> str:
+    """Line ends as \\n, no leading or trailing blank lines: how a proposal's text is kept."""
+    return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+
+
+def make(kind: str, title: str, *, summary: str = "", type: str = "note", target: str | None = None,
+         engine: str = "offline", confidence: float = 0.5, created: str | None = None, tags=(), aliases=(),
+         text: str = "", evidence=(), importance: float = DEFAULT_IMPORTANCE, id: str | None = None) -> Proposal:
+    """A pending proposal in its normal form; its id, unless given, is made from what it says and
+    its evidence, so the same proposal made on two clones is one file."""
+    quotes = tuple(Quote(one_line(q.role), one_line(q.time), one_line(q.episode),
+                         (q.text or "").replace("\r\n", "\n").replace("\r", "\n")) for q in evidence)
+    p = Proposal(id or "", kind, one_line(title), one_line(summary), one_line(type), target or None, one_line(engine),
+                 round(float(confidence), 3), created, clean_tags(tags),
+                 tuple(dict.fromkeys(one_line(a) for a in aliases if one_line(a))), normal_text(text), quotes,
+                 float(importance))
+    return p if id else p.replace(id=proposal_id(p))
+
+
+def proposal_id(p: Proposal) -> str:
+    """p-YYYYMMDD-<slug of the title>-<hash of kind, target, title, summary and evidence>."""
+    h = hashlib.sha1("\x1f".join([p.kind, p.target or "", p.title, p.summary, *(
+        f"{q.episode}@{q.time}" for q in p.evidence)]).encode("utf-8")).hexdigest()[:6]
+    day = re.sub(r"\D", "", (p.created or "")[:10]) or "0"
+    slug = slugify(p.title)[:40].strip("-") or "proposal"
+    return f"p-{day}-{slug}-{h}"
+
+
+# ---------------------------------------------------------------- the file format
+
+def render(p: Proposal) -> str:
+    extra = {"kind": p.kind, "target": p.target, "engine": p.engine, "confidence": p.confidence,
+             "evidence": [{"episode": q.episode, "time": q.time} for q in p.evidence], "status": p.status}
+    if p.decided:
+        extra["decided"] = p.decided
+    if p.memory:
+        extra["memory"] = p.memory
+    body = (p.text + "\n\n" if p.text else "") + EVIDENCE + "\n"
+    for q in p.evidence:
+        body += f"\n> **{q.role}** ({q.time}):\n" + "\n".join(("> " + ln) if ln else ">" for ln in q.text.split("\n")) + "\n"
+    d = Detail(id=p.id, title=p.title, summary=p.summary, tags=p.tags, aliases=p.aliases, type=p.type,
+               importance=p.importance, created=p.created, updated=p.decided or p.created, extra=extra, body=body)
+    return dfile.render(d)
+
+
+def parse(text: str, pid: str, rel: str = "") -> Proposal:
+    """A Proposal from a file's text; FrontmatterError (path and line) when it is broken."""
+    rel = rel or f"{INBOX}/{pid}.md"
+    d = dfile.parse(text, pid, rel)
+    x = d.extra
+    kind = str(x.get("kind") or "new")
+    if kind not in KINDS:
+        raise dfile.FrontmatterError(rel, _line(text, "kind"), f"kind must be new or update, got {kind!r}")
+    status = str(x.get("status") or "pending")
+    if status not in STATUSES:
+        raise dfile.FrontmatterError(rel, _line(text, "status"), f"status must be one of {', '.join(STATUSES)}")
+    try:
+        confidence = min(1.0, max(0.0, float(x.get("confidence", 0.5))))
+    except (TypeError, ValueError):
+        raise dfile.FrontmatterError(rel, _line(text, "confidence"), "confidence must be a number from 0 to 1")
+    refs = x.get("evidence") or []
+    if not isinstance(refs, list):
+        refs = []
+    body, quotes = _split_body(d.body)
+    evidence = []
+    for i, (role, time, said) in enumerate(quotes):
+        ref = refs[i] if i < len(refs) and isinstance(refs[i], dict) else {}
+        evidence.append(Quote(role, str(ref.get("time") or time), str(ref.get("episode") or ""), said))
+    target = x.get("target")
+    return Proposal(d.id, kind, d.title, d.summary, d.type, None if target in (None, "") else one_line(target),
+                    one_line(x.get("engine") or ""), confidence, d.created, d.tags, d.aliases, body,
+                    tuple(evidence), d.importance, status, _stamp(x.get("decided")),
+                    None if x.get("memory") in (None, "") else one_line(x.get("memory")), rel)
+
+
+def _stamp(value) -> str | None:
+    return dfile._stamp(value)
+
+
+def _line(text: str, key: str) -> int | None:
+    m = re.search(rf"^{key}\s*:", text, re.M)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def _split_body(body: str) -> tuple[str, list]:
+    """(the proposed text, [(role, time, text)] of the quotes under the last ## Evidence)."""
+    lines = body.replace("\r\n", "\n").split("\n")
+    at = max((i for i, ln in enumerate(lines) if ln.rstrip() == EVIDENCE), default=None)
+    if at is None:
+        return normal_text(body), []
+    quotes: list = []
+    current = None
+    for ln in lines[at + 1:]:
+        m = _QUOTE_HEAD.match(ln)
+        if m:
+            current = [m.group("role"), m.group("time"), []]
+            quotes.append(current)
+        elif current is not None and ln.startswith(">"):
+            current[2].append(ln[2:] if ln.startswith("> ") else ln[1:])
+        elif ln.strip():
+            current = None  # text a person added under the quotes: not part of one
+    return normal_text("\n".join(lines[:at])), [(r, t, "\n".join(said)) for r, t, said in quotes]
+
+
+# ---------------------------------------------------------------- the folder
+
+def folder(root: Path, archived: bool = False) -> Path:
+    return safe_join(root, *(INBOX_ARCHIVE if archived else INBOX).split("/"))
+
+
+def path(root: Path, pid: str, archived: bool = False) -> Path:
+    check_id(pid)
+    return folder(root, archived) / f"{pid}.md"
+
+
+def rel(pid: str, archived: bool = False) -> str:
+    return f"{INBOX_ARCHIVE if archived else INBOX}/{pid}.md"
+
+
+def read(root: Path, pid: str, archived: bool = False) -> Proposal:
+    return parse(read_text(path(root, pid, archived), rel(pid, archived)), pid, rel(pid, archived))
+
+
+def pending(root: Path) -> tuple[list, list]:
+    """(the pending proposals, oldest first; Problems for files that cannot be read)."""
+    from . import markers
+
+    found, problems = [], []
+    for de in md_entries(folder(root)):
+        pid = de.name[:-3]
+        r = rel(pid)
+        if not valid_id(pid) or de.is_symlink():
+            problems.append(Problem(r, None, "not a proposal file (the name is not an id, or a symlink)"))
+            continue
+        try:
+            text = read_text(Path(de.path), r)
+            line = markers.first_conflict(text)
+            if line is not None:
+                problems.append(Problem(r, line, f"unresolved git conflict markers; {markers.way_out(r)}"))
+                continue
+            found.append(parse(text, pid, r))
+        except FileError as e:
+            problems.append(getattr(e, "problem", None) or Problem(r, None, e.message))
+    found.sort(key=lambda p: (p.created or "", p.id))
+    return found, problems
+
+
+def decided(root: Path, pid: str) -> Proposal | None:
+    """The archived record of a proposal already accepted or rejected, or None."""
+    p = path(root, pid, archived=True)
+    if not p.is_file():
+        return None
+    try:
+        return read(root, pid, archived=True)
+    except FileError:
+        return Proposal(pid, "new", pid, status="accepted", path=rel(pid, True))
+
+
+def known_ids(root: Path) -> set:
+    """Every proposal id pending or decided (what reflection must not propose again)."""
+    out = set()
+    for archived in (False, True):
+        out |= {de.name[:-3] for de in md_entries(folder(root, archived))}
+    return out
+
+
+def write(root: Path, p: Proposal) -> str:
+    """Write a pending proposal (the caller holds the root lock). Returns its relative path."""
+    target = path(root, p.id)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, render(p))
+    return rel(p.id)
+
+
+def rewrite(root: Path, p: Proposal) -> None:
+    """Write a pending proposal over its file (an edit; the caller holds the root lock)."""
+    atomic_write(path(root, p.id), render(p))
+
+
+def archive(root: Path, record: Proposal) -> str:
+    """Move a decided proposal (its record: status, decided, memory) from the inbox into the archive:
+    the record is written first, then the pending file goes (the caller holds the root lock)."""
+    import os
+
+    dest = path(root, record.id, archived=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(dest, render(record))
+    try:
+        os.unlink(path(root, record.id))
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise FileError(f"cannot remove {rel(record.id)}: {e.strerror or e}")
+    return rel(record.id, archived=True)
+
+
+def draft(root: Path, pid: str, text: str) -> Path:
+    """A copy of a proposal under .memcli/edits/ for an editor."""
+    import os
+    import tempfile
+
+    from .fs import state_dir
+
+    fd, name = tempfile.mkstemp(prefix=f"{pid}-", suffix=".md", dir=state_dir(root, "edits"))
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return Path(name)

@@ -1,0 +1,106 @@
+"""Reflection's local state in .memcli/ (never committed): the watermark, the material last
+offered to an agent, the one-reflection-at-a-time lock and the note that asks the running
+reflection to go round again."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from ..errors import FileError, LockTimeout
+from .fs import atomic_write, dump_state, read_state, state_dir
+
+MARK = "reflect.json"
+OFFER = "reflect-offer.json"
+PENDING = "reflect-pending"
+RUN_LOCK = "reflect.run"
+
+
+def load_mark(root: Path) -> dict:
+    """{"episodes": {rel: {"fp", "seen"}}, "sessions": {name: hash}}; empty when there is none (or it
+    is broken: reflection then reads everything again, and proposal ids keep it from repeating)."""
+    def shape(d):
+        if not isinstance(d, dict) or not isinstance(d.get("episodes", {}), dict):
+            raise ValueError("not a watermark")
+
+    try:
+        data = read_state(state_dir(root) / MARK, "watermark", "delete it to reflect on everything again", shape)
+    except FileError:
+        data = None
+    data = data or {}
+    return {"episodes": data.get("episodes") or {}, "sessions": data.get("sessions") or {}}
+
+
+def save_mark(root: Path, mark: dict, now: str) -> None:
+    atomic_write(state_dir(root) / MARK, dump_state({"version": 1, "time": now, **mark}))
+
+
+def save_offer(root: Path, token: str, mark: dict) -> None:
+    atomic_write(state_dir(root) / OFFER, dump_state({"mark": token, "watermark": mark}))
+
+
+def load_offer(root: Path) -> dict | None:
+    try:
+        data = json.loads((state_dir(root) / OFFER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def drop_offer(root: Path) -> None:
+    try:
+        os.unlink(state_dir(root) / OFFER)
+    except OSError:
+        pass
+
+
+def ask_again(root: Path) -> None:
+    """Leave the note that another reflection was asked for while one ran."""
+    try:
+        with open(state_dir(root) / PENDING, "a"):
+            pass
+    except (OSError, FileError):
+        pass
+
+
+def take_asked(root: Path) -> bool:
+    """Whether a reflection was asked for meanwhile; the note is removed."""
+    try:
+        os.unlink(root / ".memcli" / PENDING)
+        return True
+    except OSError:
+        return False
+
+
+class RunLock:
+    """One reflection per root at a time: `with RunLock(root, wait, timeout) as got:` — got is False
+    when another holds it and wait is False (the note to go round again is then left)."""
+
+    def __init__(self, root: Path, wait: bool, timeout: float):
+        self.root, self.wait, self.timeout, self.fd = root, wait, timeout, None
+
+    def __enter__(self) -> bool:
+        import fcntl
+
+        self.fd = os.open(state_dir(self.root) / RUN_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except OSError:
+                if not self.wait or time.monotonic() > deadline:
+                    os.close(self.fd)
+                    self.fd = None
+                    if not self.wait:
+                        ask_again(self.root)
+                        return False
+                    raise LockTimeout("another reflection is running; try again later")
+                time.sleep(0.05)
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)  # releases the flock
+        return False

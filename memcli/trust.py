@@ -1,0 +1,132 @@
+"""What the user decided, kept outside every root: which memcli.yaml may run the commands it
+names (`memcli trust`), and which roots the agent hook may use (`memcli hook allow`).
+
+Nothing that arrives with a root — a clone, a folder an event names, an imported file — can
+write here: the records live in the user's state folder, `$XDG_STATE_HOME/memcli/` (else
+`~/.local/state/memcli/`), keyed by the root's real path. The same rule as git's own: a
+repository's `.git/config` is never cloned, so a repository cannot configure itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+TRUST_DIR = "trust"
+HOOK_ROOTS = "hook-roots.json"
+
+
+def state_home() -> Path:
+    """The user's memcli state folder: $XDG_STATE_HOME/memcli, else ~/.local/state/memcli."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "memcli"
+
+
+def real(root: str | os.PathLike) -> str:
+    """The root's real path: the key of every record here."""
+    return os.path.realpath(os.fspath(root))
+
+
+def digest(path: Path) -> str | None:
+    """The SHA-256 of a file's bytes, or None when it cannot be read."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _write_json(path: Path, data: dict) -> None:
+    from .store.fs import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# ---------------------------------------------------------------- trust of a root's memcli.yaml
+
+
+def _trust_file(root: str | os.PathLike) -> Path:
+    return state_home() / TRUST_DIR / (hashlib.sha256(os.fsencode(real(root))).hexdigest()[:32] + ".json")
+
+
+def trusted_digest(root: str | os.PathLike) -> str | None:
+    """The SHA-256 of the memcli.yaml the user trusted for this root, or None."""
+    data = _read_json(_trust_file(root))
+    value = data.get("sha256") if data.get("root") == real(root) else None
+    return value if isinstance(value, str) else None
+
+
+def record_trust(root: str | os.PathLike, sha256: str, now: str) -> Path:
+    """Remember that this root's memcli.yaml with this digest may run its commands."""
+    path = _trust_file(root)
+    _write_json(path, {"root": real(root), "file": "memcli.yaml", "sha256": sha256, "trusted": now})
+    return path
+
+
+# ---------------------------------------------------------------- roots the agent hook may use
+
+
+def _hook_file() -> Path:
+    return state_home() / HOOK_ROOTS
+
+
+def hook_roots() -> list[str]:
+    """The real paths of the roots the user allowed the hook to use, in the order allowed."""
+    roots = _read_json(_hook_file()).get("roots")
+    return [r for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
+
+
+def allow_hook_root(root: str | os.PathLike) -> bool:
+    """Let the hook use this root; False when it already could."""
+    roots = hook_roots()
+    key = real(root)
+    if key in roots:
+        return False
+    _write_json(_hook_file(), {"version": 1, "roots": roots + [key]})
+    return True
+
+
+def deny_hook_root(root: str | os.PathLike) -> bool:
+    """Stop the hook from using this root; False when it was not allowed."""
+    roots = hook_roots()
+    key = real(root)
+    if key not in roots:
+        return False
+    _write_json(_hook_file(), {"version": 1, "roots": [r for r in roots if r != key]})
+    return True
+
+
+# ---------------------------------------------------------------- what git brought
+
+
+def in_work_tree(root: Path) -> bool:
+    """Whether a `.git` sits in root or above it (no subprocess)."""
+    p = Path(real(root))
+    return any((d / ".git").exists() for d in (p, *p.parents))
+
+
+def tracked(root: Path, rel: str) -> bool:
+    """Whether git tracks root/rel: a file that came with the repository is someone else's. Asks
+    git only inside a work tree; when git cannot answer, the file counts as tracked."""
+    if not in_work_tree(root):
+        return False
+    import subprocess
+
+    try:
+        p = subprocess.run(["git", "ls-files", "--error-unmatch", "--", rel], cwd=real(root),
+                           capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    if p.returncode == 0:
+        return True
+    return b"did not match" not in p.stderr and b"not a git repository" not in p.stderr

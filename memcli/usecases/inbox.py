@@ -1,0 +1,384 @@
+"""The inbox: proposals waiting for a person, and what deciding on them does.
+
+- `store_proposals` writes proposals (from reflection or a gated write) after the capture filter,
+  leaving out what is already pending or decided, then applies `inbox.auto_accept`.
+- `accept` applies a proposal through the ordinary write path (`Memory.remember` /
+  `Memory.update`): an update keeps History, a new memory whose id already exists becomes an
+  update of it, never an overwrite. The proposal then moves to memory/inbox/archive/ with
+  `status: accepted` and the memory's id — the record that makes a second accept of the same
+  proposal (on another clone, after a sync) a no-op that says so.
+- `reject` moves it to the archive with `status: rejected`.
+- `Gate` is `write.gate` for one front end: remember and update, direct or as proposals.
+
+Every function takes the Memory and returns plain values; nothing prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import FileError, NotFoundError, SecretError, UsageError
+from ..model import TYPES, one_line
+from ..store import inbox as store
+from ..store.fs import slugify
+
+
+def _now(now: str | None) -> str:
+    from ..core import utcnow
+
+    return now or utcnow()
+
+
+# ---------------------------------------------------------------- writing proposals
+
+def captured(mem, p: store.Proposal) -> tuple[store.Proposal, list]:
+    """The one filter every proposal's text passes before it is written: text captured from
+    sessions, an extractor or an agent, on its way into a committed file: the secret scan under
+    `write.secrets` (redacted or refused as for any write), then personal data under
+    `write.pii_captured` (masked by default). Returns the filtered proposal and what was redacted."""
+    fields, redacted = mem.scan({"title": p.title, "summary": p.summary, "text": p.text, "tags": p.tags,
+                                 "aliases": p.aliases, "quotes": tuple(q.text for q in p.evidence)})
+    fields, _ = mem.mask(fields, captured=True)
+    quotes = tuple(store.Quote(q.role, q.time, q.episode, t) for q, t in zip(p.evidence, fields["quotes"]))
+    return p.replace(title=fields["title"], summary=fields["summary"], text=fields["text"], tags=fields["tags"],
+                     aliases=fields["aliases"], evidence=quotes), redacted
+
+
+def check(p: store.Proposal) -> None:
+    """A proposal memcli can apply: a known kind and type, a title, a target for an update."""
+    from ..textcheck import check_sizes, check_text_field
+
+    if p.kind not in store.KINDS:
+        raise UsageError(f"a proposal's kind must be new or update, got {p.kind!r}")
+    if p.type not in TYPES:
+        raise UsageError(f"a proposal's type must be one of {', '.join(TYPES)}, got {p.type!r}")
+    if p.kind == "update" and not p.target:
+        raise UsageError("an update proposal needs the target memory's id")
+    if not p.title:
+        raise UsageError("a proposal needs a title")
+    if p.target:
+        from ..store.fs import check_id
+
+        check_id(p.target)
+    for name, value in (("title", p.title), ("summary", p.summary), ("text", p.text)):
+        check_text_field(value, f"proposal {name}")
+    for q in p.evidence:
+        check_text_field(q.text, "evidence turn")
+    check_sizes({"title": p.title, "summary": p.summary, "tags": p.tags, "aliases": p.aliases,
+                 "body": p.text + "".join(q.text for q in p.evidence)})
+
+
+def store_proposals(mem, proposals: list, now: str | None = None) -> dict:
+    """Write proposals into memory/inbox/; returns {"proposed": [ids], "skipped": [{id, why}],
+    "accepted": [accept results of auto-accepted ones], "warnings": [...]}."""
+    now = _now(now)
+    written, skipped, warnings, redactions = [], [], [], 0
+    with mem.lock():
+        known = store.known_ids(mem.root)
+        for p in proposals:
+            if p.id in known:
+                skipped.append({"id": p.id, "why": "already proposed or decided"})
+                continue
+            try:
+                check(p)
+                p, redacted = captured(mem, p)
+            except (UsageError, SecretError) as e:
+                skipped.append({"id": p.id, "why": e.message})
+                continue
+            redactions += len(redacted)
+            store.write(mem.root, p.replace(created=p.created or now))
+            known.add(p.id)
+            written.append(p)
+    if redactions:
+        warnings.append(f"redacted {redactions} secret(s) in proposals")
+    accepted = []
+    auto, floor = set(mem.config["inbox.auto_accept"]), float(mem.config["inbox.auto_accept_confidence"])
+    for p in written:
+        if p.type in auto and p.confidence >= floor:
+            accepted.append(accept(mem, p.id, now=now))
+    return {"proposed": [p.id for p in written], "skipped": skipped, "accepted": accepted, "warnings": warnings}
+
+
+# ---------------------------------------------------------------- reading
+
+def pending(mem) -> tuple[list, list]:
+    return store.pending(mem.root)
+
+
+def get(mem, pid: str) -> store.Proposal:
+    """A pending proposal, else a decided one; NotFoundError naming the pending ids."""
+    for archived in (False, True):
+        if store.path(mem.root, pid, archived).is_file():
+            return store.read(mem.root, pid, archived)
+    raise _not_found(mem, pid)
+
+
+def _not_found(mem, pid: str) -> NotFoundError:
+    ids = [p.id for p in store.pending(mem.root)[0]]
+    close = [i for i in ids if pid in i][:3]
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `memcli inbox` lists the proposals"
+    return NotFoundError(f"no proposal {pid!r} in memory/inbox/{hint}", data={"candidates": close})
+
+
+def stale(mem, now=None) -> list:
+    """Pending proposals older than inbox.max_age: [(proposal, age in seconds)]."""
+    from ..heartbeat.base import now_of, when
+
+    limit = mem.config.seconds("inbox.max_age")
+    t = now_of(now)
+    out = []
+    for p in store.pending(mem.root)[0]:
+        made = when(p.created)
+        if made is not None and (t - made).total_seconds() > limit:
+            out.append((p, (t - made).total_seconds()))
+    return out
+
+
+# ---------------------------------------------------------------- deciding
+
+def _source(p: store.Proposal) -> str:
+    refs = sorted({q.episode for q in p.evidence if q.episode})
+    return one_line(f"inbox {p.id}" + (f" ({', '.join(refs)})" if refs else ""))[:500]
+
+
+def accept(mem, pid: str, now: str | None = None) -> dict:
+    """Apply one proposal; {"id", "action": accepted|already|updated..., "memory", "message"}."""
+    now = _now(now)
+    with mem.lock():
+        path = store.path(mem.root, pid)
+        if not path.is_file():
+            done = store.decided(mem.root, pid)
+            if done is None:
+                raise _not_found(mem, pid)
+            what = f"{done.status} on {(done.decided or '?')[:10]}" + (f" as {done.memory}" if done.memory else "")
+            return {"id": pid, "action": "already", "memory": done.memory, "status": done.status,
+                    "message": f"{pid} was already {what}; nothing to do"}
+        p = _read_pending(mem, pid)
+        check(p)
+        result = _apply(mem, p, now)
+        record = p.replace(status="accepted", decided=now, memory=result.id)
+        _archive(mem, p, record)
+    return {"id": pid, "action": "accepted", "memory": result.id, "write": result.action,
+            "path": result.path, "message": f"{pid} → {result.action} {result.id}", "warnings": result.warnings}
+
+
+def _read_pending(mem, pid: str) -> store.Proposal:
+    """A pending proposal to decide on; one left with git conflict markers must be settled first."""
+    from ..store import markers
+    from ..store.fs import read_text
+
+    text = read_text(store.path(mem.root, pid), store.rel(pid))
+    line = markers.first_conflict(text)
+    if line is not None:
+        raise FileError(f"{store.rel(pid)}:{line}: unresolved git conflict markers; edit the file (keep one "
+                        f"side, delete the marker lines), then decide on it")
+    return store.parse(text, pid, store.rel(pid))
+
+
+def _apply(mem, p: store.Proposal, now: str):
+    """The write a proposal stands for, through Memory.remember / Memory.update."""
+    target = p.target if p.kind == "update" else (p.target or slugify(p.title))
+    exists = target and (mem.detail_path(target).is_file() or mem.detail_path(target, archived=True).is_file())
+    if p.kind == "new" and not exists:
+        return mem.remember(p.title, p.summary, tags=p.tags, aliases=p.aliases, body=p.text, type=p.type,
+                            importance=p.importance, id=target, source=_source(p), now=now)
+    if not exists:
+        raise NotFoundError(f"{p.id} updates {target!r}, which is not a memory (any more); reject it, or edit "
+                            f"its target with `memcli inbox edit {p.id}`")
+    current = mem.get(target)
+    if _source(p) in (current.source or "") or (p.text and p.text in current.body):
+        from ..core import WriteResult
+
+        return WriteResult("unchanged", target, current.path, True)  # applied before (a crash, a merge)
+    summary = p.summary if p.summary and p.summary != current.summary else None
+    text = p.text if p.kind == "update" or p.text else ""
+    if p.kind == "new" and not text and summary is None:
+        text = p.title
+    append = None
+    if text:
+        append = f"{text}\n\n(from {_source(p)}, {now[:10]})"
+    return mem.update(target, summary=summary, append=append, tags=p.tags, aliases=p.aliases, now=now)
+
+
+def _archive(mem, p: store.Proposal, record: store.Proposal) -> None:
+    store.archive(mem.root, record)
+
+
+def reject(mem, pid: str, now: str | None = None) -> dict:
+    now = _now(now)
+    with mem.lock():
+        if not store.path(mem.root, pid).is_file():
+            done = store.decided(mem.root, pid)
+            if done is None:
+                raise _not_found(mem, pid)
+            return {"id": pid, "action": "already", "status": done.status,
+                    "message": f"{pid} was already {done.status}; nothing to do"}
+        p = _read_pending(mem, pid)
+        _archive(mem, p, p.replace(status="rejected", decided=now))
+    return {"id": pid, "action": "rejected", "path": store.rel(pid, archived=True),
+            "message": f"{pid} rejected (kept in {store.rel(pid, archived=True)})"}
+
+
+def select(mem, ids=(), all: bool = False, type: str | None = None) -> list:
+    """The ids to act on: the given ones, or every pending one (of a type)."""
+    if ids and all:
+        raise UsageError("give proposal ids or --all, not both")
+    if not ids and not all:
+        raise UsageError("which proposals? give their ids, or --all")
+    if type is not None and type not in TYPES:
+        raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
+    if ids:
+        ids = list(dict.fromkeys(ids))
+        for pid in ids:  # every id checked before anything is written
+            if not (store.path(mem.root, pid).is_file() or store.path(mem.root, pid, archived=True).is_file()):
+                raise _not_found(mem, pid)
+        return ids
+    return [p.id for p in store.pending(mem.root)[0] if type is None or p.type == type]
+
+
+# ---------------------------------------------------------------- editing
+
+def edit_text(mem, pid: str) -> str:
+    """The file's text, for an editor."""
+    from ..store.fs import read_text
+
+    if not store.path(mem.root, pid).is_file():
+        raise _not_found(mem, pid)
+    return read_text(store.path(mem.root, pid), store.rel(pid))
+
+
+def edit_finish(mem, pid: str, before: str, after: str) -> dict:
+    """Write an edited proposal: it must still parse and be applicable; a file changed
+    meanwhile is not overwritten (UsageError names the way out)."""
+    from ..store.fs import read_text
+
+    if after == before:
+        return {"id": pid, "action": "unchanged", "path": store.rel(pid)}
+    p = store.parse(after, pid, store.rel(pid))
+    check(p)
+    p, _ = captured(mem, p)
+    with mem.lock():
+        path = store.path(mem.root, pid)
+        if not path.is_file() or read_text(path, store.rel(pid)) != before:
+            raise UsageError(f"{store.rel(pid)} changed or was decided while you edited it; nothing was written")
+        store.rewrite(mem.root, p)
+    return {"id": pid, "action": "edited", "path": store.rel(pid)}
+
+
+# ---------------------------------------------------------------- gated writes
+
+@dataclass
+class Gate:
+    """remember and update for one front end under write.gate: direct, or proposals in the inbox."""
+
+    mem: object
+    front_end: str
+
+    @property
+    def mode(self) -> str:
+        from ..config import write_gate
+
+        return write_gate(self.mem.config, self.front_end)
+
+    def remember(self, title: str, summary: str = "", **kw):
+        if self.mode == "direct":
+            return self.mem.remember(title, summary, **kw)
+        p = store.make("new", title or "", summary=summary or "", type=kw.get("type") or "note",
+                       target=kw.get("id"), engine=self.front_end, confidence=1.0, created=_now(kw.get("now")),
+                       tags=kw.get("tags") or (), aliases=kw.get("aliases") or (), text=kw.get("body") or "",
+                       importance=0.5 if kw.get("importance") is None else kw["importance"])
+        if not p.title:
+            raise UsageError("a title is required and must not be blank")
+        return self._proposed(p)
+
+    def update(self, memory_id: str, **kw):
+        if self.mode == "direct":
+            return self.mem.update(memory_id, **kw)
+        current = self.mem.get(memory_id)
+        p = store.make("update", kw.get("title") or current.title, summary=kw.get("summary") or "",
+                       type=kw.get("type") or current.type, target=memory_id, engine=self.front_end, confidence=1.0,
+                       created=_now(kw.get("now")), tags=kw.get("tags") or (), aliases=kw.get("aliases") or (),
+                       text=kw.get("append") or "")
+        return self._proposed(p)
+
+    def _proposed(self, p: store.Proposal):
+        from ..core import WriteResult
+
+        res = store_proposals(self.mem, [p])
+        if not res["proposed"]:
+            raise UsageError(f"not proposed: {res['skipped'][0]['why']}" if res["skipped"] else "not proposed")
+        out = WriteResult("proposed", p.id, store.rel(p.id), False, warnings=list(res["warnings"]))
+        if res["accepted"]:
+            a = res["accepted"][0]
+            out = WriteResult("accepted", a["memory"], a["path"], False, warnings=out.warnings + a["warnings"])
+        return out
+
+
+class Inbox:
+    """`Memory.inbox`: list, get, accept, reject, edit, stale; ids exact (fuzzy only in hints)."""
+
+    def __init__(self, mem):
+        self.mem = mem
+
+    def list(self) -> tuple[list, list]:
+        """(pending proposals, oldest first; files that could not be read)."""
+        return pending(self.mem)
+
+    def get(self, pid: str) -> store.Proposal:
+        return get(self.mem, pid)
+
+    def accept(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None) -> list:
+        """Apply proposals through the ordinary write path; one result each (see `accept`)."""
+        return [accept(self.mem, pid, now) for pid in select(self.mem, ids, all, type)]
+
+    def reject(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None) -> list:
+        return [reject(self.mem, pid, now) for pid in select(self.mem, ids, all, type)]
+
+    def propose(self, proposals: list, now: str | None = None) -> dict:
+        """Write Proposals (memcli.store.inbox.make) into the inbox; auto-accept applies."""
+        return store_proposals(self.mem, proposals, now)
+
+    def edit_text(self, pid: str) -> str:
+        return edit_text(self.mem, pid)
+
+    def edit_begin(self, pid: str) -> tuple:
+        """(a draft copy under .memcli/edits/ for an editor, the text it was copied from)."""
+        before = edit_text(self.mem, pid)
+        return store.draft(self.mem.root, pid, before), before
+
+    def edit_finish(self, pid: str, before: str, after: str) -> dict:
+        return edit_finish(self.mem, pid, before, after)
+
+    def stale(self, now=None) -> list:
+        return stale(self.mem, now)
+
+    def search(self, query: str, limit: int | None = None) -> list:
+        """Hits among the pending proposals (layer "inbox"), for `recall --inbox`."""
+        return search(self.mem, query, limit)
+
+
+def search(mem, query: str, limit: int | None = None) -> list:
+    """Hits (layer "inbox") among the pending proposals: title, summary, tags, text and quotes."""
+    from datetime import datetime, timezone
+
+    from ..model import Hit
+    from ..search.ranker import MemoryIndex, SearchDoc
+    from ..search.snippet import snippet
+
+    items = store.pending(mem.root)[0]
+    if not items or not query.strip():
+        return []
+    docs = [SearchDoc(key=p.id, title=p.title, summary=p.summary, tags=p.tags, aliases=p.aliases,
+                      body="\n\n".join([p.text, *(q.text for q in p.evidence)]), importance=p.importance,
+                      updated=p.created) for p in items]
+    by_id = {p.id: p for p in items}
+    k = int(limit or mem.config["recall.limit"])
+    found = MemoryIndex(docs).search(query, limit=k, threshold=float(mem.config["recall.threshold"]),
+                                     now=datetime.now(timezone.utc))
+    out = []
+    for s in found:
+        p = by_id[s.key]
+        out.append(Hit("inbox", p.id, p.title, store.rel(p.id), s.score,
+                       snippet(p.text or (p.evidence[0].text if p.evidence else ""), query), p.summary, p.tags,
+                       tuple(getattr(s, "matched", ()) or ())))
+    return out

@@ -1,0 +1,46 @@
+"""Record that a memory (a procedure, usually) worked or failed: `Memory.outcome`,
+`memcli outcome ID success|failure [--note TEXT]`, MCP `report_outcome`.
+
+The counters and the dated notes live in the detail file (`store/outcomes.py`); `updated` is left
+alone, so recording an outcome neither reorders MEMORY.md nor counts as an edit of the memory.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..model import one_line
+from ..store import details as dfile
+from ..store import outcomes
+from ..store.fs import atomic_write_many, check_id, read_text
+from ..textcheck import check_rendered, check_text_field
+
+
+def record(mem, memory_id: str, result: str, note: str | None, now: str) -> dict:
+    """Add one outcome to a memory (in memory/ or memory/archive/); returns its new record."""
+    check_id(memory_id)
+    if result not in outcomes.RESULTS:
+        raise UsageError(f"the outcome must be success or failure, got {result!r}")
+    note = one_line(note or "")
+    check_text_field(note, "note")
+    if len(note) > outcomes.MAX_NOTE:
+        raise UsageError(f"the note has {len(note)} characters; the limit is {outcomes.MAX_NOTE}")
+    fields, redacted = mem.scan({"note": note})
+    fields, warnings = mem.mask(fields)
+    note = fields["note"]
+    with mem.lock():
+        path = mem.locate(memory_id)
+        rel = mem.rel(path)
+        raw = read_text(path, rel)
+        d = dfile.parse(raw, memory_id, rel)
+        new = outcomes.recorded(d, result, note, now)
+        text = dfile.render_update(raw, d, new)
+        check_rendered(text)
+        atomic_write_many([(path, text, dfile.newline_of(raw))])
+    uses, successes = outcomes.count(new, outcomes.USES), outcomes.count(new, outcomes.SUCCESSES)
+    if redacted:
+        warnings.append(f"redacted {len(redacted)} secret(s) in the note")
+    if d.type != "procedure":
+        warnings.append(f"{memory_id} is a {d.type}, not a procedure: its outcomes are kept all the same")
+    return {"id": memory_id, "path": rel, "result": result, "note": note or None, "uses": uses,
+            "successes": successes, "success_rate": round(outcomes.rate(uses, successes), 4),
+            "last_outcome": new.extra[outcomes.LAST], "record": outcomes.record_line(new), "warnings": warnings}

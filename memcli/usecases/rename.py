@@ -1,0 +1,172 @@
+"""A new id for a memory, resumable: its file, its frontmatter id, its MEMORY.md link and the
+references to it (`memory/OLD.md`, `[[OLD]]`) in every other memory.
+
+Thousands of files may refer to a memory, so the rename is not one atomic write: a journal,
+`.memcli/rename.json`, is written first and removed last. Steps, under the root lock:
+
+1. the journal (old id, new id, folder, the temp-file tag of this rename);
+2. the new file, `memory/NEW.md` (its frontmatter id and its own references rewritten);
+3. every other memory that refers to the old id, BATCH files at a time with one flush of the file
+   system per batch (store.fs.replace_each), then MEMORY.md;
+4. the old file removed, then the journal.
+
+Each step can be done again, so a rename that was killed is finished by running it again:
+`memcli rename OLD NEW` with a journal for OLD and NEW picks up where it stopped (any other
+rename is refused until then, and heartbeat reports it). Temp files of the killed run are
+removed. A memory file that is a symbolic link is never renamed, and references are never
+rewritten in a link: a link is not replaced by a copy of what it points to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+
+from ..errors import ExistsError, FileError, NotFoundError, Refused, UnsafePathError, UsageError
+from ..store import details as dfile
+from ..store import layout
+from ..store.fs import (STATE_DIR, TMP_PREFIX, atomic_write, check_id, followable, read_text, replace_each,
+                        state_dir)
+
+JOURNAL = "rename.json"
+
+
+def rewrite_refs(text: str, old: str, new: str) -> str:
+    """memory/OLD.md links and [[OLD]] wiki links become NEW; nothing else is touched."""
+    o = re.escape(old)
+    text = re.sub(rf"(?<![\w.-])(memory/(?:archive/)?){o}\.md\b", lambda m: f"{m.group(1)}{new}.md", text)
+    text = re.sub(rf"\[\[{o}((?:\|[^\]]*)?)\]\]", lambda m: f"[[{new}{m.group(1)}]]", text)
+    return text
+
+
+def pending(root) -> dict | None:
+    """The journal of a rename that did not finish, or None."""
+    path = root / STATE_DIR / JOURNAL
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(data, dict) and isinstance(data.get("old"), str) and isinstance(data.get("new"), str)):
+        return None
+    return data
+
+
+def rename(mem, old: str, new: str) -> dict:
+    """Give a memory a new id (see the module's doc). A journal for old and new finishes that rename."""
+    check_id(old)
+    check_id(new)
+    if old == new:
+        raise UsageError("the old and the new id are the same")
+    with mem.lock():
+        journal = pending(mem.root)
+        if journal is not None:
+            if (journal["old"], journal["new"]) != (old, new):
+                raise Refused(f"a rename of {journal['old']} to {journal['new']} did not finish; run "
+                              f"`memcli rename {journal['old']} {journal['new']}` to finish it first",
+                              data={"pending": {"old": journal["old"], "new": journal["new"]}})
+            return _run(mem, journal, resumed=True)
+        src = next((p for p in (mem.detail_path(old), mem.detail_path(old, archived=True)) if p.is_file()), None)
+        if src is None:
+            mem.get(old)  # raises NotFoundError with close candidates
+            raise NotFoundError(f"no memory with id {old!r}")
+        if src.is_symlink():
+            raise UnsafePathError(f"{mem.rel(src)} is a symbolic link; rename the file it points to, or replace "
+                                  "the link with the file")
+        for a in (False, True):
+            if mem.detail_path(new, archived=a).exists() or mem.detail_path(new, archived=a).is_symlink():
+                raise ExistsError(f"a memory with id {new!r} already exists; pick another id")
+        dfile.parse(read_text(src, mem.rel(src)), old, mem.rel(src))  # a broken file is not renamed
+        journal = {"old": old, "new": new, "archived": src.parent.name == "archive",
+                   "tag": f"rename-{secrets.token_hex(4)}-"}
+        atomic_write(state_dir(mem.root) / JOURNAL, json.dumps(journal) + "\n")
+        return _run(mem, journal, resumed=False)
+
+
+def _run(mem, j: dict, resumed: bool) -> dict:
+    old, new, archived, tag = j["old"], j["new"], bool(j.get("archived")), str(j.get("tag") or "rename-")
+    if resumed:
+        _remove_temps(mem, tag)
+    src, dst = mem.detail_path(old, archived=archived), mem.detail_path(new, archived=archived)
+    if src.is_file() and not dst.exists():
+        raw = read_text(src, mem.rel(src))
+        text, newline = _with_id(raw, old, new, mem.rel(src))
+        atomic_write(dst, rewrite_refs(text, old, new), newline=newline)
+    elif not dst.is_file():
+        _drop_journal(mem)
+        raise NotFoundError(f"the rename of {old} to {new} cannot go on: neither {mem.rel(src)} nor "
+                            f"{mem.rel(dst)} is there (the journal is removed)")
+    writes, changed, skipped = [], [], []
+    for p in mem.detail_files() + mem.detail_files(archived=True):
+        if p in (src, dst):
+            continue
+        if p.is_symlink():  # its target, when it is a memory, is rewritten as itself
+            if followable(mem.root, p):
+                continue
+            skipped.append(mem.rel(p))
+            continue
+        try:
+            other = read_text(p, mem.rel(p))
+        except FileError:
+            continue
+        new_text = rewrite_refs(other, old, new)
+        if new_text != other:
+            writes.append((p, new_text))
+            changed.append(p.stem)
+    replace_each(writes, tag)
+    index_changed = False
+    if mem.index_path.is_file() and not mem.index_path.is_symlink():
+        idx = read_text(mem.index_path, "MEMORY.md")
+        new_idx = rewrite_refs(idx, old, new)
+        if new_idx != idx:
+            atomic_write(mem.index_path, new_idx)
+            index_changed = True
+    try:
+        os.unlink(src)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise FileError(f"renamed to {mem.rel(dst)} but cannot remove {mem.rel(src)}: {e.strerror or e}; "
+                        f"run `memcli rename {old} {new}` again")
+    _drop_journal(mem)
+    out = {"action": "renamed", "old": old, "id": new, "path": mem.rel(dst), "index": index_changed,
+           "references": changed, "resumed": resumed}
+    if skipped:
+        out["not_followed"] = skipped
+    return out
+
+
+def _with_id(raw: str, old: str, new: str, rel: str) -> tuple[str, str]:
+    """The file's text with its frontmatter id changed, as it is (line ends included) when the id
+    line can be found; otherwise rendered again."""
+    fm_id = re.compile(rf"^id:[ \t]*['\"]?{re.escape(old)}['\"]?[ \t]*(\r?)$", re.M)
+    head = raw.split("\n---", 1)
+    if raw.lstrip("\ufeff").startswith("---") and len(head) == 2 and len(fm_id.findall(head[0])) == 1:
+        return fm_id.sub(lambda m: f"id: {new}{m.group(1)}", head[0], count=1) + "\n---" + head[1], "\n"
+    d = dfile.parse(raw, old, rel)
+    return dfile.render(d.replace(id=new)), dfile.newline_of(raw)
+
+
+def _remove_temps(mem, tag: str) -> None:
+    """The temp files a killed run of this rename left behind."""
+    prefix = TMP_PREFIX + tag
+    for folder in (mem.root, mem.root / layout.MEMORY, mem.root / layout.ARCHIVE):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix):
+                try:
+                    os.unlink(folder / name)
+                except OSError:
+                    pass
+
+
+def _drop_journal(mem) -> None:
+    try:
+        os.unlink(mem.root / STATE_DIR / JOURNAL)
+    except FileNotFoundError:
+        pass
