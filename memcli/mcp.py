@@ -186,13 +186,7 @@ def build(root: str | os.PathLike) -> MCPServer:
     m = lambda: Memory(root, door="mcp")  # noqa: E731 - the configuration is read afresh on every call, as the CLI does
 
     @tool
-    def recall(query: Query, queries: Annotated[list[str], Field(
-            max_length=8, description=(
-                "Other phrasings of the same question, fused with it by rank: when the memory holds both "
-                "Chinese and English, the question translated into the other language; a paraphrase with "
-                "other words. Recall matches words, so a translation finds memories written in the other "
-                "language."))] = [],  # noqa: B006
-               limit: Limit = None, layer: Layer = None, deep: Annotated[bool, Field(
+    def recall(query: Query, limit: Limit = None, layer: Layer = None, deep: Annotated[bool, Field(
             description="Search every layer and merge the hits instead of stopping at the first that answers.")] = False,
                session: Session = None, scope: Scope = None,
                inbox: Annotated[bool, Field(description="Also search proposals waiting for review in memory/inbox/ "
@@ -200,7 +194,13 @@ def build(root: str | os.PathLike) -> MCPServer:
                type: Type = None,
                min_success: Annotated[Optional[float], Field(ge=0, le=1, description=(
                    "Only memories whose smoothed success rate (report_outcome) reaches this, e.g. 0.7 "
-                   "with type procedure."))] = None) -> CallToolResult:
+                   "with type procedure."))] = None,
+               queries: Annotated[list[str], Field(
+                   max_length=8, description=(
+                       "Other phrasings of the same question, fused with it by rank: when the memory holds "
+                       "both Chinese and English, the question translated into the other language; a "
+                       "paraphrase with other words. Recall matches words, so a translation finds memories "
+                       "written in the other language."))] = []) -> CallToolResult:  # noqa: B006
         """Find memories that fit a question: session turns, then the task scope, then MEMORY.md, then
         every detail file. Pass the question in both languages when the memory holds Chinese and
         English (query in the user's words, queries=[its translation]). Returns hits (id, title,
