@@ -202,3 +202,13 @@ def test_fusion_leaves_out_a_weak_hit_only_another_phrasing_found():
     other = Recall("p", [hit("d", "weak")])
     assert [h.id for h in fuse([original, translated, other], 5)] == ["a", "c"]
     assert [h.id for h in fuse([original, translated, Recall("p", [hit("b", "weak")])], 5)] == ["b", "a", "c"]
+
+
+def test_a_lexical_recall_imports_no_numpy(example_root):
+    from tests.conftest import run_memcli
+    from tests.test_startup import loaded
+
+    for query in ("charset", "alembic migrations before the deploy"):  # the index, then the details layer
+        run_memcli("--root", example_root, "recall", query)
+        mods = loaded("--root", example_root, "recall", query)
+        assert "numpy" not in mods and "memcli.search.providers.http" not in mods, query
