@@ -36,7 +36,7 @@ def tokens(text: str) -> int:
 
 def fence(text: str) -> str:
     """A fence longer than any backtick run inside, so the text cannot close it."""
-    from .scan import strip_invisible
+    from .safety.scanner import strip_invisible
 
     text = strip_invisible(text)
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
@@ -45,7 +45,7 @@ def fence(text: str) -> str:
 
 
 def _flag(text: str) -> str:
-    from .scan import find_injection
+    from .safety.scanner import find_injection
 
     found = find_injection(text)
     if not found:

@@ -136,7 +136,9 @@ def finish(mem, s: EditSession, text: str | None = None, now: str | None = None)
         else:
             from .merge3 import merge
 
-            new = merge(s.base, ours, theirs)
+            # a person is at the editor: lines both sides added at one place are a conflict for
+            # them to settle, not an interleaving for memcli to choose
+            new = merge(s.base, ours, theirs, keep_both=False)
             if new is None:
                 raise Refused(f"{rel} changed while it was open in the editor and the changes overlap; "
                               f"the file keeps the other change, your text is kept in {shown} "

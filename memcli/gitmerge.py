@@ -17,110 +17,17 @@ histories hold the same files.
 
 from __future__ import annotations
 
-from .merge3 import matching_blocks
+from .merge3 import merge3 as _merge3
+from .merge3 import merged_lines, union_lines
 
 # ---------------------------------------------------------------- three-way line merge
 
 
-def _sync_regions(base: list, a: list, b: list) -> list:
-    ia = ib = 0
-    am = matching_blocks(base, a)
-    bm = matching_blocks(base, b)
-    out = []
-    while ia < len(am) and ib < len(bm):
-        abase, amatch, alen = am[ia]
-        bbase, bmatch, blen = bm[ib]
-        lo, hi = max(abase, bbase), min(abase + alen, bbase + blen)
-        if lo < hi:
-            asub, bsub = amatch + (lo - abase), bmatch + (lo - bbase)
-            out.append((lo, hi, asub, asub + hi - lo, bsub, bsub + hi - lo))
-        if abase + alen < bbase + blen:
-            ia += 1
-        else:
-            ib += 1
-    out.append((len(base), len(base), len(a), len(a), len(b), len(b)))
-    return out
-
-
 def merge3(base: list, a: list, b: list) -> list:
-    """Regions of a three-way merge: ("ok", lines) or ("conflict", base, a, b).
-
-    Two insertions at the same place (the base part empty) are both kept, in sorted order, so
-    the result does not depend on which side is ours; lines both sides added are kept once."""
-    out: list = []
-    iz = ia = ib = 0
-    every: tuple = ()  # the lines of each side, as sets, made at the first conflict
-    for zs, ze, as_, ae, bs, be in _sync_regions(base, a, b):
-        ra, rb, rz = a[ia:as_], b[ib:bs], base[iz:zs]
-        if ra or rb:
-            if ra == rb:
-                out.append(("ok", ra))
-            elif ra == rz:
-                out.append(("ok", rb))
-            elif rb == rz:
-                out.append(("ok", ra))
-            else:
-                every = every or (set(a), set(b))
-                out.append(_conflict(rz, ra, rb, *every))
-        if ze > zs:
-            out.append(("ok", base[zs:ze]))
-        iz, ia, ib = ze, ae, be
-    return out
-
-
-def _conflict(base: list, a: list, b: list, all_a: set, all_b: set) -> tuple:
-    # trim what both sides hold at the start and at the end (git's "zealous" merge)
-    pre = 0
-    while pre < min(len(a), len(b)) and a[pre] == b[pre]:
-        pre += 1
-    post = 0
-    while post < min(len(a), len(b)) - pre and a[len(a) - 1 - post] == b[len(b) - 1 - post]:
-        post += 1
-    head, tail = a[:pre], a[len(a) - post:] if post else []
-    ma, mb = a[pre:len(a) - post], b[pre:len(b) - post]
-    if set(base) <= all_a and set(base) <= all_b:
-        # Neither side deleted or changed a line here, only added lines or moved them: keep every
-        # line once (a line one side moved away stays where that side put it), in the order of the
-        # smaller of "ours, then theirs' new lines" and "theirs, then ours' new lines".
-        in_a, in_b = set(ma), set(mb)
-        moved = {x for x in base if (x not in in_a and x in all_a) or (x not in in_b and x in all_b)}
-        keep = _union([x for x in ma if x not in moved or not x.strip()],
-                      [x for x in mb if x not in moved or not x.strip()])
-        return ("ok", head + keep + tail)
-    return ("conflict", base, head, ma, mb, tail)
-
-
-def _union(a: list, b: list) -> list:
-    in_a, in_b = set(a), set(b)
-    one = a + [x for x in b if x not in in_a or not x.strip()]
-    two = b + [x for x in a if x not in in_b or not x.strip()]
-    return min(one, two)
-
-
-def merged_lines(regions: list, marker: int = 7, labels=("ours", "theirs")) -> tuple[list, int]:
-    """The lines, with standard markers around each conflict; (lines, number of conflicts)."""
-    out, n = [], 0
-    for r in regions:
-        if r[0] == "ok":
-            out += r[1]
-            continue
-        _, _, head, ma, mb, tail = r
-        n += 1
-        out += head + ["<" * marker + f" {labels[0]}"] + ma + ["=" * marker] + mb + [">" * marker + f" {labels[1]}"]
-        out += tail
-    return out, n
-
-
-def union_lines(regions: list) -> list:
-    """The lines, each conflict kept as both sides (sorted, so symmetric): for text that must not conflict."""
-    out = []
-    for r in regions:
-        if r[0] == "ok":
-            out += r[1]
-        else:
-            _, _, head, ma, mb, tail = r
-            out += head + _union(ma, mb) + tail
-    return out
+    """The drivers' line merge: memcli's one three-way merge (merge3.py), keeping both sides'
+    lines where both only added lines at one place, so the result does not depend on which side
+    is ours."""
+    return _merge3(base, a, b, keep_both=True)
 
 
 def _lines(text: str) -> list:

@@ -341,7 +341,7 @@ def secrets_in(repo: _Repo, changes: list, config) -> list:
     asks the secret scanner."""
     if not changes or config["write.secrets"] == "allow":
         return []
-    from .scan import find_secrets
+    from .safety.scanner import find_secrets
 
     found = []
     for status, path, rel in changes:

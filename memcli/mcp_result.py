@@ -43,7 +43,7 @@ _FLAG = re.compile(r"(?<![\w`-])--([a-z][a-z-]*)\b(?!-)")
 
 def injection_flags(items: dict) -> dict:
     """id -> the injection kinds found in that memory's text (only the flagged ones)."""
-    from .scan import find_injection
+    from .safety.scanner import find_injection
 
     out = {}
     for key, text in items.items():

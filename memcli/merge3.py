@@ -1,8 +1,20 @@
-"""A line-based three-way merge (diff3) in pure Python.
+"""The one line-based three-way merge (diff3) in pure Python, for `edit` and the git drivers.
 
-``merge(base, ours, theirs)`` gives the merged text when the two sides changed different
-lines of ``base``, and None when they touched the same place differently (a conflict): the
-caller then keeps both versions for a person instead of choosing one.
+``merge3(base, ours, theirs, keep_both=...)`` splits the merge into regions: lines taken as
+they are, and conflicts where both sides changed the same place differently. Changes of one
+side only, and changes both sides made alike, are taken (once). Where both sides changed the
+same place, ``keep_both`` decides:
+
+- False (``edit``: a person merging a concurrent change): it is a conflict;
+- True (the git driver of detail files and MEMORY.md's hand-written lines): when neither side
+  deleted or changed a base line there, only added lines or moved them, every line is kept once,
+  in an order that does not depend on which side is ours; a changed or deleted base line is
+  still a conflict.
+
+``merged_lines`` writes the regions with standard conflict markers, ``union_lines`` with both
+sides of each conflict (text that must never conflict), and ``merge`` gives the merged text or
+None on a conflict. Symmetric: swapping ours and theirs gives the same lines wherever there is
+no conflict (and swaps the sides of a conflict).
 """
 
 from __future__ import annotations
@@ -107,45 +119,128 @@ def _longest_increasing(pairs: list) -> list:
     return out[::-1]
 
 
-def _matches(base: list, other: list) -> dict:
-    """base line index -> other line index, for the lines the two have in common (monotonic)."""
-    out = {}
-    for a, b, size in matching_blocks(base, other):
-        for n in range(size):
-            out[a + n] = b + n
+# ---------------------------------------------------------------- regions
+
+
+def _sync_regions(base: list, a: list, b: list) -> list:
+    """(base start, base end, a start, a end, b start, b end) of each stretch all three share."""
+    ia = ib = 0
+    am = matching_blocks(base, a)
+    bm = matching_blocks(base, b)
+    out = []
+    while ia < len(am) and ib < len(bm):
+        abase, amatch, alen = am[ia]
+        bbase, bmatch, blen = bm[ib]
+        lo, hi = max(abase, bbase), min(abase + alen, bbase + blen)
+        if lo < hi:
+            asub, bsub = amatch + (lo - abase), bmatch + (lo - bbase)
+            out.append((lo, hi, asub, asub + hi - lo, bsub, bsub + hi - lo))
+        if abase + alen < bbase + blen:
+            ia += 1
+        else:
+            ib += 1
+    out.append((len(base), len(base), len(a), len(a), len(b), len(b)))
     return out
 
 
-def merge_lines(base: list, ours: list, theirs: list) -> list | None:
-    """The merged lines, or None on a conflict."""
-    mo, mt = _matches(base, ours), _matches(base, theirs)
+def merge3(base: list, a: list, b: list, *, keep_both: bool = False) -> list:
+    """Regions of a three-way merge of lists of lines: ("ok", lines) or
+    ("conflict", base, head, a, b, tail), head and tail being what both sides hold alike around
+    the lines they disagree on. ``keep_both``: see the module's docstring."""
     out: list = []
-    i = j = k = 0
-    while True:
-        n = i
-        while n < len(base) and not (n in mo and n in mt):
-            n += 1
-        end_o = mo[n] if n < len(base) else len(ours)
-        end_t = mt[n] if n < len(base) else len(theirs)
-        b, o, t = base[i:n], ours[j:end_o], theirs[k:end_t]
-        if o == b:
-            out += t
-        elif t == b or o == t:
-            out += o
+    iz = ia = ib = 0
+    every: tuple = ()  # the lines of each side, as sets, made at the first overlap
+    for zs, ze, as_, ae, bs, be in _sync_regions(base, a, b):
+        ra, rb, rz = a[ia:as_], b[ib:bs], base[iz:zs]
+        if ra or rb:
+            if ra == rb:
+                out.append(("ok", ra))
+            elif ra == rz:
+                out.append(("ok", rb))
+            elif rb == rz:
+                out.append(("ok", ra))
+            else:
+                if keep_both:
+                    every = every or (set(a), set(b))
+                out.append(_overlap(rz, ra, rb, every))
+        if ze > zs:
+            out.append(("ok", base[zs:ze]))
+        iz, ia, ib = ze, ae, be
+    return out
+
+
+def _overlap(base: list, a: list, b: list, every: tuple) -> tuple:
+    """Both sides changed base (here a and b): a conflict, or with ``every`` (the lines of each
+    whole side: keep_both) both sides' lines when neither removed a base line."""
+    # trim what both sides hold at the start and at the end (git's "zealous" merge)
+    pre = 0
+    while pre < min(len(a), len(b)) and a[pre] == b[pre]:
+        pre += 1
+    post = 0
+    while post < min(len(a), len(b)) - pre and a[len(a) - 1 - post] == b[len(b) - 1 - post]:
+        post += 1
+    head, tail = a[:pre], a[len(a) - post:] if post else []
+    ma, mb = a[pre:len(a) - post], b[pre:len(b) - post]
+    if every and set(base) <= every[0] and set(base) <= every[1]:
+        # Neither side deleted or changed a line here, only added lines or moved them: keep every
+        # line once (a line one side moved away stays where that side put it), in the order of the
+        # smaller of "ours, then theirs' new lines" and "theirs, then ours' new lines".
+        all_a, all_b = every
+        in_a, in_b = set(ma), set(mb)
+        moved = {x for x in base if (x not in in_a and x in all_a) or (x not in in_b and x in all_b)}
+        keep = _union([x for x in ma if x not in moved or not x.strip()],
+                      [x for x in mb if x not in moved or not x.strip()])
+        return ("ok", head + keep + tail)
+    return ("conflict", base, head, ma, mb, tail)
+
+
+def _union(a: list, b: list) -> list:
+    in_a, in_b = set(a), set(b)
+    one = a + [x for x in b if x not in in_a or not x.strip()]
+    two = b + [x for x in a if x not in in_b or not x.strip()]
+    return min(one, two)
+
+
+def merged_lines(regions: list, marker: int = 7, labels=("ours", "theirs")) -> tuple[list, int]:
+    """The lines, with standard markers around each conflict; (lines, number of conflicts)."""
+    out, n = [], 0
+    for r in regions:
+        if r[0] == "ok":
+            out += r[1]
+            continue
+        _, _, head, ma, mb, tail = r
+        n += 1
+        out += head + ["<" * marker + f" {labels[0]}"] + ma + ["=" * marker] + mb + [">" * marker + f" {labels[1]}"]
+        out += tail
+    return out, n
+
+
+def union_lines(regions: list) -> list:
+    """The lines, each conflict kept as both sides (sorted, so symmetric): for text that must not conflict."""
+    out = []
+    for r in regions:
+        if r[0] == "ok":
+            out += r[1]
         else:
-            return None
-        if n == len(base):
-            return out
-        out.append(base[n])
-        i, j, k = n + 1, mo[n] + 1, mt[n] + 1
+            _, _, head, ma, mb, tail = r
+            out += head + _union(ma, mb) + tail
+    return out
 
 
-def merge(base: str, ours: str, theirs: str) -> str | None:
-    """Three-way merge of texts, line by line; None when both sides changed the same lines."""
+def merge_lines(base: list, ours: list, theirs: list, *, keep_both: bool = False) -> list | None:
+    """The merged lines, or None on a conflict."""
+    regions = merge3(base, ours, theirs, keep_both=keep_both)
+    if any(r[0] == "conflict" for r in regions):
+        return None
+    return [x for r in regions for x in r[1]]
+
+
+def merge(base: str, ours: str, theirs: str, *, keep_both: bool = False) -> str | None:
+    """Three-way merge of texts, line by line (line ends kept); None on a conflict."""
     if ours == theirs or theirs == base:
         return ours
     if ours == base:
         return theirs
     merged = merge_lines(base.splitlines(keepends=True), ours.splitlines(keepends=True),
-                         theirs.splitlines(keepends=True))
+                         theirs.splitlines(keepends=True), keep_both=keep_both)
     return None if merged is None else "".join(merged)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memcli.scan import (
+from memcli.safety.scanner import (
     InjectionMatch,
     SecretMatch,
     find_injection,

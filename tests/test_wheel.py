@@ -1,7 +1,10 @@
-"""The built wheel ships the templates: install it in a fresh venv and run `memcli init`."""
+"""The built wheel ships the templates and the scanner's rules: install it in a fresh venv, run `memcli init`
+and a write the secret rules refuse."""
 
 import os
+import random
 import shutil
+import string
 import subprocess
 import sys
 import venv
@@ -55,3 +58,9 @@ def test_wheel_ships_templates(tmp_path):
         res = subprocess.run([str(py), "-m", "memcli", "--root", str(root), *args], capture_output=True,
                              text=True, env=env, cwd=tmp_path, timeout=120)
         assert res.returncode == 0, (args, res.stdout + res.stderr)
+    # the scanner's rules are data files: the wheel ships them
+    rng = random.Random(1)
+    token = "gh" + "p_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    res = subprocess.run([str(py), "-m", "memcli", "--root", str(root), "remember", "deploy", f"push with {token}"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert res.returncode == 4 and "GitHub token" in res.stderr, res.stdout + res.stderr

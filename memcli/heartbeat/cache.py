@@ -81,9 +81,10 @@ def _inspect_all(jobs: list) -> list:
     return _inspect_many(jobs)
 
 
-# what every record also depends on, besides the checks' own modules
+# what every record also depends on, besides the checks' own modules (and the scanner's rule sets)
 _FIXED = ("memcli.heartbeat.cache", "memcli.heartbeat.base", "memcli.heartbeat.checks", "memcli.store.details",
-          "memcli.store.layout", "memcli.scan", "memcli.model")
+          "memcli.store.layout", "memcli.safety.scanner", "memcli.safety.ruleset", "memcli.safety.validators",
+          "memcli.safety.invisible", "memcli.model")
 
 
 def signature() -> str:
@@ -91,7 +92,10 @@ def signature() -> str:
     a check added or changed anywhere makes the next audit read every file again."""
     import importlib.util
 
+    from ..safety.scanner import fingerprint
+
     h = hashlib.blake2b(CACHE_FORMAT.encode(), digest_size=12)
+    h.update(fingerprint().encode())  # a rule added or changed, built in or by a plugin
     for name in sorted(set(_FIXED) | set(checks.modules())):
         h.update(name.encode())
         try:

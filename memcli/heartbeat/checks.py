@@ -179,7 +179,7 @@ class Secrets(Check):
     kinds = TEXT_KINDS
 
     def file(self, f):
-        from ..scan import find_secrets
+        from ..safety.scanner import find_secrets
 
         return [Finding("secret", "error", f.rel, s.line, f"{s.kind} at line {s.line}, column {s.column}",
                         "remove it from the file and rotate it (git history may still hold it)")
@@ -192,7 +192,7 @@ class Injection(Check):
     kinds = TEXT_KINDS
 
     def file(self, f):
-        from ..scan import find_injection
+        from ..safety.scanner import find_injection
 
         out = []
         for m in find_injection(f.text):

@@ -4,5 +4,7 @@
 the Python API and MCP; edit; import; the git merge driver's result; heartbeat's carry of a
 hand-edited index line): sizes, control characters, conflict-marker lines and secrets.
 ``values`` holds the rules a memory's frontmatter values must follow, shared with heartbeat.
+``scanner`` finds secrets and prompt injection by the rules of ``rules/*.json`` (``ruleset``
+reads them, ``validators`` holds the code they name, ``invisible`` the invisible characters).
 ``pii`` finds and masks personal data under the `write.pii` policies (see its docstring).
 """

@@ -98,7 +98,7 @@ class WriteCheck:
         keys of a dict (other frontmatter keys)."""
         if self.policy == "allow":
             return fields, []
-        from ..scan import find_secrets, redact_secrets
+        from .scanner import find_secrets, redact_secrets
 
         redacted: list = []
 

