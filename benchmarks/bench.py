@@ -28,12 +28,15 @@ from gen_store import DETAIL_WORD, INDEX_WORD  # noqa: E402
 MEMCLI = str(Path(sys.executable).with_name("memcli"))
 
 
-def timed(cmd: list, cwd=None) -> tuple[float, float, int]:
-    """(milliseconds, peak RSS in MB, exit code) of one whole process."""
+def timed(cmd: list, cwd=None, env=None, cpu: bool = False) -> tuple[float, float, int]:
+    """(milliseconds, peak RSS in MB, exit code) of one whole process; with ``cpu``, its CPU time
+    (user + system) instead of the wall clock: on a busy machine the steadier measure."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
     _, status, usage = os.wait4(p.pid, 0)
     ms = (time.perf_counter() - t0) * 1000
+    if cpu:
+        ms = (usage.ru_utime + usage.ru_stime) * 1000
     p.returncode = os.waitstatus_to_exitcode(status)
     return ms, usage.ru_maxrss / 1024, p.returncode
 
@@ -114,14 +117,45 @@ def bench(root: Path, n: int, runs: int, rebuild: bool = True) -> list:
     return rows
 
 
+def compare(base: Path, n: int, runs: int, baseline: Path) -> None:
+    """The per-turn commands of this checkout and of the code in ``baseline`` (another checkout's
+    folder, put first on PYTHONPATH), each on its own copy of the store, runs interleaved."""
+    roots = {"now": store(base / "now", n), "before": store(base / "before", n)}
+    here = Path(__file__).resolve().parent.parent  # both through PYTHONPATH: the same import search
+    envs = {"now": {**os.environ, "PYTHONPATH": str(here)}, "before": {**os.environ, "PYTHONPATH": str(baseline)}}
+    commands = {"python -c pass": lambda r: [sys.executable, "-c", "pass"],
+                "recall (index hit)": lambda r: [MEMCLI, "--root", str(r), "recall", INDEX_WORD],
+                "should-recall": lambda r: [MEMCLI, "--root", str(r), "should-recall", "还记得上次那个部署方案吗"],
+                "recall (details, warm cache)": lambda r: [MEMCLI, "--root", str(r), "recall", DETAIL_WORD]}
+    print("| memories | command | now: wall ms | before: wall ms | now: CPU ms | before: CPU ms |\n"
+          "|---:|---|---:|---:|---:|---:|")
+    for name, make in commands.items():
+        wall = {k: [] for k in roots}
+        cpu = {k: [] for k in roots}
+        for k in roots:
+            timed(make(roots[k]), env=envs[k])  # warm-up (and the search cache)
+        for _ in range(runs):
+            for k in roots:
+                wall[k].append(timed(make(roots[k]), env=envs[k])[0])
+                cpu[k].append(timed(make(roots[k]), env=envs[k], cpu=True)[0])
+        print(f"| {n:,} | {name} | " + " | ".join(f"{statistics.median(t[k]):.0f}" for t in (wall, cpu)
+                                                   for k in ("now", "before")) + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
     ap.add_argument("--no-rebuild", action="store_true", help="Leave out `index rebuild` (slow on old versions).")
+    ap.add_argument("--baseline", type=Path, metavar="SRC",
+                    help="only the per-turn commands, beside the code in SRC (a checkout's folder), interleaved")
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
+    if args.baseline:
+        for n in args.sizes:
+            compare(args.dir, n, args.runs, args.baseline.resolve())
+        return
     rows = []
     for n in args.sizes:
         rows += bench(store(args.dir, n), n, args.runs, rebuild=not args.no_rebuild)

@@ -159,11 +159,13 @@ class Hit:
     tags: tuple[str, ...] = ()
     matched: tuple[str, ...] = ()
     methods: tuple[str, ...] = ()  # how it was found: "bm25f" (words), "embedding" (meaning)
+    sure: str = ""  # how sure: "strong", "good" or "weak" (set by the cascade)
 
     def to_dict(self) -> dict:
         return {"layer": self.layer, "id": self.id, "title": self.title, "path": self.path,
                 "score": round(self.score, 4), "snippet": self.snippet, "summary": self.summary,
-                "tags": list(self.tags), "matched": list(self.matched), "methods": list(self.methods)}
+                "tags": list(self.tags), "matched": list(self.matched), "methods": list(self.methods),
+                "sure": self.sure}
 
 
 @dataclass(frozen=True)

@@ -190,6 +190,17 @@ def problems(items: list, ok_text: str) -> None:
         out(str(p))
 
 
+def how_found(h: dict) -> str:
+    """One short line: how a hit was found and how sure it is ("words: utf8mb4 charset · strong 0.91")."""
+    methods = h.get("methods") or []
+    words = " ".join(h.get("matched") or [])[:60]
+    how = ("words" + (f": {words}" if words else "")) if "bm25f" in methods or not methods else ""
+    if "embedding" in methods:
+        how = f"{how} + meaning" if how else "meaning"
+    sure = h.get("sure") or ""
+    return f"{how} · {sure + ' ' if sure else ''}{h['score']:.2f}"
+
+
 def recall(data: dict) -> None:
     hits = data["hits"]
     if not hits:
@@ -208,7 +219,7 @@ def recall(data: dict) -> None:
         return
     parts = []
     for h in hits:
-        block = [f"## {h['title']}", f"<!-- {h['path']} · {h['layer']} · score {h['score']:.2f} -->"]
+        block = [f"## {h['title']}", f"<!-- {h['path']} · {h['layer']} · {how_found(h)} -->"]
         if h["summary"]:
             block.append(h["summary"])
         if h["tags"]:

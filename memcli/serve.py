@@ -206,7 +206,7 @@ class Server:
                 lexical = semantic._pairs(semantic.lexical_candidates(self.mem, str(request["query"]),
                                                                        cache=self._search))
             else:
-                lexical = [(str(k), float(r)) for k, r in request["lexical"]]
+                lexical = [(str(x[0]), float(x[1]), bool(x[2]) if len(x) > 2 else True) for x in request["lexical"]]
             current = self._observer is not None and not self._dirty
             self._dirty = self._observer is None  # a write from now on marks it again
             try:
@@ -245,9 +245,12 @@ class Server:
     def serve(self, sock: socket.socket, preload: bool = True) -> None:
         """Answer requests until interrupted; ``preload`` loads the model before the first."""
         if preload:
-            from memcli.search import embed
+            from memcli.search import semantic
 
-            embed.load()
+            if semantic.provider_for(self.mem).name == "use":  # the bundled model, loaded once here
+                from memcli.search import embed
+
+                embed.load()
         self.watch()
         try:
             while True:

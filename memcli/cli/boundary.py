@@ -108,12 +108,12 @@ def text_arg(value: str, what: str) -> str:
 # the global options and each command's own parameters under the Typer parameter names ----
 
 def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, inbox=False, type_=None,
-                  min_success=None) -> Out:
+                  min_success=None, also=None) -> Out:
     sess, sc = names(st.session, st.scope)
     m = open_memory(st.root)
     q = text_arg(query, "query")
     res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold, type=type_,
-                   min_success=min_success)
+                   min_success=min_success, also=list(also or ()))
     data = res.to_dict()
     if inbox:  # proposals waiting for review are recalled only when asked for
         data["hits"] += [h.to_dict() for h in m.inbox.search(q, limit=limit)]

@@ -98,13 +98,17 @@ def near_duplicates(mem, title: str, summary: str = "", limit: int = 3, exclude:
     from ..store.fs import slugify
     from ..store.indexcache import indexed
 
+    from ..similar import same_memory
+
     mine = _norm(f"{title} {summary}")
     if len(mine) < 8:
         return []
     candidates: dict[str, str] = {}
+    parts: dict[str, tuple[str, str]] = {}  # id -> (title, summary), for the same-title and summary rules
     for e, d in indexed(mem):
         if e.id != exclude:
-            candidates[e.id] = _norm(f"{e.title} {d.summary if d is not None else e.summary}")
+            parts[e.id] = (e.title, d.summary if d is not None else e.summary)
+            candidates[e.id] = _norm(" ".join(parts[e.id]))
     slug = slugify(title)
     slug_counts = _counts(slug)
     close = []
@@ -129,10 +133,11 @@ def near_duplicates(mem, title: str, summary: str = "", limit: int = 3, exclude:
             d = mem.get(stem)
         except MemcliError:
             continue
+        parts[stem] = (d.title, d.summary)
         candidates[stem] = _norm(f"{d.title} {d.summary}")
     counts = _counts(mine)
-    same = [mid for mid, text in candidates.items() if text == mine]
-    maybe = {mid: text for mid, text in candidates.items() if text != mine and _may_match(mine, counts, text)}
+    same = [mid for mid, text in candidates.items() if text == mine or same_memory(title, summary, *parts[mid])]
+    maybe = {mid: text for mid, text in candidates.items() if mid not in same and _may_match(mine, counts, text)}
     if maybe:
         from ..similar import DUPLICATE_RATIO, identifiers
 

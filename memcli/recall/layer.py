@@ -18,6 +18,10 @@ from ..model import Hit
 # relevance is 0.75 * the weighted share of query terms matched (in a title, summary, tag or
 # alias) + 0.25 * BM25, so this asks for every term, or nearly all with strong BM25 evidence.
 DECISIVE = 0.75
+# Without -k or --threshold, a hit stays beside the best one only with this share of its relevance.
+COMPANION_SHARE = 0.9
+# With them, the list is filled down to this relevance once the query is answered.
+FILL_FLOOR = 0.05
 
 
 def decisive(relevance: float) -> bool:
@@ -46,6 +50,18 @@ class Ask:
     type: str | None = None  # only memories of this type (recall --type)
     min_success: float | None = None  # only memories whose smoothed success rate reaches this (--min-success)
     prior: tuple | None = None  # (recall.freshness_weight, recall.half_life in days) for the ranker
+    # What the layers rank by: the query without its framing ("上次…的问题", "last time", the
+    # signal words; ``search.evidence.strip_framing``). ``query`` stays as asked: it is what an
+    # echo of the question is recognised by.
+    text: str = ""
+    # The caller asked for ``limit`` hits (``-k``) or a threshold: once the query is answered the
+    # list is filled with weaker candidates. Otherwise weak companions of a strong answer are
+    # left out (``COMPANION_SHARE``): the default output holds only what to act on.
+    fill: bool = False
+    answered_by: str | None = None  # the first layer with a real answer
+
+    def __post_init__(self) -> None:
+        self.text = self.text or self.query
 
 
 @dataclass(frozen=True)
@@ -85,6 +101,7 @@ class Layer:
     method = "bm25f"  # how the layer ranks: its hits' ``methods`` unless they say otherwise
     evidence: float | None = None  # reads the details layer's candidates down to this relevance
     fallback = False  # runs only when no earlier layer had a real answer, --deep or not
+    fills = False  # asked for a number of hits, its candidates fill a short answer of an earlier layer
 
     def active(self) -> bool:
         """Whether the layer can run here (a layer of an extra that is not installed cannot)."""
@@ -103,8 +120,8 @@ def rank(docs, ask: Ask, limit: int | None = None):
     """Rank in-memory SearchDocs for the query."""
     from ..search.ranker import MemoryIndex
 
-    return MemoryIndex(docs).search(ask.query, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now,
-                                    prior=ask.prior)
+    return MemoryIndex(docs).search(ask.text, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now,
+                                    floor=FILL_FLOOR if ask.fill else None, prior=ask.prior)
 
 
 def snip(body: str, query: str) -> str:

@@ -41,7 +41,10 @@ _SMALL = ("scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", "w1_2", "w1
           "d2", "d3", "p1", "p3", "eps")
 
 
-class ModelUnavailable(Exception):
+from .providers import ProviderUnavailable
+
+
+class ModelUnavailable(ProviderUnavailable):
     """The semantic extra is not installed, or its model could not be read."""
 
 

@@ -11,9 +11,10 @@ typo corrections, compounds, and joins of adjacent words ("roll back" -> rollbac
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
+from memcli.search.evidence import names
 from memcli.search.tokenize import COMPOUND, CJK_BIGRAM, CJK_CHAR, STOP_CHARS, WORD, analyze, stem
 
 if TYPE_CHECKING:
@@ -65,6 +66,9 @@ def correct(word: str, candidates: Sequence[tuple[str, int, int]]) -> str | None
     cutoff = 85.0 if len(word) <= 4 else 80.0
     choices = [c[0] for c in candidates]
     found = process.extract(word, choices, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
+    # A word that is another word plus a few letters is a different word, not a typo of it:
+    # backup is not back, password is not pass.
+    found = [f for f in found if not (len(word) - len(f[0]) >= 2 and word.startswith(f[0]))]
     if not found:
         return None
     best = min(
@@ -93,6 +97,7 @@ class Plan:
     idfs: list[float]  # per query unit, for the soft BM25 share
     entries: list[Entry]
     fuzzy: list[tuple[str, str]]
+    names: list[tuple[int, ...]] = field(default_factory=list)  # per name in the query, its units
 
 
 def plan_query(query: str, corpus: Corpus, n: int) -> Plan:
@@ -149,4 +154,8 @@ def plan_query(query: str, corpus: Corpus, n: int) -> Plan:
             prev = (term, unit)
         else:
             prev = None
+    for name in names(query):
+        units = tuple(dict.fromkeys(unit_of[t] for t, _ in analyze(name) if t in unit_of))
+        if units and units not in plan.names:
+            plan.names.append(units)
     return plan
