@@ -3,13 +3,16 @@
     .venv/bin/python benchmarks/bench.py                 # 1k, 10k, 100k; 7 runs after a warm-up
     .venv/bin/python benchmarks/bench.py --sizes 1000 --runs 5
     .venv/bin/python benchmarks/bench.py --sizes 1000 --runs 21 --compare OTHER/bin/memcli
+    .venv/bin/python benchmarks/bench.py --sizes 1000 --runs 15 --baseline /tmp/memcli-before
 
 Prints a Markdown table: median, min and max milliseconds per command, peak memory (max RSS
 of the measured processes) and, for the details-layer recall, the ratio to `grep -ril` over
-the same files in the same run. With --compare, only the per-turn commands, of this install
-and of another one (say, the code before a change, installed in another venv), interleaved round
-by round on the same store, with the CPU time (user + system) of each process beside its wall time. Stores are generated with a fixed seed (benchmarks/gen_store.py)
-under --dir and reused when present.
+the same files in the same run. With --compare (another install's memcli, say the code before
+a change installed in another venv) or --baseline (another checkout's folder, run by this
+install's memcli with that folder first on PYTHONPATH), only the per-turn commands, of this
+version and the other, interleaved round by round, each on its own copy of the store, with the
+CPU time (user + system) of each process beside its wall time. Stores are generated with a fixed
+seed (benchmarks/gen_store.py) under --dir and reused when present.
 """
 
 from __future__ import annotations
@@ -31,13 +34,16 @@ from gen_store import DETAIL_WORD, INDEX_WORD  # noqa: E402
 MEMCLI = str(Path(sys.executable).with_name("memcli"))
 
 
-def timed(cmd: list, cwd=None) -> tuple[float, float, int]:
-    """(milliseconds, peak RSS in MB, exit code) of one whole process."""
+def timed(cmd: list, cwd=None, env=None, both: bool = False) -> tuple:
+    """(milliseconds, peak RSS in MB, exit code) of one whole process; with ``both``, its CPU time
+    (user + system) after them: on a busy machine the steadier measure."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
     _, status, usage = os.wait4(p.pid, 0)
     ms = (time.perf_counter() - t0) * 1000
     p.returncode = os.waitstatus_to_exitcode(status)
+    if both:
+        return ms, usage.ru_maxrss / 1024, p.returncode, (usage.ru_utime + usage.ru_stime) * 1000
     return ms, usage.ru_maxrss / 1024, p.returncode
 
 
@@ -117,41 +123,39 @@ def bench(root: Path, n: int, runs: int, rebuild: bool = True) -> list:
     return rows
 
 
-def cpu_timed(cmd: list) -> tuple[float, float]:
-    """(wall milliseconds, CPU milliseconds: user + system) of one whole process."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(p.pid, 0)
-    return (time.perf_counter() - t0) * 1000, (usage.ru_utime + usage.ru_stime) * 1000
+TURN = "还记得上次那个部署方案吗"
 
 
-def compare(root: Path, n: int, runs: int, other: str) -> list:
-    """The per-turn commands of this install (MEMCLI) and of `other`, interleaved on one store."""
-    mine = {"this": MEMCLI, "other": other}
+def compare(base: Path, n: int, runs: int, sides: dict) -> list:
+    """The per-turn commands of two versions, rounds interleaved, each version on its own copy of
+    the store (their caches may differ in format). ``sides``: name -> (memcli executable, extra
+    environment or None). Rows: (n, command, side, median wall ms, min, max, median CPU ms)."""
+    roots = {k: store(base / k, n) for k in sides}
     commands = [
-        ("python -c pass", lambda exe, i: [sys.executable, "-c", "pass"]),
-        ("memcli --version", lambda exe, i: [exe, "--version"]),
-        ("recall (index hit)", lambda exe, i: [exe, "--root", str(root), "recall", INDEX_WORD]),
-        ("should-recall", lambda exe, i: [exe, "--root", str(root), "should-recall", "还记得上次那个部署方案吗"]),
-        ("session add", lambda exe, i: [exe, "--root", str(root), "--session", "bench", "session", "add", "user",
-                                        f"turn {i} of the benchmark"]),
-        ("scope set", lambda exe, i: [exe, "--root", str(root), "scope", "set", f"key{i % 3}", f"value {i}", "--agent",
-                                      "bench"]),
-        ("remember", lambda exe, i: [exe, "--root", str(root), "remember", f"bench note {time.time_ns()} {i}",
-                                     "a summary", "-t", "bench"]),
+        ("python -c pass", lambda exe, r, i: [sys.executable, "-c", "pass"]),
+        ("memcli --version", lambda exe, r, i: [exe, "--version"]),
+        ("recall (index hit)", lambda exe, r, i: [exe, "--root", str(r), "recall", INDEX_WORD]),
+        ("should-recall", lambda exe, r, i: [exe, "--root", str(r), "should-recall", TURN]),
+        ("recall (details, warm cache)", lambda exe, r, i: [exe, "--root", str(r), "recall", DETAIL_WORD]),
+        ("session add", lambda exe, r, i: [exe, "--root", str(r), "--session", "bench", "session", "add", "user",
+                                           f"turn {i} of the benchmark"]),
+        ("scope set", lambda exe, r, i: [exe, "--root", str(r), "scope", "set", f"key{i % 3}", f"value {i}",
+                                         "--agent", "bench"]),
+        ("remember", lambda exe, r, i: [exe, "--root", str(r), "remember", f"bench note {time.time_ns()} {i}",
+                                        "a summary", "-t", "bench"]),
     ]
     rows = []
     for name, make in commands:
-        got: dict = {k: [] for k in mine}
-        for i in range(-1, runs):  # one warm-up round
-            for key, exe in mine.items():
-                t = cpu_timed(make(exe, i))
+        got: dict = {k: [] for k in sides}
+        for i in range(-1, runs):  # one warm-up round (it builds the search cache too)
+            for k, (exe, env) in sides.items():
+                wall, _, _, cpu = timed(make(exe, roots[k], i), env=env, both=True)
                 if i >= 0:
-                    got[key].append(t)
-        for key in mine:
-            wall, cpu = [t[0] for t in got[key]], [t[1] for t in got[key]]
-            rows.append((n, name, key, statistics.median(wall), min(wall), max(wall), statistics.median(cpu)))
-            print(f"{n:>7} {name:<22} {key:<6} median {rows[-1][3]:7.1f} ms  cpu {rows[-1][6]:6.1f} ms",
+                    got[k].append((wall, cpu))
+        for k in sides:
+            wall, cpu = [t[0] for t in got[k]], [t[1] for t in got[k]]
+            rows.append((n, name, k, statistics.median(wall), min(wall), max(wall), statistics.median(cpu)))
+            print(f"{n:>7} {name:<28} {k:<6} median {rows[-1][3]:7.1f} ms  cpu {rows[-1][6]:6.1f} ms",
                   file=sys.stderr)
     return rows
 
@@ -162,15 +166,29 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
     ap.add_argument("--no-rebuild", action="store_true", help="Leave out `index rebuild` (slow on old versions).")
-    ap.add_argument("--compare", metavar="MEMCLI", help="Another install's memcli: the per-turn commands of both.")
+    ap.add_argument("--compare", metavar="MEMCLI",
+                    help="only the per-turn commands, of this install and of another install's memcli, interleaved")
+    ap.add_argument("--baseline", type=Path, metavar="SRC",
+                    help="only the per-turn commands, of this checkout and of the code in SRC (another checkout's "
+                         "folder, put first on PYTHONPATH), interleaved")
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
-    if args.compare:
-        rows = [r for n in args.sizes for r in compare(store(args.dir, n), n, args.runs, args.compare)]
+    if args.compare and args.baseline:
+        ap.error("give --compare or --baseline, not both")
+    if args.compare or args.baseline:
+        if args.compare:
+            sides = {"this": (MEMCLI, None), "other": (args.compare, None)}
+            names = {"this": MEMCLI, "other": args.compare}
+        else:
+            here = Path(__file__).resolve().parent.parent  # both through PYTHONPATH: the same import search
+            sides = {"this": (MEMCLI, {**os.environ, "PYTHONPATH": str(here)}),
+                     "other": (MEMCLI, {**os.environ, "PYTHONPATH": str(args.baseline.resolve())})}
+            names = {"this": str(here), "other": str(args.baseline)}
+        rows = [r for n in args.sizes for r in compare(args.dir, n, args.runs, sides)]
         print(f"\n{date.today()} · {platform.machine()} · {os.cpu_count()} cores · Python {platform.python_version()}"
               f" · medians of {args.runs} interleaved runs after a warm-up · load {os.getloadavg()[0]:.1f}\n")
-        print(f"| memories | command | median ms, this ({MEMCLI}) | min | median ms, other ({args.compare}) | min "
-              "| CPU ms, this | CPU ms, other |")
+        print(f"| memories | command | median ms, this ({names['this']}) | min | median ms, other ({names['other']}) "
+              "| min | CPU ms, this | CPU ms, other |")
         print("|---:|---|---:|---:|---:|---:|---:|---:|")
         for this, other in zip(rows[::2], rows[1::2]):
             print(f"| {this[0]:,} | {this[1]} | {this[3]:.0f} | {this[4]:.0f} | {other[3]:.0f} | {other[4]:.0f} "

@@ -171,13 +171,98 @@ def score(found: list[str], evidence: set[str]) -> dict[int, bool]:
     return {k: bool(evidence & set(found[:k])) for k in KS}
 
 
+SETTINGS = {  # constants a run may vary (--set NAME=VALUE, --loco NAME=V1,V2,...)
+    "asking_penalty": ("memcli.search.ranker", "ASKING_PENALTY"),
+    "candidate_floor": ("memcli.search.ranker", "CANDIDATE_FLOOR"),
+    "fill_floor": ("memcli.recall.layer", "FILL_FLOOR"),
+    "decisive": ("memcli.recall.layer", "DECISIVE"),
+    "threshold_share": ("memcli.search.ranker", "TWO_TERMS_SHARE"),
+    "rrf_lex_weight": ("memcli.search.semantic", "RRF_LEX_WEIGHT"),
+    "fill_keep": ("memcli.search.semantic", "FILL_KEEP"),
+}
+
+
+def setting(name: str, value: float | None = None) -> float:
+    """Read (and with ``value``, set) one of SETTINGS."""
+    import importlib
+
+    if name not in SETTINGS:
+        raise SystemExit(f"unknown setting {name!r}: one of {', '.join(SETTINGS)}")
+    module, attr = SETTINGS[name]
+    mod = importlib.import_module(module)
+    if value is not None:
+        setattr(mod, attr, type(getattr(mod, attr))(value))
+        if module == "memcli.recall.layer":  # imported by name elsewhere
+            import memcli.recall.details as details
+            import memcli.recall.cascade as cascade
+
+            for m in (details, cascade):
+                if hasattr(m, attr):
+                    setattr(m, attr, getattr(mod, attr))
+    return getattr(mod, attr)
+
+
+def evidence_of(qa: dict) -> set:
+    return {turn_id(e.strip()) for ev in qa.get("evidence") or () for e in ev.split(";")}
+
+
+def questions(conv: dict):
+    for qa in conv["qa"]:
+        if qa.get("category") in CATEGORIES and evidence_of(qa):
+            yield qa
+
+
+def leave_one_out(data: list, grid: dict, limit: int, tmp: Path, semantic: bool) -> list:
+    """For each conversation: the values of ``grid`` (setting -> values) that do best on the other
+    conversations (any@5 + any@10 of the shipped default, -k ``limit``), then its own figures with
+    them and with the shipped values. Returns rows (conversation, chosen values, figures)."""
+    import itertools
+
+    roots = [write_root(conv, tmp / f"loco-{ci}") for ci, conv in enumerate(data)]
+    shipped = {name: setting(name) for name in grid}
+    combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+
+    def figures(ci: int, values: dict, extra: bool = False) -> tuple:
+        for name, v in values.items():
+            setting(name, v)
+        mem, last = roots[ci]
+        search = memcli_search(mem, last + timedelta(days=1), limit, 0.0 if extra else None, extra)
+        got = [score(search(str(qa["question"]))[0], evidence_of(qa)) for qa in questions(data[ci])]
+        for name, v in shipped.items():
+            setting(name, v)
+        return tuple(sum(g[k] for g in got) for k in KS), len(got)
+
+    table = {}
+    for ci in range(len(data)):
+        for combo in combos:
+            table[ci, tuple(combo.values())] = figures(ci, combo)
+    rows = []
+    for ci in range(len(data)):
+        def trained(combo):
+            hits = [table[cj, tuple(combo.values())][0] for cj in range(len(data)) if cj != ci]
+            return sum(h[1] + h[2] for h in hits)
+        best = max(combos, key=lambda c: (trained(c), c == shipped))
+        held, n = table[ci, tuple(best.values())]
+        ship, _ = figures(ci, shipped)
+        rows.append({"conversation": ci, "n": n, "chosen": best,
+                     "held-out": {f"any@{k}": round(h / n, 3) for k, h in zip(KS, held)},
+                     "shipped": {f"any@{k}": round(h / n, 3) for k, h in zip(KS, ship)}})
+        if semantic:
+            sem, _ = figures(ci, best, extra=True)
+            rows[-1]["held-out best-k"] = {f"any@{k}": round(h / n, 3) for k, h in zip(KS, sem)}
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA, help="locomo JSON (a list of conversations)")
     ap.add_argument("--limit", type=int, default=10, help="hits asked for (any@k uses the first k)")
     ap.add_argument("--threshold", type=float, default=None, help="override recall.threshold (default: shipped)")
-    ap.add_argument("--floor", type=float, default=None, help="try another ranker.CANDIDATE_FLOOR")
-    ap.add_argument("--decisive", type=float, default=None, help="try another recall.layer.DECISIVE")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help=f"try another value of a constant: {', '.join(SETTINGS)}")
+    ap.add_argument("--loco", action="append", default=[], metavar="NAME=V1,V2,...",
+                    help="leave one conversation out: choose these settings on the other conversations, "
+                         "score each conversation with its choice (and with the shipped values)")
     ap.add_argument("--show-misses", type=int, default=0, help="print this many questions memcli missed at 5")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
     ap.add_argument("--semantic", action="store_true", help="also memcli with the semantic extra (plain and best k)")
@@ -186,13 +271,31 @@ def main(argv: list[str] | None = None) -> int:
         print(f"locomo data not found: {args.data}", file=sys.stderr)
         return 2
     data = json.loads(args.data.read_text(encoding="utf-8"))
-    import memcli.recall.layer
-    import memcli.search.ranker
-
-    if args.floor is not None:
-        memcli.search.ranker.CANDIDATE_FLOOR = args.floor
-    if args.decisive is not None:
-        memcli.recall.layer.DECISIVE = args.decisive
+    for item in args.set:
+        name, _, value = item.partition("=")
+        setting(name, float(value))
+    if args.loco:
+        grid = {}
+        for item in args.loco:
+            name, _, values = item.partition("=")
+            setting(name)
+            grid[name] = [float(v) for v in values.split(",")]
+        with tempfile.TemporaryDirectory(prefix="memcli-locomo-") as tmp:
+            rows = leave_one_out(data, grid, args.limit, Path(tmp), args.semantic)
+        print(f"LoCoMo {args.data.name}, leave one conversation out over {grid} "
+              f"(shipped: { {n: setting(n) for n in grid} }); memcli -k {args.limit}")
+        for r in rows:
+            print(f"conversation {r['conversation']} ({r['n']} questions): chosen {r['chosen']} -> held out "
+                  f"{r['held-out']}; shipped values {r['shipped']}"
+                  + (f"; best-k with the extra {r['held-out best-k']}" if "held-out best-k" in r else ""))
+        total = sum(r["n"] for r in rows)
+        for key in ("held-out", "shipped", "held-out best-k"):
+            if all(key in r for r in rows):
+                pooled = {k: round(sum(r[key][k] * r["n"] for r in rows) / total, 3) for k in rows[0][key]}
+                print(f"pooled {key}: {pooled}")
+        if args.json:
+            print(json.dumps(rows))
+        return 0
 
     names = ("memcli", "bm25") + (("memcli+sem", "memcli+sem-k") if args.semantic else ())
     hits = {name: defaultdict(lambda: Counter()) for name in names}
@@ -220,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
                 cat = qa.get("category")
                 if cat not in CATEGORIES:
                     continue
-                evidence = {turn_id(e.strip()) for ev in qa.get("evidence") or () for e in ev.split(";")}
+                evidence = evidence_of(qa)
                 if not evidence:
                     continue
                 q = str(qa["question"])

@@ -43,6 +43,12 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "write.secrets": ("refuse", "choice:refuse|redact|allow"),
     "write.pii": ("warn", "pii"),  # deliberate writes; a policy or {front end: policy} (safety/pii.py)
     "write.pii_captured": ("redact", "pii"),  # session turns, hook prompts, episodes, reflection proposals
+    "embed.provider": ("use", "text"),
+    "embed.url": (None, "text"),
+    "embed.model": (None, "text"),
+    "embed.key_env": (None, "text"),
+    "embed.query_prefix": ("", "prefix"),
+    "embed.passage_prefix": ("", "prefix"),
     "lock_timeout": ("10s", "duration"),
     # learning from sessions (memcli reflect, the inbox, gated writes)
     "reflect.engine": ("auto", "choice:auto|offline|extractor"),
@@ -100,7 +106,7 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
         return ConfigError(f"{shown}: {key} must be {expected}, got {value!r}")
 
     if value is None:
-        if kind in ("cmd", "gate?"):
+        if kind in ("cmd", "gate?", "text"):
             return None
         raise bad("set (remove the key to use the default)")
     if kind == "int":
@@ -143,6 +149,12 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
                     raise bad(f"direct, inbox, or a mapping of {', '.join(FRONT_ENDS)} to direct or inbox")
         elif value not in GATES:
             raise bad("direct or inbox")
+    elif kind == "text":
+        if not isinstance(value, str) or not value.strip() or any(ord(c) < 32 for c in value):
+            raise bad("one line of text")
+    elif kind == "prefix":
+        if not isinstance(value, str) or any(ord(c) < 32 for c in value):
+            raise bad("a string (may be empty)")
     return value
 
 
@@ -209,7 +221,10 @@ LEGACY_TRUST_FILE = ".memcli/trusted"  # where older versions kept trust, inside
 EXECUTING_KEYS = ("session.summarizer", "reflect.extractor")  # settings whose value is a shell command
 COMMAND_ENV = {"session.summarizer": "MEMCLI_SUMMARIZER"}  # the user's own override of each
 LOOSENING = {"write.secrets": ("allow",)}  # values of a setting that switch a write check off
-GUARDED_KEYS = EXECUTING_KEYS + tuple(LOOSENING)
+# Settings that send memory text (and a key read from the environment) off this machine: like a
+# command, honoured from memcli.yaml only after `memcli trust`.
+OUTBOUND_KEYS = ("embed.provider", "embed.url", "embed.key_env")
+GUARDED_KEYS = EXECUTING_KEYS + tuple(LOOSENING) + OUTBOUND_KEYS
 
 
 def user_config_path() -> Path:
@@ -222,6 +237,8 @@ def _guarded(key: str, value: object) -> bool:
     """Whether this value of this key needs a trust step when it comes from the root's files."""
     if key in EXECUTING_KEYS:
         return bool(value)
+    if key in OUTBOUND_KEYS:
+        return value is not None and value != SCHEMA[key][0]
     return value in LOOSENING.get(key, ())
 
 
@@ -270,6 +287,7 @@ def trusted_setting(root: Path, key: str, committed=None, user=None, local=None,
     if not _guarded(key, committed) or is_trusted(root):
         return committed, None
     what, done = (("a command", "not run") if key in EXECUTING_KEYS else
+                  ("which would send memory text off this machine", "ignored") if key in OUTBOUND_KEYS else
                   ("which switches a write check off", f"the default {SCHEMA[key][0]} applies"))
     legacy = (f" ({LEGACY_TRUST_FILE}, which older versions wrote inside the root, is no longer read)"
               if (root / LEGACY_TRUST_FILE).exists() else "")

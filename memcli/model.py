@@ -250,22 +250,35 @@ class Finding(Value):
 
 class Hit(Value):
     """One recalled item: which layer found it, what it is, how well it fits; methods: how it was
-    found, "bm25f" (words) and/or "embedding" (meaning)."""
+    found, "bm25f" (words) and/or "embedding" (meaning); sure: how sure, "strong", "good" or "weak"
+    (set by the cascade)."""
 
-    FIELDS = ("layer", "id", "title", "path", "score", "snippet", "summary", "tags", "matched", "methods")
+    FIELDS = ("layer", "id", "title", "path", "score", "snippet", "summary", "tags", "matched", "methods", "sure")
     __slots__ = FIELDS
 
     def __init__(self, layer: str, id: str, title: str, path: str, score: float, snippet: str = "",
-                 summary: str = "", tags: tuple = (), matched: tuple = (), methods: tuple = ()):
+                 summary: str = "", tags: tuple = (), matched: tuple = (), methods: tuple = (), sure: str = ""):
         for name, value in (("layer", layer), ("id", id), ("title", title), ("path", path), ("score", score),
                             ("snippet", snippet), ("summary", summary), ("tags", tags), ("matched", matched),
-                            ("methods", methods)):
+                            ("methods", methods), ("sure", sure)):
             _set(self, name, value)
 
     def to_dict(self) -> dict:
         return {"layer": self.layer, "id": self.id, "title": self.title, "path": self.path,
                 "score": round(self.score, 4), "snippet": self.snippet, "summary": self.summary,
-                "tags": list(self.tags), "matched": list(self.matched), "methods": list(self.methods)}
+                "tags": list(self.tags), "matched": list(self.matched), "methods": list(self.methods),
+                "sure": self.sure}
+
+
+def how_found(h: dict) -> str:
+    """One short line: how a hit was found and how sure it is ("words: utf8mb4 charset · strong 0.91")."""
+    methods = h.get("methods") or []
+    words = " ".join(h.get("matched") or [])[:60]
+    how = ("words" + (f": {words}" if words else "")) if "bm25f" in methods or not methods else ""
+    if "embedding" in methods:
+        how = f"{how} + meaning" if how else "meaning"
+    sure = h.get("sure") or ""
+    return f"{how} · {sure + ' ' if sure else ''}{h['score']:.2f}"
 
 
 class LayerTrace(Value):

@@ -206,9 +206,11 @@ def recall(data: dict) -> None:
             body = (h["summary"] + "\n\n" if h["summary"] else "") + (h["snippet"] or "")
             c.print(Panel(Markdown(safe(body.strip() or "-")), title=head, title_align="left"))
         return
+    from .model import how_found
+
     parts = []
     for h in hits:
-        block = [f"## {h['title']}", f"<!-- {h['path']} · {h['layer']} · score {h['score']:.2f} -->"]
+        block = [f"## {h['title']}", f"<!-- {h['path']} · {h['layer']} · {how_found(h)} -->"]
         if h["summary"]:
             block.append(h["summary"])
         if h["tags"]:

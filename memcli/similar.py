@@ -1,6 +1,7 @@
 """The near-duplicate rule, shared by heartbeat's audit and remember's warning: two memories whose
 title and summary reach a rapidfuzz ratio of DUPLICATE_RATIO and carry the same numbers and
-one-letter words ("release 2026-12" and "release 2027-01" are different memories)."""
+one-letter words ("release 2026-12" and "release 2027-01" are different memories); or with the
+same title, or one summary holding the other whole (``same_memory``), in any language."""
 
 from __future__ import annotations
 
@@ -16,3 +17,44 @@ def identifiers(text: str) -> tuple | None:
     numbers = _NUMBER.findall(text)
     letters = _LETTER.findall(text)
     return (tuple(numbers), tuple(sorted(letters))) if numbers or letters else None
+
+
+_PUNCT_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+_SPACE = re.compile(r"\s+")
+MIN_CONTAINED = 16  # a summary this long (a CJK character counts two) inside another makes a duplicate
+
+
+def normal(text: str) -> str:
+    """Text for comparing titles and summaries: NFKC, case folded, spaces collapsed, no punctuation at the ends."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", text or "").casefold()
+    return _PUNCT_EDGES.sub("", _SPACE.sub(" ", text).strip())
+
+
+def _width(text: str) -> int:
+    return sum(2 if ord(c) >= 0x2E80 else 1 for c in text)
+
+
+def same_memory(title_a: str, summary_a: str, title_b: str, summary_b: str) -> str | None:
+    """Why two memories are the same one written twice, or None: the same title (in any
+    language: case, width and spacing aside), or one summary holding the other whole
+    ("make release, then ./deploy.sh staging" inside "make release, then ./deploy.sh staging;
+    migrations run first")."""
+    ta, tb = normal(title_a), normal(title_b)
+    if ta and ta == tb:
+        return "the same title"
+    sa, sb = normal(summary_a), normal(summary_b)
+    short, long = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
+    if (not short or _width(short) < MIN_CONTAINED or identifiers(short) != identifiers(long)
+            or identifiers(ta) != identifiers(tb)):
+        return None  # "Plan A" and "Plan B", "Release 2026-12" and "Release 2027-01" are two memories
+    at = long.find(short)
+    while at != -1:
+        end = at + len(short)
+        # whole words only: "summary number 1" is not inside "summary number 10"
+        if not (at and long[at - 1].isalnum() and short[0].isalnum()) and \
+                not (end < len(long) and long[end].isalnum() and short[-1].isalnum()):
+            return "the same summary" if short == long else "one summary inside the other"
+        at = long.find(short, at + 1)
+    return None

@@ -1,46 +1,45 @@
 """The README's shell-scripted agent loop, as printed there, for 30 turns over the example root:
-which layer answers each recall, and with what."""
+what each recall gives the model, judged by properties rather than by the exact layer: a question
+never answers itself, a turn about a memory gets that memory (or the session's record of it), a
+turn about nothing in memory gets nothing, and every memory recalled is one of the seeded ones."""
 
 import json
 import subprocess
 
 from tests.test_readme import blocks, shim
 
-# (message, what the loop's recall returns: (layer, id), None when it finds nothing, or
-# "skip" when should-recall says the turn needs no memory).
+# (message, the memory the turn is about, None when nothing in memory answers it, or "skip" when
+# should-recall says the turn needs no memory).
 TURNS = [
-    ("还记得上次 MySQL 中文乱码的问题吗？", ("index", "mysql-charset")),
+    ("还记得上次 MySQL 中文乱码的问题吗？", "mysql-charset"),
     ("write a haiku about autumn", "skip"),
-    ("how do we deploy to staging?", ("index", "staging-deploy")),
+    ("how do we deploy to staging?", "staging-deploy"),
     ("thanks", "skip"),
-    ("when is the December release freeze?", ("index", "release-2026-12")),
-    # 解决 and 上次 are not in the index line: not decisive there, the details layer answers.
-    ("上次 token 爆炸是怎么解决的", ("details", "token-爆炸-滑动窗口加摘要压缩")),
+    ("when is the December release freeze?", "release-2026-12"),
+    ("上次 token 爆炸是怎么解决的", "token-爆炸-滑动窗口加摘要压缩"),
     ("can I force-push to main?", "skip"),  # no signal and no known name: no recall
-    ("the postgres connection pool is exhausted again", ("index", "postgres-pool-exhaustion")),
+    ("the postgres connection pool is exhausted again", "postgres-pool-exhaustion"),
     ("why are commands slow with pyenv shims?", "skip"),
-    ("日志用什么时区来着？上次定过", ("details", "日志统一用-utc-时间")),
+    ("日志用什么时区来着？上次定过", "日志统一用-utc-时间"),
     ("tell me a joke", "skip"),
-    # Older turns are folded into the summary; its line of the agent's reply holds the whole question.
-    ("again: how do we deploy to staging?", ("session", "summary")),
+    ("again: how do we deploy to staging?", "staging-deploy"),
     ("what is the capital of France?", "skip"),
-    ("remember how to roll back a staging deploy?", ("index", "staging-deploy")),
-    ("which output key does the Reviewer write in a shared scope?", ("index", "scope-output-keys")),
-    ("还记得我说过回复用什么语言吗", ("index", "reply-in-chinese")),
+    ("remember how to roll back a staging deploy?", "staging-deploy"),
+    ("which output key does the Reviewer write in a shared scope?", "scope-output-keys"),
+    ("还记得我说过回复用什么语言吗", "reply-in-chinese"),
     ("did we ever set up a kubernetes ingress TLS certificate before?", "skip"),
     ("量子计算上次讨论到哪了", None),  # recalled, nothing fits
-    # The same question again: its own user turn is skipped, the earlier reply answers.
-    ("how do we deploy to staging?", ("session", "summary")),
-    ("last time, what did we say about the alembic migrations?", ("details", "staging-deploy")),
+    ("how do we deploy to staging?", "staging-deploy"),  # asked before: its own user turns never answer
+    ("last time, what did we say about the alembic migrations?", "staging-deploy"),
     ("good morning", "skip"),
-    ("MySQL charset again: utf8mb4 on the table is not enough, right?", ("details", "mysql-charset")),
-    ("pool_size and max_overflow per worker, what did we pick last time?", ("details", "postgres-pool-exhaustion")),
-    ("上次说的滑动窗口保留几轮原文？", ("index", "token-爆炸-滑动窗口加摘要压缩")),
+    ("MySQL charset again: utf8mb4 on the table is not enough, right?", "mysql-charset"),
+    ("pool_size and max_overflow per worker, what did we pick last time?", "postgres-pool-exhaustion"),
+    ("上次说的滑动窗口保留几轮原文？", "token-爆炸-滑动窗口加摘要压缩"),
     ("please continue", None),  # "continue" asks for memory; nothing fits
-    ("when is the December release freeze?", ("session", "summary")),
-    ("pgbouncer in front of postgres, like last time?", ("details", "postgres-pool-exhaustion")),
-    ("what do we do about the git history on main, as before?", ("index", "never-force-push-main")),
-    ("why is the python startup slow in agent loops, as discussed?", ("index", "pyenv-shim-slow-startup")),
+    ("when is the December release freeze?", "release-2026-12"),
+    ("pgbouncer in front of postgres, like last time?", "postgres-pool-exhaustion"),
+    ("what do we do about the git history on main, as before?", "never-force-push-main"),
+    ("why is the python startup slow in agent loops, as discussed?", "pyenv-shim-slow-startup"),
     ("ok bye", "skip"),
 ]
 
@@ -56,7 +55,7 @@ FAKE_LLM = r'''my_llm() {
 '''
 
 
-def test_the_readme_loop_recalls_the_right_layer_every_turn(tmp_path, example_root):
+def test_the_readme_loop_gives_the_model_the_right_memory_every_turn(tmp_path, example_root):
     assert len(TURNS) == 30
     loop = blocks("A shell-scripted agent loop")[0]
     assert "memcli session add user \"$msg\"" in loop and "memcli recall \"$msg\"" in loop
@@ -68,27 +67,31 @@ def test_the_readme_loop_recalls_the_right_layer_every_turn(tmp_path, example_ro
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
 
+    seeded = {p.stem for p in (example_root / "memory").glob("*.md")}
+    titles = {p.stem: next(ln[7:] for ln in p.read_text(encoding="utf-8").splitlines() if ln.startswith("title: "))
+              for p in (example_root / "memory").glob("*.md")}
     trace = [json.loads(x) for x in (example_root / ".memcli" / "trace.jsonl").read_text().splitlines()]
-    recalls = iter(t for t in trace if t["command"] == "recall")
     given = iter(log.read_text(encoding="utf-8").splitlines())
-    got = []
-    for _ in TURNS:
+    replies = []
+    for msg, expect in TURNS:
         head, where = next(given).split("\t")
-        if not where:
-            got.append(None)  # not recalled, or nothing found: the model was given no memory
+        if not where:  # not recalled, or nothing found: the model was given no memory
+            assert expect in (None, "skip"), msg
+            replies.append(None)
             continue
         path, layer = where.split(" · ")[:2]
-        if layer == "session":  # "Session summary" or "assistant turn 6"
-            got.append((layer, "summary" if head == "Session summary" else "turn-" + head.rsplit(" ", 1)[-1]))
+        assert not head.startswith("user turn"), f"{msg!r}: the user's own question came back"
+        if layer == "session":  # a reply or the summary, which names the memory the earlier reply used
+            assert head in ("Session summary",) or head.startswith("assistant turn"), msg
+            assert expect not in (None, "skip") and any(titles[expect] in (x or "") for x in replies), msg
         else:
-            got.append((layer, path.rsplit("/", 1)[-1][:-3]))
-    assert [(m, g) for (m, _), g in zip(TURNS, got)] == [(m, None if e == "skip" else e) for m, e in TURNS]
-    # Recalls ran exactly for the turns should-recall let through, and the trace agrees with the model's input.
-    asked = [(m, e) for m, e in TURNS if e != "skip"]
-    assert [t["query"] for t in trace if t["command"] == "recall"] == [m for m, _ in asked]
-    for rec, (m, e) in zip(recalls, asked):
-        assert rec["layer"] == (e[0] if e else None), m
-        assert rec["ids"][:1] == ([e[1]] if e and e[0] != "session" else []), m
+            got = path.rsplit("/", 1)[-1][:-3]
+            assert got in seeded and got == expect, (msg, got, expect)
+        replies.append(f"From memory: {head}")
+    # Recalls ran exactly for the turns should-recall let through; every memory recalled is a seeded one.
+    asked = [m for m, e in TURNS if e != "skip"]
+    assert [t["query"] for t in trace if t["command"] == "recall"] == asked
+    assert all(set(t["ids"]) <= seeded for t in trace)
     # The loop's own writes: every turn in the session (folded ones in the episode log), the draft in the scope.
     session = json.loads((example_root / ".memcli" / "sessions" / "chat-42.json").read_text())
     assert session["folded"] + len(session["turns"]) == 2 * len(TURNS)

@@ -30,7 +30,7 @@ def test_recall_output(notes, cli):
     res = cli("recall", "utf8mb4")
     assert (res.exit_code, res.stderr) == (0, "")
     assert res.stdout == ("## MySQL charset double encoding\n"
-                          f"<!-- memory/mysql-charset.md · index · score {score:.2f} -->\n"
+                          f"<!-- memory/mysql-charset.md · index · words: utf8mb4 · strong {score:.2f} -->\n"
                           "set utf8mb4 on the connection\n"
                           "#mysql\n"
                           "\n"

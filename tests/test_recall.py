@@ -325,7 +325,8 @@ def test_context_flags_injection_and_cannot_be_broken_out_of(cli, root):
     text = cli("context", "deploy notes", "--budget", "2000").stdout
     start = text.index("### memory/deploy-notes.md")
     section = text[start:]
-    assert section.split("\n")[1].startswith("> ⚠ memcli flagged")
+    assert section.split("\n")[1].startswith("<!-- index · words: deploy note")  # how it was found, memcli's own line
+    assert section.split("\n")[2].startswith("> ⚠ memcli flagged")
     fence_line = next(ln for ln in section.split("\n") if ln.endswith("memory-data"))
     bar = fence_line[: -len("memory-data")]
     assert len(bar) >= 5

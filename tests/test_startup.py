@@ -108,7 +108,7 @@ def test_remember_loads_rapidfuzz_only_when_a_memory_comes_close(example_root):
     mods = loaded("--root", example_root, "remember", "Kafka consumer lag alert", "page at ten thousand")
     assert not mods & {"rapidfuzz", "typer", "click", "rich", "watchdog", "sqlite3"}, mods
     mods = loaded("--root", example_root, "remember", "MySQL charset double encodings",
-                  "set utf8mb4 on the connection, not only the table")
+                  "set utf8mb4 on the connections, not only the tables")
     assert "rapidfuzz" in mods
 
 

@@ -9,10 +9,15 @@
     python benchmarks/bilingual/run.py --engine mypkg.sem:search  # any (root, query) -> [ids] function
     python benchmarks/bilingual/run.py --show misses --split dev
     python benchmarks/bilingual/run.py --split fresh            # the one-time final check
+    python benchmarks/bilingual/run.py --also translation --also both   # with the other phrasings
 
 hit@k: share of the queries that expect a memory whose id is among the first k results.
 FP: share of the `expect: null` queries (unrelated, near-domain) that returned anything.
 xl@1: hit@1 over the cross-lingual queries only.
+--also MODE adds each engine given the question's other phrasings (each query's `also`: a
+translation into the other language, then a paraphrase): `translation`, `paraphrase` or `both`.
+memcli gets them as `recall(..., also=[...])`; any other engine is run once per phrasing and
+its lists are fused by reciprocal rank (the same fusion memcli uses).
 """
 
 from __future__ import annotations
@@ -36,11 +41,12 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 NOW = "2026-12-01T00:00:00Z"  # fixed clock: recency weighting does not drift between runs
 LIMIT = 5
-SPLITS = ("dev", "test", "fresh")
+SPLITS = ("dev", "test", "fresh", "fresh2")
+FINAL = ("fresh", "fresh2")  # one-time final checks
 KINDS = ("keyword", "paraphrase", "cross-lingual", "typo", "mixed", "unrelated", "near-domain")
 NULL_KINDS = ("unrelated", "near-domain")
 
-Engine = Callable[[Path, str], list]
+Engine = Callable[..., list]  # (root, query) -> ids; memcli's also take also=[phrasings]
 ENGINES: dict[str, Engine] = {}
 
 
@@ -61,11 +67,12 @@ def _memory(root: Path):
     return Memory(root)
 
 
-def memcli_recall(root: Path, query: str, threshold: float | None = None) -> list:
+def memcli_recall(root: Path, query: str, threshold: float | None = None, also=()) -> list:
     """The one call into memcli's recall API (a change of that API is an edit here)."""
     from memcli.recall import recall
 
-    return [h.id for h in recall(_memory(root).store, query, limit=LIMIT, threshold=threshold, now=NOW).hits]
+    return [h.id for h in recall(_memory(root).store, query, limit=LIMIT, threshold=threshold, now=NOW,
+                                 also=list(also)).hits]
 
 
 def _semantic_extra(on: bool):
@@ -77,38 +84,55 @@ def _semantic_extra(on: bool):
 
 
 @engine("memcli")
-def memcli_engine(root: Path, query: str) -> list:
+def memcli_engine(root: Path, query: str, also=()) -> list:
     """memcli's lexical layers (the extra turned off if it is installed)."""
     with _semantic_extra(False):
-        return memcli_recall(root, query)
+        return memcli_recall(root, query, also=also)
 
 
 @engine("memcli-semantic")
-def memcli_semantic_engine(root: Path, query: str) -> list:
-    """memcli with the `semantic` extra's layer last in the cascade."""
+def memcli_semantic_engine(root: Path, query: str, also=()) -> list:
+    """memcli with the `semantic` extra's layer last in the cascade (the configured provider)."""
     with _semantic_extra(True):
-        return memcli_recall(root, query)
+        return memcli_recall(root, query, also=also)
 
 
 def memcli_semantic_at(cut: float) -> Engine:
     """memcli with the extra, accepting a meaning-only match at another confidence cut."""
-    def search(root: Path, query: str) -> list:
+    def search(root: Path, query: str, also=()) -> list:
         from memcli.search import semantic
 
         saved, semantic.DEFAULT_CUT = semantic.DEFAULT_CUT, cut
         try:
             with _semantic_extra(True):
-                return memcli_recall(root, query)
+                return memcli_recall(root, query, also=also)
         finally:
             semantic.DEFAULT_CUT = saved
 
     return search
 
 
+def memcli_provider(settings: dict) -> Engine:
+    """memcli with the extra's layer using another embedding provider (``embed.*`` settings)."""
+    def search(root: Path, query: str, also=()) -> list:
+        from memcli.search import providers, semantic
+
+        config = dict(settings)
+        saved = semantic.provider_for
+        semantic.provider_for = lambda mem: providers.get(config)
+        try:
+            with _semantic_extra(True):
+                return memcli_recall(root, query, also=also)
+        finally:
+            semantic.provider_for = saved
+
+    return search
+
+
 def memcli_at(threshold: float) -> Engine:
-    def search(root: Path, query: str) -> list:
+    def search(root: Path, query: str, also=()) -> list:
         with _semantic_extra(False):
-            return memcli_recall(root, query, threshold)
+            return memcli_recall(root, query, threshold, also=also)
 
     return search
 
@@ -245,25 +269,63 @@ def score(results: list) -> dict:
     return out
 
 
-def run(engines: dict, root: Path, sections: dict, show: str | None) -> dict:
+ALSO = {"translation": (0,), "paraphrase": (1,), "both": (0, 1)}
+
+
+def phrasings(q: dict, mode: str | None) -> list:
+    return [q["also"][i] for i in ALSO[mode] if i < len(q.get("also") or ())] if mode else []
+
+
+def takes_also(fn) -> bool:
+    import inspect
+
+    try:
+        return "also" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def rrf(lists: list, k: int = 10) -> list:
+    """Reciprocal rank fusion of ranked id lists (memcli.recall.cascade.fuse's rule for ids)."""
+    score: dict = {}
+    first: dict = {}
+    for n, ids in enumerate(lists):
+        for rank, i in enumerate(ids):
+            score[i] = score.get(i, 0.0) + 1.0 / (k + rank + 1)
+            first.setdefault(i, (n, rank))
+    return sorted(score, key=lambda i: (-score[i], first[i]))[:LIMIT]
+
+
+def ask(fn, root: Path, q: dict, mode: str | None) -> list:
+    other = phrasings(q, mode)
+    if not other:
+        return list(fn(root, q["q"]))
+    if takes_also(fn):
+        return list(fn(root, q["q"], also=other))
+    return rrf([list(fn(root, text)) for text in [q["q"], *other]])
+
+
+def run(engines: dict, root: Path, sections: dict, show: str | None, modes: list | None = None) -> dict:
     report = {}
     for section, queries in sections.items():
         report[section] = {}
-        for name, fn in engines.items():
-            results, ms = [], []
-            for q in queries:
-                t0 = time.perf_counter()
-                got = list(fn(root, q["q"]))
-                ms.append((time.perf_counter() - t0) * 1000)
-                results.append((q, got))
-            figures = score(results)
-            figures["ms/query (median)"] = round(statistics.median(ms), 2) if ms else None
-            report[section][name] = figures
-            if show:
-                for q, got in results:
-                    right = got[:1] == [q["expect"]] if q["expect"] else not got
-                    if show == "all" or not right:
-                        print(f"  {section} {name} [{q['kind']}] {q['q']!r}: expect {q['expect']}, got {got[:3]}")
+        for mode in modes or [None]:
+            for name, fn in engines.items():
+                label = f"{name} +{mode}" if mode else name
+                results, ms = [], []
+                for q in queries:
+                    t0 = time.perf_counter()
+                    got = ask(fn, root, q, mode)
+                    ms.append((time.perf_counter() - t0) * 1000)
+                    results.append((q, got))
+                figures = score(results)
+                figures["ms/query (median)"] = round(statistics.median(ms), 2) if ms else None
+                report[section][label] = figures
+                if show:
+                    for q, got in results:
+                        right = got[:1] == [q["expect"]] if q["expect"] else not got
+                        if show == "all" or not right:
+                            print(f"  {section} {label} [{q['kind']}] {q['q']!r}: expect {q['expect']}, got {got[:3]}")
     return report
 
 
@@ -298,7 +360,7 @@ def print_tables(report: dict) -> None:
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=HERE, help="memory root holding queries-*.yaml (default: here)")
-    parser.add_argument("--split", choices=["dev", "test", "fresh", "all-but-fresh"],
+    parser.add_argument("--split", choices=["dev", "test", "fresh", "fresh2", "all-but-fresh"],
                         help="default: dev and test, each on its own")
     parser.add_argument("--engine", action="append", metavar="NAME",
                         help=f"repeatable; one of {', '.join(ENGINES)} or module:function (default: all built-in)")
@@ -307,7 +369,15 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--semantic-cut", action="append", type=float, default=[],
                         help="repeatable; adds memcli-semantic accepting a meaning-only match at this confidence "
                              "(the trade-off curve)")
+    parser.add_argument("--embed-url", metavar="URL",
+                        help="adds memcli-semantic@openai: the extra with an OpenAI-compatible embeddings endpoint")
+    parser.add_argument("--embed-model", default="default", help="the model name sent to --embed-url")
+    parser.add_argument("--embed-prefixes", nargs=2, metavar=("QUERY", "PASSAGE"), default=("", ""),
+                        help='texts put before questions and memories (E5: "query: " "passage: ")')
     parser.add_argument("--cli", action="store_true", help="memcli engine through the real `memcli recall` subprocess")
+    parser.add_argument("--also", action="append", choices=["none", *ALSO], default=[],
+                        help="repeatable; each engine also given the other phrasings of every question "
+                             "(none: without them)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--show", choices=["misses", "all"], help="list per-query results")
     args = parser.parse_args(argv)
@@ -323,15 +393,19 @@ def main(argv: list | None = None) -> int:
         engines[name] = ENGINES[name] if name in ENGINES else plugin(name)
     if args.cli and "memcli" in engines:
         engines["memcli"] = memcli_cli
+    if args.embed_url:
+        engines["memcli-semantic@openai"] = memcli_provider({
+            "embed.provider": "openai", "embed.url": args.embed_url, "embed.model": args.embed_model,
+            "embed.query_prefix": args.embed_prefixes[0], "embed.passage_prefix": args.embed_prefixes[1]})
     for t in args.threshold:
         engines[f"memcli@{t:g}"] = memcli_at(t)
     for c in args.semantic_cut:
         engines[f"memcli-semantic cut={c:g}"] = memcli_semantic_at(c)
 
-    if args.split == "fresh":
-        print("split fresh: the one-time final check. Score it once, after the work it judges is done, "
+    if args.split in FINAL:
+        print(f"split {args.split}: the one-time final check. Score it once, after the work it judges is done, "
               "and do not tune on what it shows.", file=sys.stderr)
-        sections = {"fresh": load_queries(root, "fresh")}
+        sections = {args.split: load_queries(root, args.split)}
     elif args.split == "all-but-fresh":
         sections = {"dev+test": load_queries(root, "dev") + load_queries(root, "test")}
     elif args.split:
@@ -339,11 +413,12 @@ def main(argv: list | None = None) -> int:
     else:
         sections = {"dev": load_queries(root, "dev"), "test": load_queries(root, "test")}
 
-    report = run(engines, root, sections, args.show)
+    modes = [None if m == "none" else m for m in args.also] or None
+    report = run(engines, root, sections, args.show, modes)
     n_mem = len(_documents(root))
     if args.json:
         print(json.dumps({"memories": n_mem, "limit": LIMIT, "now": NOW, "cli": args.cli,
-                          "final_check": args.split == "fresh", "results": report},
+                          "final_check": args.split in FINAL, "results": report},
                          ensure_ascii=False, indent=1))
     else:
         print(f"{n_mem} memories; " + ", ".join(f"{s}: {len(q)} queries" for s, q in sections.items())

@@ -17,7 +17,7 @@ _FAST = {
     ("recall",): (("query",), {"--limit": ("limit", int), "-k": ("limit", int), "--deep": ("deep", bool),
                                "--layer": ("layer", str), "-l": ("layer", str), "--threshold": ("threshold", float),
                                "--type": ("type_", str), "--min-success": ("min_success", float),
-                               "--inbox": ("inbox", bool)}),
+                               "--inbox": ("inbox", bool), "--also": ("also", list)}),
     ("should-recall",): (("text",), {}),
     ("remember",): (("title", "summary?"), {
         "--tag": ("tag", list), "-t": ("tag", list), "--alias": ("alias", list), "-a": ("alias", list),

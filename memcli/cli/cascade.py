@@ -42,17 +42,21 @@ def recall(
     min_success: Annotated[Optional[float], typer.Option(
         "--min-success", metavar="RATE",
         help="Only memories whose smoothed success rate (memcli outcome) reaches RATE, 0..1.")] = None,
+    also: Annotated[Optional[List[str]], typer.Option(
+        "--also", metavar="TEXT",
+        help="Another phrasing of the same question (repeatable): a translation into the other language, a "
+             "paraphrase. The results are fused by rank.")] = None,
     json_: Json = False,
 ):
     """Find the memory that fits: session, then scope, then the index, then the details.
 
-    Exit 1 when nothing fits. `--type procedure --min-success 0.7` keeps the procedures that
-    usually work.
+    Without -k, only hits to act on are shown; -k N asks for up to N. Exit 1 when nothing fits.
+    `--type procedure --min-success 0.7` keeps the procedures that usually work.
 
-    Example: memcli recall "MySQL中文查不到数据"
+    Example: memcli recall "MySQL中文查不到数据" --also "MySQL Chinese text garbled"
     """
     run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold, inbox, type_,
-                                                    min_success))
+                                                    min_success, also))
 
 
 @app.command("should-recall")

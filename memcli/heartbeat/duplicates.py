@@ -7,7 +7,7 @@ import sys
 from collections import Counter, defaultdict
 
 from ..model import CJK, Finding
-from ..similar import DUPLICATE_RATIO, identifiers as _identifiers
+from ..similar import DUPLICATE_RATIO, identifiers as _identifiers, normal as _normal, same_memory as _same
 from .base import norm, rank
 
 _BLOCK_MAX = 30  # a word in more memories than this makes no duplicate block
@@ -52,11 +52,14 @@ def find(details: list, body_hashes: dict) -> list[Finding]:
 
     hashes = [body_hashes.get(d.id) for d in details]
     first: dict = {}
+    titles = [_normal(d.title) for d in details]
     for i in range(n):
         if hashes[i] is not None:
             union(first.setdefault(("b", hashes[i]), i), i)
         if len(texts[i]) >= 8:
             union(first.setdefault(("t", texts[i]), i), i)
+        if titles[i]:
+            union(first.setdefault(("T", titles[i]), i), i)
 
     numbers = [_identifiers(t) for t in texts]
     sizes = [len(t) for t in texts]
@@ -65,8 +68,12 @@ def find(details: list, body_hashes: dict) -> list[Finding]:
         # numbers and one-letter names tell things apart: "release 2026-12" and "release 2027-01", or
         # "plan a" and "plan b", are two memories; a ratio of 90 needs lengths within about 80% of each other
         la, lb = sizes[a], sizes[b]
-        if (min(la, lb) < 12 or min(la, lb) * 5 < max(la, lb) * 4 or numbers[a] != numbers[b]
-                or root_of(a) == root_of(b)):
+        if root_of(a) == root_of(b):
+            return
+        if _same(details[a].title, details[a].summary, details[b].title, details[b].summary):
+            union(a, b)
+            return
+        if min(la, lb) < 12 or min(la, lb) * 5 < max(la, lb) * 4 or numbers[a] != numbers[b]:
             return
         if fuzz.ratio(texts[a], texts[b], score_cutoff=DUPLICATE_RATIO):
             union(a, b)
@@ -110,6 +117,8 @@ def find(details: list, body_hashes: dict) -> list[Finding]:
                 why = "the same body"
             elif texts[i] == texts[keep]:
                 why = "the same title and summary"
+            elif fuzz.ratio(texts[i], texts[keep]) < DUPLICATE_RATIO and _same(d.title, d.summary, k.title, k.summary):
+                why = _same(d.title, d.summary, k.title, k.summary)
             else:
                 why = f"title and summary {fuzz.ratio(texts[i], texts[keep]):.0f}% alike"
             out.append(Finding("duplicate", "warning", d.path, None, f"{d.id} looks like a duplicate of {k.path} "

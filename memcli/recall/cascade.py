@@ -14,28 +14,29 @@ from datetime import datetime, timezone
 from ..dates import now_of
 from ..errors import UsageError
 from ..model import LayerTrace
-from .layer import Ask, Candidate
+from .layer import COMPANION_SHARE, DECISIVE, Ask, Candidate
 from .registry import layer_names, layers
 
 
 class Recall:
     """What a recall found: its hits best first, the trace of the layers it asked, the warnings,
-    the ranking methods of the layers that ran, and hits from outside the cascade listed after its
-    own (the inbox's)."""
+    the ranking methods of the layers that ran, the other phrasings fused with the query (``also``)
+    and hits from outside the cascade listed after its own (the inbox's)."""
 
-    __slots__ = ("query", "hits", "trace", "warnings", "methods", "appended")
+    __slots__ = ("query", "hits", "trace", "warnings", "methods", "appended", "also")
 
     def __init__(self, query: str, hits: list | None = None, trace: list | None = None, warnings: list | None = None,
-                 methods: list | None = None, appended: list | None = None):
+                 methods: list | None = None, appended: list | None = None, also: list | None = None):
         self.query = query
         self.hits = [] if hits is None else hits
         self.trace = [] if trace is None else trace
         self.warnings = [] if warnings is None else warnings
         self.methods = [] if methods is None else methods
         self.appended = [] if appended is None else appended
+        self.also = [] if also is None else also
 
     def to_dict(self) -> dict:
-        return {"query": self.query, "hits": [h.to_dict() for h in self.hits + self.appended],
+        return {"query": self.query, "also": list(self.also), "hits": [h.to_dict() for h in self.hits + self.appended],
                 "layer": self.hits[0].layer if self.hits else None, "methods": list(self.methods),
                 "trace": [t.to_dict() for t in self.trace]}
 
@@ -63,12 +64,17 @@ def _merge(found: list[Candidate], limit: int, answers_first: bool) -> list[Cand
 
 
 def run(root, query: str, *, session: str, scope: str, limit: int, threshold: float, now=None, deep: bool = False,
-        only: list | None = None, type: str | None = None, min_success: float | None = None) -> Recall:
+        only: list | None = None, fill: bool = False, type: str | None = None,
+        min_success: float | None = None) -> Recall:
     """The cascade over ``only`` (names of layers, default all): the first real answer, or with
-    ``deep`` every layer merged. ``type`` and ``min_success`` keep only such memories."""
+    ``deep`` every layer merged. ``fill``: the caller asked for ``limit`` hits (see ``Ask.fill``);
+    ``type`` and ``min_success`` keep only such memories."""
+    from ..search.evidence import strip_framing
     from .procedures import weigh
 
-    ask = Ask(root, query, session, scope, limit, threshold, when(now), type=type, min_success=min_success,
+    signals = list(root.config["recall.signals.explicit"]) + list(root.config["recall.signals.implicit"])
+    ask = Ask(root, query, session, scope, limit, threshold, when(now), text=strip_framing(query, signals), fill=fill,
+              type=type, min_success=min_success,
               prior=(float(root.config["recall.freshness_weight"]), root.config.seconds("recall.half_life") / 86400))
     result = Recall(query, warnings=ask.warnings)
     chosen = [x for x in layers() if only is None or x.name in only]
@@ -76,6 +82,7 @@ def run(root, query: str, *, session: str, scope: str, limit: int, threshold: fl
     ask.floor = min(floors) if floors else None
     pool: list[Candidate] = []
     last: list[Candidate] = []
+    answer: list[Candidate] = []  # the candidates of the first layer with a real answer
     for layer in chosen:
         if ask.answered and (not deep or layer.fallback) and not layer.after_answer(ask):
             break
@@ -89,17 +96,77 @@ def run(root, query: str, *, session: str, scope: str, limit: int, threshold: fl
         if layer.method not in result.methods and layer.name not in ask.skipped:
             result.methods.append(layer.method)
         pool += found
+        if not ask.answered and any(c.answer for c in found):
+            answer, ask.answered_by = found, layer.name
+        elif answer and found and ask.fill and layer.fills:
+            found = answer + found  # a short answer of the index, filled from every memory
         last = found or last
         ask.answered = ask.answered or any(c.answer for c in found)
     # Without --deep: the first layer with a real answer; when none has one, the deepest layer
     # that found anything (it searched more than the layers before it).
-    result.hits = [c.hit for c in _merge(pool if deep else last, limit, not deep)]
+    chosen_hits = _merge(pool if deep else last, limit, not deep)
+    if not (fill or deep):
+        chosen_hits = _companions(chosen_hits, threshold)
+    result.hits = [c.hit.replace(sure=_sure(c, threshold, i)) for i, c in enumerate(chosen_hits)]
     return result
+
+
+def _companions(found: list[Candidate], threshold: float) -> list[Candidate]:
+    """The best hit and those nearly as good and good in their own right (reaching the
+    threshold): a weak companion of an answer is left out, and so is a crowd (more than CROWD
+    hits as good as the best: none of them stands out)."""
+    if not found:
+        return found
+    top = found[0].relevance
+    close = [c for c in found[1:] if c.relevance >= max(COMPANION_SHARE * top, threshold)]
+    return found[:1] + (close if len(close) <= CROWD else [])
+
+
+CROWD = 2
+
+
+def _sure(c: Candidate, threshold: float, place: int) -> str:
+    """How sure a hit is, in a word: strong (it covers nearly all of the query), good (it reaches
+    the threshold, or it is a meaning match accepted as the answer) or weak (a candidate)."""
+    if "bm25f" not in c.hit.methods and "embedding" in c.hit.methods:
+        return "good" if place == 0 and c.answer else "weak"
+    if c.relevance >= DECISIVE:
+        return "strong"
+    return "good" if c.relevance >= threshold else "weak"
+
+
+def fuse(results: list, limit: int) -> list:
+    """Hits of several phrasings of one question, fused by rank: each memory scores
+    sum(1 / (RRF_K + rank)) over the lists that hold it, so agreement counts; ties go to the
+    surer hit, then to the earlier phrasing. A weak hit (below the threshold) that only another
+    phrasing found, and only one, is left out."""
+    order = {"strong": 0, "good": 1, "weak": 2}
+    score: dict = {}
+    best: dict = {}
+    for n, res in enumerate(results):
+        for rank, h in enumerate(res.hits):
+            key = (h.path, h.id)
+            score[key] = score.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
+            if key not in best or (order.get(h.sure, 3), n, rank) < best[key][0]:
+                best[key] = ((order.get(h.sure, 3), n, rank), h)
+    lists = {k: sum(1 for res in results if any((h.path, h.id) == k for h in res.hits)) for k in score}
+    # a weak hit found by one other phrasing alone is left out: a translation that merely shares a
+    # word or two with a note on a neighbouring topic is no answer
+    ranked = sorted((k for k in score if lists[k] > 1 or best[k][0][1] == 0 or best[k][1].sure != "weak"),
+                    key=lambda k: (-score[k], best[k][0]))
+    return [best[k][1] for k in ranked[:limit]]
+
+
+RRF_K = 10  # lists are short: the rank counts more than in a long web result list
 
 
 def recall(root, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
            deep: bool = False, layer: str | None = None, threshold: float | None = None,
-           now: str | None = None, type: str | None = None, min_success: float | None = None) -> Recall:
+           now: str | None = None, type: str | None = None, min_success: float | None = None,
+           also: list | tuple = ()) -> Recall:
+    """The cascade for ``query``; with ``also``, other phrasings of the same question (a
+    translation into the other language, a paraphrase), each run through the cascade and fused
+    by rank (``fuse``). Asking for ``limit`` or ``threshold`` fills the list (``Ask.fill``)."""
     from ..model import TYPES
     from .trace import record
 
@@ -110,6 +177,9 @@ def recall(root, query: str, *, session: str = "default", scope: str = "default"
 
     if not query or not query.strip():
         raise UsageError("the query is empty")
+    also = [q for q in (also or ()) if q is not None]
+    if any(not q.strip() for q in also):
+        raise UsageError("an --also phrasing is empty")
     names = layer_names()
     if layer is not None and layer not in names:
         from .registry import get
@@ -122,11 +192,18 @@ def recall(root, query: str, *, session: str = "default", scope: str = "default"
         raise UsageError("--deep searches every layer and --layer only one: give one of them")
     if threshold is not None and not 0 <= threshold <= 1:
         raise UsageError(f"--threshold must be a number from 0 to 1, got {threshold!r}")
+    fill = limit is not None or threshold is not None
     limit = int(root.config["recall.limit"]) if limit is None else limit
     if limit < 1:
         raise UsageError("--limit must be at least 1")
     threshold = float(root.config["recall.threshold"]) if threshold is None else threshold
-    result = run(root, query, session=session, scope=scope, limit=limit, threshold=threshold, now=now, deep=deep,
-                 only=[layer] if layer else None, type=type, min_success=min_success)
+    runs = [run(root, q, session=session, scope=scope, limit=limit, threshold=threshold, now=now, deep=deep,
+                only=[layer] if layer else None, fill=fill, type=type, min_success=min_success)
+            for q in dict.fromkeys([query, *also])]
+    result = runs[0]
+    if len(runs) > 1:
+        result = Recall(query, fuse(runs, limit), [t for r in runs for t in r.trace],
+                        list(dict.fromkeys(w for r in runs for w in r.warnings)),
+                        list(dict.fromkeys(m for r in runs for m in r.methods)), also=list(also))
     record(root, "recall", query, result, now)
     return result

@@ -1,9 +1,10 @@
 """The details layer: every detail file in memory/ and the episode log in memory/episodes/,
 ranked through the on-disk search cache (or in memory when the cache cannot be used).
 
-An episode file that matches only through a user turn holding the question being asked (an
-earlier copy of the same question) is not a hit: the rest of the file must hold the words
-that matched, and the snippet comes from the rest.
+The episode log is searched without the user turns that only ask: a question is never evidence.
+An episode file that matches only through a user turn holding the question being asked (a
+statement that repeats it) is not a hit either: the rest of the file must hold the words that
+matched, and the snippet comes from the rest.
 """
 
 from __future__ import annotations
@@ -13,14 +14,12 @@ import os
 import time
 from pathlib import Path
 
-import re
-
 from ..errors import FileError
 from ..model import Hit
 from ..search import docs
 from ..store import layout
 from ..store.layout import fingerprint as _fingerprint
-from .layer import Ask, Candidate, Layer, conflicted, holds_query, snip
+from .layer import FILL_FLOOR, Ask, Candidate, Layer, conflicted, holds_query, snip
 
 # A store this large is not stat-ed file by file on every call (that alone would cost more than
 # grep): when neither memory/ nor memory/episodes/ changed (every add, delete and rename-on-save
@@ -34,8 +33,9 @@ SNIPPET_READ = 1_000_000  # bytes of a hit's file read again for its snippet
 
 
 def detail_doc(root, key: str, ask: Ask | None = None, limit: int | None = None):
-    """A SearchDoc for one file of the details layer (``search.docs``): None when it cannot be read,
-    or when it holds git conflict markers (then the recall asking, if any, says it left it out)."""
+    """A SearchDoc for one file of the details layer (``search.docs``: an episode file without the
+    user turns that only ask): None when it cannot be read, or when it holds git conflict markers
+    (then the recall asking, if any, says it left it out)."""
     return docs.detail_doc(root.path, key, limit, lambda k, text, path: conflicted(ask, k, text, path))
 
 
@@ -91,20 +91,30 @@ def _changed_hits(root, cache, found) -> dict:
 EVIDENCE_DEPTH = 50  # lexical candidates kept for a later layer (``Ask.floor``)
 
 
-def _answer(ask: Ask, found: list, search, limit: int) -> list:
+def answers(found: list, threshold: float) -> bool:
+    """Whether the ranker, searching at ``threshold``, would answer with these candidates: one of
+    them is evidence and reaches the threshold, or TWO_TERMS_SHARE of it with two query units."""
+    from ..search.ranker import TWO_TERMS_SHARE
+
+    return any(s.evidence and (s.relevance >= threshold or (s.relevance >= threshold * TWO_TERMS_SHARE
+                                                             and s.units >= 2)) for s in found)
+
+
+def _answer(ask: Ask, found: list, limit: int) -> list:
     """What a search at ``ask.threshold`` returns, from ``found``, a search down to ``ask.floor``
-    (lower) with the same scores: the ranker answers when the best hit reaches the threshold
-    (then keeps candidates from CANDIDATE_FLOOR), never below TWO_TERMS_SHARE of it; in
-    between it counts distinct query terms, so that band is searched again."""
+    (lower) with the same scores: nothing unless the query is answered (``answers``), then the
+    candidates from CANDIDATE_FLOOR (FILL_FLOOR when the caller asked for a number of hits)."""
+    if not answers(found, ask.threshold):
+        return []
+    keep = _keep(ask)
+    return [s for s in found if s.relevance >= keep][:limit]
+
+
+def _keep(ask: Ask) -> float:
+    """The lowest relevance of a candidate once the query is answered."""
     from ..search.ranker import CANDIDATE_FLOOR, TWO_TERMS_SHARE
 
-    best = max((s.relevance for s in found), default=0.0)
-    if best < ask.threshold * TWO_TERMS_SHARE:
-        return []
-    if best < ask.threshold:
-        return search(ask.threshold, limit)
-    keep = min(ask.threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR)
-    return [s for s in found if s.relevance >= keep][:limit]
+    return FILL_FLOOR if ask.fill else min(ask.threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR)
 
 
 def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
@@ -116,8 +126,8 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
     try:
         cache = SearchCache(root.state_dir(layout.SEARCH))
         count, quick = _sync(root, cache, ask)
-        found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold, now=ask.now,
-                                                               prior=ask.prior),
+        found = _search(ask, lambda threshold, n, floor: cache.search(ask.text, limit=n, threshold=threshold,
+                                                                      now=ask.now, floor=floor, prior=ask.prior),
                         limit)
         if quick and found:
             changed = _changed_hits(root, cache, found)
@@ -129,8 +139,9 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
                     cache.remove(gone)
                 if new:
                     cache.update_docs(new, {d.key: fresh[d.key] for d in new})
-                found = _search(ask, lambda threshold, n: cache.search(ask.query, limit=n, threshold=threshold,
-                                                                        now=ask.now, prior=ask.prior), limit)
+                found = _search(ask, lambda threshold, n, floor: cache.search(ask.text, limit=n, threshold=threshold,
+                                                                               now=ask.now, floor=floor,
+                                                                               prior=ask.prior), limit)
         return found, count
     except (SearchCacheError, FileError) as e:
         # The cache only saves time: without it, rank the files in memory.
@@ -142,29 +153,26 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
         from ..search.ranker import MemoryIndex
 
         index = MemoryIndex(found)
-        return _search(ask, lambda threshold, n: index.search(ask.query, limit=n, threshold=threshold, now=ask.now,
-                                                              prior=ask.prior),
+        return _search(ask, lambda threshold, n, floor: index.search(ask.text, limit=n, threshold=threshold,
+                                                                     now=ask.now, floor=floor, prior=ask.prior),
                        limit), len(current)
 
 
 def _search(ask: Ask, search, limit: int) -> list:
-    """``search(threshold, limit)`` at the recall's threshold; with ``ask.floor`` below it, one
-    deeper search whose candidates go to ``ask.scored`` and whose top is the answer."""
+    """``search(threshold, limit, floor)`` at the recall's threshold; with ``ask.floor`` below it,
+    one deeper search whose candidates go to ``ask.scored`` and whose top is the answer."""
     if ask.floor is None:
-        return search(ask.threshold, limit)
-    deep = search(min(ask.floor, ask.threshold), max(limit, EVIDENCE_DEPTH))
-    ask.scored = deep
-    return deep[:limit] if ask.threshold <= ask.floor else _answer(ask, deep, search, limit)
-
-
-_BLOCK = re.compile(r"^(?=## |\*\*\w+\*\* \()", re.M)
-_USER = re.compile(r"\*\*user\*\* \([^)]*\): ")
+        return search(ask.threshold, limit, FILL_FLOOR if ask.fill else None)
+    # Evidence is every candidate down to the floor, whether or not it could answer by itself.
+    floor = min(ask.floor, ask.threshold, _keep(ask))
+    deep = search(0.0, max(limit, EVIDENCE_DEPTH), floor)
+    ask.scored = [s for s in deep if s.relevance >= min(ask.floor, ask.threshold)]
+    return deep[:limit] if ask.threshold <= ask.floor else _answer(ask, deep, limit)
 
 
 def without_echo(text: str, query: str) -> str:
     """An episode file without the user turns that hold the query."""
-    parts = _BLOCK.split(text)
-    return "".join(p for p in parts if not ((m := _USER.match(p)) and holds_query(p[m.end():], query)))
+    return docs.without_user_turns(text, lambda words: holds_query(words, query))
 
 
 def _still_matches(rest: str, matched) -> bool:
@@ -180,6 +188,11 @@ class DetailsLayer(Layer):
     name = "details"
     help = "every detail file and the episode log"
     memories = True
+    fills = True
+
+    def after_answer(self, ask: Ask) -> bool:
+        # asked for a number of hits, a short answer of the index is filled from every memory
+        return ask.fill and ask.answered_by == "index"
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
@@ -195,7 +208,7 @@ class DetailsLayer(Layer):
                 if body != doc.body and not _still_matches(body, s.matched):
                     continue
             hit_id = ("episode:" if is_episode else "") + Path(s.key).stem
-            hit = Hit(self.name, hit_id, doc.title, s.key, s.score, snip(body, ask.query), doc.summary, doc.tags,
+            hit = Hit(self.name, hit_id, doc.title, s.key, s.score, snip(body, ask.text), doc.summary, doc.tags,
                       s.matched)
             out.append(Candidate(hit, s.relevance))
         return out[: ask.limit], count

@@ -41,7 +41,7 @@ class IndexLayer(Layer):
         for s in rank(docs, ask):
             e, d = by_id[s.key]
             body = d.body if d is not None else ""
-            hit = Hit(self.name, e.id, e.title, e.path, s.score, snip(body, ask.query) if body.strip() else "",
+            hit = Hit(self.name, e.id, e.title, e.path, s.score, snip(body, ask.text) if body.strip() else "",
                       d.summary if d is not None else e.summary, e.tags, s.matched)
             out.append(Candidate(hit, s.relevance, answer=decisive(s.relevance)))
         return out, len(docs)

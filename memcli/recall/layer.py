@@ -17,6 +17,10 @@ from ..model import Hit, Value
 # relevance is 0.75 * the weighted share of query terms matched (in a title, summary, tag or
 # alias) + 0.25 * BM25, so this asks for every term, or nearly all with strong BM25 evidence.
 DECISIVE = 0.75
+# Without -k or --threshold, a hit stays beside the best one only with this share of its relevance.
+COMPANION_SHARE = 0.9
+# With them, the list is filled down to this relevance once the query is answered.
+FILL_FLOOR = 0.05
 
 
 def decisive(relevance: float) -> bool:
@@ -27,26 +31,35 @@ class Ask:
     """One recall, as every layer sees it (root: the store.Root asked)."""
 
     __slots__ = ("root", "query", "session", "scope", "limit", "threshold", "now", "warnings", "floor", "scored",
-                 "answered", "skipped", "type", "min_success", "prior", "details")
+                 "answered", "skipped", "type", "min_success", "prior", "details", "text", "fill", "answered_by")
 
     def __init__(self, root, query: str, session: str, scope: str, limit: int, threshold: float, now: datetime,
                  warnings: list | None = None, *, type: str | None = None, min_success: float | None = None,
-                 prior: tuple | None = None):
+                 prior: tuple | None = None, text: str = "", fill: bool = False):
         self.root, self.query, self.session, self.scope = root, query, session, scope
         self.limit, self.threshold, self.now = limit, threshold, now
         self.warnings = [] if warnings is None else warnings
         # Set by the cascade for layers that read what earlier ones found: ``floor``, how far down
         # the details layer keeps its lexical candidates (``scored``, the ranker's Scored hits);
         # ``answered``, whether an earlier layer had a real answer; ``skipped``, the layers that
-        # could not run (a warning says why).
+        # could not run (a warning says why); ``answered_by``, the first layer with a real answer.
         self.floor: float | None = None
         self.scored: list | None = None
         self.answered = False
         self.skipped: set = set()
+        self.answered_by: str | None = None
         self.type = type  # only memories of this type (recall --type)
         self.min_success = min_success  # only memories whose smoothed success rate reaches this (--min-success)
         self.prior = prior  # (recall.freshness_weight, recall.half_life in days) for the ranker
         self.details: dict = {}  # path -> Detail (None: unreadable) of the memories a layer already read
+        # What the layers rank by: the query without its framing ("上次…的问题", "last time", the
+        # signal words; ``search.evidence.strip_framing``). ``query`` stays as asked: it is what an
+        # echo of the question is recognised by.
+        self.text = text or query
+        # The caller asked for ``limit`` hits (``-k``) or a threshold: once the query is answered the
+        # list is filled with weaker candidates. Otherwise weak companions of a strong answer are
+        # left out (``COMPANION_SHARE``): the default output holds only what to act on.
+        self.fill = fill
 
 
 class Candidate(Value):
@@ -91,6 +104,7 @@ class Layer:
     method = "bm25f"  # how the layer ranks: its hits' ``methods`` unless they say otherwise
     evidence: float | None = None  # reads the details layer's candidates down to this relevance
     fallback = False  # runs only when no earlier layer had a real answer, --deep or not
+    fills = False  # asked for a number of hits, its candidates fill a short answer of an earlier layer
 
     def active(self) -> bool:
         """Whether the layer can run here (a layer of an extra that is not installed cannot)."""
@@ -109,8 +123,8 @@ def rank(docs, ask: Ask, limit: int | None = None):
     """Rank in-memory SearchDocs for the query."""
     from ..search.ranker import MemoryIndex
 
-    return MemoryIndex(docs).search(ask.query, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now,
-                                    prior=ask.prior)
+    return MemoryIndex(docs).search(ask.text, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now,
+                                    floor=FILL_FLOOR if ask.fill else None, prior=ask.prior)
 
 
 def snip(body: str, query: str) -> str:

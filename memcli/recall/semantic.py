@@ -5,8 +5,11 @@ Last in the cascade and active only when the extra is installed. It runs when th
 layers found no real answer, and then answers only when one memory stands out (the rule is in
 ``memcli.search.semantic``); it reads the details layer's weak lexical candidates as evidence
 instead of searching again. A weak answer of the details layer (no hit covering nearly all of
-the query) is checked too: it gives way when the embedding is sure of another memory. A recall
-asking for the best k, weak ones included (threshold 0), runs it after any lexical answer: the
+the query) is checked too: it gives way when the embedding is sure of another memory. A meaning
+match is not accepted for a question that names a product, system or person (CUDA, MongoDB, Tom)
+that its memory does not name: near the topic is not the answer. The embeddings come from the
+configured provider (``memcli.search.providers``); one that is down leaves the words' answer, with
+one warning. A recall asking for the best k, weak ones included (threshold 0), runs it after any lexical answer: the
 best lexical hit stays first and fusion with the embedding order fills the rest of the list.
 """
 
@@ -37,7 +40,7 @@ class SemanticLayer(Layer):
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         from ..search.cache import SearchCacheError
-        from ..search.embed import ModelUnavailable
+        from ..search.providers import ProviderUnavailable
         from .details import detail_doc
 
         fill = ask.threshold <= 0
@@ -45,29 +48,43 @@ class SemanticLayer(Layer):
         # Filling a list or checking a weak answer, the lexical answer is what the configured
         # threshold answers; otherwise nothing lexical counts as an answer, only as evidence.
         threshold = float(ask.root.config["recall.threshold"]) if fill or rescue else float("inf")
-        lexical = ask.scored
+        lexical = [(s.key, s.relevance, s.evidence) for s in ask.scored or ()]
         kw = {"fill": fill, "rescue": semantic.RESCUE_CUT if rescue else None}
         try:
             try:
                 found = semantic.search(ask.root, ask.query, lexical, ask.limit, threshold, **kw)
             except (SearchCacheError, OSError):
                 found = semantic.search(ask.root, ask.query, [], ask.limit, threshold, **kw)  # evidence only
-        except ModelUnavailable as e:
+        except ProviderUnavailable as e:  # the words' answer stands, with one warning
             ask.warnings.append(f"semantic recall skipped: {e}")
             ask.skipped.add(self.name)
             return [], 0
         if rescue and all(m == ("bm25f",) for _, _, m in found):
             return [], len(found)  # the words' answer stands
-        matched = {s.key: s.matched for s in lexical or ()}
+        from ..search.evidence import names
+
+        matched = {s.key: s.matched for s in ask.scored or ()}
+        named = names(ask.text)
         out = []
         for key, score, methods in found:
             doc = detail_doc(ask.root, key)
             if doc is None:
                 continue
-            hit = Hit(self.name, Path(key).stem, doc.title, key, score, snip(doc.body, ask.query), doc.summary,
+            if named and not fill and "bm25f" not in methods and not _names_in(named, doc):
+                continue  # a meaning match that names another product or person is no answer
+            hit = Hit(self.name, Path(key).stem, doc.title, key, score, snip(doc.body, ask.text), doc.summary,
                       doc.tags, tuple(matched.get(key, ())), tuple(methods))
             out.append(Candidate(hit, score))
         return out, len(found)
+
+
+def _names_in(named: list, doc) -> bool:
+    """At least half of the query's names (``evidence.names``) appear in the memory, in any field."""
+    from ..search.tokenize import terms
+
+    have = set(terms("\n".join([doc.title, doc.summary, " ".join(map(str, doc.tags)),
+                                 " ".join(map(str, doc.aliases)), doc.body])))
+    return 2 * sum(1 for n in named if set(terms(n)) <= have) >= len(named)
 
 
 def _weak(ask: Ask) -> bool:

@@ -1,7 +1,8 @@
 """The session layer: recent turns and the summary of older ones.
 
 The turn that holds the question being asked (in an agent loop, the user turn just added)
-is never a candidate, nor is a summary line that quotes it. A user turn may be returned, but
+is never a candidate, nor is any user turn that only asks (an earlier question, answered or
+not), nor a summary line that quotes one. A user's statement may be returned, but
 only what was said in reply (an assistant, tool or system turn) or the summary ends the cascade,
 and only when it covers the query (``layer.DECISIVE``): a user's turn is a question more often
 than an answer, and a reply that mentions one word of the question is not its answer.
@@ -28,13 +29,13 @@ class SessionLayer(Layer):
             return [], 0
         docs, texts = [], {}
         summary = "\n".join(ln for ln in data.get("summary", "").split("\n")
-                            if not (ln.startswith("- user:") and holds_query(ln[len("- user:"):], ask.query)))
+                            if not (ln.startswith("- user:") and _question(ln[len("- user:"):], ask.query)))
         if summary.strip():
             docs.append(SearchDoc(key="summary", summary=summary, updated=data.get("updated")))
             texts["summary"] = ("Session summary", summary, "summary")
         for i, t in enumerate(data["turns"]):
-            if t.get("role") == "user" and holds_query(t.get("text", ""), ask.query):
-                continue  # the question being asked does not answer itself
+            if t.get("role") == "user" and _question(t.get("text", ""), ask.query):
+                continue  # a user's question, this one or an earlier one, is never evidence
             key = f"turn-{i + 1}"
             docs.append(SearchDoc(key=key, summary=t.get("text", ""), updated=t.get("time")))
             texts[key] = (f"{t.get('role')} turn {i + 1}", t.get("text", ""), t.get("role"))
@@ -42,6 +43,14 @@ class SessionLayer(Layer):
         out = []
         for s in (rank(docs, ask) if docs else ()):
             title, text, role = texts[s.key]
-            out.append(Candidate(Hit(self.name, s.key, title, path, s.score, snip(text, ask.query), matched=s.matched),
+            out.append(Candidate(Hit(self.name, s.key, title, path, s.score, snip(text, ask.text), matched=s.matched),
                                  s.relevance, answer=role != "user" and decisive(s.relevance)))
         return out, len(docs)
+
+
+def _question(text: str, query: str) -> bool:
+    """A user's turn that is no evidence: the question being asked (or an echo of it), or any
+    turn that only asks. A user's statement ("we moved the cron to 01:00 UTC") still is."""
+    from ..search.evidence import only_asks
+
+    return holds_query(text, query) or only_asks(text)

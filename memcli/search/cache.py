@@ -32,7 +32,7 @@ from memcli.search.segments import chunks, pack, segments, unpack
 from memcli.search.tokenize import terms
 
 FILENAME = "search.sqlite3"
-FORMAT = "6"
+FORMAT = "7"
 SMALL_SEGMENT = 2000  # segments with fewer documents are merged once there are MERGE_AT of them
 MERGE_AT = 8
 MAX_SEGMENTS = 24  # more than this, or too many removed documents: rewrite everything
@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS docs (
     l0 INTEGER NOT NULL, l1 INTEGER NOT NULL, l2 INTEGER NOT NULL,
     l3 INTEGER NOT NULL, l4 INTEGER NOT NULL,
     head_terms TEXT NOT NULL,
-    body_terms TEXT NOT NULL
+    body_terms TEXT NOT NULL,
+    asks REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS postings (
     term TEXT NOT NULL,
@@ -338,7 +339,7 @@ class SearchCache:
                 sorted((n, s) for s, n in Counter(s for _, s in dead_rows).items()),
             )
             for rows, added_df, added_hdf, doc_rows, added in segments(items, next_doc, seg, expected, self.workers):
-                conn.executemany(f"INSERT INTO docs VALUES ({_marks(13)})", doc_rows)
+                conn.executemany(f"INSERT INTO docs VALUES ({_marks(14)})", doc_rows)
                 conn.executemany("INSERT INTO postings VALUES (?, ?, ?)", rows)
                 conn.execute("INSERT INTO segments VALUES (?, ?, 0)", (seg, len(doc_rows)))
                 df_delta.update(added_df)
@@ -477,14 +478,14 @@ class SearchCache:
             (first, chr(ord(first) + 1), min_len, max_len),
         ).fetchall()
 
-    def doc_priors(self, refs: Collection[Any]) -> Mapping[Any, tuple[float, float]]:
+    def doc_priors(self, refs: Collection[Any]) -> Mapping[Any, tuple[float, float, float]]:
         conn = self._connection()
         out = {}
         for batch in chunks(refs, 900):
-            for doc_id, importance, days in conn.execute(
-                f"SELECT id, importance, days FROM docs WHERE id IN ({_marks(len(batch))})", batch
+            for doc_id, importance, days, asks in conn.execute(
+                f"SELECT id, importance, days, asks FROM docs WHERE id IN ({_marks(len(batch))})", batch
             ):
-                out[doc_id] = (importance, math.nan if days is None else days)
+                out[doc_id] = (importance, math.nan if days is None else days, asks)
         return out
 
     def doc_keys(self, refs: Collection[Any]) -> Mapping[Any, str]:
@@ -517,6 +518,7 @@ class SearchCache:
 
     def search(
         self, query: str, limit: int = 5, threshold: float | None = None, now: datetime | None = None,
+        floor: float | None = None,
         prior: tuple[float, float] | None = None,
     ) -> list[Scored]:
         """Rank the cached documents exactly as ``MemoryIndex.search`` would.
@@ -530,7 +532,7 @@ class SearchCache:
             conn.execute("BEGIN")  # one consistent snapshot for the whole query
             try:
                 self._dead = frozenset(d for (d,) in conn.execute("SELECT id FROM dead"))
-                return search_corpus(self, query, limit=limit, threshold=threshold, now=now, prior=prior)
+                return search_corpus(self, query, limit=limit, threshold=threshold, now=now, floor=floor, prior=prior)
             finally:
                 if conn.in_transaction:
                     conn.execute("COMMIT")

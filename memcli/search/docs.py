@@ -1,11 +1,12 @@
-"""What the ranker reads of a root: a SearchDoc for each detail file and each episode log, and the
-files there are (with their fingerprints), for the details layer, the search cache, the semantic
-step and `memcli watch`."""
+"""What the ranker reads of a root: a SearchDoc for each detail file and each episode log (without
+the user turns that only ask: a question is never evidence), and the files there are (with their
+fingerprints), for the details layer, the search cache, the semantic step and `memcli watch`."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 from ..errors import FileError, UnsafePathError, UsageError
 from ..store import details as dfile
@@ -28,12 +29,30 @@ def detail_doc(root: Path, key: str, limit: int | None = None,
         if conflicted is not None and conflicted(key, text, path):
             return None
         if layout.is_episode(key):
-            return SearchDoc(key=key, title=f"episodes {path.stem}", body=text, importance=0.3, updated=path.stem)
+            return SearchDoc(key=key, title=f"episodes {path.stem}", body=without_questions(text), importance=0.3,
+                             updated=path.stem)
         d = dfile.parse(text, path.stem, key)
     except (FileError, UsageError, UnsafePathError, OSError):
         return None
     return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
                      importance=d.importance, updated=d.updated or d.created)
+
+
+_BLOCK = re.compile(r"^(?=## |\*\*\w+\*\* \()", re.M)  # an episode file's sections and turns
+_USER = re.compile(r"\*\*user\*\* \([^)]*\): ")
+
+
+def without_user_turns(text: str, drop: Callable[[str], bool]) -> str:
+    """An episode file without the user turns whose words ``drop`` picks."""
+    parts = _BLOCK.split(text)
+    return "".join(p for p in parts if not ((m := _USER.match(p)) and drop(p[m.end():])))
+
+
+def without_questions(text: str) -> str:
+    """An episode file without the user turns that only ask: a question is never evidence."""
+    from .evidence import only_asks
+
+    return without_user_turns(text, only_asks)
 
 
 def _head(path, key: str, limit: int) -> str:

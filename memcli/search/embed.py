@@ -39,7 +39,8 @@ _SMALL = ("scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", "w1_2", "w1
 
 
 class ModelUnavailable(Exception):
-    """The semantic extra is not installed, or its model could not be read."""
+    """The semantic extra is not installed, or its model could not be read (the ``use`` provider
+    gives it to the semantic layer as a ``providers.ProviderUnavailable``)."""
 
 
 _AVAILABLE: list = []
@@ -67,7 +68,7 @@ def _resources() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "resources"
 
 
-def _limit_threads() -> None:
+def limit_threads() -> None:
     import sys
 
     if "numpy" not in sys.modules:
@@ -165,7 +166,7 @@ class Tokenizer:
 
 def unpack(target: Path) -> Path:
     """Write the unpacked model into ``target`` (atomically: a whole folder or none)."""
-    _limit_threads()
+    limit_threads()
     import marshal
     import shutil
     import tempfile
@@ -220,7 +221,7 @@ class Model:
     """``encode(texts) -> float32 array (n, DIM)`` of L2-normalised sentence vectors."""
 
     def __init__(self, folder: Path) -> None:
-        _limit_threads()
+        limit_threads()
         import marshal
 
         import numpy as np

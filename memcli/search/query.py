@@ -62,6 +62,9 @@ def correct(word: str, candidates: Sequence[tuple[str, int, int]]) -> str | None
     cutoff = 85.0 if len(word) <= 4 else 80.0
     choices = [c[0] for c in candidates]
     found = process.extract(word, choices, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
+    # A word that is another word plus a few letters is a different word, not a typo of it:
+    # backup is not back, password is not pass.
+    found = [f for f in found if not (len(word) - len(f[0]) >= 2 and word.startswith(f[0]))]
     if not found:
         return None
     best = min(
@@ -85,15 +88,17 @@ class Plan:
     """A query, planned: unit weights (per query unit, for fit), idfs (for the soft BM25 share),
     the entries to look up and the typo corrections."""
 
-    __slots__ = ("weights", "idfs", "entries", "fuzzy")
+    __slots__ = ("weights", "idfs", "entries", "fuzzy", "names")
 
-    def __init__(self, weights: list, idfs: list, entries: list, fuzzy: list):
+    def __init__(self, weights: list, idfs: list, entries: list, fuzzy: list, names: list | None = None):
         self.weights, self.idfs, self.entries, self.fuzzy = weights, idfs, entries, fuzzy
+        self.names = [] if names is None else names  # per name in the query (``evidence.names``), its units
 
 
-def plan_query(query: str, corpus, n: int) -> Plan:
+def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
     """The units of ``query`` with their weights, and the entries to look up in ``corpus`` (a
-    ``ranker.Corpus``: the ranker imports this module, so it is not imported back)."""
+    ``ranker.Corpus``: the ranker imports this module, so it is not imported back); ``names``,
+    the words of the query that name something (``evidence.names``), each as the units it became."""
     first: dict[str, int] = {}
     for term, kind in analyze(query):
         first.setdefault(term, kind)
@@ -146,4 +151,8 @@ def plan_query(query: str, corpus, n: int) -> Plan:
             prev = (term, unit)
         else:
             prev = None
+    for name in names:
+        units = tuple(dict.fromkeys(unit_of[t] for t, _ in analyze(name) if t in unit_of))
+        if units and units not in plan.names:
+            plan.names.append(units)
     return plan

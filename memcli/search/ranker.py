@@ -16,6 +16,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from memcli.dates import days
 from memcli.model import Value, importance_of
+from memcli.search.evidence import names
 from memcli.search.query import BODY_MATCH, FIT_PRIOR_DOCS, idf, plan_query
 from memcli.search.tokenize import is_cjk, terms
 
@@ -36,6 +37,9 @@ TWO_TERMS_SHARE = 0.72
 # Once the query is answered, the runners-up need only this much relevance: a weaker second
 # candidate is still a candidate.
 CANDIDATE_FLOOR = 0.2
+# A text that only asks is weak evidence for a question about the same thing: its relevance is
+# lowered by this share of it (a text half questions by half as much). Chosen on LoCoMo dev.
+ASKING_PENALTY = 0.3
 
 
 class SearchDoc(Value):
@@ -53,11 +57,14 @@ class SearchDoc(Value):
 class Scored(Value):
     """A ranked hit: ``score`` blends ``relevance`` with importance and freshness."""
 
-    FIELDS = ("key", "score", "relevance", "matched", "fuzzy")
+    FIELDS = ("key", "score", "relevance", "matched", "fuzzy", "units", "evidence")
     __slots__ = FIELDS
 
-    def __init__(self, key: str, score: float, relevance: float, matched: tuple = (), fuzzy: tuple = ()):
-        for name, value in zip(self.FIELDS, (key, score, relevance, matched, fuzzy)):
+    def __init__(self, key: str, score: float, relevance: float, matched: tuple = (), fuzzy: tuple = (),
+                 units: int = 0, evidence: bool = True):
+        # units: distinct query units matched; evidence: may answer the query (see ``is_evidence``),
+        # relevance decides how well
+        for name, value in zip(self.FIELDS, (key, score, relevance, matched, fuzzy, units, evidence)):
             object.__setattr__(self, name, value)
 
 
@@ -82,6 +89,13 @@ def length_code(n: int) -> int:
     if n < 128:
         return n
     return min(255, 127 + round(math.log(n / 128.0) / math.log(1.06)))
+
+
+def asking(doc: SearchDoc) -> float:
+    """How much of a document is questions (``evidence.asking_share`` of its text)."""
+    from memcli.search.evidence import asking_share
+
+    return asking_share("\n".join(p for p in (doc.title, doc.summary, doc.body) if p))
 
 
 def field_terms(doc: SearchDoc) -> tuple[list[str], list[str], list[str], list[str], list[str]]:
@@ -152,8 +166,8 @@ class Corpus:
     def fuzzy_candidates(self, first: str, min_len: int, max_len: int) -> Sequence[tuple[str, int, int]]:
         """(term, df, head df) of vocabulary words starting with ``first`` in a length range."""
 
-    def doc_priors(self, refs: Collection[object]) -> Mapping[object, tuple[float, float]]:
-        """(importance, ``updated_days``) of documents."""
+    def doc_priors(self, refs: Collection[object]) -> Mapping[object, tuple[float, float, float]]:
+        """(importance, ``updated_days``, asking share) of documents."""
 
     def doc_keys(self, refs: Collection[object]) -> Mapping[object, str]:
         """Keys of documents."""
@@ -188,18 +202,20 @@ def search_corpus(
     limit: int = 5,
     threshold: float | None = None,
     now: datetime | None = None,
+    floor: float | None = None,
     prior: tuple[float, float] | None = None,
 ) -> list[Scored]:
     """Rank ``corpus`` for ``query``; an empty list means nothing fits well enough.
 
     relevance = 0.75 * fit + 0.25 * soft, where fit is the weighted share of the query's
     units the document matches (full in a head field, less in the body or through a typo
-    correction) and soft is its BM25F score over the most the query could score.
-    Nothing is returned unless some document reaches ``threshold``, or ``TWO_TERMS_SHARE`` of
-    it while matching two distinct query units (otherwise the query is not answered); once
-    it is, every document reaching ``CANDIDATE_FLOOR`` (or the threshold, if lower:
-    ``threshold=0`` returns the best ``limit`` whatever they score) is a candidate, ordered
-    by (1 - PRIOR_SHARE) * relevance + PRIOR_SHARE * importance * freshness. ``prior`` is
+    correction) and soft is its BM25F score over the most the query could score; a document
+    that only asks loses ``ASKING_PENALTY`` of it. Nothing is returned unless some document is
+    evidence (``is_evidence``) and reaches ``threshold``, or ``TWO_TERMS_SHARE`` of it while
+    matching two distinct query units; once the query is answered, every document reaching
+    ``CANDIDATE_FLOOR`` (or the threshold, if lower: ``threshold=0`` returns the best ``limit``
+    whatever they score; ``floor``, if given, instead) is a candidate, ordered by
+    (1 - PRIOR_SHARE) * relevance + PRIOR_SHARE * importance * freshness. ``prior`` is
     (that share, the freshness half-life in days): ``recall.freshness_weight``, ``recall.half_life``.
     """
     share, half_life = prior if prior is not None else (PRIOR_SHARE, HALF_LIFE_DAYS)
@@ -207,8 +223,8 @@ def search_corpus(
     if n == 0 or limit <= 0:
         return []
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    floor = min(threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR)
-    plan = plan_query(query, corpus, n)
+    floor = min(threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR) if floor is None else floor
+    plan = plan_query(query, corpus, n, names(query))
     entries = plan.entries
     total_weight = sum(plan.weights)
     total_idf = sum(plan.idfs)
@@ -276,8 +292,20 @@ def search_corpus(
         rel = FIT_SHARE * (solo_fit / total_weight) + (1.0 - FIT_SHARE) * min(1.0, bm[ref] / total_idf)
         if rel >= floor:
             relevance[ref] = rel
-    if not any(rel >= threshold or (rel >= threshold * TWO_TERMS_SHARE and _units(mask[ref], entries) >= 2)
-               for ref, rel in relevance.items()):
+    # Whether the query is answered at all: among the documents that could reach the bar, once
+    # a text that only asks has lost its share, one that is evidence and reaches it.
+    bar = threshold * TWO_TERMS_SHARE
+    contenders = [ref for ref, rel in relevance.items() if rel >= bar] if threshold > 0 else []
+    priors = corpus.doc_priors(contenders) if contenders else {}
+    evidence: dict = {}
+    answered = threshold <= 0  # the best ``limit`` whatever they score
+    for ref in contenders:
+        rel = relevance[ref] = _asked(relevance[ref], priors[ref][2])
+        matched = _matched_units(mask[ref], entries)
+        evidence[ref] = is_evidence(matched, plan)
+        if evidence[ref] and (rel >= threshold or (rel >= bar and len(matched) >= 2)):
+            answered = True
+    if not answered:
         return []
 
     now = now or datetime.now(timezone.utc)
@@ -294,9 +322,15 @@ def search_corpus(
         if len(scored) >= limit and round((1.0 - share) * ordered[start][1] + share, 6) < kth:
             break
         chunk = ordered[start : start + block]
-        priors = corpus.doc_priors([ref for ref, _ in chunk])
+        wanted = [ref for ref, _ in chunk if ref not in priors]
+        if wanted:
+            priors.update(corpus.doc_priors(wanted))
         for ref, rel in chunk:
-            importance, days = priors[ref]
+            importance, days, asks = priors[ref]
+            if ref not in evidence:  # not yet lowered for asking
+                rel = relevance[ref] = _asked(rel, asks)
+                if rel < floor:
+                    continue
             blend = importance * freshness(days, now_days, half_life)
             scored.append((round((1.0 - share) * rel + share * blend, 6), ref))
         kth = heapq.nlargest(limit, (s[0] for s in scored))[-1]
@@ -309,6 +343,7 @@ def search_corpus(
     hits = []
     for score, ref in top[:limit]:
         terms_matched = tuple(dict.fromkeys(e.term for i, e in enumerate(entries) if mask[ref] >> i & 1))
+        matched = _matched_units(mask[ref], entries)
         hits.append(
             Scored(
                 key=keys[ref],
@@ -316,14 +351,38 @@ def search_corpus(
                 relevance=round(relevance[ref], 6),
                 matched=terms_matched,
                 fuzzy=tuple(f for f in plan.fuzzy if f[1] in terms_matched),
+                units=len(matched),
+                evidence=evidence[ref] if ref in evidence else is_evidence(matched, plan),
             )
         )
     return hits
 
 
-def _units(mask: int, entries) -> int:
-    """How many distinct query units the entries in ``mask`` satisfy."""
-    return len({u for i, e in enumerate(entries) if mask >> i & 1 for u in e.units})
+def _asked(relevance: float, asks: float) -> float:
+    return relevance * (1.0 - ASKING_PENALTY * asks) if asks else relevance
+
+
+def _matched_units(mask: int, entries) -> set[int]:
+    """The distinct query units the entries in ``mask`` satisfy."""
+    return {u for i, e in enumerate(entries) if mask >> i & 1 for u in e.units}
+
+
+def is_evidence(matched: set[int], plan) -> bool:
+    """Whether a document matching these query units may answer the query at all:
+
+    - a query that names something (``plan.names``: MongoDB, CUDA, VACUUM) is answered only by
+      a document that holds at least half of those names, not by one about another system;
+    - a single matched unit answers only when no unmatched unit of the query is more
+      distinctive (weighs more): "promo code" is not answered by a note on code review.
+    """
+    weights = plan.weights
+    if plan.names and 2 * sum(1 for units in plan.names if not matched.isdisjoint(units)) < len(plan.names):
+        return False
+    if len(matched) == 1 and len(weights) > 1:
+        (only,) = matched
+        if max(w for u, w in enumerate(weights) if u != only) > weights[only]:
+            return False
+    return True
 
 
 class MemoryIndex:
@@ -334,14 +393,14 @@ class MemoryIndex:
         for doc in docs:
             by_key[doc.key] = doc
         self._keys: list[str] = []
-        self._priors: list[tuple[float, float]] = []
+        self._priors: list[tuple[float, float, float]] = []
         raw: dict[str, list[tuple[int, tuple[int, ...], Lengths]]] = {}
         totals = [0, 0, 0, 0, 0]
         for ref, key in enumerate(sorted(by_key)):
             doc = by_key[key]
             tfs, lens = doc_terms(doc)
             self._keys.append(key)
-            self._priors.append((importance_value(doc.importance), updated_days(doc.updated)))
+            self._priors.append((importance_value(doc.importance), updated_days(doc.updated), asking(doc)))
             for f in range(5):
                 totals[f] += lens[f]
             codes = tuple(length_code(n) for n in lens)
@@ -383,7 +442,7 @@ class MemoryIndex:
     def fuzzy_candidates(self, first: str, min_len: int, max_len: int) -> Sequence[tuple[str, int, int]]:
         return [c for c in self._fuzzy.get(first, ()) if min_len <= len(c[0]) <= max_len]
 
-    def doc_priors(self, refs: Collection[object]) -> Mapping[object, tuple[float, float]]:
+    def doc_priors(self, refs: Collection[object]) -> Mapping[object, tuple[float, float, float]]:
         return {ref: self._priors[ref] for ref in refs}
 
     def doc_keys(self, refs: Collection[object]) -> Mapping[object, str]:
@@ -391,7 +450,8 @@ class MemoryIndex:
 
     def search(
         self, query: str, *, limit: int = 5, threshold: float | None = None, now: datetime | None = None,
+        floor: float | None = None,
         prior: tuple[float, float] | None = None,
     ) -> list[Scored]:
         """The best ``limit`` documents for ``query``; empty when none fits."""
-        return search_corpus(self, query, limit=limit, threshold=threshold, now=now, prior=prior)
+        return search_corpus(self, query, limit=limit, threshold=threshold, now=now, floor=floor, prior=prior)

@@ -16,7 +16,7 @@ from array import array
 from collections import Counter, defaultdict, deque
 from typing import Any, Iterable, Iterator
 
-from memcli.search.ranker import MAX_TF, SearchDoc, field_terms, importance_value, length_code, updated_days
+from memcli.search.ranker import MAX_TF, SearchDoc, asking, field_terms, importance_value, length_code, updated_days
 
 CHUNK = 10_000  # documents per segment in a large build
 PARALLEL_MIN = 20_000  # a build this large is tokenised by several processes
@@ -117,7 +117,7 @@ def build_segment(first_id: int, seg: int, items: list[Item]) -> Built:
         days = updated_days(doc.updated)
         doc_rows.append(
             (doc_id, key, fp, importance_value(doc.importance), None if days != days else days, seg, *lens,
-             head_terms, body_terms)
+             head_terms, body_terms, asking(doc))
         )
         counts[0] += 1
         for f in range(5):

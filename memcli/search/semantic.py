@@ -44,6 +44,8 @@ RESCUE_CUT = 0.7
 RRF_K = 60
 RRF_LEX_WEIGHT = 2.0  # in a filled list the lexical order counts double (LoCoMo dev any@5)
 FILL_KEEP = 1  # a filled list keeps this many lexical hits in front (LoCoMo dev any@5: 1 > 3 > all)
+SYNC_BATCH = 256  # memories embedded (and written) at a time
+SPREAD = 0.094  # how far apart the bundled model puts memories (``spread``; the bilingual set)
 
 
 class Rule:
@@ -83,6 +85,12 @@ class EmbeddingCache:
         self.vectors = None  # numpy (n, 2, dim) as stored
         self._matrix = None
 
+    def spread(self) -> float:
+        """``spread`` of the cached vectors, once per set of vectors."""
+        if getattr(self, "_spread", None) is None or self._spread[0] is not self.vectors:
+            self._spread = (self.vectors, spread(self.matrix()))
+        return self._spread[1]
+
     def matrix(self):
         """The vectors as float32 (as stored: memory-mapped, paged in by the first product)."""
         import numpy as np
@@ -117,7 +125,9 @@ class EmbeddingCache:
         """Bring the cache in line with ``current`` (key -> fingerprint); returns counts.
 
         ``load(key)`` gives a SearchDoc (None when unreadable: left out, tried again next
-        time); ``encode(texts)`` gives unit vectors. Only new and changed memories are embedded.
+        time); ``encode(texts)`` gives unit vectors. Only new and changed memories are embedded,
+        in batches, each written as it is done: a sync that stops half way (a new model on a
+        large root, a server that went down) goes on from there next time.
         """
         import numpy as np
 
@@ -127,24 +137,34 @@ class EmbeddingCache:
         stored = dict(zip(self.keys, self.fps))
         if stored == dict(current):
             return {"embedded": 0, "removed": 0}
-        row = {k: i for i, k in enumerate(self.keys)}
+        removed = len([k for k in stored if k not in current])
         keep = [k for k in current if stored.get(k) == current[k]]
         todo = [k for k in current if stored.get(k) != current[k]]
-        docs = [(k, load(k)) for k in todo]
-        docs = [(k, d) for k, d in docs if d is not None]
-        texts = [t for _, d in docs for t in (head_text(d), full_text(d))]
-        fresh = encode(texts) if texts else None
-        dim = fresh.shape[1] if fresh is not None else (self.vectors.shape[2] if self.vectors is not None else 0)
-        vectors = np.zeros((len(keep) + len(docs), 2, dim), dtype=np.float32)
-        if keep:
-            vectors[: len(keep)] = self.vectors[[row[k] for k in keep]]
-        if docs:
-            vectors[len(keep):] = fresh.reshape(len(docs), 2, dim)
-        keys = keep + [k for k, _ in docs]
-        fps = [current[k] for k in keys]
-        removed = len([k for k in stored if k not in current])
-        self._write(keys, fps, vectors)
-        return {"embedded": len(docs), "removed": removed}
+        if self.vectors is not None and (removed or len(keep) < len(self.keys)):
+            row = {k: i for i, k in enumerate(self.keys)}
+            vectors = np.asarray(self.vectors[[row[k] for k in keep]], dtype=np.float32) if keep else None
+            if not todo:
+                self._write(keep, [current[k] for k in keep], vectors if vectors is not None
+                            else np.zeros((0, 2, self.vectors.shape[2]), dtype=np.float32))
+                return {"embedded": 0, "removed": removed}
+            self.keys, self.fps, self.vectors = keep, [current[k] for k in keep], vectors
+        embedded = 0
+        for start in range(0, len(todo), SYNC_BATCH):
+            docs = [(k, load(k)) for k in todo[start:start + SYNC_BATCH]]
+            docs = [(k, d) for k, d in docs if d is not None]
+            if not docs:
+                continue
+            fresh = encode([t for _, d in docs for t in (head_text(d), full_text(d))])
+            dim = fresh.shape[1]
+            fresh = np.asarray(fresh, dtype=np.float32).reshape(len(docs), 2, dim)
+            if self.vectors is not None and len(self.keys) and self.vectors.shape[2] == dim:
+                vectors = np.concatenate([np.asarray(self.vectors, dtype=np.float32), fresh])
+                keys = self.keys + [k for k, _ in docs]
+            else:
+                vectors, keys = fresh, [k for k, _ in docs]
+            self._write(keys, [current[k] for k in keys], vectors)
+            embedded += len(docs)
+        return {"embedded": embedded, "removed": removed}
 
     def _write(self, keys: list[str], fps: list[str], vectors) -> None:
         import hashlib
@@ -189,6 +209,22 @@ def similarities(query_vec, matrix):
         return np.zeros(0, dtype=np.float32)
     flat = np.asarray(matrix, dtype=np.float32).reshape(-1, q.shape[0])
     return (flat @ q).reshape(-1, 2).max(axis=1)
+
+
+def spread(matrix, sample: int = 256) -> float:
+    """How far apart a model puts the memories of this store: the standard deviation of the
+    cosines between the heads of up to ``sample`` of them. Models differ (E5 puts every cosine
+    within a few hundredths of 0.8, USE spreads them over about 0.1); the rule reads distances."""
+    import numpy as np
+
+    heads = np.asarray(matrix, dtype=np.float32)
+    heads = heads.reshape(len(heads), -1, heads.shape[-1])[:, 0, :] if heads.ndim == 3 else heads
+    if len(heads) > sample:
+        heads = heads[np.linspace(0, len(heads) - 1, sample).astype(int)]
+    if len(heads) < 3:
+        return SPREAD
+    sims = heads @ heads.T
+    return float(np.std(sims[~np.eye(len(sims), dtype=bool)])) or SPREAD
 
 
 def fused_scores(keys: Sequence[str], sims, lexical: Mapping[str, float], rule: Rule, depth: int
@@ -257,28 +293,36 @@ def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, f
     return out
 
 
-def as_pairs(lexical: Sequence) -> list[tuple[str, float]]:
-    """(key, relevance) from the ranker's ``Scored`` hits or from pairs."""
-    return [(s.key, float(s.relevance)) if hasattr(s, "relevance") else (str(s[0]), float(s[1])) for s in lexical]
+def as_triples(lexical: Sequence) -> list[tuple[str, float, bool]]:
+    """(key, relevance, evidence) from the ranker's ``Scored`` hits, or from pairs or triples
+    (a pair is evidence: see ``ranker.is_evidence``)."""
+    out = []
+    for s in lexical:
+        if hasattr(s, "relevance"):
+            out.append((s.key, float(s.relevance), bool(getattr(s, "evidence", True))))
+        else:
+            out.append((str(s[0]), float(s[1]), bool(s[2]) if len(s) > 2 else True))
+    return out
 
 
 def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int, threshold: float,
-         rule: Rule = Rule(), fill: bool = False, rescue: float | None = None
+         rule: Rule = Rule(), fill: bool = False, rescue: float | None = None, scale: float = 1.0
          ) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
     no threshold (``Scored`` or (key, relevance) pairs); those at or above ``threshold`` are
     the lexical answer, the rest are evidence. ``rescue``: the lexical answer gives way to a
     meaning match that puts another memory first with at least this confidence. ``fill``: see
     ``fuse``."""
-    pairs = as_pairs(lexical)
+    triples = as_triples(lexical)
+    pairs = [(k, r) for k, r, _ in triples]
     lex = dict(pairs)
-    answered = [(k, r) for k, r in pairs if r >= threshold]
+    answered = [(k, r) for k, r, e in triples if e and r >= threshold]
     if answered:  # the ranker's candidates once a query is answered
         from memcli.search.ranker import CANDIDATE_FLOOR, TWO_TERMS_SHARE
 
         keep = min(threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR)
         answered = [(k, r) for k, r in pairs if r >= keep]
-    sims = similarities(query_vec, vectors)
+    sims = similarities(query_vec, vectors) * scale
     fused = fused_scores(keys, sims, lex, rule, max(4 * limit, 50))
     if answered and rescue is not None and fused and fused[0][0] != answered[0][0] \
             and confidence(fused, rule) >= rescue:
@@ -290,31 +334,54 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
 # -- the whole step over a memory root ----------------------------------------------------------
 
 
-def cache_for(root) -> EmbeddingCache:
-    """The embedding cache of a store.Root (.memcli/semantic/)."""
+def provider_for(root):
+    """The embedding provider a store.Root's configuration names (``memcli.search.providers``)."""
+    from memcli.search import providers
+
+    return providers.get(root.config)
+
+
+def cache_for(root, provider=None) -> EmbeddingCache:
+    """The embedding cache of a store.Root for the provider and model in use: ``.memcli/semantic/``
+    for the bundled model, ``.memcli/semantic/<provider-model>/`` for any other, so a change of
+    model embeds into a cache of its own and switching back costs nothing."""
+    import hashlib
+    import re
+
     from memcli.search.embed import MODEL
     from memcli.store.layout import SEMANTIC
 
-    return EmbeddingCache(root.state_dir(SEMANTIC), MODEL)
+    provider = provider or provider_for(root)
+    folder = root.state_dir(SEMANTIC)
+    if provider.name == "use":
+        return EmbeddingCache(folder, MODEL)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", provider.key).strip("-.")[:80]
+    digest = hashlib.blake2b(provider.key.encode("utf-8"), digest_size=4).hexdigest()
+    return EmbeddingCache(folder / f"{slug}-{digest}", provider.key)
 
 
 def search_local(root, query: str, lexical: Sequence, limit: int, threshold: float, *, fill: bool = False,
                  cache: EmbeddingCache | None = None, current: bool = False, rule: Rule | None = None,
                  rescue: float | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
-    """The semantic step in this process: loads the model (see ``embed``). ``current``: the
-    caller knows no memory changed since ``cache`` was last synced (the files are not read)."""
-    from memcli.search import docs, embed
+    """The semantic step in this process, with the configured provider (the bundled model is
+    loaded here). ``current``: the caller knows no memory changed since ``cache`` was last
+    synced (the files are not read)."""
+    from memcli.search import docs
+    from memcli.search.embed import limit_threads
 
-    model = embed.load()
+    limit_threads()  # before numpy loads: one BLAS thread (see memcli.search.embed)
+    provider = provider_for(root)
     # the module's values as they are now (a benchmark may vary them)
     rule = rule or Rule(cut=DEFAULT_CUT, lex_weight=LEX_WEIGHT, margin_weight=MARGIN_WEIGHT)
-    cache = cache or cache_for(root)
+    cache = cache or cache_for(root, provider)
     if not (current and cache.vectors is not None):
-        cache.sync(docs.memory_files(root), lambda key: docs.detail_doc(root.path, key), model.encode)
-    q = model.encode([query])[0]
+        cache.sync(docs.memory_files(root), lambda key: docs.detail_doc(root.path, key),
+                   lambda texts: provider.encode(texts, "passage"))
+    q = provider.encode([query], "query")[0]
     if not cache.keys:
         return []
-    return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule, fill, rescue)
+    scale = 1.0 if getattr(provider, "calibrated", False) else SPREAD / cache.spread()
+    return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule, fill, rescue, scale)
 
 
 def search(root, query: str, lexical: Sequence | None, limit: int, threshold: float | None = None, *,
@@ -332,16 +399,16 @@ def search(root, query: str, lexical: Sequence | None, limit: int, threshold: fl
     from memcli.search.ranker import DEFAULT_THRESHOLD
 
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    pairs_ = None if lexical is None else as_pairs(lexical)
+    triples = None if lexical is None else as_triples(lexical)
     from memcli.search import remote
 
-    answer = remote.ask(root.path, {"op": "search", "query": query, "lexical": pairs_, "limit": limit,
+    answer = remote.ask(root.path, {"op": "search", "query": query, "lexical": triples, "limit": limit,
                                   "threshold": threshold, "fill": fill, "rescue": rescue})
     if answer is not None and "hits" in answer:
         return [(k, float(s), tuple(m)) for k, s, m in answer["hits"]]
-    if pairs_ is None:
-        pairs_ = as_pairs(lexical_candidates(root, query))
-    return search_local(root, query, pairs_, limit, threshold, fill=fill, rescue=rescue)
+    if triples is None:
+        triples = as_triples(lexical_candidates(root, query))
+    return search_local(root, query, triples, limit, threshold, fill=fill, rescue=rescue)
 
 
 def enabled() -> bool:

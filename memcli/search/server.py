@@ -66,10 +66,10 @@ class Server:
 
                 if self._search is None:
                     self._search = SearchCache(self.store.state_dir(SEARCH))
-                lexical = semantic.as_pairs(semantic.lexical_candidates(self.store, str(request["query"]),
+                lexical = semantic.as_triples(semantic.lexical_candidates(self.store, str(request["query"]),
                                                                      cache=self._search))
             else:
-                lexical = [(str(k), float(r)) for k, r in request["lexical"]]
+                lexical = [(str(x[0]), float(x[1]), bool(x[2]) if len(x) > 2 else True) for x in request["lexical"]]
             current = self._observer is not None and not self._dirty
             self._dirty = self._observer is None  # a write from now on marks it again
             try:
@@ -108,9 +108,12 @@ class Server:
     def serve(self, sock: socket.socket, preload: bool = True) -> None:
         """Answer requests until interrupted; ``preload`` loads the model before the first."""
         if preload:
-            from memcli.search import embed
+            from memcli.search import semantic
 
-            embed.load()
+            if semantic.provider_for(self.store).name == "use":  # the bundled model, loaded once here
+                from memcli.search import embed
+
+                embed.load()
         self.watch()
         try:
             while True:

@@ -170,7 +170,7 @@ def plain(value) -> str | None:
     if isinstance(value, (list, tuple)):
         items = []
         for v in value:
-            if (not isinstance(v, str) or not v or "," in v or v.lower() in _YAML11_WORDS
+            if (not isinstance(v, str) or not v or "," in v or ":" in v or v.lower() in _YAML11_WORDS
                     or _scalar(v, in_list=True) != v):
                 return None
             items.append(v)

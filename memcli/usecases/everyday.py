@@ -75,13 +75,17 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
     Compared: the indexed memories (from the index cache) and the few others whose file name, the
     slug of their title, is close to this title's slug. Nothing is parsed or loaded beyond that:
     rapidfuzz and the rule only when some memory could match."""
+    from ..similar import same_memory
+
     mine = _norm(f"{title} {summary}")
     if len(mine) < 8:
         return []
     candidates: dict[str, str] = {}
+    parts: dict[str, tuple[str, str]] = {}  # id -> (title, summary), for the same-title and summary rules
     for e, d in root.indexed():
         if e.id != exclude:
-            candidates[e.id] = _norm(f"{e.title} {d.summary if d is not None else e.summary}")
+            parts[e.id] = (e.title, d.summary if d is not None else e.summary)
+            candidates[e.id] = _norm(" ".join(parts[e.id]))
     slug = layout.slugify(title)
     slug_counts = _counts(slug)
     close = []
@@ -102,10 +106,11 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
             d = root.get(stem)
         except MemcliError:
             continue
+        parts[stem] = (d.title, d.summary)
         candidates[stem] = _norm(f"{d.title} {d.summary}")
     counts = _counts(mine)
-    same = [mid for mid, text in candidates.items() if text == mine]
-    maybe = {mid: text for mid, text in candidates.items() if text != mine and _may_match(mine, counts, text)}
+    same = [mid for mid, text in candidates.items() if text == mine or same_memory(title, summary, *parts[mid])]
+    maybe = {mid: text for mid, text in candidates.items() if mid not in same and _may_match(mine, counts, text)}
     if maybe:
         from ..similar import DUPLICATE_RATIO, identifiers
 

@@ -1,0 +1,214 @@
+"""Evidence, not echoes: framing dropped, questions weigh less than statements, a user's question
+never answers, one common word or another product's note is no answer, weak companions left out,
+several phrasings fused, and what the agent is told about each hit."""
+
+import json
+
+import pytest
+
+from memcli import Memory
+from memcli.recall import recall
+from memcli.search.evidence import asking_share, names, only_asks, strip_framing
+from memcli.search.ranker import MemoryIndex, SearchDoc
+
+NOW = "2026-12-01T00:00:00Z"
+
+
+def remember(mem, title, summary, body="", tags=()):
+    return mem.remember(title, summary, tags=list(tags), body=body).id
+
+
+@pytest.fixture
+def mem(root):
+    return Memory(root)
+
+
+@pytest.fixture
+def lexical(monkeypatch):
+    """The semantic extra's layer off: these rules are the words' own."""
+    from memcli.search import embed
+
+    monkeypatch.setattr(embed, "available", lambda: False)
+
+
+def ids(res):
+    return [h.id for h in res.hits]
+
+
+def test_framing_is_dropped_in_both_languages():
+    assert strip_framing("上次那个磁盘满的问题是怎么解决的？").strip(" ？") == "磁盘满"
+    assert strip_framing("上次 MySQL 字符集的问题怎么解决的？").strip(" ？") == "MySQL 字符集"
+    assert strip_framing("How did we fix the disk full problem last time?").strip(" ?") == "the disk full"
+    assert strip_framing("Use the second title instead", ["instead"]) == "Use the second title"
+    assert strip_framing("please continue", ["continue"]) == "please continue"  # nothing else: kept whole
+
+
+def test_a_framed_chinese_question_finds_its_memory(lexical, mem):
+    remember(mem, "磁盘被日志写满", "debug 日志没有轮转，/var 100%；加 logrotate 按天切割", tags=["磁盘"])
+    assert ids(recall(mem.store, "磁盘满了怎么办", now=NOW)) == ["磁盘被日志写满"]
+    assert ids(recall(mem.store, "上次那个磁盘满的问题是怎么解决的？", now=NOW)) == ["磁盘被日志写满"]
+
+
+def test_questions_are_recognised_in_both_languages():
+    assert only_asks("How often do you take them for walks?")
+    assert only_asks("That's great! How often do you take them for walks?")
+    assert only_asks("Is there a guest wifi password for the Berlin office")
+    assert only_asks("服务器磁盘满了怎么办") and only_asks("你们用的是哪个版本？")
+    assert asking_share("I take them out three times a day.") == 0
+    assert asking_share("磁盘被日志写满，加了 logrotate。") == 0
+    assert 0 < asking_share("I walk them three times a day. Do you have pets?") < 1
+
+
+def test_a_text_that_asks_ranks_below_the_statement_that_answers():
+    docs = [SearchDoc("ask", title="Caroline: How often do you take the dogs for walks?"),
+            SearchDoc("say", title="Andrew: I walk the dogs in the park, multiple times a day.")]
+    hits = MemoryIndex(docs).search("how often does Andrew take the dogs for walks", threshold=0)
+    assert [h.key for h in hits][0] == "say"
+
+
+def test_one_common_word_is_no_answer(lexical, mem):
+    remember(mem, "Code review rule", "every change gets one review; the code owner merges")
+    remember(mem, "Code freeze", "no merges after the 15th; code owners may override")
+    assert ids(recall(mem.store, "promo code", now=NOW)) == []
+    assert ids(recall(mem.store, "code review", now=NOW))[:1] == ["code-review-rule"]
+
+
+def test_backup_is_not_a_typo_of_back(lexical, mem):
+    remember(mem, "Deploy to staging", "make release, then ./deploy.sh staging; roll back with ./deploy.sh rollback")
+    res = recall(mem.store, "backup before migration", now=NOW)
+    assert ids(res) == []
+
+
+def test_another_product_is_not_the_answer_but_a_translation_is(lexical, mem):
+    remember(mem, "Pods OOMKilled: the JVM ignored the container limit",
+             "set -XX:MaxRAMPercentage=75 and request = limit for memory", tags=["kubernetes", "jvm", "memory"])
+    remember(mem, "Postgres: too many connections", "put PgBouncer in transaction mode in front", tags=["postgres"])
+    assert names("训练模型时 CUDA out of memory 怎么办") == ["cuda"]
+    assert names("laptop ran out of RAM") == []  # a kind of thing, not a product
+    assert ids(recall(mem.store, "CUDA out of memory during training", now=NOW)) == []
+    assert ids(recall(mem.store, "JVM out of memory in a pod", now=NOW))[:1] == ["pods-oomkilled-the-jvm-ignored-the-container-limit"]
+    assert ids(recall(mem.store, "Postgres 连接数不够了 too many connections", now=NOW))[:1] == ["postgres-too-many-connections"]
+
+
+def test_an_earlier_question_of_the_user_is_never_recalled(lexical, mem):
+    s = mem.session("chat")
+    s.add("user", "Is there a guest wifi password for the Berlin office?", now=NOW)
+    s.add("assistant", "I don't know.", now=NOW)
+    s.add("user", "the Berlin office guest wifi password is on the front desk board", now=NOW)
+    s.add("user", "Is there a guest wifi password for the Berlin office?", now=NOW)
+    res = recall(mem.store, "Is there a guest wifi password for the Berlin office?", session="chat", now=NOW)
+    assert res.hits and all(h.title != "user turn 1" and h.title != "user turn 4" for h in res.hits)
+    assert res.hits[0].title == "user turn 3"  # a statement of the user still is evidence
+
+
+def test_questions_in_the_episode_log_are_not_searched(mem):
+    s = mem.session("chat")
+    for i in range(7):  # rounds beyond session.max_rounds are folded into the episode log
+        s.add("user", f"what is the zanzibar relay port number {i}?", now=NOW)
+        s.add("assistant", "I don't know.", now=NOW)
+    assert list((mem.root / "memory" / "episodes").glob("*.md"))
+    res = recall(mem.store, "zanzibar relay port", layer="details", now=NOW)
+    assert [h for h in res.hits if h.id.startswith("episode:")] == []
+
+
+def test_weak_companions_are_left_out_unless_asked_for(lexical, mem):
+    remember(mem, "Postgres connection pool exhausted", "pool_size 10 + max_overflow 20; pgbouncer in front",
+             tags=["postgres", "pool"])
+    remember(mem, "MySQL charset", "set utf8mb4 on the connection", tags=["mysql"])
+    plain = recall(mem.store, "postgres connection pool exhausted", now=NOW)
+    assert ids(plain) == ["postgres-connection-pool-exhausted"] and plain.hits[0].sure == "strong"
+    asked = recall(mem.store, "postgres connection pool exhausted", limit=5, now=NOW)
+    assert ids(asked) == ["postgres-connection-pool-exhausted", "mysql-charset"]
+    assert asked.hits[1].sure == "weak"
+
+
+def test_a_crowd_of_equal_hits_shows_only_the_best(lexical, mem):
+    for i in range(5):
+        remember(mem, f"Backup note {i}", f"backup before the migration of shard {i}")
+    res = recall(mem.store, "backup migration", now=NOW)
+    assert len(res.hits) == 1
+    assert len(recall(mem.store, "backup migration", limit=5, now=NOW).hits) == 5
+
+
+def test_phrasings_are_fused_by_rank(lexical, mem, cli):
+    remember(mem, "MySQL charset double encoding", "set utf8mb4 on the connection", tags=["mysql", "charset"],
+             body="Chinese product names came back as garbled text: the connection charset was latin1.")
+    assert ids(recall(mem.store, "数据库中文乱码", now=NOW)) == []
+    res = recall(mem.store, "数据库中文乱码", also=["database Chinese text garbled charset"], now=NOW)
+    assert ids(res) == ["mysql-charset-double-encoding"] and res.also == ["database Chinese text garbled charset"]
+    out = cli.json("recall", "数据库中文乱码", "--also", "garbled Chinese text, charset")
+    assert [h["id"] for h in out["data"]["hits"]] == ["mysql-charset-double-encoding"]
+    typer = cli.json("recall", "数据库中文乱码", "--also", "garbled Chinese text, charset", "--deep")
+    assert [h["id"] for h in typer["data"]["hits"]] == ["mysql-charset-double-encoding"]
+    assert cli("recall", "x", "--also", " ").exit_code == 2
+
+
+def test_each_hit_says_how_it_was_found_and_how_sure(lexical, mem, cli):
+    remember(mem, "MySQL charset double encoding", "set utf8mb4 on the connection", tags=["mysql", "charset"])
+    out = cli("recall", "mysql charset").stdout
+    assert "<!-- memory/mysql-charset-double-encoding.md · index · words: mysql charset · strong" in out
+    ctx = mem.context("mysql charset", budget=800)["text"]
+    assert "### memory/mysql-charset-double-encoding.md\n<!-- index · words: mysql charset · strong" in ctx
+
+
+def test_context_does_not_show_the_question_back_and_asks_for_both_languages(mem):
+    remember(mem, "MySQL charset double encoding", "set utf8mb4 on the connection", tags=["mysql"])
+    remember(mem, "日志统一用 UTC 时间", "所有服务日志都存 UTC", tags=["日志"])
+    mem.session("s").add("user", "Is there a guest wifi password?", now=NOW)
+    text = mem.context("Is there a guest wifi password?", session="s", budget=2000)["text"]
+    assert "guest wifi" not in text
+    assert "--also" in text and "queries=" in text
+
+
+def test_same_title_or_a_summary_inside_another_is_a_duplicate(example_root, cli):
+    cli.root = example_root
+    res = cli.json("remember", "Deploy to staging", "make release, then ./deploy.sh staging")
+    assert any("nearly duplicates staging-deploy" in w for w in res["warnings"])
+    res = cli.json("remember", "部署到测试环境", "先 make release，再执行 ./deploy.sh staging，迁移先跑")
+    res = cli.json("remember", "测试环境怎么部署", "先 make release，再执行 ./deploy.sh staging")
+    assert any("nearly duplicates 部署到测试环境" in w for w in res["warnings"])
+    audit = cli.json("heartbeat")
+    dups = [f["message"] for f in audit["data"]["findings"] if f["code"] == "duplicate"]
+    assert any("deploy-to-staging" in m and "the same title" in m for m in dups)
+    res = cli.json("remember", "Release checklist", "make release")  # too short to count as contained
+    assert not any("nearly duplicates" in w for w in res["warnings"])
+
+
+def test_the_mcp_recall_tool_takes_other_phrasings(lexical, mem):
+    pytest.importorskip("mcp")
+    from memcli.mcp import INSTRUCTIONS, build
+
+    remember(mem, "MySQL charset double encoding", "set utf8mb4 on the connection", tags=["mysql", "charset"],
+             body="Chinese product names came back as garbled text: the connection charset was latin1.")
+    server = build(mem.root)
+    tool = next(t for t in server._tool_manager.list_tools() if t.name == "recall")
+    assert "queries" in tool.parameters["properties"] and "both languages" in tool.description
+    assert "both languages" in INSTRUCTIONS
+    res = tool.fn(query="数据库中文乱码", queries=["garbled Chinese text, charset"])
+    data = res.structured_content
+    assert [h["id"] for h in data["hits"]] == ["mysql-charset-double-encoding"]
+    assert json.loads(json.dumps(data))["also"] == ["garbled Chinese text, charset"]
+
+
+def test_fusion_leaves_out_a_weak_hit_only_another_phrasing_found():
+    from memcli.model import Hit
+    from memcli.recall.cascade import Recall, fuse
+
+    def hit(i, sure):
+        return Hit("details", i, i, f"memory/{i}.md", 0.5, sure=sure)
+
+    original = Recall("q", [hit("a", "weak")])
+    translated = Recall("t", [hit("b", "weak"), hit("a", "good"), hit("c", "good")])
+    other = Recall("p", [hit("d", "weak")])
+    assert [h.id for h in fuse([original, translated, other], 5)] == ["a", "c"]
+    assert [h.id for h in fuse([original, translated, Recall("p", [hit("b", "weak")])], 5)] == ["b", "a", "c"]
+
+
+def test_a_lexical_recall_imports_no_numpy(example_root):
+    from tests.conftest import run_memcli
+    from tests.test_startup import loaded
+
+    for query in ("charset", "alembic migrations before the deploy"):  # the index, then the details layer
+        run_memcli("--root", example_root, "recall", query)
+        mods = loaded("--root", example_root, "recall", query)
+        assert "numpy" not in mods and "memcli.search.providers.http" not in mods, query
