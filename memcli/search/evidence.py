@@ -45,7 +45,6 @@ _FRAMING_EN = (
     r"(?:the|that|this) (?:problem|issue|thing|incident) (?:with|about|of)|(?:the|that|this) (?:problem|issue)|problems?",
     r"that one|this one|the (?:first|second|third|other|last) one|instead",
 )
-_SPACES = re.compile(r"\s+")
 # Words and characters every framing match starts with: a query holding none is not searched.
 _EN_TRIGGERS = frozenset("""do did can could what how which why last that the other previous previously earlier
     before as like remind remember recall once again this problem problems issue issues one instead""".split())
@@ -95,13 +94,18 @@ def strip_framing(query: str, signals: Iterable[str] = ()) -> str:
             for i in range(m.start(), m.end()):
                 keep[i] = False
     text = "".join(c if k else " " for c, k in zip(query, keep))
-    text = _SPACES.sub(" ", text).strip()
+    text = " ".join(text.split())
     return text if terms(text) else query
 
 
 # ---------- texts that ask ----------
 
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+
+@lru_cache(maxsize=None)
+def _sentences() -> re.Pattern:  # compiled once a text may ask (``_may_ask``)
+    return re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+
+
 _EN_OPENERS = frozenset(
     """what what's whats how how's when when's why who who's whom whose where where's which
     do does did is are was were can could would will should shall have has had may might am
@@ -121,7 +125,9 @@ def _zh_question() -> re.Pattern:
     return re.compile(_ZH_QUESTION_RE)
 
 
-_LATIN_WORD = re.compile(r"[A-Za-z']+")
+@lru_cache(maxsize=None)
+def _latin_word() -> re.Pattern:
+    return re.compile(r"[A-Za-z']+")
 
 
 def _is_question(sentence: str) -> bool:
@@ -130,7 +136,7 @@ def _is_question(sentence: str) -> bool:
         return True
     if s.endswith((".", "。", "!", "！")):
         return False
-    first = _LATIN_WORD.match(s)
+    first = _latin_word().match(s)
     if first and first.group().lower() in _EN_OPENERS:
         return True
     return not s.isascii() and bool(_zh_question().search(s))
@@ -172,7 +178,7 @@ def asking_share(text: str) -> float:
         return 0.0
     ignore = _ignored(COMMON_WORDS, stem)
     asked = stated = 0
-    for m in _SENTENCE.finditer(text):
+    for m in _sentences().finditer(text):
         sentence = m.group()
         content = [t for t in terms(sentence) if t not in ignore]
         if not content:
@@ -204,16 +210,22 @@ GENERIC = frozenset(
     cli gui sdk ide ci cd pr prs mr qa tls ssl ssh vpn dns tcp udp ip ipv4 ipv6 lan wifi id ids uuid
     utc gmt pdf png jpg html css js ai ml llm llms pm am ok faq tl dr etc eta fyi asap""".split()
 )
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._+#-][A-Za-z0-9]+)*")
+
+
+@lru_cache(maxsize=None)
+def _name() -> re.Pattern:
+    return re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._+#-][A-Za-z0-9]+)*")
 
 
 def names(query: str) -> list[str]:
     """Words of ``query`` written as names: all capitals (CUDA, JVM, VACUUM), a capital inside
     (MongoDB, OOMKilled), letters and digits (ES6, k8s), or, not first in an English sentence, a
     capital first (Postgres, Tom); in a Chinese question, any capitalised Latin word. Lowercased."""
+    if not any(c.isupper() or c.isdigit() for c in query):
+        return []  # every name has a capital or a digit: no pattern for a query in lower case
     cjk = has_cjk(query)
     out = []
-    for m in _NAME.finditer(query):
+    for m in _name().finditer(query):
         word = m.group()
         letters = [c for c in word if c.isalpha()]
         if len(letters) < 2:
