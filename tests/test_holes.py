@@ -480,18 +480,24 @@ def test_10_summarizer_from_local_configuration_runs(ex, tmp_path):
 def test_11_a_slow_summarizer_does_not_block_other_writers(ex, tmp_path):
     """A summarizer slower than lock_timeout does not make other writers fail: `remember` during
     a folding `session add` succeeds at once (exit 0), and the session add succeeds too."""
-    started = tmp_path / "started"
-    cmd = f"touch {started}; sleep 1.5; echo a summary"
+    started, go = tmp_path / "started", tmp_path / "go"
+    # the summarizer runs until the test says go (at most 15 s): longer than lock_timeout, and
+    # still running while `remember` writes
+    cmd = (f"touch {started}; i=0; while [ ! -f {go} ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done; "
+           "echo a summary")
     configure(ex, f'lock_timeout: 0.3s\nsession:\n  max_rounds: 1\n  summarizer: "{cmd}"\n')
     env = {"MEMCLI_SUMMARIZER": cmd}
     ok(mc(ex, "session", "add", "user", "first question", env=env))
+    assert not started.exists()
     e = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")} | env
     p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(ex), "session", "add", "user", "second"],
                          env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for(started)
         r = mc(ex, "remember", "Written meanwhile", "while the summarizer runs")
+        assert p.poll() is None, "the summarizer was not running while remember wrote"
     finally:
+        go.touch()
         out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     assert r.returncode == 0, r.stderr
@@ -622,8 +628,7 @@ def test_15_watch_observes_only_the_memory_files(ex):
         deadline = time.monotonic() + 30
         while (ev := next_event(deadline)) is not None and ev.get("event") != "ready":
             pass
-        assert ev is not None, "watch never got ready"
-        time.sleep(1.0)
+        assert ev is not None, "watch never got ready"  # it says so once its watches are set
         path = ex / "memory" / "staging-deploy.md"
         path.write_text(path.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
         deadline = time.monotonic() + 15
