@@ -59,6 +59,7 @@ def assert_report(rep):
         assert w["attempted"] > 0 and w["failed"] == 0, (kind, w)
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_nothing(tmp_path):
     """Workers in separate processes, each running its operations through memcli's entry point;
     the index has room for every memory, so every remembered one must also be listed."""
@@ -76,6 +77,7 @@ def test_concurrent_writers_lose_nothing(tmp_path):
     assert len(collisions) == rep.writers["scope"]["refused"]
 
 
+@pytest.mark.slow
 def test_concurrent_cli_processes_lose_nothing(tmp_path):
     """Every operation a fresh `python -m memcli` process; the index is small, so remembering
     demotes entries while other processes write."""
@@ -141,6 +143,7 @@ def locked_root(tmp_path):
     return make_root(tmp_path, "300ms")
 
 
+@pytest.mark.slow
 def test_lock_timeout_exits_3_and_writes_nothing(locked_root):
     root = locked_root
     heartbeat = "heartbeat" in memcli(root, "--help").stdout

@@ -287,6 +287,7 @@ def test_scope_start_on_unended_scope_warns_and_archives(cli, root):
     assert cli("scope", "get", "k").exit_code == 1
 
 
+@pytest.mark.slow
 def test_many_processes_setting_scope_lose_nothing(root):
     import subprocess
     import sys
