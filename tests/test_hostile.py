@@ -478,6 +478,7 @@ def _memcli(root, *args, timeout=60):
                           text=True, timeout=timeout, env=env)
 
 
+@pytest.mark.slow  # 35 processes
 @pytest.mark.parametrize("name", ["billion laughs", "deep nesting", "10 MB line", "invalid utf-8", "unclosed fence"])
 def test_named_trap_real_process(template, name):
     """The installed entry point (with its fast path for recall) behaves like the Typer app."""
