@@ -41,7 +41,8 @@ def mcp(ctx: typer.Context):
 @hook_app.command("claude-code")
 def claude_code(
     ctx: typer.Context,
-    budget: Annotated[Optional[int], typer.Option("--budget", "-b", help="Token budget for the context block.")] = None,
+    budget: Annotated[Optional[int], typer.Option(
+        "--budget", "-b", metavar="TOKENS", help="Token budget for the context block.")] = None,
 ):
     """Claude Code's UserPromptSubmit hook: memory context for prompts that need it.
 
