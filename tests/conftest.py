@@ -145,10 +145,20 @@ def cli(root):
     return Cli(root)
 
 
-@pytest.fixture
-def example_root(tmp_path):
-    r = tmp_path / "ex"
+@pytest.fixture(scope="session")
+def _example_template(tmp_path_factory):
+    r = tmp_path_factory.mktemp("example") / "ex"
     init_root(r, example=True)
+    return r
+
+
+@pytest.fixture
+def example_root(tmp_path, _example_template):
+    """A root holding the example memories (`memcli init --example`, made once and copied)."""
+    import shutil
+
+    r = tmp_path / "ex"
+    shutil.copytree(_example_template, r, symlinks=True)
     return r
 
 

@@ -1,7 +1,8 @@
 """Regression tests for holes found by adversarial testing: data loss, leaks, wrong answers.
 
-Every test drives the real command line in a subprocess and looks at the files on disk, so
-it holds whatever the code behind the commands looks like. Each docstring states the
+Every test drives the command line (`memcli.cli.main`, what the installed command runs; in a
+process of its own where processes race or a terminal is the point) and looks at the files on
+disk, so it holds whatever the code behind the commands looks like. Each docstring states the
 behaviour a careful user expects. A test marked xfail(strict=True) pins a hole that is still
 open: the day it is closed the test passes, the strict marker turns that into a failure, and
 the marker must go.
@@ -15,6 +16,7 @@ import os
 import queue
 import random
 import re
+import shutil
 import string
 import subprocess
 import sys
@@ -24,14 +26,28 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_memcli
+from tests.conftest import invoke, run_memcli
+
 
 def hole(reason: str):
     return pytest.mark.xfail(strict=True, reason=reason)
 
 
-def mc(root: Path, *args, input=None, env=None, timeout=60):
-    return run_memcli("--root", root, *args, input=input, env=env, timeout=timeout)
+def mc(root: Path, *args, input=None, env=None):
+    """`memcli --root ROOT ARGS` through the command line's entry point, in this process, with
+    `env`'s variables set meanwhile; a result read like a finished process's."""
+    argv = ["--root", str(root), *map(str, args)]
+    saved = {k: os.environ.get(k) for k in env or {}}
+    os.environ.update(env or {})
+    try:
+        res = invoke(argv, input=input)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return subprocess.CompletedProcess(argv, res.exit_code, res.stdout, res.stderr)
 
 
 def ok(res):
@@ -45,11 +61,18 @@ def fake_token(seed: int = 1) -> str:
     return "gh" + "p_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
 
 
-@pytest.fixture
-def ex(tmp_path):
-    """A root with the example memories, made by the real CLI."""
-    r = tmp_path / "r"
+@pytest.fixture(scope="module")
+def example_made_by_the_cli(tmp_path_factory):
+    r = tmp_path_factory.mktemp("holes") / "r"
     ok(run_memcli("init", r, "--example"))
+    return r
+
+
+@pytest.fixture
+def ex(tmp_path, example_made_by_the_cli):
+    """A root with the example memories, made by the real CLI (once, then copied)."""
+    r = tmp_path / "r"
+    shutil.copytree(example_made_by_the_cli, r, symlinks=True)
     return r
 
 
