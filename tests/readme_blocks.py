@@ -7,8 +7,9 @@ on a fresh `memcli init --example` root. `python -m cogapp -r README.md` rewrite
 tests/test_readme_blocks.py fails when README.md and the app disagree.
 
 The runs happen in one child process with a clean environment (its own HOME, no MEMCLI_*, no
-variable that changes the help's width or colours), so what is printed here is what a user of a
-fresh install sees on a terminal 88 columns wide, output piped."""
+variable that changes the help's width or colours) and its clock set to CLOCK, so what is printed
+here is what a user of a fresh install saw at that moment on a terminal 88 columns wide, output
+piped, and stays so as the example memories age."""
 
 from __future__ import annotations
 
@@ -115,8 +116,28 @@ def options_of(name: str) -> set:
 
 # ---------------------------------------------------------------- real runs
 
+# The moment the runs happen at, whenever the README is made: freshness, staleness and expiry
+# are judged by the clock, so without it the outputs would change as the example memories age.
+CLOCK = "2026-12-01T12:00:00+00:00"
+
 _CHILD = r"""
+import datetime as _dt
 import io, json, os, sys
+
+FIXED = _dt.datetime.fromisoformat(os.environ["README_CLOCK"])
+
+
+class _Clock(_dt.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return FIXED.astimezone(tz) if tz is not None else FIXED.replace(tzinfo=None)
+
+    @classmethod
+    def utcnow(cls):
+        return FIXED.replace(tzinfo=None)
+
+
+_dt.datetime = _Clock  # before memcli is imported: every `datetime.now()` it makes reads CLOCK
 from memcli.cli import main
 
 out = []
@@ -144,6 +165,7 @@ PLANNED = (
     ("--root", ROOT_NAME, "list"),
     ("recall", "--help"),
     ("heartbeat", "--help"),
+    ("--root", ROOT_NAME, "recall", "MySQL charset"),
 )
 _RUNS: dict = {}
 
@@ -169,7 +191,7 @@ def _run(commands) -> list[dict]:
         work.mkdir()
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
         env.update(HOME=str(home), COLUMNS=str(WIDTH), TERMINAL_WIDTH=str(WIDTH), NO_COLOR="1",
-                   PYTHONIOENCODING="utf-8", PYTHONPATH=str(REPO))  # this checkout's memcli
+                   PYTHONIOENCODING="utf-8", PYTHONPATH=str(REPO), README_CLOCK=CLOCK)  # this checkout's memcli
         argvs = [["init", ROOT_NAME, "--example"], *[list(c) for c in commands]]
         res = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(argvs)], cwd=work, env=env,
                              capture_output=True, text=True, timeout=120)
@@ -210,3 +232,10 @@ def help_excerpt(*path) -> str:
     (r,) = run([*path, "--help"])
     assert r["code"] == 0, r
     return "```text\n$ memcli " + " ".join(path) + " --help\n" + _strip(r["stdout"]) + "```\n"
+
+
+def hit_line(*argv) -> str:
+    """The line that says how the first hit of a recall was found, as a fenced block."""
+    (r,) = run(argv)
+    line = next(ln for ln in r["stdout"].splitlines() if ln.startswith("<!-- "))
+    return f"```\n{line}\n```\n"
