@@ -54,7 +54,7 @@ def test_every_command_has_a_row():
 
 def notes() -> list[str]:
     text = README.read_text(encoding="utf-8")
-    part = text.split("More on some of the commands:\n", 1)[1].strip("\n").split("\n\n", 1)[0]
+    part = re.split(r"More on some of the\s+commands:\n", text, maxsplit=1)[1].strip("\n").split("\n\n", 1)[0]
     return [item.replace("\n", " ") for item in re.split(r"\n(?=- )", part)]
 
 
