@@ -162,7 +162,7 @@ def session_add_action(st: State, role, text) -> Out:
     return Out.of(res, human, warnings=m.config.warnings)
 
 
-# command -> action, for the fast path (cli/__init__._FAST declares their arguments)
+# command -> action, for the fast path (cli/argv.py declares their arguments)
 HOT = {"recall": recall_action, "should-recall": should_recall_action, "remember": remember_action,
        "scope set": scope_set_action, "session add": session_add_action}
 
