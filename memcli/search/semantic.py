@@ -309,8 +309,9 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
          rule: Rule = Rule(), fill: bool = False, rescue: float | None = None, scale: float = 1.0
          ) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
-    no threshold (``Scored`` or (key, relevance) pairs); those at or above ``threshold`` are
-    the lexical answer, the rest are evidence. ``rescue``: the lexical answer gives way to a
+    no threshold (``Scored``, or (key, relevance[, evidence]) tuples: ``as_triples``); those
+    that may answer (``ranker.is_evidence``) at or above ``threshold`` are the lexical answer,
+    the rest are evidence. ``rescue``: the lexical answer gives way to a
     meaning match that puts another memory first with at least this confidence. ``fill``: see
     ``fuse``."""
     triples = as_triples(lexical)
@@ -389,7 +390,7 @@ def search(root, query: str, lexical: Sequence | None, limit: int, threshold: fl
     """The semantic step for a recall, the one entry point of this layer.
 
     ``lexical``: the lexical ranker's candidates over the detail files with no threshold
-    (``Scored`` hits or (key, relevance) pairs), or None to have them fetched here (by the
+    (``Scored`` hits or (key, relevance[, evidence]) tuples), or None to have them fetched here (by the
     server when one runs: its search cache is warm). Those at or above ``threshold`` (the
     recall threshold; infinity when the lexical layers found nothing) count as the lexical
     answer, the rest as evidence. ``fill``: return the best ``limit``, weak ones included.
