@@ -74,6 +74,9 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
         warnings += [f"memcli hook: {w}" for w in res.warnings]
     except MemcliError as e:
         warnings.append(f"memcli hook: the turn was not recorded: {e.message}")
+    from .core import plugin_problems
+
+    warnings += [f"memcli hook: {p}" for p in plugin_problems()]  # a broken plugin is said, never fatal
     return HookResult(out, warnings)
 
 

@@ -51,6 +51,9 @@ def execute(command: str, as_json: bool, action: Callable[[], Out]) -> int:
     except KeyboardInterrupt:
         r.talk("memcli: interrupted")
         return 130
+    from ..core import plugin_problems
+
+    res.warnings = [*res.warnings, *plugin_problems()]  # a plugin that failed is said, never fatal
     if as_json:
         r.out(r.envelope(command, True, res.data, res.warnings))
     else:
