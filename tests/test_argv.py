@@ -7,7 +7,7 @@ import json
 
 import pytest
 import typer
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import memcli.cli
@@ -73,7 +73,7 @@ def same_as_click(args: list) -> None:
 # Every form a parser of memcli accepted and another refused (the fast path, `--version`'s check,
 # the hook's two parsers), and the forms next to them.
 FORMS = [
-    "--root=R recall charset", "--root R recall charset", "--root= recall charset", "--root -x recall charset",
+    "--root=R recall charset", "--root R recall charset", "-- recall charset", "--root R -- hook claude-code", "--root= recall charset", "--root -x recall charset",
     "--json --root=R should-recall hello", "--root R --json=1 recall charset", "--bogus recall charset",
     "--session=s --scope c session add user hi", "--root=R --version", "--version --json", "--json --version",
     "--version recall --bogus", "--version --bogus", "-h", "recall -h", "recall --bogus --help",
@@ -110,7 +110,7 @@ def lines(draw):
                                 st.sampled_from(["3", "x", "-", ""])).map("=".join),
                       st.tuples(st.sampled_from([f for f in flags if not f.startswith("--")] or ["-k"]),
                                 st.sampled_from(["3", "x", "h"])).map("".join))
-    before = draw(st.lists(st.sampled_from(["--root", "R", "--root=R", "--json", "--scope", "s", "--bogus"]),
+    before = draw(st.lists(st.sampled_from(["--root", "R", "--root=R", "--json", "--scope", "s", "--bogus", "--"]),
                            max_size=3))
     return [*before, *words, *draw(st.lists(token, max_size=6))]
 
@@ -187,7 +187,7 @@ def test_version_after_global_options_needs_no_typer(tmp_path, monkeypatch):
 
 
 EVENT = {"prompt": "previously we fixed the mysql charset, what was it?", "session_id": "s1"}
-HOOK_LINES = ["--root=R hook claude-code", "--root R hook claude-code -b500", "hook claude-code --root R",
+HOOK_LINES = ["--root=R hook claude-code", "--root R -- hook claude-code", "--root R hook claude-code -b500", "hook claude-code --root R",
               "hook claude-code --root=R --budget=800 --json", "--json --root R hook claude-code"]
 
 
@@ -229,3 +229,26 @@ def test_a_wrong_hook_line_with_json_is_one_envelope(monkeypatch):
 def test_hook_help_and_roots_still_go_to_typer(example_root):
     assert invoke(["hook", "claude-code", "--help"]).exit_code == 0
     assert invoke(["hook", "list"]).exit_code == 0
+
+
+@st.composite
+def hook_lines(draw):
+    _, options = argv.COMMANDS[("hook", "claude-code")]
+    token = st.one_of(st.sampled_from([*WORDS, *options, "claude", "list"]),
+                      st.tuples(st.sampled_from(list(options)), st.sampled_from(["", "=3", "=x", "x", "300"]))
+                      .map("".join))
+    groups = [["--root", "R"], ["--root="], ["--json"], ["--scope", "s"], ["--bogus"], ["-x"], ["--root"],
+              ["--json=1"], ["--session"]]
+    before = [w for g in draw(st.lists(st.sampled_from(groups), max_size=3)) for w in g]
+    return [*before, *draw(st.sampled_from([[], ["--"]])), "hook", *draw(st.lists(token, max_size=5))]
+
+
+@settings(deadline=None)
+@given(hook_lines())
+def test_no_hook_line_exits_2(args):
+    """Whatever surrounds `hook`, the prompt is never blocked (an empty prompt does no work);
+    `hook allow|deny|list`, which no agent runs, are ordinary commands."""
+    after = args[args.index("hook") + 1:]
+    assume(not (after and after[0] in ("allow", "deny", "list")))
+    res = invoke(args, input=json.dumps({"prompt": " ", "session_id": "s1"}))
+    assert res.exit_code != 2, (args, res.output)

@@ -38,9 +38,7 @@ def _hook(args: list, line: argv.Line) -> int | None:
     if at is None:
         return None
     after = args[at + 1:]
-    if after[:1] and after[0] in _HOOK_ROOTS:
-        return None
-    if line.help or any(a in argv.HELP for a in (after[:after.index("--")] if "--" in after else after)):
+    if after[:1] and after[0] in _HOOK_ROOTS or _help(line, at, after):
         return None
     from ..hooks import run
 
@@ -51,13 +49,29 @@ def _hook(args: list, line: argv.Line) -> int | None:
     return run(after, root=line.value("root"), scope=line.value("scope"), as_json=line.value("json_"))
 
 
+def _help(line: argv.Line, at: int, after: list) -> bool:
+    """Whether Typer would print a help for this hook line (and nothing else would stop it)."""
+    if line.error is not None:
+        return False
+    if line.help and (line.words is not None or line.at <= at):  # `memcli -h ...`, `hook claude-code -h`
+        return True
+    lead = []
+    for a in after:  # `hook -h`: the hook group's own options, up to its command
+        if not a.startswith("-") or a in ("-", "--"):
+            break
+        lead.append(a)
+    return line.words is None and line.at == at and bool(lead) and all(a in argv.HELP for a in lead)
+
+
 def _hook_word(args: list) -> int | None:
     """Where `hook` stands when the words before it are global options and their values."""
     value_next = False
     for i, a in enumerate(args):
         if a == "hook":
             return i
-        if a.startswith("-") and a != "-" and a != "--":
+        if a == "--":  # the end of the options: the command comes next
+            return i + 1 if args[i + 1:i + 2] == ["hook"] else None
+        if a.startswith("-") and a != "-":
             value_next = a in argv.GLOBAL and argv.GLOBAL[a][1] is not bool
         elif value_next:
             value_next = False
