@@ -250,3 +250,11 @@ def test_a_plugin_whose_module_changed_is_described_again(fresh):
     os.utime(folder / "counter.py", ns=(time.time_ns() - 30_000_000_000,) * 2)
     restart()
     assert plugins.installed()[0]["hooks"] == ["register_layers", "register_checks"]
+
+
+def test_the_public_api_names_resolve_and_load_only_what_they_name():
+    code = ("import sys; from memcli import api; from memcli.api import Layer; "
+            "assert 'memcli.heartbeat' not in sys.modules and 'memcli.core' not in sys.modules; "
+            "print(sorted(n for n in api.__all__ if getattr(api, n) is None))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout.strip() == "[]", res.stderr
