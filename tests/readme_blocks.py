@@ -155,7 +155,9 @@ for argv in json.loads(sys.argv[1]):
         sys.stdout, sys.stderr, sys.stdin = saved
     o.flush(); e.flush()
     out.append({"argv": argv, "code": code, "stdout": o.buffer.getvalue().decode(), "stderr": e.buffer.getvalue().decode()})
-print(json.dumps(out))
+from memcli import plugins
+
+print(json.dumps({"runs": out, "plugins": [p["name"] for p in plugins.installed()]}))
 """
 
 # What README.md shows, run in this order in one process on one fresh example root.
@@ -197,7 +199,11 @@ def _run(commands) -> list[dict]:
                              capture_output=True, text=True, timeout=120)
         if res.returncode != 0:
             raise RuntimeError(f"the README's runs failed: {res.stderr}")
-        runs = json.loads(res.stdout)
+        got = json.loads(res.stdout)
+        if got["plugins"]:  # a plugin's layers, checks and commands would show in the outputs
+            raise RuntimeError("README.md is made without memcli plugins; this environment has "
+                               + ", ".join(got["plugins"]))
+        runs = got["runs"]
         assert runs[0]["code"] == 0, runs[0]
         return [{**r, "stdout": r["stdout"].replace(str(work) + os.sep, ""),
                  "stderr": r["stderr"].replace(str(work) + os.sep, "")} for r in runs[1:]]

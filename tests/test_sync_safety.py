@@ -153,6 +153,26 @@ def test_11_a_committed_secrets_allow_does_not_let_sync_push_secrets(origin):
     assert json.loads(p.stdout)["data"]["secrets"][0]["path"] == "memory/key.md"
 
 
+def test_11_sync_commits_only_what_the_one_write_check_lets_in(origin):
+    """A hand edit sync is about to commit passes the same check as every write: a control
+    character (an escape sequence for the reader's terminal) stops it like a secret does."""
+    a = origin("a")
+    mc(a, "remember", "Deploy notes", "how we deploy")
+    path = a / "memory/deploy-notes.md"
+    path.write_text(path.read_text() + "see \x1b]8;;https://x.example\x1b\\here\x1b]8;;\x1b\\\n")
+    line = len(path.read_text().splitlines())
+    before = remote_head(a)
+    p = mc(a, "sync", "--json", code=1)
+    data = json.loads(p.stdout)["data"]
+    assert data["refused"] == [{"path": "memory/deploy-notes.md", "line": line, "kind": "control character U+001B"}]
+    assert data["secrets"] == [] and not data["committed"] and remote_head(a) == before
+    p = mc(a, "sync", code=1)
+    assert f"memory/deploy-notes.md:{line}: control character U+001B: not committed" in p.stderr
+    path.write_text(path.read_text().replace("\x1b", ""))
+    mc(a, "sync")
+    assert remote_head(a) != before
+
+
 def test_12_sync_commits_only_memclis_files(tmp_path):
     """The root is a folder of a larger repository; work elsewhere, staged or not, stays out."""
     bare = tmp_path / "origin.git"

@@ -136,8 +136,9 @@ def sync(
                     "it holds only this side; settle it by hand (theirs: `git show :3:" + p + "`), `git add` it "
                     "and sync again, or `git merge --abort`" if res.get("merging") else
                     "nothing was merged or pushed; check the driver (`memcli git setup`), then sync again"))
-            for x in res["secrets"]:
-                r.warn(f"{x['path']}:{x['line']}: {x['kind']}: not committed, nothing pushed; remove the secret "
+            for x in res["refused"]:
+                what = "the secret" if x in res["secrets"] else "it"
+                r.warn(f"{x['path']}:{x['line']}: {x['kind']}: not committed, nothing pushed; remove {what} "
                        "and run `memcli sync` again")
             if res["left_alone"]:
                 shown = res["left_alone"][:5]

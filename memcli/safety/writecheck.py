@@ -154,6 +154,28 @@ class WriteCheck:
             d = self._detail(text, rel, memory_id, edited, what)
         return Checked(text=text, detail=d, redacted=redacted)
 
+    def findings(self, text: str) -> list[tuple[int, str]]:
+        """What this check refuses in a whole file written by hand, without raising: (line, what)
+        for its size, each line holding a control character and each secret (unless secrets are
+        allowed). `sync` asks it of every file it is about to commit (conflict-marker lines stop
+        sync earlier, on their own)."""
+        found: list = []
+        if len(text.encode("utf-8")) > MAX_FILE:
+            found.append((1, f"larger than {MAX_FILE // 1_000_000} MB"))
+        seen: set = set()
+        for m in CONTROL.finditer(text):
+            if m.group() == "\r" and text[m.end():m.end() + 1] in ("\n", ""):
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            if line not in seen:
+                seen.add(line)
+                found.append((line, f"control character U+{ord(m.group()):04X}"))
+        if self.policy != "allow":
+            from .scanner import find_secrets
+
+            found += [(h.line, h.kind) for h in find_secrets(text)]
+        return sorted(found)
+
     def _detail(self, text: str, rel: str, memory_id: str, edited: bool, what: str):
         from ..store import details as dfile
 

@@ -172,14 +172,20 @@ def _changes(repo: Repo) -> tuple[list, list, list]:
     return changes, found, [rel for _, _, rel in changed if not _own(rel)]
 
 
-def secrets_in(repo: Repo, changes: list, config) -> list:
-    """Secrets in the files about to be committed: (path, line, kind) each; [] under the user's
-    own `write.secrets: allow` (a committed one counts only once trusted). The one place sync
-    asks the secret scanner."""
-    if not changes or config["write.secrets"] == "allow":
-        return []
-    from ..safety.scanner import find_secrets
+_NOT_SECRETS = ("control character", "larger than")  # refused_in's other findings
 
+
+def refused_in(repo: Repo, changes: list, root) -> list:
+    """What the one write check refuses in the files about to be committed, written by hand or
+    by any tool: (path, line, what) each: a secret, a control character, a file too large.
+    Secrets count unless the user's own `write.secrets: allow` (a committed one counts only once
+    trusted); under `redact` too a secret already in a file stops the commit (sync does not
+    rewrite a person's file)."""
+    if not changes:
+        return []
+    from ..safety.writecheck import WriteCheck
+
+    check = WriteCheck("allow" if root.config["write.secrets"] == "allow" else "refuse")
     found = []
     for change, path, rel in changes:
         if "D" in change:
@@ -190,8 +196,7 @@ def secrets_in(repo: Repo, changes: list, config) -> list:
             continue
         if b"\0" in data[:8192]:
             continue  # not text
-        for m in find_secrets(data.decode("utf-8", "replace")):
-            found.append((rel, m.line, m.kind))
+        found += [(rel, line, what) for line, what in check.findings(data.decode("utf-8", "replace"))]
     return found
 
 
@@ -322,13 +327,14 @@ def sync(root, message: str | None = None, push: bool = True, command: str | Non
     """Commit memcli's own changed files in the root, merge the remote's, push. Returns what
     happened; result["code"] is 0 (synced, or committed only when the remote cannot be reached)
     or 1 (nothing pushed: a person must settle the files in result["conflicts"], a merge driver
-    failed on result["driver_failed"], or result["secrets"] would have been committed). Its warnings
+    failed on result["driver_failed"], or the one write check refused what would have been committed:
+    result["refused"], the secrets among them also in result["secrets"]). Its warnings
     are also in its data (sync's --json has always carried them there)."""
     repo = Repo(root.path, command)
     branch = repo.branch()
     remote, upstream = repo.remote(branch)
     result = Result({"root": str(root.path), "branch": branch, "remote": remote, "committed": None,
-                     "merged": 0, "pushed": False, "conflicts": [], "driver_failed": [], "secrets": [],
+                     "merged": 0, "pushed": False, "conflicts": [], "driver_failed": [], "secrets": [], "refused": [],
                      "left_alone": [], "offline": False, "warnings": [], "code": 0})
     warnings = result.warnings = result["warnings"]
     state = tracked_state(root.path)
@@ -356,9 +362,10 @@ def sync(root, message: str | None = None, push: bool = True, command: str | Non
                 result["left_alone"] = strays
             if marked:
                 return _stop(result, repo, [p for p, _ in marked], marked)
-            secrets = secrets_in(repo, changes, root.config)
-            if secrets:
-                result["secrets"] = [{"path": p, "line": n, "kind": k} for p, n, k in secrets]
+            refused = refused_in(repo, changes, root)
+            if refused:
+                result["refused"] = [{"path": p, "line": n, "kind": k} for p, n, k in refused]
+                result["secrets"] = [x for x in result["refused"] if not x["kind"].startswith(_NOT_SECRETS)]
                 return _stop(result, repo, [])
             msg = _commit_local(repo, changes, message)
             if msg and not result["committed"]:
