@@ -36,6 +36,8 @@ def _stress_run(config) -> bool:
 
 
 def pytest_configure(config):
+    if config.getoption("hypothesis_profile", None):  # --hypothesis-profile NAME chose one
+        return
     full = os.environ.get("CI_FULL", "") not in ("", "0") or _stress_run(config)
     settings.load_profile("full" if full else "quick")
 
