@@ -8,8 +8,8 @@ tests/test_readme_blocks.py fails when README.md and the app disagree.
 
 The runs happen in one child process with a clean environment (its own HOME, no MEMCLI_*, no
 variable that changes the help's width or colours), its clock set to CLOCK and without the
-semantic extra, so what is printed here is what a user of the base install (`pip install memcli`)
-saw at that moment on a terminal 88 columns wide, output piped, and stays so as the example
+semantic extra, so what is printed here is what a user of the base install (no extras) saw at
+that moment on a terminal 88 columns wide, output piped, and stays so as the example
 memories age."""
 
 from __future__ import annotations
@@ -156,7 +156,8 @@ for argv in json.loads(sys.argv[1]):
     finally:
         sys.stdout, sys.stderr, sys.stdin = saved
     o.flush(); e.flush()
-    out.append({"argv": argv, "code": code, "stdout": o.buffer.getvalue().decode(), "stderr": e.buffer.getvalue().decode()})
+    out.append({"argv": argv, "code": code, "stdout": o.buffer.getvalue().decode(),
+                "stderr": e.buffer.getvalue().decode()})
 from memcli import plugins
 
 print(json.dumps({"runs": out, "plugins": [p["name"] for p in plugins.installed()]}))
@@ -195,7 +196,8 @@ def _run(commands) -> list[dict]:
         work.mkdir()
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
         env.update(HOME=str(home), COLUMNS=str(WIDTH), TERMINAL_WIDTH=str(WIDTH), NO_COLOR="1",
-                   PYTHONIOENCODING="utf-8", PYTHONPATH=str(REPO), README_CLOCK=CLOCK)  # this checkout's memcli
+                   PYTHONIOENCODING="utf-8", README_CLOCK=CLOCK,
+                   PYTHONPATH=str(REPO))  # this checkout's memcli, whatever is installed
         argvs = [["init", ROOT_NAME, "--example"], *[list(c) for c in commands]]
         res = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(argvs)], cwd=work, env=env,
                              capture_output=True, text=True, timeout=120)
