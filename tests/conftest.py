@@ -1,17 +1,56 @@
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from memcli.cli import main
 from memcli.usecases.init import init_root
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
+
+# Hypothesis profiles. "quick", the default, tries a tenth of the examples each property asks
+# for; "full" tries them all: under `pytest -m stress` (which then also selects every property
+# test) or with CI_FULL=1. A property states its full count with `examples(N)`.
+FULL_EXAMPLES = 100
+settings.register_profile("full", max_examples=FULL_EXAMPLES, deadline=None)
+settings.register_profile("quick", max_examples=FULL_EXAMPLES // 10, deadline=None)
+
+
+def examples(full: int) -> int:
+    """The examples a property gets under the loaded profile: `full` under "full", a tenth
+    (at least 5) under "quick"."""
+    scale = settings().max_examples / FULL_EXAMPLES
+    return full if scale >= 1 else max(5, round(full * scale))
+
+
+def _stress_run(config) -> bool:
+    expr = config.getoption("markexpr") or ""
+    return bool(re.search(r"\bstress\b", expr)) and not re.search(r"\bnot\s+stress\b", expr)
+
+
+def pytest_configure(config):
+    if config.getoption("hypothesis_profile", None):  # --hypothesis-profile NAME chose one
+        return
+    full = os.environ.get("CI_FULL", "") not in ("", "0") or _stress_run(config)
+    settings.load_profile("full" if full else "quick")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """`-m stress` runs the property tests too, with the full profile's examples."""
+    if _stress_run(config):
+        from hypothesis import is_hypothesis_test
+
+        for item in items:
+            if is_hypothesis_test(getattr(item, "obj", None)):
+                item.add_marker(pytest.mark.stress)
 
 
 @pytest.fixture(autouse=True)
@@ -108,10 +147,20 @@ def cli(root):
     return Cli(root)
 
 
-@pytest.fixture
-def example_root(tmp_path):
-    r = tmp_path / "ex"
+@pytest.fixture(scope="session")
+def _example_template(tmp_path_factory):
+    r = tmp_path_factory.mktemp("example") / "ex"
     init_root(r, example=True)
+    return r
+
+
+@pytest.fixture
+def example_root(tmp_path, _example_template):
+    """A root holding the example memories (`memcli init --example`, made once and copied)."""
+    import shutil
+
+    r = tmp_path / "ex"
+    shutil.copytree(_example_template, r, symlinks=True)
     return r
 
 

@@ -6,7 +6,11 @@ turn about nothing in memory gets nothing, and every memory recalled is one of t
 import json
 import subprocess
 
+import pytest
+
 from tests.test_readme import blocks, shim
+
+pytestmark = pytest.mark.slow  # about 150 memcli processes
 
 # (message, the memory the turn is about, None when nothing in memory answers it, or "skip" when
 # should-recall says the turn needs no memory).

@@ -59,6 +59,7 @@ def assert_report(rep):
         assert w["attempted"] > 0 and w["failed"] == 0, (kind, w)
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_nothing(tmp_path):
     """Workers in separate processes, each running its operations through memcli's entry point;
     the index has room for every memory, so every remembered one must also be listed."""
@@ -76,6 +77,7 @@ def test_concurrent_writers_lose_nothing(tmp_path):
     assert len(collisions) == rep.writers["scope"]["refused"]
 
 
+@pytest.mark.slow
 def test_concurrent_cli_processes_lose_nothing(tmp_path):
     """Every operation a fresh `python -m memcli` process; the index is small, so remembering
     demotes entries while other processes write."""
@@ -141,6 +143,7 @@ def locked_root(tmp_path):
     return make_root(tmp_path, "300ms")
 
 
+@pytest.mark.slow
 def test_lock_timeout_exits_3_and_writes_nothing(locked_root):
     root = locked_root
     heartbeat = "heartbeat" in memcli(root, "--help").stdout
@@ -174,14 +177,35 @@ def test_writer_waits_for_a_short_lock(tmp_path):
     root = make_root(tmp_path, "10s")
     fd = os.open(root / ".memcli" / "lock", os.O_RDWR)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    t = time.monotonic()
     p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "remember", "Waited", "ok"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
-    assert p.poll() is None, "the writer did not wait for the lock"
-    fcntl.flock(fd, fcntl.LOCK_UN)
-    os.close(fd)
+    try:
+        deadline = time.monotonic() + 30
+        while not waiting_for_the_lock(p.pid, root / ".memcli" / "lock"):
+            assert p.poll() is None, "the writer did not wait for the lock"
+            assert time.monotonic() < deadline, "the writer never reached the lock"
+            time.sleep(0.01)
+        assert not (root / "memory/waited.md").exists()
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
     out, err = p.communicate(timeout=30)
     assert p.returncode == 0, err
-    assert time.monotonic() - t >= 1.0
     assert (root / "memory/waited.md").is_file()
+
+
+def waiting_for_the_lock(pid: int, lock: Path) -> bool:
+    """The process holds the lock file open and sleeps: it is between two tries of the lock
+    (it opens the file right before its first try). Without /proc: once it has run for a second."""
+    proc = Path(f"/proc/{pid}")
+    if not proc.is_dir():
+        return time.monotonic() - _started.setdefault(pid, time.monotonic()) >= 1.0
+    try:
+        state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        fds = [os.readlink(f) for f in (proc / "fd").iterdir()]
+    except OSError:
+        return False
+    return state == "S" and os.path.realpath(lock) in fds
+
+
+_started: dict = {}

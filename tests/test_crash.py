@@ -123,7 +123,7 @@ def temp_files(root: Path) -> list[Path]:
     return [p for p in root.rglob(f"{TMP_PREFIX}*")]
 
 
-@pytest.mark.parametrize("kills", [KILLS, pytest.param(200, marks=pytest.mark.stress)])
+@pytest.mark.parametrize("kills", [pytest.param(KILLS, marks=pytest.mark.slow), pytest.param(200, marks=pytest.mark.stress)])
 def test_sigkill_never_tears_a_file(tmp_path, kills):
     root = make_root(tmp_path)
     ctx = multiprocessing.get_context("fork")
@@ -222,6 +222,7 @@ def test_stale_lock_of_a_dead_writer_does_not_block(tmp_path):
     assert time.monotonic() - t < 30
 
 
+@pytest.mark.slow
 def test_killed_cli_processes(tmp_path):
     """Real `python -m memcli` writers killed at random moments, start-up included."""
     root = make_root(tmp_path)

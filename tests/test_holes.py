@@ -1,7 +1,8 @@
 """Regression tests for holes found by adversarial testing: data loss, leaks, wrong answers.
 
-Every test drives the real command line in a subprocess and looks at the files on disk, so
-it holds whatever the code behind the commands looks like. Each docstring states the
+Every test drives the command line (`memcli.cli.main`, what the installed command runs; in a
+process of its own where processes race or a terminal is the point) and looks at the files on
+disk, so it holds whatever the code behind the commands looks like. Each docstring states the
 behaviour a careful user expects. A test marked xfail(strict=True) pins a hole that is still
 open: the day it is closed the test passes, the strict marker turns that into a failure, and
 the marker must go.
@@ -15,6 +16,7 @@ import os
 import queue
 import random
 import re
+import shutil
 import string
 import subprocess
 import sys
@@ -24,14 +26,28 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_memcli
+from tests.conftest import invoke, run_memcli
+
 
 def hole(reason: str):
     return pytest.mark.xfail(strict=True, reason=reason)
 
 
-def mc(root: Path, *args, input=None, env=None, timeout=60):
-    return run_memcli("--root", root, *args, input=input, env=env, timeout=timeout)
+def mc(root: Path, *args, input=None, env=None):
+    """`memcli --root ROOT ARGS` through the command line's entry point, in this process, with
+    `env`'s variables set meanwhile; a result read like a finished process's."""
+    argv = ["--root", str(root), *map(str, args)]
+    saved = {k: os.environ.get(k) for k in env or {}}
+    os.environ.update(env or {})
+    try:
+        res = invoke(argv, input=input)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return subprocess.CompletedProcess(argv, res.exit_code, res.stdout, res.stderr)
 
 
 def ok(res):
@@ -45,11 +61,18 @@ def fake_token(seed: int = 1) -> str:
     return "gh" + "p_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
 
 
-@pytest.fixture
-def ex(tmp_path):
-    """A root with the example memories, made by the real CLI."""
-    r = tmp_path / "r"
+@pytest.fixture(scope="module")
+def example_made_by_the_cli(tmp_path_factory):
+    r = tmp_path_factory.mktemp("holes") / "r"
     ok(run_memcli("init", r, "--example"))
+    return r
+
+
+@pytest.fixture
+def ex(tmp_path, example_made_by_the_cli):
+    """A root with the example memories, made by the real CLI (once, then copied)."""
+    r = tmp_path / "r"
+    shutil.copytree(example_made_by_the_cli, r, symlinks=True)
     return r
 
 
@@ -480,18 +503,24 @@ def test_10_summarizer_from_local_configuration_runs(ex, tmp_path):
 def test_11_a_slow_summarizer_does_not_block_other_writers(ex, tmp_path):
     """A summarizer slower than lock_timeout does not make other writers fail: `remember` during
     a folding `session add` succeeds at once (exit 0), and the session add succeeds too."""
-    started = tmp_path / "started"
-    cmd = f"touch {started}; sleep 1.5; echo a summary"
+    started, go = tmp_path / "started", tmp_path / "go"
+    # the summarizer runs until the test says go (at most 15 s): longer than lock_timeout, and
+    # still running while `remember` writes
+    cmd = (f"touch {started}; i=0; while [ ! -f {go} ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done; "
+           "echo a summary")
     configure(ex, f'lock_timeout: 0.3s\nsession:\n  max_rounds: 1\n  summarizer: "{cmd}"\n')
     env = {"MEMCLI_SUMMARIZER": cmd}
     ok(mc(ex, "session", "add", "user", "first question", env=env))
+    assert not started.exists()
     e = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")} | env
     p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(ex), "session", "add", "user", "second"],
                          env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for(started)
         r = mc(ex, "remember", "Written meanwhile", "while the summarizer runs")
+        assert p.poll() is None, "the summarizer was not running while remember wrote"
     finally:
+        go.touch()
         out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     assert r.returncode == 0, r.stderr
@@ -622,8 +651,7 @@ def test_15_watch_observes_only_the_memory_files(ex):
         deadline = time.monotonic() + 30
         while (ev := next_event(deadline)) is not None and ev.get("event") != "ready":
             pass
-        assert ev is not None, "watch never got ready"
-        time.sleep(1.0)
+        assert ev is not None, "watch never got ready"  # it says so once its watches are set
         path = ex / "memory" / "staging-deploy.md"
         path.write_text(path.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
         deadline = time.monotonic() + 15

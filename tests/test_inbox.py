@@ -12,6 +12,7 @@ from memcli.core import Memory
 from memcli.store import inbox as store
 from memcli.store.fs import check_id
 from memcli.model import TYPES
+from tests.conftest import examples
 
 NOW = "2026-12-01T10:00:00Z"
 
@@ -38,7 +39,7 @@ def proposals(draw):
                       aliases=draw(st.lists(_LINE, max_size=2)), text=draw(_TEXT), evidence=quotes)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(proposals(), st.sampled_from(["pending", "accepted", "rejected"]))
 def test_a_proposal_file_round_trips(p, status):
     if status != "pending":

@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from memcli.model import Entry
 from memcli.store.index import IndexDoc, parse_line, render_line
+from tests.conftest import examples
 
 SEED_LINE = ("- **MySQL charset double encoding**: set utf8mb4 on the connection, not only the table"
              " | #mysql #charset | → memory/mysql-charset.md")
@@ -20,13 +21,13 @@ def entries(draw):
     return Entry(title, draw(text), tuple(draw(st.lists(tag, max_size=4))), f"memory/{draw(ident)}.md")
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(entries())
 def test_entry_round_trips(e):
     assert parse_line(render_line(e)) == e
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.lists(st.one_of(entries(), st.sampled_from(
     ["# MEMORY", "", "<!-- a comment -->", "hand-written note", "## 二级标题", "  - nested bullet",
      "- a plain bullet", "* **bold** but not an entry"])), max_size=30))

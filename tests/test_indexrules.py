@@ -177,3 +177,22 @@ def test_every_caller_keeps_the_line_of_a_memory_it_cannot_read(tmp_path):
                  lambda: mem.repair(dry_run=False), mem.reconcile_index):
         step()
         assert line in (r / "MEMORY.md").read_text(encoding="utf-8").splitlines(), step
+
+
+def test_a_pinned_memory_that_finds_the_index_full_of_pinned_ones_is_saved_and_named(tmp_path):
+    """The index has room for one entry and it is pinned: a second pinned memory is written, kept out
+    of MEMORY.md, and the write says both that the index is full of pinned entries and which memory
+    was moved out (the planner's pinned branch, which no other test reached)."""
+    from memcli.core import Memory
+
+    r = tmp_path / "r"
+    Memory.init(r)
+    (r / "memcli.yaml").write_text("index:\n  max_lines: 6\n", encoding="utf-8")  # 4 fixed lines: room for 1
+    mem = Memory(r)
+    assert mem.remember("Pinned first", "p", pinned=True).warnings == []
+    res = mem.remember("Pinned second", "q", pinned=True)
+    assert "the index is full of pinned entries; some pinned memories are not listed" in res.warnings
+    assert any("moved out of MEMORY.md" in w and "pinned-second" in w for w in res.warnings), res.warnings
+    text = (r / "MEMORY.md").read_text(encoding="utf-8")
+    assert "memory/pinned-first.md" in text and "memory/pinned-second.md" not in text
+    assert (r / "memory" / "pinned-second.md").is_file() and Memory(r).check_index() == []

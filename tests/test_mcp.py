@@ -218,6 +218,7 @@ def test_broken_file_and_resources(example_root):
     assert missing and "not_found" in missing
 
 
+@pytest.mark.slow
 def test_cli_writes_racing_mcp_writes_lose_nothing(root):
     n = 6
 

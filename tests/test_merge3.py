@@ -7,9 +7,10 @@ from hypothesis import strategies as st
 
 from memcli import gitmerge
 from memcli.merge3 import merge, merge3, merge_lines, merged_lines, union_lines
+from tests.conftest import examples
 
 MODES = pytest.mark.parametrize("keep_both", [False, True], ids=["conflict", "keep-both"])
-examples = settings(max_examples=150, deadline=None)
+enough = settings(max_examples=examples(150), deadline=None)
 
 
 @st.composite
@@ -43,7 +44,7 @@ def apply(base, hunks, owners):
 
 
 @MODES
-@examples
+@enough
 @given(changes())
 def test_changes_that_do_not_touch_are_all_kept_and_shared_ones_once(keep_both, plan):
     base, hunks = plan
@@ -58,7 +59,7 @@ lines = st.lists(st.sampled_from(["a", "b", "c", "", "d"]), max_size=10)
 
 
 @MODES
-@examples
+@enough
 @given(lines, lines)
 def test_one_side_unchanged_or_both_alike_is_that_side(keep_both, base, other):
     for ours, theirs in ((base, other), (other, base), (other, other)):
@@ -77,7 +78,7 @@ def overlap(draw):
 
 
 @MODES
-@examples
+@enough
 @given(overlap())
 def test_both_sides_changing_the_same_lines_is_a_conflict_in_either_mode(keep_both, case):
     base, start, end, a, b = case
@@ -89,7 +90,7 @@ def test_both_sides_changing_the_same_lines_is_a_conflict_in_either_mode(keep_bo
     assert n == 1 and lines_ == base[:start] + ["<<<<<<< ours", *a, "=======", *b, ">>>>>>> theirs"] + base[end:]
 
 
-@examples
+@enough
 @given(st.integers(0, 8), st.integers(0, 8), st.integers(1, 3), st.integers(1, 3))
 def test_lines_both_sides_added_at_one_place_conflict_or_are_both_kept(n, at, na, nb):
     base = [f"base {i}" for i in range(n)]
@@ -110,7 +111,7 @@ def test_keep_both_keeps_a_line_both_sides_added_once_and_a_moved_line_where_it_
         == ["y", "a", "added", "b"]
 
 
-@examples
+@enough
 @given(lines, lines, lines)
 def test_the_drivers_mode_is_symmetric(base, a, b):
     one, two = merge3(base, a, b, keep_both=True), merge3(base, b, a, keep_both=True)
@@ -121,7 +122,7 @@ def test_the_drivers_mode_is_symmetric(base, a, b):
     assert gitmerge.merge3(base, a, b) == one  # the drivers use this mode
 
 
-@examples
+@enough
 @given(lines, lines, lines)
 def test_the_conflict_mode_is_symmetric_too(base, a, b):
     assert merge_lines(base, a, b) == merge_lines(base, b, a)

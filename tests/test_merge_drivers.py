@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcli.gitmerge import main, merge_detail, merge_index
+from tests.conftest import examples
 
 
 def write(tmp_path, **files):
@@ -83,7 +84,7 @@ def test_09_long_bodies_and_indexes_merge_in_near_linear_time():
     assert spent < 3.0, spent
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.sampled_from(["x", "y", "z", "", "w", "v"]), max_size=700),
        st.lists(st.sampled_from(["x", "y", "z", "", "u"]), max_size=700))
 def test_09_matching_blocks_are_common_lines_in_order(a, b):

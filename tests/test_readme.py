@@ -10,9 +10,22 @@ from tests.conftest import ROOT_DIR
 README = (ROOT_DIR / "README.md").read_text(encoding="utf-8")
 
 
-def blocks(section: str) -> list[str]:
-    part = README.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```sh\n(.*?)```", part, re.S)
+def section(title: str) -> str:
+    """The text under `## title` (or `### title`) up to the next heading of that level, headings
+    inside fenced blocks (an example output) aside."""
+    level = "### " if f"\n### {title}\n" in README else "## "
+    lines = README.split(f"\n{level}{title}\n", 1)[1].split("\n")
+    fenced = False
+    for n, line in enumerate(lines):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and (line.startswith("## ") or line.startswith(level)):
+            return "\n".join(lines[:n])
+    return "\n".join(lines)
+
+
+def blocks(title: str) -> list[str]:
+    return re.findall(r"```sh\n(.*?)```", section(title), re.S)
 
 
 def shim(tmp_path):
@@ -59,9 +72,8 @@ def test_agent_loop_runs(tmp_path, example_root):
     assert "draft" in scope
 
 
-def python_blocks(section: str) -> list[str]:
-    part = README.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", part, re.S)
+def python_blocks(title: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", section(title), re.S)
 
 
 def test_python_api_example_runs(tmp_path):

@@ -287,6 +287,7 @@ def test_scope_start_on_unended_scope_warns_and_archives(cli, root):
     assert cli("scope", "get", "k").exit_code == 1
 
 
+@pytest.mark.slow
 def test_many_processes_setting_scope_lose_nothing(root):
     import subprocess
     import sys
@@ -350,7 +351,7 @@ def test_large_store_trusts_unchanged_folders_but_checks_hits(ex, example_root, 
     p.write_text(p.read_text().replace("alembic", "flyway"))
     assert ex("recall", "alembic", "--layer", "details").exit_code == 1
     # A new file changes the folder, so the next call checks every file.
-    time.sleep(0.01)
+    next_clock_tick(example_root / "memory", example_root.parent)
     (example_root / "memory" / "new-note.md").write_text("---\ntitle: Zeppelin notes\n---\nthe zeppelin relay\n")
     assert ids(ex.json("recall", "zeppelin", "--layer", "details", code=0)) == ["new-note"]
     # An in-place edit elsewhere waits for the periodic full check (or `memcli watch`).
@@ -358,6 +359,23 @@ def test_large_store_trusts_unchanged_folders_but_checks_hits(ex, example_root, 
     q.write_text(q.read_text().replace("Branch protection", "Quasar branch protection"))
     monkeypatch.setattr(rc, "FULL_CHECK_EVERY", 0.0)
     assert ids(ex.json("recall", "quasar", "--layer", "details", code=0)) == ["never-force-push-main"]
+
+
+def next_clock_tick(folder, scratch, timeout=10.0):
+    """Wait until a file written now gets a later modification time than `folder` has (file
+    times follow a coarse clock: two changes in a row can share one time). `scratch` is a folder
+    on the same file system whose changes do not matter."""
+    seen = folder.stat().st_mtime_ns
+    probe = scratch / ".clock-probe"
+    deadline = time.monotonic() + timeout
+    while True:
+        probe.write_bytes(b"")  # a new file: its times are the clock's now
+        now = probe.stat().st_mtime_ns
+        probe.unlink()
+        if now > seen:
+            return
+        assert time.monotonic() < deadline, "the file clock did not move"
+        time.sleep(0.001)
 
 
 @pytest.mark.parametrize("phrase, text, found", [

@@ -26,6 +26,7 @@ from memcli.safety.scanner import (
     redaction_label,
     strip_invisible,
 )
+from tests.conftest import examples
 
 DATA = Path(__file__).parent / "data" / "scan"
 
@@ -436,7 +437,7 @@ token_text = st.lists(
               st.text(max_size=10)),
     max_size=40).map("".join)
 any_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=3000)
-fast = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+fast = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @fast

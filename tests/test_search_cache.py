@@ -15,6 +15,7 @@ from memcli.search import cache as cache_module
 from memcli.search import segments as segments_module
 from memcli.search.cache import FILENAME, SearchCache, SearchCacheError, SyncStats
 from memcli.search.ranker import MemoryIndex, SearchDoc
+from tests.conftest import examples
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
 EVAL = Path(__file__).resolve().parent.parent / "benchmarks" / "recall_eval"
@@ -303,7 +304,7 @@ _doc_strategy = st.builds(
     dropped=st.sets(st.sampled_from([f"m{i}" for i in range(12)]), max_size=4),
     queries=st.lists(st.lists(st.sampled_from(_WORDS + ["redis", "chrset", "mysq"]), min_size=1, max_size=3), min_size=1, max_size=4),
 )
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_cache_search_equals_memory_search_for_random_corpora(first, second, dropped, queries):
     with tempfile.TemporaryDirectory() as tmp:
         cache = SearchCache(tmp, workers=0)

@@ -19,6 +19,7 @@ from memcli.search.ranker import (
     updated_days,
     CODE_LENGTH,
 )
+from tests.conftest import examples
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
 
@@ -233,7 +234,7 @@ _WORDS = ["mysql", "charset", "deploy", "rollback", "token", "爆炸", "缓存",
 
 
 @given(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4), st.text("qxzvjw", min_size=5, max_size=9))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_a_query_sharing_no_term_gets_nothing(words, nonsense):
     docs = [SearchDoc(key=f"d{i}", title=w, body=" ".join(words)) for i, w in enumerate(words)]
     assert MemoryIndex(docs).search(nonsense + " " + nonsense[::-1], now=NOW) == []

@@ -2,6 +2,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcli.search.snippet import snippet
+from tests.conftest import examples
 
 BODY = """## What happened
 
@@ -86,7 +87,7 @@ def test_never_fails_and_respects_the_width(body, query, width):
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(words=st.lists(_WORD, min_size=1, max_size=120), pick=st.integers(min_value=0), width=st.integers(30, 120))
 def test_snippets_are_cut_between_words(words, pick, width):
     body = " ".join(words)

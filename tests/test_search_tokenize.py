@@ -13,6 +13,7 @@ from memcli.search.tokenize import (
     stem,
     terms,
 )
+from tests.conftest import examples
 
 
 def test_lowercases_and_normalises_width():
@@ -114,7 +115,7 @@ def test_empty_and_punctuation_only():
 
 
 @given(st.text())
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_terms_of_any_text_are_non_empty_and_have_no_whitespace(text):
     found = terms(text)
     assert all(isinstance(t, str) and t and not any(c.isspace() for c in t) for t in found)

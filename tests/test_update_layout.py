@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from memcli.model import TYPES
 from memcli.store import details as dfile
+from tests.conftest import examples
 
 WORD = st.sampled_from(["ops", "db", "alpha-1", "数据库", "迁移", "cache", "Deploy", "x2"])
 PHRASE = st.lists(WORD, min_size=1, max_size=5).map(" ".join)
@@ -68,7 +69,7 @@ def changes(draw, old):
     return new
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.data())
 def test_update_rewrites_only_the_changed_keys(data):
     raw, spans = data.draw(frontmatters())

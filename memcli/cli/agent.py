@@ -41,7 +41,8 @@ def mcp(ctx: typer.Context):
 @hook_app.command("claude-code")
 def claude_code(
     ctx: typer.Context,
-    budget: Annotated[Optional[int], typer.Option("--budget", "-b", help="Token budget for the context block.")] = None,
+    budget: Annotated[Optional[int], typer.Option(
+        "--budget", "-b", metavar="TOKENS", help="Token budget for the context block.")] = None,
     root: Annotated[Optional[str], typer.Option("--root", help="The memory root, as the global --root (either place).")] = None,
     json_: Json = False,
 ):

@@ -91,14 +91,17 @@ def remember(
     tag: Annotated[Optional[List[str]], typer.Option("--tag", "-t", help="A tag (repeatable).",
                                                      autocompletion=tags)] = None,
     alias: Annotated[Optional[List[str]], typer.Option("--alias", "-a", help="Another name it is known by (repeatable).")] = None,
-    body: Annotated[Optional[str], typer.Option("--body", "-b", help="The full text ('-' reads stdin).")] = None,
-    body_file: Annotated[Optional[str], typer.Option("--body-file", "-f", help="Read the body from a file ('-': stdin).")] = None,
+    body: Annotated[Optional[str], typer.Option(
+        "--body", "-b", metavar="TEXT", help="The full text ('-' reads stdin).")] = None,
+    body_file: Annotated[Optional[str], typer.Option(
+        "--body-file", "-f", metavar="FILE", help="Read the body from a file ('-': stdin).")] = None,
     type_: Annotated[Optional[str], typer.Option(
         "--type", help=f"fact | preference | lesson | procedure | event | note (default {DEFAULT_TYPE})")] = None,
     importance: Annotated[Optional[float], typer.Option(
-        "--importance", "-i", help=f"0..1 (default {DEFAULT_IMPORTANCE})")] = None,
+        "--importance", "-i", metavar="0..1", help=f"0..1 (default {DEFAULT_IMPORTANCE})")] = None,
     pin: Annotated[bool, typer.Option("--pin", help="Always keep it in MEMORY.md.")] = False,
-    expires: Annotated[Optional[str], typer.Option("--expires", help="A date (2027-01-31) or a duration (30d).")] = None,
+    expires: Annotated[Optional[str], typer.Option(
+        "--expires", metavar="DATE|30d", help="A date (2027-01-31) or a duration (30d).")] = None,
     id_: Annotated[Optional[str], typer.Option("--id", help="Use this id instead of one made from the title.")] = None,
     source: Annotated[Optional[str], typer.Option("--source", help="Where it came from.")] = None,
     json_: Json = False,
@@ -119,16 +122,20 @@ def remember(
 def update(
     ctx: typer.Context,
     id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
-    title: Annotated[Optional[str], typer.Option("--title", help="New title (the old one becomes an alias).")] = None,
-    summary: Annotated[Optional[str], typer.Option("--summary", "-s", help="New summary ('-' reads stdin).")] = None,
-    append: Annotated[Optional[str], typer.Option("--append", help="Text to add to the body ('-' reads stdin).")] = None,
+    title: Annotated[Optional[str], typer.Option(
+        "--title", metavar="TEXT", help="New title (the old one becomes an alias).")] = None,
+    summary: Annotated[Optional[str], typer.Option(
+        "--summary", "-s", metavar="TEXT", help="New summary ('-' reads stdin).")] = None,
+    append: Annotated[Optional[str], typer.Option(
+        "--append", metavar="TEXT", help="Text to add to the body ('-' reads stdin).")] = None,
     tag: Annotated[Optional[List[str]], typer.Option("--tag", "-t", help="Add a tag.", autocompletion=tags)] = None,
-    untag: Annotated[Optional[List[str]], typer.Option("--untag", help="Remove a tag.", autocompletion=tags)] = None,
+    untag: Annotated[Optional[List[str]], typer.Option("--untag", metavar="TAG", help="Remove a tag.", autocompletion=tags)] = None,
     alias: Annotated[Optional[List[str]], typer.Option("--alias", "-a", help="Add an alias.")] = None,
     type_: Annotated[Optional[str], typer.Option("--type", help="fact | preference | lesson | procedure | event | note")] = None,
-    importance: Annotated[Optional[float], typer.Option("--importance", "-i", help="0..1")] = None,
+    importance: Annotated[Optional[float], typer.Option("--importance", "-i", metavar="0..1", help="0..1")] = None,
     pin: Annotated[Optional[bool], typer.Option("--pin/--unpin", help="Keep it in MEMORY.md always, or not.")] = None,
-    expires: Annotated[Optional[str], typer.Option("--expires", help="A date, a duration (30d) or 'never'.")] = None,
+    expires: Annotated[Optional[str], typer.Option(
+        "--expires", metavar="DATE|30d|never", help="A date, a duration (30d) or 'never'.")] = None,
     json_: Json = False,
 ):
     """Change a memory; a replaced summary goes under a dated ## History section.
@@ -169,7 +176,8 @@ def list_(
                                                autocompletion=tags)] = None,
     type_: Annotated[Optional[str], typer.Option("--type", help="Only this type.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include memory/archive/.")] = False,
-    format_: Annotated[Optional[str], typer.Option("--format", help="json | tsv | md (piped default: tsv with a header line).")] = None,
+    format_: Annotated[Optional[str], typer.Option(
+        "--format", metavar="json|tsv|md", help="json | tsv | md (piped default: tsv with a header line).")] = None,
     json_: Json = False,
 ):
     """List memories in index order.

@@ -30,7 +30,7 @@ def _names(ctx):
 def recall(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What to look for ('-' reads stdin).")],
-    limit: Annotated[Optional[int], typer.Option("--limit", "-k", help="At most this many hits.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-k", metavar="N", help="At most this many hits.")] = None,
     deep: Annotated[bool, typer.Option("--deep", help="Search every layer and merge (not with --layer).")] = False,
     layer: Annotated[Optional[str], typer.Option("--layer", "-l", help=layer_help(), autocompletion=layers)] = None,
     threshold: Annotated[Optional[float], typer.Option(
@@ -77,7 +77,7 @@ def context(
     ctx: typer.Context,
     query: Annotated[Optional[str], typer.Argument(help="Recall memories for this query too.")] = None,
     budget: Annotated[Optional[int], typer.Option(
-        "--budget", "-b", help=f"Token budget for the whole block (default {CONTEXT_BUDGET}).")] = None,
+        "--budget", "-b", metavar="TOKENS", help=f"Token budget for the whole block (default {CONTEXT_BUDGET}).")] = None,
     json_: Json = False,
 ):
     """One Markdown block for a prompt, trimmed to a token budget.

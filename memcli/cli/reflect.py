@@ -23,11 +23,13 @@ Ids = Annotated[Optional[List[str]], typer.Argument(metavar="ID...", help="Propo
 def reflect(
     ctx: typer.Context,
     engine: Annotated[Optional[str], typer.Option(
-        "--engine", help="offline | extractor (default reflect.engine: the extractor when one is set).")] = None,
+        "--engine", metavar="offline|extractor",
+        help="offline | extractor (default reflect.engine: the extractor when one is set).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Everything in the episode log, not only what is new.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the proposals; write nothing.")] = False,
     budget: Annotated[Optional[int], typer.Option(
-        "--budget", help="Offline engine: at most this many proposals per 100 turns (default reflect.budget).")] = None,
+        "--budget", metavar="N",
+        help="Offline engine: at most this many proposals per 100 turns (default reflect.budget).")] = None,
     background: Annotated[bool, typer.Option("--background", hidden=True)] = False,
     json_: Json = False,
 ):

@@ -139,9 +139,7 @@ def crowded(doc: IndexDoc, max_lines: int, listed: int, left_out: list) -> str:
             "hand-written lines, or raise index.max_lines in memcli.yaml")
 
 
-def is_safe_id(memory_id: str | None) -> bool:
-    if memory_id is None:
-        return False
+def is_safe_id(memory_id: str) -> bool:
     try:
         check_id(memory_id)
         return True
@@ -234,10 +232,6 @@ class Plan:
         self.dropped = dropped  # (line number, id, reason) of each line removed
         self.kept = kept  # (line number, id, reason) of each entry line kept as written
         self.warnings, self.refused, self.room = warnings, refused, room
-
-    @property
-    def entries(self) -> list[Entry]:
-        return [_entry(d) for d in self.listed]
 
     @property
     def ids(self) -> set:
