@@ -43,7 +43,7 @@ def test_a_new_layer_is_one_class_and_one_registration(glossary, example_root):
     assert [t.layer for t in res.trace] == ["session", "scope", "glossary"]
     only = recall(mem.store, "zeppelin", layer="glossary")
     assert [t.layer for t in only.trace] == ["glossary"]
-    deep = recall(mem.store, "zeppelin charset", deep=True)
+    deep = recall(mem.store, "zeppelin mysql charset", deep=True)  # two words of the note: a lexical answer
     assert deep.hits[0].layer == "glossary" and "mysql-charset" in [h.id for h in deep.hits]
     last = json.loads((example_root / ".memcli" / "trace.jsonl").read_text().splitlines()[-1])
     assert "zeppelin" not in last["ids"]  # not a memory: no access count
