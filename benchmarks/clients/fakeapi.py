@@ -7,7 +7,9 @@ written in the user's message: each `CALL <tool> <json arguments>` in it is one 
 order, one per turn, as the client hands back each result; then it answers `DONE`. A tool is named
 as the server names it (`recall`); the client's name for it (`mcp__memcli__recall`,
 `mcp_memcli_recall`, Codex's `recall` in the `mcp__memcli` namespace) is found in the request's
-tool list. Nothing here reaches beyond the loopback interface.
+tool list. A test may also give a question's script aside (`FakeAPI.aside[question] = "CALL ..."`),
+so that the prompt a client's hook reads is the question alone. Nothing here reaches beyond the
+loopback interface.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ def calls(text: str) -> list[tuple[str, dict]]:
     return out
 
 
+def script_of(text: str, aside: dict) -> list[tuple[str, dict]]:
+    """The steps written in a message, or those given aside for a question the message holds."""
+    return calls(text) or [c for q, steps in aside.items() if q in text for c in calls(steps)]
+
+
 def pick(name: str, tools: list[str]) -> str | None:
     """The client's name for the server's tool `name` (or a client tool of exactly that name)."""
     for t in tools:
@@ -58,6 +65,7 @@ def step(script: list, done: int, tools: list[str]):
 class Recorder:
     def __init__(self):
         self.requests: list[dict] = []
+        self.aside: dict[str, str] = {}
         self.lock = threading.Lock()
 
     def add(self, api: str, path: str, body):
@@ -139,7 +147,8 @@ class Handler(BaseHTTPRequestHandler):
             content = msg.get("content")
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
             if msg.get("role") == "user":
-                script = calls(" ".join(b.get("text", "") for b in blocks if b.get("type") == "text"))
+                script = script_of(" ".join(b.get("text", "") for b in blocks if b.get("type") == "text"),
+                                   self.server.recorder.aside)
                 if script:
                     break
             done += sum(b.get("type") == "tool_result" for b in blocks)
@@ -181,7 +190,8 @@ class Handler(BaseHTTPRequestHandler):
         for item in reversed(body.get("input", [])):
             if item.get("type") == "message" and item.get("role") == "user":
                 c = item.get("content")
-                script = calls(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c or []))
+                script = script_of(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c or []),
+                                   self.server.recorder.aside)
                 if script:
                     break
             done += item.get("type") == "function_call_output"
@@ -223,7 +233,7 @@ class Handler(BaseHTTPRequestHandler):
         for content in reversed(body.get("contents", [])):
             parts = content.get("parts", [])
             if content.get("role") == "user":
-                script = calls(" ".join(p.get("text", "") for p in parts if "text" in p))
+                script = script_of(" ".join(p.get("text", "") for p in parts if "text" in p), self.server.recorder.aside)
                 if script:
                     break
             done += sum("functionResponse" in p for p in parts)
@@ -259,6 +269,10 @@ class FakeAPI:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    @property
+    def aside(self) -> dict[str, str]:
+        return self.recorder.aside
 
     @property
     def requests(self):
