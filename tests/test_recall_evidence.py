@@ -79,6 +79,18 @@ def test_backup_is_not_a_typo_of_back(lexical, mem):
     assert ids(res) == []
 
 
+def test_a_word_is_no_typo_of_a_stem_one_letter_shorter(lexical, mem):
+    remember(mem, "Cache stampede", "all keys expired together; add jitter to the TTL", tags=["redis", "cache"])
+    remember(mem, "Inventory topic lag", "one hot partition key; raised partitions to 24", tags=["kafka", "lag"])
+    assert ids(recall(mem.store, "catch", now=NOW)) == []  # the stem of cache is cach
+    assert ids(recall(mem.store, "kafka lagg", now=NOW))[:1] == ["inventory-topic-lag"]  # a doubled letter is a typo
+    assert ids(recall(mem.store, "redis cahce jitter", now=NOW))[:1] == ["cache-stampede"]
+    remember(mem, "Goroutine leak", "HTTP calls without a timeout piled up", tags=["go"])
+    assert ids(recall(mem.store, "goroutien leak", now=NOW))[:1] == ["goroutine-leak"]  # the stem is goroutin
+    remember(mem, "Trip to Rome", "Jon visited Rome in May and loved the food", tags=["jon", "travel"])
+    assert ids(recall(mem.store, "Which city did John visit?", now=NOW))[:1] == ["trip-to-rome"]  # a name's spelling
+
+
 def test_another_product_is_not_the_answer_but_a_translation_is(lexical, mem):
     remember(mem, "Pods OOMKilled: the JVM ignored the container limit",
              "set -XX:MaxRAMPercentage=75 and request = limit for memory", tags=["kubernetes", "jvm", "memory"])
