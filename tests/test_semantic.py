@@ -98,6 +98,20 @@ def test_rank_with_fake_vectors():
     assert {k for k, _, _ in got} == {"memory/a.md", "memory/b.md", "memory/c.md"}
 
 
+def test_a_lexical_match_that_may_not_answer_lends_a_meaning_match_less_weight():
+    np = pytest.importorskip("numpy")
+    vecs = np.eye(4, dtype=np.float32)
+    vectors = np.stack([vecs, vecs], axis=1)
+    keys = ["memory/a.md", "memory/b.md", "memory/c.md", "memory/d.md"]
+    rule = semantic.Rule(cut=0.6, lex_weight=0.5, margin_weight=1.0)
+    q = np.array([0.6, 0.55, 0.0, 0.0], dtype=np.float32)
+    # b shares a word with the question: as evidence it stands out, accepted by meaning
+    got = semantic.rank(q, keys, vectors, [("memory/b.md", 0.4, True)], 3, float("inf"), rule)
+    assert [k for k, _, _ in got] == ["memory/b.md"]
+    # the same word where it may not answer (another product named, a more telling word missing)
+    assert semantic.rank(q, keys, vectors, [("memory/b.md", 0.4, False)], 3, float("inf"), rule) == []
+
+
 def test_a_weak_lexical_answer_gives_way_only_to_a_sure_meaning_match():
     np = pytest.importorskip("numpy")
     vecs = np.eye(4, dtype=np.float32)
