@@ -102,6 +102,18 @@ def test_another_product_is_not_the_answer_but_a_translation_is(lexical, mem):
     assert ids(recall(mem.store, "Postgres 连接数不够了 too many connections", now=NOW))[:1] == ["postgres-too-many-connections"]
 
 
+def test_a_chinese_product_name_is_a_name_in_either_script(lexical, mem):
+    remember(mem, "企业微信机器人发消息被限流", "群机器人 webhook 每分钟最多 20 条，告警先聚合再发", tags=["企业微信", "告警"])
+    remember(mem, "Feishu approvals for expenses", "submit expense claims in Feishu before the 25th", tags=["admin"])
+    assert names("钉钉机器人每分钟能发多少条消息") == ["钉钉"]
+    assert names("how many messages can a dingtalk bot send") == ["dingtalk"]
+    assert ids(recall(mem.store, "钉钉机器人 webhook 每分钟能发多少条", now=NOW)) == []  # another product
+    assert ids(recall(mem.store, "企业微信机器人 webhook 每分钟能发多少条", now=NOW))[:1] == ["企业微信机器人发消息被限流"]
+    # the same product written in the other script answers
+    assert ids(recall(mem.store, "WeCom webhook 每分钟能发多少条", now=NOW))[:1] == ["企业微信机器人发消息被限流"]
+    assert ids(recall(mem.store, "飞书 expense claims", now=NOW))[:1] == ["feishu-approvals-for-expenses"]
+
+
 def test_an_earlier_question_of_the_user_is_never_recalled(lexical, mem):
     s = mem.session("chat")
     s.add("user", "Is there a guest wifi password for the Berlin office?", now=NOW)

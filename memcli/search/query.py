@@ -117,7 +117,9 @@ class Plan:
 def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
     """The units of ``query`` with their weights, and the entries to look up in ``corpus`` (a
     ``ranker.Corpus``: the ranker imports this module, so it is not imported back); ``names``,
-    the words of the query that name something (``evidence.names``), each as the units it became."""
+    the words of the query that name something (``evidence.names``), each as the units it became;
+    a name may come as a tuple of its forms, as written first, then in the other script
+    (``evidence.name_forms``)."""
     first: dict[str, int] = {}
     for term, kind in analyze(query):
         first.setdefault(term, kind)
@@ -132,7 +134,8 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
     # 件发). Its characters that a known bigram already explains carry no weight.
     explained = {c for term, kind in words if kind == CJK_BIGRAM and dfs.get(term) for c in term} | STOP_CHARS
     plan = Plan([], [], [], [])
-    named = {t for name in names for t, _ in analyze(name)} if names else ()
+    names = [(n,) if isinstance(n, str) else tuple(n) for n in names]
+    named = {t for forms in names for t, _ in analyze(forms[0])} if names else ()
     unit_of: dict[str, int] = {}
     prev: tuple[str, int] | None = None  # the previous plain word and its unit, for joins
     for term, kind in words:
@@ -171,8 +174,30 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
             prev = (term, unit)
         else:
             prev = None
-    for name in names:
+    forms: list = []
+    for name, *other in names:
         units = tuple(dict.fromkeys(unit_of[t] for t, _ in analyze(name) if t in unit_of))
         if units and units not in plan.names:
             plan.names.append(units)
+            forms += [(form, units) for form in other]
+    if forms:  # a name written in the other script counts as the name (WeCom for 企业微信)
+        _add_forms(plan, forms, corpus)
     return plan
+
+
+def _add_forms(plan: Plan, forms: list, corpus) -> None:
+    """Entries for the other-script forms of the query's names, each satisfying the name's units:
+    a Latin form by its words, a Chinese one by its least common bigram the store holds."""
+    looked = [(form, units, [t for t, _ in analyze(form)]) for form, units in forms]
+    dfs = dict(corpus.df(list(dict.fromkeys(t for _, _, ts in looked for t in ts))))
+    have = {e.term for e in plan.entries}
+    for form, units, ts in looked:
+        held = [t for t in ts if dfs.get(t)]
+        if not held or (len(held) < len(ts) and form.isascii()):
+            continue
+        if not form.isascii():
+            held = [min(held, key=lambda t: (dfs[t], t))]
+        for t in held:
+            if t not in have:
+                plan.entries.append(Entry(t, dfs[t], 1.0, units))
+                have.add(t)
