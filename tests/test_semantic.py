@@ -388,6 +388,22 @@ def test_recall_answers_across_languages_and_says_how(model_root):
     assert json.loads(res.stdout)["data"]["hits"] == []
 
 
+@needs_model
+def test_a_meaning_match_naming_another_chinese_product_is_no_answer(model_root):
+    from memcli.core import Memory
+    from memcli.recall import recall
+
+    mem = Memory(model_root)
+    mem.remember("企业微信机器人发消息被限流", "群机器人 webhook 每分钟最多 20 条，超了返回 45009；告警先聚合再发",
+                 tags=["企业微信", "告警"])
+    now = "2026-12-01T00:00:00Z"
+    assert [h.id for h in recall(mem.store, "钉钉机器人每分钟能发多少条消息", now=now).hits] == []
+    assert [h.id for h in recall(mem.store, "DingTalk bot message limit per minute", now=now).hits] == []
+    # the same product in the other script is the answer
+    hits = recall(mem.store, "WeCom bot: how many messages a minute", now=now).hits
+    assert [(h.id, h.layer) for h in hits] == [("企业微信机器人发消息被限流", "semantic")]
+
+
 # -- the layer in the cascade ---------------------------------------------------------------------
 
 
