@@ -407,6 +407,22 @@ def test_a_meaning_match_naming_another_chinese_product_is_no_answer(model_root)
 # -- the layer in the cascade ---------------------------------------------------------------------
 
 
+def test_with_k_a_weak_answer_given_way_to_a_meaning_match_stays_in_the_list(root, monkeypatch):
+    from memcli.core import Memory
+    from memcli.recall import recall
+
+    write_note(root, "mom-walk", "Walk with my mom", "Maria and her mom walked by the river in May 2023.")
+    write_note(root, "pottery", "Pottery class", "Maria and her mother took a pottery class together.")
+    mem = Memory(root)
+    monkeypatch.setattr(embed, "available", lambda: True)
+    # the embedding is sure of another memory than the weak lexical answer (a rescue)
+    monkeypatch.setattr(semantic, "search", lambda *a, **kw: [("memory/pottery.md", 0.9, ("embedding",))])
+    query = "what activity did Maria and her mom do together in May"
+    assert [h.id for h in recall(mem.store, query, now="2026-12-01T00:00:00Z").hits] == ["pottery"]
+    hits = recall(mem.store, query, limit=5, now="2026-12-01T00:00:00Z").hits  # -k 5: the list is kept
+    assert [h.id for h in hits] == ["pottery", "mom-walk"]
+
+
 LEXICAL_QUERIES = ["MySQL charset", "charset latin1 driver", "nginx logrotate", "Monday meeting room",
                    "team garbled", "the", "数据库 乱码", "日志写满", "utf8mb4 table connection"]
 
