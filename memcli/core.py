@@ -490,3 +490,24 @@ def merge_driver(argv: list) -> int:
     from .gitmerge import main
 
     return main(argv)
+
+
+def add_plugin_commands(app) -> None:
+    """Let every installed plugin add its commands to the Typer app (its register_commands hook)."""
+    from .plugins import call
+
+    call("register_commands", app)
+
+
+def plugins(refresh: bool = False) -> list[dict]:
+    """The installed plugins: name, entry point value, distribution, version, hooks, problem."""
+    from .plugins import installed
+
+    return installed(refresh)
+
+
+def plugin_problems() -> list[str]:
+    """What went wrong with a plugin in this process, one line each (said as warnings)."""
+    from .plugins import problems
+
+    return problems()

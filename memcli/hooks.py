@@ -74,70 +74,69 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
         warnings += [f"memcli hook: {w}" for w in res.warnings]
     except MemcliError as e:
         warnings.append(f"memcli hook: the turn was not recorded: {e.message}")
+    from .core import plugin_problems
+
+    warnings += [f"memcli hook: {p}" for p in plugin_problems()]  # a broken plugin is said, never fatal
     return HookResult(out, warnings)
 
 
 USAGE = "usage: memcli hook claude-code [--budget N] [--json]"
-OPTIONS = {"--budget": "budget", "-b": "budget"}  # the `hook claude-code` command's own options
+AGENTS = ("claude-code",)
 
 
-def run(argv: list, root=None, scope=None, stdin=None, stdout=None, stderr=None, as_json: bool = False) -> int:
-    """`memcli hook AGENT [--budget N] [--json]` (argv: what follows `hook`), run by the command line
-    without its framework; a wrong name or option exits 1, never 2. Returns the exit code. With
-    --json the outcome is one envelope on stdout (the context block in data.context)."""
+def run(argv: list, root=None, scope=None, stdin=None, stdout=None, stderr=None, as_json: bool = False,
+        error: str | None = None) -> int:
+    """`memcli hook AGENT [--budget N] [--root R] [--json]` (argv: what follows `hook`), read by the
+    command line's one parser (``memcli.cli.argv``) and run without the framework; a wrong word
+    exits 1, never 2. ``error``: what was wrong before `hook` (a global option that is not one).
+    Returns the exit code. With --json the outcome is one envelope on stdout (the context block in
+    data.context)."""
+    from .cli.argv import parse
+
     stdin = stdin or sys.stdin.buffer
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    args = [a for a in argv if a != "--json"]
-    as_json = as_json or len(args) != len(argv)
+    line = parse(["hook", *argv])
+    given = line.values
+    if error is None and line.words is None:
+        words = argv[:argv.index("--")] if "--" in argv else argv
+        given = {"json_": True} if "--json" in words else {}
+        kind = argv[0] if argv and not argv[0].startswith("-") else None
+        error = (f"unknown agent {kind!r}; known: {', '.join(AGENTS)}" if kind else
+                 f"no such option {argv[0]!r} before the agent" if argv else "which agent?")
+    return answer(error or line.error, given.get("root", root), given.get("budget"), scope,
+                  as_json=as_json or bool(given.get("json_")), stdin=stdin, stdout=stdout, stderr=stderr)
+
+
+def answer(error: str | None, root, budget: int | None, scope: str | None, *, as_json: bool = False, stdin=None,
+           stdout=None, stderr=None) -> int:
+    """The hook's outcome for arguments already read: ``error`` (what was wrong with them) or the
+    context block for the event on stdin; with ``as_json`` one envelope on stdout."""
+    stdin = stdin or sys.stdin.buffer
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     if as_json:
-        return _run_json(args, root, scope, stdin, stdout)
-    args = list(args)
-    budget = None
-    kind = None
-    i = 0
-    while i < len(args):
-        a = args[i]
-        name, eq, inline = a.partition("=")
-        if (name == "--root" or name in OPTIONS) and (eq or i + 1 < len(args)):
-            value = inline if eq else args[i + 1]
-            i += 1 if eq else 2
-            if name == "--root":
-                root = value
-                continue
-            try:
-                budget = int(value)
-            except ValueError:
-                stderr.write(f"memcli hook: --budget must be a number, got {value!r}\n")
-                return BROKEN_INPUT
-            continue
-        if kind is None and not a.startswith("-"):
-            kind = a
-            i += 1
-            continue
-        stderr.write(f"memcli hook: unexpected argument {a!r}; {USAGE}\n")
-        return BROKEN_INPUT
-    if kind != "claude-code":
-        what = f"unknown agent {kind!r}" if kind else "which agent?"
-        stderr.write(f"memcli hook: {what}; known: claude-code ({USAGE})\n")
+        return _answer_json(error, root, budget, scope, stdin, stdout)
+    if error is not None:
+        stderr.write(f"memcli hook: {error.rstrip('.')} ({USAGE})\n")
         return BROKEN_INPUT
     return emit(claude_code(stdin.read(), root, budget, scope), stdout, stderr)
 
 
-def _run_json(args: list, root, scope, stdin, stdout) -> int:
-    """run() with its outcome as one JSON envelope: data {"context": the block or ""}, the warnings,
+def _answer_json(error, root, budget, scope, stdin, stdout) -> int:
+    """The hook's outcome as one JSON envelope: data {"context": the block or ""}, the warnings,
     and for broken input or arguments an error (exit 1 still: Claude Code blocks on 2)."""
     import io
 
     from .render import envelope
 
     out, err = io.StringIO(), io.StringIO()
-    code = run(args, root, scope, stdin, out, err)
+    code = answer(error, root, budget, scope, stdin=stdin, stdout=out, stderr=err)
     lines = [ln.removeprefix("memcli hook: ") for ln in err.getvalue().splitlines() if ln]
-    error = None
+    failure = None
     if code:
-        error = {"code": "usage", "message": lines[0] if lines else "hook failed"}
+        failure = {"code": "usage", "message": lines[0] if lines else "hook failed"}
         lines = lines[1:]
-    stdout.write(envelope("hook", code == 0, {"context": out.getvalue()} if not code else None, lines, error) + "\n")
+    stdout.write(envelope("hook", code == 0, {"context": out.getvalue()} if not code else None, lines, failure)
+                 + "\n")
     stdout.flush()
     return code
 

@@ -81,6 +81,30 @@ def test_use_cases_take_a_root_never_the_facade():
     assert takes_memory == []
 
 
+def test_the_plugin_loader_stands_on_nothing_of_memcli():
+    """Every registry asks memcli.plugins for its hook, so it imports none of them."""
+    assert [b for a, b, _ in imports_of("memcli.plugins")] == []
+
+
+PLUGINS = ROOT_DIR / "tests" / "plugins"
+PUBLIC = ("memcli", "memcli.api")  # what a plugin may import of memcli: Memory, __version__ and memcli.api
+
+
+def plugin_imports():
+    for path in sorted(PLUGINS.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                yield from ((path, a.name) for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                yield from ((path, f"{node.module}.{a.name}") if node.module == "memcli" and
+                            f"memcli.{a.name}" in GRAPH.modules else (path, node.module) for a in node.names)
+
+
+def test_plugins_import_only_the_public_api():
+    used = [(p.name, m) for p, m in plugin_imports() if m == "memcli" or m.startswith("memcli.")]
+    assert used and all(m in PUBLIC for _, m in used), used
+
+
 def test_model_is_plain_values():
     assert {b for a, b, _ in imports_of("memcli.model")} <= {"memcli.errors", "memcli.store.layout"}
 

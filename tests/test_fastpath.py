@@ -1,64 +1,75 @@
-"""The per-turn fast path is declared once: its table is what the Typer app declares."""
+"""The per-turn fast path is declared once: memcli.cli.argv's table is what the Typer app declares
+(names, options, kinds, defaults, required marks), for the global options, the hot commands and
+the agent hook; the actions the fast path calls take the Typer parameters."""
 
 import inspect
 
 import pytest
-import typer
 
-from memcli.cli import _FAST
-from memcli.cli.app import app
+from memcli.cli import argv
+from memcli.cli.app import command
 from memcli.cli.boundary import HOT
 
 KINDS = {"STRING": str, "TEXT": str, "INTEGER": int, "FLOAT": float}
 
 
 def typer_command(words):
-    cmd = typer.main.get_command(app)
+    cmd = command()
     for w in words:
         cmd = cmd.commands[w]
     return cmd
 
 
-def derived(words):
-    """(positional names, {option: (parameter, kind)}) from the Typer command, with its defaults."""
-    cmd = typer_command(words)
-    names, options, defaults = [], {}, {}
-    for p in cmd.params:
-        if p.name in ("json_", "help"):
-            continue
-        if p.param_type_name == "argument":
-            names.append(p.name + ("" if p.required else "?"))
+def options_of(params) -> dict:
+    options = {}
+    for p in params:
+        if p.param_type_name != "option" or p.name == "help":
             continue
         kind = bool if p.is_flag else list if p.multiple else KINDS[p.type.name.upper()]
+        default = None if p.multiple and not p.default else p.default
+        assert not p.secondary_opts, f"{p.name}: a --x/--no-x option is not in the table's kinds"
         for opt in p.opts:
-            options[opt] = (p.name + ("!" if p.required else ""), kind)
-        defaults[p.name] = p.default
-    return tuple(names), options, defaults
+            options[opt] = (p.name + ("!" if p.required else ""), kind, default)
+    return options
 
 
-@pytest.mark.parametrize("words", list(_FAST))
-def test_fast_table_is_the_typer_declaration(words):
-    names, options, defaults = derived(words)
-    assert _FAST[words] == (names, options)
-    # every default is "not given": the library decides (memcli.model.DEFAULT_TYPE etc.)
-    assert all(v in (None, False) for v in defaults.values()), defaults
+def derived(words):
+    """(arguments, options) of the Typer command, in the table's terms."""
+    cmd = typer_command(words)
+    names = tuple(p.name + ("" if p.required else "?") for p in cmd.params if p.param_type_name == "argument")
+    return names, options_of(cmd.params)
 
 
-@pytest.mark.parametrize("words", list(_FAST))
+# Typer's own, for installing shell completion: the parser does not know them, so a line holding
+# one goes to Typer.
+COMPLETION = ("--install-completion", "--show-completion")
+
+
+def test_the_global_options_are_the_apps():
+    declared = options_of(command().params)
+    assert argv.GLOBAL == {k: v for k, v in declared.items() if k not in COMPLETION}
+    assert argv.HELP == tuple(sorted(command().get_help_option_names(command().make_context("memcli", ["x"])),
+                                     key=len))
+
+
+@pytest.mark.parametrize("words", list(argv.COMMANDS))
+def test_the_table_is_the_typer_declaration(words):
+    assert argv.COMMANDS[words] == derived(words)
+
+
+@pytest.mark.parametrize("words", [w for w in argv.COMMANDS if w[0] != "hook"])
+def test_every_default_is_the_librarys(words):
+    """Every default is "not given": the library decides (memcli.model.DEFAULT_TYPE etc.)."""
+    assert all(default in (None, False) for _, _, default in argv.COMMANDS[words][1].values())
+
+
+@pytest.mark.parametrize("words", [w for w in argv.COMMANDS if w[0] != "hook"])
 def test_fast_actions_take_the_typer_parameters(words):
-    names, options, _ = derived(words)
+    names, options = argv.COMMANDS[words]
     params = list(inspect.signature(HOT[" ".join(words)]).parameters)[1:]
-    assert params == [n.rstrip("?") for n in names] + list(dict.fromkeys(p.rstrip("!") for p, _ in options.values()))
+    expected = [n.rstrip("?") for n in names] + list(dict.fromkeys(p.rstrip("!") for p, _, _ in options.values()))
+    assert params == [p for p in expected if p != "json_"]
 
 
-def test_every_hot_command_has_a_fast_entry():
-    assert set(HOT) == {" ".join(w) for w in _FAST}
-
-
-def test_hook_runner_takes_the_typer_options():
-    """`memcli hook claude-code` runs without Typer (memcli.hooks.run): same options as the command."""
-    from memcli.hooks import OPTIONS
-
-    names, options, defaults = derived(("hook", "claude-code"))
-    assert names == () and {opt: param for opt, (param, _) in options.items()} == OPTIONS
-    assert all(v is None for v in defaults.values())
+def test_every_hot_command_and_the_hook_have_an_entry():
+    assert {" ".join(w) for w in argv.COMMANDS} == set(HOT) | {"hook claude-code"}

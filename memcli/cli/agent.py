@@ -42,6 +42,8 @@ def mcp(ctx: typer.Context):
 def claude_code(
     ctx: typer.Context,
     budget: Annotated[Optional[int], typer.Option("--budget", "-b", help="Token budget for the context block.")] = None,
+    root: Annotated[Optional[str], typer.Option("--root", help="The memory root, as the global --root (either place).")] = None,
+    json_: Json = False,
 ):
     """Claude Code's UserPromptSubmit hook: memory context for prompts that need it.
 
@@ -52,12 +54,19 @@ def claude_code(
 
     Example: echo '{"prompt": "用上次那个方案", "session_id": "s1"}' | memcli hook claude-code
     """
-    from ..hooks import claude_code as hook, emit
+    from ..hooks import answer
 
     st = state(ctx)
-    code = emit(hook(stdin_bytes(), st.root, budget, st.scope))
+    code = answer(None, root or st.root, budget, st.scope, as_json=json_ or st.json, stdin=_Stdin())
     if code:
         raise typer.Exit(code)
+
+
+class _Stdin:
+    """stdin as the hook reads it: bytes (a test's text stdin encoded)."""
+
+    def read(self) -> bytes:
+        return stdin_bytes()
 
 
 Where = Annotated[Optional[str], typer.Argument(metavar="PATH", help="A memory root (default: the current root).")]

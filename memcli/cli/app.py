@@ -23,6 +23,9 @@ def command():
     """The app's Click command, built once per process (`main` and in-process tests share it)."""
     global _COMMAND
     if _COMMAND is None:
+        from ..core import add_plugin_commands
+
+        add_plugin_commands(app)  # the plugins' commands (memcli.plugins), tidied like the rest
         _COMMAND = tidy(typer.main.get_command(app))
     return _COMMAND
 
@@ -309,3 +312,4 @@ from . import everyday  # noqa: E402,F401  (registers stats, search, rename, exp
 from . import serve  # noqa: E402,F401  (registers serve)
 from . import outcome  # noqa: E402,F401  (registers outcome)
 from . import reflect  # noqa: E402,F401  (registers reflect and inbox)
+from . import plugins  # noqa: E402,F401  (registers plugins)

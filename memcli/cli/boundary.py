@@ -51,6 +51,9 @@ def execute(command: str, as_json: bool, action: Callable[[], Out]) -> int:
     except KeyboardInterrupt:
         r.talk("memcli: interrupted")
         return 130
+    from ..core import plugin_problems
+
+    res.warnings = [*res.warnings, *plugin_problems()]  # a plugin that failed is said, never fatal
     if as_json:
         r.out(r.envelope(command, True, res.data, res.warnings))
     else:
@@ -162,7 +165,7 @@ def session_add_action(st: State, role, text) -> Out:
     return Out.of(res, human, warnings=m.config.warnings)
 
 
-# command -> action, for the fast path (cli/__init__._FAST declares their arguments)
+# command -> action, for the fast path (cli/argv.py declares their arguments)
 HOT = {"recall": recall_action, "should-recall": should_recall_action, "remember": remember_action,
        "scope set": scope_set_action, "session add": session_add_action}
 

@@ -63,17 +63,30 @@ class Check:
 
 
 CHECKS: list[Check] = []
+_plugins_asked = False
 
 
 def register(cls):
-    """Class decorator: add one instance of the check to the registry."""
+    """Class decorator: add one instance of the check to the registry (a plugin's
+    ``register_checks`` hook gets this function)."""
     CHECKS.append(cls())
     return cls
 
 
+def _with_plugins() -> list[Check]:
+    """The checks, the plugins' registered on first use (``memcli.plugins``)."""
+    global _plugins_asked
+    if not _plugins_asked:
+        _plugins_asked = True
+        from .. import plugins
+
+        plugins.call("register_checks", register)
+    return CHECKS
+
+
 def overriding(name: str) -> list[Check]:
     """The registered checks that implement `name` (file, memo or root)."""
-    return [c for c in CHECKS if getattr(type(c), name) is not getattr(Check, name)]
+    return [c for c in _with_plugins() if getattr(type(c), name) is not getattr(Check, name)]
 
 
 def facts(rel: str, kind: str, text: str, marker_size: int = 7) -> FileFacts:
@@ -111,7 +124,8 @@ def check_text(rel: str, kind: str, text: str, now: datetime | None = None, mark
 def modules() -> list[str]:
     """The module of every registered check and the modules it names in ``sources`` (what the
     heartbeat cache's signature covers)."""
-    return sorted({type(c).__module__ for c in CHECKS} | {m for c in CHECKS for m in c.sources})
+    checks = _with_plugins()
+    return sorted({type(c).__module__ for c in checks} | {m for c in checks for m in c.sources})
 
 
 # ---------------------------------------------------------------- one file

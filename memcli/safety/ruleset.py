@@ -298,12 +298,20 @@ def add_rule_set(name: str, source, *, validators: dict | None = None, finders: 
     _compiled = None
 
 
+def register_rule_sets(add) -> None:
+    """The built-in rule sets, registered as a plugin's are (its ``register_rule_sets`` hook)."""
+    for name in ("secrets", "injection"):
+        add(f"memcli.{name}", os.path.join(_BUILTIN, f"{name}.json"))
+
+
 def _ensure_builtins() -> None:
     global _builtins_added
     if not _builtins_added:
         _builtins_added = True
-        for name in ("secrets", "injection"):
-            add_rule_set(f"memcli.{name}", os.path.join(_BUILTIN, f"{name}.json"))
+        from .. import plugins
+
+        register_rule_sets(add_rule_set)
+        plugins.call("register_rule_sets", add_rule_set)
 
 
 def rule_sets() -> list[str]:

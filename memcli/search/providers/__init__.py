@@ -17,8 +17,9 @@ Built in:
   ``sentence-transformers`` package and the model's weights are installed.
 
 A provider of one's own is a class with the same three members, added by ``register(name,
-factory)``; ``factory(config)`` builds it from the root's configuration. Nothing here imports
-numpy or a model until ``encode`` is called.
+factory)``; ``factory(config)`` builds it from the root's configuration. A plugin's
+``register_providers(register)`` hook (``memcli.plugins``) is asked only when the configured
+name is not built in. Nothing here imports numpy or a model until ``encode`` is called.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = ["DEFAULT", "Provider", "ProviderUnavailable", "get", "names", "regist
 Factory = Callable[[Mapping], Provider]
 _REGISTRY: dict[str, Factory] = {}
 DEFAULT = "use"
+_plugins_asked = False
 
 
 def register(name: str, factory: Factory) -> None:
@@ -40,12 +42,24 @@ def register(name: str, factory: Factory) -> None:
 
 
 def names() -> tuple[str, ...]:
+    _ask_plugins()
     return tuple(_REGISTRY)
+
+
+def _ask_plugins() -> None:
+    global _plugins_asked
+    if not _plugins_asked:
+        _plugins_asked = True
+        from ... import plugins
+
+        plugins.call("register_providers", register)
 
 
 def get(config: Mapping) -> Provider:
     """The provider the configuration names (``embed.provider``), built from it."""
     name = _setting(config, "embed.provider") or DEFAULT
+    if name not in _REGISTRY:
+        _ask_plugins()
     factory = _REGISTRY.get(name)
     if factory is None:
         raise ProviderUnavailable(f"embed.provider {name!r} is not one of {', '.join(_REGISTRY)}")
@@ -82,6 +96,11 @@ def _local(config: Mapping) -> Provider:
                                         passage_prefix=_setting(config, "embed.passage_prefix") or "")
 
 
-register("use", _use)
-register("openai", _openai)
-register("sentence-transformers", _local)
+def register_providers(add) -> None:
+    """The built-in providers, registered as a plugin's are (its ``register_providers`` hook)."""
+    add("use", _use)
+    add("openai", _openai)
+    add("sentence-transformers", _local)
+
+
+register_providers(register)

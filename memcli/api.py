@@ -1,0 +1,45 @@
+"""What a plugin imports of memcli (with ``memcli`` itself: ``Memory``, ``__version__``).
+
+    from memcli.api import Ask, Candidate, Hit, Layer      # a recall layer
+    from memcli.api import Check, Finding                    # a heartbeat check
+    from memcli.api import ProviderUnavailable               # an embedding provider's failure
+
+Each name is imported when it is first asked for, so a plugin pays only for what it uses
+(a layer does not load the heartbeat). See ``memcli.plugins`` for the hooks.
+"""
+
+from __future__ import annotations
+
+_LAYER = ("Layer", "Ask", "Candidate", "decisive", "rank", "snip")
+_MODEL = ("Hit", "Finding", "Detail")
+_CHECK = ("Check", "FileFacts")
+_AUDIT = ("Memo", "SEVERITIES")
+_PROVIDER = ("Provider", "ProviderUnavailable")
+_ERRORS = ("MemcliError", "UsageError")
+__all__ = sorted((*_LAYER, *_MODEL, *_CHECK, *_AUDIT, *_PROVIDER, *_ERRORS, "Memory"))
+
+
+def __getattr__(name: str):
+    if name in _LAYER:
+        from .recall import layer as module
+    elif name in _MODEL:
+        from . import model as module
+    elif name in _CHECK:
+        from .heartbeat import checks as module
+    elif name in _AUDIT:
+        from .heartbeat import base as module
+    elif name in _PROVIDER:
+        from .search.providers import base as module
+    elif name in _ERRORS:
+        from . import errors as module
+    elif name == "Memory":
+        from . import core as module
+    else:
+        raise AttributeError(f"module 'memcli.api' has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,260 @@
+"""Plugins: installed packages that add recall layers, heartbeat checks, commands, embedding
+providers and secret or injection rule sets.
+
+A plugin is a distribution with an entry point in the group ``memcli.plugins``, naming a module
+(or an object) that holds any of these hooks, each called once a process with the registry's
+own ``register`` function, the one memcli's built-ins call:
+
+    register_layers(register)      register(layer, before=None): a recall layer (memcli.api.Layer)
+    register_checks(register)      register(check_class): a heartbeat check (memcli.api.Check)
+    register_commands(app)         the Typer app: @app.command() ...
+    register_providers(register)   register(name, factory): an embedding provider, factory(config)
+    register_rule_sets(add)        add(name, path_or_mapping, validators=..., finders=...)
+
+A plugin imports only ``memcli`` and ``memcli.api`` (tests/test_architecture.py holds the
+plugin of the test suite to it).
+
+A registry asks for its hook when it is first used, not before: a recall asks for layers, not
+for commands; a provider is looked for among the plugins only when the configured one is not
+built in. Installed means enabled, as with pytest and llm, and nothing is read from the memory
+root or the current folder: a plugin is code the user installed, never something a clone brings.
+
+Finding the plugins: reading every installed distribution's metadata costs a process ~30 ms
+(importing ``importlib.metadata`` is most of it), too much for a command run every turn. So what
+was found is kept in ``$XDG_CACHE_HOME/memcli/plugins.json`` (else ``~/.cache/...``), per
+interpreter path list, with the modification time of every folder on it: installing or removing
+a distribution changes its folder's time, and a plugin's own module file is checked when its
+hook is called. A turn then costs a few ``stat`` calls and one small read (tens of
+microseconds); when the cache is stale, a scan for ``entry_points.txt`` files naming the group
+(about a millisecond) decides whether ``importlib.metadata`` is needed at all
+(``benchmarks/plugin_discovery.py`` measures the three). A time within two seconds of now is
+never trusted (a change in the same clock tick could hide), so the next run looks again.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+GROUP = "memcli.plugins"
+HOOKS = ("register_layers", "register_checks", "register_commands", "register_providers", "register_rule_sets")
+CACHE_FORMAT = 1
+RACY_NS = 2_000_000_000  # a modification time this close to now is not trusted
+MAX_ENVIRONMENTS = 8  # interpreter path lists kept in the cache file
+
+_found: list | None = None  # the plugins of this process: dicts (see _describe)
+_loaded: dict = {}  # entry point value -> the loaded object (None: it failed)
+_loaded_problem: dict = {}  # entry point value -> why it could not be loaded
+_problems: list = []
+
+
+def call(hook: str, *args) -> None:
+    """Call ``hook`` of every installed plugin that has it with args (each registry asks once). A
+    plugin that fails to load or whose hook raises is left out and said in ``problems()``."""
+    if hook not in HOOKS:
+        raise ValueError(f"unknown plugin hook {hook!r}")
+    for plugin in _plugins():
+        if hook not in plugin["hooks"]:
+            continue
+        obj = _load(plugin)
+        if obj is None:
+            continue
+        try:
+            getattr(obj, hook)(*args)
+        except Exception as e:  # a broken plugin never stops memcli
+            _problems.append(f"plugin {plugin['name']}: {hook} failed ({type(e).__name__}: {e})")
+
+
+def problems() -> list[str]:
+    """What went wrong with a plugin in this process (one line each)."""
+    return list(_problems)
+
+
+def installed(refresh: bool = False) -> list[dict]:
+    """Every plugin found: name, value (the entry point), distribution, version, hooks, problem.
+    ``refresh`` scans again and rewrites the cache."""
+    global _found
+    if refresh:
+        _found = None
+        _describe_all(_paths(), write=True)
+    return [dict(p) for p in _plugins()]
+
+
+def _plugins() -> list:
+    global _found
+    if _found is None:
+        paths = _paths()
+        cached = _read_cache(paths)
+        _found = cached if cached is not None else _describe_all(paths, write=True)
+    return _found
+
+
+def _paths() -> list[str]:
+    """The folders distributions are looked for in: the interpreter's path, without the current
+    folder (`python -m memcli` puts it first): a clone's files never name a plugin."""
+    here = os.getcwd()
+    return [p for p in sys.path if p and os.path.abspath(p) != here]
+
+
+def _times(paths: list) -> list:
+    out = []
+    for p in paths:
+        try:
+            out.append(os.stat(p).st_mtime_ns)
+        except OSError:
+            out.append(None)
+    return out
+
+
+def _cache_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "memcli", "plugins.json")
+
+
+def _read_cache(paths: list) -> list | None:
+    """The plugins cached for this path list, or None when there is no record or it is stale."""
+    import json
+
+    try:
+        with open(_cache_path(), encoding="utf-8") as f:
+            data = json.load(f)
+        record = data["environments"]["\n".join(paths)]
+        if data["format"] != CACHE_FORMAT or record["times"] != _times(paths):
+            return None
+        plugins = record["plugins"]
+        if not all(isinstance(p, dict) and set(p) >= {"name", "value", "hooks", "file", "mtime"} for p in plugins):
+            return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    for p in plugins:  # a plugin's own module changed (an editable install): look again
+        if p["file"] and _times([p["file"]])[0] != p["mtime"]:
+            return None
+    return plugins
+
+
+def _describe_all(paths: list, write: bool) -> list:
+    times = _times(paths)
+    entries = _entry_points(paths) if _may_hold_plugins(paths) else []
+    plugins = [_describe(ep) for ep in entries]
+    if write:
+        _write_cache(paths, times, plugins)
+    return plugins
+
+
+def _may_hold_plugins(paths: list) -> bool:
+    """Whether any distribution on the paths declares an entry point of the group (a scan of
+    their entry_points.txt, much cheaper than importing importlib.metadata); a zip file or
+    anything unusual on the path counts as yes."""
+    needle = f"[{GROUP}]"
+    for path in paths:
+        if not os.path.isdir(path):
+            if os.path.exists(path):
+                return True
+            continue
+        try:
+            names = os.listdir(path)
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")):
+                try:
+                    with open(os.path.join(path, name, "entry_points.txt"), encoding="utf-8") as f:
+                        if needle in f.read():
+                            return True
+                except (OSError, UnicodeDecodeError):
+                    continue
+    return False
+
+
+def _entry_points(paths: list) -> list:
+    """The group's entry points of the distributions on the paths, the first of each name."""
+    from importlib.metadata import distributions
+
+    out, seen, dists = [], set(), set()
+    for dist in distributions(path=paths):
+        key = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if key in dists:
+            continue  # an older copy further down the path
+        dists.add(key)
+        for ep in dist.entry_points:
+            if ep.group == GROUP and ep.name not in seen:
+                seen.add(ep.name)
+                out.append((ep.name, ep.value, dist.metadata["Name"], dist.version))
+    return out
+
+
+def _describe(entry: tuple) -> dict:
+    """A plugin as the cache keeps it: which hooks it has and the file that says so."""
+    name, value, dist, version = entry
+    plugin = {"name": name, "value": value, "dist": dist, "version": version, "hooks": [], "file": None,
+              "mtime": None, "problem": None}
+    obj = _load(plugin)
+    if obj is None:
+        plugin["problem"] = _loaded_problem.get(value, "cannot be loaded")
+        return plugin
+    plugin["hooks"] = [h for h in HOOKS if callable(getattr(obj, h, None))]
+    module = sys.modules.get(value.partition(":")[0].strip())
+    plugin["file"] = getattr(module, "__file__", None)
+    if plugin["file"]:
+        plugin["mtime"] = _times([plugin["file"]])[0]
+    if not plugin["hooks"]:
+        plugin["problem"] = f"plugin {name}: {value} has none of the hooks ({', '.join(HOOKS)})"
+        _problems.append(plugin["problem"])
+    return plugin
+
+
+def _load(plugin: dict):
+    """The entry point's object (module:attribute, as importlib.metadata loads it), or None."""
+    value = plugin["value"]
+    if value in _loaded:
+        return _loaded[value]
+    import importlib
+
+    module, _, attr = value.partition(":")
+    try:
+        obj = importlib.import_module(module.strip())
+        for part in filter(None, attr.strip().split(".")):
+            obj = getattr(obj, part)
+    except Exception as e:  # a plugin that cannot be imported is said, not raised
+        obj = None
+        _loaded_problem[value] = f"plugin {plugin['name']}: cannot load {value} ({type(e).__name__}: {e})"
+        _problems.append(_loaded_problem[value])
+    _loaded[value] = obj
+    return obj
+
+
+def _write_cache(paths: list, times: list, plugins: list) -> None:
+    """Keep what was found for this path list, unless a time is too recent to trust or a plugin
+    failed (it is looked for again next time, and said again)."""
+    import json
+    import time
+
+    now = time.time_ns()
+    stamps = times + [p["mtime"] for p in plugins]
+    if any(t is not None and now - t < RACY_NS for t in stamps) or any(p["problem"] for p in plugins):
+        return
+    path = _cache_path()
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        environments = data["environments"] if data.get("format") == CACHE_FORMAT else {}
+        if not isinstance(environments, dict):
+            environments = {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        environments = {}
+    key = "\n".join(paths)
+    environments.pop(key, None)
+    environments[key] = {"times": times, "plugins": plugins}
+    while len(environments) > MAX_ENVIRONMENTS:
+        environments.pop(next(iter(environments)))
+    temp = f"{path}.{os.getpid()}.tmp"  # unique to this process, in the same folder, then renamed
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(temp, "w", encoding="utf-8") as f:
+            json.dump({"format": CACHE_FORMAT, "environments": environments}, f, indent=1)
+        os.replace(temp, path)
+    except OSError:  # no cache: the next run scans again
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
