@@ -79,11 +79,12 @@ _STEM_EXCEPTIONS = {
     "early": "early", "only": "only", "ugly": "ugly", "idly": "idly", "gently": "gentle",
     "inning": "inning", "outing": "outing", "canning": "canning", "herring": "herring",
     "earring": "earring", "proceed": "proceed", "exceed": "exceed", "succeed": "succeed",
-    "morning": "morning", "mornings": "morning", "evening": "evening", "evenings": "evening",
-    "nothing": "nothing", "ceiling": "ceiling", "ceilings": "ceiling", "beijing": "beijing",
-    "nanjing": "nanjing", "chongqing": "chongqing", "hundred": "hundred", "hundreds": "hundred",
-    "embed": "embed", "embeds": "embed",
+    "morning": "morning", "evening": "evening", "nothing": "nothing", "ceiling": "ceiling",
+    "beijing": "beijing", "nanjing": "nanjing", "chongqing": "chongqing", "hundred": "hundred",
+    "embed": "embed", "andes": "andes", "howe": "howe",
 }
+# Porter2's R1 starts after these (generous, communism, arsenal keep their stem whole).
+_R1_PREFIXES = ("gener", "commun", "arsen")
 _VOWELS = frozenset("aeiouy")
 _DOUBLES = frozenset(("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt"))
 _LI_ENDING = frozenset("cdeghkmnrt")
@@ -91,6 +92,8 @@ _LI_ENDING = frozenset("cdeghkmnrt")
 
 def _r1(w: str) -> int:
     """Start of Porter's region R1: after the first consonant that follows a vowel."""
+    if w.startswith(_R1_PREFIXES):
+        return next(len(p) for p in _R1_PREFIXES if w.startswith(p))
     for i in range(1, len(w)):
         if w[i] not in _VOWELS and w[i - 1] in _VOWELS:
             return i + 1
@@ -140,6 +143,9 @@ def stem(word: str) -> str:
             w = w[:-3] + "y" if len(w) > 4 else w[:-1]
         elif not w.endswith(("ss", "us", "is")) and any(c in _VOWELS for c in w[:-2]):
             w = w[:-1]
+        found = _STEM_EXCEPTIONS.get(w)  # mornings, earrings
+        if found is not None:
+            return found
     elif last == "d" and w.endswith("ied"):
         w = w[:-3] + "y" if len(w) > 4 else w[:-1]
     if w.endswith(("ed", "ing", "ly")):
