@@ -79,6 +79,18 @@ def test_backup_is_not_a_typo_of_back(lexical, mem):
     assert ids(res) == []
 
 
+def test_a_word_is_no_typo_of_a_stem_one_letter_shorter(lexical, mem):
+    remember(mem, "Cache stampede", "all keys expired together; add jitter to the TTL", tags=["redis", "cache"])
+    remember(mem, "Inventory topic lag", "one hot partition key; raised partitions to 24", tags=["kafka", "lag"])
+    assert ids(recall(mem.store, "catch", now=NOW)) == []  # the stem of cache is cach
+    assert ids(recall(mem.store, "kafka lagg", now=NOW))[:1] == ["inventory-topic-lag"]  # a doubled letter is a typo
+    assert ids(recall(mem.store, "redis cahce jitter", now=NOW))[:1] == ["cache-stampede"]
+    remember(mem, "Goroutine leak", "HTTP calls without a timeout piled up", tags=["go"])
+    assert ids(recall(mem.store, "goroutien leak", now=NOW))[:1] == ["goroutine-leak"]  # the stem is goroutin
+    remember(mem, "Trip to Rome", "Jon visited Rome in May and loved the food", tags=["jon", "travel"])
+    assert ids(recall(mem.store, "Which city did John visit?", now=NOW))[:1] == ["trip-to-rome"]  # a name's spelling
+
+
 def test_another_product_is_not_the_answer_but_a_translation_is(lexical, mem):
     remember(mem, "Pods OOMKilled: the JVM ignored the container limit",
              "set -XX:MaxRAMPercentage=75 and request = limit for memory", tags=["kubernetes", "jvm", "memory"])
@@ -88,6 +100,18 @@ def test_another_product_is_not_the_answer_but_a_translation_is(lexical, mem):
     assert ids(recall(mem.store, "CUDA out of memory during training", now=NOW)) == []
     assert ids(recall(mem.store, "JVM out of memory in a pod", now=NOW))[:1] == ["pods-oomkilled-the-jvm-ignored-the-container-limit"]
     assert ids(recall(mem.store, "Postgres 连接数不够了 too many connections", now=NOW))[:1] == ["postgres-too-many-connections"]
+
+
+def test_a_chinese_product_name_is_a_name_in_either_script(lexical, mem):
+    remember(mem, "企业微信机器人发消息被限流", "群机器人 webhook 每分钟最多 20 条，告警先聚合再发", tags=["企业微信", "告警"])
+    remember(mem, "Feishu approvals for expenses", "submit expense claims in Feishu before the 25th", tags=["admin"])
+    assert names("钉钉机器人每分钟能发多少条消息") == ["钉钉"]
+    assert names("how many messages can a dingtalk bot send") == ["dingtalk"]
+    assert ids(recall(mem.store, "钉钉机器人 webhook 每分钟能发多少条", now=NOW)) == []  # another product
+    assert ids(recall(mem.store, "企业微信机器人 webhook 每分钟能发多少条", now=NOW))[:1] == ["企业微信机器人发消息被限流"]
+    # the same product written in the other script answers
+    assert ids(recall(mem.store, "WeCom webhook 每分钟能发多少条", now=NOW))[:1] == ["企业微信机器人发消息被限流"]
+    assert ids(recall(mem.store, "飞书 expense claims", now=NOW))[:1] == ["feishu-approvals-for-expenses"]
 
 
 def test_an_earlier_question_of_the_user_is_never_recalled(lexical, mem):

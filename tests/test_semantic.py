@@ -98,6 +98,20 @@ def test_rank_with_fake_vectors():
     assert {k for k, _, _ in got} == {"memory/a.md", "memory/b.md", "memory/c.md"}
 
 
+def test_a_lexical_match_that_may_not_answer_lends_a_meaning_match_less_weight():
+    np = pytest.importorskip("numpy")
+    vecs = np.eye(4, dtype=np.float32)
+    vectors = np.stack([vecs, vecs], axis=1)
+    keys = ["memory/a.md", "memory/b.md", "memory/c.md", "memory/d.md"]
+    rule = semantic.Rule(cut=0.6, lex_weight=0.5, margin_weight=1.0)
+    q = np.array([0.6, 0.55, 0.0, 0.0], dtype=np.float32)
+    # b shares a word with the question: as evidence it stands out, accepted by meaning
+    got = semantic.rank(q, keys, vectors, [("memory/b.md", 0.4, True)], 3, float("inf"), rule)
+    assert [k for k, _, _ in got] == ["memory/b.md"]
+    # the same word where it may not answer (another product named, a more telling word missing)
+    assert semantic.rank(q, keys, vectors, [("memory/b.md", 0.4, False)], 3, float("inf"), rule) == []
+
+
 def test_a_weak_lexical_answer_gives_way_only_to_a_sure_meaning_match():
     np = pytest.importorskip("numpy")
     vecs = np.eye(4, dtype=np.float32)
@@ -374,7 +388,39 @@ def test_recall_answers_across_languages_and_says_how(model_root):
     assert json.loads(res.stdout)["data"]["hits"] == []
 
 
+@needs_model
+def test_a_meaning_match_naming_another_chinese_product_is_no_answer(model_root):
+    from memcli.core import Memory
+    from memcli.recall import recall
+
+    mem = Memory(model_root)
+    mem.remember("企业微信机器人发消息被限流", "群机器人 webhook 每分钟最多 20 条，超了返回 45009；告警先聚合再发",
+                 tags=["企业微信", "告警"])
+    now = "2026-12-01T00:00:00Z"
+    assert [h.id for h in recall(mem.store, "钉钉机器人每分钟能发多少条消息", now=now).hits] == []
+    assert [h.id for h in recall(mem.store, "DingTalk bot message limit per minute", now=now).hits] == []
+    # the same product in the other script is the answer
+    hits = recall(mem.store, "WeCom bot: how many messages a minute", now=now).hits
+    assert [(h.id, h.layer) for h in hits] == [("企业微信机器人发消息被限流", "semantic")]
+
+
 # -- the layer in the cascade ---------------------------------------------------------------------
+
+
+def test_with_k_a_weak_answer_given_way_to_a_meaning_match_stays_in_the_list(root, monkeypatch):
+    from memcli.core import Memory
+    from memcli.recall import recall
+
+    write_note(root, "mom-walk", "Walk with my mom", "Maria and her mom walked by the river in May 2023.")
+    write_note(root, "pottery", "Pottery class", "Maria and her mother took a pottery class together.")
+    mem = Memory(root)
+    monkeypatch.setattr(embed, "available", lambda: True)
+    # the embedding is sure of another memory than the weak lexical answer (a rescue)
+    monkeypatch.setattr(semantic, "search", lambda *a, **kw: [("memory/pottery.md", 0.9, ("embedding",))])
+    query = "what activity did Maria and her mom do together in May"
+    assert [h.id for h in recall(mem.store, query, now="2026-12-01T00:00:00Z").hits] == ["pottery"]
+    hits = recall(mem.store, query, limit=5, now="2026-12-01T00:00:00Z").hits  # -k 5: the list is kept
+    assert [h.id for h in hits] == ["pottery", "mom-walk"]
 
 
 LEXICAL_QUERIES = ["MySQL charset", "charset latin1 driver", "nginx logrotate", "Monday meeting room",

@@ -41,8 +41,8 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 NOW = "2026-12-01T00:00:00Z"  # fixed clock: recency weighting does not drift between runs
 LIMIT = 5
-SPLITS = ("dev", "test", "fresh", "fresh2")
-FINAL = ("fresh", "fresh2")  # one-time final checks
+SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3")
+FINAL = ("fresh", "fresh2", "fresh3")  # one-time final checks
 KINDS = ("keyword", "paraphrase", "cross-lingual", "typo", "mixed", "unrelated", "near-domain")
 NULL_KINDS = ("unrelated", "near-domain")
 
@@ -360,7 +360,7 @@ def print_tables(report: dict) -> None:
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=HERE, help="memory root holding queries-*.yaml (default: here)")
-    parser.add_argument("--split", choices=["dev", "test", "fresh", "fresh2", "all-but-fresh"],
+    parser.add_argument("--split", choices=["dev", "test", "fresh", "fresh2", "fresh3", "all-but-fresh"],
                         help="default: dev and test, each on its own")
     parser.add_argument("--engine", action="append", metavar="NAME",
                         help=f"repeatable; one of {', '.join(ENGINES)} or module:function (default: all built-in)")

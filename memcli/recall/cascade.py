@@ -100,6 +100,8 @@ def run(root, query: str, *, session: str, scope: str, limit: int, threshold: fl
             answer, ask.answered_by = found, layer.name
         elif answer and found and ask.fill and layer.fills:
             found = answer + found  # a short answer of the index, filled from every memory
+        elif answer and found and ask.fill and layer.fallback:
+            found = found + answer  # a weak answer a later layer put another memory before: -k keeps it after
         last = found or last
         ask.answered = ask.answered or any(c.answer for c in found)
     # Without --deep: the first layer with a real answer; when none has one, the deepest layer

@@ -79,12 +79,14 @@ class SemanticLayer(Layer):
 
 
 def _names_in(named: list, doc) -> bool:
-    """At least half of the query's names (``evidence.names``) appear in the memory, in any field."""
+    """At least half of the query's names (``evidence.names``) appear in the memory, in any field
+    and in either script (``evidence.name_forms``: 企业微信 or WeCom)."""
+    from ..search.evidence import name_forms
     from ..search.tokenize import terms
 
     have = set(terms("\n".join([doc.title, doc.summary, " ".join(map(str, doc.tags)),
                                  " ".join(map(str, doc.aliases)), doc.body])))
-    return 2 * sum(1 for n in named if set(terms(n)) <= have) >= len(named)
+    return 2 * sum(1 for n in named if any(set(terms(f)) <= have for f in name_forms(n))) >= len(named)
 
 
 def _weak(ask: Ask) -> bool:

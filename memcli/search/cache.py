@@ -32,12 +32,12 @@ from memcli.search.segments import chunks, pack, segments, unpack
 from memcli.search.tokenize import terms
 
 FILENAME = "search.sqlite3"
-FORMAT = "7"
+FORMAT = "8"
 SMALL_SEGMENT = 2000  # segments with fewer documents are merged once there are MERGE_AT of them
 MERGE_AT = 8
 MAX_SEGMENTS = 24  # more than this, or too many removed documents: rewrite everything
 DEAD_MIN = 500  # removed documents tolerated before a rewrite (or a quarter of all, if more)
-_PROBE = "MySQL中文查不到数据 encoding caches snake_case-kebab 日本語のテキスト 한국어 token爆炸 3.11"
+_PROBE = "MySQL中文查不到数据 encoding caches speeding states weekly snake_case-kebab 日本語のテキスト 한국어 token爆炸 3.11"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);

@@ -11,7 +11,9 @@ and the names a query is about.
   sentence opening with an interrogative or an auxiliary verb, Chinese interrogatives and
   final particles.
 - ``names`` picks the words of a query that name a product, system or person (MongoDB, CUDA,
-  VACUUM, Tom): a memory that names another one is not the answer on meaning alone.
+  VACUUM, Tom, and the Chinese names of ``CJK_NAMES``: 钉钉, 飞书): a memory that names another
+  one is not the answer on meaning alone. ``name_forms`` gives a name in the other script too
+  (企业微信, WeCom): a memory writing either names it.
 """
 
 from __future__ import annotations
@@ -212,6 +214,51 @@ GENERIC = frozenset(
 )
 
 
+# Products and companies people name in Chinese, with the names they go by in Latin letters: a
+# question naming one is about it, not about a note on another (钉钉 is not 企业微信), and a memory
+# writing it in either script names it (企业微信, WeCom). Words that are also everyday words or
+# parts of place names (平安, 小米, 京东, 苹果) are left out.
+CJK_NAMES = {
+    "阿里云": ("aliyun",), "阿里巴巴": ("alibaba",), "腾讯云": ("tencentcloud",), "腾讯会议": ("voov",),
+    "腾讯": ("tencent",), "华为云": ("huaweicloud",), "华为": ("huawei",), "百度": ("baidu",),
+    "火山引擎": ("volcengine",), "七牛云": ("qiniu",), "又拍云": ("upyun",), "金山云": ("ksyun",),
+    "钉钉": ("dingtalk",), "飞书": ("feishu", "lark"), "企业微信": ("wecom",), "微信": ("wechat", "weixin"),
+    "支付宝": ("alipay",), "淘宝": ("taobao",), "天猫": ("tmall",), "拼多多": ("pinduoduo",),
+    "美团": ("meituan",), "抖音": ("douyin", "tiktok"), "小红书": ("xiaohongshu", "rednote"),
+    "微博": ("weibo",), "知乎": ("zhihu",), "哔哩哔哩": ("bilibili",), "携程": ("ctrip",),
+    "高德": ("amap",), "字节跳动": ("bytedance",), "网易": ("netease",), "谷歌": ("google",),
+    "微软": ("microsoft",), "亚马逊": ("amazon",),
+}
+
+
+@lru_cache(maxsize=1)
+def _latin_forms() -> dict:
+    """Latin name -> the Chinese name it is another form of (``CJK_NAMES`` read backwards)."""
+    return {latin: cjk for cjk, forms in CJK_NAMES.items() for latin in forms}
+
+
+def name_forms(name: str) -> tuple[str, ...]:
+    """A name (as ``names`` gives it) and the forms it has in the other script, if known."""
+    forms = CJK_NAMES.get(name)
+    if forms is not None:
+        return (name, *forms)
+    cjk = _latin_forms().get(name)
+    return (name,) if cjk is None else (name, cjk, *(f for f in CJK_NAMES[cjk] if f != name))
+
+
+def _cjk_names(query: str) -> list[str]:
+    """The names of ``CJK_NAMES`` in ``query``, longest first where one holds another (企业微信, not 微信)."""
+    found = [n for n in CJK_NAMES if n in query]
+    if len(found) > 1:
+        found.sort(key=len, reverse=True)
+        kept: list[str] = []
+        for n in found:
+            if not any(n in k for k in kept):
+                kept.append(n)
+        found = kept
+    return found
+
+
 @lru_cache(maxsize=None)
 def _name() -> re.Pattern:
     return re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._+#-][A-Za-z0-9]+)*")
@@ -220,9 +267,17 @@ def _name() -> re.Pattern:
 def names(query: str) -> list[str]:
     """Words of ``query`` written as names: all capitals (CUDA, JVM, VACUUM), a capital inside
     (MongoDB, OOMKilled), letters and digits (ES6, k8s), or, not first in an English sentence, a
-    capital first (Postgres, Tom); in a Chinese question, any capitalised Latin word. Lowercased."""
-    if not any(c.isupper() or c.isdigit() for c in query):
-        return []  # every name has a capital or a digit: no pattern for a query in lower case
+    capital first (Postgres, Tom); in a Chinese question, any capitalised Latin word; and the
+    products and companies of ``CJK_NAMES`` in either script (钉钉, DingTalk). Lowercased."""
+    out = _latin_names(query) if any(c.isupper() or c.isdigit() for c in query) else []
+    if not query.isascii():
+        out += [n for n in _cjk_names(query) if n not in out]
+    if any(w.strip(".,;:!?()[]\"'") in _latin_forms() for w in query.lower().split()):
+        out += [w for w in _name().findall(query.lower()) if w in _latin_forms() and w not in out]
+    return out
+
+
+def _latin_names(query: str) -> list[str]:
     cjk = has_cjk(query)
     out = []
     for m in _name().finditer(query):

@@ -51,8 +51,9 @@ def idf(n: int, df: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
-def correct(word: str, candidates: Sequence[tuple[str, int, int]]) -> str | None:
-    """The vocabulary word closest to ``word``, preferring title/tag/alias words, or None."""
+def correct(word: str, candidates: Sequence[tuple[str, int, int]], name: bool = False) -> str | None:
+    """The vocabulary word closest to ``word``, preferring title/tag/alias words, or None.
+    ``name``: the word is written as a name (``evidence.names``), whose spellings vary (John, Jon)."""
     if len(word) <= 4:  # short words have many neighbours: only title/tag/alias words qualify
         candidates = [c for c in candidates if c[2]]
     if not candidates:
@@ -62,9 +63,12 @@ def correct(word: str, candidates: Sequence[tuple[str, int, int]]) -> str | None
     cutoff = 85.0 if len(word) <= 4 else 80.0
     choices = [c[0] for c in candidates]
     found = process.extract(word, choices, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
-    # A word that is another word plus a few letters is a different word, not a typo of it:
-    # backup is not back, password is not pass.
-    found = [f for f in found if not (len(word) - len(f[0]) >= 2 and word.startswith(f[0]))]
+    # A word that is another word plus a letter is a different word, not a typo of it (backup
+    # is not back, catch is not cach, the stem of cache), unless the letter doubles its
+    # neighbour (lagg, commmit), the word is a name (John for Jon), or the stem lost a final e
+    # the word has in another place (goroutien: goroutin, the stem of goroutine).
+    found = [f for f in found if len(f[0]) >= len(word) or _doubled_letter(word, f[0])
+             or (len(f[0]) == len(word) - 1 and (name or _one_edit(word, f[0] + "e")))]
     if not found:
         return None
     best = min(
@@ -72,6 +76,21 @@ def correct(word: str, candidates: Sequence[tuple[str, int, int]]) -> str | None
         key=lambda f: (-(f[1] + (3.0 if candidates[f[2]][2] else 0.0)), -candidates[f[2]][1], f[0]),
     )
     return best[0]
+
+
+def _doubled_letter(word: str, shorter: str) -> bool:
+    """``shorter`` is ``word`` with one of two equal neighbouring letters dropped."""
+    return len(word) == len(shorter) + 1 and any(
+        word[i] == word[i + 1] and word[:i] + word[i + 1:] == shorter for i in range(len(word) - 1))
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Words of one length that differ in one letter or in two neighbouring letters swapped."""
+    diff = [i for i in range(len(a)) if a[i] != b[i]] if len(a) == len(b) else None
+    if not diff:
+        return False
+    return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                              and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
 
 
 class Entry:
@@ -98,7 +117,9 @@ class Plan:
 def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
     """The units of ``query`` with their weights, and the entries to look up in ``corpus`` (a
     ``ranker.Corpus``: the ranker imports this module, so it is not imported back); ``names``,
-    the words of the query that name something (``evidence.names``), each as the units it became."""
+    the words of the query that name something (``evidence.names``), each as the units it became;
+    a name may come as a tuple of its forms, as written first, then in the other script
+    (``evidence.name_forms``)."""
     first: dict[str, int] = {}
     for term, kind in analyze(query):
         first.setdefault(term, kind)
@@ -113,6 +134,8 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
     # 件发). Its characters that a known bigram already explains carry no weight.
     explained = {c for term, kind in words if kind == CJK_BIGRAM and dfs.get(term) for c in term} | STOP_CHARS
     plan = Plan([], [], [], [])
+    names = [(n,) if isinstance(n, str) else tuple(n) for n in names]
+    named = {t for forms in names for t, _ in analyze(forms[0])} if names else ()
     unit_of: dict[str, int] = {}
     prev: tuple[str, int] | None = None  # the previous plain word and its unit, for joins
     for term, kind in words:
@@ -138,7 +161,7 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
             plan.entries.append(Entry(term, df, 1.0, (unit,)))
         elif kind == WORD and len(term) >= 4 and term.isalpha():
             candidates = corpus.fuzzy_candidates(term[0], len(term) - 2, len(term) + 2)
-            fixed = correct(term, candidates)
+            fixed = correct(term, candidates, term in named)
             if fixed is not None:
                 plan.fuzzy.append((term, fixed))
                 fixed_df = next(c[1] for c in candidates if c[0] == fixed)
@@ -151,8 +174,30 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
             prev = (term, unit)
         else:
             prev = None
-    for name in names:
+    forms: list = []
+    for name, *other in names:
         units = tuple(dict.fromkeys(unit_of[t] for t, _ in analyze(name) if t in unit_of))
         if units and units not in plan.names:
             plan.names.append(units)
+            forms += [(form, units) for form in other]
+    if forms:  # a name written in the other script counts as the name (WeCom for 企业微信)
+        _add_forms(plan, forms, corpus)
     return plan
+
+
+def _add_forms(plan: Plan, forms: list, corpus) -> None:
+    """Entries for the other-script forms of the query's names, each satisfying the name's units:
+    a Latin form by its words, a Chinese one by its least common bigram the store holds."""
+    looked = [(form, units, [t for t, _ in analyze(form)]) for form, units in forms]
+    dfs = dict(corpus.df(list(dict.fromkeys(t for _, _, ts in looked for t in ts))))
+    have = {e.term for e in plan.entries}
+    for form, units, ts in looked:
+        held = [t for t in ts if dfs.get(t)]
+        if not held or (len(held) < len(ts) and form.isascii()):
+            continue
+        if not form.isascii():
+            held = [min(held, key=lambda t: (dfs[t], t))]
+        for t in held:
+            if t not in have:
+                plan.entries.append(Entry(t, dfs[t], 1.0, units))
+                have.add(t)

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from memcli.dates import days
 from memcli.model import Value, importance_of
-from memcli.search.evidence import names
+from memcli.search.evidence import name_forms, names
 from memcli.search.query import BODY_MATCH, FIT_PRIOR_DOCS, idf, plan_query
 from memcli.search.tokenize import is_cjk, terms
 
@@ -224,7 +224,7 @@ def search_corpus(
         return []
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     floor = min(threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR) if floor is None else floor
-    plan = plan_query(query, corpus, n, names(query))
+    plan = plan_query(query, corpus, n, [name_forms(name) for name in names(query)])
     entries = plan.entries
     total_weight = sum(plan.weights)
     total_idf = sum(plan.idfs)

@@ -8,7 +8,9 @@ language scores lower against everything), so the rule looks at how far the best
 out rather than at its cosine alone. Per memory d:
 
     sim(d)   = max(cos(q, head of d), cos(q, whole text of d))   head: title, summary, tags, aliases
-    fused(d) = sim(d) + LEX_WEIGHT * lexical relevance of d      (the ranker's score below its threshold)
+    fused(d) = sim(d) + LEX_WEIGHT * lexical relevance of d      (the ranker's score below its threshold;
+                                                                  NON_EVIDENCE of it where the words may
+                                                                  not answer: ``ranker.is_evidence``)
 
 and with b the best fused score, r the runner-up and crowd the mean of the next CROWD:
 
@@ -36,6 +38,9 @@ FORMAT = "1"
 LEX_WEIGHT = 0.6
 MARGIN_WEIGHT = 2.0
 CROWD = 10
+# A lexical match that may not answer (it names another product, or shares only a word less
+# telling than one it lacks) lends a meaning match this share of its weight (bilingual dev split).
+NON_EVIDENCE = 0.5
 LEX_FLOOR = 0.1  # lexical evidence is fetched down to this relevance (lower: slower, same dev figures)
 DEFAULT_CUT = 0.5
 # A weak lexical answer (relevance below the cascade's DECISIVE) gives way to the meaning match
@@ -316,7 +321,9 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
     ``fuse``."""
     triples = as_triples(lexical)
     pairs = [(k, r) for k, r, _ in triples]
-    lex = dict(pairs)
+    # A lexical match that may not answer lends less: sharing "nginx" with a question on nginx's
+    # HTTPS redirect does not make a note on upload limits its answer.
+    lex = {k: r if e else r * NON_EVIDENCE for k, r, e in triples}
     answered = [(k, r) for k, r, e in triples if e and r >= threshold]
     if answered:  # the ranker's candidates once a query is answered
         from memcli.search.ranker import CANDIDATE_FLOOR, TWO_TERMS_SHARE

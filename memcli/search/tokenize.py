@@ -69,55 +69,117 @@ STOPWORDS = frozenset(
     happen happened happens we've i'm i've i'd yes ok okay hi hello thanks thank""".split()
 )
 
+# Words the suffix rules would cut into another word or a stub: kept as they are (Porter2's own
+# exceptional forms among them), or given their stem.
 _STEM_EXCEPTIONS = {
-    "using": "use", "used": "use", "uses": "use", "user": "user", "users": "user",
-    "alias": "alias", "aliases": "alias", "news": "news", "series": "series",
-    "status": "status", "analysis": "analysis", "bias": "bias", "canvas": "canvas",
-    "is": "is", "was": "was", "has": "has", "does": "does", "this": "this",
+    "user": "user", "users": "user", "alias": "alias", "aliases": "alias", "news": "news",
+    "series": "series", "status": "status", "analysis": "analysis", "bias": "bias", "canvas": "canvas",
+    "atlas": "atlas", "cosmos": "cosmos", "is": "is", "was": "was", "has": "has", "does": "does",
+    "this": "this", "skis": "ski", "skies": "sky", "dying": "die", "lying": "lie", "tying": "tie",
+    "early": "early", "only": "only", "ugly": "ugly", "idly": "idly", "gently": "gentle",
+    "inning": "inning", "outing": "outing", "canning": "canning", "herring": "herring",
+    "earring": "earring", "proceed": "proceed", "exceed": "exceed", "succeed": "succeed",
+    "morning": "morning", "evening": "evening", "nothing": "nothing", "ceiling": "ceiling",
+    "beijing": "beijing", "nanjing": "nanjing", "chongqing": "chongqing", "hundred": "hundred",
+    "embed": "embed", "andes": "andes", "howe": "howe",
 }
+# Porter2's R1 starts after these (generous, communism, arsenal keep their stem whole).
+_R1_PREFIXES = ("gener", "commun", "arsen")
 _VOWELS = frozenset("aeiouy")
+_DOUBLES = frozenset(("bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt"))
+_LI_ENDING = frozenset("cdeghkmnrt")
 
 
-def _has_vowel(s: str) -> bool:
-    return any(c in _VOWELS for c in s)
+def _r1(w: str) -> int:
+    """Start of Porter's region R1: after the first consonant that follows a vowel."""
+    if w.startswith(_R1_PREFIXES):
+        return next(len(p) for p in _R1_PREFIXES if w.startswith(p))
+    for i in range(1, len(w)):
+        if w[i] not in _VOWELS and w[i - 1] in _VOWELS:
+            return i + 1
+    return len(w)
 
 
-def _restore(s: str) -> str:
-    """After cutting -ing/-ed: runn -> run, but cod -> code, tun -> tune."""
-    if len(s) > 3 and s[-1] == s[-2] and s[-1] not in "lsz" and s[-1] not in _VOWELS:
-        return s[:-1]
-    if len(s) == 3 and s[0] not in _VOWELS and s[1] in _VOWELS and s[2] not in _VOWELS and s[2] not in "wxy":
-        return s + "e"
-    return s
+def _r2(w: str, r1: int) -> int:
+    for i in range(r1 + 1, len(w)):
+        if w[i] not in _VOWELS and w[i - 1] in _VOWELS:
+            return i + 1
+    return len(w)
+
+
+def _short_syllable(w: str) -> bool:
+    """``w`` ends in a short syllable: consonant, vowel, consonant (not w, x or Y), or is a
+    vowel and a consonant."""
+    if len(w) == 2:
+        return w[0] in _VOWELS and w[1] not in _VOWELS
+    return (len(w) > 2 and w[-3] not in _VOWELS and w[-2] in _VOWELS and w[-1] not in _VOWELS
+            and w[-1] not in "wxY")
 
 
 @lru_cache(maxsize=1 << 17)
 def stem(word: str) -> str:
-    """A light English stemmer: plurals, -ing, -ed, -ly and a final -e.
+    """An English stemmer for inflections: Porter2's (the English Snowball stemmer's) rules for
+    plurals, -ed, -ing, -ly and a final -e or double l, with its conditions (speed keeps its
+    "eed", state its "e"; R1, short syllables), and without its derivational steps, which merge
+    words of different meaning (business, busy). A final y stays a y (policies, policy ->
+    policy). A few words the rules would cut into another word or a stub are kept.
 
-    Only plain ASCII letters are stemmed; anything else is returned unchanged. It aims
-    at making ``encode``/``encoding``/``encoded`` meet, not at linguistic accuracy.
+    Only plain ASCII letters are stemmed; anything else is returned unchanged.
     """
     if len(word) <= 3 or not (word.isascii() and word.isalpha()):
         return word
-    if word in _STEM_EXCEPTIONS:
-        return _STEM_EXCEPTIONS[word]
+    found = _STEM_EXCEPTIONS.get(word)
+    if found is not None:
+        return found
     w = word
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
-        w = w[:-1]
-    if w.endswith("ing") and len(w) >= 6 and _has_vowel(w[:-3]):
-        w = _restore(w[:-3])
-    elif w.endswith("ed") and len(w) >= 5 and _has_vowel(w[:-2]):
-        w = _restore(w[:-2])
-    elif w.endswith("ly") and len(w) >= 7:
-        w = w[:-2]
-    if len(w) >= 5 and w.endswith("e") and not w.endswith("ee"):
-        w = w[:-1]
-    return w
+    if "y" in w:  # a y that starts the word or follows a vowel is a consonant
+        w = ("Y" + w[1:]) if w[0] == "y" else w
+        w = "".join("Y" if c == "y" and i and w[i - 1] in _VOWELS else c for i, c in enumerate(w))
+    last = w[-1]
+    if last == "s":
+        if w.endswith("sses"):
+            w = w[:-2]
+        elif w.endswith(("ies", "ied")):
+            w = w[:-3] + "y" if len(w) > 4 else w[:-1]
+        elif not w.endswith(("ss", "us", "is")) and any(c in _VOWELS for c in w[:-2]):
+            w = w[:-1]
+        found = _STEM_EXCEPTIONS.get(w)  # mornings, earrings
+        if found is not None:
+            return found
+    elif last == "d" and w.endswith("ied"):
+        w = w[:-3] + "y" if len(w) > 4 else w[:-1]
+    if w.endswith(("ed", "ing", "ly")):
+        if w.endswith(("eed", "eedly")):
+            cut = 3 if w.endswith("eed") else 5
+            if len(w) - cut >= _r1(w):
+                w = w[:-cut] + "ee"
+        else:
+            cut = 5 if w.endswith("ingly") else 4 if w.endswith("edly") else 3 if w.endswith("ing") else 2
+            base = w[:-cut]
+            if w.endswith("ly") and cut == 2:
+                if len(base) >= 3 and base[-1] in _LI_ENDING and len(base) >= _r1(w):
+                    w = base
+            elif any(c in _VOWELS for c in base):
+                if cut == 3 and len(base) == 2 and base[1] == "y":  # dying, vying
+                    w = base[0] + "ie"
+                elif base.endswith(("at", "bl", "iz")):
+                    w = base + "e"
+                elif base[-2:] in _DOUBLES:
+                    w = base if len(base) == 3 and base[0] in _VOWELS else base[:-1]  # add, hopping
+                elif _r1(base) >= len(base) and _short_syllable(base):
+                    w = base + "e"  # hoping -> hope
+                else:
+                    w = base
+    if w[-1] == "e":
+        r1 = _r1(w)
+        n = len(w) - 1
+        if n >= r1 and (n >= _r2(w, r1) or not _short_syllable(w[:-1])):
+            w = w[:-1]
+    elif w.endswith("ll"):
+        r1 = _r1(w)
+        if len(w) - 1 >= _r2(w, r1):
+            w = w[:-1]
+    return w.replace("Y", "y") if "Y" in w else w
 
 
 _CACHE_LIMIT = 200_000
