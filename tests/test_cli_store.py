@@ -228,6 +228,7 @@ def test_full_index_refuse_mode(cli, root):
     assert not (root / "memory/note-3.md").exists()
 
 
+@pytest.mark.slow  # two hundred processes in a row
 def test_two_hundred_remembers(root):
     cli = Cli(root)
     for i in range(200):

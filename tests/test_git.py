@@ -84,6 +84,7 @@ def test_a_root_inside_a_repository_that_never_set_up_sharing_is_only_told(tmp_p
     assert found.get("git-drivers-missing") == "info" and found.get("git-attributes-missing") == "info"
 
 
+@pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_two_clones_add_and_update_then_converge(origin):
     a, b = origin("a"), origin("b")
     mc(a, "remember", "From A", "a")
@@ -107,6 +108,7 @@ def test_two_clones_add_and_update_then_converge(origin):
     assert "From A" in (a / "MEMORY.md").read_text() and "From B" in (a / "MEMORY.md").read_text()
 
 
+@pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_two_machines_merging_the_same_histories_write_the_same_index(origin):
     a, b = origin("a"), origin("b")
     for i in range(3):
@@ -126,6 +128,7 @@ def test_two_machines_merging_the_same_histories_write_the_same_index(origin):
     assert "<<<<<<<" not in (a / "MEMORY.md").read_text()
 
 
+@pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_a_merge_of_two_full_indexes_still_fits(origin):
     """Each clone fills its index; the merged MEMORY.md holds both sides' entries only as far as
     they fit: the lowest-ranked move out (their detail files stay), on both machines alike."""
@@ -147,6 +150,7 @@ def test_a_merge_of_two_full_indexes_still_fits(origin):
     assert (a / "MEMORY.md").read_bytes() == (b / "MEMORY.md").read_bytes()
 
 
+@pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_a_body_conflict_is_a_first_class_state(origin):
     a, b = origin("a"), origin("b")
     (a / "memory/shared-note.md").write_text((a / "memory/shared-note.md").read_text().replace("beta", "beta A"))
@@ -237,6 +241,7 @@ def test_sync_refuses_to_commit_a_file_with_markers(tmp_path):
     assert "memory/note.md" in git(r, "ls-files").stdout
 
 
+@pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_forget_on_one_side_and_update_on_the_other_keeps_the_update(origin):
     a, b = origin("a"), origin("b")
     mc(a, "forget", "shared-note", "--yes")
@@ -248,6 +253,7 @@ def test_forget_on_one_side_and_update_on_the_other_keeps_the_update(origin):
     mc(b, "index", "check")
 
 
+@pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_drivers_through_the_command_line(origin):
     """`git setup --command CMD` registers `CMD merge …`: the Typer commands git then runs."""
     a, b = origin("a"), origin("b")

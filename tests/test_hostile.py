@@ -462,7 +462,8 @@ NAMED = {
 }
 
 
-@pytest.mark.parametrize("name", list(NAMED))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == "10 MB line" else n  # 3 s of scanning
+                                  for n in NAMED])
 def test_named_trap_in_process(template, name):
     with fresh_root(template) as root:
         broken = root / "memory/trap.md"

@@ -60,6 +60,7 @@ def test_setup_names_a_driver_for_the_inbox(clones):
     assert attrs.count("merge: memcli-detail") == 2
 
 
+@pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_two_clones_propose_and_accept_concurrently(clones):
     a, b = clones
     talk(a, "a1", LESSON_A + CHATTER, "09:00")

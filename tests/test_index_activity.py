@@ -68,6 +68,7 @@ def test_retention_weights_and_determinism():
         indexrules.W_IMPORTANCE * 0.2 + indexrules.W_RECENCY * 1.0 + indexrules.W_ACCESS * 1.0)
 
 
+@pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_two_clones_with_different_traces_merge_to_the_same_index(tmp_path):
     bare = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))

@@ -70,6 +70,7 @@ def test_merge_adds_both_sides_increments_and_is_symmetric(root):
     assert "- 6 earlier outcomes: 4 successes, 2 failures" in d.body  # the base, a0-a2, b0, b1
 
 
+@pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_two_clones_recording_outcomes_end_with_the_sum(tmp_path):
     """A bare origin, two clones, the real merge driver: counts are summed, never overwritten."""
     bare = tmp_path / "origin.git"
