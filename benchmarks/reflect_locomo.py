@@ -32,7 +32,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 
@@ -122,7 +121,6 @@ def extraction(conv: dict, res: dict, where: dict) -> dict:
 
 def after_reflection(conv: dict, folder: Path, res: dict, where: dict, proposals_root) -> dict:
     """any@5 with raw turns, then with the proposals accepted; memcli and BM25."""
-    from memcli.core import Memory
     from memcli.recall import recall
     from memcli.store import inbox as store
 

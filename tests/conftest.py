@@ -170,3 +170,67 @@ def run_memcli(*args, input=None, env=None, cwd=None, timeout=60):
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "memcli", *map(str, args)], input=input, capture_output=True,
                           text=True, env=e, cwd=cwd, timeout=timeout)
+
+
+_PROBE = """
+import json, sys
+from memcli.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stdout.flush()
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded_modules(*args, input=None, env=None, cwd=None, full=False):
+    """A command line run in a fresh interpreter: (its process, the modules it imported: top-level
+    names, or with ``full`` every dotted name)."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    e.update(env or {})
+    r = subprocess.run([sys.executable, "-c", _PROBE, *map(str, args)], input=input, capture_output=True,
+                       text=True, env=e, cwd=cwd, timeout=60)
+    mods = json.loads(r.stderr.strip().splitlines()[-1])
+    return r, set(mods if full else (m.split(".")[0] for m in mods))
+
+
+# Real git, with no system configuration and a fixed author.
+GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+
+
+def git(cwd, *args, check=True):
+    """git in cwd under GIT_ENV; the process (asserted to succeed unless ``check`` is false)."""
+    p = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **GIT_ENV})
+    assert not check or p.returncode == 0, p.stderr
+    return p
+
+
+@pytest.fixture
+def git_env(monkeypatch):
+    """GIT_ENV in this process's environment (for git run by memcli in this process)."""
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+
+
+def shared_origin(tmp_path, mc, seed=None):
+    """A bare origin that a root made with `init --git` pushed to (``seed(root)`` first writes what it
+    should hold), and a function that clones it: clone(name, setup=True) -> a git-ready root.
+    ``mc(root, *args)`` runs memcli (in this process or as a real one)."""
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    root = tmp_path / "seed"
+    mc(tmp_path, "init", root, "--git")
+    git(root, "remote", "add", "origin", str(bare))
+    if seed:
+        seed(root)
+    mc(root, "sync")
+
+    def clone(name, setup=True):
+        path = tmp_path / name
+        git(tmp_path, "clone", "-q", str(bare), str(path))
+        if setup:
+            mc(path, "git", "setup")
+        return path
+    return clone

@@ -1,28 +1,16 @@
 """Sharing a root through real git: a bare origin, clones, the real CLI in subprocesses."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import run_memcli
-
-ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
-
-
-def git(cwd, *args, check=True):
-    import os
-
-    p = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **ENV})
-    assert not check or p.returncode == 0, p.stderr
-    return p
+from conftest import GIT_ENV, git, run_memcli, shared_origin
 
 
 def mc(root, *args, code=0, input=None):
-    p = run_memcli("--root", root, *args, input=input, env=ENV)
+    p = run_memcli("--root", root, *args, input=input, env=GIT_ENV)
     assert code is None or p.returncode == code, (args, p.returncode, p.stdout, p.stderr)
     return p
 
@@ -30,21 +18,8 @@ def mc(root, *args, code=0, input=None):
 @pytest.fixture
 def origin(tmp_path):
     """A bare origin holding one shared memory, and a function that makes a git-ready clone."""
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    seed = tmp_path / "seed"
-    mc(tmp_path, "init", seed, "--git")
-    git(seed, "remote", "add", "origin", str(bare))
-    mc(seed, "remember", "Shared note", "first", "--body", "alpha\nbeta\n", "-t", "shared")
-    mc(seed, "sync")
-
-    def clone(name, setup=True):
-        path = tmp_path / name
-        git(tmp_path, "clone", "-q", str(bare), str(path))
-        if setup:
-            mc(path, "git", "setup")
-        return path
-    return clone
+    return shared_origin(tmp_path, mc, lambda seed: mc(seed, "remember", "Shared note", "first", "--body",
+                                                       "alpha\nbeta\n", "-t", "shared"))
 
 
 def test_init_git_makes_a_root_git_ready(tmp_path):

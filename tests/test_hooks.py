@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.conftest import run_memcli
+from tests.conftest import loaded_modules, run_memcli
 
 SESSION = "9f1c2d4e-6b7a-4c3e-9d2f-1a2b3c4d5e6f"
 
@@ -185,23 +185,9 @@ def test_global_options_before_hook(example_root, tmp_path):
     assert r.returncode == 0 and "## Scope `shop`" in r.stdout and "ship friday" in r.stdout
 
 
-PROBE = """
-import json, sys
-from memcli.cli import main
-try:
-    main(sys.argv[1:])
-except SystemExit:
-    pass
-sys.stdout.flush()
-print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)
-"""
-
-
 def test_the_hook_loads_no_framework(example_root, project):
     text = payload("上次那个 MySQL charset 乱码是怎么修的?", project)
     hook(text, cwd=project)  # fills the indexed-memory cache
-    r = subprocess.run([sys.executable, "-c", PROBE, "hook", "claude-code"], input=text, capture_output=True,
-                       text=True, cwd=project, timeout=60)
+    r, mods = loaded_modules("hook", "claude-code", input=text, cwd=project)
     assert "memory/mysql-charset.md" in r.stdout
-    mods = set(json.loads(r.stderr.strip().splitlines()[-1]))
     assert not mods & {"typer", "click", "rich", "yaml", "rapidfuzz", "watchdog", "mcp", "pydantic"}, mods

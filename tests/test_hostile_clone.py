@@ -7,16 +7,11 @@ import json
 
 import pytest
 
-from conftest import invoke, run_memcli
-from test_git import ENV, git
+from conftest import git, invoke, run_memcli
+
+pytestmark = pytest.mark.usefixtures("git_env")
 
 TOK = "ghp_" + "Xq7Lr2Vz8Nw4Kp1Ty6Bm3Hd9Gf5Sj0Ce2Ua5"
-
-
-@pytest.fixture(autouse=True)
-def git_env(monkeypatch):
-    for k, v in ENV.items():
-        monkeypatch.setenv(k, v)
 
 
 def mc(root, *args, code=0, input=None):

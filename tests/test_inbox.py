@@ -1,10 +1,7 @@
 """The inbox: the proposal file format, accept / reject / edit, the write gate, heartbeat, recall --inbox."""
 
-import json
-import os
 import sys
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

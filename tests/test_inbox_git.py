@@ -1,24 +1,14 @@
 """The inbox through real git: two clones of one bare origin reflect, propose and accept at the same
 time, sync, and end the same: nothing lost, no proposal applied twice."""
 
-import os
-import subprocess
-
 import pytest
 
+from conftest import git
 from memcli.core import Memory
 from memcli.store.git import setup
 from memcli.store import inbox as store
 
-ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
 DAY = "2026-12-01T"
-
-
-def git(cwd, *args):
-    p = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **ENV})
-    assert p.returncode == 0, p.stderr
-    return p.stdout
 
 
 def talk(m, name, turns, at):
@@ -37,9 +27,7 @@ CHATTER = [("user", "ok, next?"), ("assistant", "The weekly report."), ("user", 
 
 
 @pytest.fixture
-def clones(tmp_path, monkeypatch):
-    for k, v in ENV.items():
-        monkeypatch.setenv(k, v)
+def clones(tmp_path, git_env):
     bare = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     seed = Memory.init(tmp_path / "seed")
@@ -56,7 +44,7 @@ def clones(tmp_path, monkeypatch):
 
 def test_setup_names_a_driver_for_the_inbox(clones):
     a, _ = clones
-    attrs = git(a.root, "check-attr", "merge", "memory/inbox/p-1.md", "memory/inbox/archive/p-1.md")
+    attrs = git(a.root, "check-attr", "merge", "memory/inbox/p-1.md", "memory/inbox/archive/p-1.md").stdout
     assert attrs.count("merge: memcli-detail") == 2
 
 
@@ -80,8 +68,8 @@ def test_two_clones_propose_and_accept_concurrently(clones):
         res = m.sync()
         assert res["code"] == 0 and not res["conflicts"], res
     # the same files on both sides, nothing left with markers
-    assert git(a.root, "rev-parse", "HEAD") == git(b.root, "rev-parse", "HEAD")
-    assert git(a.root, "status", "--porcelain") == git(b.root, "status", "--porcelain") == ""
+    assert git(a.root, "rev-parse", "HEAD").stdout == git(b.root, "rev-parse", "HEAD").stdout
+    assert git(a.root, "status", "--porcelain").stdout == git(b.root, "status", "--porcelain").stdout == ""
     for m in (a, b):
         memory_id = store.read(m.root, cert[0], archived=True).memory
         body = m.get(memory_id).body

@@ -7,7 +7,8 @@ from memcli.core import Memory
 from memcli.store import indexrules
 from memcli.store.index import IndexDoc
 
-from test_git import ENV, git, mc  # noqa: F401
+from conftest import git, shared_origin
+from test_git import mc
 
 
 def full_root(path, rank: str, max_lines: int = 10):
@@ -70,23 +71,20 @@ def test_retention_weights_and_determinism():
 
 @pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_two_clones_with_different_traces_merge_to_the_same_index(tmp_path):
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    seed = tmp_path / "seed"
-    mc(tmp_path, "init", seed, "--git")
-    (seed / "memcli.yaml").write_text("index.rank: activity\nindex.max_lines: 10\n")
-    m = Memory(seed)
-    room = indexrules.free_room(10, m.store.read_index().fixed_lines())
-    words = ["alder", "birch", "cedar", "dogwood", "elm", "fir", "ginkgo", "hazel"][:room - 1]
-    for i, w in enumerate(words):
-        m.remember(f"Topic {w} notes", f"about {w}", id=w, now=f"2026-11-{i + 1:02d}T10:00:00Z")
-    git(seed, "remote", "add", "origin", str(bare))
-    mc(seed, "sync")
+    words, room = [], []
+
+    def seed(root):
+        (root / "memcli.yaml").write_text("index.rank: activity\nindex.max_lines: 10\n")
+        m = Memory(root)
+        room.append(indexrules.free_room(10, m.store.read_index().fixed_lines()))
+        words.extend(["alder", "birch", "cedar", "dogwood", "elm", "fir", "ginkgo", "hazel"][:room[0] - 1])
+        for i, w in enumerate(words):
+            m.remember(f"Topic {w} notes", f"about {w}", id=w, now=f"2026-11-{i + 1:02d}T10:00:00Z")
+
+    clone = shared_origin(tmp_path, mc, seed)
     clones = []
     for name, used in (("a", words[:2]), ("b", words[2:4])):
-        path = tmp_path / name
-        git(tmp_path, "clone", "-q", str(bare), str(path))
-        mc(path, "git", "setup")
+        path = clone(name)
         c = Memory(path)
         for _ in range(3):
             for w in used:
@@ -108,5 +106,5 @@ def test_two_clones_with_different_traces_merge_to_the_same_index(tmp_path):
     # both sides' entries meet over the limit: the merged index fits, ranked without either trace
     assert len(text.splitlines()) < 10
     every = [Memory(a).get(i) for i in (*words, "extra-a", "extra-b")]
-    assert {e.id for e in entries} == {d.id for d in indexrules.rank(every)[:room]}
+    assert {e.id for e in entries} == {d.id for d in indexrules.rank(every)[:room[0]]}
     assert [e.id for e in entries] == [d.id for d in indexrules.rank(Memory(a).get(e.id) for e in entries)]

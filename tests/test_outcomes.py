@@ -9,7 +9,8 @@ from memcli.core import Memory
 from memcli.gitmerge import merge_detail
 from memcli.store import outcomes
 
-from test_git import ENV, git, mc
+from conftest import shared_origin
+from test_git import mc
 
 
 def proc(mem, title="Deploy to staging", summary="make release, then ./deploy.sh staging", **kw):
@@ -73,19 +74,9 @@ def test_merge_adds_both_sides_increments_and_is_symmetric(root):
 @pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_two_clones_recording_outcomes_end_with_the_sum(tmp_path):
     """A bare origin, two clones, the real merge driver: counts are summed, never overwritten."""
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    seed = tmp_path / "seed"
-    mc(tmp_path, "init", seed, "--git")
-    git(seed, "remote", "add", "origin", str(bare))
-    mc(seed, "remember", "Deploy to staging", "make release", "--type", "procedure")
-    mc(seed, "sync")
-    clones = []
-    for name in ("a", "b"):
-        git(tmp_path, "clone", "-q", str(bare), str(tmp_path / name))
-        mc(tmp_path / name, "git", "setup")
-        clones.append(tmp_path / name)
-    a, b = clones
+    clone = shared_origin(tmp_path, mc, lambda seed: mc(seed, "remember", "Deploy to staging", "make release",
+                                                        "--type", "procedure"))
+    a, b = clone("a"), clone("b")
     for i, result in enumerate(["success", "failure"]):
         Memory(a).outcome("deploy-to-staging", result, f"from a {i}", now=f"2026-11-0{i + 1}T08:00:00Z")
     for i, result in enumerate(["success", "success", "failure"]):

@@ -10,11 +10,9 @@ import os
 
 import pytest
 
-from memcli.cli.app import app
 from memcli.store import details as dfile
 
 
-from tests.conftest import Cli  # noqa: E402,F401  (the `cli` fixture comes from conftest)
 
 MARK = "OUTSIDE-SECRET-7f3a"
 

@@ -17,7 +17,7 @@ import pytest
 
 from memcli import plugins
 from memcli.usecases.init import init_root
-from tests.conftest import ROOT_DIR, run_memcli
+from tests.conftest import ROOT_DIR, loaded_modules, run_memcli
 
 PLUGIN = ROOT_DIR / "tests" / "plugins" / "memcli-quokka"
 
@@ -136,24 +136,8 @@ def test_memcli_plugins_lists_it(site):
         ("quokka", "memcli-quokka", list(plugins.HOOKS))]
 
 
-PROBE = """
-import json, sys
-from memcli.cli import main
-try:
-    main(sys.argv[1:])
-except SystemExit:
-    pass
-sys.stdout.flush()
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
-"""
-
-
 def loaded(site, *args, pythonpath=None) -> set:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
-    env["PYTHONPATH"] = str(pythonpath or site)
-    r = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True, env=env,
-                       timeout=60)
-    return set(json.loads(r.stderr.strip().splitlines()[-1]))
+    return loaded_modules(*args, env={"PYTHONPATH": str(pythonpath or site)}, full=True)[1]
 
 
 def test_a_turn_loads_only_what_it_needs(site, mem):

@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-from tests.conftest import ROOT_DIR
+from tests.conftest import GIT_ENV, ROOT_DIR
 
 README = (ROOT_DIR / "README.md").read_text(encoding="utf-8")
 
@@ -102,8 +102,7 @@ def test_sharing_through_git_set_up_runs(tmp_path):
     first, second = setup.strip().splitlines()
     bare = tmp_path / "origin.git"
     env = shim(tmp_path)
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.org")
+    env.update(GIT_ENV)
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True, env=env)
     for line, machine in ((first, "laptop"), (second, "server")):
         where = tmp_path / machine

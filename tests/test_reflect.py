@@ -2,7 +2,6 @@
 trust rule, background reflection on a fold, and the seeds' loop end to end (CLI, Python API, MCP)."""
 
 import json
-import os
 import sys
 import time
 
@@ -10,7 +9,7 @@ import pytest
 
 from memcli.core import Memory
 from memcli.store import inbox as store
-from tests.conftest import Cli, run_memcli
+from tests.conftest import Cli
 
 NOW = "2026-12-01T10:00:00Z"
 
@@ -196,7 +195,6 @@ def test_the_loop_through_the_python_api(root):
 
 def test_the_loop_through_mcp_with_the_agent_as_the_engine(root):
     pytest.importorskip("mcp")
-    import anyio
     from tests.test_mcp import json_part, served
 
     async def one(s):

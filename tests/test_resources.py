@@ -14,9 +14,6 @@ import pytest
 
 from memcli.store.fs import TMP_PREFIX
 
-
-from tests.conftest import Cli  # noqa: E402,F401  (the `cli` fixture comes from conftest)
-
 # Local state that read commands may legitimately refresh (caches, the trace log, the lock file).
 VOLATILE = (".memcli/search/", ".memcli/trace.jsonl", ".memcli/index-cache.json", ".memcli/heartbeat-cache.json",
             ".memcli/lock")

@@ -4,32 +4,16 @@ Timings are measured by benchmarks/bench.py; here we pin what gets imported, whi
 """
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import run_memcli
+from tests.conftest import loaded_modules, run_memcli
 
 HEAVY = ("typer", "click", "rich", "yaml", "rapidfuzz", "watchdog", "sqlite3")
 
-PROBE = """
-import json, sys
-from memcli.cli import main
-try:
-    main(sys.argv[1:])
-except SystemExit:
-    pass
-sys.stdout.flush()
-print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)
-"""
-
-
 def loaded(*args, full: bool = False) -> set:
     """The top-level modules a run imports (``full``: every module, dotted names too)."""
-    probe = PROBE.replace("m.split('.')[0]", "m") if full else PROBE
-    r = subprocess.run([sys.executable, "-c", probe, *map(str, args)], capture_output=True, text=True, timeout=60)
-    return set(json.loads(r.stderr.strip().splitlines()[-1]))
+    return loaded_modules(*args, full=full)[1]
 
 
 def test_version_loads_nothing_heavy():

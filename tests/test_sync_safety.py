@@ -6,14 +6,9 @@ import json
 
 import pytest
 
-from conftest import invoke
-from test_git import ENV, git
+from conftest import git, invoke, shared_origin
 
-
-@pytest.fixture(autouse=True)
-def git_env(monkeypatch):
-    for k, v in ENV.items():
-        monkeypatch.setenv(k, v)
+pytestmark = pytest.mark.usefixtures("git_env")
 
 
 def mc(root, *args, code=0):
@@ -26,20 +21,8 @@ def mc(root, *args, code=0):
 @pytest.fixture
 def origin(tmp_path):
     """A bare origin holding one shared memory, and a function that makes a git-ready clone."""
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    seed = tmp_path / "seed"
-    mc(tmp_path, "init", seed, "--git")
-    git(seed, "remote", "add", "origin", str(bare))
-    mc(seed, "remember", "Shared note", "first", "--body", "alpha\nbeta\n", "-t", "shared")
-    mc(seed, "sync")
-
-    def clone(name):
-        path = tmp_path / name
-        git(tmp_path, "clone", "-q", str(bare), str(path))
-        mc(path, "git", "setup")
-        return path
-    return clone
+    return shared_origin(tmp_path, mc, lambda seed: mc(seed, "remember", "Shared note", "first", "--body",
+                                                       "alpha\nbeta\n", "-t", "shared"))
 
 TOK = "ghp_" + "Zq8Lr2Vx7Nw4Kp1Ty6Bm3Hd9Gf5Sj0Ce2Ua7"  # a GitHub token's shape, 36 characters after ghp_
 

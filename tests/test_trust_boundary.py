@@ -5,11 +5,10 @@ believed; the agent hook uses only roots the user chose and never a command from
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 
-from conftest import invoke, run_memcli
+from conftest import git, invoke, run_memcli
 from memcli.config import LOCAL_CONFIG, is_trusted, load_config, trust, user_config_path
 from memcli.core import Memory
 from memcli.usecases.init import init_root
@@ -34,16 +33,6 @@ def trusted_setting(*args, **kw):
     from memcli.config import trusted_setting
 
     return trusted_setting(*args, **kw)
-
-ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
-
-
-def git(cwd, *args):
-    p = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **ENV})
-    assert p.returncode == 0, p.stderr
-    return p.stdout
-
 
 def summarizer(marker, where):
     """A configuration whose summarizer leaves `marker` behind when it runs, folding every round."""

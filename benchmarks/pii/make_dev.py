@@ -4,7 +4,6 @@ seed; the value generators are the fresh split's). Same line format as fresh.jso
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import make_fresh as g
