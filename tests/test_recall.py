@@ -387,3 +387,18 @@ def test_signal_matching_is_whole_word_for_latin_and_substring_for_cjk(phrase, t
     from memcli.recall.signals import _finds
 
     assert _finds(phrase, text, text.lower()) is found
+
+
+def test_a_memory_with_a_broken_frontmatter_is_left_out_with_one_warning(ex, example_root):
+    """The details layer cannot read it: the recall says so, with the file and the line, once a
+    file and on every recall that reaches the details, and the file is left as it was."""
+    broken = example_root / "memory" / "broken-lesson.md"
+    text = "---\ntitle: [Zeppelin rollout lesson\n---\nthe zeppelin rollout needs a canary first\n"
+    broken.write_text(text)
+    for _ in range(2):
+        env = ex.json("recall", "zeppelin rollout canary", code=None)
+        assert [w for w in env["warnings"] if "broken-lesson" in w] == [
+            "skipped memory/broken-lesson.md: broken YAML: did not find expected ',' or ']' (line 3); "
+            "fix it by hand (memcli never rewrites a broken file)"]
+        assert "broken-lesson" not in ids(env)
+    assert broken.read_text() == text

@@ -35,8 +35,20 @@ SNIPPET_READ = 1_000_000  # bytes of a hit's file read again for its snippet
 def detail_doc(root, key: str, ask: Ask | None = None, limit: int | None = None):
     """A SearchDoc for one file of the details layer (``search.docs``: an episode file without the
     user turns that only ask): None when it cannot be read, or when it holds git conflict markers
-    (then the recall asking, if any, says it left it out)."""
-    return docs.detail_doc(root.path, key, limit, lambda k, text, path: conflicted(ask, k, text, path))
+    or a broken frontmatter (then the recall asking, if any, says it left it out)."""
+    return docs.detail_doc(root.path, key, limit, lambda k, text, path: conflicted(ask, k, text, path),
+                           None if ask is None else lambda k, error: skipped(ask, k, error))
+
+
+def skipped(ask: Ask, rel: str, error: Exception) -> None:
+    """The recall says once a file that it left out a memory it cannot read (with the line, when
+    the frontmatter is what is broken); memcli never rewrites a broken file."""
+    head = f"skipped {rel}: "
+    if not any(w.startswith(head) for w in ask.warnings):
+        problem = getattr(error, "problem", None)
+        why = (f"{problem.message} (line {problem.line})" if problem is not None and problem.line
+               else str(error).removeprefix(f"{rel}: "))
+        ask.warnings.append(f"{head}{why}; fix it by hand (memcli never rewrites a broken file)")
 
 
 def _folder_marks(root) -> list:

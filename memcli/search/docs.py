@@ -15,10 +15,12 @@ from ..store.fs import decode, inside, read_text
 
 
 def detail_doc(root: Path, key: str, limit: int | None = None,
-               conflicted: Callable[[str, str, Path], bool] | None = None):
+               conflicted: Callable[[str, str, Path], bool] | None = None,
+               broken: Callable[[str, Exception], None] | None = None):
     """A SearchDoc for one file of the root (key: its relative path), or None when it cannot be
     read or ``conflicted(key, text, path)`` says it holds git conflict markers. With a limit, only
-    that many bytes of the file are read (whole lines): enough for a snippet."""
+    that many bytes of the file are read (whole lines): enough for a snippet. ``broken(key,
+    error)`` hears of a file that cannot be read as text or whose frontmatter cannot be parsed."""
     from .ranker import SearchDoc
 
     path = root / key
@@ -32,7 +34,11 @@ def detail_doc(root: Path, key: str, limit: int | None = None,
             return SearchDoc(key=key, title=f"episodes {path.stem}", body=without_questions(text), importance=0.3,
                              updated=path.stem)
         d = dfile.parse(text, path.stem, key)
-    except (FileError, UsageError, UnsafePathError, OSError):
+    except (FileError, UsageError) as e:
+        if broken is not None:
+            broken(key, e)
+        return None
+    except (UnsafePathError, OSError):
         return None
     return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
                      importance=d.importance, updated=d.updated or d.created)
