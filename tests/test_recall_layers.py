@@ -84,3 +84,34 @@ def test_context_uses_the_cascade_and_writes_the_trace(cli, root):
     assert data["recalled"] == ["rollback"]
     rec = json.loads((root / ".memcli" / "trace.jsonl").read_text().splitlines()[-1])
     assert rec["command"] == "context" and rec["ids"] == ["rollback"] and rec["layer"] in ("index", "details")
+
+
+class MeaningLayer(Layer):
+    """A stand-in for the semantic layer: a fallback that runs after an answer when the best k are
+    asked for, and returns the fusion of the words' order and its own, its own first."""
+
+    name = "semantic"
+    help = "a stand-in meaning layer"
+    fallback = True
+    ORDER = ("postgres-pool-exhaustion", "mysql-charset")
+
+    def active(self) -> bool:
+        return True
+
+    def after_answer(self, ask: Ask) -> bool:
+        return ask.threshold <= 0
+
+    def search(self, ask: Ask):
+        return [Candidate(Hit(self.name, k, k, f"memory/{k}.md", 0.8 - i / 10, "", methods=("embedding",)),
+                          0.8 - i / 10, answer=False) for i, k in enumerate(self.ORDER)], len(self.ORDER)
+
+
+def test_the_best_k_keep_the_order_of_the_layer_that_fused_them(monkeypatch, example_root):
+    """Asked for the best k (threshold 0), the list is the fallback layer's fusion as it ordered
+    it: the words' answer is not put back before it (it is in the fusion already)."""
+    monkeypatch.setattr(registry, "_LAYERS", list(registry._LAYERS))
+    register(MeaningLayer())
+    mem = Memory(example_root)
+    res = recall(mem.store, "mysql charset", limit=3, threshold=0, now="2026-12-01T00:00:00Z")
+    assert [t.layer for t in res.trace][-1] == "semantic"
+    assert [h.id for h in res.hits][:2] == list(MeaningLayer.ORDER)
