@@ -193,12 +193,13 @@ def _calling_code(digits: str) -> int:
 
 # ---------------------------------------------------------------- masking
 
-def _mask_digits(value: str, keep_start: int, keep_end: int = 4) -> str:
-    """Every digit masked with '*' except the first keep_start and the last keep_end; separators stay."""
-    total = sum(c.isdigit() for c in value)
+def _mask_digits(value: str, keep_start: int, keep_end: int = 4, counts=str.isdigit) -> str:
+    """Every digit (every character ``counts`` picks: letters too for an IBAN) masked with '*'
+    except the first keep_start and the last keep_end; separators stay."""
+    total = sum(counts(c) for c in value)
     out, seen = [], 0
     for c in value:
-        if c.isdigit():
+        if counts(c):
             seen += 1
             out.append(c if seen <= keep_start or seen > total - keep_end else "*")
         else:
@@ -281,7 +282,7 @@ def find(text: str) -> list[Found]:
                 v = v[:v.rstrip().rfind(" ")].rstrip()
                 compact = v.replace(" ", "")
             if _iban_ok(compact):
-                masked = _mask_digits_alnum(v, 4, 4)
+                masked = _mask_digits(v, 4, 4, str.isalnum)
                 spans.append((m.start(1), m.start(1) + len(v), "iban", masked))
     if digits and "号" in text:
         for m in _ZH_ADDRESS.finditer(text):  # the street stays, its house number is masked
@@ -290,18 +291,6 @@ def find(text: str) -> list[Found]:
         for m in _EN_ADDRESS.finditer(text):
             spans.append((m.start(1), m.end(2), "address", "*" * len(m.group(1)) + m.group(2)))
     return _resolve(text, spans) if spans else []
-
-
-def _mask_digits_alnum(value: str, keep_start: int, keep_end: int) -> str:
-    total = sum(c.isalnum() for c in value)
-    out, seen = [], 0
-    for c in value:
-        if c.isalnum():
-            seen += 1
-            out.append(c if seen <= keep_start or seen > total - keep_end else "*")
-        else:
-            out.append(c)
-    return "".join(out)
 
 
 _PRIORITY = {"cn-id": 0, "iban": 1, "email": 2, "card": 3, "phone": 4, "address": 5}
