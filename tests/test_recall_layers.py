@@ -101,6 +101,9 @@ class MeaningLayer(Layer):
     def after_answer(self, ask: Ask) -> bool:
         return ask.threshold <= 0
 
+    def holds_answer(self, ask: Ask) -> bool:
+        return ask.threshold <= 0
+
     def search(self, ask: Ask):
         return [Candidate(Hit(self.name, k, k, f"memory/{k}.md", 0.8 - i / 10, "", methods=("embedding",)),
                           0.8 - i / 10, answer=False) for i, k in enumerate(self.ORDER)], len(self.ORDER)

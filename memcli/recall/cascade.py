@@ -100,10 +100,8 @@ def run(root, query: str, *, session: str, scope: str, limit: int, threshold: fl
             answer, ask.answered_by = found, layer.name
         elif answer and found and ask.fill and layer.fills:
             found = answer + found  # a short answer of the index, filled from every memory
-        elif answer and found and ask.fill and layer.fallback and ask.threshold > 0:
-            # a weak answer a later layer put another memory before: -k keeps it after (with the
-            # best k asked for, threshold 0, the later layer's list already fuses both orders)
-            found = found + answer
+        elif answer and found and ask.fill and layer.fallback and not layer.holds_answer(ask):
+            found = found + answer  # a weak answer a later layer put another memory before: -k keeps it after
         last = found or last
         ask.answered = ask.answered or any(c.answer for c in found)
     # Without --deep: the first layer with a real answer; when none has one, the deepest layer

@@ -114,6 +114,11 @@ class Layer:
         """Whether the layer still runs once an earlier layer had a real answer (without --deep)."""
         return False
 
+    def holds_answer(self, ask: Ask) -> bool:
+        """Whether a fallback layer running after an answer returns that answer's candidates fused
+        into its own list (then a filled list is the layer's alone; else the answer follows it)."""
+        return False
+
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         """(candidates, best first; how many items the layer looked at)."""
         raise NotImplementedError

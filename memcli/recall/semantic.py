@@ -36,14 +36,17 @@ class SemanticLayer(Layer):
 
     def after_answer(self, ask: Ask) -> bool:
         # "the best k, weak ones included" fills the list; a weak details answer is checked
-        return ask.threshold <= 0 or _weak(ask)
+        return _fills(ask) or _weak(ask)
+
+    def holds_answer(self, ask: Ask) -> bool:
+        return _fills(ask)
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         from ..search.cache import SearchCacheError
         from ..search.providers import ProviderUnavailable
         from .details import detail_doc
 
-        fill = ask.threshold <= 0
+        fill = _fills(ask)
         rescue = ask.answered and not fill
         # Filling a list or checking a weak answer, the lexical answer is what the configured
         # threshold answers; otherwise nothing lexical counts as an answer, only as evidence.
@@ -87,6 +90,12 @@ def _names_in(named: list, doc) -> bool:
     have = set(terms("\n".join([doc.title, doc.summary, " ".join(map(str, doc.tags)),
                                  " ".join(map(str, doc.aliases)), doc.body])))
     return 2 * sum(1 for n in named if any(set(terms(f)) <= have for f in name_forms(n))) >= len(named)
+
+
+def _fills(ask: Ask) -> bool:
+    """The best k, weak ones included (threshold 0): the layer fuses the words' order with the
+    meaning's into the whole list."""
+    return ask.threshold <= 0
 
 
 def _weak(ask: Ask) -> bool:
