@@ -63,6 +63,14 @@ def test_the_file_is_readable_markdown_with_the_evidence_quoted():
                       created="2026-12-01T11:00:00Z", evidence=p.evidence).id == p.id
 
 
+def test_a_proposal_id_is_dated_by_its_evidence_not_by_the_day_it_is_made():
+    quote = store.Quote("user", "2026-03-04T10:00:00Z", "memory/episodes/2026-03-04.md", "the deploy timed out")
+    ids = {store.make("new", "Deploy needs the VPN", created=day, evidence=[quote]).id
+           for day in ("2026-03-04T11:00:00Z", "2026-12-01T09:00:00Z", "2031-07-15T00:00:00Z")}
+    assert len(ids) == 1 and ids.pop().startswith("p-20260304-deploy-needs-the-vpn-")
+    assert store.make("new", "No quote", created="2026-05-06T00:00:00Z").id.startswith("p-20260506-")
+
+
 def _propose(m, title, **kw):
     kw.setdefault("created", NOW)
     kw.setdefault("evidence", [store.Quote("user", NOW, "memory/episodes/2026-12-01.md", title)])

@@ -114,10 +114,14 @@ def make(kind: str, title: str, *, summary: str = "", type: str = "note", target
 
 
 def proposal_id(p: Proposal) -> str:
-    """p-YYYYMMDD-<slug of the title>-<hash of kind, target, title, summary and evidence>."""
+    """p-YYYYMMDD-<slug of the title>-<hash of kind, target, title, summary and evidence>.
+
+    The day is that of the earliest turn quoted (the proposal's creation day when it quotes none),
+    so the same lesson proposed on two clones, or again on a later day, has one id."""
     h = hashlib.sha1("\x1f".join([p.kind, p.target or "", p.title, p.summary, *(
         f"{q.episode}@{q.time}" for q in p.evidence)]).encode("utf-8")).hexdigest()[:6]
-    day = re.sub(r"\D", "", (p.created or "")[:10]) or "0"
+    quoted = sorted(q.time for q in p.evidence if re.match(r"\d{4}-\d{2}-\d{2}", q.time or ""))
+    day = re.sub(r"\D", "", (quoted[0] if quoted else p.created or "")[:10]) or "0"
     slug = slugify(p.title)[:40].strip("-") or "proposal"
     return f"p-{day}-{slug}-{h}"
 
