@@ -115,12 +115,12 @@ def text_arg(value: str, what: str) -> str:
 # the global options and each command's own parameters under the Typer parameter names ----
 
 def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, inbox=False, type_=None,
-                  min_success=None, also=None) -> Out:
+                  min_success=None, also=None, strict=False) -> Out:
     sess, sc = names(st.session, st.scope)
     m = open_memory(st.root)
     q = text_arg(query, "query")
     res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold, type=type_,
-                   min_success=min_success, inbox=inbox, also=list(also or ()))
+                   min_success=min_success, inbox=inbox, also=list(also or ()), strict=strict)
     out = Out.of(res)
     out.human, out.code = (lambda: r.recall(out.data)), 0 if out.data["hits"] else 1
     return out

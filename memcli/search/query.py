@@ -99,12 +99,15 @@ def _one_edit(a: str, b: str) -> bool:
 
 class Entry:
     """A term to look up, and the query units a document holding it satisfies: factor is 1.0, or
-    FUZZY_MATCH for a corrected term; bound, the most the term can add to a document's relevance."""
+    FUZZY_MATCH for a corrected term; bound, the most the term can add to a document's relevance;
+    bridge, a form the glossary gave (it adds to a document's BM25 only where no earlier entry
+    for its units did: a note holding a word in both languages is not counted twice)."""
 
-    __slots__ = ("term", "df", "factor", "units", "bound")
+    __slots__ = ("term", "df", "factor", "units", "bound", "bridge")
 
-    def __init__(self, term: str, df: int, factor: float, units: tuple, bound: float = 0.0):
+    def __init__(self, term: str, df: int, factor: float, units: tuple, bound: float = 0.0, bridge: bool = False):
         self.term, self.df, self.factor, self.units, self.bound = term, df, factor, units, bound
+        self.bridge = bridge
 
 
 class Plan:
@@ -235,7 +238,7 @@ def _add_bridge(plan: Plan, bridge: list, unit_of: dict) -> None:
             entry = found.setdefault(term, [df, {}])
             entry[1].update(dict.fromkeys(units))
     for term, (df, units) in found.items():
-        plan.entries.append(Entry(term, df, GLOSSARY_MATCH, tuple(units)))
+        plan.entries.append(Entry(term, df, GLOSSARY_MATCH, tuple(units), bridge=True))
         plan.bridged.append(term)
 
 
