@@ -40,8 +40,9 @@ def ids(res):
 
 def test_the_tables_read_both_sides_of_a_line():
     t = glossary.parse(SMALL)
-    assert t.zh["回退"] == ("rollback", "roll back") and t.en["roll back"] == ("回滚", "回退")
-    assert t.longest == 4 and "回" in t.chars
+    assert t.zh.terms["回退"] == ("rollback", "roll back") and t.en.terms["roll back"] == ("回滚", "回退")
+    assert t.zh.longest == 4 and "回" in t.zh.chars
+    assert t.en.starts["rol"] == ["rollback", "roll back"]
 
 
 def test_chinese_terms_take_the_longest_at_each_place_and_a_lone_character_only_alone():

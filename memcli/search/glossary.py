@@ -16,52 +16,84 @@ Phrase = tuple  # the words of an English phrase, as ``tokenize.analyze`` gives 
 
 
 class Tables:
-    """zh: Chinese term -> English phrases as written; en: English phrase as written -> Chinese
-    terms; starts: the first three letters of an English phrase's first word -> the phrases as
-    written (stemming cuts only the end of a word, so a query's stemmed word finds them);
-    longest: the length of the longest Chinese term; chars: every character of a Chinese term.
-    Nothing is tokenized until a query needs it (``phrase``): building the tables costs a split
-    of each line."""
+    """The glossary's lines, each (Chinese terms, English terms as written), and the two lookups
+    built from them when a query first needs one: ``zh`` (a question holding Chinese) and ``en``
+    (one holding English words). Nothing is tokenized until a query needs it (``phrase``)."""
 
-    __slots__ = ("zh", "en", "starts", "longest", "chars")
+    __slots__ = ("lines", "_zh", "_en")
 
-    def __init__(self):
-        self.zh: dict[str, tuple[str, ...]] = {}
-        self.en: dict[str, tuple[str, ...]] = {}
-        self.starts: dict[str, tuple[str, ...]] = {}
-        self.longest = 0
-        self.chars: frozenset = frozenset()
+    def __init__(self, lines: list):
+        self.lines = lines
+        self._zh: ZhIndex | None = None
+        self._en: EnIndex | None = None
+
+    @property
+    def zh(self) -> "ZhIndex":
+        if self._zh is None:
+            self._zh = ZhIndex(self.lines)
+        return self._zh
+
+    @property
+    def en(self) -> "EnIndex":
+        if self._en is None:
+            self._en = EnIndex(self.lines)
+        return self._en
+
+
+class ZhIndex:
+    """terms: Chinese term -> English terms; longest: the longest Chinese term; chars: their characters."""
+
+    __slots__ = ("terms", "longest", "chars")
+
+    def __init__(self, lines: list):
+        terms: dict[str, list] = {}
+        for cjk, english in lines:
+            for w in cjk:
+                terms.setdefault(w, []).extend(english)
+        self.terms = {w: tuple(dict.fromkeys(v)) for w, v in terms.items()}
+        self.longest = max((len(w) for w in terms), default=0)
+        self.chars = frozenset("".join(terms))
+
+
+class EnIndex:
+    """terms: English term as written -> Chinese terms; starts: the first three letters of its
+    first word (not a stopword) -> the terms (stemming cuts only the end of a word, so a query's
+    stemmed word finds them)."""
+
+    __slots__ = ("terms", "starts")
+
+    def __init__(self, lines: list):
+        from .tokenize import STOPWORDS
+
+        terms: dict[str, list] = {}
+        starts: dict[str, list] = {}
+        for cjk, english in lines:
+            for w in english:
+                if w not in terms:
+                    terms[w] = []
+                    first = w.partition(" ")[0]
+                    if len(first) < 3 or first in STOPWORDS:  # rare: look for its first word that counts
+                        first = next((x for x in w.replace("-", " ").replace("_", " ").split() if x not in STOPWORDS),
+                                     "")
+                    if first:
+                        starts.setdefault(first[:3], []).append(w)
+                terms[w].extend(cjk)
+        self.terms = {w: tuple(dict.fromkeys(v)) for w, v in terms.items()}
+        self.starts = starts
 
 
 def parse(text: str) -> Tables:
     """Tables from lines ``中文, 中文 = english, english`` (``#`` starts a comment line)."""
-    from .tokenize import STOPWORDS
-
-    zh: dict[str, dict] = {}
-    en: dict[str, dict] = {}
+    lines = []
     for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
+        left, sep, right = line.partition("=")
+        if not sep or line.lstrip().startswith("#"):
             continue
-        left, _, right = line.partition("=")
         cjk = [w.strip() for w in left.split(",") if w.strip()]
         english = [w.strip().lower() for w in right.split(",") if w.strip()]
-        for w in cjk:
-            zh.setdefault(w, {}).update(dict.fromkeys(english))
-        for w in english:
-            en.setdefault(w, {}).update(dict.fromkeys(cjk))
-    t = Tables()
-    t.zh = {w: tuple(ps) for w, ps in zh.items()}
-    t.en = {p: tuple(ws) for p, ws in en.items()}
-    starts: dict[str, list] = {}
-    for p in t.en:
-        first = next((w for w in p.replace("-", " ").replace("_", " ").split() if w not in STOPWORDS), "")
-        if first:
-            starts.setdefault(first[:3], []).append(p)
-    t.starts = {k: tuple(v) for k, v in starts.items()}
-    t.longest = max((len(w) for w in t.zh), default=0)
-    t.chars = frozenset(c for w in t.zh for c in w)
-    return t
+        if cjk and english:
+            lines.append((cjk, english))
+    return Tables(lines)
 
 
 @lru_cache(maxsize=1)
@@ -84,8 +116,10 @@ def chinese_terms(query: str, t: Tables | None = None) -> list[str]:
     """The glossary's Chinese terms written in ``query``, longest first where one holds another
     at the same place (主从延迟, not also 主从 there); a term of one character only where it
     stands alone between non-CJK characters or particles (``tokenize`` keeps it as a term)."""
-    t = t or tables()
-    if query.isascii() or t.chars.isdisjoint(query):
+    if query.isascii():
+        return []
+    t = (t or tables()).zh
+    if t.chars.isdisjoint(query):
         return []
     found: dict[str, None] = {}
     n = len(query)
@@ -96,7 +130,7 @@ def chinese_terms(query: str, t: Tables | None = None) -> list[str]:
             continue
         for size in range(min(t.longest, n - i), 0, -1):
             w = query[i:i + size]
-            if w in t.zh and (size > 1 or _alone(query, i)):
+            if w in t.terms and (size > 1 or _alone(query, i)):
                 found[w] = None
                 break
         i += 1
@@ -112,7 +146,7 @@ def _alone(query: str, i: int) -> bool:
 def english_phrases(words: list[str], t: Tables | None = None) -> list[str]:
     """The glossary's English phrases (as written) among ``words``, a query's stemmed words in
     order; where several start at one word, the longest."""
-    t = t or tables()
+    t = (t or tables()).en
     found: dict[str, None] = {}
     for i, w in enumerate(words):
         best = None

@@ -211,9 +211,9 @@ def _bridge(query: str, words: list, corpus) -> list:
         return []
     pairs = []  # (source terms, [other forms as lists of terms])
     for w in glossary.chinese_terms(query, t):
-        pairs.append((glossary.phrase(w), [glossary.phrase(p) for p in t.zh[w]]))
-    for p in glossary.english_phrases(words, t):
-        pairs.append((glossary.phrase(p), [glossary.phrase(z) for z in t.en[p]]))
+        pairs.append((glossary.phrase(w), [glossary.phrase(p) for p in t.zh.terms[w]]))
+    for p in glossary.english_phrases(words, t) if words else ():
+        pairs.append((glossary.phrase(p), [glossary.phrase(z) for z in t.en.terms[p]]))
     if not pairs:
         return []
     dfs = dict(corpus.df(list(dict.fromkeys(x for _, forms in pairs for f in forms for x in f))))
