@@ -40,7 +40,7 @@ def ids(res):
 
 def test_the_tables_read_both_sides_of_a_line():
     t = glossary.parse(SMALL)
-    assert t.zh.terms["回退"] == ("rollback", "roll back") and t.en.terms["roll back"] == ("回滚", "回退")
+    assert t.zh.terms["回退"] == ("rollback", "roll back") and list(t.en.terms["roll back"]) == ["回滚", "回退"]
     assert t.zh.longest == 4 and "回" in t.zh.chars
     assert t.en.starts["rol"] == ["rollback", "roll back"]
 

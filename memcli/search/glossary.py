@@ -69,16 +69,17 @@ class EnIndex:
         starts: dict[str, list] = {}
         for cjk, english in lines:
             for w in english:
-                if w not in terms:
-                    terms[w] = []
+                got = terms.get(w)
+                if got is None:
+                    terms[w] = got = []
                     first = w.partition(" ")[0]
                     if len(first) < 3 or first in STOPWORDS:  # rare: look for its first word that counts
                         first = next((x for x in w.replace("-", " ").replace("_", " ").split() if x not in STOPWORDS),
                                      "")
                     if first:
                         starts.setdefault(first[:3], []).append(w)
-                terms[w].extend(cjk)
-        self.terms = {w: tuple(dict.fromkeys(v)) for w, v in terms.items()}
+                got += cjk
+        self.terms = terms  # a term of several lines may list a Chinese term twice: harmless
         self.starts = starts
 
 
