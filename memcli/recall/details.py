@@ -271,6 +271,11 @@ class DetailsLayer(Layer):
             hit = Hit(self.name, hit_id, doc.title, s.key, score, snip(body, ask.text), doc.summary, doc.tags,
                       s.matched, sure="weak" if weak else "")
             out.append(Candidate(hit, relevance, answer=not weak))
+        if weak:
+            # a list filled for -k stands only while something in it still relates
+            relates = {s.key for s in related(found, ask.threshold, len(found))}
+            if not any(c.hit.path in relates for c in out):
+                return [], count
         return out[: ask.limit], count
 
 
