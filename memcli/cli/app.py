@@ -224,6 +224,10 @@ def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", he
                              "set one, e.g. EDITOR=nano memcli edit ID")
         editor = editor or "vi"
         s = m.edit_begin(id_)
+        if s.reopened:
+            r.talk(f"reopening the draft an earlier edit of {s.id} kept: {os.path.relpath(s.draft, m.root)}"
+                   + (f" (the file changed since: {r.plural(s.marked, 'place')} where both differ "
+                      "stand between <<<<<<< and >>>>>>> lines; keep what you want)" if s.marked else ""))
         try:
             code = subprocess.call([*shlex.split(editor), str(s.draft)])
         except OSError as e:
@@ -241,33 +245,41 @@ def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", he
 @app.command()
 def forget(
     ctx: typer.Context,
-    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (needed when not on a terminal).")] = False,
+    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
+                                       autocompletion=ids)],
+    purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before --purge (needed when not on a terminal).")] = False,
     json_: Json = False,
 ):
-    """Delete a memory: its index line and its detail file.
+    """Archive a memory: its index line goes, its file moves to memory/archive/ (`restore` brings it back).
 
-    Example: memcli forget old-note --yes
+    With --purge the file is deleted instead (asked on a terminal, --yes elsewhere).
+
+    Example: memcli forget old-note
     """
     def act():
         m = memory(ctx)
         found = m.locate(id_)
-        if not yes:
+        if purge and not yes:
             if not (r.is_tty(sys.stdin) and r.is_tty(sys.stderr)):
-                raise UsageError("forget deletes a file: pass --yes when not on a terminal")
+                raise UsageError("forget --purge deletes a file: pass --yes when not on a terminal "
+                                 "(without --purge, forget archives it)")
             what = found["title"] if found["title"] is not None else "its frontmatter cannot be read"
-            if not typer.confirm(f"Delete {found['path']} ({what}) and its index line?", err=True):
-                kept = {"action": "kept", "id": id_, "path": found["path"], "line": None}
-                return Out(kept, lambda: r.talk(f"kept {id_}: nothing deleted"))
-        res = m.forget(id_)
+            if not typer.confirm(f"Delete {found['path']} ({what}) and its index line for good?", err=True):
+                kept = {"action": "kept", "id": found["id"], "path": found["path"], "line": None}
+                return Out(kept, lambda: r.talk(f"kept {found['id']}: nothing deleted"))
+        res = m.forget(id_, purge=purge)
         return Out.of(res, lambda: r.write_result(res.to_dict()))
     run(ctx, "forget", json_, act)
 
 
 @app.command()
-def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path).",
+                                                                   autocompletion=ids)],
             json_: Json = False):
-    """Bring an archived memory back from memory/archive/ (its passed expiry cleared) into the index.
+    """Bring a forgotten or expired memory back from memory/archive/, with its index line.
+
+    A passed expiry is cleared (noted under its ## History).
 
     Example: memcli restore old-promo
     """
