@@ -11,6 +11,7 @@ this module, ``errors``, ``model`` and ``render``, nothing else of memcli.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from .config import Config
@@ -36,6 +37,16 @@ class Memory:
         # door: the front end writing through this instance (cli, api, mcp or hook), for write.pii
         self.store = Root(root, config, door=door)
         self.root: Path = self.store.path
+
+    @contextmanager
+    def reporting(self, callback):
+        """While the block runs, long work (index rebuild, heartbeat and its repairs, the first details
+        search, embedding builds, stats, import, export, rename) reports callback(what, done, total)
+        as it goes (see ``memcli.progress``); None reports to no one."""
+        from .progress import using
+
+        with using(callback):
+            yield
 
     @property
     def config(self) -> Config:

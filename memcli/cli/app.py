@@ -14,9 +14,10 @@ from typing import Annotated
 
 from .. import render as r
 from ..errors import UsageError
-from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, listed_ids
 from .boundary import Out, read_input, stdin_bytes
 from .complete import ids, tags
+from .progress import reporting
 from .shared import Json, app, index_app, memory, run, state
 
 def command():
@@ -296,12 +297,16 @@ def index_rebuild(ctx: typer.Context, json_: Json = False):
     Example: memcli index rebuild
     """
     def act():
-        res = memory(ctx).rebuild_index()
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            res = m.rebuild_index()
 
         def human():
             r.out(f"MEMORY.md rebuilt: {r.plural(res['entries'], 'entry', 'entries')}")
-            if res["left_out"]:
-                r.talk(f"not listed for lack of room (detail files kept): {', '.join(res['left_out'])}")
+            left = res["left_out"]
+            if left:
+                r.talk(f"{len(left):,} {'memory' if len(left) == 1 else 'memories'} not listed for lack of room "
+                       f"(detail files kept): {listed_ids(left, '`memcli list` shows every memory, --json names them all')}")
             for p in res["problems"]:
                 r.warn(f"skipped {p}")
         return Out.of(res, human)

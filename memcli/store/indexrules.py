@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from ..dates import days as _days
 
 from ..errors import UnsafePathError, UsageError
-from ..model import Detail, Entry, Finding
+from ..model import Detail, Entry, Finding, listed_ids
 from .index import IndexDoc, render_line
 from .layout import check_id
 
@@ -170,16 +170,6 @@ def fresh_ids(candidates, listed: set, activity: Activity | None) -> set | None:
     if activity is None:
         return None
     return {d.id for d in candidates if d.id not in listed and not (activity.access.get(d.id) or {}).get("count")}
-
-
-LISTED_IDS = 8  # ids named in one message; past that, a count and where to see them all
-
-
-def listed_ids(ids: list, hint: str = "`memcli list` shows every memory") -> str:
-    """Ids for a message: all of them when few, else the first few, the count and a hint."""
-    if len(ids) <= LISTED_IDS:
-        return ", ".join(ids)
-    return f"{', '.join(ids[:3])} and {len(ids) - 3:,} more ({hint})"
 
 
 def describe_hand_written(doc: IndexDoc) -> str:
