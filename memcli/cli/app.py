@@ -122,7 +122,8 @@ def remember(
 @app.command()
 def update(
     ctx: typer.Context,
-    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
+                                       autocompletion=ids)],
     title: Annotated[Optional[str], typer.Option(
         "--title", metavar="TEXT", help="New title (the old one becomes an alias).")] = None,
     summary: Annotated[Optional[str], typer.Option(
@@ -156,7 +157,9 @@ def update(
 
 
 @app.command()
-def show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+def show(ctx: typer.Context,
+         id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
+                                            autocompletion=ids)],
          json_: Json = False):
     """Print one memory.
 
@@ -202,13 +205,16 @@ def list_(
 
 
 @app.command()
-def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+def edit(ctx: typer.Context,
+         id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
+                                            autocompletion=ids)],
          json_: Json = False):
     """Open a memory in $VISUAL or $EDITOR, then check it and refresh its index line.
 
     The editor works on a copy under .memcli/edits/; a change made meanwhile is merged, or the copy
     is kept and named (exit 4). The result is checked like `remember` (exit 2; 3 when its
-    frontmatter cannot be read; 4 for a secret), the copy kept; a change sets `updated`.
+    frontmatter cannot be read; 4 for a secret), the copy kept; a change sets `updated`. The next
+    edit of the memory reopens a kept copy.
 
     Example: EDITOR=nano memcli edit mysql-charset
     """
@@ -249,7 +255,8 @@ def forget(
     id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
                                        autocompletion=ids)],
     purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before --purge (needed when not on a terminal).")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y",
+                                      help="Do not ask before --purge (needed when not on a terminal).")] = False,
     json_: Json = False,
 ):
     """Archive a memory: its index line goes, its file moves to memory/archive/ (`restore` brings it back).
@@ -305,8 +312,9 @@ def index_rebuild(ctx: typer.Context, json_: Json = False):
             r.out(f"MEMORY.md rebuilt: {r.plural(res['entries'], 'entry', 'entries')}")
             left = res["left_out"]
             if left:
+                names = listed_ids(left, "`memcli list` shows every memory, --json names them all")
                 r.talk(f"{len(left):,} {'memory' if len(left) == 1 else 'memories'} not listed for lack of room "
-                       f"(detail files kept): {listed_ids(left, '`memcli list` shows every memory, --json names them all')}")
+                       f"(detail files kept): {names}")
             for p in res["problems"]:
                 r.warn(f"skipped {p}")
         return Out.of(res, human)

@@ -78,7 +78,7 @@ def search(
 @app.command()
 def rename(
     ctx: typer.Context,
-    old: Annotated[str, typer.Argument(metavar="ID", help="The memory's id now.")],
+    old: Annotated[str, typer.Argument(metavar="ID", help="The memory's id now (or its path).")],
     new: Annotated[str, typer.Argument(metavar="NEW_ID", help="Its new id.")],
     json_: Json = False,
 ):
