@@ -5,8 +5,8 @@ important ones in MEMORY.md; the same title remembered on two clones merges with
 both. Through the real command line."""
 
 import json
-import os
 import stat
+import sys
 
 import pytest
 
@@ -84,48 +84,51 @@ def test_the_library_forgets_into_the_archive_too(example_root):
 
 
 def _editor(path, script):
-    path.write_text("#!/bin/sh\n" + script)
+    """An editor: a Python script given the draft's path as `p` and its text as `t`; what it leaves in
+    `t` is saved (exit with `sys.exit(n)` to fail)."""
+    path.write_text(f"#!{sys.executable}\nimport re, sys\np = sys.argv[1]\nt = open(p, encoding='utf-8').read()\n"
+                    f"{script}\nopen(p, 'w', encoding='utf-8').write(t)\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return {"EDITOR": str(path)}
 
 
 def test_a_failed_edit_reopens_its_kept_draft(example_root, tmp_path):
     r = example_root
-    bad = _editor(tmp_path / "bad.sh", "sed -i 's/^importance: .*/importance: lots/' \"$1\"\n"
-                                       "printf 'my careful new paragraph\\n' >> \"$1\"\n")
+    bad = _editor(tmp_path / "bad.py", "t = re.sub('(?m)^importance: .*', 'importance: lots', t)\n"
+                                       "t += 'my careful new paragraph\\n'")
     p = mc(r, "edit", "mysql-charset", env=bad, code=2)
     assert "your text is kept in .memcli/edits/" in p.stderr
     drafts = sorted((r / ".memcli/edits").glob("mysql-charset-*.md"))
     assert len(drafts) == 1
     mc(r, "update", "mysql-charset", "--append", "a line added meanwhile")
     # the second edit opens the kept draft (the paragraph is there), brought up to the file's change
-    fix = _editor(tmp_path / "fix.sh", "grep -q 'my careful new paragraph' \"$1\" || exit 7\n"
-                                       "sed -i 's/^importance: lots/importance: 0.9/' \"$1\"\n")
+    fix = _editor(tmp_path / "fix.py", "'my careful new paragraph' in t or sys.exit(7)\n"
+                                       "t = t.replace('importance: lots', 'importance: 0.9')")
     p = mc(r, "edit", "mysql-charset", env=fix)
     assert "reopening the draft" in p.stderr
     text = (r / "memory/mysql-charset.md").read_text()
     assert "importance: 0.9" in text and "my careful new paragraph" in text and "a line added meanwhile" in text
     assert not list((r / ".memcli/edits").iterdir())  # done: the draft and its base are gone
     # a third edit starts afresh from the file
-    p = mc(r, "edit", "mysql-charset", env=_editor(tmp_path / "noop.sh", "exit 0\n"))
+    p = mc(r, "edit", "mysql-charset", env=_editor(tmp_path / "noop.py", ""))
     assert "reopening" not in p.stderr
 
 
 def test_a_reopened_draft_shows_an_overlapping_change_between_markers(example_root, tmp_path):
     r = example_root
-    ours = _editor(tmp_path / "ours.sh", "sed -i 's/^summary: .*/summary: OURS/; s/^importance: .*/importance: x/' \"$1\"\n")
+    ours = _editor(tmp_path / "ours.py", "t = re.sub('(?m)^summary: .*', 'summary: OURS', t)\n"
+                                         "t = re.sub('(?m)^importance: .*', 'importance: x', t)")
     mc(r, "edit", "mysql-charset", env=ours, code=2)
     mc(r, "update", "mysql-charset", "--summary", "THEIRS")
-    keep = _editor(tmp_path / "keep.sh", "exit 0\n")  # the person looks and saves nothing yet
+    keep = _editor(tmp_path / "keep.py", "")  # the person looks and saves nothing yet
     p = mc(r, "edit", "mysql-charset", env=keep, code=None)
     assert p.returncode != 0 and "1 place where both differ" in p.stderr
     draft = next((r / ".memcli/edits").glob("mysql-charset-*.md")).read_text()
     assert "<<<<<<< your draft" in draft and "summary: OURS" in draft and "summary: THEIRS" in draft
     assert "summary: THEIRS" in (r / "memory/mysql-charset.md").read_text()  # the file keeps its change
-    settle = _editor(tmp_path / "settle.sh",
-                     "python3 - \"$1\" <<'EOF'\nimport re, sys\np = sys.argv[1]\nt = open(p).read()\n"
+    settle = _editor(tmp_path / "settle.py",
                      "t = re.sub(r'<<<<<<< your draft\\n(.*?)=======\\n.*?>>>>>>> the file now\\n', r'\\1', t, flags=re.S)\n"
-                     "t = t.replace('importance: x', 'importance: 0.8')\nopen(p, 'w').write(t)\nEOF\n")
+                     "t = t.replace('importance: x', 'importance: 0.8')")
     mc(r, "edit", "mysql-charset", env=settle)
     text = (r / "memory/mysql-charset.md").read_text()
     assert "summary: OURS" in text and "importance: 0.8" in text and "<<<<<<<" not in text
