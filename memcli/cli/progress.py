@@ -39,10 +39,10 @@ class Bars:
             for other in self._tasks.values():  # one kind of work at a time: the last one shows
                 self._progress.update(other, visible=False)
             task = self._tasks[what] = self._progress.add_task(what, total=total)
-        self._progress.update(task, completed=done, total=total)
-        now = time.monotonic()
-        if now - self._last >= 1 / REDRAW or (total is not None and done >= total):
+        now = time.monotonic()  # the bar is told only when it is redrawn: a report costs this much
+        if now - self._last >= 1 / REDRAW or done == 0 or (total is not None and done >= total):
             self._last = now
+            self._progress.update(task, completed=done, total=total)
             self._progress.refresh()
 
     @staticmethod
