@@ -141,3 +141,27 @@ def test_rebuild_names_a_count_not_ten_thousand_ids(big):
     assert f"{N - 35} memories not listed" in note[0] and "`memcli list`" in note[0]
     data = json.loads(run_memcli("--root", big, "index", "rebuild", "--json").stdout)["data"]
     assert len(data["left_out"]) == N - 35  # the envelope still names every one
+
+
+def test_an_embedding_build_reports_its_batches(big):
+    """The semantic layer's embedding build (any provider; here vectors from character counts, numpy
+    only) reports each batch it embeds."""
+    np = pytest.importorskip("numpy")
+    from memcli import Memory
+    from memcli.search import docs, semantic
+
+    def encode(texts):
+        out = np.zeros((len(texts), 8), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for ch in t:
+                out[i, ord(ch) % 8] += 1
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+    m = Memory(big)
+    seen = []
+    cache = semantic.EmbeddingCache(big / ".memcli" / "semantic", "fake")
+    with m.reporting(lambda what, done, total: seen.append((what, done, total))):
+        stats = cache.sync(docs.memory_files(m.store), lambda key: docs.detail_doc(m.root, key), encode)
+    assert stats["embedded"] == N
+    steps = [(d, t) for w, d, t in seen if w == "embedding memories"]
+    assert steps[0] == (0, N) and steps[-1] == (N, N) and len(steps) >= 2
