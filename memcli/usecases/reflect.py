@@ -33,7 +33,7 @@ from ..model import Result
 from ..store import episodes, layout
 from ..store import inbox as store
 from ..store import reflectstate as state
-from ..store.layout import valid_id
+from ..store.layout import slugify, valid_id
 from . import inbox
 
 ENGINES = ("offline", "extractor")
@@ -229,8 +229,11 @@ def to_proposals(feed: dict, raw: list, engine: str, now: str) -> tuple[list, li
             aliases = obj.get("aliases") or []
             aliases = [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
             title = str(obj.get("title") or obj.get("summary") or "").strip()
+            target = obj.get("target") if isinstance(obj.get("target"), str) else None
+            if kind == "new" and not target and isinstance(obj.get("id"), str) and obj["id"].strip():
+                target = slugify(obj["id"])  # the id the new memory gets when it is accepted
             p = store.make(str(kind), title[:200], summary=str(obj.get("summary") or "")[:2000], type=typ,
-                           target=obj.get("target") if isinstance(obj.get("target"), str) else None,
+                           target=target,
                            engine=engine, confidence=conf, created=now, tags=tags, aliases=aliases,
                            text=str(obj.get("text") or ""), evidence=quotes[:MAX_EVIDENCE])
             inbox.check(p)
@@ -261,7 +264,7 @@ def settle(root, proposals: list) -> tuple[list, list]:
     for p in proposals:
         sig = _terms(f"{p.title} {p.summary}")
         twin = next((i for i, s in enumerate(sigs) if _near(sig, s) >= 0.6 and merged[i].kind == p.kind
-                     and merged[i].target == p.target), None)
+                     and (p.kind == "new" or merged[i].target == p.target)), None)
         if twin is None:
             merged.append(p)
             sigs.append(sig)
@@ -274,14 +277,14 @@ def settle(root, proposals: list) -> tuple[list, list]:
                                   text=keep.text, evidence=quotes, importance=keep.importance)
         dropped.append({"id": p.id, "why": f"merged into {merged[twin].id}"})
     waiting = [(q, _terms(f"{q.title} {q.summary}")) for q in store.pending(root.path)[0]]
-    known = _Known(root) if any(p.kind == "new" and not p.target for p in merged) else None
+    known = _Known(root) if any(p.kind == "new" for p in merged) else None
     out = []
     for p, sig in zip(merged, sigs):
         twin = next((q for q, s in waiting if _near(sig, s) >= 0.6), None)
         if twin is not None:
             dropped.append({"id": p.id, "why": f"already pending as {twin.id}"})
             continue
-        if p.kind == "new" and not p.target and known is not None:
+        if p.kind == "new" and known is not None:
             about = known.about(p)
             if about is not None:
                 d, covered = about
