@@ -345,9 +345,9 @@ def build(root: str | os.PathLike) -> MCPServer:
 
     @tool
     def propose(proposals: Annotated[list[dict], Field(description=(
-            'Proposals, each {"kind": "new"|"update", "target": id (update), "title", "summary", "type": fact|'
-            'preference|lesson|procedure|event|note, "tags": [...], "aliases": [...], "text", "confidence": 0..1, '
-            '"evidence": [{"ref": item ref, "turn": n}]}'))],
+            'Proposals, one per lesson, each {"kind": "new"|"update", "id": short memory id (new), "target": id '
+            '(update), "title", "summary", "type": fact|preference|lesson|procedure|event|note, "tags": [...], '
+            '"aliases": [...], "text", "confidence": 0..1, "evidence": [{"ref": item ref, "turn": n}]}'))],
                 mark: Annotated[Optional[str], Field(description="The mark reflect_material gave: the material "
                                                                  "counts as reflected on.")] = None) -> CallToolResult:
         """Put proposed memories in the review inbox (memory/inbox/); a person accepts or rejects them. Each
@@ -366,11 +366,13 @@ def build(root: str | os.PathLike) -> MCPServer:
 
     @tool
     def inbox() -> CallToolResult:
-        """The proposals waiting for a person's review: id, kind, type, target, confidence, title, summary."""
+        """The proposals waiting for a person's review: id, kind, type, target (the memory id it becomes or
+        changes), confidence, title, summary (the one-line fix or rule) and how many turns it quotes."""
         items, problems = m().inbox.list()
-        rows = [{k: v for k, v in p.to_dict().items() if k != "evidence"} for p in items]
+        rows = [{**{k: v for k, v in p.to_dict().items() if k not in ("evidence", "text")}, "evidence": len(p.evidence)}
+                for p in items]
         return _ok({"proposals": rows, "problems": [str(p) for p in problems]},
-                   read={p["id"]: "\n".join((p["title"], p["summary"], p["text"])) for p in rows})
+                   read={p.id: "\n".join((p.title, p.summary, p.text)) for p in items})
 
     @server.resource("memcli://index", name="MEMORY.md", mime_type="text/markdown", description=INDEX_DESCRIPTION)
     def index() -> str:

@@ -264,6 +264,31 @@ def known_ids(root: Path) -> set:
     return out
 
 
+def quote_key(q: Quote) -> tuple:
+    """What identifies a quoted turn across proposals: its episode, its time and its words."""
+    return q.episode, q.time, hashlib.sha1(q.text.encode("utf-8")).hexdigest()[:16]
+
+
+def quoted(root: Path) -> dict:
+    """{quote_key: (proposal id, status)} of every turn a pending or decided proposal quotes (a
+    decided one wins): what reflection must not propose again unless new turns add to it."""
+    out: dict = {}
+    for p in pending(root)[0]:
+        for q in p.evidence:
+            out[quote_key(q)] = (p.id, p.status)
+    for de in md_entries(folder(root, True)):
+        pid = de.name[:-3]
+        if not valid_id(pid) or de.is_symlink():
+            continue
+        try:
+            p = read(root, pid, archived=True)
+        except FileError:
+            continue
+        for q in p.evidence:
+            out[quote_key(q)] = (p.id, p.status)
+    return out
+
+
 def write(root: Path, p: Proposal) -> str:
     """Write a pending proposal (the caller holds the root lock). Returns its relative path."""
     target = path(root, p.id)

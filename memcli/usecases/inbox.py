@@ -130,9 +130,10 @@ def _source(p: store.Proposal) -> str:
     return one_line(f"inbox {p.id}" + (f" ({', '.join(refs)})" if refs else ""))[:500]
 
 
-def accept(root, pid: str, now: str | None = None) -> Result:
+def accept(root, pid: str, now: str | None = None, *, id: str | None = None, title: str | None = None) -> Result:
     """Apply one proposal; {"id", "action": accepted|already, "memory", "message", ...} and the
-    write's warnings."""
+    write's warnings. `id` and `title` rename the memory it becomes and fix its title first (both
+    pass the same checks and filter as the proposal itself)."""
     now = _now(now)
     with root.lock():
         path = store.path(root.path, pid)
@@ -144,12 +145,30 @@ def accept(root, pid: str, now: str | None = None) -> Result:
             return Result({"id": pid, "action": "already", "memory": done.memory, "status": done.status,
                            "message": f"{pid} was already {what}; nothing to do"})
         p = _read_pending(root, pid)
+        if id is not None or title is not None:
+            p, _ = captured(root, renamed(p, id, title))
         check(p)
         result = _apply(root, p, now)
         record = p.replace(status="accepted", decided=now, memory=result.id)
         _archive(root, p, record)
     return Result({"id": pid, "action": "accepted", "memory": result.id, "write": result.action,
                    "path": result.path, "message": f"{pid} → {result.action} {result.id}"}, result.warnings)
+
+
+def renamed(p: store.Proposal, id: str | None = None, title: str | None = None) -> store.Proposal:
+    """The proposal with the memory id it becomes and its title as a reviewer fixed them."""
+    if id is not None:
+        from ..store.layout import check_id
+
+        if p.kind == "update":
+            raise UsageError(f"{p.id} updates {p.target}; a new id is for a proposal of a new memory")
+        check_id(id)
+        p = p.replace(target=id)
+    if title is not None:
+        if not one_line(title):
+            raise UsageError("the title must not be blank")
+        p = p.replace(title=one_line(title))
+    return p
 
 
 def _read_pending(root, pid: str) -> store.Proposal:
@@ -320,9 +339,13 @@ class Inbox:
         """A proposal's file as it is written (pending or decided)."""
         return self.root.read(p.path)
 
-    def accept(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None) -> list:
-        """Apply proposals through the ordinary write path; one result each (see `accept`)."""
-        return [accept(self.root, pid, now) for pid in select(self.root, ids, all, type)]
+    def accept(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None,
+               id: str | None = None, title: str | None = None) -> list:
+        """Apply proposals through the ordinary write path; one result each (see `accept`). `id` and
+        `title` (one proposal only) rename the memory it becomes and fix its title."""
+        if (id is not None or title is not None) and (all or len(list(ids or ())) != 1):
+            raise UsageError("a new id or title is for one proposal: give exactly one proposal id")
+        return [accept(self.root, pid, now, id=id, title=title) for pid in select(self.root, ids, all, type)]
 
     def reject(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None) -> list:
         return [reject(self.root, pid, now) for pid in select(self.root, ids, all, type)]
