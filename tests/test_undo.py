@@ -167,7 +167,7 @@ def _burst(r, rank):
     for i in range(10):
         m.remember(f"Minor {i}", "old and minor", importance=0.2, now=old)
     said = []
-    for i in range(16):  # a burst of new low-importance notes, each through the command line
+    for i in range(8):  # a burst of new low-importance notes, each through the command line (31 + 8 > 35 lines)
         p = mc(r, "remember", f"Burst note {i}", "low", "-i", "0.2", "--json")
         said += json.loads(p.stdout)["warnings"]
     return said
