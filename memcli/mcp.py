@@ -278,7 +278,8 @@ def build(root: str | os.PathLike) -> MCPServer:
 
     @tool
     def forget(id: MemoryId) -> CallToolResult:
-        """Delete a memory (its detail file and its index line) by exact id. Cannot be undone except through git."""
+        """Forget a memory by exact id: its index line goes and its file moves to memory/archive/ (a person
+        can bring it back with `memcli restore ID`)."""
         res = m().forget(id)
         return _ok(res.to_dict(), res.warnings)
 

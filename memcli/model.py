@@ -82,6 +82,18 @@ def short(value, n: int = 60) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
+LISTED_IDS = 8  # ids a message names; past that, a few, the count and where to see them all
+
+
+def listed_ids(ids, hint: str = "`memcli list` shows every memory") -> str:
+    """Ids for a message on one line: all of them when few, else the first three, how many more and
+    a hint (a rebuild at 10k memories would otherwise write a line of ~10,000 ids)."""
+    ids = list(ids)
+    if len(ids) <= LISTED_IDS:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:3])} and {len(ids) - 3:,} more ({hint})"
+
+
 def clean_tag(tag: object) -> str:
     """A tag as stored: no leading '#', no spaces or separators, lower case."""
     t = _TAG_BAD.sub("-", one_line(tag).lstrip("#")).strip("-")

@@ -119,8 +119,17 @@ def recall_action(st: State, query, limit=None, deep=False, layer=None, threshol
     sess, sc = names(st.session, st.scope)
     m = open_memory(st.root)
     q = text_arg(query, "query")
-    res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold, type=type_,
-                   min_success=min_success, inbox=inbox, also=list(also or ()))
+
+    def ask():
+        return m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold,
+                        type=type_, min_success=min_success, inbox=inbox, also=list(also or ()))
+    if st.json or not r.is_tty(sys.stderr):  # what an agent runs: nothing drawn, nothing more imported
+        res = ask()
+    else:  # a person at a terminal: the first search of the details shows its progress
+        from .progress import reporting
+
+        with reporting(m, False):
+            res = ask()
     out = Out.of(res)
     out.human, out.code = (lambda: r.recall(out.data)), 0 if out.data["hits"] else 1
     return out

@@ -22,7 +22,7 @@ from ..errors import FileError, NotFoundError, SecretError, UsageError
 from ..model import TYPES, Result, WriteResult, one_line
 from ..safety.writecheck import WriteCheck, mask
 from ..store import inbox as store
-from ..store.layout import slugify
+from ..store.layout import memory_ref, slugify
 from . import write
 
 
@@ -235,7 +235,7 @@ def select(root, ids=(), all: bool = False, type: str | None = None) -> list:
     if type is not None and type not in TYPES:
         raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
     if ids:
-        ids = list(dict.fromkeys(ids))
+        ids = list(dict.fromkeys(memory_ref(i) for i in ids))  # memory/inbox/<id>.md names the id too
         for pid in ids:  # every id checked before anything is written
             if not (store.path(root.path, pid).is_file() or store.path(root.path, pid, archived=True).is_file()):
                 raise _not_found(root, pid)
@@ -249,6 +249,7 @@ def edit_text(root, pid: str) -> str:
     """The file's text, for an editor."""
     from ..store.fs import read_text
 
+    pid = memory_ref(pid)
     if not store.path(root.path, pid).is_file():
         raise _not_found(root, pid)
     return read_text(store.path(root.path, pid), store.rel(pid))
@@ -259,6 +260,7 @@ def edit_finish(root, pid: str, before: str, after: str) -> dict:
     meanwhile is not overwritten (UsageError names the way out)."""
     from ..store.fs import read_text
 
+    pid = memory_ref(pid)
     if after == before:
         return Result({"id": pid, "action": "unchanged", "path": store.rel(pid)})
     p = store.parse(after, pid, store.rel(pid))
@@ -299,6 +301,7 @@ class Gate:
         return self._proposed(p)
 
     def update(self, memory_id: str, **kw):
+        memory_id = memory_ref(memory_id)  # memory/<id>.md, as recall prints it, names the id
         if self.mode == "direct":
             return write.update(self.root, memory_id, **kw)
         current = self.root.get(memory_id)
@@ -330,7 +333,7 @@ class Inbox:
         return pending(self.root)
 
     def get(self, pid: str) -> store.Proposal:
-        return get(self.root, pid)
+        return get(self.root, memory_ref(pid))
 
     def raw(self, p: store.Proposal) -> str:
         """A proposal's file as it is written (pending or decided)."""
