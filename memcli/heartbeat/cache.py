@@ -71,12 +71,17 @@ def _inspect_all(jobs: list) -> list:
         import threading
         from concurrent.futures import ProcessPoolExecutor
 
-        # fork is cheap, but only safe while this process has a single thread (watch has two)
+        from ..procs import isolated, pool_context
+
+        # fork is cheap, but only safe while this process has a single thread (watch has two);
+        # spawned workers start isolated (they would start in the root's folder)
         method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
             else "spawn"
         chunks = [jobs[i:i + _CHUNK] for i in range(0, len(jobs), _CHUNK)]
         try:
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+            with isolated():
+                pool = ProcessPoolExecutor(workers, mp_context=pool_context(method))
+            with pool:
                 return [r for part in pool.map(_inspect_many, chunks) for r in part]
         except (OSError, RuntimeError, ImportError):
             pass  # no processes to be had (a sandbox, a broken pool): read them here

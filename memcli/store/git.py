@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 from ..errors import MemcliError, UsageError
@@ -79,10 +78,22 @@ def toplevel(root: Path) -> Path | None:
 
 
 def driver_command(command: str | None = None) -> str:
-    """How git starts a driver: this interpreter's absolute path (a venv need not be on PATH, and
-    `-m memcli.gitmerge` starts without the command line's framework), or `COMMAND merge`
-    (e.g. `--command memcli` for the console script on PATH)."""
-    return f"{command} merge" if command else f"{shlex.quote(sys.executable)} -m memcli.gitmerge"
+    """How git starts a driver: this interpreter's absolute path, isolated (`-I`: git runs the
+    driver in the work tree, and without it a `memcli/` package or a `json.py` the repository
+    carries would be imported first; a venv need not be on PATH, and `-m memcli.gitmerge` starts
+    without the command line's framework), or `COMMAND merge` (e.g. `--command memcli` for the
+    console script, which git is given by its absolute path when PATH finds it)."""
+    if not command:
+        from ..procs import driver_python
+
+        return driver_python("memcli.gitmerge")
+    import shutil
+
+    words = shlex.split(command)
+    found = shutil.which(words[0]) if words and os.sep not in words[0] else None
+    if found:
+        command = " ".join([shlex.quote(os.path.abspath(found)), *(shlex.quote(w) for w in words[1:])])
+    return f"{command} merge"
 
 
 def driver_config(command: str | None = None) -> dict:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 
 from ..dates import utcnow
 from ..errors import FileError, MemcliError, UsageError
@@ -426,22 +425,16 @@ def trigger(root, origin: str | None = None) -> int | None:
     waiting for it (a fold must not slow the turn down). Returns the child's pid, or None."""
     if not root.config["reflect.on_fold"]:
         return None
-    for pid in list(_SPAWNED):  # a long-running server reaps what it started before
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                _SPAWNED.remove(pid)
-        except ChildProcessError:
-            _SPAWNED.remove(pid)
-    args = [sys.executable, "-m", "memcli", "--root", str(root.path), "reflect", "--background"]
+    from ..procs import python_command, spawn_detached
+
+    _SPAWNED[:] = [p for p in _SPAWNED if p.poll() is None]  # a long-running server reaps what it started
+    args = python_command("-m", "memcli", "--root", str(root.path), "reflect", "--background")
     if origin == "hook":
         args += ["--engine", "offline"]
-    try:
-        pid = os.posix_spawn(sys.executable, args, os.environ, setsid=True, file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
+    try:  # isolated, in the root: nothing in the folder the turn ran in is imported
+        child = spawn_detached(args, cwd=root.path)
     except OSError:
         state.ask_again(root.path)  # deferred: the next background reflection goes round for it
         return None
-    _SPAWNED.append(pid)
-    return pid
+    _SPAWNED.append(child)
+    return child.pid
