@@ -181,3 +181,14 @@ def test_24_02_the_search_caches_worker_pool_runs_isolated(tmp_path, monkeypatch
     built = _with_a_thread(lambda: list(segments.segments(iter(items), 0, 0, len(items), 2)))
     assert len(built) == 4
     assert sorted(p.name for p in marks.iterdir()) == []
+
+
+def test_24_01_a_driver_an_older_version_registered_is_reported_until_set_up_again(tmp_path):
+    root = tmp_path / "r"
+    mc(tmp_path, "init", root, "--git")
+    git(root, "config", "merge.memcli-detail.driver", f"{sys.executable} -m memcli.gitmerge detail %O %A %B %L %P")
+    found = json.loads(mc(root, "heartbeat", "--json", code=None).stdout)["data"]["findings"]
+    assert [f["code"] for f in found if f["code"].startswith("git-")] == ["git-driver-unisolated"]
+    mc(root, "git", "setup")
+    found = json.loads(mc(root, "heartbeat", "--json", code=None).stdout)["data"]["findings"]
+    assert not [f for f in found if f["code"].startswith("git-")]

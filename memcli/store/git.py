@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -25,6 +26,8 @@ ATTRIBUTES = (
     f"{layout.INBOX}/*.md merge=memcli-detail",
     f"{layout.INBOX_ARCHIVE}/*.md merge=memcli-detail",
 )
+# a driver an older version registered: `python -m memcli…` without -I (git runs it in the work tree)
+UNISOLATED = re.compile(r"^(?!.*\s-\w*I\w*\s).*(?:^|\s)-m\s+memcli\b")
 IGNORES = tuple(line for line, _ in layout.IGNORED)  # what `init` writes into .gitignore
 # memcli's own files in a root: all that sync scans, stages and commits. Never .memcli/ (local
 # state, and a trust step's place once), never memcli's temp files, never anything else in the
@@ -172,8 +175,15 @@ def check(root: Path) -> list:
     opted_in = len(lost) < len(ATTRIBUTES)
     severity = "warning" if opted_in else "info"
     r = git(top, "config", "--get-regexp", r"^merge\.memcli-", check=False)
-    have = {ln.split(" ", 1)[0] for ln in r.stdout.splitlines()}
+    registered = dict((ln.split(" ", 1) + [""])[:2] for ln in r.stdout.splitlines())
+    have = set(registered)
     missing = [n for n in DRIVERS if f"merge.{n}.driver" not in have]
+    open_path = [n for n in DRIVERS if UNISOLATED.search(registered.get(f"merge.{n}.driver", ""))]
+    if open_path:
+        out.append(Finding("git-driver-unisolated", "warning", ".git/config", None,
+                    f"memcli's merge drivers ({', '.join(open_path)}) start Python without -I: git runs them in the "
+                    "work tree, so a memcli/ package or a json.py the repository carries would run",
+                    f"run `memcli --root {shlex.quote(str(root))} git setup` to register them isolated"))
     if missing:
         out.append(Finding("git-drivers-missing", severity, ".git/config", None,
                     f"memcli's merge drivers are not registered in this clone ({', '.join(missing)}); "
