@@ -191,6 +191,7 @@ def test_the_write_gate_per_front_end(root, cli):
 
 def test_auto_accept_by_type_above_a_confidence(root, cli):
     (root / "memcli.yaml").write_text("write:\n  gate: inbox\ninbox:\n  auto_accept: [preference]\n")
+    cli("trust")  # auto-accepting loosens the gate: memcli.yaml needs trust for it
     r = cli.json("remember", "Prefers dark mode", "in every editor", "--type", "preference", code=0)
     assert r["data"]["action"] == "accepted" and Memory(root).get("prefers-dark-mode")
     r = cli.json("remember", "Staging host", "10.0.0.5", "--type", "fact", code=0)

@@ -144,7 +144,7 @@ def remember_action(st: State, title, summary=None, tag=None, alias=None, body=N
     res = m.gate("cli").remember(t, s, tags=tag or (), aliases=alias or (), body=b, type=type_,
                                  importance=importance, pinned=True if pin else None, expires=expires, id=id_,
                                  source=source)
-    return Out.of(res, lambda: r.write_result(res.to_dict()))
+    return Out.of(res, lambda: r.write_result(res.to_dict()), warnings=m.config.warnings)
 
 
 def scope_set_action(st: State, key, value, agent=None, force=False) -> Out:

@@ -138,14 +138,15 @@ def _summaries(root) -> list:
 
 # ---------------------------------------------------------------- engines
 
-def run_extractor(command: str, timeout: float, feed: dict) -> tuple[list, list]:
+def run_extractor(command: str, timeout: float, feed: dict, cwd=None) -> tuple[list, list]:
     """(proposal objects, warnings): the command gets the material as JSON on stdin and prints
-    one JSON object a line. Lines that are not objects are skipped with a warning."""
+    one JSON object a line. Lines that are not objects are skipped with a warning. It runs in
+    ``cwd`` (the root: a file it names is the one `memcli trust` recorded)."""
     import subprocess
 
     try:
         p = subprocess.run(command, shell=True, input=json.dumps(feed, ensure_ascii=False).encode("utf-8"),
-                           capture_output=True, timeout=timeout)
+                           capture_output=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         raise MemcliError(f"reflect.extractor timed out after {timeout:g}s; nothing was proposed")
     except OSError as e:
@@ -344,7 +345,7 @@ def reflect(root, *, engine: str | None = None, everything: bool = False, dry_ru
         warnings: list = []
         if chosen == "extractor":
             raw, warnings = run_extractor(root.config["reflect.extractor"],
-                                          root.config.seconds("reflect.extractor_timeout"), feed)
+                                          root.config.seconds("reflect.extractor_timeout"), feed, root.path)
         else:
             from .reflect_engines import offline
 
