@@ -133,10 +133,11 @@ class Memory:
         A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
         importance, pinned, expires, source and any other key); arguments given here win. type and
         importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
-        from .usecases.write import remember
+        from .model import RememberRequest
+        from .usecases.write import remember_request
 
-        return remember(self.store, title, summary, tags=tags, aliases=aliases, body=body, type=type,
-                        importance=importance, pinned=pinned, expires=expires, id=id, source=source, now=now)
+        return remember_request(self.store, RememberRequest(title, summary, tuple(tags), tuple(aliases), body, type,
+                                                            importance, pinned, expires, id, source, now))
 
     def update(self, memory_id: str, *, title: str | None = None, summary: str | None = None,
                append: str | None = None, tags=(), untags=(), aliases=(), type: str | None = None,

@@ -244,8 +244,10 @@ def build(root: str | os.PathLike) -> MCPServer:
         """Save a new memory: a detail file memory/<id>.md and its line in MEMORY.md. Give a short title,
         a one-line summary, tags, and aliases in the other language (Chinese/English) so it can be
         recalled across languages. Refused when the id exists (use update) or the text holds a secret."""
-        res = m().gate("mcp").remember(title, summary, tags=tags, aliases=aliases, body=body, type=type,
-                                       importance=importance, pinned=pinned, expires=expires, id=id, source=source)
+        from .model import RememberRequest
+
+        res = m().gate("mcp").remember(RememberRequest(title, summary, tuple(tags), tuple(aliases), body, type,
+                                                       importance, pinned or None, expires, id, source))
         return _ok(res.to_dict(), res.warnings)
 
     @tool
