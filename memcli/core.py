@@ -459,9 +459,16 @@ def semantic_available() -> bool:
 
 def injection_kinds(text: str) -> list[str]:
     """The kinds of prompt injection a text may hold (for flagging recalled memory text as data)."""
-    from .safety.scanner import find_injection
+    from .safety.scanner import injection_kinds as kinds
 
-    return sorted({f.kind for f in find_injection(text or "")})
+    return kinds(text)
+
+
+def injection_note(kinds: list) -> str:
+    """The one line said beside flagged text where no field carries the flag ("" for none)."""
+    from .safety.scanner import flag_note
+
+    return flag_note(kinds)
 
 
 def decode_input(data: bytes, name: str, limit: int = 1_000_000) -> str:
