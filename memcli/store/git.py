@@ -161,8 +161,8 @@ def check(root: Path) -> list:
     if state:
         out.append(Finding("state-tracked", "warning", ".memcli/", None,
                            f"git tracks {len(state)} file(s) under .memcli/ ({', '.join(state[:3])}), local state "
-                           "that must never travel: a tracked .memcli/config.yaml is not read, and sync never "
-                           "commits anything there",
+                           "that must never travel: nothing tracked there is read (a session, the trace, a scope, "
+                           "the configuration), and sync never commits anything there",
                            "`git rm -r --cached .memcli`, then commit (the files stay on disk)"))
     try:
         text = (root / layout.GITATTRIBUTES).read_text(encoding="utf-8")
