@@ -22,6 +22,7 @@ CONFUSABLE = dict(zip(
     "aeopcyxijsdqwhlaABEKMHOPCTYXIJSG" "abeiknoptuxoABEZHIKMNOPTYX"))
 DROPPED = frozenset("\u00ad\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u180e\u034f")
 _SPACED = None
+_FOLDABLE = None
 
 
 def _spaced():
@@ -31,29 +32,51 @@ def _spaced():
     return _SPACED
 
 
+def _foldable():
+    """A character fold changes: dropped ones, full-width letters and digits and the ideographic
+    space, mathematical and circled letters, the look-alikes (ordinary CJK punctuation is not)."""
+    global _FOLDABLE
+    if _FOLDABLE is None:
+        _FOLDABLE = re.compile("[" + "".join(sorted(DROPPED)) + "\u3000\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"
+                               "\u249c-\u24e9\U0001d400-\U0001d7ff" + "".join(sorted(CONFUSABLE)) + "]")
+    return _FOLDABLE
+
+
+def _char(ch: str) -> str:
+    if ch in DROPPED:
+        return ""
+    if ch in CONFUSABLE:
+        return CONFUSABLE[ch]
+    if ord(ch) < 128:
+        return ch
+    return "".join(CONFUSABLE.get(c, c) for c in unicodedata.normalize("NFKC", ch) if not unicodedata.combining(c))
+
+
 def fold(text: str) -> tuple[str, list[int]] | None:
-    """(the folded text, the original index of each of its characters), or None when unchanged."""
-    if text.isascii():
-        if _spaced().search(text) is None:
-            return None
-        chars, where = list(text), list(range(len(text)))
-    else:
-        chars, where = [], []
-        for i, ch in enumerate(text):
-            if ch in DROPPED:
-                continue
-            if ch in CONFUSABLE:
-                chars.append(CONFUSABLE[ch])
-                where.append(i)
-                continue
-            if ord(ch) < 128:
-                chars.append(ch)
-                where.append(i)
-                continue
-            for c in unicodedata.normalize("NFKC", ch):
-                if unicodedata.combining(c):
-                    continue
-                chars.append(CONFUSABLE.get(c, c))
+    """(the lines of text that hold an evasion, folded and joined by newlines; the original index of
+    each of their characters), or None when no line does. Only those lines are read twice."""
+    marks = [m.start() for m in _spaced().finditer(text)]
+    if not text.isascii():
+        marks += [m.start() for m in _foldable().finditer(text)]
+    if not marks:
+        return None
+    spans, last_end = [], -1
+    for at in sorted(marks):
+        if at < last_end:
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        spans.append((start, end))
+        last_end = end
+    chars, where = [], []
+    for start, end in spans:
+        if chars:
+            chars.append("\n")
+            where.append(start - 1)
+        for i in range(start, end):
+            for c in _char(text[i]):
+                chars.append(c)
                 where.append(i)
     folded = "".join(chars)
     out, at, pos = [], [], 0
@@ -66,5 +89,4 @@ def fold(text: str) -> tuple[str, list[int]] | None:
         pos = m.end()
     out.append(folded[pos:])
     at.extend(where[pos:])
-    result = "".join(out)
-    return (result, at) if result != text else None
+    return "".join(out), at
