@@ -145,10 +145,11 @@ class Memory:
         A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
         importance, pinned, expires, source and any other key); arguments given here win. type and
         importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
-        from .usecases.write import remember
+        from .model import RememberRequest
+        from .usecases.write import remember_request
 
-        return remember(self.store, title, summary, tags=tags, aliases=aliases, body=body, type=type,
-                        importance=importance, pinned=pinned, expires=expires, id=id, source=source, now=now)
+        return remember_request(self.store, RememberRequest(title, summary, tuple(tags), tuple(aliases), body, type,
+                                                            importance, pinned, expires, id, source, now))
 
     def update(self, memory_id: str, *, title: str | None = None, summary: str | None = None,
                append: str | None = None, tags=(), untags=(), aliases=(), type: str | None = None,
@@ -479,9 +480,16 @@ def semantic_available() -> bool:
 
 def injection_kinds(text: str) -> list[str]:
     """The kinds of prompt injection a text may hold (for flagging recalled memory text as data)."""
-    from .safety.scanner import find_injection
+    from .safety.scanner import injection_kinds as kinds
 
-    return sorted({f.kind for f in find_injection(text or "")})
+    return kinds(text)
+
+
+def injection_note(kinds: list) -> str:
+    """The one line said beside flagged text where no field carries the flag ("" for none)."""
+    from .safety.scanner import flag_note
+
+    return flag_note(kinds)
 
 
 def decode_input(data: bytes, name: str, limit: int = 1_000_000) -> str:

@@ -212,6 +212,8 @@ def recall(data: dict) -> None:
         c = console()
         for h in hits:
             head = f"[bold]{_esc(h['title'])}[/]  [dim]{_esc(h['path'])} · {_esc(h['layer'])} · {h['score']:.2f}[/]"
+            if h.get("injection"):
+                head += f"  [red]flagged: {_esc(', '.join(h['injection']))} (data, not instructions)[/]"
             body = (h["summary"] + "\n\n" if h["summary"] else "") + (h["snippet"] or "")
             c.print(Panel(Markdown(safe(body.strip() or "-")), title=head, title_align="left"))
         return
@@ -220,6 +222,10 @@ def recall(data: dict) -> None:
     parts = []
     for h in hits:
         block = [f"## {h['title']}", f"<!-- {h['path']} · {h['layer']} · {how_found(h)} -->"]
+        if h.get("injection"):
+            from .safety.scanner import flag_note
+
+            block.append(flag_note(h["injection"]))
         if h["summary"]:
             block.append(h["summary"])
         if h["tags"]:

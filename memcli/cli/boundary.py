@@ -150,10 +150,11 @@ def remember_action(st: State, title, summary=None, tag=None, alias=None, body=N
     t = read_input(title, None, stdin_bytes, "title")
     s = read_input(summary, None, stdin_bytes, "summary")
     b = read_input(body, body_file, stdin_bytes, "body")
-    res = m.gate("cli").remember(t, s, tags=tag or (), aliases=alias or (), body=b, type=type_,
-                                 importance=importance, pinned=True if pin else None, expires=expires, id=id_,
-                                 source=source)
-    return Out.of(res, lambda: r.write_result(res.to_dict()))
+    from ..model import RememberRequest
+
+    res = m.gate("cli").remember(RememberRequest(t, s, tuple(tag or ()), tuple(alias or ()), b, type_, importance,
+                                                 True if pin else None, expires, id_, source))
+    return Out.of(res, lambda: r.write_result(res.to_dict()), warnings=m.config.warnings)
 
 
 def scope_set_action(st: State, key, value, agent=None, force=False) -> Out:

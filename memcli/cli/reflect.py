@@ -104,10 +104,16 @@ def inbox_show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
     Example: memcli inbox show p-20261201-staging-deploys-need-the-vpn-5e268f
     """
     def act():
+        from ..core import injection_kinds
+        from ..core import injection_note as flag_note
+
         inbox = memory(ctx).inbox
         p = inbox.get(id_)
         text = inbox.raw(p)
-        return Out(p.to_dict(), lambda: r.out(text.rstrip("\n")))
+        data, kinds = p.to_dict(), injection_kinds(text)
+        if kinds:  # what it quotes may try to instruct whoever reads it
+            data["injection"] = kinds
+        return Out(data, lambda: r.out((flag_note(kinds) + "\n" if kinds else "") + text.rstrip("\n")))
     run(ctx, "inbox show", json_, act)
 
 

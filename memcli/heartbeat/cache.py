@@ -72,12 +72,17 @@ def _inspect_all(jobs: list) -> list:
         import threading
         from concurrent.futures import ProcessPoolExecutor
 
-        # fork is cheap, but only safe while this process has a single thread (watch has two)
+        from ..procs import isolated, pool_context
+
+        # fork is cheap, but only safe while this process has a single thread (watch has two);
+        # spawned workers start isolated (they would start in the root's folder)
         method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
             else "spawn"
         chunks = [jobs[i:i + _CHUNK] for i in range(0, len(jobs), _CHUNK)]
         try:
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+            with isolated():
+                pool = ProcessPoolExecutor(workers, mp_context=pool_context(method))
+            with pool:
                 out: list = []
                 progress.report(CHECKING, 0, len(jobs))
                 for part in pool.map(_inspect_many, chunks):

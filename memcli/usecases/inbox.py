@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..dates import utcnow
 from ..errors import FileError, NotFoundError, SecretError, UsageError
-from ..model import TYPES, Result, WriteResult, one_line
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, RememberRequest, Result, WriteResult, one_line
 from ..safety.writecheck import WriteCheck, mask
 from ..store import inbox as store
 from ..store.layout import memory_ref, slugify
@@ -189,8 +189,9 @@ def _apply(root, p: store.Proposal, now: str):
     target = p.target if p.kind == "update" else (p.target or slugify(p.title))
     exists = target and (root.detail_path(target).is_file() or root.detail_path(target, archived=True).is_file())
     if p.kind == "new" and not exists:
-        return write.remember(root, p.title, p.summary, tags=p.tags, aliases=p.aliases, body=p.text, type=p.type,
-                            importance=p.importance, id=target, source=_source(p), now=now)
+        return write.remember_request(root, RememberRequest(
+            p.title, p.summary, p.tags, p.aliases, p.text, p.type, p.importance, p.pinned or None, p.expires, target,
+            f"{p.source} ({_source(p)})" if p.source else _source(p), now))
     if not exists:
         raise NotFoundError(f"{p.id} updates {target!r}, which is not a memory (any more); reject it, or edit "
                             f"its target with `memcli inbox edit {p.id}`")
@@ -289,13 +290,25 @@ class Gate:
 
         return write_gate(self.root.config, self.front_end)
 
-    def remember(self, title: str, summary: str = "", **kw):
+    def remember(self, req: RememberRequest):
+        """The request written, or kept whole in a proposal (every option: accepting it later
+        writes what was asked)."""
         if self.mode == "direct":
-            return write.remember(self.root, title, summary, **kw)
-        p = store.make("new", title or "", summary=summary or "", type=kw.get("type") or "note",
-                       target=kw.get("id"), engine=self.front_end, confidence=1.0, created=_now(kw.get("now")),
-                       tags=kw.get("tags") or (), aliases=kw.get("aliases") or (), text=kw.get("body") or "",
-                       importance=0.5 if kw.get("importance") is None else kw["importance"])
+            return write.remember_request(self.root, req)
+        from ..dates import expires_at
+        from ..store import frontmatter
+
+        req, extra = write.with_frontmatter(req)
+        created = _now(req.now)
+        if extra:  # the body's own keys travel with it
+            body = "---\n" + "".join(frontmatter.dump_key(k, v) + "\n" for k, v in extra.items()) + "---\n" + req.body
+        else:
+            body = req.body
+        p = store.make("new", req.title or "", summary=req.summary or "", type=req.type or DEFAULT_TYPE,
+                       target=req.id, engine=self.front_end, confidence=1.0, created=created, tags=req.tags,
+                       aliases=req.aliases, text=body,
+                       importance=DEFAULT_IMPORTANCE if req.importance is None else req.importance,
+                       pinned=bool(req.pinned), expires=expires_at(req.expires, created), source=req.source)
         if not p.title:
             raise UsageError("a title is required and must not be blank")
         return self._proposed(p)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 
 from ..dates import utcnow
 from ..errors import FileError, MemcliError, UsageError
@@ -151,14 +150,15 @@ def _summaries(root) -> list:
 
 # ---------------------------------------------------------------- engines
 
-def run_extractor(command: str, timeout: float, feed: dict) -> tuple[list, list]:
+def run_extractor(command: str, timeout: float, feed: dict, cwd=None) -> tuple[list, list]:
     """(proposal objects, warnings): the command gets the material as JSON on stdin and prints
-    one JSON object a line. Lines that are not objects are skipped with a warning."""
+    one JSON object a line. Lines that are not objects are skipped with a warning. It runs in
+    ``cwd`` (the root: a file it names is the one `memcli trust` recorded)."""
     import subprocess
 
     try:
         p = subprocess.run(command, shell=True, input=json.dumps(feed, ensure_ascii=False).encode("utf-8"),
-                           capture_output=True, timeout=timeout)
+                           capture_output=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         raise MemcliError(f"reflect.extractor timed out after {timeout:g}s; nothing was proposed")
     except OSError as e:
@@ -368,7 +368,7 @@ def reflect(root, *, engine: str | None = None, everything: bool = False, dry_ru
         warnings: list = []
         if chosen == "extractor":
             raw, warnings = run_extractor(root.config["reflect.extractor"],
-                                          root.config.seconds("reflect.extractor_timeout"), feed)
+                                          root.config.seconds("reflect.extractor_timeout"), feed, root.path)
         else:
             from .reflect_engines import offline
 
@@ -408,6 +408,7 @@ def propose(root, objects: list, mark: str | None = None, now: str | None = None
     """Proposals from an agent (the engines' format). Evidence refs are checked against the
     material last offered (or, without an offer, all the material not reflected on)."""
     now = _now(now)
+    _within_caps(root, objects, now)
     saved = state.load_offer(root.path)
     if mark is not None and (saved is None or saved.get("mark") != mark):
         raise UsageError("mark is not the one the last reflect_material gave; call reflect_material again")
@@ -415,12 +416,72 @@ def propose(root, objects: list, mark: str | None = None, now: str | None = None
     proposals, warnings = to_proposals(feed, objects, "agent", now)
     proposals, skipped = settle(root, proposals)
     stored = inbox.store_proposals(root, proposals, now)
+    _count(root, len(stored["proposed"]), now)
     if mark is not None:
         with root.lock():
             state.save_mark(root.path, saved["watermark"], now)
             state.drop_offer(root.path)
     return Result({"proposed": stored["proposed"], "skipped": skipped + stored["skipped"],
                    "accepted": stored["accepted"], "marked": mark is not None}, warnings + stored.warnings)
+
+
+# ---------------------------------------------------------------- caps on what an agent may propose
+
+RATE_LOG = "propose-rate.json"  # in .memcli/: [[time, proposals written], ...] of the last hour
+
+
+def _recent(root, now: str) -> list:
+    from ..dates import parse
+    from ..store.fs import came_with_git, state_dir
+
+    path = state_dir(root.path) / RATE_LOG
+    if came_with_git(path):
+        return []
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    start = parse(now).timestamp() - 3600
+    return [r for r in rows if isinstance(r, list) and len(r) == 2 and isinstance(r[1], int)
+            and (parse(r[0]) or parse("1970-01-01")).timestamp() > start] if isinstance(rows, list) else []
+
+
+def _count(root, n: int, now: str) -> None:
+    if not n:
+        return
+    from ..store.fs import atomic_write, state_dir
+
+    with root.lock():
+        atomic_write(state_dir(root.path) / RATE_LOG, json.dumps(_recent(root, now) + [[now, n]]) + "\n")
+
+
+def _within_caps(root, objects: list, now: str) -> None:
+    """An agent's proposals within inbox.propose_per_call, inbox.propose_per_hour, and the inbox's
+    inbox.max_pending proposals and inbox.max_bytes: else one clear error, nothing written."""
+    from ..errors import LimitError
+
+    cfg = root.config
+    per_call, per_hour = int(cfg["inbox.propose_per_call"]), int(cfg["inbox.propose_per_hour"])
+    if len(objects) > per_call:
+        raise LimitError(f"{len(objects)} proposals in one call; at most {per_call} (inbox.propose_per_call): "
+                         "send the best ones", data={"limit": "inbox.propose_per_call", "max": per_call})
+    done = sum(r[1] for r in _recent(root, now))
+    if done + len(objects) > per_hour:
+        raise LimitError(f"{done} proposals in the last hour; at most {per_hour} an hour (inbox.propose_per_hour): "
+                         "try again later", data={"limit": "inbox.propose_per_hour", "max": per_hour})
+    folder = root.path / layout.INBOX
+    sizes = []
+    try:
+        with os.scandir(folder) as it:
+            sizes = [e.stat().st_size for e in it if e.name.endswith(".md") and e.is_file()]
+    except OSError:
+        pass
+    new_bytes = len(json.dumps(objects, ensure_ascii=False).encode("utf-8"))
+    most, room = int(cfg["inbox.max_pending"]), int(cfg["inbox.max_bytes"])
+    if len(sizes) + len(objects) > most or sum(sizes) + new_bytes > room:
+        raise LimitError(f"the inbox holds {len(sizes)} proposals ({sum(sizes)} bytes); at most {most} "
+                         f"(inbox.max_pending) and {room} bytes (inbox.max_bytes): review them (`memcli inbox`) "
+                         "before proposing more", data={"limit": "inbox.max_pending", "max": most})
 
 
 # ---------------------------------------------------------------- running in the background
@@ -449,22 +510,16 @@ def trigger(root, origin: str | None = None) -> int | None:
     waiting for it (a fold must not slow the turn down). Returns the child's pid, or None."""
     if not root.config["reflect.on_fold"]:
         return None
-    for pid in list(_SPAWNED):  # a long-running server reaps what it started before
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0]:
-                _SPAWNED.remove(pid)
-        except ChildProcessError:
-            _SPAWNED.remove(pid)
-    args = [sys.executable, "-m", "memcli", "--root", str(root.path), "reflect", "--background"]
+    from ..procs import python_command, spawn_detached
+
+    _SPAWNED[:] = [p for p in _SPAWNED if p.poll() is None]  # a long-running server reaps what it started
+    args = python_command("-m", "memcli", "--root", str(root.path), "reflect", "--background")
     if origin == "hook":
         args += ["--engine", "offline"]
-    try:
-        pid = os.posix_spawn(sys.executable, args, os.environ, setsid=True, file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
+    try:  # isolated, in the root: nothing in the folder the turn ran in is imported
+        child = spawn_detached(args, cwd=root.path)
     except OSError:
         state.ask_again(root.path)  # deferred: the next background reflection goes round for it
         return None
-    _SPAWNED.append(pid)
-    return pid
+    _SPAWNED.append(child)
+    return child.pid

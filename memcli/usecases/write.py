@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ..dates import expired, expires_at, utcnow
 from ..errors import ExistsError, FileError, IndexFullError, UsageError
-from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, WriteResult, clean_tags, \
-    importance_of, one_line
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, RememberRequest, WriteResult, \
+    clean_tags, importance_of, one_line
 from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
 from ..store import frontmatter, layout
@@ -25,24 +25,41 @@ def remember(root, title: str, summary: str = "", *, tags=(), aliases=(), body: 
              type: str | None = None, importance: float | None = None, pinned: bool | None = None,
              expires: str | None = None, id: str | None = None, source: str | None = None,
              now: str | None = None) -> WriteResult:
+    """``remember_request`` with the request's fields as arguments."""
+    return remember_request(root, RememberRequest(title, summary, tuple(tags), tuple(aliases), body, type, importance,
+                                                  pinned, expires, id, source, now))
+
+
+def with_frontmatter(req: RememberRequest) -> tuple[RememberRequest, dict]:
+    """(the request with its body's frontmatter taken in: summary, tags, aliases, type, importance,
+    pinned, expires and source fill what the request leaves unset, and the body loses the block;
+    the frontmatter's other keys, kept as the memory's own)."""
+    body, front = frontmatter.strip(req.body or "")
+    extra = {k: v for k, v in front.items() if k not in DETAIL_KEYS}
+    if not front:
+        return req.replace(body=body), extra
+
+    def unset(key):
+        value = getattr(req, key)
+        return _front_value(front, key) if value is None else value
+
+    return req.replace(summary=req.summary or one_line(front.get("summary") or ""),
+                       tags=tuple(req.tags) + tuple(dfile.str_list(front.get("tags"))),
+                       aliases=tuple(req.aliases) + tuple(dfile.str_list(front.get("aliases"))), body=body,
+                       **{k: unset(k) for k in ("type", "importance", "pinned", "expires", "source")}), extra
+
+
+def remember_request(root, req: RememberRequest) -> WriteResult:
     """Write a new detail file and its index line (demoting the lowest entry when full).
 
     A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
-    importance, pinned, expires, source and any other key); arguments given here win. type and
+    importance, pinned, expires, source and any other key); the request's own values win. type and
     importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
-    body, front = frontmatter.strip(body or "")
-    extra = {k: v for k, v in front.items() if k not in DETAIL_KEYS}
-    if front:
-        summary = summary or one_line(front.get("summary") or "")
-        tags = tuple(tags) + tuple(dfile.str_list(front.get("tags")))
-        aliases = tuple(aliases) + tuple(dfile.str_list(front.get("aliases")))
-        type = type if type is not None else _front_value(front, "type")
-        importance = importance if importance is not None else _front_value(front, "importance")
-        pinned = pinned if pinned is not None else _front_value(front, "pinned")
-        expires = expires if expires is not None else _front_value(front, "expires")
-        source = source if source is not None else _front_value(front, "source")
-    type = DEFAULT_TYPE if type is None else type
-    importance = DEFAULT_IMPORTANCE if importance is None else importance
+    req, extra = with_frontmatter(req)
+    title, summary, tags, aliases, body = req.title, req.summary, req.tags, req.aliases, req.body
+    pinned, expires, id, source, now = req.pinned, req.expires, req.id, req.source, req.now
+    type = DEFAULT_TYPE if req.type is None else req.type
+    importance = DEFAULT_IMPORTANCE if req.importance is None else req.importance
     _check_input(title=title, summary=summary, tags=tags, aliases=aliases, id=id, source=source)
     title = one_line(title or "")
     if not title:
