@@ -15,7 +15,10 @@ Extraction, against LoCoMo's observations (facts per session, each citing dialog
 - per 100: proposals per 100 turns (what a reviewer reads);
 - precision: the share of proposals whose main statement (the turn the proposal is made from) is
   a cited turn; `any` also counts a proposal when another of its quoted turns is cited;
-- quotes: the mean number of turns a proposal quotes.
+- quotes: the mean number of turns a proposal quotes;
+- kept: the share of proposals whose title a reviewer would keep as it stands: the title holds a
+  content word (a search term, stop words left out, stems compared) of an observation that cites
+  one of the turns the proposal quotes. A proposal that covers no observation does not count as kept.
 
 Recall after reflection: each conversation's questions (categories 1-4, as benchmarks/locomo.py)
 asked of a root holding one memory per turn, then of the same root after every proposal (at the
@@ -102,10 +105,33 @@ def main_turn(p: dict) -> dict:
     return p["evidence"][0]
 
 
+def observations(conv: dict) -> dict:
+    """{dia_id: [the text of every observation citing it]}."""
+    import re
+
+    out: dict = {}
+    for per_session in conv.get("observation", {}).values():
+        for facts in per_session.values():
+            for text, ev in facts:
+                for x in re.split(r"[;,\s]+", ev if isinstance(ev, str) else " ".join(ev)):
+                    if x:
+                        out.setdefault(x, []).append(text)
+    return out
+
+
+def kept_title(title: str, ids: set, obs: dict) -> bool:
+    """Whether the title holds a content word of an observation citing one of the turns."""
+    from memcli.search.tokenize import terms
+
+    words = set(terms(title))
+    return any(words & set(terms(text)) for i in ids for text in obs.get(i, ()))
+
+
 def extraction(conv: dict, res: dict, where: dict) -> dict:
     ev = cited(conv)
+    obs = observations(conv)
     n = sum(1 for _ in locomo.turns(conv))
-    covered, main_hits, any_hits, quotes = set(), 0, 0, []
+    covered, main_hits, any_hits, quotes, kept = set(), 0, 0, [], 0
     for p in res["proposals"]:
         ids = {where.get((q["episode"], q["time"])) for q in p["evidence"]} - {None}
         covered |= ids
@@ -113,10 +139,12 @@ def extraction(conv: dict, res: dict, where: dict) -> dict:
         m = main_turn(p)
         main_hits += where.get((m["episode"], m["time"])) in ev
         any_hits += bool(ids & ev)
+        kept += kept_title(p["title"], ids, obs)
     k = len(res["proposals"])
     return {"turns": n, "cited": len(ev), "proposals": k, "per100": 100 * k / n,
             "recall": len(covered & ev) / len(ev), "precision": main_hits / max(k, 1),
-            "precision_any": any_hits / max(k, 1), "quotes": statistics.mean(quotes) if quotes else 0.0}
+            "precision_any": any_hits / max(k, 1), "quotes": statistics.mean(quotes) if quotes else 0.0,
+            "kept": kept / max(k, 1)}
 
 
 def after_reflection(conv: dict, folder: Path, res: dict, where: dict, proposals_root) -> dict:
@@ -249,7 +277,7 @@ def main(argv=None) -> int:
         print(f"LoCoMo dev, offline engine; tuned on {', '.join(split['tune'])}, held out "
               f"{', '.join(split['held_out'])} (benchmarks/reflect_split.json)")
         print(f"{'split':9} {'budget':>6} {'turns':>5} {'cited':>5} {'props':>5} {'per100':>6} {'recall':>6} "
-              f"{'prec':>5} {'p.any':>5} {'quotes':>6}")
+              f"{'prec':>5} {'p.any':>5} {'quotes':>6} {'kept':>5}")
         rows = []
         for name, sids in groups_all.items():
             for b in budgets:
@@ -260,10 +288,11 @@ def main(argv=None) -> int:
                        "recall": sum(x["recall"] * x["cited"] for x in f) / cites,
                        "precision": sum(x["precision"] * x["proposals"] for x in f) / max(props, 1),
                        "precision_any": sum(x["precision_any"] * x["proposals"] for x in f) / max(props, 1),
-                       "quotes": sum(x["quotes"] * x["proposals"] for x in f) / max(props, 1)}
+                       "quotes": sum(x["quotes"] * x["proposals"] for x in f) / max(props, 1),
+                       "kept": sum(x["kept"] * x["proposals"] for x in f) / max(props, 1)}
                 rows.append(row)
                 print(f"{name:9} {b:>6} {turns:>5} {cites:>5} {props:>5} {row['per100']:>6.1f} {row['recall']:>6.3f} "
-                      f"{row['precision']:>5.2f} {row['precision_any']:>5.2f} {row['quotes']:>6.2f}")
+                      f"{row['precision']:>5.2f} {row['precision_any']:>5.2f} {row['quotes']:>6.2f} {row['kept']:>5.2f}")
         if recall_rows:
             print(f"\nrecall after reflection (budget {default_budget}, every proposal accepted as it stands), any@5:")
             print(f"{'split':9} {'questions':>9} {'accepted':>8} {'memcli raw':>10} {'+accepted':>9} "

@@ -2,7 +2,11 @@
 the code before it (a source tree given with --before, e.g. `git archive main | tar -x -C /tmp/base`)
 beside the code of this checkout, interleaved round by round on the same root.
 
-    python benchmarks/turn_cost.py --before /tmp/base --runs 15
+    python benchmarks/turn_cost.py --before /tmp/base --runs 15 [--git]
+
+``--git`` makes the root a git work tree with its files committed (what a shared root is): the
+per-turn check that nothing under .memcli/ is tracked then has an index to look at; a `recall`
+row is added.
 
 Rows: a turn without personal data, a turn with an email and a phone number (masked by the
 default `write.pii_captured: redact` in this checkout), the hook recording a prompt that needs no
@@ -45,8 +49,14 @@ def main() -> None:
     ap.add_argument("--before", required=True, help="a source tree of the code before")
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--memories", type=int, default=200)
+    ap.add_argument("--git", action="store_true", help="the root is a git work tree with its files committed")
     a = ap.parse_args()
     root = make_root(a.memories)
+    if a.git:
+        env_git = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.org",
+                   "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.org"}
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "memories"]):
+            subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=env_git)
     py = sys.executable
     plain = "please deploy the release to the staging cluster after lunch"
     personal = "客户张伟的邮箱 zhang.wei88@qq.com，手机 138 1234 5678，明天回电"
@@ -61,7 +71,9 @@ def main() -> None:
                   [py, "-m", "memcli", "--root", str(root), "--session", f"p-{label}", "session", "add", "user", personal],
                   b""),
                  (f"hook, prompt recorded ({label})", tree,
-                  [py, "-m", "memcli", "--root", str(root), "hook", "claude-code"], hook)]
+                  [py, "-m", "memcli", "--root", str(root), "hook", "claude-code"], hook),
+                 (f"recall ({label})", tree,
+                  [py, "-m", "memcli", "--root", str(root), "--session", f"s-{label}", "recall", "topic 5 note"], b"")]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
     times: dict = {r[0]: [] for r in rows}
     cpu: dict = {r[0]: [] for r in rows}

@@ -63,6 +63,11 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "write.gate.cli": (None, "gate?"),
     "write.gate.mcp": (None, "gate?"),
     "write.gate.hook": (None, "gate?"),
+    # what MCP `propose` may add to the inbox: per call, per hour, and in all (pending proposals, bytes)
+    "inbox.propose_per_call": (20, "int"),
+    "inbox.propose_per_hour": (200, "int"),
+    "inbox.max_pending": (500, "int"),
+    "inbox.max_bytes": (4_000_000, "int"),
 }
 GATES = ("direct", "inbox")
 FRONT_ENDS = ("cli", "mcp", "hook")
@@ -214,17 +219,23 @@ def _read_yaml(path: Path, shown: str) -> dict:
     return values
 
 
-# ---- settings that run a command or switch a check off: never from a file someone else wrote
+# ---- settings that protect the user: a committed memcli.yaml only tightens them (``tighten``)
 
 LOCAL_CONFIG = ".memcli/config.yaml"  # per root, never committed
 LEGACY_TRUST_FILE = ".memcli/trusted"  # where older versions kept trust, inside the root: never read
 EXECUTING_KEYS = ("session.summarizer", "reflect.extractor")  # settings whose value is a shell command
 COMMAND_ENV = {"session.summarizer": "MEMCLI_SUMMARIZER"}  # the user's own override of each
-LOOSENING = {"write.secrets": ("allow",)}  # values of a setting that switch a write check off
-# Settings that send memory text (and a key read from the environment) off this machine: like a
-# command, honoured from memcli.yaml only after `memcli trust`.
-OUTBOUND_KEYS = ("embed.provider", "embed.url", "embed.key_env")
-GUARDED_KEYS = EXECUTING_KEYS + tuple(LOOSENING) + OUTBOUND_KEYS
+# Settings that send memory text (and a key read from the environment) off this machine, or name
+# what is loaded to embed it: like a command, honoured from memcli.yaml only after `memcli trust`.
+OUTBOUND_KEYS = ("embed.provider", "embed.url", "embed.key_env", "embed.model", "embed.query_prefix",
+                 "embed.passage_prefix")
+GATE_KEYS = ("write.gate", "write.gate.cli", "write.gate.mcp", "write.gate.hook")
+
+
+def _guards() -> dict:
+    from .tighten import GUARDS
+
+    return GUARDS
 
 
 def user_config_path() -> Path:
@@ -234,26 +245,44 @@ def user_config_path() -> Path:
 
 
 def _guarded(key: str, value: object) -> bool:
-    """Whether this value of this key needs a trust step when it comes from the root's files."""
-    if key in EXECUTING_KEYS:
-        return bool(value)
-    if key in OUTBOUND_KEYS:
-        return value is not None and value != SCHEMA[key][0]
-    return value in LOOSENING.get(key, ())
+    """Whether this value of this key, from memcli.yaml, loosens what the defaults give (and so
+    needs a trust step)."""
+    from .tighten import looser, per_door
+
+    guard = _guards().get(key.rsplit(".", 1)[0] if key.startswith("write.gate.") else key)
+    if guard is None or value is None:
+        return False
+    if key in GATE_KEYS:
+        return any(looser(guard, g, "direct") for g in _gate_values(key, value))
+    if key in ("write.pii", "write.pii_captured"):
+        from .safety.pii import DEFAULTS, DOORS
+
+        default = DEFAULTS[key == "write.pii_captured"]
+        return any(looser(guard, per_door(value, d, default) or default, default) for d in DOORS)
+    return looser(guard, value, SCHEMA[key][0])
+
+
+def _gate_values(key: str, value) -> list:
+    return list(value.values()) if isinstance(value, dict) else [value]
+
+
+def _trust_state(root: Path) -> "tuple[bool, dict]":
+    """(memcli.yaml is the file `memcli trust` recorded, {a file a trusted command names: changed})."""
+    from . import trust as records
+
+    return records.check(root)
 
 
 def is_trusted(root: Path) -> bool:
     """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root, in the
     user's state folder (a record inside the root, which git could have brought, is never read)."""
-    from . import trust as records
-
-    digest = records.digest(root / "memcli.yaml")
-    return digest is not None and digest == records.trusted_digest(root)
+    return _trust_state(root)[0]
 
 
 def trust(root: Path) -> dict:
     """Record, outside the root, that this root's memcli.yaml, as it is now, may run the commands
-    it names. A later change to the file needs trusting again."""
+    it names and loosen what it loosens; the files in the root its commands name are recorded by
+    their digests too. A later change to any of them needs trusting again."""
     from . import trust as records
     from .dates import utcnow
 
@@ -262,37 +291,59 @@ def trust(root: Path) -> dict:
     if digest is None:
         raise ConfigError("memcli.yaml: no such file to trust")
     load = _read_yaml(path, "memcli.yaml")
-    where = records.record_trust(root, digest, utcnow())
-    return {"path": "memcli.yaml", "sha256": digest, "record": str(where),
-            "commands": {k: load[k] for k in GUARDED_KEYS if _guarded(k, load.get(k))}}
+    commands = {k: load[k] for k in EXECUTING_KEYS if load.get(k)}
+    files = records.named_files(root, list(commands.values()))
+    where = records.record_trust(root, digest, utcnow(), files)
+    return {"path": "memcli.yaml", "sha256": digest, "record": str(where), "commands": commands,
+            "files": {rel: d for rel, d in files.items()},
+            "loosens": {k: v for k, v in load.items() if k not in EXECUTING_KEYS and _guarded(k, v)}}
 
 
 def trusted_setting(root: Path, key: str, committed=None, user=None, local=None, *,
-                    root_commands: bool = True) -> tuple[object, str | None]:
-    """The one gate for a setting that runs a command or switches a check off (GUARDED_KEYS):
-    (the value to use, or None for the default; a warning). The user's own sources win in this
-    order: the MEMCLI_* override, the root's untracked .memcli/config.yaml, the user's
-    configuration file; memcli.yaml counts only once `memcli trust` recorded it, as it is now.
+                    root_commands: bool = True, trusted: bool | None = None) -> tuple[object, str | None]:
+    """The one rule for a setting that protects the user (``tighten.GUARDS``): (the value to use,
+    or None for the default; a warning). The user's own value is the MEMCLI_* override, else the
+    root's untracked .memcli/config.yaml, else the user's configuration file; memcli.yaml's value
+    holds where it is stricter than that (or than the default when the user set nothing), and
+    where it is looser only once `memcli trust` recorded the file as it is now.
     ``root_commands=False`` (the agent hook) takes no command from the root's files at all."""
+    from .tighten import COMMAND, OUTBOUND, resolve
+
+    guard = _guards()[key]
     override = env(COMMAND_ENV[key]) if key in COMMAND_ENV else None
-    if override:
-        return override, None
-    own = key in EXECUTING_KEYS and not root_commands
-    if local is not None and not own:
-        return local, None
-    if user is not None:
-        return user, None
-    if committed is None or (own and committed):
-        return None, None
-    if not _guarded(key, committed) or is_trusted(root):
-        return committed, None
-    what, done = (("a command", "not run") if key in EXECUTING_KEYS else
-                  ("which would send memory text off this machine", "ignored") if key in OUTBOUND_KEYS else
-                  ("which switches a write check off", f"the default {SCHEMA[key][0]} applies"))
+    own_command = key in EXECUTING_KEYS and not root_commands
+    own = override or (local if local is not None and not own_command else None)
+    own = own if own is not None else user
+    if own_command:
+        committed = None
+    default = SCHEMA[key][0]
+    if trusted is None and committed is not None and own is None and _guarded(key, committed):
+        trusted = is_trusted(root)
+    value, set_aside = resolve(guard, own, committed, default, bool(trusted))
+    if key in EXECUTING_KEYS and value and value == committed and own is None:
+        changed = _trust_state(root)[1]
+        named = [rel for rel in changed if rel in _named(root, value)]
+        if named:
+            return None, (f"memcli.yaml's {key} runs {named[0]}, which changed since `memcli trust`: not run "
+                          "(review it, then `memcli trust` again)")
+    if not set_aside:
+        return (None if value == default and key in EXECUTING_KEYS + OUTBOUND_KEYS else value), None
+    if guard == COMMAND:
+        what, done = "a command", "not run"
+    elif guard == OUTBOUND:
+        what, done = "which would send memory text off this machine or choose what is loaded to embed it", "ignored"
+    else:
+        what, done = "looser than the default", f"the default {default} applies"
     legacy = (f" ({LEGACY_TRUST_FILE}, which older versions wrote inside the root, is no longer read)"
               if (root / LEGACY_TRUST_FILE).exists() else "")
     return None, (f"memcli.yaml sets {key}: {committed}, {what}, and was not trusted on this machine: "
                   f"{done}{legacy} (review the file, then `memcli trust`)")
+
+
+def _named(root: Path, command: str) -> set:
+    from . import trust as records
+
+    return set(records.named_files(root, [command]))
 
 
 def effective_summarizer(root: Path, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
@@ -300,27 +351,64 @@ def effective_summarizer(root: Path, committed: str | None, local: str | None) -
     return trusted_setting(root, "session.summarizer", committed, None, local)
 
 
+def _per_door(key: str, committed: dict, own: dict, root: Path, warnings: list, trusted) -> object:
+    """write.pii / write.pii_captured, front end by front end: {front end: policy}."""
+    from .safety.pii import DEFAULTS, DOORS
+    from .tighten import per_door, resolve
+
+    default = DEFAULTS[key == "write.pii_captured"]
+    guard = _guards()[key]
+    out, loosened = {}, []
+    for door in DOORS:
+        c, o = per_door(committed.get(key), door, default), per_door(own.get(key), door, default)
+        value, aside = resolve(guard, o, c, default, trusted)
+        out[door] = value
+        if aside:
+            loosened.append(f"{door}: {c}")
+    if loosened:
+        warnings.append(f"memcli.yaml sets {key} looser than the default {default} ({', '.join(loosened)}) and was "
+                        f"not trusted on this machine: {default} applies (review the file, then `memcli trust`)")
+    return out
+
+
+def _gates(committed: dict, own: dict, warnings: list, trusted) -> dict:
+    """write.gate and write.gate.cli|mcp|hook, front end by front end: {front end: gate}."""
+    from .tighten import gate_of, resolve
+
+    guard = _guards()["write.gate"]
+    out, loosened = {}, []
+    for fe in FRONT_ENDS:
+        c, o = gate_of(committed, fe), gate_of(own, fe)
+        value, aside = resolve(guard, o, c, "direct", trusted)
+        out[fe] = value
+        if aside:
+            loosened.append(f"{fe}: {c}")
+    if loosened:
+        warnings.append(f"memcli.yaml sets write.gate looser than yours ({', '.join(loosened)}) and was not trusted "
+                        "on this machine: inbox holds (review the file, then `memcli trust`)")
+    return out
+
+
 def _read_local(root: Path, warnings: list) -> dict:
-    """The root's .memcli/config.yaml; when it sets a guarded value and git tracks it (it came with
-    the repository: someone else wrote it), none of it is read. Git is asked only then."""
+    """The root's .memcli/config.yaml; none of it is read when git tracks it (it came with the
+    repository: someone else wrote it). Git is asked only when the index changed (``store.tracked``)."""
     path = root / LOCAL_CONFIG
     if not path.is_file():
         return {}
-    values = _read_yaml(path, LOCAL_CONFIG)
-    if any(_guarded(k, v) for k, v in values.items()):
-        from . import trust as records
+    from .store.tracked import came_with_git
 
-        if records.tracked(root, LOCAL_CONFIG):
-            warnings.append(f"{LOCAL_CONFIG} is tracked by git, so it came with the repository: not read "
-                            "(stop tracking it: `git rm -r --cached .memcli`)")
-            return {}
-    return values
+    if came_with_git(root, path):
+        warnings.append(f"{LOCAL_CONFIG} is tracked by git, so it came with the repository: not read "
+                        "(stop tracking it: `git rm -r --cached .memcli`)")
+        return {}
+    return _read_yaml(path, LOCAL_CONFIG)
 
 
 def load_config(root: Path, *, root_commands: bool = True) -> Config:
     """memcli.yaml, then the user's configuration, then the root's .memcli/config.yaml, each
-    overriding the one before; a setting that runs a command or switches a check off passes
-    ``trusted_setting``. ``root_commands=False``: no command from the root's files (the hook)."""
+    overriding the one before; a setting that protects the user (``tighten.GUARDS``) passes
+    ``trusted_setting``: memcli.yaml only tightens it unless trusted. ``root_commands=False``: no
+    command from the root's files (the hook)."""
     path = root / "memcli.yaml"
     if path.is_symlink():
         try:
@@ -333,15 +421,39 @@ def load_config(root: Path, *, root_commands: bool = True) -> Config:
     warnings: list = []
     local = _read_local(root, warnings)
     values = {**committed, **user, **local}
-    for key in GUARDED_KEYS:
-        value, warning = trusted_setting(root, key, committed.get(key), user.get(key), local.get(key),
-                                         root_commands=root_commands)
+    guarded = _guards() if committed or user or local else {}
+    own = {**user, **local}
+    known: list = []
+
+    def trusted() -> bool:  # asked at most once, and only when memcli.yaml loosens something
+        if not known:
+            known.append(is_trusted(root))
+        return known[0]
+
+    for key in guarded:
+        if key == "write.gate":
+            if any(k in values for k in GATE_KEYS):
+                for k in GATE_KEYS[1:]:
+                    values.pop(k, None)
+                values["write.gate"] = _gates(committed, own, warnings, trusted)
+            continue
+        if key in ("write.pii", "write.pii_captured"):
+            if key in values:
+                values[key] = _per_door(key, committed, own, root, warnings, trusted)
+            continue
+        c = committed.get(key)
+        t = trusted() if c is not None and _guarded(key, c) else None
+        value, warning = trusted_setting(root, key, c, user.get(key), local.get(key),
+                                         root_commands=root_commands, trusted=t)
         if value is None:
             values.pop(key, None)
         else:
             values[key] = value
         if warning:
             warnings.append(warning)
+    for key in EXECUTING_KEYS:
+        if key in COMMAND_ENV and env(COMMAND_ENV[key]) and key not in values:
+            values[key] = env(COMMAND_ENV[key])
     values.setdefault("session.summarizer", None)
     exists = path.exists() or path.is_symlink()
     return Config(values, path if exists else None, tuple(warnings))

@@ -11,6 +11,7 @@ this module, ``errors``, ``model`` and ``render``, nothing else of memcli.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from .config import Config
@@ -36,6 +37,16 @@ class Memory:
         # door: the front end writing through this instance (cli, api, mcp or hook), for write.pii
         self.store = Root(root, config, door=door)
         self.root: Path = self.store.path
+
+    @contextmanager
+    def reporting(self, callback):
+        """While the block runs, long work (index rebuild, heartbeat and its repairs, the first details
+        search, embedding builds, stats, import, export, rename) reports callback(what, done, total)
+        as it goes (see ``memcli.progress``); None reports to no one."""
+        from .progress import using
+
+        with using(callback):
+            yield
 
     @property
     def config(self) -> Config:
@@ -83,11 +94,11 @@ class Memory:
     # ---------- reading ----------
     def get(self, memory_id: str) -> Detail:
         """One memory by exact id (archived ones too); NotFoundError suggests close ids."""
-        return self.store.get(memory_id)
+        return self.store.get(_id(memory_id))
 
     def raw(self, memory_id: str) -> str:
         """A memory's file as it is written."""
-        return self.store.raw(memory_id)
+        return self.store.raw(_id(memory_id))
 
     def index_text(self) -> str:
         """MEMORY.md as it is ("" when there is none)."""
@@ -98,6 +109,7 @@ class Memory:
         "title"} (title None when its frontmatter is broken); NotFoundError suggests close ids."""
         from .errors import MemcliError
 
+        memory_id = _id(memory_id)
         path, archived = self.store.locate(memory_id)
         try:
             title = self.store.load(path).title
@@ -133,10 +145,11 @@ class Memory:
         A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
         importance, pinned, expires, source and any other key); arguments given here win. type and
         importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
-        from .usecases.write import remember
+        from .model import RememberRequest
+        from .usecases.write import remember_request
 
-        return remember(self.store, title, summary, tags=tags, aliases=aliases, body=body, type=type,
-                        importance=importance, pinned=pinned, expires=expires, id=id, source=source, now=now)
+        return remember_request(self.store, RememberRequest(title, summary, tuple(tags), tuple(aliases), body, type,
+                                                            importance, pinned, expires, id, source, now))
 
     def update(self, memory_id: str, *, title: str | None = None, summary: str | None = None,
                append: str | None = None, tags=(), untags=(), aliases=(), type: str | None = None,
@@ -148,14 +161,15 @@ class Memory:
         other keys stay as they were. Nothing to change gives the action "unchanged"."""
         from .usecases.write import update
 
-        return update(self.store, memory_id, title=title, summary=summary, append=append, tags=tags, untags=untags,
+        return update(self.store, _id(memory_id), title=title, summary=summary, append=append, tags=tags, untags=untags,
                       aliases=aliases, type=type, importance=importance, pinned=pinned, expires=expires, now=now)
 
-    def forget(self, memory_id: str) -> WriteResult:
-        """Delete a memory: its index line and its detail file (exact id only)."""
+    def forget(self, memory_id: str, *, purge: bool = False) -> WriteResult:
+        """Take a memory out of use (exact id, or its path): its index line goes and its file moves
+        to memory/archive/, where `restore` finds it. purge=True deletes the file instead."""
         from .usecases.write import forget
 
-        return forget(self.store, memory_id)
+        return forget(self.store, _id(memory_id), purge=purge)
 
     def restore(self, memory_id: str, now: str | None = None) -> WriteResult:
         """Bring an archived memory back to memory/ (a passed expiry is cleared) and into the index."""
@@ -163,14 +177,14 @@ class Memory:
         from .store.layout import check_id
         from .usecases.write import restore
 
-        return restore(self.store, check_id(memory_id), now or utcnow())
+        return restore(self.store, check_id(_id(memory_id)), now or utcnow())
 
     def edit_begin(self, memory_id: str):
         """Start a hand edit: an EditSession whose `draft` (a copy under .memcli/edits/) the
         editor opens. No lock is held while the editor runs."""
         from .usecases.edit import begin
 
-        return begin(self.store, memory_id)
+        return begin(self.store, _id(memory_id))
 
     def edit_finish(self, session, text: str | None = None) -> WriteResult:
         """End a hand edit (the draft's text, or `text`): under the lock, the file is re-read; a change
@@ -192,13 +206,13 @@ class Memory:
         from .dates import utcnow
         from .usecases.outcome import record
 
-        return record(self.store, memory_id, result, note, now or utcnow())
+        return record(self.store, _id(memory_id), result, note, now or utcnow())
 
     def rename(self, old: str, new: str) -> Result:
         """A new id for a memory: its file, frontmatter, index link and references, under the lock."""
         from .usecases.rename import rename
 
-        return rename(self.store, old, new)
+        return rename(self.store, _id(old), new)
 
     def gate(self, front_end: str):
         """remember/update as `front_end` (cli, mcp, hook) writes them under write.gate."""
@@ -370,7 +384,7 @@ class Memory:
         from .dates import utcnow
         from .usecases.git import resolve
 
-        return resolve(self.store, memory_id, side, now or utcnow())
+        return resolve(self.store, _id(memory_id), side, now or utcnow())
 
     # ---------- what the user decides, kept outside the root ----------
     def trust(self) -> Result:
@@ -385,6 +399,14 @@ class Memory:
         from .search.server import Server
 
         return Server(self.store)
+
+
+def _id(ref: str) -> str:
+    """A memory's id from what a person or an agent gives: the id, or the path recall prints
+    (memory/<id>.md, memory/archive/<id>.md)."""
+    from .store.layout import memory_ref
+
+    return memory_ref(ref)
 
 
 # ---------------------------------------------------------------- the rest front ends need
@@ -461,9 +483,16 @@ def semantic_available() -> bool:
 
 def injection_kinds(text: str) -> list[str]:
     """The kinds of prompt injection a text may hold (for flagging recalled memory text as data)."""
-    from .safety.scanner import find_injection
+    from .safety.scanner import injection_kinds as kinds
 
-    return sorted({f.kind for f in find_injection(text or "")})
+    return kinds(text)
+
+
+def injection_note(kinds: list) -> str:
+    """The one line said beside flagged text where no field carries the flag ("" for none)."""
+    from .safety.scanner import flag_note
+
+    return flag_note(kinds)
 
 
 def decode_input(data: bytes, name: str, limit: int = 1_000_000) -> str:

@@ -88,3 +88,9 @@ class ExistsError(Refused):
 
 class IndexFullError(Refused):
     code = "index_full"
+
+
+class LimitError(Refused):
+    """Past a cap on what may be added (MCP propose: per call, per hour, the inbox's size)."""
+
+    code = "limit"

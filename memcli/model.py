@@ -82,6 +82,18 @@ def short(value, n: int = 60) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
+LISTED_IDS = 8  # ids a message names; past that, a few, the count and where to see them all
+
+
+def listed_ids(ids, hint: str = "`memcli list` shows every memory") -> str:
+    """Ids for a message on one line: all of them when few, else the first three, how many more and
+    a hint (a rebuild at 10k memories would otherwise write a line of ~10,000 ids)."""
+    ids = list(ids)
+    if len(ids) <= LISTED_IDS:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:3])} and {len(ids) - 3:,} more ({hint})"
+
+
 def clean_tag(tag: object) -> str:
     """A tag as stored: no leading '#', no spaces or separators, lower case."""
     t = _TAG_BAD.sub("-", one_line(tag).lstrip("#")).strip("-")
@@ -308,6 +320,25 @@ class Result(dict):
 
     def to_dict(self) -> dict:
         return dict(self)
+
+
+class RememberRequest(Value):
+    """One `remember`, as every door hands it on: the argv table and Typer, MCP, the Python API,
+    the write gate (which keeps it in a proposal) and the use case. Unset options are None (the
+    body's frontmatter, then the defaults, fill them). Adding an option is one field here.
+    (A slotted value class, as the others here: a dataclass costs every turn its import.)"""
+
+    FIELDS = ("title", "summary", "tags", "aliases", "body", "type", "importance", "pinned", "expires", "id",
+              "source", "now")
+    __slots__ = FIELDS
+
+    def __init__(self, title: str, summary: str = "", tags: tuple = (), aliases: tuple = (), body: str = "",
+                 type: str | None = None, importance: float | None = None, pinned: bool | None = None,
+                 expires: str | None = None, id: str | None = None, source: str | None = None,
+                 now: str | None = None):
+        for name, value in zip(self.FIELDS, (title, summary or "", tuple(tags or ()), tuple(aliases or ()),
+                                             body or "", type, importance, pinned, expires, id, source, now)):
+            _set(self, name, value)
 
 
 class WriteResult(Value):

@@ -39,7 +39,8 @@ import sys
 GROUP = "memcli.plugins"
 HOOKS = ("register_layers", "register_checks", "register_commands", "register_providers", "register_rule_sets")
 CACHE_FORMAT = 1
-RACY_NS = 2_000_000_000  # a modification time this close to now is not trusted
+RACY_NS = 2_000_000_000  # a modification time this close to now, either side, is not trusted (one far
+# ahead of the clock, a clock set back or files unpacked with future times, is kept: a later write changes it)
 MAX_ENVIRONMENTS = 8  # interpreter path lists kept in the cache file
 
 _found: list | None = None  # the plugins of this process: dicts (see _describe)
@@ -231,7 +232,7 @@ def _write_cache(paths: list, times: list, plugins: list) -> None:
 
     now = time.time_ns()
     stamps = times + [p["mtime"] for p in plugins]
-    if any(t is not None and now - t < RACY_NS for t in stamps) or any(p["problem"] for p in plugins):
+    if any(t is not None and abs(now - t) < RACY_NS for t in stamps) or any(p["problem"] for p in plugins):
         return
     path = _cache_path()
     try:

@@ -94,9 +94,15 @@ def write_result(data: dict) -> None:
         c.print(f"[green]✓[/] {data['action']} [bold]{_esc(data['id'])}[/] ({_esc(data['path'])})")
         if data["action"] == "proposed":
             c.print("  [dim]waiting for review (write.gate is inbox): memcli inbox accept ID[/]")
-        elif data.get("line") and data["action"] != "forgotten":
+        elif data["action"] == "forgotten":
+            c.print(f"  [dim]archived; `memcli restore {_esc(data['id'])}` brings it back[/]")
+        elif data["action"] == "purged":
+            c.print("  [dim]deleted, with its index line[/]")
+        elif data.get("line"):
             c.print(f"  [dim]index:[/] {_esc(data['line'])}")
-        elif data["action"] != "forgotten":
+        elif "/archive/" in data["path"]:
+            c.print("  [dim]archived (not in MEMORY.md)[/]")
+        else:
             c.print("  [dim]not in MEMORY.md (the index is full); the detail file is kept[/]")
         return
     out(data["id"])
@@ -106,7 +112,10 @@ def write_result(data: dict) -> None:
     if data["action"] == "unchanged":
         talk(f"unchanged {data['id']}: nothing to change")
     if data["action"] == "forgotten":
-        talk(f"forgot {data['id']}: removed {data['path']}" + (" and its index line" if data.get("line") else ""))
+        talk(f"forgot {data['id']}: moved to {data['path']}" + (", its index line removed" if data.get("line") else "")
+             + f"; `memcli restore {data['id']}` brings it back")
+    if data["action"] == "purged":
+        talk(f"purged {data['id']}: deleted {data['path']}" + (" and its index line" if data.get("line") else ""))
 
 
 def show(detail: dict, text: str) -> None:
@@ -205,6 +214,8 @@ def recall(data: dict) -> None:
         c = console()
         for h in hits:
             head = f"[bold]{_esc(h['title'])}[/]  [dim]{_esc(h['path'])} · {_esc(h['layer'])} · {h['score']:.2f}[/]"
+            if h.get("injection"):
+                head += f"  [red]flagged: {_esc(', '.join(h['injection']))} (data, not instructions)[/]"
             body = (h["summary"] + "\n\n" if h["summary"] else "") + (h["snippet"] or "")
             c.print(Panel(Markdown(safe(body.strip() or "-")), title=head, title_align="left"))
         return
@@ -213,6 +224,10 @@ def recall(data: dict) -> None:
     parts = []
     for h in hits:
         block = [f"## {h['title']}", f"<!-- {h['path']} · {h['layer']} · {how_found(h)} -->"]
+        if h.get("injection"):
+            from .safety.scanner import flag_note
+
+            block.append(flag_note(h["injection"]))
         if h["summary"]:
             block.append(h["summary"])
         if h["tags"]:

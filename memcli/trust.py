@@ -59,18 +59,65 @@ def _trust_file(root: str | os.PathLike) -> Path:
     return state_home() / TRUST_DIR / (hashlib.sha256(os.fsencode(real(root))).hexdigest()[:32] + ".json")
 
 
+def _record(root: str | os.PathLike) -> dict:
+    data = _read_json(_trust_file(root))
+    return data if data.get("root") == real(root) else {}
+
+
 def trusted_digest(root: str | os.PathLike) -> str | None:
     """The SHA-256 of the memcli.yaml the user trusted for this root, or None."""
-    data = _read_json(_trust_file(root))
-    value = data.get("sha256") if data.get("root") == real(root) else None
+    value = _record(root).get("sha256")
     return value if isinstance(value, str) else None
 
 
-def record_trust(root: str | os.PathLike, sha256: str, now: str) -> Path:
-    """Remember that this root's memcli.yaml with this digest may run its commands."""
+def record_trust(root: str | os.PathLike, sha256: str, now: str, files: dict | None = None) -> Path:
+    """Remember that this root's memcli.yaml with this digest may run its commands, and the digest
+    of each file in the root those commands name (None: it did not exist)."""
     path = _trust_file(root)
-    _write_json(path, {"root": real(root), "file": "memcli.yaml", "sha256": sha256, "trusted": now})
+    _write_json(path, {"root": real(root), "file": "memcli.yaml", "sha256": sha256, "trusted": now,
+                       "files": files or {}})
     return path
+
+
+def check(root: str | os.PathLike) -> tuple[bool, dict]:
+    """(memcli.yaml is the file the user trusted, {file a trusted command names: True when it
+    changed since}): a command whose named file changed is not run."""
+    record = _record(root)
+    ok = isinstance(record.get("sha256"), str) and record["sha256"] == digest(Path(root) / "memcli.yaml")
+    files = record.get("files") if ok and isinstance(record.get("files"), dict) else {}
+    changed = {rel: True for rel, d in files.items()
+               if isinstance(rel, str) and digest(Path(real(root)) / rel) != d}
+    return ok, changed
+
+
+def named_files(root: str | os.PathLike, commands: list) -> dict:
+    """{path relative to the root: SHA-256, or None when missing} of each word of the commands
+    that names a file in the root (`sh tools/x.sh`, `./x.py`, `python3 tools/x.py --flag`):
+    trust covers them, so a file a later pull changes does not run under the old trust.
+    Commands run in the root, so a relative name is the root's file."""
+    import shlex
+
+    base = Path(real(root))
+    out: dict = {}
+    for command in commands:
+        try:
+            words = shlex.split(command or "")
+        except ValueError:
+            words = (command or "").split()
+        for word in words:
+            for part in word.split("="):  # --script=tools/x.sh
+                if not part or part.startswith("-") or ("/" not in part and not (base / part).is_file()):
+                    continue
+                p = Path(os.path.expanduser(part))
+                p = p if p.is_absolute() else base / p
+                try:
+                    rel = Path(os.path.realpath(p)).relative_to(base).as_posix()
+                except ValueError:
+                    continue  # outside the root: the user's own file, not the repository's
+                if rel.startswith(".git/") or rel == ".":
+                    continue
+                out[rel] = digest(base / rel) if (base / rel).is_file() else None
+    return out
 
 
 # ---------------------------------------------------------------- roots the agent hook may use

@@ -137,14 +137,15 @@ def test_update_keeps_history(cli, root):
     assert d.title == "Deploy to prod" and "Deploy" in d.aliases
 
 
-def test_forget_needs_yes_off_a_terminal(cli, root):
+def test_forget_purge_needs_yes_off_a_terminal(cli, root):
     cli("remember", "Temp", "x")
-    res = cli("forget", "temp")
+    res = cli("forget", "temp", "--purge")
     assert res.exit_code == 2 and "--yes" in res.stderr
     assert (root / "memory/temp.md").exists()
-    res = cli("forget", "temp", "--yes")
-    assert res.exit_code == 0 and "removed memory/temp.md and its index line" in res.stderr
+    res = cli("forget", "temp", "--purge", "--yes")
+    assert res.exit_code == 0 and "deleted memory/temp.md and its index line" in res.stderr
     assert not (root / "memory/temp.md").exists() and not any("temp.md" in ln for ln in lines(root))
+    assert not (root / "memory/archive/temp.md").exists()
 
 
 def test_unknown_id_suggests_close_ones(cli):

@@ -223,7 +223,7 @@ def test_forget_on_one_side_and_update_on_the_other_keeps_the_update(origin):
     mc(b, "update", "shared-note", "--summary", "still needed")
     mc(a, "sync")
     p = mc(b, "sync", "--json")
-    assert any("deleted on one side" in w for w in json.loads(p.stdout)["warnings"])
+    assert any("forgotten on one side" in w for w in json.loads(p.stdout)["warnings"])
     assert "still needed" in (b / "memory/shared-note.md").read_text()
     mc(b, "index", "check")
 

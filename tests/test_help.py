@@ -106,12 +106,12 @@ def test_threshold(example_root):
     assert [h.id for h in lib.hits] == [h["id"] for h in json.loads(res.stdout)["data"]["hits"]]
 
 
-def test_declining_forget_is_not_an_error(cli, root):
-    """On a terminal, answering no keeps the memory and exits 0."""
+def test_declining_forget_purge_is_not_an_error(cli, root):
+    """On a terminal, answering no to `forget --purge` keeps the memory and exits 0."""
     assert cli("remember", "Keep me", "s").exit_code == 0
     master, slave = os.openpty()
     try:
-        p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "forget", "keep-me"],
+        p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "forget", "keep-me", "--purge"],
                              stdin=slave, stderr=slave, stdout=subprocess.PIPE, text=True)
         os.write(master, b"n\n")
         out, _ = p.communicate(timeout=60)

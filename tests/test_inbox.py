@@ -1,5 +1,6 @@
 """The inbox: the proposal file format, accept / reject / edit, the write gate, heartbeat, recall --inbox."""
 
+from datetime import datetime, timedelta, timezone
 import sys
 
 from hypothesis import HealthCheck, given, settings
@@ -154,7 +155,8 @@ def test_proposals_are_not_recalled_unless_asked(root, cli):
 
 def test_heartbeat_reports_proposals_waiting_too_long(root, cli):
     m = Memory(root)
-    _propose(m, "Old idea", created="2026-01-01T00:00:00Z")
+    month_ago = (datetime.now(timezone.utc) - timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _propose(m, "Old idea", created=month_ago)  # waiting for a month, whatever the day
     found = [f for f in cli.json("heartbeat")["data"]["findings"] if f["code"] == "inbox-waiting"]
     assert len(found) == 1 and "1 proposal(s)" in found[0]["message"]
     (root / "memcli.yaml").write_text("inbox:\n  max_age: 10000d\n")
@@ -189,6 +191,7 @@ def test_the_write_gate_per_front_end(root, cli):
 
 def test_auto_accept_by_type_above_a_confidence(root, cli):
     (root / "memcli.yaml").write_text("write:\n  gate: inbox\ninbox:\n  auto_accept: [preference]\n")
+    cli("trust")  # auto-accepting loosens the gate: memcli.yaml needs trust for it
     r = cli.json("remember", "Prefers dark mode", "in every editor", "--type", "preference", code=0)
     assert r["data"]["action"] == "accepted" and Memory(root).get("prefers-dark-mode")
     r = cli.json("remember", "Staging host", "10.0.0.5", "--type", "fact", code=0)

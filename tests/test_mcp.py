@@ -1,6 +1,7 @@
 """`memcli mcp` against the MCP SDK's own client over stdio, the server a real subprocess."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -18,10 +19,15 @@ TOOLS = {"recall", "should_recall", "context", "remember", "update", "forget", "
          "scope_set", "scope_get", "scope_check", "heartbeat", "reflect_material", "propose", "reflect", "inbox", "report_outcome"}
 
 
+# The SDK starts the server with a minimal environment; a clock the suite runs under
+# (libfaketime's, for the calendar sweep in README "Tests") goes with it.
+_CLOCK = {k: v for k, v in os.environ.items() if k.startswith("FAKETIME") or k == "LD_PRELOAD"}
+
+
 def served(root, body, env=None):
     """Run `body(session)` against `python -m memcli --root ROOT mcp`; returns what it returns."""
     params = StdioServerParameters(command=sys.executable, args=["-m", "memcli", "--root", str(root), "mcp"],
-                                   env={"MEMCLI_SESSION": "", **(env or {})})
+                                   env={"MEMCLI_SESSION": "", **_CLOCK, **(env or {})})
     out = []
 
     async def main():

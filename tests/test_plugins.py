@@ -207,7 +207,8 @@ def test_what_was_found_is_kept_until_a_folder_on_the_path_changes(fresh, monkey
     restart()
     assert plugins.installed() == [] and scans == []  # the cache answered
     fake_plugin(folder, "counter", "def register_checks(register):\n    register('a check')\n")
-    os.utime(folder)  # what installing does to the folder's time
+    now = time.time_ns()  # what installing does to the folder's time (on the clock this process reads)
+    os.utime(folder, ns=(now, now))
     restart()
     assert [p["name"] for p in plugins.installed()] == ["counter"] and len(scans) == 1
     restart()
@@ -221,6 +222,20 @@ def test_what_was_found_is_kept_until_a_folder_on_the_path_changes(fresh, monkey
     assert got == ["a check"] and len(scans) == 3  # from the cache
     plugins.call("register_layers", got.append)  # a hook it does not have: nothing called
     assert got == ["a check"]
+
+
+def test_24_calendar_a_folder_dated_ahead_of_the_clock_is_still_kept(fresh, monkeypatch):
+    """A path folder whose time is ahead of the clock (a clock set back, files unpacked with future
+    times) is kept like an old one: a later install changes its time anyway."""
+    folder, restart = fresh
+    ahead = time.time_ns() + 3600 * 10**9
+    os.utime(folder, ns=(ahead, ahead))
+    assert plugins.installed() == []
+    assert json.loads(Path(plugins._cache_path()).read_text())["environments"]
+    scans = []
+    monkeypatch.setattr(plugins, "_may_hold_plugins", lambda paths: scans.append(paths) or True)
+    restart()
+    assert plugins.installed() == [] and scans == []  # the cache answered
 
 
 def test_a_plugin_whose_module_changed_is_described_again(fresh):

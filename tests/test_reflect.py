@@ -137,7 +137,7 @@ def test_the_hook_never_runs_the_extractor(root, tmp_path):
 
 
 def test_a_fold_reflects_in_the_background(root):
-    (root / "memcli.yaml").write_text("reflect:\n  on_fold: true\nsession:\n  max_rounds: 2\n")
+    (root / ".memcli/config.yaml").write_text("reflect:\n  on_fold: true\nsession:\n  max_rounds: 2\n")
     m = Memory(root)
     t0 = time.perf_counter()
     for role, text in LESSON + SMALL_TALK:
@@ -254,7 +254,7 @@ def test_a_statement_about_an_existing_memory_becomes_an_update(root):
 
 
 def test_scope_end_reflects_in_the_background_and_watch_reflects_on_its_schedule(root):
-    (root / "memcli.yaml").write_text("reflect:\n  on_fold: true\n")
+    (root / ".memcli/config.yaml").write_text("reflect:\n  on_fold: true\n")
     m = Memory(root)
     m.scope("t").start("ship the release")
     m.scope("t").set("decision", "ship on Friday", agent="Planner")

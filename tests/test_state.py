@@ -71,7 +71,7 @@ def test_a_fold_is_planned_again_when_the_session_changed_while_summarizing(tmp_
     plain = session_store.summarize
     calls = []
 
-    def summarize(command, timeout, previous, turns, limit):
+    def summarize(command, timeout, previous, turns, limit, cwd=None):
         calls.append([t["text"] for t in turns])
         if len(calls) == 1:  # another writer adds a turn while the first summarizer runs
             Memory(r).session().add("user", "third question")

@@ -124,13 +124,21 @@ def test_01_a_committed_secrets_allow_needs_trust(root):
     assert load_config(root)["write.secrets"] == "redact" and load_config(root).warnings == ()
 
 
-def test_01_untracked_local_config_asks_git_only_for_a_guarded_key(repo_root, monkeypatch, records):
+def test_01_untracked_local_config_asks_git_once_per_change_of_the_index(repo_root, monkeypatch):
+    from memcli.store import tracked
+
     calls = []
-    monkeypatch.setattr(records, "tracked", lambda root, rel: calls.append(rel) or False)
+    real = tracked._ask_git
+    monkeypatch.setattr(tracked, "_ask_git", lambda root: calls.append(root) or real(root))
+    monkeypatch.setattr(tracked, "_memo", {})
     (repo_root / LOCAL_CONFIG).write_text("index:\n  max_lines: 30\n", encoding="utf-8")
-    assert load_config(repo_root)["index.max_lines"] == 30 and calls == []
+    git(repo_root, "add", "-A")  # an index, without the local configuration (.gitignore)
+    assert load_config(repo_root)["index.max_lines"] == 30 and len(calls) == 1
+    monkeypatch.setattr(tracked, "_memo", {})  # a new process: the answer kept in .git/memcli/ is used
     (repo_root / LOCAL_CONFIG).write_text('session:\n  summarizer: "cat"\n', encoding="utf-8")
-    assert load_config(repo_root)["session.summarizer"] == "cat" and calls == [LOCAL_CONFIG]
+    assert load_config(repo_root)["session.summarizer"] == "cat" and len(calls) == 1
+    git(repo_root, "add", "-f", LOCAL_CONFIG)  # the index changed: git is asked again
+    assert load_config(repo_root)["session.summarizer"] is None and len(calls) == 2
 
 
 def test_01_one_gate_for_every_setting_that_runs_a_command(root, monkeypatch):

@@ -580,3 +580,15 @@ def test_every_door_runs_the_one_write_check(mem, tmp_path):
     with pytest.raises(FileError):
         s = mem.edit_begin("charset")
         mem.edit_finish(s, "---\ntitle: [unclosed\n---\n")
+    # inbox accept: a proposal hand-edited after it was made is checked when it is applied
+    from memcli.store import inbox as proposals
+
+    for kind, target in (("new", None), ("update", "deploy")):
+        pid = mem.inbox.propose([proposals.make(kind, "Rotate keys", summary="monthly", target=target)])["proposed"][0]
+        path = proposals.path(mem.root, pid)
+        path.write_text(path.read_text(encoding="utf-8").replace("monthly", f"monthly with {token()}"),
+                        encoding="utf-8")
+        with pytest.raises(SecretError):
+            mem.inbox.accept([pid])
+        assert path.exists() and not (mem.root / "memory/rotate-keys.md").exists()
+        assert token() not in (mem.root / "memory/deploy.md").read_text(encoding="utf-8")

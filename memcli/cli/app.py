@@ -14,9 +14,10 @@ from typing import Annotated
 
 from .. import render as r
 from ..errors import UsageError
-from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, listed_ids
 from .boundary import Out, read_input, stdin_bytes
 from .complete import ids, tags
+from .progress import reporting
 from .shared import Json, app, index_app, memory, run, state
 
 def command():
@@ -121,7 +122,8 @@ def remember(
 @app.command()
 def update(
     ctx: typer.Context,
-    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
+                                       autocompletion=ids)],
     title: Annotated[Optional[str], typer.Option(
         "--title", metavar="TEXT", help="New title (the old one becomes an alias).")] = None,
     summary: Annotated[Optional[str], typer.Option(
@@ -155,7 +157,9 @@ def update(
 
 
 @app.command()
-def show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+def show(ctx: typer.Context,
+         id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
+                                            autocompletion=ids)],
          json_: Json = False):
     """Print one memory.
 
@@ -201,13 +205,16 @@ def list_(
 
 
 @app.command()
-def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+def edit(ctx: typer.Context,
+         id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
+                                            autocompletion=ids)],
          json_: Json = False):
     """Open a memory in $VISUAL or $EDITOR, then check it and refresh its index line.
 
     The editor works on a copy under .memcli/edits/; a change made meanwhile is merged, or the copy
     is kept and named (exit 4). The result is checked like `remember` (exit 2; 3 when its
-    frontmatter cannot be read; 4 for a secret), the copy kept; a change sets `updated`.
+    frontmatter cannot be read; 4 for a secret), the copy kept; a change sets `updated`. The next
+    edit of the memory reopens a kept copy.
 
     Example: EDITOR=nano memcli edit mysql-charset
     """
@@ -224,6 +231,10 @@ def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", he
                              "set one, e.g. EDITOR=nano memcli edit ID")
         editor = editor or "vi"
         s = m.edit_begin(id_)
+        if s.reopened:
+            r.talk(f"reopening the draft an earlier edit of {s.id} kept: {os.path.relpath(s.draft, m.root)}"
+                   + (f" (the file changed since: {r.plural(s.marked, 'place')} where both differ "
+                      "stand between <<<<<<< and >>>>>>> lines; keep what you want)" if s.marked else ""))
         try:
             code = subprocess.call([*shlex.split(editor), str(s.draft)])
         except OSError as e:
@@ -241,33 +252,42 @@ def edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", he
 @app.command()
 def forget(
     ctx: typer.Context,
-    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (needed when not on a terminal).")] = False,
+    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
+                                       autocompletion=ids)],
+    purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y",
+                                      help="Do not ask before --purge (needed when not on a terminal).")] = False,
     json_: Json = False,
 ):
-    """Delete a memory: its index line and its detail file.
+    """Archive a memory: its index line goes, its file moves to memory/archive/ (`restore` brings it back).
 
-    Example: memcli forget old-note --yes
+    With --purge the file is deleted instead (asked on a terminal, --yes elsewhere).
+
+    Example: memcli forget old-note
     """
     def act():
         m = memory(ctx)
         found = m.locate(id_)
-        if not yes:
+        if purge and not yes:
             if not (r.is_tty(sys.stdin) and r.is_tty(sys.stderr)):
-                raise UsageError("forget deletes a file: pass --yes when not on a terminal")
+                raise UsageError("forget --purge deletes a file: pass --yes when not on a terminal "
+                                 "(without --purge, forget archives it)")
             what = found["title"] if found["title"] is not None else "its frontmatter cannot be read"
-            if not typer.confirm(f"Delete {found['path']} ({what}) and its index line?", err=True):
-                kept = {"action": "kept", "id": id_, "path": found["path"], "line": None}
-                return Out(kept, lambda: r.talk(f"kept {id_}: nothing deleted"))
-        res = m.forget(id_)
+            if not typer.confirm(f"Delete {found['path']} ({what}) and its index line for good?", err=True):
+                kept = {"action": "kept", "id": found["id"], "path": found["path"], "line": None}
+                return Out(kept, lambda: r.talk(f"kept {found['id']}: nothing deleted"))
+        res = m.forget(id_, purge=purge)
         return Out.of(res, lambda: r.write_result(res.to_dict()))
     run(ctx, "forget", json_, act)
 
 
 @app.command()
-def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path).",
+                                                                   autocompletion=ids)],
             json_: Json = False):
-    """Bring an archived memory back from memory/archive/ (its passed expiry cleared) into the index.
+    """Bring a forgotten or expired memory back from memory/archive/, with its index line.
+
+    A passed expiry is cleared (noted under its ## History).
 
     Example: memcli restore old-promo
     """
@@ -284,12 +304,17 @@ def index_rebuild(ctx: typer.Context, json_: Json = False):
     Example: memcli index rebuild
     """
     def act():
-        res = memory(ctx).rebuild_index()
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            res = m.rebuild_index()
 
         def human():
             r.out(f"MEMORY.md rebuilt: {r.plural(res['entries'], 'entry', 'entries')}")
-            if res["left_out"]:
-                r.talk(f"not listed for lack of room (detail files kept): {', '.join(res['left_out'])}")
+            left = res["left_out"]
+            if left:
+                names = listed_ids(left, "`memcli list` shows every memory, --json names them all")
+                r.talk(f"{len(left):,} {'memory' if len(left) == 1 else 'memories'} not listed for lack of room "
+                       f"(detail files kept): {names}")
             for p in res["problems"]:
                 r.warn(f"skipped {p}")
         return Out.of(res, human)

@@ -119,8 +119,17 @@ def recall_action(st: State, query, limit=None, deep=False, layer=None, threshol
     sess, sc = names(st.session, st.scope)
     m = open_memory(st.root)
     q = text_arg(query, "query")
-    res = m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold, type=type_,
-                   min_success=min_success, inbox=inbox, also=list(also or ()), strict=strict)
+
+    def ask():
+        return m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold,
+                        type=type_, min_success=min_success, inbox=inbox, also=list(also or ()), strict=strict)
+    if st.json or not r.is_tty(sys.stderr):  # what an agent runs: nothing drawn, nothing more imported
+        res = ask()
+    else:  # a person at a terminal: the first search of the details shows its progress
+        from .progress import reporting
+
+        with reporting(m, False):
+            res = ask()
     out = Out.of(res)
     out.human, out.code = (lambda: r.recall(out.data)), 0 if out.data["hits"] else 1
     return out
@@ -141,10 +150,11 @@ def remember_action(st: State, title, summary=None, tag=None, alias=None, body=N
     t = read_input(title, None, stdin_bytes, "title")
     s = read_input(summary, None, stdin_bytes, "summary")
     b = read_input(body, body_file, stdin_bytes, "body")
-    res = m.gate("cli").remember(t, s, tags=tag or (), aliases=alias or (), body=b, type=type_,
-                                 importance=importance, pinned=True if pin else None, expires=expires, id=id_,
-                                 source=source)
-    return Out.of(res, lambda: r.write_result(res.to_dict()))
+    from ..model import RememberRequest
+
+    res = m.gate("cli").remember(RememberRequest(t, s, tuple(tag or ()), tuple(alias or ()), b, type_, importance,
+                                                 True if pin else None, expires, id_, source))
+    return Out.of(res, lambda: r.write_result(res.to_dict()), warnings=m.config.warnings)
 
 
 def scope_set_action(st: State, key, value, agent=None, force=False) -> Out:

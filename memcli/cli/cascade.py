@@ -10,7 +10,7 @@ from typing import Annotated
 from .. import render as r
 from ..core import CONTEXT_BUDGET
 from .shared import Json, app, memory, run, state
-from .boundary import Out, names, recall_action, should_recall_action, text_arg
+from .boundary import Out, State, names, recall_action, should_recall_action, text_arg
 from .complete import layer_help, layers
 
 session_app = typer.Typer(help="The short-term layer: recent turns plus a summary.\n\n"
@@ -58,7 +58,9 @@ def recall(
 
     Example: memcli recall "MySQL中文查不到数据" --also "MySQL Chinese text garbled"
     """
-    run(ctx, "recall", json_, lambda: recall_action(state(ctx), query, limit, deep, layer, threshold, inbox, type_,
+    st = state(ctx)
+    st = State(st.root, json_ or st.json, st.session, st.scope)  # --json after the command counts too
+    run(ctx, "recall", json_, lambda: recall_action(st, query, limit, deep, layer, threshold, inbox, type_,
                                                     min_success, also, strict))
 
 

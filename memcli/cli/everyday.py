@@ -7,7 +7,9 @@ from typing import Annotated, Optional
 import typer
 
 from .. import render as r
-from .shared import Json, app, memory, run
+from ..model import listed_ids
+from .progress import reporting
+from .shared import Json, app, memory, run, state
 from .boundary import Out, stdin_bytes
 
 
@@ -21,7 +23,9 @@ def stats(ctx: typer.Context, json_: Json = False):
     Example: memcli stats --json
     """
     def act():
-        data = memory(ctx).stats()
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            data = m.stats()
 
         def human():
             ix = data["index"]
@@ -74,7 +78,7 @@ def search(
 @app.command()
 def rename(
     ctx: typer.Context,
-    old: Annotated[str, typer.Argument(metavar="ID", help="The memory's id now.")],
+    old: Annotated[str, typer.Argument(metavar="ID", help="The memory's id now (or its path).")],
     new: Annotated[str, typer.Argument(metavar="NEW_ID", help="Its new id.")],
     json_: Json = False,
 ):
@@ -83,11 +87,14 @@ def rename(
     Example: memcli rename mysql-charset mysql-utf8mb4
     """
     def act():
-        data = memory(ctx).rename(old, new)
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            data = m.rename(old, new)
 
         def human():
             r.out(data["id"])
-            refs = f"; references updated in {', '.join(data['references'])}" if data["references"] else ""
+            refs = data["references"]
+            refs = f"; references updated in {listed_ids(refs, '--json names them all')}" if refs else ""
             r.talk(f"renamed {old} to {new} ({data['path']}){refs}")
         return Out.of(data, human)
     run(ctx, "rename", json_, act)
@@ -104,7 +111,9 @@ def export(
     Example: memcli export > backup.jsonl
     """
     def act():
-        data = memory(ctx).export(archived=archived)
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            data = m.export(archived=archived)
 
         def human():
             r.write(r.jsonl(data["memories"]))
@@ -133,7 +142,9 @@ def import_(
             from ..core import decode_input
 
             text = decode_input(stdin_bytes(), "stdin", 100_000_000)
-        data = memory(ctx).import_(source, text)
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            data = m.import_(source, text)
 
         def human():
             for i in data["imported"]:

@@ -19,7 +19,8 @@ app.add_typer(git_app, name="git")
 app.add_typer(merge_app, name="merge")
 
 Command = Annotated[Optional[str], typer.Option(
-    "--command", help="How git should start memcli (default: this Python, `python -m memcli`).")]
+    "--command", help="How git should start memcli (default: this Python, isolated: `python -I -m memcli.gitmerge`; "
+    "git runs it in the work tree, so a command found on PATH is written with its absolute path).")]
 
 
 @git_app.command("setup")

@@ -9,6 +9,7 @@ import typer
 from .. import render as r
 from .shared import Json, app, memory, run, state
 from .boundary import Out
+from .progress import reporting
 from ..errors import UsageError
 
 
@@ -43,7 +44,9 @@ def heartbeat(
     def act():
         if dry_run and not fix:
             raise UsageError("--dry-run goes with --fix (heartbeat without --fix changes nothing anyway)")
-        res = memory(ctx).repair(dry_run=dry_run or not fix, write_cache=not dry_run)
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            res = m.repair(dry_run=dry_run or not fix, write_cache=not dry_run)
         data = {**res.report.to_dict(), "actions": [a.to_dict() for a in res.actions], "applied": res.applied,
                 "fix": fix, "dry_run": dry_run}
         code = 1 if check and res.report.needs_attention else 0

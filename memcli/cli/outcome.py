@@ -15,7 +15,8 @@ from .complete import ids
 @app.command()
 def outcome(
     ctx: typer.Context,
-    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id.", autocompletion=ids)],
+    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
+                                       autocompletion=ids)],
     result: Annotated[str, typer.Argument(metavar="success|failure", help="Did it work?")],
     note: Annotated[Optional[str], typer.Option("--note", "-n", help="What happened, in one line.")] = None,
     json_: Json = False,

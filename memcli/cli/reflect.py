@@ -84,7 +84,10 @@ def inbox(ctx: typer.Context, json_: Json = False):
         def human():
             for x in rows:
                 r.out("\t".join([x["id"], x["kind"] + (f"→{x['target']}" if x["target"] else ""), x["type"],
-                                 f"{x['confidence']:.2f}", x["engine"], (x["created"] or "")[:10], x["title"]]))
+                                 f"{x['confidence']:.2f}", x["engine"], (x["created"] or "")[:10],
+                                 r.plural(x["evidence"], "turn"), x["title"]]))
+                if x["summary"]:
+                    r.out(f"    {x['summary']}")
             if not rows:
                 r.talk("the inbox is empty")
             for p in problems:
@@ -101,18 +104,24 @@ def inbox_show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
     Example: memcli inbox show p-20261201-staging-deploys-need-the-vpn-5e268f
     """
     def act():
+        from ..core import injection_kinds
+        from ..core import injection_note as flag_note
+
         inbox = memory(ctx).inbox
         p = inbox.get(id_)
         text = inbox.raw(p)
-        return Out(p.to_dict(), lambda: r.out(text.rstrip("\n")))
+        data, kinds = p.to_dict(), injection_kinds(text)
+        if kinds:  # what it quotes may try to instruct whoever reads it
+            data["injection"] = kinds
+        return Out(data, lambda: r.out((flag_note(kinds) + "\n" if kinds else "") + text.rstrip("\n")))
     run(ctx, "inbox show", json_, act)
 
 
-def _decide(ctx, command: str, ids, all_, type_, json_, verb: str):
+def _decide(ctx, command: str, ids, all_, type_, json_, verb: str, **renamed):
     def act():
         m = memory(ctx)
         inbox = m.inbox
-        results = (inbox.accept if verb == "accept" else inbox.reject)(ids or (), all=all_, type=type_)
+        results = (inbox.accept if verb == "accept" else inbox.reject)(ids or (), all=all_, type=type_, **renamed)
         warnings = [w for x in results for w in x.warnings]
 
         def human():
@@ -129,16 +138,21 @@ def inbox_accept(
     ctx: typer.Context, ids: Ids = None,
     all_: Annotated[bool, typer.Option("--all", help="Every pending proposal.")] = False,
     type_: Annotated[Optional[str], typer.Option("--type", help="With --all: only proposals of this type.")] = None,
+    id_: Annotated[Optional[str], typer.Option("--id", metavar="ID",
+                                               help="One proposal: the id the new memory gets.")] = None,
+    title: Annotated[Optional[str], typer.Option("--title", metavar="TEXT",
+                                                 help="One proposal: the memory's title, as you would write it.")] = None,
     json_: Json = False,
 ):
     """Apply proposals through the ordinary write path (remember, or update keeping History).
 
     A new memory whose id exists becomes an update of it, never an overwrite. The proposal moves to
     memory/inbox/archive/; accepting it again (another clone, after a sync) says so and does nothing.
+    --id and --title rename one proposal's memory and fix its title in the same step.
 
-    Example: memcli inbox accept --all --type preference
+    Example: memcli inbox accept p-20261201-orders-import-3f2a1c --id orders-import-utf8mb4
     """
-    _decide(ctx, "inbox accept", ids, all_, type_, json_, "accept")
+    _decide(ctx, "inbox accept", ids, all_, type_, json_, "accept", id=id_, title=title)
 
 
 @inbox_app.command("reject")

@@ -12,11 +12,14 @@ from .boundary import Out
 
 @app.command()
 def trust(ctx: typer.Context, json_: Json = False):
-    """Let memcli.yaml run its commands (session.summarizer, reflect.extractor) on this machine, until it changes.
+    """Let memcli.yaml run its commands (session.summarizer, reflect.extractor) and loosen what it loosens, until it changes.
 
-    A cloned memory repository never runs code by itself: read memcli.yaml first. The record
-    is kept outside the root ($XDG_STATE_HOME/memcli/trust/), keyed by the root's real path and
-    the file's SHA-256; `write.secrets: allow` in memcli.yaml needs the same step.
+    A cloned memory repository never runs code by itself: read memcli.yaml first, and the files
+    in the root its commands name (their SHA-256 is recorded too: a command whose file changed
+    since is not run). The record is kept outside the root ($XDG_STATE_HOME/memcli/trust/), keyed
+    by the root's real path and the file's SHA-256. A setting that protects you (write.*,
+    inbox.auto_accept, reflect.on_fold, embed.*) counts from memcli.yaml only where it tightens
+    yours, or after this step (README "Safety").
 
     Example: memcli trust
     """
@@ -27,6 +30,10 @@ def trust(ctx: typer.Context, json_: Json = False):
             cmds = res["commands"]
             r.talk("trusted memcli.yaml (sha256 " + res["sha256"][:12] + "…)"
                    + ("; it may now use: " + "; ".join(f"{k}: {v}" for k, v in cmds.items()) if cmds else ""))
+            if res.get("files"):
+                r.talk("and the files they run: " + ", ".join(res["files"]))
+            if res.get("loosens"):
+                r.talk("it may now loosen: " + "; ".join(f"{k}: {v}" for k, v in res["loosens"].items()))
             r.talk(f"recorded in {res['record']}")
         return Out.of(res, human)
     run(ctx, "trust", json_, act)

@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from .. import progress
 from ..errors import MemcliError
 from ..store import indexrules, layout, markers
 from ..store.fs import inside
@@ -71,18 +72,29 @@ def _inspect_all(jobs: list) -> list:
         import threading
         from concurrent.futures import ProcessPoolExecutor
 
-        # fork is cheap, but only safe while this process has a single thread (watch has two)
+        from ..procs import isolated, pool_context
+
+        # fork is cheap, but only safe while this process has a single thread (watch has two);
+        # spawned workers start isolated (they would start in the root's folder)
         method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
             else "spawn"
         chunks = [jobs[i:i + _CHUNK] for i in range(0, len(jobs), _CHUNK)]
         try:
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-                return [r for part in pool.map(_inspect_many, chunks) for r in part]
+            with isolated():
+                pool = ProcessPoolExecutor(workers, mp_context=pool_context(method))
+            with pool:
+                out: list = []
+                progress.report(CHECKING, 0, len(jobs))
+                for part in pool.map(_inspect_many, chunks):
+                    out += part
+                    progress.report(CHECKING, len(out), len(jobs))
+                return out
         except (OSError, RuntimeError, ImportError):
             pass  # no processes to be had (a sandbox, a broken pool): read them here
-    return _inspect_many(jobs)
+    return _inspect_many(progress.each(jobs, CHECKING, len(jobs)))
 
 
+CHECKING = "checking memory files"
 # what every record also depends on, besides the checks' own modules (and the scanner's rule sets)
 _FIXED = ("memcli.heartbeat.cache", "memcli.heartbeat.base", "memcli.heartbeat.checks", "memcli.store.details",
           "memcli.store.layout", "memcli.safety.scanner", "memcli.safety.ruleset", "memcli.safety.validators",

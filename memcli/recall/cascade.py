@@ -40,9 +40,20 @@ class Recall:
 
     def to_dict(self) -> dict:
         return {"query": self.query, "also": list(self.also), "policy": self.policy,
-                "hits": [h.to_dict() for h in self.hits + self.appended],
+                "hits": [flagged(h.to_dict()) for h in self.hits + self.appended],
                 "layer": self.hits[0].layer if self.hits else None, "methods": list(self.methods),
                 "trace": [t.to_dict() for t in self.trace]}
+
+
+def flagged(hit: dict) -> dict:
+    """A hit's dict with ``injection``: the kinds of prompt injection its text may hold (title,
+    summary, tags, snippet: what an agent is handed), when there are any."""
+    from ..safety.scanner import injection_kinds
+
+    kinds = injection_kinds("\n".join((hit["title"], hit["summary"], " ".join(hit["tags"]), hit["snippet"])))
+    if kinds:
+        hit["injection"] = kinds
+    return hit
 
 
 def when(now: str | datetime | None) -> datetime:

@@ -94,7 +94,9 @@ security service support sysadmin system team test webmaster
 """.split())
 _SERVICE_DOMAINS = (".iam.gserviceaccount.com", "users.noreply.github.com")
 
-_CN_MOBILE = _Lazy(_EDGE + r"((?:(?:\+|00)86[ \-]?|\(\+?86\) ?)?1[3-9]\d[ \-]?\d{4}[ \-]?\d{4})" + _END)
+_SEP = r"(?:[ \-.]| - )"
+_CN_MOBILE = _Lazy(_EDGE + r"((?:(?:\+|00)86[ \-]?|\(\+?86\) ?)?1[3-9]\d" + _SEP + r"?\d{4}" + _SEP + r"?\d{4})"
+                   + r"(?![0-9A-Za-z_*]|[\-/]\d|\.\d)")
 _AREA = r"(?:010|02\d|0[3-9]\d{2})"
 _LOCAL = r"[2-9](?:\d{2}[ \-]?\d{4}|\d{3}[ \-]?\d{3,4})"
 _EXT = r"(?:(?:-|转|ext\.? ?| x)\d{1,5})?"
@@ -110,7 +112,7 @@ _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
 _CARD = _Lazy(_EDGE + r"(\d(?:[ \-]?\d){12,18})" + _END)
 
-_IBAN = _Lazy(r"(?<![A-Za-z0-9*])([A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30})(?![A-Za-z0-9*])")
+_IBAN = _Lazy(r"(?<![A-Za-z0-9*])([A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30})(?![A-Za-z0-9*])")
 IBAN_LENGTHS = {
     "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "CH": 21,
     "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18,
@@ -127,6 +129,9 @@ _EN_ADDRESS = _Lazy(r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}"
                          r"(?:Street|Avenue|Road|Boulevard|Lane|Drive|Parkway|Terrace|Court|Place|Square)\b)")
 
 
+_NOT_A_HOUSE = re.compile(r"(?i)\b(?:version|v|release|step|chapter|section|part|page|line|item|rule|issue|pr|"
+                          r"ticket|build|phase|level|round|sprint|stage|test|case|figure|table|option|no|number|"
+                          r"#)\.?\s*$")
 _STREET_WORDS = ("Street", "Avenue", "Road", "Boulevard", "Lane", "Drive", "Parkway", "Terrace", "Court", "Place",
                  "Square")
 
@@ -227,10 +232,94 @@ def _prefix_digits(value: str) -> int:
 
 # ---------------------------------------------------------------- finding
 
+# what a writer may use instead of an ASCII digit, @, space or dash, to the ASCII one (full-width
+# forms, no-break and other spaces, Unicode dashes); zero-width characters and soft hyphens go
+_SPACES = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+_GONE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+
+
+def _ascii(ch: str) -> str | None:
+    o = ord(ch)
+    if 0xFF10 <= o <= 0xFF19 or 0xFF21 <= o <= 0xFF3A or 0xFF41 <= o <= 0xFF5A or ch in "＠＋－":
+        return chr(o - 0xFEE0)  # full-width digits, letters, @, + and -; other punctuation stays
+    if ch in _SPACES:
+        return " "
+    if 0x2010 <= o <= 0x2015 or ch == "\u2212":
+        return "-"
+    return "" if ch in _GONE else None
+
+
+def _normal(text: str) -> tuple[str, list[int]] | None:
+    """(text with look-alike digits, @, spaces and dashes made ASCII, the original index of each
+    character), or None when there is nothing to change."""
+    if text.isascii():
+        return None
+    chars, where, changed = [], [], False
+    for i, ch in enumerate(text):
+        new = _ascii(ch) if ord(ch) > 127 else None
+        if new is None:
+            chars.append(ch)
+            where.append(i)
+        else:
+            changed = True
+            if new:
+                chars.append(new)
+                where.append(i)
+    return ("".join(chars), where) if changed else None
+
+
 def find(text: str) -> list[Found]:
-    """Every piece of personal data in text, in order, without overlaps."""
+    """Every piece of personal data in text, in order, without overlaps: in the text as a reader
+    sees it (full-width digits, a full-width @, no-break spaces and Unicode dashes read as
+    ASCII), reported where it stands in the original."""
     if not text:
         return []
+    normal = _normal(text)
+    if normal is None:
+        return _find(text)
+    other, where = normal
+    out = []
+    for f in _find(other):
+        start, end = where[f.start], where[f.end - 1] + 1
+        line = text.count("\n", 0, start) + 1
+        out.append(Found(f.kind, start, end, line, start - (text.rfind("\n", 0, start) + 1) + 1, f.masked))
+    return out
+
+
+# Words just before a number that make it a count, a size, a time or an id, not personal data.
+_TECHNICAL = _Lazy(r"(?:(?<![A-Za-z])(?:size|bytes?|count|total|sum|offset|len(?:gth)?|limit|max|min|capacity|used|"
+                   r"free|heap|mem(?:ory)?|disk|rows?|records?|inode|pid|tid|thread|trace|span|request|req|order|"
+                   r"seq(?:uence)?|tracking|build|version|uuid|hash|digest|sha\d*|md5|crc\d*|checksum|commit|epoch|"
+                   r"ts|timestamp|nanos(?:econds)?|micros|millis|port|status|snowflake|tweet|partition|lag|gc|cache|"
+                   r"buffer|pool|file|dump|parent|child|node|job|task|shard|slot|batch)(?![A-Za-z])|文件|大小|字节|订单号?|编号|流水号?|序号|版本|长度|数量|总计|偏移)"
+                   r"[\s\W]{0,3}(?:[A-Za-z_][\w.-]{0,23}[\s=:]{1,3})?$", re.I)
+# Words near a bare number that say it is a phone.
+_PHONE_WORDS = _Lazy(r"phone|mobile|cell|\btel\b|telephone|\bcall|\bring\b|\bsms\b|\btext\b|whats ?app|wechat|"
+                     r"signal|contact|reach|\bdial|number|on-call|\bmob\b|手机|电话|号码|联系|拨|打给|打到|打这个|回拨|"
+                     r"致电|微信|短信|座机|热线|号", re.I)
+
+
+def _in_token(text: str, start: int, end: int) -> bool:
+    """The digits are part of a longer token: a hex digest or an identifier (sha256:4…a9f)."""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    return (before.isascii() and (before.isalnum() or before in ":_")) or \
+        (after.isascii() and (after.isalpha() or after == "_"))
+
+
+def _technical(text: str, start: int) -> bool:
+    """A technical word (a size, a count, an id, a hash ...) ends just before the number at start."""
+    before = text[max(0, start - 40):start]
+    return any(True for _ in _TECHNICAL.finditer(before))
+
+
+def _said_as_phone(text: str, start: int, end: int) -> bool:
+    """A phone word within the 40 characters before the number or the 12 after it."""
+    near = text[max(0, start - 40):start] + " " + text[end:end + 12]
+    return any(True for _ in _PHONE_WORDS.finditer(near))
+
+
+def _find(text: str) -> list[Found]:
     spans: list[tuple[int, int, str, str]] = []
     if "@" in text:
         for m in _EMAIL.finditer(text):
@@ -244,11 +333,15 @@ def find(text: str) -> list[Found]:
     digits = sum(c.isdigit() for c in text)  # each rule below needs at least this many digits
     if digits >= 17:
         for m in _CN_ID.finditer(text):
-            if _id_ok(m.group(1)):
+            if _id_ok(m.group(1)) and not _technical(text, m.start(1)) and not _in_token(text, m.start(1), m.end(1)):
                 spans.append((m.start(1), m.end(1), "cn-id", m.group(1)[:4] + "*" * 10 + m.group(1)[14:]))
     if digits >= 11:
         for m in _CN_MOBILE.finditer(text):
             v = m.group(1)
+            if v.isdigit() and not _said_as_phone(text, m.start(1), m.end(1)):
+                continue  # eleven bare digits are a phone only when said to be one (a byte count is not)
+            if v.isdigit() and _technical(text, m.start(1)):
+                continue
             spans.append((m.start(1), m.end(1), "phone", _mask_digits(v, _prefix_digits(v))))
     if digits >= 9:
         for m in _CN_LANDLINE.finditer(text):
@@ -271,16 +364,18 @@ def find(text: str) -> list[Found]:
             seps = set(re.findall(r"[ \-]", v))
             if len(seps) > 1 or not _card_issuer(n) or not luhn(n):
                 continue
+            if _technical(text, m.start(1)) or _in_token(text, m.start(1), m.end(1)):
+                continue  # a Luhn-valid id, span, order or digest is not a card
             spans.append((m.start(1), m.end(1), "card", _mask_digits(v, 0)))
-    if digits >= 8 and any("A" <= c <= "Z" for c in text):
+    if digits >= 8:
         for m in _IBAN.finditer(text):
             v = m.group(1)
-            compact = v.replace(" ", "")
+            compact = v.replace(" ", "").upper()
             while len(compact) > 15 and not _iban_ok(compact):  # a word may follow the number
                 if " " not in v:
                     break
                 v = v[:v.rstrip().rfind(" ")].rstrip()
-                compact = v.replace(" ", "")
+                compact = v.replace(" ", "").upper()
             if _iban_ok(compact):
                 masked = _mask_digits(v, 4, 4, str.isalnum)
                 spans.append((m.start(1), m.start(1) + len(v), "iban", masked))
@@ -289,6 +384,8 @@ def find(text: str) -> list[Found]:
             spans.append((m.start(1), m.end(2), "address", m.group(1) + "*" * len(m.group(2))))
     if digits and any(w in text for w in _STREET_WORDS):
         for m in _EN_ADDRESS.finditer(text):
+            if _NOT_A_HOUSE.search(text[max(0, m.start(1) - 16):m.start(1)]):
+                continue  # "version 2 Release Court", "step 3 Station Road": a count, not a house
             spans.append((m.start(1), m.end(2), "address", "*" * len(m.group(1)) + m.group(2)))
     return _resolve(text, spans) if spans else []
 

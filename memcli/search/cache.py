@@ -27,6 +27,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
+from memcli import progress
 from memcli.search.ranker import Norms, Posting, Scored, SearchDoc, is_fuzzy_candidate, search_corpus, weighted_tf
 from memcli.search.segments import chunks, pack, segments, unpack
 from memcli.search.tokenize import terms
@@ -257,7 +258,7 @@ class SearchCache:
         todo = added + changed
 
         def docs() -> Iterable[tuple[str, str, SearchDoc]]:
-            for key in todo:
+            for key in progress.each(todo, "indexing memories for search"):
                 try:
                     doc = load(key)
                 except Exception as exc:

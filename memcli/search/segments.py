@@ -135,14 +135,17 @@ def segments(items: Iterable[Item], next_doc: int, seg: int, expected: int, work
             next_doc += len(chunk)
             seg += 1
         return
-    import multiprocessing
     import pickle
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        # spawn, not fork: the caller may run threads (a file watcher) and holds SQLite handles
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        from ..procs import isolated, pool_context
+
+        # spawn, not fork: the caller may run threads (a file watcher) and holds SQLite handles;
+        # the workers start isolated (they would start in the root's folder)
+        with isolated():
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=pool_context("spawn"))
     except (OSError, ValueError, NotImplementedError, ImportError):
         yield from segments(items, next_doc, seg, expected, 1)
         return

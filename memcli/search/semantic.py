@@ -33,6 +33,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from .. import progress
+
 FORMAT = "1"
 # Chosen on the dev split of the bilingual evaluation (benchmarks/semantic_bench.py quality).
 LEX_WEIGHT = 0.6
@@ -60,6 +62,9 @@ class Rule:
 
     def __init__(self, cut: float = DEFAULT_CUT, lex_weight: float = LEX_WEIGHT, margin_weight: float = MARGIN_WEIGHT):
         self.cut, self.lex_weight, self.margin_weight = cut, lex_weight, margin_weight
+
+
+EMBEDDING = "embedding memories"
 
 
 def head_text(doc) -> str:
@@ -154,6 +159,7 @@ class EmbeddingCache:
                 return {"embedded": 0, "removed": removed}
             self.keys, self.fps, self.vectors = keep, [current[k] for k in keep], vectors
         embedded = 0
+        progress.report(EMBEDDING, 0, len(todo))
         for start in range(0, len(todo), SYNC_BATCH):
             docs = [(k, load(k)) for k in todo[start:start + SYNC_BATCH]]
             docs = [(k, d) for k, d in docs if d is not None]
@@ -169,6 +175,7 @@ class EmbeddingCache:
                 vectors, keys = fresh, [k for k, _ in docs]
             self._write(keys, [current[k] for k in keys], vectors)
             embedded += len(docs)
+            progress.report(EMBEDDING, min(start + SYNC_BATCH, len(todo)), len(todo))
         return {"embedded": embedded, "removed": removed}
 
     def _write(self, keys: list[str], fps: list[str], vectors) -> None:

@@ -322,12 +322,26 @@ def state_file(root: Path, folder: str, name: str) -> Path:
     return path
 
 
+TRACKED_FIX = "stop tracking local state: `git rm -r --cached .memcli`, then commit"
+
+
+def came_with_git(path: Path) -> bool:
+    """Whether git tracks this file under a root's .memcli/ (``store.tracked``): never read."""
+    from .tracked import came_with_git as tracked
+
+    state = next((p for p in path.parents if p.name == STATE_DIR), None)
+    return state is not None and tracked(state.parent, path)
+
+
 def read_state(path: Path, what: str, hint: str, check) -> dict | None:
     """A state file's JSON, checked by `check` (raising ValueError); None when there is none.
     A broken file is a one-line FileError naming it and how to get past it."""
     if not path.exists():
         return None
     rel = f"{STATE_DIR}/{path.parent.name}/{path.name}"
+    if came_with_git(path):
+        raise FileError(f"{rel}: came with the repository (git tracks it), so it is someone else's: not read; "
+                        f"{TRACKED_FIX}")
     import json
 
     try:

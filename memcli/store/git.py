@@ -5,9 +5,9 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 from ..errors import MemcliError, UsageError
@@ -26,6 +26,8 @@ ATTRIBUTES = (
     f"{layout.INBOX}/*.md merge=memcli-detail",
     f"{layout.INBOX_ARCHIVE}/*.md merge=memcli-detail",
 )
+# a driver an older version registered: `python -m memcli…` without -I (git runs it in the work tree)
+UNISOLATED = re.compile(r"^(?!.*\s-\w*I\w*\s).*(?:^|\s)-m\s+memcli\b")
 IGNORES = tuple(line for line, _ in layout.IGNORED)  # what `init` writes into .gitignore
 # memcli's own files in a root: all that sync scans, stages and commits. Never .memcli/ (local
 # state, and a trust step's place once), never memcli's temp files, never anything else in the
@@ -79,10 +81,22 @@ def toplevel(root: Path) -> Path | None:
 
 
 def driver_command(command: str | None = None) -> str:
-    """How git starts a driver: this interpreter's absolute path (a venv need not be on PATH, and
-    `-m memcli.gitmerge` starts without the command line's framework), or `COMMAND merge`
-    (e.g. `--command memcli` for the console script on PATH)."""
-    return f"{command} merge" if command else f"{shlex.quote(sys.executable)} -m memcli.gitmerge"
+    """How git starts a driver: this interpreter's absolute path, isolated (`-I`: git runs the
+    driver in the work tree, and without it a `memcli/` package or a `json.py` the repository
+    carries would be imported first; a venv need not be on PATH, and `-m memcli.gitmerge` starts
+    without the command line's framework), or `COMMAND merge` (e.g. `--command memcli` for the
+    console script, which git is given by its absolute path when PATH finds it)."""
+    if not command:
+        from ..procs import driver_python
+
+        return driver_python("memcli.gitmerge")
+    import shutil
+
+    words = shlex.split(command)
+    found = shutil.which(words[0]) if words and os.sep not in words[0] else None
+    if found:
+        command = " ".join([shlex.quote(os.path.abspath(found)), *(shlex.quote(w) for w in words[1:])])
+    return f"{command} merge"
 
 
 def driver_config(command: str | None = None) -> dict:
@@ -147,8 +161,8 @@ def check(root: Path) -> list:
     if state:
         out.append(Finding("state-tracked", "warning", ".memcli/", None,
                            f"git tracks {len(state)} file(s) under .memcli/ ({', '.join(state[:3])}), local state "
-                           "that must never travel: a tracked .memcli/config.yaml is not read, and sync never "
-                           "commits anything there",
+                           "that must never travel: nothing tracked there is read (a session, the trace, a scope, "
+                           "the configuration), and sync never commits anything there",
                            "`git rm -r --cached .memcli`, then commit (the files stay on disk)"))
     try:
         text = (root / layout.GITATTRIBUTES).read_text(encoding="utf-8")
@@ -161,8 +175,15 @@ def check(root: Path) -> list:
     opted_in = len(lost) < len(ATTRIBUTES)
     severity = "warning" if opted_in else "info"
     r = git(top, "config", "--get-regexp", r"^merge\.memcli-", check=False)
-    have = {ln.split(" ", 1)[0] for ln in r.stdout.splitlines()}
+    registered = dict((ln.split(" ", 1) + [""])[:2] for ln in r.stdout.splitlines())
+    have = set(registered)
     missing = [n for n in DRIVERS if f"merge.{n}.driver" not in have]
+    open_path = [n for n in DRIVERS if UNISOLATED.search(registered.get(f"merge.{n}.driver", ""))]
+    if open_path:
+        out.append(Finding("git-driver-unisolated", "warning", ".git/config", None,
+                    f"memcli's merge drivers ({', '.join(open_path)}) start Python without -I: git runs them in the "
+                    "work tree, so a memcli/ package or a json.py the repository carries would run",
+                    f"run `memcli --root {shlex.quote(str(root))} git setup` to register them isolated"))
     if missing:
         out.append(Finding("git-drivers-missing", severity, ".git/config", None,
                     f"memcli's merge drivers are not registered in this clone ({', '.join(missing)}); "

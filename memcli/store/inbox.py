@@ -80,6 +80,9 @@ class Proposal:
     decided: str | None = None
     memory: str | None = None
     path: str = field(default="", compare=False)
+    pinned: bool = False  # what a gated `remember` asked for, kept until the proposal is accepted
+    expires: str | None = None
+    source: str | None = None
 
     def replace(self, **kw) -> "Proposal":
         return replace(self, **kw)
@@ -91,7 +94,8 @@ class Proposal:
                 "evidence": [{"role": q.role, "time": q.time, "episode": q.episode, "text": q.text}
                              for q in self.evidence],
                 "importance": self.importance, "status": self.status, "decided": self.decided,
-                "memory": self.memory, "path": self.path}
+                "memory": self.memory, "path": self.path, "pinned": self.pinned, "expires": self.expires,
+                "source": self.source}
 
 
 def normal_text(text: str) -> str:
@@ -101,7 +105,8 @@ def normal_text(text: str) -> str:
 
 def make(kind: str, title: str, *, summary: str = "", type: str = "note", target: str | None = None,
          engine: str = "offline", confidence: float = 0.5, created: str | None = None, tags=(), aliases=(),
-         text: str = "", evidence=(), importance: float = DEFAULT_IMPORTANCE, id: str | None = None) -> Proposal:
+         text: str = "", evidence=(), importance: float = DEFAULT_IMPORTANCE, id: str | None = None,
+         pinned: bool = False, expires: str | None = None, source: str | None = None) -> Proposal:
     """A pending proposal in its normal form; its id, unless given, is made from what it says and
     its evidence, so the same proposal made on two clones is one file."""
     quotes = tuple(Quote(one_line(q.role), one_line(q.time), one_line(q.episode),
@@ -109,7 +114,8 @@ def make(kind: str, title: str, *, summary: str = "", type: str = "note", target
     p = Proposal(id or "", kind, one_line(title), one_line(summary), one_line(type), target or None, one_line(engine),
                  round(float(confidence), 3), created, clean_tags(tags),
                  tuple(dict.fromkeys(one_line(a) for a in aliases if one_line(a))), normal_text(text), quotes,
-                 float(importance))
+                 float(importance), pinned=bool(pinned), expires=expires or None,
+                 source=one_line(source) if source else None)
     return p if id else p.replace(id=proposal_id(p))
 
 
@@ -139,7 +145,8 @@ def render(p: Proposal) -> str:
     for q in p.evidence:
         body += f"\n> **{q.role}** ({q.time}):\n" + "\n".join(("> " + ln) if ln else ">" for ln in q.text.split("\n")) + "\n"
     d = Detail(id=p.id, title=p.title, summary=p.summary, tags=p.tags, aliases=p.aliases, type=p.type,
-               importance=p.importance, created=p.created, updated=p.decided or p.created, extra=extra, body=body)
+               importance=p.importance, pinned=p.pinned, expires=p.expires, source=p.source, created=p.created,
+               updated=p.decided or p.created, extra=extra, body=body)
     return dfile.render(d)
 
 
@@ -170,7 +177,8 @@ def parse(text: str, pid: str, rel: str = "") -> Proposal:
     return Proposal(d.id, kind, d.title, d.summary, d.type, None if target in (None, "") else one_line(target),
                     one_line(x.get("engine") or ""), confidence, d.created, d.tags, d.aliases, body,
                     tuple(evidence), d.importance, status, _stamp(x.get("decided")),
-                    None if x.get("memory") in (None, "") else one_line(x.get("memory")), rel)
+                    None if x.get("memory") in (None, "") else one_line(x.get("memory")), rel,
+                    pinned=bool(d.pinned), expires=d.expires or None, source=d.source or None)
 
 
 def _stamp(value) -> str | None:
@@ -261,6 +269,31 @@ def known_ids(root: Path) -> set:
     out = set()
     for archived in (False, True):
         out |= {de.name[:-3] for de in md_entries(folder(root, archived))}
+    return out
+
+
+def quote_key(q: Quote) -> tuple:
+    """What identifies a quoted turn across proposals: its episode, its time and its words."""
+    return q.episode, q.time, hashlib.sha1(q.text.encode("utf-8")).hexdigest()[:16]
+
+
+def quoted(root: Path) -> dict:
+    """{quote_key: (proposal id, status)} of every turn a pending or decided proposal quotes (a
+    decided one wins): what reflection must not propose again unless new turns add to it."""
+    out: dict = {}
+    for p in pending(root)[0]:
+        for q in p.evidence:
+            out[quote_key(q)] = (p.id, p.status)
+    for de in md_entries(folder(root, True)):
+        pid = de.name[:-3]
+        if not valid_id(pid) or de.is_symlink():
+            continue
+        try:
+            p = read(root, pid, archived=True)
+        except FileError:
+            continue
+        for q in p.evidence:
+            out[quote_key(q)] = (p.id, p.status)
     return out
 
 

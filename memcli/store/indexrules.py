@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from ..dates import days as _days
 
 from ..errors import UnsafePathError, UsageError
-from ..model import Detail, Entry, Finding
+from ..model import Detail, Entry, Finding, listed_ids
 from .index import IndexDoc, render_line
 from .layout import check_id
 
@@ -103,24 +103,73 @@ def _entry(d) -> Entry:
     return d.entry if hasattr(d, "entry") else d.detail.entry
 
 
-def demote(ranked: list, room: int) -> tuple[list, list]:
+def demote(ranked: list, room: int, fresh: set | None = None) -> tuple[list, list]:
     """(kept, demoted) for memories in index order and the room the index has. Unpinned ones go
-    first, lowest-ranked first; then pinned ones from the bottom. Linear in the count."""
+    first, lowest-ranked first; then pinned ones from the bottom. Near-linear in the count.
+
+    fresh (`index.rank: activity`): the ids of memories that had no line and were never recalled.
+    A memory that had a line goes only after every fresh one less important than it, so a burst of
+    new notes, ranked high by their recency alone, does not push out what matters more (under
+    `importance` the order says so already)."""
     excess = len(ranked) - max(room, 0)
     if excess <= 0:
         return list(ranked), []
+    import heapq
+
     dropped: set = set()
     demoted = []
+
+    def drop(i: int) -> None:
+        dropped.add(i)
+        demoted.append(ranked[i])
+
+    light = [(_weight(d), -i, i) for i, d in enumerate(ranked) if fresh and d.id in fresh and not d.pinned]
+    heapq.heapify(light)
+    waiting: list = []  # (weight, place) of memories that had a line, held back for a lighter fresh one
+
+    def lightest():
+        while light and light[0][2] in dropped:
+            heapq.heappop(light)
+        return light[0][0] if light else None
+
     for i in range(len(ranked) - 1, -1, -1):
         if len(demoted) == excess:
             break
-        if not ranked[i].pinned:
-            dropped.add(i)
-            demoted.append(ranked[i])
+        d = ranked[i]
+        if d.pinned:
+            continue
+        w = lightest() if light else None
+        if w is not None and d.id not in fresh and _weight(d) > w:
+            heapq.heappush(waiting, (_weight(d), -i))
+            continue
+        drop(i)
+        if waiting and d.id in fresh:  # a fresh one went: those it held back may follow, lowest first
+            w = lightest()
+            free = []
+            while waiting and (w is None or waiting[0][0] <= w):
+                free.append(-heapq.heappop(waiting)[1])
+            for j in sorted(free, reverse=True):
+                if len(demoted) < excess:
+                    drop(j)
+    for _, j in sorted(waiting, key=lambda x: x[1]):  # still over: the held back ones, lowest first
+        if len(demoted) < excess:
+            drop(-j)
     kept = [d for i, d in enumerate(ranked) if i not in dropped] if dropped else list(ranked)
     while len(demoted) < excess:
         demoted.append(kept.pop())
     return kept, demoted
+
+
+def _weight(d) -> tuple:
+    m = _memory(d)
+    return bool(m.pinned), m.importance
+
+
+def fresh_ids(candidates, listed: set, activity: Activity | None) -> set | None:
+    """The memories among candidates that had no line and were never recalled (activity only)."""
+    if activity is None:
+        return None
+    return {d.id for d in candidates if d.id not in listed and not (activity.access.get(d.id) or {}).get("count")}
 
 
 def describe_hand_written(doc: IndexDoc) -> str:
@@ -133,7 +182,7 @@ def describe_hand_written(doc: IndexDoc) -> str:
 def crowded(doc: IndexDoc, max_lines: int, listed: int, left_out: list) -> str:
     """The warning when hand-written lines take the room of entries already listed."""
     room = max(free_room(max_lines, doc.fixed_lines()), 0)
-    out = (f"; not listed (detail file kept): {', '.join(left_out)}" if left_out else "")
+    out = (f"; not listed (detail file kept): {listed_ids(left_out)}" if left_out else "")
     return (f"MEMORY.md is over its {max_lines} lines: {describe_hand_written(doc)} leave room for {room} "
             f"entries and {listed} are listed, so no listed entry was moved out{out}. Shorten the "
             "hand-written lines, or raise index.max_lines in memcli.yaml")
@@ -305,7 +354,7 @@ def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_fu
         # retention; the losers leave (``demoted``), the winners come in (``promoted``)
         have = set(chosen)
         rivals = [d for d in promote if d.id not in have]
-        keep, _ = demote(rank([*ranked, *rivals], activity), room)
+        keep, _ = demote(rank([*ranked, *rivals], activity), room, fresh_ids(rivals, listed, activity))
         won = {d.id for d in keep}
         demoted = [d.id for d in rank(ranked) if d.id not in won]
         promoted = [d.id for d in file_order(d for d in rivals if d.id in won)]
@@ -317,12 +366,18 @@ def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_fu
             warnings.append(crowded(base, max_lines, len(still), demoted))
         ranked = still
     elif len(ranked) > room:
-        ranked, out = demote(ranked, room)
+        ranked, out = demote(ranked, room, fresh_ids(ranked, listed, activity))
         demoted = [d.id for d in out]
         if any(d.pinned for d in out):
             warnings.append("the index is full of pinned entries; some pinned memories are not listed")
-        if demoted and add is not None:
-            warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + ", ".join(demoted))
+        others = [mid for mid in demoted if add is None or mid != add.id]
+        if others and add is not None:
+            warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + listed_ids(others))
+        if add is not None and add.id in demoted:
+            warnings.append(f"the index is full: {add.id} is not listed in MEMORY.md (its detail file is kept): "
+                            + ("every line holds a pinned memory; raise index.max_lines in memcli.yaml" if add.pinned
+                               else "the listed memories are pinned, more important or more in use; "
+                               f"`memcli update {add.id} --pin` or a higher --importance lists it"))
     elif promote is not None and len(ranked) < room:
         # a free line belongs to a memory, the best ranked first
         import heapq

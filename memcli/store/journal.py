@@ -14,6 +14,10 @@ from .layout import RENAME_JOURNAL, STATE_DIR
 def pending(root: Path) -> dict | None:
     """The journal of a rename that did not finish, or None."""
     path = root / STATE_DIR / RENAME_JOURNAL
+    from .fs import came_with_git
+
+    if came_with_git(path):  # a journal that came with the repository renames nothing
+        return None
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)

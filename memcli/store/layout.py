@@ -138,6 +138,19 @@ def id_of(rel: str, archived: bool = True) -> str | None:
     return None
 
 
+_REF_FOLDERS = (MEMORY, ARCHIVE, INBOX, INBOX_ARCHIVE)
+
+
+def memory_ref(ref: str) -> str:
+    """The id a reference names: an id as it is, or the path recall, list and the index print
+    (memory/<id>.md, memory/archive/<id>.md, a proposal's memory/inbox/<id>.md, each also with a
+    leading ./). Anything else comes back unchanged, for ``check_id`` to judge."""
+    if not isinstance(ref, str) or "/" not in ref or not ref.endswith(".md"):
+        return ref
+    folder, _, name = ref.removeprefix("./").rpartition("/")
+    return name[:-3] if folder in _REF_FOLDERS and len(name) > 3 else ref
+
+
 def is_episode(rel: str) -> bool:
     return rel.startswith(EPISODES + "/")
 

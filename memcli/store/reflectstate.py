@@ -43,8 +43,13 @@ def save_offer(root: Path, token: str, mark: dict) -> None:
 
 
 def load_offer(root: Path) -> dict | None:
+    from .fs import came_with_git
+
+    path = state_dir(root) / OFFER
+    if came_with_git(path):
+        return None
     try:
-        data = json.loads((state_dir(root) / OFFER).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -11,6 +11,7 @@ import os
 from _thread import get_ident  # threading's own; importing threading costs a per-turn command
 from pathlib import Path
 
+from .. import progress
 from ..config import Config, load_config
 from ..errors import FileError, NotARootError, NotFoundError, UnsafePathError, UsageError
 from ..model import Detail, Entry, Problem
@@ -248,7 +249,7 @@ class Root:
         paths = self.detail_files() + (self.detail_files(archived=True) if archived else [])
         problems = self.misnamed_files() + (self.misnamed_files(archived=True) if archived else [])
         found = []
-        for p in paths:
+        for p in progress.each(paths, "reading memories"):
             try:
                 found.append(self.load(p))
             except (FileError, UnsafePathError, UsageError) as e:

@@ -91,8 +91,10 @@ def extractive(previous: str, turns: list, limit: int) -> str:
     return "\n".join(lines)
 
 
-def summarize(command: str | None, timeout: float, previous: str, turns: list, limit: int) -> tuple[str, str | None]:
-    """(summary, warning). A failing summarizer falls back to the extractive summary."""
+def summarize(command: str | None, timeout: float, previous: str, turns: list, limit: int,
+              cwd=None) -> tuple[str, str | None]:
+    """(summary, warning). A failing summarizer falls back to the extractive summary. The command
+    runs in ``cwd`` (the root: a file it names is the one `memcli trust` recorded)."""
     if not command:
         return extractive(previous, turns, limit), None
     feed = (f"Summary so far:\n{previous}\n\n" if previous else "") + "\n".join(
@@ -100,7 +102,8 @@ def summarize(command: str | None, timeout: float, previous: str, turns: list, l
     import subprocess
 
     try:
-        p = subprocess.run(command, shell=True, input=feed.encode("utf-8"), capture_output=True, timeout=timeout)
+        p = subprocess.run(command, shell=True, input=feed.encode("utf-8"), capture_output=True, timeout=timeout,
+                           cwd=cwd)
         out = p.stdout.decode("utf-8", "replace").strip()
         if p.returncode == 0 and out:
             return out[-limit:], None
@@ -156,7 +159,8 @@ def add(root: Path, name: str, role: str, text: str, now: str, *, max_rounds: in
     data["turns"].append({"role": role, "text": text, "time": now})
     data["updated"] = now
     n = to_fold(data["turns"], max_rounds)
-    summary, why = summarize(summarizer, timeout, data.get("summary", ""), data["turns"][:n], limit) if n else ("", None)
+    summary, why = (summarize(summarizer, timeout, data.get("summary", ""), data["turns"][:n], limit, root) if n
+                    else ("", None))
     episode, folded = fold(root, name, data, n, summary, now)
     return result(name, data, folded, episode, warning, why)
 

@@ -46,7 +46,12 @@ def _open(path: Path) -> int:
 
 
 def _tail_lines(path: Path, size: int) -> list[bytes]:
-    """The whole lines among the last `size` bytes of a file (none when it is missing)."""
+    """The whole lines among the last `size` bytes of a file (none when it is missing, or when git
+    tracks it: a trace that came with the repository is someone else's)."""
+    from .fs import came_with_git
+
+    if came_with_git(path):
+        return []
     try:
         with open(path, "rb") as f:
             end = f.seek(0, os.SEEK_END)

@@ -122,19 +122,21 @@ def build(root, query: str | None, budget: int | None, session_name: str, scope_
     if entries:
         from ..store.index import render_line
 
-        sections.append(("index", "## Memory index\n\n" + fence("\n".join(render_line(e) for e in entries))))
+        lines = "\n".join(render_line(e) for e in entries)
+        sections.append(("index", "## Memory index\n\n" + _flag(lines) + fence(lines)))
     path = session.session_path(root.path, session_name)
     if path.exists():
         data, warning = session.load_or_skip(root.path, session_name)
         warnings += [warning] if warning else []
         parts = []
         if data.get("summary"):
-            parts.append("Summary of earlier turns:\n" + fence(data["summary"]))
+            parts.append("Summary of earlier turns:\n" + _flag(data["summary"]) + fence(data["summary"]))
         # The question being asked is not shown back as a recent turn (the hook records it after).
         turns = [t for t in data["turns"] if not (t.get("role") == "user" and query and holds_query(t.get("text", ""),
                                                                                                      query))]
         if turns:
-            parts.append("Recent turns:\n" + fence("\n".join(f"{t['role']}: {t['text']}" for t in turns)))
+            said = "\n".join(f"{t['role']}: {t['text']}" for t in turns)
+            parts.append("Recent turns:\n" + _flag(said) + fence(said))
         if parts:
             sections.append(("session", f"## Session `{session_name}`\n\n" + "\n\n".join(parts)))
     out, used, report = [HEADER], tokens(HEADER), []

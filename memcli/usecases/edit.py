@@ -21,7 +21,7 @@ from ..errors import FileError, MemcliError, Refused
 from ..model import Detail, WriteResult
 from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
-from ..store import layout
+from ..store import layout, markers
 from ..store.fs import atomic_write, read_exact
 
 EDITS = layout.EDITS
@@ -29,23 +29,34 @@ EDITS = layout.EDITS
 
 @dataclass
 class EditSession:
-    """One edit in progress: what the editor opens (``draft``) and the text it started from."""
+    """One edit in progress: what the editor opens (``draft``) and the text it started from.
+    ``reopened``: the draft was kept by an edit that failed, and this edit goes on with it."""
 
     id: str
     path: Path  # the detail file
     draft: Path  # the copy the editor works on
     base: str  # the detail file's text when the edit began
     archived: bool = False
+    reopened: bool = False
+    marked: int = 0  # conflicts marked in a reopened draft whose file changed since
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "path": str(self.path), "draft": str(self.draft), "archived": self.archived}
+        return {"id": self.id, "path": str(self.path), "draft": str(self.draft), "archived": self.archived,
+                "reopened": self.reopened, "marked": self.marked}
+
+
+BASE = ".base"  # beside each draft: the text the edit started from, for the merge when it is reopened
 
 
 def begin(root, memory_id: str) -> EditSession:
-    """Copy a memory (broken ones too) to a draft under .memcli/edits/ for the editor."""
+    """Copy a memory (broken ones too) to a draft under .memcli/edits/ for the editor; a draft kept
+    by an edit of it that failed is opened again instead, with the text that edit started from."""
     path, archived = root.locate(memory_id)
-    base = read_exact(path, root.rel(path))
     folder = root.state_dir(EDITS)
+    kept = _kept(folder, memory_id)
+    base = read_exact(path, root.rel(path))
+    if kept is not None:
+        return _reopen(root, memory_id, path, archived, *kept, base)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     for n in range(1, 1000):
         draft = folder / (f"{memory_id}-{stamp}.md" if n == 1 else f"{memory_id}-{stamp}-{n}.md")
@@ -55,8 +66,54 @@ def begin(root, memory_id: str) -> EditSession:
             continue
         with os.fdopen(fd, "wb") as f:
             f.write(base.encode("utf-8"))
+        atomic_write(_base_of(draft), base)
         return EditSession(memory_id, path, draft, base, archived)
     raise FileError(f"cannot create a draft in {layout.state_rel(EDITS)}/")  # pragma: no cover
+
+
+def _reopen(root, memory_id: str, path: Path, archived: bool, draft: Path, started: str, now: str) -> EditSession:
+    """Go on with a kept draft. When the file changed since its edit began, the draft is brought up to
+    the file as it is now: merged line by line, or, where the two overlap, both versions between
+    conflict markers for the person to settle (the write check refuses a marker line)."""
+    marked = 0
+    if now != started:
+        from ..merge3 import merge, merge3, merged_lines
+
+        ours = read_exact(draft, _shown(root, draft))
+        text = merge(started, ours, now)
+        if text is None:
+            lines, marked = merged_lines(merge3(started.split("\n"), ours.split("\n"), now.split("\n")),
+                                         labels=("your draft", "the file now"))
+            text = "\n".join(lines)
+        with markers.overwriting():  # a draft is the person's: markers in it are theirs to settle
+            atomic_write(draft, text)
+        atomic_write(_base_of(draft), now)
+    return EditSession(memory_id, path, draft, now, archived, reopened=True, marked=marked)
+
+
+def _base_of(draft: Path) -> Path:
+    return draft.with_name(draft.name + BASE)
+
+
+def _kept(folder: Path, memory_id: str) -> tuple[Path, str] | None:
+    """(the newest draft of this memory a failed edit kept, the text that edit started from), or None."""
+    import re
+
+    name = re.compile(re.escape(memory_id) + r"-\d{8}T\d{6}Z(-\d+)?\.md")
+    found = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return None
+    for e in entries:
+        if name.fullmatch(e.name) and e.is_file(follow_symlinks=False):
+            found.append((e.stat().st_mtime_ns, e.name, Path(e.path)))
+    for _, _, draft in sorted(found, reverse=True):
+        try:
+            return draft, read_exact(_base_of(draft), draft.name + BASE)
+        except FileError:
+            continue  # a draft without the text it started from cannot be merged again: left as it is
+    return None
 
 
 def _shown(root, draft: Path) -> str:
@@ -79,10 +136,12 @@ def abandon(root, s: EditSession) -> str | None:
 
 
 def _drop(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+    """Remove a draft and the text its edit started from."""
+    for p in (path, _base_of(path)):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
 
 
 def finish(root, s: EditSession, text: str | None = None, now: str | None = None) -> WriteResult:

@@ -132,7 +132,7 @@ def duplicate_warnings(root, detail) -> list[str]:
     if not ids:
         return []
     return [f"{detail.id} nearly duplicates {', '.join(ids)}: merge them (`memcli update {ids[0]} --append ...` "
-            f"and `memcli forget {detail.id} --yes`) or make them clearly different"]
+            f"and `memcli forget {detail.id}`) or make them clearly different"]
 
 
 # ---------------------------------------------------------------- stats

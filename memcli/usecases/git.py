@@ -5,10 +5,11 @@ Making a root git-ready and running git are the store's (``store.git``)."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import MemcliError, UsageError
 from ..model import Result
 from ..store import details as dfile
 from ..store import indexrules, layout, markers
@@ -126,7 +127,11 @@ def _message(changes: list) -> str:
 
     groups: dict = {"remembered": [], "updated": [], "forgot": [], "episodes": [], "archive": [], "inbox": [],
                     "other": []}
+    moved = {Path(path).stem for change, _, path in changes if path.startswith(layout.ARCHIVE + "/")}
     for change, _, path in changes:
+        if path.startswith(layout.MEMORY + "/") and path.count("/") == 1 and "D" in change \
+                and Path(path).stem in moved:
+            continue  # moved to memory/archive/ (forget, or an expiry): said once, as archived
         if path.startswith(layout.EPISODES + "/"):
             groups["episodes"].append(Path(path).stem)
         elif path.startswith(layout.INBOX + "/"):
@@ -304,13 +309,16 @@ def _merge(repo: Repo, root, target: str, warnings: list) -> dict:
 
 
 def _finish_merge(repo: Repo, root, warnings: list, fresh: bool = False) -> dict:
+    sides = _sides(repo)
     left, failed, revived = _settle_merge(repo, root, warnings, fresh)
     if failed:
         if fresh:  # back to before the merge: this side stays committed, theirs stays on the remote
             repo.run("merge", "--abort", check=False)
         return {"merged": False, "conflicts": [], "failed": failed}
+    warnings += _remembered_twice(repo, root, sides["both_added"])
     if left:
         return {"merged": False, "conflicts": left, "failed": []}
+    revived += _unarchive(repo, root, sides["archived_changed"], warnings)
     reconcile_index(root)
     if revived:
         index_revived(root, revived)
@@ -321,6 +329,81 @@ def _finish_merge(repo: Repo, root, warnings: list, fresh: bool = False) -> dict
     # --cleanup=strip: git's "# Conflicts:" lines in MERGE_MSG are notes for an editor, not the message
     repo.run("commit", "-q", "--no-verify", "--no-edit", "--cleanup=strip")
     return {"merged": True, "conflicts": [], "failed": []}
+
+
+def _tree_changes(repo: Repo, base: str, ref: str) -> dict:
+    """path (from the root) -> git's status letter (A, M, D) of every memory file ref changed since base."""
+    out = repo.run("diff", "--name-status", "--no-renames", "--relative", "-z", base, ref, "--", layout.MEMORY,
+                   check=False).stdout.split("\0")
+    return {out[i + 1]: out[i][:1] for i in range(0, len(out) - 1, 2) if out[i]}
+
+
+def _sides(repo: Repo) -> dict:
+    """What the two sides of the merge in progress (HEAD and MERGE_HEAD) did to the memory files since
+    their common ancestor: the memories both remembered (added under one id), and the ones one side
+    forgot or archived (memory/<id>.md moved to memory/archive/) while the other changed them."""
+    found: dict = {"both_added": [], "archived_changed": []}
+    base = repo.run("merge-base", "HEAD", "MERGE_HEAD", check=False).stdout.strip()
+    if not base:  # unrelated histories: every memory both hold counts as added by both
+        names = [set(repo.run("ls-tree", "-r", "--name-only", ref, "--", layout.MEMORY + "/", check=False)
+                     .stdout.splitlines()) for ref in ("HEAD", "MERGE_HEAD")]
+        found["both_added"] = sorted(p for p in names[0] & names[1] if layout.id_of(p, archived=False))
+        return found
+    ours, theirs = _tree_changes(repo, base, "HEAD"), _tree_changes(repo, base, "MERGE_HEAD")
+    found["both_added"] = sorted(p for p, c in ours.items() if c == "A" and theirs.get(p) == "A"
+                                 and layout.id_of(p, archived=False))
+    for one, other in ((ours, theirs), (theirs, ours)):
+        for path, change in one.items():
+            mid = layout.id_of(path, archived=False)
+            if mid and change == "D" and one.get(layout.detail_rel(mid, True)) == "A" and other.get(path) == "M":
+                found["archived_changed"].append(mid)
+    return found
+
+
+def _remembered_twice(repo: Repo, root, paths: list) -> list:
+    """One warning for each memory both sides remembered under the same id (the same title), naming both."""
+    out = []
+    for path in paths:
+        said = []
+        for ref in ("HEAD", "MERGE_HEAD"):
+            text = repo.run("show", f"{ref}:./{path}", check=False).stdout
+            try:
+                d = dfile.parse(text, Path(path).stem, path)
+                said.append(f"“{d.title}”: {d.summary or '(no summary)'} ({d.created or 'no date'})")
+            except MemcliError:
+                said.append("(its frontmatter cannot be read)")
+        mid = Path(path).stem
+        full = root.path / path
+        marked = full.is_file() and markers.file_conflict(full) is not None
+        out.append(f"{path} was remembered on both sides: here {said[0]}; on the other side {said[1]}. "
+                   + (f"The two conflict: settle it with `memcli resolve {mid} --ours|--theirs|--both`" if marked
+                      else f"Merged into one memory (the summary not kept is under its ## History): "
+                           f"check it with `memcli show {mid}`"))
+    return out
+
+
+def _unarchive(repo: Repo, root, ids: list, warnings: list) -> list:
+    """Memories one side forgot (moved to memory/archive/) while the other changed them: the change
+    followed the file into the archive; it comes back to memory/ as the changed version, as a memory
+    deleted on one side and changed on the other always has (one whose expiry has passed stays)."""
+    from ..dates import expired, utcnow
+
+    back = []
+    for mid in ids:
+        src, dst = root.detail_path(mid, archived=True), root.detail_path(mid)
+        if not src.is_file() or dst.exists():
+            continue
+        try:
+            if expired(root.load(src).expires, utcnow()[:10]):
+                continue
+        except MemcliError:
+            continue
+        os.rename(src, dst)
+        repo.run("add", "-A", "--", root.rel(src), root.rel(dst))
+        warnings.append(f"{root.rel(dst)} was forgotten on one side and changed on the other: kept the changed "
+                        f"version in memory/ (forget it again if it should go)")
+        back.append(mid)
+    return back
 
 
 def sync(root, message: str | None = None, push: bool = True, command: str | None = None) -> Result:

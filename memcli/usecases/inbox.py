@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from ..dates import utcnow
 from ..errors import FileError, NotFoundError, SecretError, UsageError
-from ..model import TYPES, Result, WriteResult, one_line
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, RememberRequest, Result, WriteResult, one_line
 from ..safety.writecheck import WriteCheck, mask
 from ..store import inbox as store
-from ..store.layout import slugify
+from ..store.layout import memory_ref, slugify
 from . import write
 
 
@@ -130,9 +130,10 @@ def _source(p: store.Proposal) -> str:
     return one_line(f"inbox {p.id}" + (f" ({', '.join(refs)})" if refs else ""))[:500]
 
 
-def accept(root, pid: str, now: str | None = None) -> Result:
+def accept(root, pid: str, now: str | None = None, *, id: str | None = None, title: str | None = None) -> Result:
     """Apply one proposal; {"id", "action": accepted|already, "memory", "message", ...} and the
-    write's warnings."""
+    write's warnings. `id` and `title` rename the memory it becomes and fix its title first (both
+    pass the same checks and filter as the proposal itself)."""
     now = _now(now)
     with root.lock():
         path = store.path(root.path, pid)
@@ -144,12 +145,30 @@ def accept(root, pid: str, now: str | None = None) -> Result:
             return Result({"id": pid, "action": "already", "memory": done.memory, "status": done.status,
                            "message": f"{pid} was already {what}; nothing to do"})
         p = _read_pending(root, pid)
+        if id is not None or title is not None:
+            p, _ = captured(root, renamed(p, id, title))
         check(p)
         result = _apply(root, p, now)
         record = p.replace(status="accepted", decided=now, memory=result.id)
         _archive(root, p, record)
     return Result({"id": pid, "action": "accepted", "memory": result.id, "write": result.action,
                    "path": result.path, "message": f"{pid} → {result.action} {result.id}"}, result.warnings)
+
+
+def renamed(p: store.Proposal, id: str | None = None, title: str | None = None) -> store.Proposal:
+    """The proposal with the memory id it becomes and its title as a reviewer fixed them."""
+    if id is not None:
+        from ..store.layout import check_id
+
+        if p.kind == "update":
+            raise UsageError(f"{p.id} updates {p.target}; a new id is for a proposal of a new memory")
+        check_id(id)
+        p = p.replace(target=id)
+    if title is not None:
+        if not one_line(title):
+            raise UsageError("the title must not be blank")
+        p = p.replace(title=one_line(title))
+    return p
 
 
 def _read_pending(root, pid: str) -> store.Proposal:
@@ -170,8 +189,9 @@ def _apply(root, p: store.Proposal, now: str):
     target = p.target if p.kind == "update" else (p.target or slugify(p.title))
     exists = target and (root.detail_path(target).is_file() or root.detail_path(target, archived=True).is_file())
     if p.kind == "new" and not exists:
-        return write.remember(root, p.title, p.summary, tags=p.tags, aliases=p.aliases, body=p.text, type=p.type,
-                            importance=p.importance, id=target, source=_source(p), now=now)
+        return write.remember_request(root, RememberRequest(
+            p.title, p.summary, p.tags, p.aliases, p.text, p.type, p.importance, p.pinned or None, p.expires, target,
+            f"{p.source} ({_source(p)})" if p.source else _source(p), now))
     if not exists:
         raise NotFoundError(f"{p.id} updates {target!r}, which is not a memory (any more); reject it, or edit "
                             f"its target with `memcli inbox edit {p.id}`")
@@ -216,7 +236,7 @@ def select(root, ids=(), all: bool = False, type: str | None = None) -> list:
     if type is not None and type not in TYPES:
         raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
     if ids:
-        ids = list(dict.fromkeys(ids))
+        ids = list(dict.fromkeys(memory_ref(i) for i in ids))  # memory/inbox/<id>.md names the id too
         for pid in ids:  # every id checked before anything is written
             if not (store.path(root.path, pid).is_file() or store.path(root.path, pid, archived=True).is_file()):
                 raise _not_found(root, pid)
@@ -230,6 +250,7 @@ def edit_text(root, pid: str) -> str:
     """The file's text, for an editor."""
     from ..store.fs import read_text
 
+    pid = memory_ref(pid)
     if not store.path(root.path, pid).is_file():
         raise _not_found(root, pid)
     return read_text(store.path(root.path, pid), store.rel(pid))
@@ -240,6 +261,7 @@ def edit_finish(root, pid: str, before: str, after: str) -> dict:
     meanwhile is not overwritten (UsageError names the way out)."""
     from ..store.fs import read_text
 
+    pid = memory_ref(pid)
     if after == before:
         return Result({"id": pid, "action": "unchanged", "path": store.rel(pid)})
     p = store.parse(after, pid, store.rel(pid))
@@ -268,18 +290,31 @@ class Gate:
 
         return write_gate(self.root.config, self.front_end)
 
-    def remember(self, title: str, summary: str = "", **kw):
+    def remember(self, req: RememberRequest):
+        """The request written, or kept whole in a proposal (every option: accepting it later
+        writes what was asked)."""
         if self.mode == "direct":
-            return write.remember(self.root, title, summary, **kw)
-        p = store.make("new", title or "", summary=summary or "", type=kw.get("type") or "note",
-                       target=kw.get("id"), engine=self.front_end, confidence=1.0, created=_now(kw.get("now")),
-                       tags=kw.get("tags") or (), aliases=kw.get("aliases") or (), text=kw.get("body") or "",
-                       importance=0.5 if kw.get("importance") is None else kw["importance"])
+            return write.remember_request(self.root, req)
+        from ..dates import expires_at
+        from ..store import frontmatter
+
+        req, extra = write.with_frontmatter(req)
+        created = _now(req.now)
+        if extra:  # the body's own keys travel with it
+            body = "---\n" + "".join(frontmatter.dump_key(k, v) + "\n" for k, v in extra.items()) + "---\n" + req.body
+        else:
+            body = req.body
+        p = store.make("new", req.title or "", summary=req.summary or "", type=req.type or DEFAULT_TYPE,
+                       target=req.id, engine=self.front_end, confidence=1.0, created=created, tags=req.tags,
+                       aliases=req.aliases, text=body,
+                       importance=DEFAULT_IMPORTANCE if req.importance is None else req.importance,
+                       pinned=bool(req.pinned), expires=expires_at(req.expires, created), source=req.source)
         if not p.title:
             raise UsageError("a title is required and must not be blank")
         return self._proposed(p)
 
     def update(self, memory_id: str, **kw):
+        memory_id = memory_ref(memory_id)  # memory/<id>.md, as recall prints it, names the id
         if self.mode == "direct":
             return write.update(self.root, memory_id, **kw)
         current = self.root.get(memory_id)
@@ -311,15 +346,19 @@ class Inbox:
         return pending(self.root)
 
     def get(self, pid: str) -> store.Proposal:
-        return get(self.root, pid)
+        return get(self.root, memory_ref(pid))
 
     def raw(self, p: store.Proposal) -> str:
         """A proposal's file as it is written (pending or decided)."""
         return self.root.read(p.path)
 
-    def accept(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None) -> list:
-        """Apply proposals through the ordinary write path; one result each (see `accept`)."""
-        return [accept(self.root, pid, now) for pid in select(self.root, ids, all, type)]
+    def accept(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None,
+               id: str | None = None, title: str | None = None) -> list:
+        """Apply proposals through the ordinary write path; one result each (see `accept`). `id` and
+        `title` (one proposal only) rename the memory it becomes and fix its title."""
+        if (id is not None or title is not None) and (all or len(list(ids or ())) != 1):
+            raise UsageError("a new id or title is for one proposal: give exactly one proposal id")
+        return [accept(self.root, pid, now, id=id, title=title) for pid in select(self.root, ids, all, type)]
 
     def reject(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None) -> list:
         return [reject(self.root, pid, now) for pid in select(self.root, ids, all, type)]

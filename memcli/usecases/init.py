@@ -24,9 +24,10 @@ def _enclosing_root(path: Path) -> Path | None:
 
 
 def init_root(path: str | os.PathLike, example: bool = False, *, git: bool = False,
-              command: str | None = None) -> Result:
-    """Create a memory root; never overwrites. With example, add the example memories; with git,
-    make it git-ready too (`memcli init --git`: a repository when there is none, the merge drivers)."""
+              command: str | None = None, now: str | None = None) -> Result:
+    """Create a memory root; never overwrites. With example, add the example memories (live on the
+    day ``now``, default today); with git, make it git-ready too (`memcli init --git`: a
+    repository when there is none, the merge drivers)."""
     root = Path(path).expanduser()
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder")
@@ -74,7 +75,7 @@ def init_root(path: str | os.PathLike, example: bool = False, *, git: bool = Fal
     state_dir(root)
     added = []
     if example:
-        for name, text in example_files():
+        for name, text in example_files(now):
             rel = f"{layout.MEMORY}/{name}"
             if not (root / rel).exists():
                 put(rel, text)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from .. import progress
 from ..dates import expired, now_of, parse, stamp, utcnow
 from ..errors import FileError, MemcliError, UnsafePathError, UsageError
 from ..heartbeat.base import TEMP_MIN_AGE, age
@@ -82,7 +83,7 @@ def apply(root, actions: list, now=None) -> list[str]:
         for a in by_kind["remove-temp"]:
             done.append(_remove_temp(root.path, a.path))
         archived = []
-        for a in by_kind["archive"]:
+        for a in progress.each(by_kind["archive"], "archiving expired memories"):
             msg, ok = _archive(root, a.id, when)
             done.append(msg)
             if ok:
@@ -90,7 +91,7 @@ def apply(root, actions: list, now=None) -> list[str]:
         if by_kind["rebuild-index"]:
             done.append(_rebuild_conflicted(root))
             return done
-        for a in by_kind["carry"]:
+        for a in progress.each(by_kind["carry"], "carrying hand edits"):
             done.append(_carry(root, a.id, when))
         index_kinds = ("drop-line", "rerender", "carry", "demote", "promote", "swap-out", "swap-in")
         if archived or any(by_kind[k] for k in index_kinds):

@@ -23,6 +23,7 @@ import os
 import re
 import secrets
 
+from .. import progress
 from ..errors import ExistsError, FileError, NotFoundError, Refused, UnsafePathError, UsageError
 from ..model import Result
 from ..store import details as dfile
@@ -84,7 +85,7 @@ def _run(root, j: dict, resumed: bool) -> dict:
         raise NotFoundError(f"the rename of {old} to {new} cannot go on: neither {root.rel(src)} nor "
                             f"{root.rel(dst)} is there (the journal is removed)")
     writes, changed, skipped = [], [], []
-    for p in root.detail_files() + root.detail_files(archived=True):
+    for p in progress.each(root.detail_files() + root.detail_files(archived=True), "rewriting references"):
         if p in (src, dst):
             continue
         if p.is_symlink():  # its target, when it is a memory, is rewritten as itself

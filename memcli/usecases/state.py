@@ -87,7 +87,7 @@ class Session:
         why = None
         for _ in range(3):
             previous, turns = data.get("summary", ""), data["turns"][:n]
-            summary, why = session.summarize(command, timeout, previous, turns, limit)
+            summary, why = session.summarize(command, timeout, previous, turns, limit, self.root.path)
             with self.root.lock():
                 data = session.load_or_skip(self.root.path, self.name)[0]
                 if data.get("summary", "") == previous and data["turns"][:n] == turns:

@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path
 
+from .. import progress
 from ..dates import utcnow
 from ..errors import FileError, MemcliError, UsageError
 from ..model import Result
@@ -266,7 +267,7 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
     check = WriteCheck.of(root)
     details = []
     seen: set = set()
-    for n, rec in enumerate(records, 1):
+    for n, rec in enumerate(progress.each(records, "checking records"), 1):
         where = str(rec.get("source") or f"record {n}") if kind == "markdown" else f"record {n}"
         try:
             d, archived = _record_detail(rec, where)

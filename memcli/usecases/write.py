@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 
 from ..dates import expired, expires_at, utcnow
-from ..errors import ExistsError, IndexFullError, UsageError
-from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, WriteResult, clean_tags, \
-    importance_of, one_line
+from ..errors import ExistsError, FileError, IndexFullError, UsageError
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, RememberRequest, WriteResult, \
+    clean_tags, importance_of, one_line
 from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
 from ..store import frontmatter, layout
@@ -25,24 +25,41 @@ def remember(root, title: str, summary: str = "", *, tags=(), aliases=(), body: 
              type: str | None = None, importance: float | None = None, pinned: bool | None = None,
              expires: str | None = None, id: str | None = None, source: str | None = None,
              now: str | None = None) -> WriteResult:
+    """``remember_request`` with the request's fields as arguments."""
+    return remember_request(root, RememberRequest(title, summary, tuple(tags), tuple(aliases), body, type, importance,
+                                                  pinned, expires, id, source, now))
+
+
+def with_frontmatter(req: RememberRequest) -> tuple[RememberRequest, dict]:
+    """(the request with its body's frontmatter taken in: summary, tags, aliases, type, importance,
+    pinned, expires and source fill what the request leaves unset, and the body loses the block;
+    the frontmatter's other keys, kept as the memory's own)."""
+    body, front = frontmatter.strip(req.body or "")
+    extra = {k: v for k, v in front.items() if k not in DETAIL_KEYS}
+    if not front:
+        return req.replace(body=body), extra
+
+    def unset(key):
+        value = getattr(req, key)
+        return _front_value(front, key) if value is None else value
+
+    return req.replace(summary=req.summary or one_line(front.get("summary") or ""),
+                       tags=tuple(req.tags) + tuple(dfile.str_list(front.get("tags"))),
+                       aliases=tuple(req.aliases) + tuple(dfile.str_list(front.get("aliases"))), body=body,
+                       **{k: unset(k) for k in ("type", "importance", "pinned", "expires", "source")}), extra
+
+
+def remember_request(root, req: RememberRequest) -> WriteResult:
     """Write a new detail file and its index line (demoting the lowest entry when full).
 
     A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
-    importance, pinned, expires, source and any other key); arguments given here win. type and
+    importance, pinned, expires, source and any other key); the request's own values win. type and
     importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
-    body, front = frontmatter.strip(body or "")
-    extra = {k: v for k, v in front.items() if k not in DETAIL_KEYS}
-    if front:
-        summary = summary or one_line(front.get("summary") or "")
-        tags = tuple(tags) + tuple(dfile.str_list(front.get("tags")))
-        aliases = tuple(aliases) + tuple(dfile.str_list(front.get("aliases")))
-        type = type if type is not None else _front_value(front, "type")
-        importance = importance if importance is not None else _front_value(front, "importance")
-        pinned = pinned if pinned is not None else _front_value(front, "pinned")
-        expires = expires if expires is not None else _front_value(front, "expires")
-        source = source if source is not None else _front_value(front, "source")
-    type = DEFAULT_TYPE if type is None else type
-    importance = DEFAULT_IMPORTANCE if importance is None else importance
+    req, extra = with_frontmatter(req)
+    title, summary, tags, aliases, body = req.title, req.summary, req.tags, req.aliases, req.body
+    pinned, expires, id, source, now = req.pinned, req.expires, req.id, req.source, req.now
+    type = DEFAULT_TYPE if req.type is None else req.type
+    importance = DEFAULT_IMPORTANCE if req.importance is None else req.importance
     _check_input(title=title, summary=summary, tags=tags, aliases=aliases, id=id, source=source)
     title = one_line(title or "")
     if not title:
@@ -75,9 +92,13 @@ def remember(root, title: str, summary: str = "", *, tags=(), aliases=(), body: 
     check_rendered(text)
     path = root.detail_path(memory_id)
     with root.lock():
-        if path.exists() or root.detail_path(memory_id, archived=True).exists():
+        if path.exists():
             raise ExistsError(f"a memory with id {memory_id!r} already exists; "
                               f"use `memcli update {memory_id}` or pass another --id")
+        if root.detail_path(memory_id, archived=True).exists():
+            raise ExistsError(f"a memory with id {memory_id!r} is archived ({layout.detail_rel(memory_id, True)}): "
+                              f"`memcli restore {memory_id}` brings it back, `memcli forget {memory_id} --purge` "
+                              "deletes it; or pass another --id")
         plan = root.plan_index(root.read_index(), add=d)
         if plan.refused:
             raise IndexFullError(
@@ -196,15 +217,56 @@ def update(root, memory_id: str, *, title: str | None = None, summary: str | Non
     return result
 
 
-def forget(root, memory_id: str) -> WriteResult:
-    """Delete a memory: its index line and its detail file (exact id only)."""
+def forget(root, memory_id: str, *, purge: bool = False) -> WriteResult:
+    """Take a memory out of use (exact id only): its index line goes and its file moves to
+    memory/archive/, as heartbeat archives an expired one, so `restore` brings it back. purge:
+    delete the file instead (and an archived copy with the same id)."""
     check_id(memory_id)
     with root.lock():
-        path = root.locate(memory_id)[0]
+        live, kept = root.detail_path(memory_id), root.detail_path(memory_id, archived=True)
+        if purge:
+            return _purge(root, memory_id, [p for p in (live, kept) if p.is_file() or p.is_symlink()])
+        path, archived = root.locate(memory_id)
         had_line = root.drop_line(memory_id)
-        root.remove(path)
-    r = WriteResult("forgotten", memory_id, root.rel(path), False)
+        if archived:
+            r = WriteResult("unchanged", memory_id, root.rel(path), False, line="removed" if had_line else None)
+            r.warnings.append(f"{memory_id} is already archived in {root.rel(path)}: `memcli restore {memory_id}` "
+                              f"brings it back, `memcli forget {memory_id} --purge` deletes it")
+            return r
+        if kept.exists() or kept.is_symlink():
+            raise ExistsError(f"{root.rel(kept)} already exists (archived earlier), so {root.rel(live)} cannot move "
+                              f"there: `memcli rename {memory_id} NEW_ID` first, or `memcli forget {memory_id} "
+                              "--purge` to delete both")
+        archive(root, live, kept)
+    r = WriteResult("forgotten", memory_id, root.rel(kept), False)
     r.line = "removed" if had_line else None
+    return r
+
+
+def archive(root, src: Path, dst: Path) -> None:
+    """Move a memory's file to memory/archive/ as it is. A memory that is a link (inside the root)
+    is archived as the text it leads to, and the link goes; the file it led to stays."""
+    try:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            root.write(None, (dst, read_exact(src, root.rel(src))))
+            os.unlink(src)
+        else:
+            os.rename(src, dst)
+    except OSError as e:
+        raise FileError(f"cannot move {root.rel(src)} to {root.rel(dst)}: {e.strerror or e}")
+
+
+def _purge(root, memory_id: str, paths: list) -> WriteResult:
+    """Delete a memory's file and any archived copy, and its index line: what `forget --purge` does."""
+    if not paths:
+        raise root.not_found(memory_id)
+    had_line = root.drop_line(memory_id)
+    for p in paths:
+        root.remove(p)
+    r = WriteResult("purged", memory_id, root.rel(paths[0]), False, line="removed" if had_line else None)
+    if len(paths) > 1:
+        r.warnings.append(f"deleted {root.rel(paths[1])} too (the archived copy of {memory_id})")
     return r
 
 

@@ -6,10 +6,16 @@ was", "root cause", "turned out", 原因是, 解决了, 踩坑), a rule ("from n
 prefer", "my favorite", 喜欢), or a fact about the speaker stated plainly ("I went", "I've been",
 "I'm planning", "my kids", 我是, 我们在). Each rule adds weight; questions, short reactions and
 turns about the other person take weight away; names, numbers and dates add a little. The best
-turns of the material, at most `budget` per 100 turns and above a floor, become proposals of at
-most three turns: the statement, the reply that confirmed it, what the same speaker said one
-exchange before or after it (when that states something too: a follow-up, the cause, the fix), and
-a turn next to it that shares its words.
+turns of the material, at most `budget` per 100 turns (at least MIN_CAP) and above a floor, become
+proposals; a confirmation ("great, that worked", 好的) never does.
+
+One proposal per lesson: a fix, a cause or a decision gathers the turns that lead to it and follow
+it while they share its words (`_lesson_turns`): back to the problem it answers, forward through
+the confirmation and the rule restated, at most MAX_LESSON turns, stopping where someone changes
+the subject ("separately", "by the way", 另外). Any other statement is proposed with at most three
+turns: the reply that confirmed it, what the same speaker said one exchange before or after it
+(when that states something too), and a turn next to it that shares its words. `lesson` gives each
+its title, summary, tags, aliases and memory id.
 
 Deterministic: the same material gives the same proposals, in the same order.
 """
@@ -18,6 +24,8 @@ from __future__ import annotations
 
 import math
 import re
+
+from . import lesson
 
 # (pattern, weight, memory type or None, tag): the cues, English then Chinese
 _CUES = [
@@ -69,7 +77,7 @@ _FACTS = [
 _REACTION = re.compile(r"^(wow|oh|aw+|haha|lol|omg|yay|cool|nice|awesome|amazing|great|congrat|that'?s|thanks|"
                        r"thank you|sounds|so glad|glad|i'?m (so )?(glad|happy|sorry) (to hear|for you)|"
                        r"hey|hi|hello|好的?|哈哈|谢谢|太好了|不错)\b", re.I)
-_CONFIRM = re.compile(r"^\W*(yes|yeah|yep|right|exactly|agreed|true|ok|okay|got it|noted|will do|confirmed|"
+_CONFIRM = re.compile(r"^\W*(yes|yeah|yep|right|exactly|agreed|true|ok|okay|got it|noted|understood|will do|confirmed|"
                       r"that worked|it worked|works|perfect|correct|好的?|对|是的|没错|确认|明白|收到|可以|行)\b", re.I)
 _YOU = re.compile(r"\b(you|your|you're|you've|yourself)\b|你|您", re.I)
 _ME = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|we|our|we're|we've|us)\b|我", re.I)
@@ -79,17 +87,31 @@ _COMPILED: list | None = None
 
 FLOOR = 1.5  # a turn scoring below this is never proposed
 MAX_QUOTES = 3
-MIN_CAP = 2  # proposals a short material may still give
+MIN_CAP = 4  # proposals a short material may still give (a working session holds a few lessons)
 SAME_SPEAKER_MIN = 0.5  # a follow-up by the same speaker, one exchange away, joins when it states something
 NEIGHBOUR_MIN = FLOOR - 0.5  # a turn next to the statement joins at this weight when it shares its words
 SHARED_MIN = 0.25
+_THREAD = re.compile(r"^(session|scope) [^\s:]+")  # "session a: 4 turns folded ...", "session a cleared"
+MAX_LESSON = 6  # turns one lesson quotes at most (reflect.MAX_EVIDENCE)
+_ACK = re.compile(r"^\W*(great|perfect|nice|cool|awesome|excellent|thanks|thank you|confirmed|works( now)?|it works|"
+                  r"(that|it|this) (worked|works|did it|fixed it)|yes|yep|yeah|ok(ay)?|got it|noted|understood|will do|"
+                  r"sounds good|done|好的?|可以了|行|没问题|确认|收到|明白|谢谢|太好了|成功了|搞定|记下了)", re.I)
+_ANAPHOR = re.compile(r"^\W*(please )?(remember|note|keep in mind|don'?t forget) (that|this|it)( for (next time|later|"
+                      r"the future))?\W*$|^\W*(记住|记下|记一下)(这个|这点|了)?\W*$", re.I)
+_SHIFT = re.compile(r"^\W*(separately|by the way|btw|another thing|unrelated|on another note|one more thing|"
+                    r"另外|顺便|还有一件事|换个话题)", re.I)
+_FILLER_WORDS = """fix fixed cause root problem issue solution work worked great good next note must always never
+    every sure need use like look check see 问题 原因 解决 好的 可以 记住 以后"""
+_FILLER: set = set()
 
 
 def NEIGHBOURS(n: int) -> tuple:
     return (n + 1, n - 1, n + 2, n - 2)
 
-_LEAD = re.compile(r"^\W*(?:(?:please )?remember(?: that| to)?|note(?: to self)?|from now on|going forward|"
-                   r"the (?:fix|solution|lesson|rule|answer) (?:is|was)|lesson(?: learned)?|rule|tip|记住|记得|以后|注意)"
+_LEAD = re.compile(r"^\W*(?:(?:separately|by the way|btw|另外|顺便)[,，]?\s*)?"
+                   r"(?:(?:please )?remember(?: that| to)?|note(?: to self)?|from now on|going forward|"
+                   r"(?:we|i) (?:have )?decided(?: that| to)?|decision|"
+                   r"the (?:fix|solution|lesson|rule|answer) (?:is|was)|lesson(?: learned)?|rule|tip|记住|记得|以后|注意)?"
                    r"\s*[:：,，]?\s*", re.I)
 
 
@@ -195,16 +217,21 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
     # every few turns, and a reply may land in the next one
     thread, threads = None, []
     for item in material["items"]:
-        name = (item.get("episode"), (item.get("heading") or "").split(":")[0])
+        head = item.get("heading") or ""
+        m = _THREAD.match(head)
+        name = (item.get("episode"), m.group(0) if m else head.split(":")[0])
         threads.append(threads[-1] if threads and name == thread else len(threads))
         thread = name
     turns = [(threads[si], ti, t, si) for si, item in enumerate(material["items"]) for ti, t in enumerate(item["turns"])]
     if not turns:
         return []
+    texts = [t["text"] for _, _, t, _ in turns]
+    mixed = any(lesson.is_cjk(x) for x in texts) and any(len(re.findall(r"[A-Za-z]{2,}", x)) >= 3 and
+                                                         not lesson.is_cjk(x) for x in texts)
     scored = []
     for n, (_, _, t, _) in enumerate(turns):
-        if t["role"] not in ("user", "assistant"):
-            continue
+        if t["role"] not in ("user", "assistant") or acknowledges(t["text"]):
+            continue  # a confirmation is evidence for what it confirms, never a proposal of its own
         s, kind, tags = score(t["text"])
         if s >= FLOOR:
             scored.append((s, n, kind, tags))
@@ -216,36 +243,145 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
             break
         if n in used:
             continue
-        si, ti, t, _ = turns[n]
-        quotes = [n]
-        confirms: set = set()
-        used.add(n)
-        mine = _terms(t["text"])
-        for m in NEIGHBOURS(n):  # the reply that confirmed it; what was said next to it on its subject
-            if len(quotes) >= MAX_QUOTES or not 0 <= m < len(turns) or m in used or turns[m][0] != si:
-                continue
-            other = turns[m][2]
-            if m == n + 1 and other["role"] != t["role"] and _CONFIRM.match(other["text"]):
-                quotes.append(m)
-                used.add(m)
-                if len(other["text"].split()) < 6 and len(other["text"]) < 12:
-                    confirms.add(m)  # a bare "ok": evidence, not text (a reply that restates it is both)
-                continue
-            if other["role"] not in ("user", "assistant"):
-                continue
-            weight = score(other["text"])[0]
-            theirs = _terms(other["text"])
-            shared = len(mine & theirs) / min(len(mine), len(theirs)) if mine and theirs else 0.0
-            same = other["role"] == t["role"]
-            if (same and weight >= SAME_SPEAKER_MIN) or (weight >= NEIGHBOUR_MIN and shared >= SHARED_MIN):
-                quotes.append(m)
-                used.add(m)
-        sentence = _key_sentence(t["text"])
-        out.append({"at": n,
-            "kind": "new", "title": _title(sentence), "summary": sentence[:300], "type": kind,
-            "tags": tags, "text": "\n\n".join(_said(turns[q][2]["text"]) for q in sorted(quotes) if q not in confirms),
+        if {"fix", "cause", "decision"} & set(tags):  # a lesson or a decision: the turns that lead to it
+            quotes, confirms = _lesson_turns(turns, n, used)
+        else:
+            quotes, confirms = _neighbour_turns(turns, n, used)
+        used.update(quotes)
+        shaped = _shape([turns[q][2] for q in quotes], quotes.index(n), kind, tags, mixed)
+        out.append({"at": n, "kind": "new", **shaped,
+            "text": "\n\n".join(_said(turns[q][2]["text"]) for q in quotes if q not in confirms),
             "confidence": confidence(s),
-            "evidence": [{"ref": material["items"][turns[q][3]]["ref"], "turn": turns[q][1]} for q in sorted(quotes)],
+            "evidence": [{"ref": material["items"][turns[q][3]]["ref"], "turn": turns[q][1]} for q in quotes],
         })
     out.sort(key=lambda x: x.pop("at"))
     return out
+
+
+def _neighbour_turns(turns: list, n: int, used: set) -> tuple[list, set]:
+    """A statement with the reply that confirmed it and what was said next to it on its subject
+    (at most MAX_QUOTES turns): (the turns in order, the bare confirmations among them)."""
+    si, _, t, _ = turns[n]
+    quotes = [n]
+    confirms: set = set()
+    mine = _terms(t["text"])
+    for m in NEIGHBOURS(n):
+        if len(quotes) >= MAX_QUOTES or not 0 <= m < len(turns) or m in used or turns[m][0] != si:
+            continue
+        other = turns[m][2]
+        if _SHIFT.match((other if m > n else t)["text"]):
+            continue  # "by the way, ...": another subject starts there
+        if m == n + 1 and other["role"] != t["role"] and _CONFIRM.match(other["text"]):
+            quotes.append(m)
+            if len(other["text"].split()) < 6 and len(other["text"]) < 12:
+                confirms.add(m)  # a bare "ok": evidence, not text (a reply that restates it is both)
+            continue
+        if other["role"] not in ("user", "assistant"):
+            continue
+        weight = score(other["text"])[0]
+        theirs = _terms(other["text"])
+        shared = len(mine & theirs) / min(len(mine), len(theirs)) if mine and theirs else 0.0
+        same = other["role"] == t["role"]
+        if (same and weight >= SAME_SPEAKER_MIN) or (weight >= NEIGHBOUR_MIN and shared >= SHARED_MIN):
+            quotes.append(m)
+    return sorted(quotes), confirms
+
+
+def _lesson_turns(turns: list, n: int, used: set, limit: int = MAX_LESSON) -> tuple[list, set]:
+    """The turns of one lesson around its strongest statement: back to the problem it answers (a
+    question asking for the fix bridges), forward through the confirmation and the rule restated,
+    while the turns share its words and no turn changes the subject. (turns, bare confirmations)."""
+    si = turns[n][0]
+    group = [n]
+    words = _content(turns[n][2]["text"])
+    confirms: set = set()
+
+    def usable(m):
+        return 0 <= m < len(turns) and m not in used and turns[m][0] == si and \
+            turns[m][2]["role"] in ("user", "assistant")
+
+    m = n - 1
+    while len(group) < limit and usable(m) and not _SHIFT.match(turns[group[0]][2]["text"]):
+        text = turns[m][2]["text"]
+        mine = _content(text)
+        if acknowledges(text) or _SHIFT.match(turns[m + 1][2]["text"]):
+            break
+        if text.rstrip().endswith(("?", "？")) and len(text) < 80 and not mine & words:
+            if usable(m - 1) and (lesson.problem_of(turns[m - 1][2]["text"]) or _content(turns[m - 1][2]["text"]) & words):
+                m -= 1  # "so how do we fix it?": the turn before it is what it asks about
+                continue
+            break
+        if not (mine & words or lesson.problem_of(text)):
+            break
+        group.insert(0, m)
+        words |= mine
+        m -= 1
+    m = n + 1
+    while len(group) < limit and usable(m):
+        text = turns[m][2]["text"]
+        if _SHIFT.match(text):
+            break
+        mine = _content(text)
+        if acknowledges(text):
+            group.append(m)
+            confirms.add(m)
+        elif mine & words and (score(text)[0] >= SAME_SPEAKER_MIN or _CONFIRM.match(text)):
+            group.append(m)
+            words |= mine
+        else:
+            break
+        m += 1
+    return group, confirms
+
+
+def _shape(said: list, seed: int, kind: str, tags: list, mixed: bool) -> dict:
+    """Title, summary, type, tags, aliases and memory id of a group of turns (see `lesson`)."""
+    texts = [t["text"] for t in said]
+    problem = next((p for p in map(lesson.problem_of, texts[:seed + 1]) if p), None)
+    fix = next((f for f in map(lesson.fix_of, texts[seed:] + texts[:seed][::-1]) if f), None)
+    after = texts[(texts.index(fix[0]) if fix and fix[0] in texts else seed):]
+    rules = [r for r in map(lesson.rule_of, after) if r]
+    key = _key_sentence(texts[seed])
+    if problem and (fix or rules):
+        kind = "lesson"
+        head = fix[1] if fix else lesson.clause(rules[-1], 10, 30)
+        sep = "：" if lesson.is_cjk(problem[1]) and lesson.is_cjk(head) else ": "
+        title = f"{problem[1]}{sep}{head}"
+        summary = rules[-1] if rules else fix[0]
+    else:  # a statement, a rule, a decision, a preference: its own sentence
+        title, summary = _title(key), key
+    everything = " ".join(texts)
+    errors = lesson.error_tokens(everything)
+    names = lesson.identifiers(everything)
+    aliases = [e for e in lesson.error_tokens(problem[0]) if len(e.split()) > 1 or "_" in e][:3] if problem else []
+    if mixed:
+        other = lesson.other_language(f"{title} {summary}", lesson.is_cjk(title))
+        if other:
+            aliases.append(other)
+    return {"title": title, "summary": summary[:300], "type": kind,
+            "tags": list(dict.fromkeys(tags + [e for e in errors if len(e.split()) == 1] + names))[:10],
+            "aliases": aliases,
+            "id": lesson.memory_id(problem[1] if problem else None, (fix[1] if fix else None), title)}
+
+
+def acknowledges(text: str) -> bool:
+    """A turn that only confirms or reacts ("Great, that worked. Remember that for next time.", 好的)."""
+    said = lesson.sentences(text)
+    if not said:
+        return True
+    for x in said:
+        x = x.strip()
+        words = len(x.split()) + len(lesson.CJK.findall(x)) // 2
+        if _ACK.match(x) and words <= 8:
+            continue
+        if _ANAPHOR.match(x):
+            continue
+        return False
+    return True
+
+
+def _content(text: str) -> set:
+    """The words a turn shares with its lesson: its search terms, cue words left out."""
+    if not _FILLER:
+        _FILLER.update(_terms(_FILLER_WORDS))
+    return _terms(text) - _FILLER

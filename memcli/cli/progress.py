@@ -1,0 +1,86 @@
+"""Progress bars for long work, on a terminal only.
+
+``shown(as_json)`` gives what a command hands ``Memory.reporting``: a callback that draws a
+``rich.progress`` bar on stderr, or None — with --json, and whenever stderr is not a terminal (a
+pipe, a file, an agent's subprocess), nothing is drawn and nothing is imported. Work of fewer than
+``MIN_ITEMS`` items draws nothing either: it is over before a bar could say anything. The bar is
+transient (it goes when the work is done, before the command's output), redrawn at most
+``REDRAW`` times a second from the calling thread (no refresh thread: the heartbeat forks its
+readers, which is safe only while the process has one thread).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+
+from .. import render as r
+
+MIN_ITEMS = 200
+REDRAW = 12
+
+
+class Bars:
+    """The callback: one bar per kind of work, started on its first report of enough items."""
+
+    def __init__(self):
+        self._progress = None
+        self._tasks: dict = {}
+        self._last = 0.0
+
+    def __call__(self, what: str, done: int, total: int | None) -> None:
+        task = self._tasks.get(what)
+        if task is None:
+            if total is not None and total < MIN_ITEMS:
+                return
+            if self._progress is None:
+                self._progress = self._start()
+            for other in self._tasks.values():  # one kind of work at a time: the last one shows
+                self._progress.update(other, visible=False)
+            task = self._tasks[what] = self._progress.add_task(what, total=total)
+        now = time.monotonic()  # the bar is told only when it is redrawn: a report costs this much
+        if now - self._last >= 1 / REDRAW or done == 0 or (total is not None and done >= total):
+            self._last = now
+            self._progress.update(task, completed=done, total=total)
+            self._progress.refresh()
+
+    @staticmethod
+    def _start():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, \
+            TimeElapsedColumn
+
+        p = Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
+                     MofNCompleteColumn(), TimeElapsedColumn(), console=r.console(stderr=True), transient=True,
+                     auto_refresh=False)
+        p.start()
+        return p
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+@contextmanager
+def shown(as_json: bool):
+    """The callback for Memory.reporting while the block runs (None off a terminal or with --json)."""
+    if as_json or not r.is_tty(sys.stderr):
+        yield None
+        return
+    bars = Bars()
+    try:
+        yield bars
+    finally:
+        bars.close()
+
+
+@contextmanager
+def reporting(m, as_json: bool):
+    """Long work of the Memory m inside the block draws its bars on a terminal (see ``shown``)."""
+    with shown(as_json) as bars:
+        if bars is None:
+            yield
+            return
+        with m.reporting(bars):
+            yield

@@ -1,0 +1,67 @@
+"""Progress of long work: how the use cases say how far they are, and how a front end listens.
+
+A front end that wants to show progress passes a callback to ``Memory.reporting`` (the only way
+in); while it runs, every long loop below the facade reports ``callback(what, done, total)``:
+``what`` says the work in the domain's words ("reading memories"), ``done`` counts the items
+finished and ``total`` is how many there are (None when unknown). Nothing here prints: the
+command line draws a ``rich.progress`` bar on a terminal (``cli/progress.py``), and with no
+callback every report is a no-op that costs one lookup.
+
+    for path in progress.each(paths, "reading memories"):
+        ...
+
+The callback travels in a context variable, so the layers between the facade and the loop (the
+recall cascade, the heartbeat, the store) take no extra parameter, and a thread that memcli starts
+reports nothing unless it is given the callback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+Callback = Callable[[str, int, "int | None"], None]
+
+_current: ContextVar[Callback | None] = ContextVar("memcli_progress", default=None)
+
+
+@contextmanager
+def using(callback: Callback | None) -> Iterator[None]:
+    """Report the long work done inside the block to callback (None: to no one)."""
+    token = _current.set(callback)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def report(what: str, done: int, total: int | None = None) -> None:
+    """Say how far a piece of long work is."""
+    cb = _current.get()
+    if cb is not None:
+        cb(what, done, total)
+
+
+def active() -> bool:
+    """Whether anyone listens (a loop can skip counting when no one does)."""
+    return _current.get() is not None
+
+
+def each(items: Iterable, what: str, total: int | None = None) -> Iterable:
+    """The items, reporting each one done; the items themselves when no one listens."""
+    cb = _current.get()
+    if cb is None:
+        return items
+    if total is None and hasattr(items, "__len__"):
+        total = len(items)  # type: ignore[arg-type]
+    return _counted(items, what, total, cb)
+
+
+def _counted(items: Iterable, what: str, total: int | None, cb: Callback) -> Iterator:
+    cb(what, 0, total)
+    n = 0
+    for item in items:
+        yield item
+        n += 1
+        cb(what, n, total)
