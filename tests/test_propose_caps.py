@@ -19,21 +19,23 @@ def user_config(text: str) -> None:
 
 @pytest.fixture
 def material(tmp_path):
-    """A root with turns to reflect on, and proposal objects that quote one of them."""
+    """A root with turns to reflect on, and proposal objects that each quote a turn of their own (a
+    proposal whose turns another already quotes is left out before any cap is counted)."""
     root = tmp_path / "r"
     init_root(root)
     (root / ".memcli/config.yaml").write_text("session:\n  max_rounds: 1\n")
     m = Memory(root)
-    for i in range(3):
+    for i in range(30):
         m.session("s").add("user", f"we always run the migrations before the deploy, step {i}")
         m.session("s").add("assistant", f"noted: migrations first, step {i}")
-    feed = m.reflect_material()
-    item = feed["items"][0]
+    turns = [(item["ref"], t["n"]) for item in m.reflect_material()["items"] for t in item["turns"]]
+    assert len(turns) > 55
 
     def objects(n, start=0):
+        quoted = [turns[(start + i) % len(turns)] for i in range(n)]
         return [{"kind": "new", "title": f"Lesson number {start + i}", "summary": f"do thing {start + i}",
-                 "type": "lesson", "confidence": 0.7, "evidence": [{"ref": item["ref"], "turn": item["turns"][0]["n"]}]}
-                for i in range(n)]
+                 "type": "lesson", "confidence": 0.7, "evidence": [{"ref": ref, "turn": turn}]}
+                for i, (ref, turn) in enumerate(quoted)]
     return root, objects
 
 

@@ -51,7 +51,7 @@ def test_24_03_a_clone_cannot_switch_masking_off_and_sync_pushes_no_phone(tmp_pa
     assert "write.pii_captured" in res.stderr and "memcli trust" in res.stderr
     res = mc(victim, "remember", "Call Li", f"his mobile is {PHONE}")  # deliberate: warns, as by default
     assert "personal data" in res.stderr
-    mc(victim, "forget", "call-li", "--yes")
+    mc(victim, "forget", "call-li", "--purge", "--yes")
     mc(victim, "sync")
     history = git(tmp_path / "origin.git", "log", "--all", "-p", "--format=%H").stdout
     assert "turn 0" in history  # the folded turns were shared ...
