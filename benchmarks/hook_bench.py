@@ -5,6 +5,7 @@ and `memcli should-recall` (the framework-free per-turn fast path).
     .venv/bin/python benchmarks/hook_bench.py                 # 1k memories, 9 runs after a warm-up
     .venv/bin/python benchmarks/hook_bench.py --size 10000 --runs 15
     .venv/bin/python benchmarks/hook_bench.py --compare /path/to/other/python   # another checkout beside
+    .venv/bin/python benchmarks/hook_bench.py --compare /tmp/after/python --compare /tmp/before/python
 
 The root is one the hook may use (`memcli hook allow`, recorded in a temporary state folder).
 `--compare PYTHON` adds the hook rows run as `PYTHON -m memcli` (another checkout's interpreter)
@@ -63,7 +64,9 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
-    ap.add_argument("--compare", default=None, help="another interpreter whose memcli runs beside")
+    ap.add_argument("--compare", action="append", default=[],
+                    help="another interpreter whose memcli runs beside (repeatable: a wrapper that puts one "
+                         "checkout first on PYTHONPATH, and one for the other, compare two versions alike)")
     a = ap.parse_args()
     a.dir.mkdir(parents=True, exist_ok=True)
     root = store(a.dir, a.size)
@@ -87,7 +90,7 @@ def main() -> None:
         ("memcli hook claude-code · prompt does not", [MEMCLI, "hook", "claude-code"], plain),
     ]
     if a.compare:
-        for who, exe in (("this checkout", py), (a.compare, a.compare)):
+        for who, exe in (("this checkout", py), *((c, c) for c in a.compare)):
             rows += [(f"python -m memcli hook claude-code · needs memory ({who})",
                       [exe, "-m", "memcli", "hook", "claude-code"], recall),
                      (f"python -m memcli hook claude-code · does not ({who})",

@@ -43,6 +43,7 @@ DEFAULT_DATA = next((p / _REL for p in (HERE.parent.parent, HERE.parent.parent.p
                     HERE.parent.parent / _REL)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (1, 5, 10)
+COLUMNS = (*KS, "s@5")
 
 
 def session_time(text: str) -> datetime:
@@ -167,8 +168,22 @@ def memcli_search(mem, when: datetime, limit: int, threshold: float | None, extr
     return search
 
 
-def score(found: list[str], evidence: set[str]) -> dict[int, bool]:
-    return {k: bool(evidence & set(found[:k])) for k in KS}
+SESSION_K = 5  # the session-level figure: a right session among the first five sessions found
+
+
+def session_of(turn: str) -> str:
+    """'d3-5' -> 'd3': the session a turn belongs to."""
+    return turn.rsplit("-", 1)[0]
+
+
+def score(found: list[str], evidence: set[str]) -> dict:
+    """any@k for each k, and "s@5": a session holding evidence among the first SESSION_K distinct
+    sessions of the hits (sessions ranked by their best turn), the figure published for LoCoMo at
+    session level."""
+    out: dict = {k: bool(evidence & set(found[:k])) for k in KS}
+    sessions = list(dict.fromkeys(session_of(t) for t in found))[:SESSION_K]
+    out["s@5"] = bool({session_of(e) for e in evidence} & set(sessions))
+    return out
 
 
 SETTINGS = {  # constants a run may vary (--set NAME=VALUE, --loco NAME=V1,V2,...)
@@ -251,6 +266,10 @@ def leave_one_out(data: list, grid: dict, limit: int, tmp: Path, semantic: bool)
             sem, _ = figures(ci, best, extra=True)
             rows[-1]["held-out best-k"] = {f"any@{k}": round(h / n, 3) for k, h in zip(KS, sem)}
     return rows
+
+
+def _column(k) -> str:
+    return f"any@{k}" if isinstance(k, int) else k
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -351,16 +370,17 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     print(f"LoCoMo {args.data.name}: {len(data)} conversations, {total} questions (category 5 skipped); "
           f"memcli hits by layer {dict(layers)}, abstained on {abstained}")
-    print(f"{'category':12} {'n':>4}  {'engine':12} " + " ".join(f"{'any@' + str(k):>7}" for k in KS))
+    print(f"{'category':12} {'n':>4}  {'engine':12} " + " ".join(f"{_column(k):>7}" for k in COLUMNS))
     for cat in [*CATEGORIES, "all"]:
         n = total if cat == "all" else counts[cat]
         for name in names:
-            got = {k: sum(hits[name][c][k] for c in CATEGORIES) if cat == "all" else hits[name][cat][k] for k in KS}
-            fig = {k: got[k] / max(n, 1) for k in KS}
+            got = {k: sum(hits[name][c][k] for c in CATEGORIES) if cat == "all" else hits[name][cat][k]
+                   for k in COLUMNS}
+            fig = {k: got[k] / max(n, 1) for k in COLUMNS}
             rows.append({"category": CATEGORIES.get(cat, cat), "engine": name, "n": n,
-                         **{f"any@{k}": round(v, 3) for k, v in fig.items()}})
+                         **{_column(k): round(v, 3) for k, v in fig.items()}})
             label = CATEGORIES.get(cat, cat)
-            print(f"{label:12} {n:>4}  {name:12} " + " ".join(f"{fig[k]:>7.3f}" for k in KS))
+            print(f"{label:12} {n:>4}  {name:12} " + " ".join(f"{fig[k]:>7.3f}" for k in COLUMNS))
     for name in names:
         print(f"{name}: median {statistics.median(times[name]) * 1000:.2f} ms per question "
               f"(p90 {statistics.quantiles(times[name], n=10)[-1] * 1000:.2f} ms, in process)")

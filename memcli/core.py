@@ -224,15 +224,18 @@ class Memory:
     def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,
                session: str = "default", scope: str = "default", threshold: float | None = None,
                now: str | None = None, type: str | None = None, min_success: float | None = None,
-               inbox: bool = False, also: list | tuple = ()):
+               inbox: bool = False, also: list | tuple = (), strict: bool = False):
         """Session, then scope, then the index, then the details: a Recall with hits and a trace.
         type and min_success keep only memories of that type whose smoothed success rate reaches it;
         inbox: the proposals waiting for review are searched too, their hits listed after the rest;
-        ``also``: other phrasings of the question (a translation, a paraphrase), fused by rank."""
+        ``also``: other phrasings of the question (a translation, a paraphrase), fused by rank.
+        A question asked gets the candidates that relate to it when nothing answers it (weak);
+        ``strict``: only hits to act on, for memory put into a prompt unasked (``policy`` in the result)."""
         from .usecases.recall import recall
 
         return recall(self.store, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
-                      threshold=threshold, now=now, type=type, min_success=min_success, inbox=inbox, also=also)
+                      threshold=threshold, now=now, type=type, min_success=min_success, inbox=inbox, also=also,
+                      strict=strict)
 
     def should_recall(self, text: str) -> Result:
         """explicit / implicit / none for a message, from the configured signals and the index's names."""

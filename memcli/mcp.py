@@ -201,8 +201,9 @@ def build(root: str | os.PathLike) -> MCPServer:
         """Find memories that fit a question: session turns, then the task scope, then MEMORY.md, then
         every detail file. Pass the question in both languages when the memory holds Chinese and
         English (query in the user's words, queries=[its translation]). Returns hits (id, title,
-        summary, snippet, score, layer, how sure: strong/good/weak). An empty hit list means nothing
-        fits. Use get(id) for a hit's full text."""
+        summary, snippet, score, layer, how sure: strong/good/weak); when nothing answers, the
+        candidates that relate come back marked weak (check them before you rely on one). An empty
+        hit list means nothing relates. Use get(id) for a hit's full text."""
         sess, sc = _names(session, scope)
         res = m().recall(query, limit=limit, deep=deep, layer=layer, session=sess, scope=sc, type=type,
                          min_success=min_success, inbox=inbox, also=list(queries))

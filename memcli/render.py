@@ -201,10 +201,12 @@ def problems(items: list, ok_text: str) -> None:
 
 def recall(data: dict) -> None:
     hits = data["hits"]
+    query = data["query"]
     if not hits:
-        query = data["query"]
         talk(f"nothing found for {query if len(query) <= 80 else query[:79] + '…'!r}")
         return
+    if all(h.get("sure") == "weak" for h in hits):
+        talk(f"no sure answer for {query if len(query) <= 80 else query[:79] + '…'!r}: candidates that relate")
     if is_tty():
         from rich.markdown import Markdown
         from rich.panel import Panel

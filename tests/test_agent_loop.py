@@ -62,7 +62,7 @@ FAKE_LLM = r'''my_llm() {
 def test_the_readme_loop_gives_the_model_the_right_memory_every_turn(tmp_path, example_root):
     assert len(TURNS) == 30
     loop = blocks("A shell-scripted agent loop")[0]
-    assert "memcli session add user \"$msg\"" in loop and "memcli recall \"$msg\"" in loop
+    assert "memcli session add user \"$msg\"" in loop and "memcli recall --strict \"$msg\"" in loop
     env = shim(tmp_path)
     log = tmp_path / "llm.log"
     env.update(MEMCLI_ROOT=str(example_root), HOME=str(tmp_path), LLM_LOG=str(log))

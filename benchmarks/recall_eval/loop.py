@@ -5,7 +5,7 @@
 
 Each of the 30 turns is a user message and the memory it refers to (an id of the example root,
 or none: small talk, a question nothing in memory answers, the same unanswerable question asked
-twice). The loop is the README's: `session add user`, `should-recall`, then a plain `recall`
+twice). The loop is the README's: `session add user`, `should-recall`, then `recall --strict`
 (no -k, as the README runs it), and a stand-in model that replies with the title of the first
 recalled item ("From memory: <title>") or "Nothing on that in memory.", added as the assistant's
 turn. It runs through the library, with the same defaults as the command line.
@@ -110,7 +110,7 @@ def run(root: Path, show: bool = False) -> dict:
         mem.session(session).add("user", msg, now=NOW)
         hits = []
         if mem.should_recall(msg)["kind"] != "none":
-            hits = mem.recall(msg, session=session, scope=session, now=NOW).hits
+            hits = mem.recall(msg, session=session, scope=session, now=NOW, strict=True).hits
             base = bm25.search(msg)  # the same turns, plain BM25's five best
             base_lines += len(base)
             base_relevant += sum(1 for i in base if i == expect)

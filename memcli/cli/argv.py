@@ -37,7 +37,8 @@ COMMANDS: dict[tuple, tuple[tuple, Options]] = {
         "--limit": ("limit", int, None), "-k": ("limit", int, None), "--deep": ("deep", bool, False),
         "--layer": ("layer", str, None), "-l": ("layer", str, None), "--threshold": ("threshold", float, None),
         "--inbox": ("inbox", bool, False), "--type": ("type_", str, None),
-        "--min-success": ("min_success", float, None), "--also": ("also", list, None), **_JSON}),
+        "--min-success": ("min_success", float, None), "--also": ("also", list, None),
+        "--strict": ("strict", bool, False), **_JSON}),
     ("should-recall",): (("text",), {**_JSON}),
     ("remember",): (("title", "summary?"), {
         "--tag": ("tag", list, None), "-t": ("tag", list, None), "--alias": ("alias", list, None),

@@ -115,14 +115,14 @@ def text_arg(value: str, what: str) -> str:
 # the global options and each command's own parameters under the Typer parameter names ----
 
 def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, inbox=False, type_=None,
-                  min_success=None, also=None) -> Out:
+                  min_success=None, also=None, strict=False) -> Out:
     sess, sc = names(st.session, st.scope)
     m = open_memory(st.root)
     q = text_arg(query, "query")
 
     def ask():
         return m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold,
-                        type=type_, min_success=min_success, inbox=inbox, also=list(also or ()))
+                        type=type_, min_success=min_success, inbox=inbox, also=list(also or ()), strict=strict)
     if st.json or not r.is_tty(sys.stderr):  # what an agent runs: nothing drawn, nothing more imported
         res = ask()
     else:  # a person at a terminal: the first search of the details shows its progress

@@ -46,11 +46,14 @@ def recall(
         "--also", metavar="TEXT",
         help="Another phrasing of the same question (repeatable): a translation into the other language, a "
              "paraphrase. The results are fused by rank.")] = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Only hits to act on, never weak candidates: for memory put into a prompt unasked.")] = False,
     json_: Json = False,
 ):
     """Find the memory that fits: session, then scope, then the index, then the details.
 
-    Without -k, only hits to act on are shown; -k N asks for up to N. Exit 1 when nothing fits.
+    The answer; when nothing answers, the candidates that relate, marked weak. -k N asks for up to N.
+    Exit 1 when nothing relates.
     `--type procedure --min-success 0.7` keeps the procedures that usually work.
 
     Example: memcli recall "MySQL中文查不到数据" --also "MySQL Chinese text garbled"
@@ -58,7 +61,7 @@ def recall(
     st = state(ctx)
     st = State(st.root, json_ or st.json, st.session, st.scope)  # --json after the command counts too
     run(ctx, "recall", json_, lambda: recall_action(st, query, limit, deep, layer, threshold, inbox, type_,
-                                                    min_success, also))
+                                                    min_success, also, strict))
 
 
 @app.command("should-recall")

@@ -14,19 +14,21 @@ from datetime import datetime, timezone
 from ..dates import now_of
 from ..errors import UsageError
 from ..model import LayerTrace
-from .layer import COMPANION_SHARE, DECISIVE, Ask, Candidate
+from .layer import CANDIDATES, COMPANION_SHARE, DECISIVE, POLICIES, STRICT, Ask, Candidate
 from .registry import layer_names, layers
 
 
 class Recall:
     """What a recall found: its hits best first, the trace of the layers it asked, the warnings,
-    the ranking methods of the layers that ran, the other phrasings fused with the query (``also``)
-    and hits from outside the cascade listed after its own (the inbox's)."""
+    the ranking methods of the layers that ran, the other phrasings fused with the query (``also``),
+    hits from outside the cascade listed after its own (the inbox's) and the policy that chose the
+    hits (``layer.POLICIES``: candidates for a question asked, strict for memory injected unasked)."""
 
-    __slots__ = ("query", "hits", "trace", "warnings", "methods", "appended", "also")
+    __slots__ = ("query", "hits", "trace", "warnings", "methods", "appended", "also", "policy")
 
     def __init__(self, query: str, hits: list | None = None, trace: list | None = None, warnings: list | None = None,
-                 methods: list | None = None, appended: list | None = None, also: list | None = None):
+                 methods: list | None = None, appended: list | None = None, also: list | None = None,
+                 policy: str = STRICT):
         self.query = query
         self.hits = [] if hits is None else hits
         self.trace = [] if trace is None else trace
@@ -34,9 +36,11 @@ class Recall:
         self.methods = [] if methods is None else methods
         self.appended = [] if appended is None else appended
         self.also = [] if also is None else also
+        self.policy = policy
 
     def to_dict(self) -> dict:
-        return {"query": self.query, "also": list(self.also), "hits": [flagged(h.to_dict()) for h in self.hits + self.appended],
+        return {"query": self.query, "also": list(self.also), "policy": self.policy,
+                "hits": [flagged(h.to_dict()) for h in self.hits + self.appended],
                 "layer": self.hits[0].layer if self.hits else None, "methods": list(self.methods),
                 "trace": [t.to_dict() for t in self.trace]}
 
@@ -76,18 +80,20 @@ def _merge(found: list[Candidate], limit: int, answers_first: bool) -> list[Cand
 
 def run(root, query: str, *, session: str, scope: str, limit: int, threshold: float, now=None, deep: bool = False,
         only: list | None = None, fill: bool = False, type: str | None = None,
-        min_success: float | None = None) -> Recall:
+        min_success: float | None = None, policy: str = STRICT) -> Recall:
     """The cascade over ``only`` (names of layers, default all): the first real answer, or with
     ``deep`` every layer merged. ``fill``: the caller asked for ``limit`` hits (see ``Ask.fill``);
-    ``type`` and ``min_success`` keep only such memories."""
+    ``type`` and ``min_success`` keep only such memories; ``policy``: STRICT (only what to act on,
+    for memory put into a prompt unasked) or CANDIDATES (an explicit question: what relates to it
+    when nothing answers it, weak)."""
     from ..search.evidence import strip_framing
     from .procedures import weigh
 
     signals = list(root.config["recall.signals.explicit"]) + list(root.config["recall.signals.implicit"])
     ask = Ask(root, query, session, scope, limit, threshold, when(now), text=strip_framing(query, signals), fill=fill,
-              type=type, min_success=min_success,
+              type=type, min_success=min_success, policy=policy,
               prior=(float(root.config["recall.freshness_weight"]), root.config.seconds("recall.half_life") / 86400))
-    result = Recall(query, warnings=ask.warnings)
+    result = Recall(query, warnings=ask.warnings, policy=policy)
     chosen = [x for x in layers() if only is None or x.name in only]
     floors = [x.evidence for x in chosen if x.evidence is not None and x.active()]
     ask.floor = min(floors) if floors else None
@@ -117,30 +123,58 @@ def run(root, query: str, *, session: str, scope: str, limit: int, threshold: fl
         ask.answered = ask.answered or any(c.answer for c in found)
     # Without --deep: the first layer with a real answer; when none has one, the deepest layer
     # that found anything (it searched more than the layers before it).
-    chosen_hits = _merge(pool if deep else last, limit, not deep)
+    chosen_hits = episodes_last(_merge(pool if deep else last, limit, not deep), threshold)
     if not (fill or deep):
         chosen_hits = _companions(chosen_hits, threshold)
     result.hits = [c.hit.replace(sure=_sure(c, threshold, i)) for i, c in enumerate(chosen_hits)]
     return result
 
 
+def episodes_last(found: list[Candidate], threshold: float) -> list[Candidate]:
+    """Episodes answer last: an episode section comes after every memory as sure as it (both
+    reaching the threshold, or both not), since a memory says what the log recorded; memories keep
+    their order."""
+    def tier(c: Candidate) -> bool:
+        return c.relevance >= threshold
+
+    def episode(c: Candidate) -> bool:
+        return c.hit.id.startswith("episode:")
+
+    last: dict = {}
+    for i, c in enumerate(found):
+        if not episode(c):
+            last[tier(c)] = i
+    place = {id(c): (last[tier(c)] + 0.5 if episode(c) and last.get(tier(c), -1) > i else i)
+             for i, c in enumerate(found)}
+    return sorted(found, key=lambda c: place[id(c)])
+
+
 def _companions(found: list[Candidate], threshold: float) -> list[Candidate]:
     """The best hit and those nearly as good and good in their own right (reaching the
     threshold): a weak companion of an answer is left out, and so is a crowd (more than CROWD
-    hits as good as the best: none of them stands out)."""
+    hits as good as the best: none of them stands out). When the best is itself a weak
+    candidate (the candidates policy: nothing answers), up to WEAK_SHOWN candidates with
+    WEAK_SHARE of its relevance: the asker chooses."""
     if not found:
         return found
     top = found[0].relevance
+    if found[0].hit.sure == "weak":
+        return found[:1] + [c for c in found[1:WEAK_SHOWN] if c.relevance >= WEAK_SHARE * top]
     close = [c for c in found[1:] if c.relevance >= max(COMPANION_SHARE * top, threshold)]
     return found[:1] + (close if len(close) <= CROWD else [])
 
 
 CROWD = 2
+WEAK_SHOWN = 3
+WEAK_SHARE = 0.6
 
 
 def _sure(c: Candidate, threshold: float, place: int) -> str:
     """How sure a hit is, in a word: strong (it covers nearly all of the query), good (it reaches
-    the threshold, or it is a meaning match accepted as the answer) or weak (a candidate)."""
+    the threshold, or it is a meaning match accepted as the answer) or weak (a candidate, or what
+    a layer marked weak: a candidate the candidates policy found for a question nothing answers)."""
+    if c.hit.sure:
+        return c.hit.sure
     if "bm25f" not in c.hit.methods and "embedding" in c.hit.methods:
         return "good" if place == 0 and c.answer else "weak"
     if c.relevance >= DECISIVE:
@@ -176,10 +210,12 @@ RRF_K = 10  # lists are short: the rank counts more than in a long web result li
 def recall(root, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
            deep: bool = False, layer: str | None = None, threshold: float | None = None,
            now: str | None = None, type: str | None = None, min_success: float | None = None,
-           also: list | tuple = ()) -> Recall:
+           also: list | tuple = (), policy: str = CANDIDATES) -> Recall:
     """The cascade for ``query``; with ``also``, other phrasings of the same question (a
     translation into the other language, a paraphrase), each run through the cascade and fused
-    by rank (``fuse``). Asking for ``limit`` or ``threshold`` fills the list (``Ask.fill``)."""
+    by rank (``fuse``). Asking for ``limit`` or ``threshold`` fills the list (``Ask.fill``).
+    ``policy``: CANDIDATES for a question someone asked (the default), STRICT for memory put into
+    a prompt unasked (``layer.POLICIES``)."""
     from ..model import TYPES
     from .trace import record
 
@@ -205,18 +241,20 @@ def recall(root, query: str, *, session: str = "default", scope: str = "default"
         raise UsageError("--deep searches every layer and --layer only one: give one of them")
     if threshold is not None and not 0 <= threshold <= 1:
         raise UsageError(f"--threshold must be a number from 0 to 1, got {threshold!r}")
+    if policy not in POLICIES:
+        raise UsageError(f"the policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     fill = limit is not None or threshold is not None
     limit = int(root.config["recall.limit"]) if limit is None else limit
     if limit < 1:
         raise UsageError("--limit must be at least 1")
     threshold = float(root.config["recall.threshold"]) if threshold is None else threshold
     runs = [run(root, q, session=session, scope=scope, limit=limit, threshold=threshold, now=now, deep=deep,
-                only=[layer] if layer else None, fill=fill, type=type, min_success=min_success)
+                only=[layer] if layer else None, fill=fill, type=type, min_success=min_success, policy=policy)
             for q in dict.fromkeys([query, *also])]
     result = runs[0]
     if len(runs) > 1:
         result = Recall(query, fuse(runs, limit), [t for r in runs for t in r.trace],
                         list(dict.fromkeys(w for r in runs for w in r.warnings)),
-                        list(dict.fromkeys(m for r in runs for m in r.methods)), also=list(also))
+                        list(dict.fromkeys(m for r in runs for m in r.methods)), also=list(also), policy=policy)
     record(root, "recall", query, result, now)
     return result

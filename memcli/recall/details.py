@@ -19,7 +19,7 @@ from ..model import Hit
 from ..search import docs
 from ..store import layout
 from ..store.layout import fingerprint as _fingerprint
-from .layer import FILL_FLOOR, Ask, Candidate, Layer, conflicted, holds_query, snip
+from .layer import CANDIDATES, FILL_FLOOR, RELATE, Ask, Candidate, Layer, conflicted, holds_query, snip
 
 # A store this large is not stat-ed file by file on every call (that alone would cost more than
 # grep): when neither memory/ nor memory/episodes/ changed (every add, delete and rename-on-save
@@ -115,11 +115,32 @@ def answers(found: list, threshold: float) -> bool:
 def _answer(ask: Ask, found: list, limit: int) -> list:
     """What a search at ``ask.threshold`` returns, from ``found``, a search down to ``ask.floor``
     (lower) with the same scores: nothing unless the query is answered (``answers``), then the
-    candidates from CANDIDATE_FLOOR (FILL_FLOOR when the caller asked for a number of hits)."""
+    candidates from CANDIDATE_FLOOR (FILL_FLOOR when the caller asked for a number of hits).
+    Under the candidates policy a query not answered gets what relates to it (``related``)."""
     if not answers(found, ask.threshold):
-        return []
+        if ask.policy != CANDIDATES:
+            return []
+        near = related(found, ask.threshold, limit)
+        if not (near and ask.fill):
+            return near
+        # asked for a number of hits: once something relates, the list is filled as an answer's is
+        return [s for s in found if s in near or s.relevance >= FILL_FLOOR][:limit]
     keep = _keep(ask)
     return [s for s in found if s.relevance >= keep][:limit]
+
+
+def related(found: list, threshold: float, limit: int) -> list:
+    """The candidates real evidence relates to a question none of them answers: evidence
+    (``ranker.is_evidence``) reaching RELATE; or, for a question naming a product or person a
+    memory does not name, a memory that would answer the rest of it (``Scored.rest`` reaching what
+    an answer needs: ``answers``): a name is not a wall, but on its own it is no evidence. Every
+    one of them is weak."""
+    from ..search.ranker import TWO_TERMS_SHARE
+
+    out = [s for s in found
+           if (s.evidence and s.relevance >= RELATE)
+           or (not s.evidence and (s.rest >= threshold or (s.rest >= threshold * TWO_TERMS_SHARE and s.units >= 2)))]
+    return out[:limit]
 
 
 def _keep(ask: Ask) -> float:
@@ -171,15 +192,21 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
 
 
 def _search(ask: Ask, search, limit: int) -> list:
-    """``search(threshold, limit, floor)`` at the recall's threshold; with ``ask.floor`` below it,
-    one deeper search whose candidates go to ``ask.scored`` and whose top is the answer."""
-    if ask.floor is None:
+    """``search(threshold, limit, floor)`` at the recall's threshold; with ``ask.floor`` below it
+    (or under the candidates policy), one deeper search whose candidates go to ``ask.scored`` and
+    whose top is the answer, or what relates to the question (``_answer``)."""
+    candidates = ask.policy == CANDIDATES and ask.threshold > 0
+    if ask.floor is None and not candidates:
         return search(ask.threshold, limit, FILL_FLOOR if ask.fill else None)
     # Evidence is every candidate down to the floor, whether or not it could answer by itself.
-    floor = min(ask.floor, ask.threshold, _keep(ask))
+    floors = [x for x in (ask.floor, RELATE if candidates else None) if x is not None]
+    floor = min(*floors, ask.threshold, _keep(ask))
     deep = search(0.0, max(limit, EVIDENCE_DEPTH), floor)
-    ask.scored = [s for s in deep if s.relevance >= min(ask.floor, ask.threshold)]
-    return deep[:limit] if ask.threshold <= ask.floor else _answer(ask, deep, limit)
+    if ask.floor is not None:
+        ask.scored = [s for s in deep if s.relevance >= min(ask.floor, ask.threshold)]
+        if ask.threshold <= ask.floor:
+            return deep[:limit]
+    return _answer(ask, deep, limit)
 
 
 def without_echo(text: str, query: str) -> str:
@@ -196,6 +223,11 @@ def _still_matches(rest: str, matched) -> bool:
     return found >= 1 and 2 * found >= len(matched)
 
 
+# An episode section that reflection already turned into an accepted memory (``store.digested``)
+# weighs this share of its relevance: the memory says it, and says it better.
+DIGESTED = 0.5
+
+
 class DetailsLayer(Layer):
     name = "details"
     help = "every detail file and the episode log"
@@ -208,19 +240,65 @@ class DetailsLayer(Layer):
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
+        # under the candidates policy, what relates to a question nothing answers: weak, no answer
+        weak = bool(found) and ask.policy == CANDIDATES and ask.threshold > 0 and not answers(found, ask.threshold)
+        named = None
+        digested = None
         out = []
         for s in found:
             doc = detail_doc(ask.root, s.key, ask, SNIPPET_READ)
             if doc is None:
                 continue
+            if weak and not s.evidence:
+                named = _query_names(ask.text) if named is None else named
+                if _names_another(doc, named):
+                    continue  # it answers the rest, but it is about another product or person
             body = doc.body
+            relevance, score = s.relevance, s.score
             is_episode = layout.is_episode(s.key)
             if is_episode:
                 body = without_echo(body, ask.query)
                 if body != doc.body and not _still_matches(body, s.matched):
                     continue
+                if digested is None:
+                    from ..store.digested import digested as read_digested
+
+                    digested = read_digested(ask.root)
+                times = digested.get(s.key)
+                if times and _digested(body, s.matched, times):
+                    relevance, score = relevance * DIGESTED, score * DIGESTED
             hit_id = ("episode:" if is_episode else "") + Path(s.key).stem
-            hit = Hit(self.name, hit_id, doc.title, s.key, s.score, snip(body, ask.text), doc.summary, doc.tags,
-                      s.matched)
-            out.append(Candidate(hit, s.relevance))
+            hit = Hit(self.name, hit_id, doc.title, s.key, score, snip(body, ask.text), doc.summary, doc.tags,
+                      s.matched, sure="weak" if weak else "")
+            out.append(Candidate(hit, relevance, answer=not weak))
+        if weak:
+            # a list filled for -k stands only while something in it still relates
+            relates = {s.key for s in related(found, ask.threshold, len(found))}
+            if not any(c.hit.path in relates for c in out):
+                return [], count
         return out[: ask.limit], count
+
+
+def _digested(body: str, matched, times: frozenset) -> bool:
+    """Every section of an episode file that holds a matched term is one an accepted memory quotes."""
+    from ..search.tokenize import terms
+    from ..store.digested import sections
+
+    hits = [done for text, done in sections(body, times) if not set(matched).isdisjoint(terms(text))]
+    return bool(hits) and all(hits)
+
+
+def _query_names(text: str) -> set:
+    """The names a question is about, in every script they are written in (``evidence.name_forms``)."""
+    from ..search.evidence import name_forms, names
+
+    return {form for n in names(text) for form in name_forms(n)}
+
+
+def _names_another(doc, named: set) -> bool:
+    """The memory's title or summary names a product or person the question does not (in any
+    script): it is about that one, not the question's."""
+    from ..search.evidence import name_forms, names
+
+    head = f"{doc.title}\n{doc.summary}"
+    return any(named.isdisjoint(name_forms(n)) for n in names(head))

@@ -22,6 +22,16 @@ COMPANION_SHARE = 0.9
 # With them, the list is filled down to this relevance once the query is answered.
 FILL_FLOOR = 0.05
 
+# Two intents, two policies. An explicit question (`recall`, MCP `recall`, the Python API) gets
+# the best candidates whenever real evidence relates them to it, each labelled with how sure it is:
+# "candidates". Memory put into a prompt unasked (the hook, `context`) keeps the strict gate: only
+# what to act on. The policy that ran is in `recall --json`.
+CANDIDATES, STRICT = "candidates", "strict"
+POLICIES = (CANDIDATES, STRICT)
+# Under "candidates", when nothing reaches the strict bar, a lexical candidate that is evidence
+# (``ranker.is_evidence``) relates to the question from this relevance (bilingual dev split).
+RELATE = 0.25
+
 
 def decisive(relevance: float) -> bool:
     return relevance >= DECISIVE
@@ -31,11 +41,12 @@ class Ask:
     """One recall, as every layer sees it (root: the store.Root asked)."""
 
     __slots__ = ("root", "query", "session", "scope", "limit", "threshold", "now", "warnings", "floor", "scored",
-                 "answered", "skipped", "type", "min_success", "prior", "details", "text", "fill", "answered_by")
+                 "answered", "skipped", "type", "min_success", "prior", "details", "text", "fill", "answered_by",
+                 "policy")
 
     def __init__(self, root, query: str, session: str, scope: str, limit: int, threshold: float, now: datetime,
                  warnings: list | None = None, *, type: str | None = None, min_success: float | None = None,
-                 prior: tuple | None = None, text: str = "", fill: bool = False):
+                 prior: tuple | None = None, text: str = "", fill: bool = False, policy: str = STRICT):
         self.root, self.query, self.session, self.scope = root, query, session, scope
         self.limit, self.threshold, self.now = limit, threshold, now
         self.warnings = [] if warnings is None else warnings
@@ -60,6 +71,8 @@ class Ask:
         # list is filled with weaker candidates. Otherwise weak companions of a strong answer are
         # left out (``COMPANION_SHARE``): the default output holds only what to act on.
         self.fill = fill
+        # CANDIDATES (an explicit question) or STRICT (memory injected unasked): see POLICIES.
+        self.policy = policy
 
 
 class Candidate(Value):

@@ -18,6 +18,10 @@ from memcli.search.tokenize import COMPOUND, CJK_BIGRAM, CJK_CHAR, STOP_CHARS, W
 
 BODY_MATCH = 0.8  # a query term found only in the body counts this much towards fit
 FUZZY_MATCH = 0.8  # a typo-corrected term counts this much
+# A term found through the glossary (the query's word in the other language: ``search.glossary``)
+# counts this much: the memory holding the question's own words, or an alias its author wrote,
+# ranks first.
+GLOSSARY_MATCH = 0.85
 CJK_OOV = 1.0  # weight of a CJK bigram that no memory contains, per character not explained otherwise
 CJK_SINGLE = 0.5  # weight of a lone CJK character
 # Query-term idf is taken over the corpus plus this many imagined documents holding none
@@ -95,22 +99,26 @@ def _one_edit(a: str, b: str) -> bool:
 
 class Entry:
     """A term to look up, and the query units a document holding it satisfies: factor is 1.0, or
-    FUZZY_MATCH for a corrected term; bound, the most the term can add to a document's relevance."""
+    FUZZY_MATCH for a corrected term; bound, the most the term can add to a document's relevance;
+    bridge, a form the glossary gave (it adds to a document's BM25 only where no earlier entry
+    for its units did: a note holding a word in both languages is not counted twice)."""
 
-    __slots__ = ("term", "df", "factor", "units", "bound")
+    __slots__ = ("term", "df", "factor", "units", "bound", "bridge")
 
-    def __init__(self, term: str, df: int, factor: float, units: tuple, bound: float = 0.0):
+    def __init__(self, term: str, df: int, factor: float, units: tuple, bound: float = 0.0, bridge: bool = False):
         self.term, self.df, self.factor, self.units, self.bound = term, df, factor, units, bound
+        self.bridge = bridge
 
 
 class Plan:
     """A query, planned: unit weights (per query unit, for fit), idfs (for the soft BM25 share),
     the entries to look up and the typo corrections."""
 
-    __slots__ = ("weights", "idfs", "entries", "fuzzy", "names")
+    __slots__ = ("weights", "idfs", "entries", "fuzzy", "names", "bridged")
 
     def __init__(self, weights: list, idfs: list, entries: list, fuzzy: list, names: list | None = None):
         self.weights, self.idfs, self.entries, self.fuzzy = weights, idfs, entries, fuzzy
+        self.bridged: list[str] = []  # the terms looked up through the glossary (``search.glossary``)
         self.names = [] if names is None else names  # per name in the query (``evidence.names``), its units
 
 
@@ -130,9 +138,13 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
         if ka == kb == WORD and a.isalpha() and b.isalpha()
     ]
     dfs = dict(corpus.df([t for t, _ in words] + joins))
+    bridge = _bridge(query, [t for t, k in analyze(query) if k == WORD], corpus)
+    bridged = {t for src, _ in bridge for t in src}
     # A CJK bigram no memory holds is often a pair that straddles two words (邮件发送 ->
-    # 件发). Its characters that a known bigram already explains carry no weight.
-    explained = {c for term, kind in words if kind == CJK_BIGRAM and dfs.get(term) for c in term} | STOP_CHARS
+    # 件发). Its characters that a known bigram (or a term of the glossary) already explains
+    # carry no weight.
+    explained = {c for term, kind in words if kind == CJK_BIGRAM and (dfs.get(term) or term in bridged)
+                 for c in term} | STOP_CHARS
     plan = Plan([], [], [], [])
     names = [(n,) if isinstance(n, str) else tuple(n) for n in names]
     named = {t for forms in names for t, _ in analyze(forms[0])} if names else ()
@@ -147,7 +159,7 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
             prev = None
             continue
         weight = idf(n + FIT_PRIOR_DOCS, df)
-        if kind == CJK_BIGRAM and not df:
+        if kind == CJK_BIGRAM and not df and term not in bridged:
             weight *= CJK_OOV * sum(c not in explained for c in term) / 2
         elif kind == CJK_CHAR:
             weight *= CJK_SINGLE
@@ -174,6 +186,8 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
             prev = (term, unit)
         else:
             prev = None
+    if bridge:
+        _add_bridge(plan, bridge, unit_of)
     forms: list = []
     for name, *other in names:
         units = tuple(dict.fromkeys(unit_of[t] for t, _ in analyze(name) if t in unit_of))
@@ -183,6 +197,49 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
     if forms:  # a name written in the other script counts as the name (WeCom for 企业微信)
         _add_forms(plan, forms, corpus)
     return plan
+
+
+def _bridge(query: str, words: list, corpus) -> list:
+    """(the query's terms a glossary term covers, [(a term of its other form to look up, df)]) for
+    each glossary term in the query, in either language (``search.glossary``). The other form is
+    looked up only when the store holds all of its terms, by its least common one: a phrase is
+    found by its most telling word (tuple for dead tuple), a Chinese term by its rarest bigram."""
+    from . import glossary
+
+    t = glossary.tables() if (not query.isascii() or words) else None
+    if t is None:
+        return []
+    pairs = []  # (source terms, [other forms as lists of terms])
+    for w in glossary.chinese_terms(query, t):
+        pairs.append((glossary.phrase(w), [glossary.phrase(p) for p in t.zh.terms[w]]))
+    for p in glossary.english_phrases(words, t) if words else ():
+        pairs.append((glossary.phrase(p), [glossary.phrase(z) for z in t.en.terms[p]]))
+    if not pairs:
+        return []
+    dfs = dict(corpus.df(list(dict.fromkeys(x for _, forms in pairs for f in forms for x in f))))
+    out = []
+    for src, forms in pairs:
+        held = [min(((x, dfs[x]) for x in f), key=lambda e: (e[1], e[0])) for f in forms
+                if f and all(dfs.get(x) for x in f)]
+        if held:
+            out.append((src, held))
+    return out
+
+
+def _add_bridge(plan: Plan, bridge: list, unit_of: dict) -> None:
+    """Entries for the other-language forms of the query's glossary terms, each satisfying the
+    units of the words it translates at GLOSSARY_MATCH (merged when two terms share a form)."""
+    found: dict[str, list] = {}
+    for src, held in bridge:
+        units = tuple(dict.fromkeys(unit_of[x] for x in src if x in unit_of))
+        if not units:
+            continue
+        for term, df in held:
+            entry = found.setdefault(term, [df, {}])
+            entry[1].update(dict.fromkeys(units))
+    for term, (df, units) in found.items():
+        plan.entries.append(Entry(term, df, GLOSSARY_MATCH, tuple(units), bridge=True))
+        plan.bridged.append(term)
 
 
 def _add_forms(plan: Plan, forms: list, corpus) -> None:

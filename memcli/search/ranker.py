@@ -57,14 +57,16 @@ class SearchDoc(Value):
 class Scored(Value):
     """A ranked hit: ``score`` blends ``relevance`` with importance and freshness."""
 
-    FIELDS = ("key", "score", "relevance", "matched", "fuzzy", "units", "evidence")
+    FIELDS = ("key", "score", "relevance", "matched", "fuzzy", "units", "evidence", "rest")
     __slots__ = FIELDS
 
     def __init__(self, key: str, score: float, relevance: float, matched: tuple = (), fuzzy: tuple = (),
-                 units: int = 0, evidence: bool = True):
+                 units: int = 0, evidence: bool = True, rest: float = 0.0):
         # units: distinct query units matched; evidence: may answer the query (see ``is_evidence``),
-        # relevance decides how well
-        for name, value in zip(self.FIELDS, (key, score, relevance, matched, fuzzy, units, evidence)):
+        # relevance decides how well; rest: when only the names rule keeps it from being evidence
+        # (the question names a product it does not), its relevance to the rest of the question,
+        # if the rest alone would be evidence (else 0)
+        for name, value in zip(self.FIELDS, (key, score, relevance, matched, fuzzy, units, evidence, rest)):
             object.__setattr__(self, name, value)
 
 
@@ -274,8 +276,11 @@ def search_corpus(
             mask = dict.fromkeys(bm, bit)
             continue
         bm_get, fit_get, mask_get = bm.get, fit.get, mask.get
+        # a glossary form adds no BM25 where an earlier entry for its units already did
+        overlap = sum(1 << j for j in range(i) if not set(entries[j].units).isdisjoint(e.units)) if e.bridge else 0
         for ref, tf, head in postings[i]:
-            bm[ref] = bm_get(ref, 0.0) + term_idf * tf / (K1 + tf)
+            if not (overlap and mask_get(ref, 0) & overlap):
+                bm[ref] = bm_get(ref, 0.0) + term_idf * tf / (K1 + tf)
             fit[ref] = fit_get(ref, 0.0) + (head_add if head else body_add)
             mask[ref] = mask_get(ref, 0) | bit
             if shared:
@@ -285,6 +290,7 @@ def search_corpus(
                     if level > units.get(u, 0.0):
                         units[u] = level
     relevance: dict[object, float] = {}
+    fits: dict[object, float] = {}
     for ref, solo_fit in fit.items():
         units = best.get(ref)
         if units:
@@ -292,6 +298,7 @@ def search_corpus(
         rel = FIT_SHARE * (solo_fit / total_weight) + (1.0 - FIT_SHARE) * min(1.0, bm[ref] / total_idf)
         if rel >= floor:
             relevance[ref] = rel
+            fits[ref] = solo_fit
     # Whether the query is answered at all: among the documents that could reach the bar, once
     # a text that only asks has lost its share, one that is evidence and reaches it.
     bar = threshold * TWO_TERMS_SHARE
@@ -344,6 +351,7 @@ def search_corpus(
     for score, ref in top[:limit]:
         terms_matched = tuple(dict.fromkeys(e.term for i, e in enumerate(entries) if mask[ref] >> i & 1))
         matched = _matched_units(mask[ref], entries)
+        is_ev = evidence[ref] if ref in evidence else is_evidence(matched, plan)
         hits.append(
             Scored(
                 key=keys[ref],
@@ -352,7 +360,8 @@ def search_corpus(
                 matched=terms_matched,
                 fuzzy=tuple(f for f in plan.fuzzy if f[1] in terms_matched),
                 units=len(matched),
-                evidence=evidence[ref] if ref in evidence else is_evidence(matched, plan),
+                evidence=is_ev,
+                rest=0.0 if is_ev else _rest(matched, plan, fits[ref], bm[ref], relevance[ref]),
             )
         )
     return hits
@@ -375,14 +384,45 @@ def is_evidence(matched: set[int], plan) -> bool:
     - a single matched unit answers only when no unmatched unit of the query is more
       distinctive (weighs more): "promo code" is not answered by a note on code review.
     """
-    weights = plan.weights
-    if plan.names and 2 * sum(1 for units in plan.names if not matched.isdisjoint(units)) < len(plan.names):
-        return False
-    if len(matched) == 1 and len(weights) > 1:
-        (only,) = matched
-        if max(w for u, w in enumerate(weights) if u != only) > weights[only]:
-            return False
-    return True
+    return not _misses_names(matched, plan) and _one_term_ok(matched, plan.weights, range(len(plan.weights)))
+
+
+def _misses_names(matched: set[int], plan) -> bool:
+    return bool(plan.names) and 2 * sum(1 for units in plan.names if not matched.isdisjoint(units)) < len(plan.names)
+
+
+def _one_term_ok(matched: set[int], weights, units) -> bool:
+    """More than one of ``units`` matched, or the one matched weighs the most of them."""
+    mine = [u for u in units if u in matched]
+    if len(mine) != 1:
+        return bool(mine)
+    (only,) = mine
+    return all(weights[u] <= weights[only] for u in units if u != only)
+
+
+def _rest(matched: set[int], plan, fit: float, bm: float, relevance: float) -> float:
+    """A document that is no evidence only because the question names what it does not: its
+    relevance to the question without the names (the same formula over the other units), when
+    that rest would be evidence by itself and every name it misses is one no memory holds; else 0.
+    A name the store knows is a wall (Postgres in a question about full-text search is not answered
+    by a note on Elasticsearch); a name it has never seen is not (a question on slim Docker images
+    and the note on keeping images small)."""
+    if not _misses_names(matched, plan):
+        return 0.0
+    held = {u for e in plan.entries for u in e.units}
+    if any(matched.isdisjoint(units) and not held.isdisjoint(units) for units in plan.names):
+        return 0.0  # a name the store knows, which this memory does not name: the question is about that one
+    named = {u for units in plan.names for u in units}
+    others = [u for u in range(len(plan.weights)) if u not in named]
+    if not others or not _one_term_ok(matched, plan.weights, others):
+        return 0.0
+    weight = sum(plan.weights[u] for u in others)
+    idfs = sum(plan.idfs[u] for u in others)
+    if weight <= 0 or idfs <= 0:
+        return 0.0
+    raw = FIT_SHARE * (fit / sum(plan.weights)) + (1.0 - FIT_SHARE) * min(1.0, bm / sum(plan.idfs))
+    rest = FIT_SHARE * min(1.0, fit / weight) + (1.0 - FIT_SHARE) * min(1.0, bm / idfs)
+    return round(rest * (relevance / raw if raw > 0 else 1.0), 6)  # a text that only asks loses as much
 
 
 class MemoryIndex:

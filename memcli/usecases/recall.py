@@ -10,15 +10,18 @@ from ..model import Result
 def recall(root, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
            deep: bool = False, layer: str | None = None, threshold: float | None = None, now: str | None = None,
            type: str | None = None, min_success: float | None = None, inbox: bool = False,
-           also: list | tuple = ()):
+           also: list | tuple = (), strict: bool = False):
     """Session, then scope, then the index, then the details: a Recall with hits and a trace.
     type and min_success: only memories of that type whose smoothed success rate reaches it;
     inbox: the proposals waiting for review are searched too (after the cascade's hits);
-    also: other phrasings of the question, fused by rank."""
+    also: other phrasings of the question, fused by rank; strict: the gate of memory injected
+    unasked (only hits to act on) instead of a question's (the candidates that relate)."""
     from ..recall.cascade import recall as cascade
+    from ..recall.layer import CANDIDATES, STRICT
 
     res = cascade(root, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
-                  threshold=threshold, now=now, type=type, min_success=min_success, also=also)
+                  threshold=threshold, now=now, type=type, min_success=min_success, also=also,
+                  policy=STRICT if strict else CANDIDATES)
     if inbox:
         from .inbox import search
 

