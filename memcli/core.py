@@ -50,6 +50,7 @@ class Memory:
 
     @property
     def config(self) -> Config:
+        """The root's settings, from memcli.yaml and the user's own configuration: ``config["recall.limit"]``."""
         return self.store.config
 
     @config.setter

@@ -92,15 +92,22 @@ def _code(text: str) -> str:
     return f"`{text}`" if "`" not in text else text
 
 
-def command_table() -> str:
-    """The Markdown table of every command: command and synopsis, what it does, an example."""
+def command_table(names=None) -> str:
+    """The Markdown table of every command (or of those named, in that order): command and
+    synopsis, what it does, an example."""
     rows = ["| command | what it does | example |", "|---|---|---|"]
-    for path, cmd in _commands():
-        name = " ".join(path)
+    found = {" ".join(path): cmd for path, cmd in _commands()}
+    for name in (found if names is None else names):
+        cmd = found[name]
         usage = _cell(_code(f"{name} {synopsis(cmd)}".strip()))
         example = _first_paragraph(cmd.epilog or "").removeprefix("Example:").strip()
         rows.append(f"| {usage} | {_cell(_first_paragraph(cmd.help))} | {_cell(_code(example))} |")
     return "\n".join(rows) + "\n"
+
+
+def commands() -> list:
+    """(path, click command) of every visible leaf command of memcli's own, in the app's order."""
+    return list(_commands())
 
 
 def command_names() -> set:
@@ -144,6 +151,11 @@ from memcli.cli import main
 
 out = []
 for argv in json.loads(sys.argv[1]):
+    env = {}
+    if isinstance(argv, dict):  # {"argv": [...], "env": {...}}: variables set for this command only
+        argv, env = argv["argv"], argv["env"]
+    saved_env = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     o = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
     e = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
     saved = sys.stdout, sys.stderr, sys.stdin
@@ -155,6 +167,11 @@ for argv in json.loads(sys.argv[1]):
         code = x.code if isinstance(x.code, int) else (0 if x.code is None else 1)
     finally:
         sys.stdout, sys.stderr, sys.stdin = saved
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     o.flush(); e.flush()
     out.append({"argv": argv, "code": code, "stdout": o.buffer.getvalue().decode(),
                 "stderr": e.buffer.getvalue().decode()})
@@ -188,7 +205,7 @@ def run(*commands) -> list[dict]:
     return _run(commands)
 
 
-def _run(commands) -> list[dict]:
+def _run(commands, init=("init", ROOT_NAME, "--example")) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="memcli-readme-") as d:
         home = Path(d) / "home"
         home.mkdir()
@@ -198,7 +215,7 @@ def _run(commands) -> list[dict]:
         env.update(HOME=str(home), COLUMNS=str(WIDTH), TERMINAL_WIDTH=str(WIDTH), NO_COLOR="1",
                    PYTHONIOENCODING="utf-8", README_CLOCK=CLOCK,
                    PYTHONPATH=str(REPO))  # this checkout's memcli, whatever is installed
-        argvs = [["init", ROOT_NAME, "--example"], *[list(c) for c in commands]]
+        argvs = [list(init), *[c if isinstance(c, dict) else list(c) for c in commands]]
         res = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(argvs)], cwd=work, env=env,
                              capture_output=True, text=True, timeout=120)
         if res.returncode != 0:
@@ -209,8 +226,32 @@ def _run(commands) -> list[dict]:
                                + ", ".join(got["plugins"]))
         runs = got["runs"]
         assert runs[0]["code"] == 0, runs[0]
-        return [{**r, "stdout": r["stdout"].replace(str(work) + os.sep, ""),
-                 "stderr": r["stderr"].replace(str(work) + os.sep, "")} for r in runs[1:]]
+        home = str(home) + os.sep
+        return [{**r, "stdout": r["stdout"].replace(str(work) + os.sep, "").replace(home, "~/"),
+                 "stderr": r["stderr"].replace(str(work) + os.sep, "").replace(home, "~/")} for r in runs[1:]]
+
+
+def session(commands, init, env=None) -> list[dict]:
+    """Commands run in order in one child process, in a folder where `init` (the words after
+    `memcli`) ran first; each command a list of words, or (words, {variable: value}) to run with
+    those variables set; env: variables set for every command. What each printed, as run()."""
+    env = env or {}
+    argvs = [{"argv": list(c[0]), "env": {**env, **c[1]}} if isinstance(c, tuple) and isinstance(c[-1], dict)
+             else {"argv": list(c), "env": dict(env)} for c in commands]
+    return _run(argvs, init=init)
+
+
+_HELPS: dict = {}
+
+
+def helps() -> dict:
+    """`memcli --help` and every command's `--help` (path -> the run), from one child process."""
+    if not _HELPS:
+        paths = [(), *[path for path, _ in _commands()]]
+        for path, res in zip(paths, _run([[*p, "--help"] for p in paths])):
+            assert res["code"] == 0, res
+            _HELPS[path] = res
+    return _HELPS
 
 
 def _strip(text: str) -> str:

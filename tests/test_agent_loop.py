@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.test_readme import blocks, shim
+from tests.test_readme import loop_blocks, shim
 
 pytestmark = pytest.mark.slow  # about 150 memcli processes
 
@@ -61,7 +61,7 @@ FAKE_LLM = r'''my_llm() {
 
 def test_the_readme_loop_gives_the_model_the_right_memory_every_turn(tmp_path, example_root):
     assert len(TURNS) == 30
-    loop = blocks("A shell-scripted agent loop")[0]
+    loop = loop_blocks()[0]
     assert "memcli session add user \"$msg\"" in loop and "memcli recall --strict \"$msg\"" in loop
     env = shim(tmp_path)
     log = tmp_path / "llm.log"

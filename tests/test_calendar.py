@@ -1,7 +1,7 @@
 """memcli and its suite on any calendar day: the example `init --example` writes stays live
 whenever it is made, and the README's quick start works on a past and a future day.
 
-The whole suite is swept the same way by hand (README "Quick start" gives the command)."""
+The whole suite is swept the same way by hand (CONTRIBUTING.md gives the command)."""
 
 import json
 import os

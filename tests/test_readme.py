@@ -1,4 +1,5 @@
-"""README examples run: the Quick start's main job and the shell-scripted agent loop."""
+"""README and docs examples run: the Quick start's main job, the shell-scripted agent loop, the
+Python API example, the git set-up, and the agent set-up lines agree with the guide's."""
 
 import os
 import re
@@ -10,11 +11,17 @@ from tests.conftest import GIT_ENV, ROOT_DIR
 README = (ROOT_DIR / "README.md").read_text(encoding="utf-8")
 
 
-def section(title: str) -> str:
-    """The text under `## title` (or `### title`) up to the next heading of that level, headings
-    inside fenced blocks (an example output) aside."""
-    level = "### " if f"\n### {title}\n" in README else "## "
-    lines = README.split(f"\n{level}{title}\n", 1)[1].split("\n")
+def page(rel: str) -> str:
+    return (ROOT_DIR / rel).read_text(encoding="utf-8")
+
+
+def section(title: str, text: str = README) -> str:
+    """The text under `## title` (or `### title`, or the page's `# title`) up to the next heading
+    of that level, headings inside fenced blocks (an example output) aside."""
+    if text.startswith(f"# {title}\n"):
+        return text.split("\n", 1)[1]
+    level = "### " if f"\n### {title}\n" in text else "## "
+    lines = text.split(f"\n{level}{title}\n", 1)[1].split("\n")
     fenced = False
     for n, line in enumerate(lines):
         if line.startswith("```"):
@@ -24,8 +31,13 @@ def section(title: str) -> str:
     return "\n".join(lines)
 
 
-def blocks(title: str) -> list[str]:
-    return re.findall(r"```sh\n(.*?)```", section(title), re.S)
+def blocks(title: str, text: str = README, lang: str = "sh") -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", section(title, text), re.S)
+
+
+def loop_blocks() -> list[str]:
+    """The shell-scripted agent loop, as the guide prints it."""
+    return blocks("A shell-scripted agent loop", page("docs/guide/agent-loop.md"))
 
 
 def shim(tmp_path):
@@ -59,7 +71,7 @@ def test_quick_start_main_job_runs(tmp_path):
 
 
 def test_agent_loop_runs(tmp_path, example_root):
-    loop = blocks("A shell-scripted agent loop")[0]
+    loop = loop_blocks()[0]
     env = shim(tmp_path)
     env.update(MEMCLI_ROOT=str(example_root), HOME=str(tmp_path))
     script = "my_llm() { tail -n 1 | sed 's/^/echo: /'; }\n" + loop.replace("export MEMCLI_ROOT=~/agent-memory ", "export ").replace("my-llm", "my_llm")
@@ -72,13 +84,9 @@ def test_agent_loop_runs(tmp_path, example_root):
     assert "draft" in scope
 
 
-def python_blocks(title: str) -> list[str]:
-    return re.findall(r"```python\n(.*?)```", section(title), re.S)
-
-
 def test_python_api_example_runs(tmp_path):
     """The Python API block runs as written, in a fresh folder, and prints what it says."""
-    code = python_blocks("Commands")[0]
+    code = blocks("Python API", page("docs/python-api.md"), "python")[0]
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                        env={**{k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")},
                             "PYTHONPATH": str(ROOT_DIR)})
@@ -98,7 +106,7 @@ def test_python_api_example_runs(tmp_path):
 
 def test_sharing_through_git_set_up_runs(tmp_path):
     """The two set-up lines: a new root published to an origin, then a clone made ready."""
-    setup = blocks("Sharing a memory through git")[0]
+    setup = blocks("Sharing a memory through git", page("docs/guide/git.md"))[0]
     first, second = setup.strip().splitlines()
     bare = tmp_path / "origin.git"
     env = shim(tmp_path)
@@ -118,14 +126,53 @@ def test_sharing_through_git_set_up_runs(tmp_path):
 
 
 def test_the_agents_hook_uses_the_mcp_servers_root():
-    """The README's Claude Code set-up works as written: the hook names the same root as the MCP
+    """The guide's Claude Code set-up works as written: the hook names the same root as the MCP
     server, so a prompt from any project reaches that memory (without it the hook only looks
     above the prompt's folder)."""
     import json
 
-    part = README.split("### Agents: MCP and hooks\n", 1)[1].split("\n### ", 1)[0]
+    part = section("Agents: MCP and hooks", page("docs/guide/agents.md"))
     hook = json.loads(re.search(r"```json\n(\{\"hooks\".*?)\n```", part, re.S).group(1))
     command = hook["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
     add = re.search(r"```sh\n(claude mcp add .*?)\n```", part, re.S).group(1)
     root = re.search(r"--root (\S+) mcp", add).group(1)
     assert command == f"memcli --root {root} hook claude-code"
+
+
+def test_the_readmes_agent_lines_are_the_guides():
+    """Each client's one line in README is what the guide (tested against the real clients by
+    `pytest -m clients`) says, word for word."""
+    guide = page("docs/guide/agents.md")
+    lines = section("Agents")
+    spans = re.findall(r"`([^`]+)`", lines)
+    add = next(s for s in spans if s.startswith("claude mcp add"))
+    assert f"```sh\n{add}\n```" in guide
+    hook = next(s for s in spans if s.startswith('{"hooks"'))
+    assert f"```json\n{hook}\n```" in guide
+    for name in ("Codex CLI", "Gemini CLI"):
+        said = lines.split(f"**{name}**", 1)[1].split("\n- **", 1)[0]
+        for span in re.findall(r"`([^`]+)`", said):
+            if span.startswith("~/"):
+                continue
+            assert span in guide, (name, span)
+    inspector = next(s for s in spans if s.startswith("npx @modelcontextprotocol/inspector"))
+    assert f"`{inspector}`" in guide
+
+
+def test_the_test_time_readme_states_is_checked(monkeypatch):
+    """`.ci/run` runs the test command through `.ci/suite_time.py`, which reads the CPU time the
+    Quick start states and fails when the run takes more than twice that."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("suite_time", ROOT_DIR / ".ci" / "suite_time.py")
+    suite_time = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(suite_time)
+    assert suite_time.stated() > 0
+    assert re.search(r"\d+ min \d+ s\s+and [\d,]+ CPU-seconds \(load average", section("Quick start"))
+    busy = [sys.executable, "-c", "sum(range(3_000_000))"]
+    monkeypatch.setattr(suite_time, "stated", lambda: 1e9)
+    assert suite_time.main(busy) == 0
+    monkeypatch.setattr(suite_time, "stated", lambda: 1e-9)
+    assert suite_time.main(busy) == 1
+    assert suite_time.main([sys.executable, "-c", "raise SystemExit(3)"]) == 3
+    assert ".ci/suite_time.py .venv/bin/python -m pytest" in (ROOT_DIR / ".ci" / "run").read_text()

@@ -1,7 +1,8 @@
-"""README.md cannot drift from the app: its generated blocks (the command table, --help excerpts,
-outputs of real runs) are made again and must equal what README.md holds, and the notes beside the
-table name only commands and options that exist. `python -m cogapp -r README.md` rewrites the
-blocks."""
+"""README.md, CONTRIBUTING.md and docs/ cannot drift from the app: their generated blocks (the
+command tables, every --help, the configuration keys, the Python API, the error codes, the test
+extra, outputs of real runs) are made again and must equal what each file holds, and the notes
+beside the command tables name only commands and options that exist.
+`python -m cogapp -r README.md CONTRIBUTING.md docs/*.md docs/*/*.md` rewrites the blocks."""
 
 import difflib
 import re
@@ -12,48 +13,100 @@ from tests.conftest import ROOT_DIR
 from tests.readme_blocks import command_names, command_table, options_of
 
 README = ROOT_DIR / "README.md"
-FIX = "README.md and the app disagree; run `python -m cogapp -r README.md` and commit the result"
+COMMANDS = ROOT_DIR / "docs" / "guide" / "commands.md"
+FIX = "{} and the app disagree; run `python -m cogapp -r {}` and commit the result"
 
 
-def regenerate(text: str) -> str:
+def pages() -> list:
+    """Every Markdown file that holds generated blocks or is part of the docs."""
+    return [README, ROOT_DIR / "CONTRIBUTING.md", *sorted((ROOT_DIR / "docs").rglob("*.md"))]
+
+
+def regenerate(text: str, name: str = "README.md") -> str:
     from cogapp import Cog
 
-    return Cog().process_string(text, fname="README.md")
+    return Cog().process_string(text, fname=name)
 
 
-def drift(text: str) -> str:
+def drift(text: str, name: str = "README.md") -> str:
     """A unified diff of what regenerating the blocks changes ('' when nothing)."""
-    return "".join(difflib.unified_diff(text.splitlines(True), regenerate(text).splitlines(True),
-                                        "README.md", "README.md (regenerated)", n=1))
+    return "".join(difflib.unified_diff(text.splitlines(True), regenerate(text, name).splitlines(True),
+                                        name, name + " (regenerated)", n=1))
 
 
-def test_the_generated_blocks_are_what_the_app_and_real_runs_give():
-    text = README.read_text(encoding="utf-8")
-    assert text.count("[[[cog") >= 4 and text.count("[[[end]]]") == text.count("[[[cog")
-    diff = drift(text)
-    assert not diff, f"{FIX}:\n{diff[:4000]}"
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT_DIR)))
+def test_the_generated_blocks_are_what_the_app_and_real_runs_give(page):
+    text = page.read_text(encoding="utf-8")
+    assert text.count("[[[end]]]") == text.count("[[[cog")
+    rel = str(page.relative_to(ROOT_DIR))
+    diff = drift(text, rel)
+    assert not diff, f"{FIX.format(rel, rel)}:\n{diff[:4000]}"
+
+
+def test_the_pages_that_must_be_generated_are():
+    """The reference pages are made whole from the code; the README's quick start shows a real run
+    and the test extra as pyproject.toml has it."""
+    need = {"README.md": 2, "docs/cli.md": 1, "docs/python-api.md": 1, "docs/configuration.md": 2,
+            "docs/exit-codes.md": 1, "docs/guide/commands.md": 2, "docs/guide/recall.md": 2,
+            "docs/guide/heartbeat.md": 1, "docs/guide/reflect.md": 3, "docs/plugins.md": 1}
+    for rel, n in need.items():
+        assert (ROOT_DIR / rel).read_text(encoding="utf-8").count("[[[cog") >= n, rel
 
 
 def test_a_stale_block_is_caught():
     text = README.read_text(encoding="utf-8")
-    row = next(line for line in text.splitlines() if line.startswith("| `recall QUERY"))
+    stale = text.replace("`pytest`, `hypothesis`", "`pytest`")
+    assert stale != text and "hypothesis" in drift(stale)
+    text = COMMANDS.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| [`recall QUERY"))
     stale = text.replace(row, row.replace("[--deep] ", ""))
-    assert stale != text and "--deep" in drift(stale)
+    assert stale != text and "--deep" in drift(stale, "docs/guide/commands.md")
     stale = text.replace("heartbeat: all clear", "heartbeat: all good")
-    assert stale != text and "all clear" in drift(stale)
+    assert stale != text and "all clear" in drift(stale, "docs/guide/commands.md")
+    cli = (ROOT_DIR / "docs" / "cli.md").read_text(encoding="utf-8")
+    stale = cli.replace("Only hits to act on, never weak candidates", "Only hits")
+    assert stale != cli and "never weak candidates" in drift(stale, "docs/cli.md")
+    config = (ROOT_DIR / "docs" / "configuration.md").read_text(encoding="utf-8")
+    stale = config.replace("| `index.max_lines` | `40` |", "| `index.max_lines` | `30` |")
+    assert stale != config and "`40`" in drift(stale, "docs/configuration.md")
 
 
-def test_every_command_has_a_row():
+def test_every_command_has_a_row_and_a_help():
     rows = command_table().splitlines()[2:]
     assert len(rows) == len(command_names())
     assert {"recall", "scope set", "inbox", "inbox accept", "merge detail", "hook claude-code"} <= command_names()
     for row in rows:
         usage, what, example = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:4]]
         assert usage.startswith("`") and what and "memcli" in example, row
+    commands = COMMANDS.read_text(encoding="utf-8")
+    cli = (ROOT_DIR / "docs" / "cli.md").read_text(encoding="utf-8")
+    for name in command_names():
+        assert f"(../cli.md#memcli-{name.replace(' ', '-')})" in commands, name
+        assert f"\n## memcli {name}\n" in cli and f"$ memcli {name} --help\n" in cli, name
+
+
+def test_no_hit_line_is_written_by_hand():
+    """A recall's hit line (`<!-- memory/x.md · layer · words: … · strong 0.76 -->`) changes with
+    the ranking: every one in the docs comes out of a real run."""
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        outside = re.sub(r"\[\[\[cog.*?\[\[\[end\]\]\]", "", text, flags=re.S)
+        assert not re.search(r"<!-- memory/\S+\.md · ", outside), page
+
+
+def test_contributing_says_what_each_test_dependency_is_for():
+    from tests.docs_blocks import extra
+
+    text = (ROOT_DIR / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    part = text.split("The `test` extra holds", 1)[1].split("\n\n", 1)[0]
+    for requirement in extra("test"):
+        name = re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0]
+        words = {"mcp": "MCP SDK"}.get(name, name)
+        assert words in part, f"CONTRIBUTING.md does not say what the test extra's {name} is for"
 
 
 def notes() -> list[str]:
-    text = README.read_text(encoding="utf-8")
+    text = COMMANDS.read_text(encoding="utf-8")
     part = re.split(r"More on some of the\s+commands:\n", text, maxsplit=1)[1].strip("\n").split("\n\n", 1)[0]
     return [item.replace("\n", " ") for item in re.split(r"\n(?=- )", part)]
 

@@ -280,15 +280,14 @@ def test_scope_end_reflects_in_the_background_and_watch_reflects_on_its_schedule
 def _readme_walkthrough():
     from tests.conftest import ROOT_DIR
 
-    text = (ROOT_DIR / "README.md").read_text(encoding="utf-8")
-    part = text.split("## Learning from sessions\n", 1)[1].split("\n## ", 1)[0]
+    part = (ROOT_DIR / "docs" / "guide" / "reflect.md").read_text(encoding="utf-8")
     import re
 
     return re.findall(r"```sh\n(.*?)```", part, re.S)[0]
 
 
 def test_the_readme_walkthrough_runs(tmp_path, monkeypatch):
-    """Each line of README's "Learning from sessions" walk-through, in process."""
+    """Each line of the guide's "Learning from sessions" walk-through, in process."""
     import shlex
 
     from tests.conftest import invoke

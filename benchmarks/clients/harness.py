@@ -81,7 +81,7 @@ def connected(log: Path) -> bool:
 
 class ClaudeCode:
     """Claude Code with the memcli server added in user scope (`claude mcp add`) and the hook in
-    ~/.claude/settings.json, as README says."""
+    ~/.claude/settings.json, as docs/guide/agents.md says."""
 
     def __init__(self, where: Path, home: Path, root: Path, api):
         self.bin, self.home, self.root, self.api = binary(where, "claude"), home, root, api
