@@ -80,6 +80,19 @@ def installed(refresh: bool = False) -> list[dict]:
     return [dict(p) for p in _plugins()]
 
 
+def same_as_here(sys_path: list, cwd: str) -> bool:
+    """Whether a process with this interpreter path list, working in cwd, would find the plugins
+    this process found (its record in the cache is current and names the same entry points), and
+    none failed here. No record (that process never looked) counts as no."""
+    if _problems:
+        return False
+    here = os.path.abspath(cwd)
+    theirs = _read_cache([p for p in sys_path if p and os.path.abspath(os.path.join(cwd, p)) != here])
+    if theirs is None:
+        return False
+    return [(p["name"], p["value"]) for p in theirs] == [(p["name"], p["value"]) for p in _plugins()]
+
+
 def _plugins() -> list:
     global _found
     if _found is None:

@@ -128,7 +128,7 @@ def test_fast_path_and_typer_agree_on_writes(tmp_path, monkeypatch, args):
             r = run_memcli("--root", root, *args, "--json")
             results.append((r.returncode, _normalised(json.loads(r.stdout))))
         else:  # main's Typer path, the fast path turned off
-            monkeypatch.setattr(memcli.cli, "_fast", lambda argv: None)
+            monkeypatch.setattr(memcli.cli.hot, "fast", lambda line: None)
             r = invoke(["--root", str(root), *args, "--json"])
             results.append((r.exit_code, _normalised(json.loads(r.stdout))))
     assert results[0] == results[1]
