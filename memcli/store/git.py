@@ -80,9 +80,11 @@ def toplevel(root: Path) -> Path | None:
 
 def driver_command(command: str | None = None) -> str:
     """How git starts a driver: this interpreter's absolute path (a venv need not be on PATH, and
-    `-m memcli.gitmerge` starts without the command line's framework), or `COMMAND merge`
-    (e.g. `--command memcli` for the console script on PATH)."""
-    return f"{command} merge" if command else f"{shlex.quote(sys.executable)} -m memcli.gitmerge"
+    `-m memcli.gitmerge` starts without the command line's framework), isolated (-I: git runs it
+    in the work tree, and without -I a `memcli/` folder that a clone brought there would be
+    imported instead of memcli), or `COMMAND merge` (e.g. `--command memcli` for the console
+    script on PATH)."""
+    return f"{command} merge" if command else f"{shlex.quote(sys.executable)} -I -m memcli.gitmerge"
 
 
 def driver_config(command: str | None = None) -> dict:
