@@ -82,14 +82,17 @@ def installed(refresh: bool = False) -> list[dict]:
 
 def same_as_here(sys_path: list, cwd: str) -> bool:
     """Whether a process with this interpreter path list, working in cwd, would find the plugins
-    this process found (its record in the cache is current and names the same entry points), and
-    none failed here. No record (that process never looked) counts as no."""
+    this process found (its record in the cache is current and names the same entry points, or,
+    without a record, no distribution on its path declares the group), and none failed here."""
     if _problems:
         return False
     here = os.path.abspath(cwd)
-    theirs = _read_cache([p for p in sys_path if p and os.path.abspath(os.path.join(cwd, p)) != here])
+    paths = [p for p in sys_path if p and os.path.abspath(os.path.join(cwd, p)) != here]
+    theirs = _read_cache(paths)
     if theirs is None:
-        return False
+        if _may_hold_plugins(paths):
+            return False
+        theirs = []
     return [(p["name"], p["value"]) for p in theirs] == [(p["name"], p["value"]) for p in _plugins()]
 
 

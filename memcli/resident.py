@@ -166,9 +166,10 @@ def receive(conn) -> list[bytes] | None:
 # ---------------------------------------------------------------- the client
 
 def stamp() -> bytes:
-    """Which memcli this process runs: its package folder and its interpreter. A server answers
-    only a client of the same (and only while its files are as they were when it started)."""
-    return os.fsencode(f"{os.path.dirname(os.path.abspath(__file__))}\0{sys.executable}\0{sys.hexversion}")
+    """Which memcli this process runs: its package folder, its environment (sys.prefix: the
+    venv) and its Python version. A server answers only a client of the same (and only while its
+    files are as they were when it started)."""
+    return os.fsencode(f"{os.path.dirname(os.path.abspath(__file__))}\0{sys.prefix}\0{sys.hexversion}")
 
 
 def connect(root: str, wait: float = CONNECT_WAIT):

@@ -157,8 +157,18 @@ def test_followed_files_are_the_scan_after_every_kind_of_change(example_root):
         ]
         for change in changes:
             change()
-            assert followed.detail_files() == layout.scan_detail_files(root), change
+            got = followed.detail_files()
+            assert list(got.items()) == list(layout.scan_detail_files(root).items()), change  # the scan's order too
         assert "memory/episodes/2026-12-01.md" in followed.detail_files()
+        scans = followed.scans
+        from memcli.store.fs import atomic_write
+
+        with open(some[6], "a", encoding="utf-8") as f:  # in place, then saved the way memcli saves
+            f.write("more\n")
+        atomic_write(some[7], some[7].read_text(encoding="utf-8") + "saved\n")
+        atomic_write(root / "memory" / "episodes" / "2026-12-01.md", "## y\n")
+        assert list(followed.detail_files().items()) == list(layout.scan_detail_files(root).items())
+        assert followed.scans == scans  # stat-ed again, not scanned
     finally:
         followed.close()
 
