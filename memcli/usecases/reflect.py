@@ -432,14 +432,16 @@ def trigger(root, origin: str | None = None) -> int | None:
                 _SPAWNED.remove(pid)
         except ChildProcessError:
             _SPAWNED.remove(pid)
-    args = [sys.executable, "-m", "memcli", "--root", str(root.path), "reflect", "--background"]
+    # isolated (-I) and in a fixed folder: it starts wherever the turn ran (a project folder,
+    # a clone), whose files must not be imported in memcli's place
+    args = [sys.executable, "-I", "-m", "memcli", "--root", str(root.path), "reflect", "--background"]
     if origin == "hook":
         args += ["--engine", "offline"]
+    import subprocess
+
     try:
-        pid = os.posix_spawn(sys.executable, args, os.environ, setsid=True, file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
+        pid = subprocess.Popen(args, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True).pid
     except OSError:
         state.ask_again(root.path)  # deferred: the next background reflection goes round for it
         return None
