@@ -17,9 +17,10 @@ Parts (each prints a Markdown table; a size or line count beside ten times it sh
 - clones: --clones clones of one root; each remembers one memory and syncs in turn; then each
   syncs with nothing to do; then every clone updates the same memory and syncs in turn (every sync
   after the first merges). Then all must hold the same commit and pass `index check`.
-- drivers: `memcli merge index|episode|detail` on files of N lines (both sides add N/2 lines
-  at the same place, or each side appends sections to a day's episode log of N lines), run as git
-  runs them (one process each), beside `git merge-file` on the same three files.
+- drivers: the merge drivers on files of N lines (MEMORY.md and a memory: both sides add N/2
+  lines at the same place; a day's episode log of N lines to which each side appends sections),
+  run as git runs them (`python -I -m memcli.gitmerge`, one process each), beside `git merge-file`
+  on the same three files.
 - fresh: `git clone` of the origin, `memcli git setup`, then the first `recall` answered by the
   index and the first that needs the details layer (which builds the search cache).
 """
@@ -195,9 +196,8 @@ def part_drivers(lines, runs, tmp) -> None:
 
             def driver():
                 paths[1].write_bytes(ours)  # git hands the driver a fresh copy of ours each time
-                args = ["merge", kind, str(paths[0]), str(paths[1]), str(paths[2])] + (["7", rel] if kind == "detail"
-                                                                                       else [])
-                return sh(folder, sys.executable, "-m", "memcli", *args, check=False)
+                args = [kind, str(paths[0]), str(paths[1]), str(paths[2])] + (["7"] if kind == "detail" else []) + [rel]
+                return sh(folder, sys.executable, "-I", "-m", "memcli.gitmerge", *args, check=False)
 
             times = [timed(driver) for _ in range(runs)]
             code = driver().returncode
