@@ -54,7 +54,7 @@ class _Recorder:
 
 
 def _code_files() -> dict:
-    """path -> (mtime, size) of memcli's own files: a server whose code changed on disk (an
+    """path -> (mtime, ctime, size) of memcli's own files: a server whose code changed on disk (an
     upgrade, an edit) no longer answers for it."""
     base = os.path.dirname(os.path.abspath(resident.__file__))
     out = {}
@@ -63,12 +63,22 @@ def _code_files() -> dict:
         for name in files:
             if name.endswith((".py", ".json")):
                 path = os.path.join(folder, name)
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    continue
-                out[path] = (st.st_mtime_ns, st.st_size)
+                out[path] = _times(path)
     return out
+
+
+def _times(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_size
+
+
+def _code_changed(code: dict) -> bool:
+    """Whether a file of ``_code_files`` changed or went (an upgrade rewrites them all): a stat
+    each, not a walk of the package."""
+    return any(_times(path) != was for path, was in code.items())
 
 
 class Resident:
@@ -276,7 +286,7 @@ class Resident:
         environment and working folder before anything runs."""
         if stamp != self.stamp:
             return "another memcli"
-        if _code_files() != self.code:
+        if _code_changed(self.code):
             self.stopping = True  # its code changed on disk: the next server runs the new code
             return "memcli changed on disk"
         if root != self.root:
@@ -326,8 +336,7 @@ class _Client:
 
     def __enter__(self):
         self._saved = dict(os.environ), sys.stdin, sys.stdout, sys.stderr
-        os.environ.clear()
-        os.environ.update(self.environ)
+        _become(self.environ)
         try:
             os.chdir(self.cwd)
         except OSError:
@@ -352,10 +361,18 @@ class _Client:
 
     def __exit__(self, *exc):
         environ, sys.stdin, sys.stdout, sys.stderr = self._saved
-        os.environ.clear()
-        os.environ.update(environ)
+        _become(environ)
         os.chdir("/")
         return False
+
+
+def _become(environ: dict) -> None:
+    """Make os.environ equal environ, touching only the variables that differ."""
+    for key in [k for k in os.environ if k not in environ]:
+        del os.environ[key]
+    for key, value in environ.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 def main(argv: list | None = None) -> int:

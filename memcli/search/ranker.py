@@ -109,8 +109,34 @@ def field_terms(doc: SearchDoc) -> tuple[list[str], list[str], list[str], list[s
     )
 
 
+_KEPT: dict = {}  # (fields) -> (doc_terms, asking): what a long-lived process (memcli serve) worked out
+_KEPT_MAX = 4096  # documents kept; then the memo starts over
+_KEPT_TEXT = 65_536  # a document with more text than this is never kept
+
+
+def _kept(doc: SearchDoc, what: int, work):
+    """``work(doc)`` once per process for a document of the same fields (the index's entries are
+    ranked on every recall); a large document is worked out each time."""
+    key = (doc.title, doc.summary, tuple(doc.tags), tuple(doc.aliases), doc.body)
+    if len(doc.body) + len(doc.summary) > _KEPT_TEXT:
+        return work(doc)
+    got = _KEPT.get(key)
+    if got is None:
+        if len(_KEPT) >= _KEPT_MAX:
+            _KEPT.clear()
+        got = _KEPT[key] = [None, None]
+    if got[what] is None:
+        got[what] = work(doc)
+    return got[what]
+
+
 def doc_terms(doc: SearchDoc) -> tuple[dict[str, tuple[int, ...]], Lengths]:
-    """Term frequencies per field (each at most ``MAX_TF``) and field lengths."""
+    """Term frequencies per field (each at most ``MAX_TF``) and field lengths (the dict is shared:
+    read it, never change it)."""
+    return _kept(doc, 0, _doc_terms)
+
+
+def _doc_terms(doc: SearchDoc) -> tuple[dict[str, tuple[int, ...]], Lengths]:
     fields = field_terms(doc)
     zero = (0, 0, 0, 0, 0)
     counts: dict[str, tuple[int, ...]] = {
@@ -400,7 +426,8 @@ class MemoryIndex:
             doc = by_key[key]
             tfs, lens = doc_terms(doc)
             self._keys.append(key)
-            self._priors.append((importance_value(doc.importance), updated_days(doc.updated), asking(doc)))
+            self._priors.append((importance_value(doc.importance), updated_days(doc.updated),
+                                 _kept(doc, 1, asking)))
             for f in range(5):
                 totals[f] += lens[f]
             codes = tuple(length_code(n) for n in lens)
