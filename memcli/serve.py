@@ -242,7 +242,7 @@ class Resident:
     def _semantic_request(self, request: dict) -> dict:
         if request.get("op") == "ping":
             return {"ok": True, "root": self.root, "pid": os.getpid(), "served": self.served,
-                    "scans": None if self.followed is None else self.followed.scans}
+                    "scans": None if self.followed is None else self.followed.scans, "cpu": time.process_time()}
         return self._semantic().handle(request)
 
     def _json(self, conn, body: bytes) -> None:

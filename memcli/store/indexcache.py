@@ -18,18 +18,27 @@ _FIELDS = ("title", "summary", "tags", "aliases", "type", "importance", "pinned"
 _EXTRA = (USES, SUCCESSES, LAST)  # the other frontmatter keys kept: outcome counters, which recall weighs
 
 
+_read: tuple | None = None  # (path, fingerprint, contents) of the cache file read last: read only
+
+
 def indexed(root, entries: list) -> list:
     """(entry, Detail or None) for every entry (of MEMORY.md) with an id, in order; root: a store.Root."""
+    global _read
     entries = [e for e in entries if e.id]
     cache_path = root.path / STATE / INDEX_CACHE
     try:
         state_dir(root.path)  # a .memcli/ that leads outside the root is not read
-        # O_NOFOLLOW: a cache file that is a symlink is not followed out of the root
-        fd = os.open(cache_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with open(fd, encoding="utf-8") as f:
-            cache = json.load(f)
-        if not isinstance(cache, dict):
-            cache = {}
+        seen = file_fingerprint(cache_path, follow_symlinks=False)
+        if seen is not None and _read is not None and _read[:2] == (cache_path, seen):
+            cache = _read[2]  # the file this process read last, unchanged (a long-lived process)
+        else:
+            # O_NOFOLLOW: a cache file that is a symlink is not followed out of the root
+            fd = os.open(cache_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with open(fd, encoding="utf-8") as f:
+                cache = json.load(f)
+            if not isinstance(cache, dict):
+                cache = {}
+            _read = (cache_path, seen, cache)
     except (OSError, ValueError, RecursionError, FileError, UnsafePathError):
         cache = {}
     out, fresh, dirty = [], {}, False
