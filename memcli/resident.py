@@ -265,6 +265,8 @@ def find_root(explicit: str | None) -> str | None:
 def mode() -> str:
     """MEMCLI_SERVE: "off" (no resident path: never ask a server, the hook starts none), "manual"
     (ask a running server, start none), else "auto" (the hook starts one for its root)."""
+    if not hasattr(os, "getuid"):  # no unix sockets of one user's own (Windows): no resident path
+        return "off"
     value = os.environ.get("MEMCLI_SERVE", "").strip().lower()
     return value if value in ("off", "manual") else "auto"
 

@@ -223,7 +223,7 @@ class Resident:
             peer = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12) if hasattr(socket, "SO_PEERCRED") else None
             if peer is not None and int.from_bytes(peer[4:8], sys.byteorder) != os.getuid():
                 return  # never another user's
-            conn.settimeout(10.0)
+            conn.settimeout(resident.READY_WAIT)  # a client sends its request as soon as it connects
             request = resident.receive(conn)
             if not request:
                 return

@@ -411,6 +411,17 @@ def is_evidence(matched: set[int], plan) -> bool:
     return True
 
 
+_BUILT: dict = {}  # a few indexes a long-lived process built, by what they were built from (read only)
+
+
+def _index_key(by_key: dict) -> tuple | None:
+    """What an index is built from (None when its documents hold too much text to be kept)."""
+    if sum(len(d.body) for d in by_key.values()) > 4 * _KEPT_TEXT:
+        return None
+    return tuple((k, d.title, d.summary, tuple(d.tags), tuple(d.aliases), d.body, d.importance, d.updated)
+                 for k, d in sorted(by_key.items()))
+
+
 class MemoryIndex:
     """An in-memory index over a set of documents; build it, then ``search`` it."""
 
@@ -418,33 +429,43 @@ class MemoryIndex:
         by_key: dict[str, SearchDoc] = {}
         for doc in docs:
             by_key[doc.key] = doc
-        self._keys: list[str] = []
-        self._priors: list[tuple[float, float, float]] = []
+        memo = _index_key(by_key)
+        built = _BUILT.get(memo) if memo is not None else None
+        if built is None:
+            built = self._build(by_key)
+            if memo is not None:
+                if len(_BUILT) >= 8:
+                    _BUILT.pop(next(iter(_BUILT)))
+                _BUILT[memo] = built
+        self._keys, self._priors, self._totals, self._norms, self._postings, self._fuzzy = built
+
+    @staticmethod
+    def _build(by_key: dict) -> tuple:
+        keys: list[str] = []
+        priors: list[tuple[float, float, float]] = []
         raw: dict[str, list[tuple[int, tuple[int, ...], Lengths]]] = {}
         totals = [0, 0, 0, 0, 0]
         for ref, key in enumerate(sorted(by_key)):
             doc = by_key[key]
             tfs, lens = doc_terms(doc)
-            self._keys.append(key)
-            self._priors.append((importance_value(doc.importance), updated_days(doc.updated),
-                                 _kept(doc, 1, asking)))
+            keys.append(key)
+            priors.append((importance_value(doc.importance), updated_days(doc.updated), _kept(doc, 1, asking)))
             for f in range(5):
                 totals[f] += lens[f]
             codes = tuple(length_code(n) for n in lens)
             for term, row in tfs.items():
                 raw.setdefault(term, []).append((ref, row, codes))
-        self._totals = tuple(totals)
-        self._norms = field_norms(len(self._keys), self._totals)
-        norms = self._norms
-        self._postings: dict[str, list[Posting]] = {
+        norms = field_norms(len(keys), tuple(totals))
+        postings: dict[str, list[Posting]] = {
             term: [(ref, weighted_tf(row, codes, norms), int(any(row[:HEAD_FIELDS]))) for ref, row, codes in rows]
             for term, rows in raw.items()
         }
-        self._fuzzy: dict[str, list[tuple[str, int, int]]] = {}
-        for term in sorted(self._postings):
+        fuzzy: dict[str, list[tuple[str, int, int]]] = {}
+        for term in sorted(postings):
             if is_fuzzy_candidate(term):
-                posts = self._postings[term]
-                self._fuzzy.setdefault(term[0], []).append((term, len(posts), sum(p[2] for p in posts)))
+                posts = postings[term]
+                fuzzy.setdefault(term[0], []).append((term, len(posts), sum(p[2] for p in posts)))
+        return keys, priors, tuple(totals), norms, postings, fuzzy
 
     def __len__(self) -> int:
         return len(self._keys)

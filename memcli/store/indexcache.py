@@ -9,7 +9,7 @@ import os
 from ..errors import FileError, UnsafePathError, UsageError
 from ..model import Detail
 from .fs import atomic_write, state_dir
-from .layout import INDEX_CACHE, STATE, detail_rel, file_fingerprint
+from .layout import INDEX_CACHE, STATE, check_id, detail_rel, file_fingerprint, fingerprint
 from .outcomes import LAST, SUCCESSES, USES
 
 _BODY = 65_536
@@ -42,13 +42,30 @@ def indexed(root, entries: list) -> list:
     except (OSError, ValueError, RecursionError, FileError, UnsafePathError):
         cache = {}
     out, fresh, dirty = [], {}, False
+    try:
+        base = str(root.folder())
+    except (UnsafePathError, UsageError):
+        base = None
     for e in entries:
+        # a memory file that is no symlink is stat-ed once, without a Path; a link goes through the
+        # root's rule (followed only when it stays inside the root)
         try:
-            path = root.detail_path(e.id)
+            check_id(e.id)
+            st = os.lstat(f"{base}/{e.id}.md") if base is not None else None
         except (UnsafePathError, UsageError):
             out.append((e, None))
             continue
-        fp = file_fingerprint(path)
+        except OSError:
+            st = None
+        if base is not None and (st is None or st.st_mode & 0o170000 != 0o120000):
+            path, fp = None, None if st is None else fingerprint(st)
+        else:
+            try:
+                path = root.detail_path(e.id)
+            except (UnsafePathError, UsageError):
+                out.append((e, None))
+                continue
+            fp = file_fingerprint(path)
         hit = cache.get(e.id)
         if fp is not None and isinstance(hit, dict) and hit.get("fp") == fp:
             try:
@@ -62,7 +79,7 @@ def indexed(root, entries: list) -> list:
         d = None
         if fp is not None:
             try:
-                d = root.load(path)
+                d = root.load(path if path is not None else root.detail_path(e.id))
             except (FileError, UnsafePathError, UsageError):
                 d = None
         if d is not None:

@@ -65,6 +65,10 @@ class Root:
             self._dirs[archived] = d
         return d
 
+    def folder(self, archived: bool = False) -> Path:
+        """memory/ (or memory/archive/), checked once per Root to stay inside the root."""
+        return self._folder(archived)
+
     def detail_path(self, memory_id: str, archived: bool = False) -> Path:
         """memory/<id>.md: the id is checked; a file that is a symlink must stay inside the root."""
         layout.check_id(memory_id)
