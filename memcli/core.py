@@ -514,6 +514,14 @@ def follow_files(root) -> object | None:
     return follow(Path(root))
 
 
+def watch_changes(folders) -> object | None:
+    """A callable saying whether anything under these folders changed since it was made (inotify);
+    None where that cannot be followed."""
+    from .store.follow import changed
+
+    return changed(folders)
+
+
 def answer_semantic_here(root, handler) -> None:
     """This process is the server of root: its own semantic requests go to handler, not to a socket."""
     from .search.remote import answer_here

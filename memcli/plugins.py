@@ -127,13 +127,24 @@ def _cache_path() -> str:
     return os.path.join(base, "memcli", "plugins.json")
 
 
+_cache_read: tuple | None = None  # ((path, its stat), contents) of the cache file this process read last
+
+
 def _read_cache(paths: list) -> list | None:
     """The plugins cached for this path list, or None when there is no record or it is stale."""
+    global _cache_read
     import json
 
     try:
-        with open(_cache_path(), encoding="utf-8") as f:
-            data = json.load(f)
+        path = _cache_path()
+        st = os.stat(path)
+        seen = (path, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+        if _cache_read is not None and _cache_read[0] == seen:
+            data = _cache_read[1]  # unchanged since this process read it (a long-lived process)
+        else:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            _cache_read = (seen, data)
         record = data["environments"]["\n".join(paths)]
         if data["format"] != CACHE_FORMAT or record["times"] != _times(paths):
             return None

@@ -91,6 +91,10 @@ class Resident:
         self.idle = idle
         self.stamp = resident.stamp()
         self.code = _code_files()
+        from .core import watch_changes
+
+        # the folders of memcli's own files, followed by the kernel: no stat per request
+        self.code_watch = watch_changes(sorted({os.path.dirname(p) for p in self.code}))
         mask = os.umask(0o022)
         os.umask(mask)
         self.umask = mask
@@ -160,6 +164,8 @@ class Resident:
             self.semantic.close()
         if self.followed is not None:
             self.followed.close()
+        if self.code_watch is not None:
+            self.code_watch.close()
         if self._lock is not None:
             os.close(self._lock)
             self._lock = None
@@ -286,7 +292,7 @@ class Resident:
         environment and working folder before anything runs."""
         if stamp != self.stamp:
             return "another memcli"
-        if _code_changed(self.code):
+        if self.code_watch() if self.code_watch is not None else _code_changed(self.code):
             self.stopping = True  # its code changed on disk: the next server runs the new code
             return "memcli changed on disk"
         if root != self.root:

@@ -317,7 +317,27 @@ def test_declined_when_the_code_or_the_interpreter_differs(example_root):
     args = ["--root", str(example_root), "recall", "charset"]
     assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) in (None, "other plugins")
     assert server._declines(b"elsewhere", server.root, b"%d" % server.umask, args, None, sys.path) == "another memcli"
-    server.code = {**server.code, next(iter(server.code)): (0, 0, 0)}  # as if a file of memcli changed after it started
+    assert server.code_watch is not None and not server.code_watch()
+    server.code_watch = lambda: True  # as if a file of memcli changed after it started
     assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) == \
         "memcli changed on disk"
     assert server.stopping and root
+    server.stopping, server.code_watch = False, None  # where inotify is missing: a stat of each file
+    server.code = {**server.code, next(iter(server.code)): (0, 0, 0)}
+    assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) == \
+        "memcli changed on disk"
+
+
+def test_a_change_under_followed_folders_is_seen(tmp_path):
+    from memcli.store.follow import changed
+
+    (tmp_path / "a").mkdir()
+    watch = changed([tmp_path / "a"])
+    try:
+        assert not watch()
+        (tmp_path / "b.py").write_text("x")  # elsewhere
+        assert not watch()
+        (tmp_path / "a" / "c.py").write_text("x")
+        assert watch() and watch()  # it stays changed
+    finally:
+        watch.close()

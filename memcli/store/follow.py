@@ -126,6 +126,45 @@ class Followed:
             self.fd = -1
 
 
+class Changed:
+    """Whether anything under some folders (not their subfolders) was written, made, renamed or
+    deleted since this object was made: one read of the kernel's queue, no stat."""
+
+    def __init__(self, folders) -> None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        for folder in folders:
+            if libc.inotify_add_watch(self.fd, os.fsencode(str(folder)), _MASK) < 0:
+                self.close()
+                raise OSError(ctypes.get_errno(), f"cannot watch {folder}")
+        self._seen = False
+
+    def __call__(self) -> bool:
+        if not self._seen:
+            try:
+                self._seen = bool(os.read(self.fd, 65536))
+            except BlockingIOError:
+                pass
+        return self._seen
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def changed(folders) -> Changed | None:
+    """A ``Changed`` for these folders; None where inotify is missing (the caller checks another way)."""
+    try:
+        return Changed(folders)
+    except (OSError, AttributeError):
+        return None
+
+
 def follow(root) -> Followed | None:
     """Follow a root's details-layer files in this process (``layout.detail_files`` then asks the
     kernel instead of stat-ing every file); None where inotify is missing."""

@@ -9,7 +9,7 @@ import os
 from ..errors import FileError, UnsafePathError, UsageError
 from ..model import Detail
 from .fs import atomic_write, state_dir
-from .layout import INDEX_CACHE, STATE, check_id, detail_rel, file_fingerprint, fingerprint
+from .layout import INDEX_CACHE, STATE, detail_rel, file_fingerprint, fingerprint, valid_id
 from .outcomes import LAST, SUCCESSES, USES
 
 _BODY = 65_536
@@ -19,6 +19,8 @@ _EXTRA = (USES, SUCCESSES, LAST)  # the other frontmatter keys kept: outcome cou
 
 
 _read: tuple | None = None  # (path, fingerprint, contents) of the cache file read last: read only
+_made: dict = {}  # (id, fingerprint) -> the Detail made from the cache's record (a long-lived process)
+_made_from: dict = {}  # (id, fingerprint) -> that record
 
 
 def indexed(root, entries: list) -> list:
@@ -49,12 +51,11 @@ def indexed(root, entries: list) -> list:
     for e in entries:
         # a memory file that is no symlink is stat-ed once, without a Path; a link goes through the
         # root's rule (followed only when it stays inside the root)
-        try:
-            check_id(e.id)
-            st = os.lstat(f"{base}/{e.id}.md") if base is not None else None
-        except (UnsafePathError, UsageError):
+        if not valid_id(e.id):
             out.append((e, None))
             continue
+        try:
+            st = os.lstat(f"{base}/{e.id}.md") if base is not None else None
         except OSError:
             st = None
         if base is not None and (st is None or st.st_mode & 0o170000 != 0o120000):
@@ -68,14 +69,22 @@ def indexed(root, entries: list) -> list:
             fp = file_fingerprint(path)
         hit = cache.get(e.id)
         if fp is not None and isinstance(hit, dict) and hit.get("fp") == fp:
-            try:
-                d = Detail(id=e.id, path=detail_rel(e.id), body=hit.get("body", ""),
-                           **{k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS})
+            d = _made.get((e.id, fp))
+            if d is None or _made_from.get((e.id, fp)) is not hit:
+                try:
+                    d = Detail(id=e.id, path=detail_rel(e.id), body=hit.get("body", ""),
+                               **{k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS})
+                except (KeyError, TypeError):
+                    d = None
+                if d is not None:
+                    if len(_made) >= 4096:
+                        _made.clear()
+                        _made_from.clear()
+                    _made[(e.id, fp)], _made_from[(e.id, fp)] = d, hit
+            if d is not None:
                 fresh[e.id] = hit
                 out.append((e, d))
                 continue
-            except (KeyError, TypeError):
-                pass
         d = None
         if fp is not None:
             try:
