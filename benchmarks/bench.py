@@ -161,6 +161,7 @@ def compare(base: Path, n: int, runs: int, sides: dict) -> list:
 
 
 def main() -> None:
+    os.environ["MEMCLI_SERVE"] = "off"  # each command in its own process (resident_bench.py times `memcli serve`)
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     ap.add_argument("--runs", type=int, default=7)

@@ -33,7 +33,7 @@ from bench import MEMCLI, store  # noqa: E402
 from gen_store import INDEX_WORD  # noqa: E402
 
 
-ENV = dict(os.environ)
+ENV = dict(os.environ, MEMCLI_SERVE="off")  # the hook in its own process (resident_bench.py: with `memcli serve`)
 
 
 def timed_stdin(cmd: list, data: bytes, cwd) -> tuple[float, int, int]:

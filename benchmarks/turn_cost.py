@@ -75,6 +75,7 @@ def main() -> None:
                  (f"recall ({label})", tree,
                   [py, "-m", "memcli", "--root", str(root), "--session", f"s-{label}", "recall", "topic 5 note"], b"")]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env["MEMCLI_SERVE"] = "off"  # every command in its own process: the hook starts no server
     times: dict = {r[0]: [] for r in rows}
     cpu: dict = {r[0]: [] for r in rows}
     for i in range(a.runs + 1):

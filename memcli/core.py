@@ -539,6 +539,37 @@ def plugins(refresh: bool = False) -> list[dict]:
     return installed(refresh)
 
 
+def follow_files(root) -> object | None:
+    """Follow a root's details-layer files in this process (a long-lived one: `memcli serve`), so a
+    recall asks the kernel what changed instead of stat-ing every file; None where it cannot."""
+    from .store.follow import follow
+
+    return follow(Path(root))
+
+
+def watch_changes(folders) -> object | None:
+    """A callable saying whether anything under these folders changed since it was made (inotify);
+    None where that cannot be followed."""
+    from .store.follow import changed
+
+    return changed(folders)
+
+
+def answer_semantic_here(root, handler) -> None:
+    """This process is the server of root: its own semantic requests go to handler, not to a socket."""
+    from .search.remote import answer_here
+
+    answer_here(root, handler)
+
+
+def plugins_match(sys_path: list, cwd: str) -> bool:
+    """Whether a process with this interpreter path, working in cwd, finds the plugins this one
+    loaded (by the plugin cache), and none failed here: then it runs memcli as this one does."""
+    from .plugins import same_as_here
+
+    return same_as_here(sys_path, cwd)
+
+
 def plugin_problems() -> list[str]:
     """What went wrong with a plugin in this process, one line each (said as warnings)."""
     from .plugins import problems

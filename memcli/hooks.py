@@ -3,7 +3,9 @@
 It reads the UserPromptSubmit JSON on stdin (prompt, session_id, cwd, hook_event_name,
 transcript_path), asks should-recall about the prompt, prints the memory context on stdout when
 memory is needed (Claude Code adds a hook's stdout to the prompt's context) and records the turn
-in the session named after session_id. It never blocks a prompt: Claude Code blocks on exit 2,
+in the session named after session_id. A running `memcli serve` for the root answers it (see
+``memcli.resident``); when this process answered instead, it starts one in the background for
+the next prompts (MEMCLI_SERVE=off or manual: none), which exits after ten idle minutes. It never blocks a prompt: Claude Code blocks on exit 2,
 so broken input exits 1 (shown to the person, the prompt goes on) and a memory that cannot be
 read is a warning on stderr with exit 0. Imports stay light: this runs on every turn.
 """
@@ -18,8 +20,10 @@ HOOK_EVENT = "UserPromptSubmit"
 
 
 class HookResult:
-    def __init__(self, stdout: str = "", stderr: list | None = None, code: int = 0):
-        self.stdout, self.stderr, self.code = stdout, stderr or [], code
+    """What the hook prints, its exit code, and the root it used (None when it used none)."""
+
+    def __init__(self, stdout: str = "", stderr: list | None = None, code: int = 0, root=None):
+        self.stdout, self.stderr, self.code, self.root = stdout, stderr or [], code, root
 
 
 def session_name(session_id) -> str:
@@ -30,10 +34,8 @@ def session_name(session_id) -> str:
     return hook_session(session_id)
 
 
-def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | None = None) -> HookResult:
-    """What the hook prints for one UserPromptSubmit payload."""
-    from .errors import MemcliError
-
+def _event(raw: bytes) -> dict | HookResult:
+    """The UserPromptSubmit event with a prompt to answer, or what the hook says instead."""
     try:
         data = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as e:
@@ -46,9 +48,37 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
     event = data.get("hook_event_name")
     if event not in (None, HOOK_EVENT):
         return HookResult(stderr=[f"memcli hook: ignored {event!r} (wire it to {HOOK_EVENT})"])
-    prompt = data["prompt"]
-    if not prompt.strip():
+    if not data["prompt"].strip():
         return HookResult()
+    return data
+
+
+def target(raw: bytes, root=None) -> str | None:
+    """The real path of the root the hook would use for this event, None when it would use none
+    (broken input, a blank prompt, no root it may use)."""
+    import os
+
+    from .core import Memory
+    from .errors import MemcliError
+
+    data = _event(raw)
+    if isinstance(data, HookResult):
+        return None
+    try:
+        mem, _ = Memory.for_hook(root, data.get("cwd"))
+    except MemcliError:
+        return None
+    return None if mem is None else os.path.realpath(mem.root)
+
+
+def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | None = None) -> HookResult:
+    """What the hook prints for one UserPromptSubmit payload."""
+    from .errors import MemcliError
+
+    data = _event(raw)
+    if isinstance(data, HookResult):
+        return data
+    prompt = data["prompt"]
     warnings: list = []
     try:
         from .core import Memory, session_names
@@ -77,7 +107,7 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
     from .core import plugin_problems
 
     warnings += [f"memcli hook: {p}" for p in plugin_problems()]  # a broken plugin is said, never fatal
-    return HookResult(out, warnings)
+    return HookResult(out, warnings, root=mem.root)
 
 
 USAGE = "usage: memcli hook claude-code [--budget N] [--json]"
@@ -118,7 +148,13 @@ def answer(error: str | None, root, budget: int | None, scope: str | None, *, as
     if error is not None:
         stderr.write(f"memcli hook: {error.rstrip('.')} ({USAGE})\n")
         return BROKEN_INPUT
-    return emit(claude_code(stdin.read(), root, budget, scope), stdout, stderr)
+    res = claude_code(stdin.read(), root, budget, scope)
+    code = emit(res, stdout, stderr)
+    if res.root is not None:  # answered here: a server for the root answers the next prompts
+        from .resident import start
+
+        start(str(res.root))
+    return code
 
 
 def _answer_json(error, root, budget, scope, stdin, stdout) -> int:

@@ -81,6 +81,22 @@ def installed(refresh: bool = False) -> list[dict]:
     return [dict(p) for p in _plugins()]
 
 
+def same_as_here(sys_path: list, cwd: str) -> bool:
+    """Whether a process with this interpreter path list, working in cwd, would find the plugins
+    this process found (its record in the cache is current and names the same entry points, or,
+    without a record, no distribution on its path declares the group), and none failed here."""
+    if _problems:
+        return False
+    here = os.path.abspath(cwd)
+    paths = [p for p in sys_path if p and os.path.abspath(os.path.join(cwd, p)) != here]
+    theirs = _read_cache(paths)
+    if theirs is None:
+        if _may_hold_plugins(paths):
+            return False
+        theirs = []
+    return [(p["name"], p["value"]) for p in theirs] == [(p["name"], p["value"]) for p in _plugins()]
+
+
 def _plugins() -> list:
     global _found
     if _found is None:
@@ -112,13 +128,24 @@ def _cache_path() -> str:
     return os.path.join(base, "memcli", "plugins.json")
 
 
+_cache_read: tuple | None = None  # ((path, its stat), contents) of the cache file this process read last
+
+
 def _read_cache(paths: list) -> list | None:
     """The plugins cached for this path list, or None when there is no record or it is stale."""
+    global _cache_read
     import json
 
     try:
-        with open(_cache_path(), encoding="utf-8") as f:
-            data = json.load(f)
+        path = _cache_path()
+        st = os.stat(path)
+        seen = (path, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+        if _cache_read is not None and _cache_read[0] == seen:
+            data = _cache_read[1]  # unchanged since this process read it (a long-lived process)
+        else:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+            _cache_read = (seen, data)
         record = data["environments"]["\n".join(paths)]
         if data["format"] != CACHE_FORMAT or record["times"] != _times(paths):
             return None

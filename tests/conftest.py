@@ -2,6 +2,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -71,6 +72,9 @@ def isolated_env(tmp_path, monkeypatch):
 
     runtime = tempfile.mkdtemp(prefix="memcli-rt-")  # short: a unix socket's path has ~100 bytes
     monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
+    # No command asks a `memcli serve`, and the hook starts none: a test that wants one says so
+    # (MEMCLI_SERVE unset or "manual"), so each test knows which process answered.
+    monkeypatch.setenv("MEMCLI_SERVE", "off")
     yield
     shutil.rmtree(runtime, ignore_errors=True)
 
@@ -164,12 +168,35 @@ def example_root(tmp_path, _example_template):
     return r
 
 
+def child_env() -> dict:
+    """The environment of a process a test starts: this one's without MEMCLI_* (but MEMCLI_SERVE,
+    which says whether it may ask a `memcli serve`)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_") or k == "MEMCLI_SERVE"}
+
+
 def run_memcli(*args, input=None, env=None, cwd=None, timeout=60):
     """A real process, for what in-process calls cannot show (stdin pipes, exit codes, concurrency)."""
-    e = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    e = child_env()
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "memcli", *map(str, args)], input=input, capture_output=True,
                           text=True, env=e, cwd=cwd, timeout=timeout)
+
+
+def start_server(root, *extra, env=None):
+    """`python -m memcli.serve --root ROOT` in its own process, listening when this returns."""
+    e = dict(os.environ, PYTHONPATH=str(ROOT_DIR), **(env or {}))
+    proc = subprocess.Popen([sys.executable, "-m", "memcli.serve", "--root", str(root), *extra], env=e,
+                            stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()
+    assert "serving" in line, line + proc.stderr.read()
+    return proc
+
+
+def stop_server(proc):
+    """Stop a server started by ``start_server`` (SIGTERM); its exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    return proc.wait(15)
 
 
 _PROBE = """
@@ -187,7 +214,7 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 def loaded_modules(*args, input=None, env=None, cwd=None, full=False):
     """A command line run in a fresh interpreter: (its process, the modules it imported: top-level
     names, or with ``full`` every dotted name)."""
-    e = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    e = child_env()
     e.update(env or {})
     r = subprocess.run([sys.executable, "-c", _PROBE, *map(str, args)], input=input, capture_output=True,
                        text=True, env=e, cwd=cwd, timeout=60)

@@ -6,7 +6,8 @@ paragraph of its help, its `Example:` line); `--help` excerpts; and the output o
 on a fresh `memcli init --example` root. `python -m cogapp -r README.md` rewrites them;
 tests/test_readme_blocks.py fails when README.md and the app disagree.
 
-The runs happen in one child process with a clean environment (its own HOME, no MEMCLI_*, no
+The runs happen in one child process with a clean environment (its own HOME, no MEMCLI_* but
+MEMCLI_SERVE=off: every command in that process, none sent to a `memcli serve`; no
 variable that changes the help's width or colours), its clock set to CLOCK and without the
 semantic extra, so what is printed here is what a user of the base install (no extras) saw at
 that moment on a terminal 88 columns wide, output piped, and stays so as the example
@@ -213,7 +214,7 @@ def _run(commands, init=("init", ROOT_NAME, "--example")) -> list[dict]:
         work.mkdir()
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
         env.update(HOME=str(home), COLUMNS=str(WIDTH), TERMINAL_WIDTH=str(WIDTH), NO_COLOR="1",
-                   PYTHONIOENCODING="utf-8", README_CLOCK=CLOCK,
+                   PYTHONIOENCODING="utf-8", README_CLOCK=CLOCK, MEMCLI_SERVE="off",
                    PYTHONPATH=str(REPO))  # this checkout's memcli, whatever is installed
         argvs = [list(init), *[c if isinstance(c, dict) else list(c) for c in commands]]
         res = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(argvs)], cwd=work, env=env,

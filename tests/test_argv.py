@@ -151,8 +151,8 @@ def without_typer(monkeypatch):
 
 
 def typer_only(monkeypatch):
-    monkeypatch.setattr(memcli.cli, "_fast", lambda line: None)
-    monkeypatch.setattr(memcli.cli, "_hook", lambda args, line: None)
+    monkeypatch.setattr(memcli.cli.hot, "fast", lambda line: None)
+    monkeypatch.setattr(memcli.cli.hot, "hook", lambda args, line, stdin=None: None)
 
 
 LINES = [  # (a line, R standing for the root; whether it is answered without Typer)

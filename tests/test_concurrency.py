@@ -20,6 +20,7 @@ import pytest
 
 from memcli.store import details as dfile
 from memcli.store.index import IndexDoc
+from tests.conftest import child_env
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -36,7 +37,7 @@ stress = _stress()
 
 
 def memcli(root, *args, timeout=60):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = child_env()
     return subprocess.run([sys.executable, "-m", "memcli", "--root", str(root), *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=env)
 

@@ -25,7 +25,7 @@ from memcli.usecases.init import init_root
 from memcli.store import details as dfile
 from memcli.store.fs import TMP_PREFIX
 from memcli.store.index import IndexDoc
-from tests.conftest import invoke
+from tests.conftest import invoke, child_env
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and SIGKILL")
 
@@ -214,7 +214,7 @@ def test_stale_lock_of_a_dead_writer_does_not_block(tmp_path):
     with open(root / "memcli.yaml", "a", encoding="utf-8") as f:
         f.write("lock_timeout: 1s\n")
     t = time.monotonic()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = child_env()
     proc = subprocess.run([sys.executable, "-m", "memcli", "--root", str(root), "remember", "Next writer", "ok"],
                           capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -227,7 +227,7 @@ def test_killed_cli_processes(tmp_path):
     """Real `python -m memcli` writers killed at random moments, start-up included."""
     root = make_root(tmp_path)
     rng = random.Random(7)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = child_env()
     for i in range(20):
         argv = rng.choice([
             ["remember", f"Cli note {i}", "s", "--id", f"cli-{i}", "--body", f"b\nend-cli-{i}\n"],

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import invoke, run_memcli
+from tests.conftest import invoke, run_memcli, child_env
 
 
 def hole(reason: str):
@@ -159,7 +159,7 @@ def test_01_edit_loses_nothing_made_meanwhile(ex, tmp_path):
     d = tmp_path / "ed"
     d.mkdir()
     editor = write_file(tmp_path / "slow-editor.sh", SLOW_EDITOR.format(d=d), 0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = child_env()
     env["EDITOR"] = str(editor)
     p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(ex), "edit", "mysql-charset"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -512,7 +512,7 @@ def test_11_a_slow_summarizer_does_not_block_other_writers(ex, tmp_path):
     env = {"MEMCLI_SUMMARIZER": cmd}
     ok(mc(ex, "session", "add", "user", "first question", env=env))
     assert not started.exists()
-    e = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")} | env
+    e = child_env() | env
     p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(ex), "session", "add", "user", "second"],
                          env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -634,7 +634,7 @@ def test_15_watch_observes_only_the_memory_files(ex):
     (MEMORY.md, memory/ and memcli.yaml only) and still reports an edit to a memory file."""
     for i in range(1000):
         (ex / "src" / f"d{i // 100}" / f"e{i}").mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = child_env()
     p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(ex), "watch", "--json", "--debounce", "0.1s"],
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     lines: queue.Queue = queue.Queue()

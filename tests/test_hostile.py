@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memcli.cli.app import command
-from tests.conftest import examples, invoke as run_main
+from tests.conftest import examples, invoke as run_main, child_env
 from memcli.core import Memory
 from memcli.usecases.init import init_root
 from memcli.store import details as dfile
@@ -474,7 +474,7 @@ def test_named_trap_in_process(template, name):
 
 
 def _memcli(root, *args, timeout=60):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = child_env()
     return subprocess.run([sys.executable, "-m", "memcli", "--root", str(root), *args], capture_output=True,
                           text=True, timeout=timeout, env=env)
 

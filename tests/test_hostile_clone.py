@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import git, invoke, run_memcli
+from conftest import GIT_ENV, git, invoke, run_memcli
 
 pytestmark = pytest.mark.usefixtures("git_env")
 
@@ -111,3 +111,52 @@ def test_a_hostile_clone_runs_nothing_and_leaks_nothing(tmp_path):
     assert "memory/deploy-order.md" in shipped and "app.py" not in shipped and ".env" not in shipped
     assert not [p for p in shipped if p.startswith(".memcli/sessions") or "/.memcli/sessions" in p]
     assert git(victim, "diff", "--cached", "--name-only").stdout.split() == ["app.py"]
+
+
+def test_a_memcli_folder_in_the_clone_is_never_the_merge_driver(tmp_path):
+    """git runs the merge drivers in the work tree: a `memcli/gitmerge.py` that the origin brought
+    there must not be imported in memcli's place (the driver runs isolated, -I)."""
+    from conftest import shared_origin
+
+    mark = tmp_path / "PWNED-driver"
+    clone = shared_origin(tmp_path, mc, seed=lambda r: mc(r, "remember", "Shared note", "first", "--id", "shared"))
+    victim, evil = clone("victim"), clone("evil")
+    (evil / "memcli").mkdir()
+    (evil / "memcli" / "__init__.py").write_text("")
+    (evil / "memcli" / "gitmerge.py").write_text(f"import pathlib\npathlib.Path({str(mark)!r}).write_text('x')\n")
+    mc(evil, "update", "shared", "--summary", "the attacker's side")
+    git(evil, "add", "-A")
+    git(evil, "commit", "-qm", "a helper")
+    git(evil, "push", "-q")
+    mc(victim, "update", "shared", "--summary", "the victim's side")
+    res = run_memcli("--root", victim, "sync", env={k: v for k, v in GIT_ENV.items()}, cwd=victim)
+    assert res.returncode == 0, res.stderr
+    assert not mark.exists()
+    assert "the victim's side" in (victim / "memory" / "shared.md").read_text(encoding="utf-8")
+    driver = git(victim, "config", "merge.memcli-detail.driver").stdout
+    assert " -I -m memcli.gitmerge " in driver
+
+
+def test_background_reflection_starts_isolated_in_a_fixed_folder(tmp_path, monkeypatch):
+    """A fold's background reflection starts where the turn ran (a project folder, a clone): it
+    runs isolated (-I) in /, so no file there is imported in memcli's place."""
+    import subprocess
+
+    from memcli.core import Memory
+    from memcli.usecases.reflect import trigger
+
+    root = tmp_path / "r"
+    mc(tmp_path, "init", root)
+    (root / "memcli.yaml").write_text("reflect:\n  on_fold: true\n")
+    started = []
+
+    class Spy:
+        def __init__(self, args, **kw):
+            started.append((args, kw))
+            self.pid = 0
+
+    monkeypatch.setattr(subprocess, "Popen", Spy)
+    monkeypatch.chdir(root)
+    trigger(Memory(root).store, "hook")
+    (args, kw), = started
+    assert args[1:4] == ["-I", "-m", "memcli"] and kw["cwd"] == "/" and kw["start_new_session"]

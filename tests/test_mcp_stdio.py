@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from tests.conftest import child_env
+
 pytest.importorskip("mcp")
 
 INIT = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -20,7 +22,7 @@ INIT = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 def start(root):
     return subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "mcp"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")})
+                            env=child_env())
 
 
 def send(p, *messages):

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from tests.conftest import GIT_ENV, ROOT_DIR
+from tests.conftest import GIT_ENV, ROOT_DIR, child_env
 
 README = (ROOT_DIR / "README.md").read_text(encoding="utf-8")
 
@@ -47,7 +47,7 @@ def shim(tmp_path):
     exe = bin_dir / "memcli"
     exe.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT_DIR} exec {sys.executable} -m memcli \"$@\"\n")
     exe.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = child_env()
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
     return env
 
@@ -88,7 +88,7 @@ def test_python_api_example_runs(tmp_path):
     """The Python API block runs as written, in a fresh folder, and prints what it says."""
     code = blocks("Python API", page("docs/python-api.md"), "python")[0]
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                       env={**{k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")},
+                       env={**child_env(),
                             "PYTHONPATH": str(ROOT_DIR)})
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()

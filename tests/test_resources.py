@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
 
 import pytest
 
+from memcli.store import fs
 from memcli.store.fs import TMP_PREFIX
 
 # Local state that read commands may legitimately refresh (caches, the trace log, the lock file).
@@ -76,9 +76,10 @@ FAULTS = {
     "second rename ENOSPC": lambda m: m.setattr(os, "replace", _nth_replace_fails(2)),
     "fsync ENOSPC": lambda m: m.setattr(os, "fsync", _raiser(errno.ENOSPC)),
     "write ENOSPC": lambda m: m.setattr(os, "fdopen", lambda fd, *a, **kw: _FailingFile(fd)),
-    "mkstemp ENOSPC": lambda m: m.setattr(tempfile, "mkstemp", _raiser(errno.ENOSPC)),
-    "read-only folder": lambda m: m.setattr(tempfile, "mkstemp", _raiser(errno.EROFS)),
-    "permission denied": lambda m: m.setattr(tempfile, "mkstemp", _raiser(errno.EACCES)),
+    # every temp file of a write is made by fs.temp_file (tempfile.mkstemp's way, without tempfile)
+    "mkstemp ENOSPC": lambda m: m.setattr(fs, "temp_file", _raiser(errno.ENOSPC)),
+    "read-only folder": lambda m: m.setattr(fs, "temp_file", _raiser(errno.EROFS)),
+    "permission denied": lambda m: m.setattr(fs, "temp_file", _raiser(errno.EACCES)),
 }
 
 WRITES = [

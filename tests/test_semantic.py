@@ -8,7 +8,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -16,7 +15,6 @@ import pytest
 
 from memcli.search import docs, embed, semantic
 from memcli.search import remote as serve
-from memcli.search.server import Server
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 needs_model = pytest.mark.skipif(not embed.available(), reason="the semantic extra is not installed")
@@ -227,16 +225,20 @@ def test_socket_path_stays_short(tmp_path):
     assert serve.socket_path(deep) == serve.socket_path(deep)
 
 
-def test_server_round_trip_in_a_thread(root):
-    server = Server(root)
-    sock = server.bind()
-    t = threading.Thread(target=server.serve, args=(sock,), kwargs={"preload": False}, daemon=True)
-    t.start()
-    answer = serve.ask(root, {"op": "ping"}, timeout=5)
-    assert answer["ok"] and answer["root"] == str(Path(root).resolve()) and answer["pid"] == os.getpid()
-    assert serve.ask(root, {"op": "nonsense"}, timeout=5) is None  # an error answer is no answer
-    with pytest.raises(RuntimeError, match="already answers"):
-        Server(root).bind()
+def test_server_round_trip(root):
+    from memcli.core import Memory
+    from memcli.serve import Resident
+    from tests.conftest import start_server, stop_server
+
+    proc = start_server(root)
+    try:
+        answer = serve.ask(root, {"op": "ping"}, timeout=5)
+        assert answer["ok"] and answer["root"] == str(Path(root).resolve()) and answer["pid"] == proc.pid
+        assert serve.ask(root, {"op": "nonsense"}, timeout=5) is None  # an error answer is no answer
+        with pytest.raises(RuntimeError, match="already answers"):
+            Resident(Memory(root)).lock()
+    finally:
+        assert stop_server(proc) == 0
 
 
 @pytest.fixture
@@ -469,14 +471,18 @@ def test_hits_and_the_result_say_which_methods_ran(example_root, monkeypatch):
     assert "semantic" not in [t["layer"] for t in res["trace"]]
 
 
-def test_serve_needs_the_extra_and_documents_itself(cli, monkeypatch):
-    from tests.conftest import run_memcli
+def test_serve_documents_itself_and_its_semantic_step_needs_the_extra(root):
+    from tests.conftest import run_memcli, start_server, stop_server
 
     assert "Example: memcli serve" in run_memcli("serve", "--help").stdout
-    monkeypatch.setattr(embed, "available", lambda: False)
-    res = cli("serve")
-    assert res.exit_code == 2 and "pip install 'memcli[semantic]'" in res.stderr
-    assert not serve.socket_path(cli.root).exists()
+    if embed.available():
+        return
+    proc = start_server(root)  # without the extra it runs the per-turn commands, and no semantic step
+    try:
+        assert serve.ask(root, {"op": "ping"}) is not None
+        assert serve.ask(root, {"op": "search", "query": "q", "lexical": [], "limit": 5, "threshold": 0.35}) is None
+    finally:
+        assert stop_server(proc) == 0
 
 
 @needs_model

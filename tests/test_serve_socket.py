@@ -1,20 +1,20 @@
-"""`memcli serve`'s socket cannot be squatted (issue 16, item 14): it lives in a folder only this
-user can enter, the client checks the folder's and the socket's owner and mode before use, and
-accepts only `memory/**/*.md` keys from a server."""
+"""`memcli serve`'s socket cannot be squatted: it lives in a folder only this user can enter, the
+client checks the folder's and the socket's owner and mode before use, and accepts only
+`memory/**/*.md` keys from a server."""
 
 import json
 import os
 import socket
 import stat
-import tempfile
 import threading
 from pathlib import Path
 
 import pytest
 
+from memcli import resident
 from memcli.search import remote as serve
-from memcli.search.server import Server
 from memcli.usecases.init import init_root
+from tests.conftest import start_server, stop_server as stop
 
 
 class Rogue:
@@ -35,9 +35,9 @@ class Rogue:
             except OSError:
                 return
             with conn:
-                conn.recv(65536)
+                resident.receive(conn)
                 self.asked += 1
-                conn.sendall(json.dumps(self.answer).encode() + b"\n")
+                resident.send(conn, b"json", json.dumps(self.answer).encode())
 
     def close(self):
         self.sock.close()
@@ -59,17 +59,20 @@ def test_14_the_socket_is_in_a_private_folder_never_a_shared_one(long_root, monk
     path = serve.socket_path(long_root)
     assert path.parent == Path(runtime) / "memcli"
     monkeypatch.delenv("XDG_RUNTIME_DIR")
-    monkeypatch.setenv("XDG_CACHE_HOME", "/c")
-    assert serve.socket_path(long_root).parent == Path("/c/memcli/run")
-    monkeypatch.setenv("XDG_CACHE_HOME", "/c" + "x" * 100)  # too long for a socket: this user's temp folder
-    assert serve.socket_path(long_root).parent == Path(tempfile.gettempdir()) / f"memcli-{os.getuid()}"
+    monkeypatch.setenv("TMPDIR", "/t")
+    assert serve.socket_path(long_root).parent == Path(f"/t/memcli-{os.getuid()}")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/r" + "x" * 100)  # too long for a socket: this user's temp folder
+    assert serve.socket_path(long_root).parent == Path(f"/t/memcli-{os.getuid()}")
+    monkeypatch.delenv("TMPDIR")
+    assert serve.socket_path(long_root).parent == Path(f"/tmp/memcli-{os.getuid()}")
     monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
-    server = Server(long_root)
-    sock = server.bind()
-    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
-    assert stat.S_ISSOCK(os.lstat(path).st_mode)
-    threading.Thread(target=server.serve, args=(sock,), kwargs={"preload": False}, daemon=True).start()
-    assert serve.ask(long_root, {"op": "ping"}, timeout=5)["root"] == str(long_root.resolve())
+    proc = start_server(long_root)
+    try:
+        assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+        assert stat.S_ISSOCK(os.lstat(path).st_mode) and stat.S_IMODE(os.lstat(path).st_mode) == 0o600
+        assert serve.ask(long_root, {"op": "ping"}, timeout=5)["root"] == str(long_root.resolve())
+    finally:
+        assert stop(proc) == 0
 
 
 def test_14_a_folder_others_may_enter_is_not_used(root):
@@ -96,8 +99,11 @@ def test_14_a_folder_or_socket_of_another_user_is_not_used(root, monkeypatch):
         monkeypatch.setattr(os, "getuid", lambda: me + 4242)  # as another user sees them
         assert serve.ask(root, {"op": "ping"}) is None
         assert "another user" in serve.private_folder(path.parent)
+        from memcli.core import Memory
+        from memcli.serve import Resident
+
         with pytest.raises(RuntimeError, match="not a private folder"):
-            Server(root).bind()
+            Resident(Memory(root)).lock()
     finally:
         rogue.close()
 

@@ -42,11 +42,45 @@ SLOW_FOR_A_TURN = {"dataclasses", "inspect", "ast", "typing", "hashlib", "shutil
                    "importlib.metadata"}
 
 
-@pytest.mark.parametrize("args", [["recall", "charset"], ["should-recall", "上次那个方案"]])
+@pytest.mark.parametrize("args", [["recall", "charset"], ["should-recall", "上次那个方案"],
+                                  ["recall", "alembic", "--layer", "details"], ["context", "charset"],
+                                  ["session", "add", "user", "deploy it like last time"]])
 def test_the_turn_commands_load_nothing_slow_to_import(example_root, args):
-    run_memcli("--root", example_root, *args)  # fills the indexed-memory cache
+    run_memcli("--root", example_root, *args)  # fills the indexed-memory cache (and the search cache)
     mods = loaded("--root", example_root, *args, full=True)
     assert not mods & SLOW_FOR_A_TURN, mods & SLOW_FOR_A_TURN
+
+
+def test_the_hook_loads_nothing_slow_to_import(example_root):
+    from memcli.search import embed
+
+    if embed.available():
+        pytest.skip("with the semantic extra, a prompt that needs memory loads the model (its layer runs)")
+    event = json.dumps({"session_id": "s", "cwd": str(example_root), "hook_event_name": "UserPromptSubmit",
+                        "prompt": "上次那个 charset 的方案是怎么做的?"})
+    assert run_memcli("hook", "allow", example_root).returncode == 0
+    run_memcli("--root", example_root, "hook", "claude-code", input=event)
+    r, mods = loaded_modules("--root", example_root, "hook", "claude-code", input=event, full=True)
+    assert "charset" in r.stdout.lower()
+    assert not mods & SLOW_FOR_A_TURN, mods & SLOW_FOR_A_TURN
+
+
+def test_the_resident_client_loads_only_what_a_round_trip_needs(example_root):
+    """With a `memcli serve` answering, the client imports memcli.cli (the parser), memcli.resident
+    and the C socket module, and nothing else of memcli's or anything heavy."""
+    from tests.conftest import start_server, stop_server
+
+    run_memcli("--root", example_root, "recall", "charset")  # the plugin cache, as a first run leaves it
+    proc = start_server(example_root)
+    try:
+        r, mods = loaded_modules("--root", example_root, "recall", "charset", env={"MEMCLI_SERVE": "manual"},
+                                 full=True)
+    finally:
+        stop_server(proc)
+    assert r.returncode == 0 and "charset" in r.stdout.lower()
+    ours = {m for m in mods if m.startswith("memcli")}
+    assert ours == {"memcli", "memcli.cli", "memcli.cli.argv", "memcli.cli.hot", "memcli.resident"}, ours
+    assert "_socket" in mods and not mods & {"socket", "datetime", *SLOW_FOR_A_TURN}, mods & {"socket", "datetime", *SLOW_FOR_A_TURN}
 
 
 def test_details_recall_loads_sqlite_but_no_framework(example_root):
@@ -128,7 +162,7 @@ def test_fast_path_and_typer_agree_on_writes(tmp_path, monkeypatch, args):
             r = run_memcli("--root", root, *args, "--json")
             results.append((r.returncode, _normalised(json.loads(r.stdout))))
         else:  # main's Typer path, the fast path turned off
-            monkeypatch.setattr(memcli.cli, "_fast", lambda argv: None)
+            monkeypatch.setattr(memcli.cli.hot, "fast", lambda line: None)
             r = invoke(["--root", str(root), *args, "--json"])
             results.append((r.exit_code, _normalised(json.loads(r.stdout))))
     assert results[0] == results[1]

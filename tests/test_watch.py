@@ -15,7 +15,7 @@ import pytest
 from memcli.core import Memory
 from memcli.search.cache import SearchCache
 from memcli.usecases.watch import Watcher, relevant
-from tests.conftest import Cli
+from tests.conftest import Cli, child_env
 
 WAIT = 20  # seconds: generous, the observer usually answers in well under one
 
@@ -24,7 +24,7 @@ class Watch:
     """`memcli --root R watch ...` in a subprocess, its stdout read line by line without blocking."""
 
     def __init__(self, root, *args, json_mode=True):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+        env = child_env()
         argv = [sys.executable, "-m", "memcli", "--root", str(root), "watch", "--debounce", "0.1", *args]
         if json_mode:
             argv.append("--json")

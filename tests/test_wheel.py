@@ -12,7 +12,7 @@ import venv
 
 import pytest
 
-from tests.conftest import ROOT_DIR
+from tests.conftest import ROOT_DIR, child_env
 
 
 @pytest.mark.slow
@@ -42,7 +42,7 @@ def test_wheel_ships_templates(tmp_path):
         if name.startswith(("memcli", "__editable__", "_memcli")) or name.endswith(".pth") or name == "__pycache__":
             continue
         (deps / name).symlink_to(os.path.join(site, name))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = child_env()
     env["PYTHONPATH"] = str(deps)
     where = subprocess.run([str(py), "-c", "import memcli; print(memcli.__file__)"], capture_output=True,
                            text=True, env=env, cwd=tmp_path, check=True).stdout

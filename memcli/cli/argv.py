@@ -1,7 +1,7 @@
 """The one argv parser of the commands answered without Typer, over one table.
 
-An agent runs `recall`, `should-recall`, `session add`, `scope set`, `remember` and the
-`hook claude-code` hook every turn, so ``main`` answers them without loading the framework; this
+An agent runs `recall`, `should-recall`, `session add`, `scope set`, `remember`, `context` and
+the `hook claude-code` hook every turn, so ``main`` answers them without loading the framework; this
 module reads their words. The table below is what the Typer app declares for those commands
 (tests/test_argv.py derives it from the app and compares, and checks this parser against Click's
 on every form of argument), and the parser reads argv as Click does:
@@ -50,6 +50,7 @@ COMMANDS: dict[tuple, tuple[tuple, Options]] = {
     ("scope", "set"): (("key", "value"), {"--agent": ("agent!", str, None), "--force": ("force", bool, False),
                                           **_JSON}),
     ("session", "add"): (("role", "text"), {**_JSON}),
+    ("context",): (("query?",), {"--budget": ("budget", int, None), "-b": ("budget", int, None), **_JSON}),
     ("hook", "claude-code"): ((), {"--budget": ("budget", int, None), "-b": ("budget", int, None),
                                    "--root": ("root", str, None), **_JSON}),
 }

@@ -175,9 +175,16 @@ def session_add_action(st: State, role, text) -> Out:
     return Out.of(res, human, warnings=m.config.warnings)
 
 
+def context_action(st: State, query=None, budget=None) -> Out:
+    sess, sc = names(st.session, st.scope)
+    m = open_memory(st.root)
+    res = m.context(text_arg(query, "query") if query else None, budget=budget, session=sess, scope=sc)
+    return Out.of(res, lambda: r.write(res["text"]))
+
+
 # command -> action, for the fast path (cli/argv.py declares their arguments)
 HOT = {"recall": recall_action, "should-recall": should_recall_action, "remember": remember_action,
-       "scope set": scope_set_action, "session add": session_add_action}
+       "scope set": scope_set_action, "session add": session_add_action, "context": context_action}
 
 
 # ---- the Typer path: Click's own errors (a missing argument, an unknown option or command, a

@@ -89,12 +89,9 @@ def context(
 
     Example: memcli context "deploy to staging" --budget 800
     """
-    def act():
-        sess, sc = _names(ctx)
-        res = memory(ctx).context(text_arg(query, "query") if query else None, budget=budget, session=sess,
-                                  scope=sc)
-        return Out.of(res, lambda: r.write(res["text"]))
-    run(ctx, "context", json_, act)
+    from .boundary import context_action
+
+    run(ctx, "context", json_, lambda: context_action(state(ctx), query, budget))
 
 
 # ---------------------------------------------------------------- session

@@ -1,8 +1,11 @@
-"""`memcli serve`: keep the embedding model of the `semantic` extra loaded for this root."""
+"""`memcli serve`: keep memcli loaded for this root and answer its per-turn commands over a socket."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
+from typing import Annotated
 
 from .. import render as r
 from .shared import Json, app, memory, run
@@ -10,26 +13,42 @@ from .boundary import Out
 
 
 @app.command()
-def serve(ctx: typer.Context, json_: Json = False):
-    """Hold the semantic extra's model and vectors, answering this root's recalls over a socket.
+def serve(
+    ctx: typer.Context,
+    idle_exit: Annotated[Optional[str], typer.Option(
+        "--idle-exit", metavar="DURATION", help="Exit after this long without a request (e.g. 10m); default: "
+                                                "run until stopped.")] = None,
+    json_: Json = False,
+):
+    """Keep memcli loaded for this root and run its per-turn commands for any process of yours.
 
-    The socket lives in a folder only you can enter ($XDG_RUNTIME_DIR/memcli, else
-    ~/.cache/memcli/run); a socket or folder another user could own is never used. A recall that needs embeddings asks this process instead of loading the model itself, and
-    does the work itself when no server answers. Stops cleanly on Ctrl-C or SIGTERM.
+    recall, should-recall, context, session add, remember, scope set and the agent hook then run
+    here in a few milliseconds instead of a cold start, and a recall that needs embeddings finds
+    the model loaded. A command asks the server of its root and runs in its own process when none answers, with
+    the same output either way. The socket lives in a folder only you can enter
+    ($XDG_RUNTIME_DIR/memcli, else memcli-UID in the temp folder); a socket, folder or process
+    of another user is never used. The agent hook starts one by itself (exiting after ten idle
+    minutes) unless MEMCLI_SERVE=off or manual. Stops cleanly on Ctrl-C or SIGTERM.
 
-    Example: memcli serve &
+    Example: memcli serve --idle-exit 10m &
     """
+    import os
     import signal
 
-    from ..errors import Refused, UsageError
+    from ..core import parse_duration
+    from ..errors import MemcliError, Refused, UsageError
+    from ..serve import Resident
 
     def act():
-        from ..core import semantic_available
-
-        if not semantic_available():
-            raise UsageError("memcli serve needs the semantic extra: pip install 'memcli[semantic]'")
-        server = memory(ctx).semantic_server()
         try:
+            idle = None if idle_exit is None else parse_duration(idle_exit, "--idle-exit")
+        except MemcliError as e:
+            raise UsageError(e.message) from None
+        server = Resident(memory(ctx), idle=idle)
+        os.chdir("/")  # a fixed working folder: nothing here depends on where it was started
+        try:
+            server.lock()
+            server.preload()
             sock = server.bind()
         except RuntimeError as e:
             raise Refused(str(e)) from None
@@ -38,16 +57,16 @@ def serve(ctx: typer.Context, json_: Json = False):
 
         def on_signal(signum, frame):
             why.append(signal.Signals(signum).name)
-            raise KeyboardInterrupt
+            server.stop()
 
         old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
-            server.serve(sock)
-        except KeyboardInterrupt:
-            pass
+            stopped = server.serve(sock)
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-        res = {"root": str(server.root), "socket": str(server.path), "stopped_by": why[0] if why else None}
-        return Out(res, lambda: r.talk("memcli: stopped serving"))
+        res = {"root": server.root, "socket": server.path, "stopped_by": why[0] if why else stopped,
+               "served": server.served}
+        return Out(res, lambda: r.talk(f"memcli: stopped serving ({res['stopped_by']}, "
+                                       f"{r.plural(server.served, 'command')} run)"))
     run(ctx, "serve", json_, act)

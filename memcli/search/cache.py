@@ -13,7 +13,6 @@ it; every write is one transaction.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import sqlite3
@@ -21,13 +20,13 @@ import struct
 import sys
 from array import array
 from collections import Counter
-from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from memcli import progress
+from memcli.model import Value
 from memcli.search.ranker import Norms, Posting, Scored, SearchDoc, is_fuzzy_candidate, search_corpus, weighted_tf
 from memcli.search.segments import chunks, pack, segments, unpack
 from memcli.search.tokenize import terms
@@ -96,24 +95,44 @@ class _LoadFailed(Exception):
         self.original = original
 
 
-@dataclass(frozen=True)
-class SyncStats:
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
+class SyncStats(Value):
+    """What a sync did: documents added, changed and removed."""
+
+    FIELDS = ("added", "changed", "removed")
+    __slots__ = FIELDS
+
+    def __init__(self, added: int = 0, changed: int = 0, removed: int = 0) -> None:
+        object.__setattr__(self, "added", added)
+        object.__setattr__(self, "changed", changed)
+        object.__setattr__(self, "removed", removed)
+
+
+def _hash(name: str):
+    """A hashlib constructor from its C module (hashlib's own import loads OpenSSL: milliseconds
+    that a recall need not pay); the same digests."""
+    try:
+        if name == "sha1":
+            from _sha1 import sha1
+            return sha1
+        from _blake2 import blake2b
+        return blake2b
+    except ImportError:
+        import hashlib
+
+        return getattr(hashlib, name)
 
 
 def _signature() -> str:
     """Changes whenever the format, the byte order or the tokenizer's output changes."""
     probe = "\x1f".join(terms(_PROBE))
-    digest = hashlib.sha1(probe.encode("utf-8")).hexdigest()[:16]
+    digest = _hash("sha1")(probe.encode("utf-8")).hexdigest()[:16]
     return f"{FORMAT}:{sys.byteorder}:{digest}"
 
 
 def _state(current: Mapping[str, str]) -> str:
     """A digest of key -> fingerprint, in the caller's order (another order only costs a diff)."""
     text = "\n".join(map("\t".join, current.items()))
-    return f"{len(current)}:" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return f"{len(current)}:" + _hash("blake2b")(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
@@ -202,7 +221,7 @@ class SearchCache:
             except FileNotFoundError:
                 pass
 
-    def _guarded(self, action: Callable[[], Any], on_reset: Callable[[], None] | None = None) -> Any:
+    def _guarded(self, action: Callable[[], object], on_reset: Callable[[], None] | None = None) -> object:
         """Run ``action``. A corrupt database is deleted, ``on_reset`` runs, and ``action``
         is tried once more; every other SQLite or OS failure becomes ``SearchCacheError``."""
         for attempt in (1, 2):
@@ -440,7 +459,7 @@ class SearchCache:
         codes = [(head >> (16 * f)) & 0xFF for f in range(4)] + [body & 0xFF]
         return weighted_tf(tfs, codes, norms)
 
-    def postings(self, term: str, norms: Norms, docs: Collection[Any] | None = None) -> Sequence[Posting]:
+    def postings(self, term: str, norms: Norms, docs: Collection[object] | None = None) -> Sequence[Posting]:
         if norms != self._weights_norms:
             self._body_weights = {}
             self._head_weights = {}
@@ -479,7 +498,7 @@ class SearchCache:
             (first, chr(ord(first) + 1), min_len, max_len),
         ).fetchall()
 
-    def doc_priors(self, refs: Collection[Any]) -> Mapping[Any, tuple[float, float, float]]:
+    def doc_priors(self, refs: Collection[object]) -> Mapping[object, tuple[float, float, float]]:
         conn = self._connection()
         out = {}
         for batch in chunks(refs, 900):
@@ -489,7 +508,7 @@ class SearchCache:
                 out[doc_id] = (importance, math.nan if days is None else days, asks)
         return out
 
-    def doc_keys(self, refs: Collection[Any]) -> Mapping[Any, str]:
+    def doc_keys(self, refs: Collection[object]) -> Mapping[object, str]:
         conn = self._connection()
         out = {}
         for batch in chunks(refs, 900):

@@ -111,8 +111,34 @@ def field_terms(doc: SearchDoc) -> tuple[list[str], list[str], list[str], list[s
     )
 
 
+_KEPT: dict = {}  # (fields) -> (doc_terms, asking): what a long-lived process (memcli serve) worked out
+_KEPT_MAX = 4096  # documents kept; then the memo starts over
+_KEPT_TEXT = 65_536  # a document with more text than this is never kept
+
+
+def _kept(doc: SearchDoc, what: int, work):
+    """``work(doc)`` once per process for a document of the same fields (the index's entries are
+    ranked on every recall); a large document is worked out each time."""
+    key = (doc.title, doc.summary, tuple(doc.tags), tuple(doc.aliases), doc.body)
+    if len(doc.body) + len(doc.summary) > _KEPT_TEXT:
+        return work(doc)
+    got = _KEPT.get(key)
+    if got is None:
+        if len(_KEPT) >= _KEPT_MAX:
+            _KEPT.clear()
+        got = _KEPT[key] = [None, None]
+    if got[what] is None:
+        got[what] = work(doc)
+    return got[what]
+
+
 def doc_terms(doc: SearchDoc) -> tuple[dict[str, tuple[int, ...]], Lengths]:
-    """Term frequencies per field (each at most ``MAX_TF``) and field lengths."""
+    """Term frequencies per field (each at most ``MAX_TF``) and field lengths (the dict is shared:
+    read it, never change it)."""
+    return _kept(doc, 0, _doc_terms)
+
+
+def _doc_terms(doc: SearchDoc) -> tuple[dict[str, tuple[int, ...]], Lengths]:
     fields = field_terms(doc)
     zero = (0, 0, 0, 0, 0)
     counts: dict[str, tuple[int, ...]] = {
@@ -425,6 +451,17 @@ def _rest(matched: set[int], plan, fit: float, bm: float, relevance: float) -> f
     return round(rest * (relevance / raw if raw > 0 else 1.0), 6)  # a text that only asks loses as much
 
 
+_BUILT: dict = {}  # a few indexes a long-lived process built, by what they were built from (read only)
+
+
+def _index_key(by_key: dict) -> tuple | None:
+    """What an index is built from (None when its documents hold too much text to be kept)."""
+    if sum(len(d.body) for d in by_key.values()) > 4 * _KEPT_TEXT:
+        return None
+    return tuple((k, d.title, d.summary, tuple(d.tags), tuple(d.aliases), d.body, d.importance, d.updated)
+                 for k, d in sorted(by_key.items()))
+
+
 class MemoryIndex:
     """An in-memory index over a set of documents; build it, then ``search`` it."""
 
@@ -432,32 +469,43 @@ class MemoryIndex:
         by_key: dict[str, SearchDoc] = {}
         for doc in docs:
             by_key[doc.key] = doc
-        self._keys: list[str] = []
-        self._priors: list[tuple[float, float, float]] = []
+        memo = _index_key(by_key)
+        built = _BUILT.get(memo) if memo is not None else None
+        if built is None:
+            built = self._build(by_key)
+            if memo is not None:
+                if len(_BUILT) >= 8:
+                    _BUILT.pop(next(iter(_BUILT)))
+                _BUILT[memo] = built
+        self._keys, self._priors, self._totals, self._norms, self._postings, self._fuzzy = built
+
+    @staticmethod
+    def _build(by_key: dict) -> tuple:
+        keys: list[str] = []
+        priors: list[tuple[float, float, float]] = []
         raw: dict[str, list[tuple[int, tuple[int, ...], Lengths]]] = {}
         totals = [0, 0, 0, 0, 0]
         for ref, key in enumerate(sorted(by_key)):
             doc = by_key[key]
             tfs, lens = doc_terms(doc)
-            self._keys.append(key)
-            self._priors.append((importance_value(doc.importance), updated_days(doc.updated), asking(doc)))
+            keys.append(key)
+            priors.append((importance_value(doc.importance), updated_days(doc.updated), _kept(doc, 1, asking)))
             for f in range(5):
                 totals[f] += lens[f]
             codes = tuple(length_code(n) for n in lens)
             for term, row in tfs.items():
                 raw.setdefault(term, []).append((ref, row, codes))
-        self._totals = tuple(totals)
-        self._norms = field_norms(len(self._keys), self._totals)
-        norms = self._norms
-        self._postings: dict[str, list[Posting]] = {
+        norms = field_norms(len(keys), tuple(totals))
+        postings: dict[str, list[Posting]] = {
             term: [(ref, weighted_tf(row, codes, norms), int(any(row[:HEAD_FIELDS]))) for ref, row, codes in rows]
             for term, rows in raw.items()
         }
-        self._fuzzy: dict[str, list[tuple[str, int, int]]] = {}
-        for term in sorted(self._postings):
+        fuzzy: dict[str, list[tuple[str, int, int]]] = {}
+        for term in sorted(postings):
             if is_fuzzy_candidate(term):
-                posts = self._postings[term]
-                self._fuzzy.setdefault(term[0], []).append((term, len(posts), sum(p[2] for p in posts)))
+                posts = postings[term]
+                fuzzy.setdefault(term[0], []).append((term, len(posts), sum(p[2] for p in posts)))
+        return keys, priors, tuple(totals), norms, postings, fuzzy
 
     def __len__(self) -> int:
         return len(self._keys)

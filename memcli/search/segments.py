@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from array import array
 from collections import Counter, defaultdict, deque
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from memcli.search.ranker import MAX_TF, SearchDoc, asking, field_terms, importance_value, length_code, updated_days
 
@@ -23,11 +23,11 @@ PARALLEL_MIN = 20_000  # a build this large is tokenised by several processes
 HEADER = struct.Struct("<II")
 
 Item = tuple[str, str, SearchDoc]  # key, fingerprint, document
-Built = tuple[list[tuple[str, int, bytes]], dict[str, int], dict[str, int], list[tuple[Any, ...]], list[int]]
+Built = tuple[list[tuple[str, int, bytes]], dict[str, int], dict[str, int], list[tuple[object, ...]], list[int]]
 
 
-def chunks(items: Iterable[Any], size: int = 500) -> Iterator[list[Any]]:
-    batch: list[Any] = []
+def chunks(items: Iterable[object], size: int = 500) -> Iterator[list[object]]:
+    batch: list[object] = []
     for item in items:
         batch.append(item)
         if len(batch) == size:
@@ -149,7 +149,7 @@ def segments(items: Iterable[Item], next_doc: int, seg: int, expected: int, work
     except (OSError, ValueError, NotImplementedError, ImportError):
         yield from segments(items, next_doc, seg, expected, 1)
         return
-    Job = tuple[Any, int, int, list[Item]]
+    Job = tuple[object, int, int, list[Item]]
     pending: deque[Job] = deque()
     broken = False
 

@@ -1,33 +1,38 @@
-"""The resident process behind `memcli serve`: one memory root's embedding model and vectors,
-held in memory, answering the semantic step over a socket (the protocol and the client are
-``remote``'s)."""
+"""The semantic step held by `memcli serve` (``memcli.serve``): one memory root's embedding model and
+vectors, kept in memory, answering the requests of ``remote`` (the protocol and the client)."""
 
 from __future__ import annotations
 
-import json
 import os
-import socket
-
-from .remote import ask, private_folder, read_line, socket_path
 
 
 class Server:
-    """Answers requests for one root, one at a time, holding the model and the vectors."""
+    """Answers the semantic requests of one root, holding the model and the vectors."""
 
     def __init__(self, root) -> None:
         from memcli.store.root import Root
 
         self.store = root if isinstance(root, Root) else Root(root)
         self.root = self.store.path
-        self.path = socket_path(self.root)
         self._cache = None
         self._search = None
         self._dirty = True  # the vectors may be out of date: compare every file before answering
         self._observer = None
 
+    def preload(self) -> None:
+        """Load the bundled model now, so the first request does not wait for it."""
+        from memcli.search import semantic
+
+        if semantic.provider_for(self.store).name == "use":
+            from memcli.search import embed
+
+            embed.load()
+
     def watch(self) -> bool:
         """Follow writes to memory/ so a request stats the files only after one; False (and
         a full check on every request) when the folder cannot be watched."""
+        if self._observer is not None:
+            return True
         try:
             from watchdog.events import FileSystemEventHandler
             from watchdog.observers import Observer
@@ -51,6 +56,14 @@ class Server:
         self._observer = observer
         return True
 
+    def close(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer = None
+        if self._search is not None:
+            self._search.close()
+            self._search = None
+
     def handle(self, request: dict) -> dict:
         op = request.get("op")
         if op == "ping":
@@ -58,6 +71,7 @@ class Server:
         if op == "search":
             from memcli.search import semantic
 
+            self.watch()
             if self._cache is None:
                 self._cache = semantic.cache_for(self.store)
             if request.get("lexical") is None:  # fetched here, from a search cache kept open
@@ -85,57 +99,3 @@ class Server:
                 raise
             return {"ok": True, "hits": [[k, s, list(m)] for k, s, m in hits]}
         return {"ok": False, "error": f"unknown op {op!r}"}
-
-    def bind(self) -> socket.socket:
-        why = private_folder(self.path.parent, create=True)
-        if why is not None:
-            raise RuntimeError(f"{self.path.parent} is not a private folder: {why}; no socket is put there")
-        if ask(self.root, {"op": "ping"}, timeout=2.0) is not None:
-            raise RuntimeError(f"a server already answers for {self.root} at {self.path}")
-        try:
-            os.unlink(self.path)  # a socket left behind by a server that died
-        except FileNotFoundError:
-            pass
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)  # only this user may connect
-        try:
-            sock.bind(str(self.path))
-        finally:
-            os.umask(old)
-        sock.listen(16)
-        return sock
-
-    def serve(self, sock: socket.socket, preload: bool = True) -> None:
-        """Answer requests until interrupted; ``preload`` loads the model before the first."""
-        if preload:
-            from memcli.search import semantic
-
-            if semantic.provider_for(self.store).name == "use":  # the bundled model, loaded once here
-                from memcli.search import embed
-
-                embed.load()
-        self.watch()
-        try:
-            while True:
-                conn, _ = sock.accept()
-                with conn:
-                    try:
-                        conn.settimeout(10.0)
-                        request = json.loads(read_line(conn).decode("utf-8"))
-                        answer = self.handle(request) if isinstance(request, dict) else {"ok": False}
-                    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
-                        answer = {"ok": False, "error": str(e)}
-                    except Exception as e:  # one bad request must not stop the server
-                        answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-                    try:
-                        conn.sendall(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
-                    except OSError:
-                        pass
-        finally:
-            if self._observer is not None:
-                self._observer.stop()
-            sock.close()
-            try:
-                os.unlink(self.path)
-            except OSError:
-                pass

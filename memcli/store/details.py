@@ -21,9 +21,28 @@ _MAX_DEPTH = 20
 _MAX_INT_BITS = 13_000  # about 3,900 decimal digits: Python will not print an int past 4,300
 
 
+def _flat(data: dict) -> bool:
+    """Whether frontmatter is what memcli writes (text keys; text, number, flag or null values, and
+    lists of text), small enough: it is kept as it is, without the walk of ``_check_shape``."""
+    nodes = len(data)
+    for k, v in data.items():
+        t = type(v)
+        if type(k) is not str:
+            return False
+        if t is list:
+            if not all(type(x) is str for x in v):
+                return False
+            nodes += len(v)
+        elif not (t is str or t is bool or v is None or t is float or (t is int and v.bit_length() <= _MAX_INT_BITS)):
+            return False
+    return nodes < _MAX_NODES
+
+
 def _check_shape(value, depth=0, count=None):
     """The value as memcli keeps it: dates as their ISO strings; ValueError for a shape or a
     value it cannot keep (nested too deeply, binary data, a set, a number too large to print)."""
+    if count is None and type(value) is dict and _flat(value):
+        return value
     count = count if count is not None else [0]
     count[0] += 1
     if count[0] > _MAX_NODES or depth > _MAX_DEPTH:

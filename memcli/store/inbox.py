@@ -330,11 +330,10 @@ def archive(root: Path, record: Proposal) -> str:
 def draft(root: Path, pid: str, text: str) -> Path:
     """A copy of a proposal under .memcli/edits/ for an editor."""
     import os
-    import tempfile
 
-    from .fs import state_dir
+    from .fs import state_dir, temp_file
 
-    fd, name = tempfile.mkstemp(prefix=f"{pid}-", suffix=".md", dir=state_dir(root, "edits"))
+    fd, name = temp_file(state_dir(root, "edits"), f"{pid}-", ".md")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     return Path(name)

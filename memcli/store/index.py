@@ -15,6 +15,9 @@ _TAGS = re.compile(r"^(?:#[^\s#|]+\s*)*$")
 _UNESCAPE = re.compile(r"\\([\\|*])")
 
 
+_last: tuple | None = None  # (text, lines, newline, final newline) of the last MEMORY.md parsed
+
+
 def _escape(text: str, star: bool) -> str:
     text = re.sub(r"\\(?=[\\|*]|$)", r"\\\\", text).replace("|", "\\|")
     return text.replace("*", "\\*") if star else text
@@ -88,6 +91,15 @@ class IndexDoc(Value):
 
     @classmethod
     def parse(cls, text: str) -> "IndexDoc":
+        global _last
+        if _last is not None and _last[0] == text:  # the same MEMORY.md again (a long-lived process)
+            return cls(list(_last[1]), _last[2], _last[3])
+        doc = cls._parse(text)
+        _last = (text, tuple(doc.lines), doc.newline, doc.final_newline)
+        return doc
+
+    @classmethod
+    def _parse(cls, text: str) -> "IndexDoc":
         text = text.lstrip("\ufeff")  # a BOM (or several, from editors that each added one)
         newline = "\r\n" if "\r\n" in text else "\n"
         final = text.endswith("\n") or text == ""

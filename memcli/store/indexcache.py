@@ -9,7 +9,7 @@ import os
 from ..errors import FileError, UnsafePathError, UsageError
 from ..model import Detail
 from .fs import atomic_write, state_dir
-from .layout import INDEX_CACHE, STATE, detail_rel, file_fingerprint
+from .layout import INDEX_CACHE, STATE, detail_rel, file_fingerprint, fingerprint, valid_id
 from .outcomes import LAST, SUCCESSES, USES
 
 _BODY = 65_536
@@ -18,42 +18,77 @@ _FIELDS = ("title", "summary", "tags", "aliases", "type", "importance", "pinned"
 _EXTRA = (USES, SUCCESSES, LAST)  # the other frontmatter keys kept: outcome counters, which recall weighs
 
 
+_read: tuple | None = None  # (path, fingerprint, contents) of the cache file read last: read only
+_made: dict = {}  # (id, fingerprint) -> the Detail made from the cache's record (a long-lived process)
+_made_from: dict = {}  # (id, fingerprint) -> that record
+
+
 def indexed(root, entries: list) -> list:
     """(entry, Detail or None) for every entry (of MEMORY.md) with an id, in order; root: a store.Root."""
+    global _read
     entries = [e for e in entries if e.id]
     cache_path = root.path / STATE / INDEX_CACHE
     try:
         state_dir(root.path)  # a .memcli/ that leads outside the root is not read
-        # O_NOFOLLOW: a cache file that is a symlink is not followed out of the root
-        fd = os.open(cache_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with open(fd, encoding="utf-8") as f:
-            cache = json.load(f)
-        if not isinstance(cache, dict):
-            cache = {}
+        seen = file_fingerprint(cache_path, follow_symlinks=False)
+        if seen is not None and _read is not None and _read[:2] == (cache_path, seen):
+            cache = _read[2]  # the file this process read last, unchanged (a long-lived process)
+        else:
+            # O_NOFOLLOW: a cache file that is a symlink is not followed out of the root
+            fd = os.open(cache_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with open(fd, encoding="utf-8") as f:
+                cache = json.load(f)
+            if not isinstance(cache, dict):
+                cache = {}
+            _read = (cache_path, seen, cache)
     except (OSError, ValueError, RecursionError, FileError, UnsafePathError):
         cache = {}
     out, fresh, dirty = [], {}, False
+    try:
+        base = str(root.folder())
+    except (UnsafePathError, UsageError):
+        base = None
     for e in entries:
-        try:
-            path = root.detail_path(e.id)
-        except (UnsafePathError, UsageError):
+        # a memory file that is no symlink is stat-ed once, without a Path; a link goes through the
+        # root's rule (followed only when it stays inside the root)
+        if not valid_id(e.id):
             out.append((e, None))
             continue
-        fp = file_fingerprint(path)
+        try:
+            st = os.lstat(f"{base}/{e.id}.md") if base is not None else None
+        except OSError:
+            st = None
+        if base is not None and (st is None or st.st_mode & 0o170000 != 0o120000):
+            path, fp = None, None if st is None else fingerprint(st)
+        else:
+            try:
+                path = root.detail_path(e.id)
+            except (UnsafePathError, UsageError):
+                out.append((e, None))
+                continue
+            fp = file_fingerprint(path)
         hit = cache.get(e.id)
         if fp is not None and isinstance(hit, dict) and hit.get("fp") == fp:
-            try:
-                d = Detail(id=e.id, path=detail_rel(e.id), body=hit.get("body", ""),
-                           **{k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS})
+            d = _made.get((e.id, fp))
+            if d is None or _made_from.get((e.id, fp)) is not hit:
+                try:
+                    d = Detail(id=e.id, path=detail_rel(e.id), body=hit.get("body", ""),
+                               **{k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS})
+                except (KeyError, TypeError):
+                    d = None
+                if d is not None:
+                    if len(_made) >= 4096:
+                        _made.clear()
+                        _made_from.clear()
+                    _made[(e.id, fp)], _made_from[(e.id, fp)] = d, hit
+            if d is not None:
                 fresh[e.id] = hit
                 out.append((e, d))
                 continue
-            except (KeyError, TypeError):
-                pass
         d = None
         if fp is not None:
             try:
-                d = root.load(path)
+                d = root.load(path if path is not None else root.detail_path(e.id))
             except (FileError, UnsafePathError, UsageError):
                 d = None
         if d is not None:

@@ -209,27 +209,51 @@ def md_files(root: Path, sub: str = MEMORY) -> list[Path]:
     return [Path(de.path) for de in md_entries(root / sub)]
 
 
+_views: dict = {}  # root path -> a function giving detail_files without a scan (``store.follow``), or None
+
+
+def lend_view(root: Path, view) -> None:
+    """Let ``detail_files`` of root ask view() first: a process that follows the root's folders
+    (``store.follow``) answers without stat-ing every file; view() returning None means "scan"."""
+    _views[str(root)] = view
+
+
 def detail_files(root: Path) -> dict:
     """key -> fingerprint for every file recall's details layer reads: memory/<id>.md and
     memory/episodes/*.md; symlinks and names that are not ids are left out."""
+    if _views:
+        view = _views.get(str(root))
+        if view is not None:
+            kept = view()
+            if kept is not None:
+                return kept
+    return scan_detail_files(root)
+
+
+_PLAIN_MD = re.compile(r"[0-9a-z][0-9a-z_-]{0,79}\.md").fullmatch  # a plain id's file: no further check
+
+
+def scan_detail_files(root: Path) -> dict:
+    """``detail_files`` read from the folders: one stat per file (the cost of a details recall
+    on a large store, so the loop does no more than it must)."""
     current = {}
     for sub in (MEMORY, EPISODES):
         try:
-            it = os.scandir(root / sub)
+            it = os.scandir(os.path.join(root, sub))
         except (FileNotFoundError, NotADirectoryError):
             continue
+        prefix = sub + "/"
         with it:
             for de in it:
                 name = de.name
-                if not name.endswith(".md") or name == INDEX or de.is_symlink() or not valid_id(name[:-3]):
+                if not (_PLAIN_MD(name) or (name.endswith(".md") and name != INDEX and valid_id(name[:-3]))):
                     continue
                 try:
                     st = de.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                if not de.is_file(follow_symlinks=False):
-                    continue
-                current[f"{sub}/{name}"] = fingerprint(st)
+                if st.st_mode & 0o170000 == 0o100000:  # a regular file (not a link, not a folder)
+                    current[prefix + name] = fingerprint(st)
     return current
 
 

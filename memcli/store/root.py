@@ -21,6 +21,9 @@ from .fs import atomic_write, atomic_write_many, inside, read_text, root_lock, s
 from .index import IndexDoc
 
 
+_MISNAMED = "the file name is not a valid id (letters, digits, '-', '_', '.'); rename it"
+
+
 class Root:
     """A memory root: ``Root(path)`` (a folder holding MEMORY.md or memcli.yaml)."""
 
@@ -63,6 +66,10 @@ class Root:
             self._dirs[archived] = d
         return d
 
+    def folder(self, archived: bool = False) -> Path:
+        """memory/ (or memory/archive/), checked once per Root to stay inside the root."""
+        return self._folder(archived)
+
     def detail_path(self, memory_id: str, archived: bool = False) -> Path:
         """memory/<id>.md: the id is checked; a file that is a symlink must stay inside the root."""
         layout.check_id(memory_id)
@@ -89,8 +96,7 @@ class Root:
 
     def misnamed_files(self, archived: bool = False) -> list[Problem]:
         """Markdown files whose names are not ids: never read, never put in the index, reported."""
-        return [Problem(layout.detail_rel(p.stem, archived).encode("unicode_escape").decode(),
-                        None, "the file name is not a valid id (letters, digits, '-', '_', '.'); rename it")
+        return [Problem(layout.detail_rel(p.stem, archived).encode("unicode_escape").decode(), None, _MISNAMED)
                 for p in self._md_files(archived) if not layout.valid_id(p.stem)]
 
     def _md_files(self, archived: bool) -> list[Path]:
@@ -99,8 +105,16 @@ class Root:
 
     def fingerprints(self) -> dict[str, str]:
         """id -> fingerprint of every memory/<id>.md (what a listing reads)."""
-        fps = {p.stem: layout.file_fingerprint(p) for p in self.detail_files()}
-        return {k: v for k, v in fps.items() if v is not None}
+        self.memory_dir()
+        out = {}
+        for de in layout.md_entries(self.path / layout.MEMORY):
+            mid = de.name[:-3]
+            if layout.valid_id(mid):
+                try:
+                    out[mid] = layout.fingerprint(de.stat())
+                except OSError:
+                    continue
+        return out
 
     def locate(self, memory_id: str) -> tuple[Path, bool]:
         """(path, archived) of a memory by exact id, memory/ first, without reading it (a file whose
@@ -245,14 +259,26 @@ class Root:
 
     def listing(self, archived: bool = False) -> tuple[list[Detail], list[Problem]]:
         """Every readable memory (memory/, and memory/archive/ too when archived), in index order,
-        and the files that could not be read."""
-        paths = self.detail_files() + (self.detail_files(archived=True) if archived else [])
-        problems = self.misnamed_files() + (self.misnamed_files(archived=True) if archived else [])
-        found = []
-        for p in progress.each(paths, "reading memories"):
+        and the files that could not be read (the misnamed ones first, as ``misnamed_files``
+        says them). A file of a folder inside the root that is no symlink is inside the root:
+        only a symlink is resolved (this reads every memory, for `index rebuild` and `list`)."""
+        self.memory_dir()
+        found, misnamed, unread = [], [], []
+        entries = []
+        for sub in (layout.MEMORY, layout.ARCHIVE) if archived else (layout.MEMORY,):
+            folder = self.path / sub
+            folder_inside = inside(self.path, folder)
+            entries += [(sub, folder_inside, de) for de in layout.md_entries(folder)]
+        for sub, folder_inside, de in progress.each(entries, "reading memories"):
+            mid, rel = de.name[:-3], f"{sub}/{de.name}"
+            if not layout.valid_id(mid):
+                misnamed.append(Problem(rel.encode("unicode_escape").decode(), None, _MISNAMED))
+                continue
             try:
-                found.append(self.load(p))
+                if not (folder_inside and not de.is_symlink()) and not inside(self.path, Path(de.path)):
+                    raise UnsafePathError(f"{de.name} leads outside the memory root (a symlink?); not read")
+                found.append(dfile.read(de.path, mid, rel))
             except (FileError, UnsafePathError, UsageError) as e:
-                problems.append(getattr(e, "problem", None) or Problem(self.rel(p), None, e.message))
+                unread.append(getattr(e, "problem", None) or Problem(rel, None, e.message))
         found.sort(key=Detail.rank_key)
-        return found, problems
+        return found, misnamed + unread

@@ -32,7 +32,13 @@ def _bilingual(entries) -> bool:
 def tokens(text: str) -> int:
     """Estimate: a CJK character (or a full-width form) is about one token; other text about four
     characters a token."""
-    cjk = 0 if text.isascii() else sum(1 for c in text if is_cjk_char(c) or "\uff00" <= c <= "\uffef")
+    if text.isascii():
+        cjk = 0
+    else:  # each distinct character looked at once (a block is thousands of characters, few distinct)
+        from collections import Counter
+
+        cjk = sum(n for c, n in Counter(text).items()
+                  if c >= "\u1100" and (is_cjk_char(c) or "\uff00" <= c <= "\uffef"))
     return cjk + (len(text) - cjk + 3) // 4
 
 

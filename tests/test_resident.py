@@ -1,0 +1,343 @@
+"""The resident path: a running `memcli serve` runs the per-turn commands of its root for the
+real CLI in other processes, with the output they would print themselves, and only for its own
+user and root; it sees what other processes change in the root; and without one (or when it
+says no) the command runs in its own process as before."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memcli import resident
+from memcli.search import remote
+from tests.conftest import ROOT_DIR, run_memcli, start_server, stop_server as stop
+
+SECRET = "token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def served(root) -> int:
+    answer = remote.ask(root, {"op": "ping"}, timeout=5)
+    return -1 if answer is None else answer["served"]
+
+
+def normalised(text: str, root) -> str:
+    text = text.replace(str(root), "ROOT")
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "T", text)
+    return re.sub(r'"ms": [0-9.e-]+', '"ms": 0', text)
+
+
+def event(root, prompt):
+    return json.dumps({"session_id": "s-1", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
+                       "prompt": prompt})
+
+
+# (command line, stdin, whether a server runs it): the per-turn commands, their errors, and lines
+# that are Typer's (never sent to a server)
+LINES = [
+    (["recall", "charset"], None, True),
+    (["recall", "charset", "--json"], None, True),
+    (["recall", "zzzz-not-there"], None, True),
+    (["recall", "charset", "-k", "2", "--layer", "index", "--json"], None, True),
+    (["recall", "charset", "--layer", "no-such-layer"], None, True),
+    (["recall", "alembic", "--layer", "details"], None, True),
+    (["should-recall", "上次那个方案"], None, True),
+    (["should-recall", "hello", "--json"], None, True),
+    (["context", "charset"], None, True),
+    (["context", "--budget", "5"], None, True),
+    (["context", "--json"], None, True),
+    (["session", "add", "user", "deploy it like last time"], None, True),
+    (["--session", "s2", "session", "add", "assistant", "done", "--json"], None, True),
+    (["session", "add", "nobody", "hi"], None, True),
+    (["remember", "Served note", "a summary", "-t", "x"], None, True),
+    (["remember", "Secret inside", "--body", SECRET], None, True),
+    (["remember", "Bad importance", "s", "-i", "7", "--json"], None, True),
+    (["scope", "set", "plan", "ship friday", "--agent", "Planner"], None, True),
+    (["recall", "--bogus", "x"], None, False),  # a usage error: Typer's
+    (["session", "show"], None, False),  # not a per-turn command
+    (["recall", "-"], "charset", False),  # stdin: read by the process itself
+    (["hook", "claude-code"], "EVENT:上次那个 charset 的方案是怎么做的?", True),
+    (["hook", "claude-code", "--json"], "EVENT:write a haiku", True),
+    (["hook", "claude-code"], "not json", False),  # broken input: no root to check, said here
+]
+
+
+def run_lines(root, mode: str) -> list:
+    out = []
+    for args, data, _ in LINES:
+        if data is not None and data.startswith("EVENT:"):
+            data = event(root, data[6:])
+        before = served(root) if mode != "off" else None
+        r = run_memcli("--root", root, *args, input=data, env={"MEMCLI_SERVE": mode}, cwd=root)
+        ran = None if before is None else served(root) - before
+        out.append((args, r.returncode, normalised(r.stdout, root), normalised(r.stderr, root), ran))
+    return out
+
+
+def test_the_same_lines_give_the_same_output_with_and_without_a_server(example_root, tmp_path):
+    template = tmp_path / "template"
+    shutil.copytree(example_root, template)
+    assert run_memcli("hook", "allow", example_root).returncode == 0
+    alone = run_lines(example_root, "off")
+    shutil.rmtree(example_root)
+    shutil.copytree(template, example_root)
+    run_memcli("--root", example_root, "recall", "warm", env={"MEMCLI_SERVE": "off"})  # the plugin cache, as a first run
+    proc = start_server(example_root)
+    try:
+        with_server = run_lines(example_root, "manual")
+    finally:
+        assert stop(proc) == 0
+    for (args, *a, _), (_, *b, ran), (_, _, expected) in zip(alone, with_server, LINES):
+        assert a == b, args
+        assert ran == (1 if expected else 0), (args, ran)
+    codes = {tuple(args): code for args, code, *_ in alone}
+    assert codes[("recall", "zzzz-not-there")] == 1 and codes[("session", "add", "nobody", "hi")] == 2
+    assert codes[("remember", "Secret inside", "--body", SECRET)] != 0
+    assert not Path(resident.socket_path(str(example_root.resolve()))).exists()
+
+
+def test_files_changed_behind_the_servers_back_are_seen(example_root):
+    root = example_root
+    proc = start_server(root)
+    manual = {"MEMCLI_SERVE": "manual"}
+    try:
+        run_memcli("--root", root, "recall", "warm", env={"MEMCLI_SERVE": "off"})
+        assert run_memcli("--root", root, "recall", "quasimodo", env=manual).returncode == 1
+        scans = remote.ask(root, {"op": "ping"})["scans"]
+        assert run_memcli("--root", root, "recall", "quasimodo", env=manual).returncode == 1
+        assert remote.ask(root, {"op": "ping"})["scans"] == scans  # nothing changed: no file was stat-ed
+        n = served(root)
+        # an editor writes a new memory and edits another in place; git rewrites the index
+        (root / "memory" / "bells.md").write_text(
+            "---\ntitle: Bell tower\nsummary: the quasimodo schedule\ntype: fact\n---\n\nRing at noon.\n",
+            encoding="utf-8")
+        detail = next(p for p in (root / "memory").glob("*.md") if "charset" in p.read_text(encoding="utf-8"))
+        with open(detail, "a", encoding="utf-8") as f:
+            f.write("\nThe zyxwvut driver setting matters too.\n")
+        index = (root / "MEMORY.md").read_text(encoding="utf-8")
+        (root / "MEMORY.md").write_text(index.replace("MySQL", "MariaDB", 1), encoding="utf-8")
+        found = run_memcli("--root", root, "recall", "quasimodo", "--json", env=manual)
+        assert found.returncode == 0 and json.loads(found.stdout)["data"]["hits"][0]["id"] == "bells"
+        edited = run_memcli("--root", root, "recall", "zyxwvut", "--json", env=manual)
+        assert edited.returncode == 0 and json.loads(edited.stdout)["data"]["hits"][0]["id"] == detail.stem
+        renamed = run_memcli("--root", root, "recall", "MariaDB", "--layer", "index", env=manual)
+        assert renamed.returncode == 0 and "MariaDB" in renamed.stdout
+        assert served(root) == n + 3
+        assert remote.ask(root, {"op": "ping"})["scans"] == scans + 1
+    finally:
+        stop(proc)
+
+
+def test_followed_files_are_the_scan_after_every_kind_of_change(example_root):
+    from memcli.store import layout
+    from memcli.store.follow import Followed
+
+    root = example_root.resolve()
+    followed = Followed(root)
+    try:
+        assert followed.detail_files() == layout.scan_detail_files(root) and followed.scans == 1
+        assert followed.detail_files() == layout.scan_detail_files(root) and followed.scans == 1
+        some = sorted((root / "memory").glob("*.md"))
+        changes = [
+            lambda: (root / "memory" / "new-one.md").write_text("---\ntitle: N\n---\n", encoding="utf-8"),
+            lambda: some[0].open("a", encoding="utf-8").close(),  # opened, nothing written: no change
+            lambda: os.utime(some[1], ns=(1, 1)),  # the old time put back: ctime moves
+            lambda: some[2].write_bytes(some[2].read_bytes()),  # rewritten, same bytes
+            lambda: os.replace(root / "memory" / "new-one.md", some[3]),  # a rename-save
+            lambda: some[4].unlink(),
+            lambda: (root / "memory" / "episodes").mkdir(exist_ok=True),
+            lambda: (root / "memory" / "episodes" / "2026-12-01.md").write_text("## x\n", encoding="utf-8"),
+            lambda: os.chmod(some[5], 0o600),
+        ]
+        for change in changes:
+            change()
+            got = followed.detail_files()
+            assert list(got.items()) == list(layout.scan_detail_files(root).items()), change  # the scan's order too
+        assert "memory/episodes/2026-12-01.md" in followed.detail_files()
+        scans = followed.scans
+        from memcli.store.fs import atomic_write
+
+        with open(some[6], "a", encoding="utf-8") as f:  # in place, then saved the way memcli saves
+            f.write("more\n")
+        atomic_write(some[7], some[7].read_text(encoding="utf-8") + "saved\n")
+        atomic_write(root / "memory" / "episodes" / "2026-12-01.md", "## y\n")
+        assert list(followed.detail_files().items()) == list(layout.scan_detail_files(root).items())
+        assert followed.scans == scans  # stat-ed again, not scanned
+    finally:
+        followed.close()
+
+
+def test_a_server_answers_only_its_root_and_its_umask(example_root, tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(example_root, other)
+    proc = start_server(example_root)
+    try:
+        run_memcli("--root", example_root, "recall", "warm", env={"MEMCLI_SERVE": "off"})
+        conn = resident.connect(str(example_root.resolve()))  # its socket, a request for another root
+        resident.send(conn, b"run", resident.stamp(), os.fsencode(str(other.resolve())), os.fsencode(str(tmp_path)),
+                      b"%d" % 0o022, resident.pack(b"--root", os.fsencode(str(other)), b"recall", b"charset"),
+                      resident.pack(*(f"{k}={v}".encode() for k, v in os.environ.items())),
+                      resident.pack(*map(os.fsencode, sys.path)), b"")
+        assert resident.receive(conn) == [b"declined", b"another root"]
+        conn.close()
+        n = served(example_root)
+        mine = run_memcli("--root", example_root, "recall", "charset", env={"MEMCLI_SERVE": "manual"})
+        assert served(example_root) == n + 1
+        masked = subprocess.run([sys.executable, "-m", "memcli", "--root", str(example_root), "recall", "charset"],
+                                capture_output=True, text=True, env={**os.environ, "MEMCLI_SERVE": "manual"},
+                                preexec_fn=lambda: os.umask(0o077))
+        assert served(example_root) == n + 1 and (masked.returncode, masked.stdout) == (mine.returncode, mine.stdout)
+    finally:
+        stop(proc)
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="acting as another user needs root")
+def test_another_user_is_never_served(example_root):
+    proc = start_server(example_root)
+    path = resident.socket_path(str(example_root.resolve()))
+    body = resident.pack(b"json", b'{"op": "ping"}')
+    frame = b"%010d" % len(body) + body
+    folders = [os.path.dirname(path), os.environ["XDG_RUNTIME_DIR"]]
+    try:
+        for folder in folders:
+            os.chmod(folder, 0o755)
+        os.chmod(path, 0o777)  # as if anyone could connect: the peer's credentials still say no
+        child = subprocess.run([sys.executable, "-I", "-c", f"""
+import os, socket
+os.setgid(65534); os.setuid(65534)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(5); s.connect({path!r})
+try:
+    s.sendall({frame!r})
+    print("answered" if s.recv(100) else "closed")
+except OSError:  # closed before the request was read
+    print("closed")
+"""], capture_output=True, text=True, timeout=30, cwd="/")
+        assert child.returncode == 0, child.stderr
+        assert child.stdout.strip() == "closed"  # never an answer
+        for folder in folders:
+            os.chmod(folder, 0o700)
+        assert served(example_root) == 0 and remote.ask(example_root, {"op": "ping"})["pid"] == proc.pid
+    finally:
+        stop(proc)
+
+
+def test_a_client_never_uses_a_socket_others_may_reach(example_root):
+    proc = start_server(example_root)
+    path = resident.socket_path(str(example_root.resolve()))
+    try:
+        os.chmod(os.path.dirname(path), 0o755)
+        assert resident.connect(str(example_root.resolve())) is None
+        r = run_memcli("--root", example_root, "recall", "charset", env={"MEMCLI_SERVE": "manual"})
+        assert r.returncode == 0
+        os.chmod(os.path.dirname(path), 0o700)
+        assert served(example_root) == 0  # it ran in its own process
+    finally:
+        stop(proc)
+
+
+def test_idle_exit_and_a_second_server(example_root):
+    proc = start_server(example_root, "--idle-exit", "1")
+    second = subprocess.run([sys.executable, "-m", "memcli.serve", "--root", str(example_root)], capture_output=True,
+                            text=True, env=dict(os.environ, PYTHONPATH=str(ROOT_DIR)), timeout=60)
+    assert second.returncode == 1 and "already answers" in second.stderr
+    assert proc.wait(30) == 0
+    assert not os.path.exists(resident.socket_path(str(example_root.resolve())))
+
+
+def test_memcli_serve_command(example_root):
+    env = dict(os.environ, PYTHONPATH=str(ROOT_DIR))
+    proc = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(example_root), "serve", "--json"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "serving" in proc.stderr.readline()
+        assert remote.ask(example_root, {"op": "ping"})["pid"] == proc.pid
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=15)
+    assert proc.returncode == 0
+    assert json.loads(out)["data"]["stopped_by"] == "SIGTERM"
+    bad = run_memcli("--root", example_root, "serve", "--idle-exit", "soon")
+    assert bad.returncode == 2 and "--idle-exit" in bad.stderr, bad.stderr
+
+
+def test_the_hook_starts_a_server_for_its_root(example_root):
+    """MEMCLI_SERVE unset: the hook answers the first prompt itself and starts a server, isolated
+    (-I, working in /), that answers the next; the server exits when its runtime folder goes."""
+    assert run_memcli("hook", "allow", example_root).returncode == 0
+    env = {"MEMCLI_SERVE": "auto"}
+    first = run_memcli("hook", "claude-code", input=event(example_root, "上次那个 charset 的方案?"), env=env,
+                       cwd=example_root)
+    assert first.returncode == 0 and "charset" in first.stdout.lower()
+    deadline = time.time() + 30
+    while served(example_root) < 0 and time.time() < deadline:
+        time.sleep(0.1)
+    pid = remote.ask(example_root, {"op": "ping"})["pid"]
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        assert cmdline[:5] == [sys.executable.encode(), b"-I", b"-m", b"memcli.serve", b"--root"]
+        assert os.readlink(f"/proc/{pid}/cwd") == "/"
+        again = run_memcli("hook", "claude-code", input=event(example_root, "上次那个 charset 的方案?"), env=env,
+                           cwd=example_root)
+        assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+        assert served(example_root) == 1
+    finally:
+        shutil.rmtree(os.environ["XDG_RUNTIME_DIR"])  # its socket is gone: it stops
+        deadline = time.time() + 30
+        while os.path.exists(f"/proc/{pid}") and time.time() < deadline:
+            try:
+                if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+                    break
+            except OSError:
+                break
+            time.sleep(0.2)
+        alive = os.path.exists(f"/proc/{pid}") and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+        if alive:
+            os.kill(pid, signal.SIGTERM)
+        assert not alive
+
+
+def test_frames():
+    assert resident.unpack(resident.pack(b"", b"a:b", "é".encode())) == [b"", b"a:b", "é".encode()]
+    for bad in (b"3:ab", b"x:a", b":", b"-1:", b"2a:ab"):
+        assert resident.unpack(bad) is None
+
+
+def test_declined_when_the_code_or_the_interpreter_differs(example_root):
+    from memcli.core import Memory
+    from memcli.serve import Resident
+
+    server = Resident(Memory(example_root))
+    root = os.fsencode(server.root)
+    args = ["--root", str(example_root), "recall", "charset"]
+    assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) in (None, "other plugins")
+    assert server._declines(b"elsewhere", server.root, b"%d" % server.umask, args, None, sys.path) == "another memcli"
+    assert server.code_watch is not None and not server.code_watch()
+    server.code_watch = lambda: True  # as if a file of memcli changed after it started
+    assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) == \
+        "memcli changed on disk"
+    assert server.stopping and root
+    server.stopping, server.code_watch = False, None  # where inotify is missing: a stat of each file
+    server.code = {**server.code, next(iter(server.code)): (0, 0, 0)}
+    assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) == \
+        "memcli changed on disk"
+
+
+def test_a_change_under_followed_folders_is_seen(tmp_path):
+    from memcli.store.follow import changed
+
+    (tmp_path / "a").mkdir()
+    watch = changed([tmp_path / "a"])
+    try:
+        assert not watch()
+        (tmp_path / "b.py").write_text("x")  # elsewhere
+        assert not watch()
+        (tmp_path / "a" / "c.py").write_text("x")
+        assert watch() and watch()  # it stays changed
+    finally:
+        watch.close()
