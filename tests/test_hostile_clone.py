@@ -136,27 +136,3 @@ def test_a_memcli_folder_in_the_clone_is_never_the_merge_driver(tmp_path):
     driver = git(victim, "config", "merge.memcli-detail.driver").stdout
     assert " -I -m memcli.gitmerge " in driver
 
-
-def test_background_reflection_starts_isolated_in_a_fixed_folder(tmp_path, monkeypatch):
-    """A fold's background reflection starts where the turn ran (a project folder, a clone): it
-    runs isolated (-I) in /, so no file there is imported in memcli's place."""
-    import subprocess
-
-    from memcli.core import Memory
-    from memcli.usecases.reflect import trigger
-
-    root = tmp_path / "r"
-    mc(tmp_path, "init", root)
-    (root / "memcli.yaml").write_text("reflect:\n  on_fold: true\n")
-    started = []
-
-    class Spy:
-        def __init__(self, args, **kw):
-            started.append((args, kw))
-            self.pid = 0
-
-    monkeypatch.setattr(subprocess, "Popen", Spy)
-    monkeypatch.chdir(root)
-    trigger(Memory(root).store, "hook")
-    (args, kw), = started
-    assert args[1:4] == ["-I", "-m", "memcli"] and kw["cwd"] == "/" and kw["start_new_session"]

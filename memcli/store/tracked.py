@@ -10,11 +10,11 @@ work tree costs a few ``stat`` calls; inside one, a ``stat`` of the index and a 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 
+from ..hashes import constructor
 from .layout import STATE_DIR
 
 _memo: dict = {}  # root -> (index identity, frozenset of tracked paths)
@@ -76,7 +76,8 @@ def state_tracked(root: Path) -> frozenset | None:
     if memo is not None and memo[0] == key:
         return memo[1]
     real = os.path.realpath(root)
-    cache = git_dir / "memcli" / f"state-tracked-{hashlib.sha256(os.fsencode(real)).hexdigest()[:16]}.json"
+    key_of_root = constructor("sha256")(os.fsencode(real)).hexdigest()[:16]
+    cache = git_dir / "memcli" / f"state-tracked-{key_of_root}.json"
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))
         if data.get("index") == key and data.get("root") == real and isinstance(data.get("paths"), list):
