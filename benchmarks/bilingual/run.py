@@ -41,8 +41,8 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 NOW = "2026-12-01T00:00:00Z"  # fixed clock: recency weighting does not drift between runs
 LIMIT = 5
-SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4")
-FINAL = ("fresh", "fresh2", "fresh3", "fresh4", "newuser")  # one-time final checks
+SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
+FINAL = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "newuser")  # one-time final checks
 KINDS = ("keyword", "paraphrase", "cross-lingual", "typo", "mixed", "unrelated", "near-domain")
 NULL_KINDS = ("unrelated", "near-domain")
 
