@@ -37,6 +37,13 @@ def decisive(relevance: float) -> bool:
     return relevance >= DECISIVE
 
 
+def wants_answer(ask: "Ask") -> bool:
+    """The question was asked for its answer, not for a list (no -k, no --threshold): only a
+    candidate that holds what it asks about, not only its topic, answers it or relates to it
+    (``ranker.covers_ask``). Asked for the best k, the list is ranked as before."""
+    return not ask.fill and ask.threshold > 0
+
+
 class Ask:
     """One recall, as every layer sees it (root: the store.Root asked)."""
 
