@@ -119,3 +119,16 @@ def test_the_cli_and_context_abstain_and_k_lists(mem, root):
     assert "Recalled memories" not in block
     block = mem.context("how many partitions does the Kafka inventory topic have", now=NOW)["text"]
     assert "kafka-consumer-lag-on-the-inventory-topic" in block.split("## Memory index")[0]
+
+
+def test_a_meaning_match_on_the_topic_only_is_no_answer(mem, monkeypatch):
+    from memcli.search import embed, semantic
+
+    monkeypatch.setattr(embed, "available", lambda: True)
+    # the embedding stands out for a Kafka note (a fake step: what the layer makes of it is tested)
+    monkeypatch.setattr(semantic, "search", lambda *a, **kw: [("memory/kafka-topic-retention.md", 0.9, ("embedding",))])
+    for strict in (False, True):
+        assert ids(mem.recall("how do I rename a Kafka topic", now=NOW, strict=strict)) == []
+    # a meaning match the words do not meet at all still answers: a paraphrase in other words
+    monkeypatch.setattr(semantic, "search", lambda *a, **kw: [("memory/trip-to-rome.md", 0.9, ("embedding",))])
+    assert ids(mem.recall("where did he go on holiday in spring", now=NOW)) == ["trip-to-rome"]
