@@ -9,8 +9,9 @@ the query) is checked too: it gives way when the embedding is sure of another me
 match is not accepted for a question that names a product, system or person (CUDA, MongoDB, Tom)
 that its memory does not name, nor, for a question asked for its answer, for a memory whose words
 meet the question's topic but not what it asks (``ranker.covers_ask``): near the topic is not the
-answer. The embeddings come from the configured provider (``memcli.search.providers``); one that
-is down leaves the words' answer, with one warning. A recall asking for the best k, weak ones included (threshold 0), runs it after any lexical answer: the
+answer. Nor does a meaning match stand in for the user's own statement that covers the query
+(``Ask.stated``). The embeddings come from the configured provider (``memcli.search.providers``);
+one that is down leaves the words' answer, with one warning. A recall asking for the best k, weak ones included (threshold 0), runs it after any lexical answer: the
 best lexical hit stays first and fusion with the embedding order fills the rest of the list.
 """
 
@@ -48,6 +49,8 @@ class SemanticLayer(Layer):
         from .details import detail_doc
 
         fill = _fills(ask)
+        if ask.stated and not fill:
+            return [], 0  # the user's own statement covers the query: meaning alone does not stand in for it
         rescue = ask.answered and not fill
         # Filling a list or checking a weak answer, the lexical answer is what the configured
         # threshold answers; otherwise nothing lexical counts as an answer, only as evidence.
