@@ -390,8 +390,8 @@ def print_tables(report: dict) -> None:
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=HERE, help="memory root holding queries-*.yaml (default: here)")
-    parser.add_argument("--split", help="dev, test, fresh, fresh2, fresh3, fresh4, all-but-fresh, or the NAME of "
-                                         "any queries-NAME.yaml under --root (default: dev and test, each on its own)")
+    parser.add_argument("--split", help="dev, test, fresh, fresh2 ... fresh5, all-but-fresh, or the NAME of any "
+                                         "queries-NAME.yaml under --root (default: dev and test, each on its own)")
     parser.add_argument("--engine", action="append", metavar="NAME",
                         help=f"repeatable; one of {', '.join(ENGINES)} or module:function (default: all built-in)")
     parser.add_argument("--threshold", action="append", type=float, default=[],
