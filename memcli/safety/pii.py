@@ -34,9 +34,11 @@ Plain regular expressions and arithmetic: nothing heavy is imported, so the per-
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ..errors import Refused
+from ..model import Value
+
+_set = object.__setattr__
 
 POLICIES = ("warn", "redact", "refuse", "allow")
 DOORS = ("cli", "api", "mcp", "hook")
@@ -48,21 +50,29 @@ class PiiError(Refused):
     code = "pii"
 
 
-@dataclass(frozen=True)
-class Found:
-    kind: str
-    start: int
-    end: int
-    line: int
-    column: int
-    masked: str
+class Found(Value):
+    """One piece of personal data in a text: its kind, where it is (offsets, line and column from
+    1) and how it is shown masked. (A plain value class: the write check runs on turns, where
+    importing dataclasses would cost more than the scan.)"""
+
+    FIELDS = ("kind", "start", "end", "line", "column", "masked")
+    __slots__ = FIELDS
+
+    def __init__(self, kind: str, start: int, end: int, line: int, column: int, masked: str):
+        for name, value in zip(self.FIELDS, (kind, start, end, line, column, masked)):
+            _set(self, name, value)
 
 
-@dataclass
-class Applied:
-    text: str
-    found: list = field(default_factory=list)
-    warning: str | None = None
+class Applied(Value):
+    """A text as it may be written under a policy, what was found in it and the warning to show."""
+
+    FIELDS = ("text", "found", "warning")
+    __slots__ = FIELDS
+
+    def __init__(self, text: str, found: list | None = None, warning: str | None = None):
+        _set(self, "text", text)
+        _set(self, "found", [] if found is None else found)
+        _set(self, "warning", warning)
 
 
 # ---------------------------------------------------------------- rules
