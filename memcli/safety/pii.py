@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 
 from ..errors import Refused
+from ..lazyre import Lazy as _Lazy  # a turn without the digits or the '@' a rule needs never compiles it
 from ..model import Value
 
 _set = object.__setattr__
@@ -76,19 +77,6 @@ class Applied(Value):
 
 
 # ---------------------------------------------------------------- rules
-
-class _Lazy:
-    """A regular expression compiled on first use: a turn without the digits or the '@' a rule
-    needs never pays for compiling it."""
-
-    def __init__(self, pattern: str, flags: int = 0):
-        self.pattern, self.flags, self._rx = pattern, flags, None
-
-    def finditer(self, text: str):
-        if self._rx is None:
-            self._rx = re.compile(self.pattern, self.flags)
-        return self._rx.finditer(text)
-
 
 _EDGE = r"(?<![0-9A-Za-z_+*#./\\-])"  # no digit, letter or joiner right before
 _END = r"(?![0-9A-Za-z_*]|[.\-/]\d)"  # nor right after (a sentence's full stop is fine)

@@ -17,6 +17,7 @@ import unicodedata
 from pathlib import Path
 
 from ..errors import UnsafePathError, UsageError
+from ..lazyre import Lazy
 
 INDEX = "MEMORY.md"
 CONFIG = "memcli.yaml"
@@ -53,8 +54,8 @@ FOLDERS = ((MEMORY, DETAIL), (ARCHIVE, ARCHIVED), (EPISODES, EPISODE), (INBOX, P
 # ---------------------------------------------------------------- ids: the names of memory files
 
 MAX_ID = 80
-_ID_RE = re.compile(r"[^\W_][\w.-]*")
-_SLUG_DROP = re.compile(r"[^\w]+")
+_ID_RE = Lazy(r"[^\W_][\w.-]*")
+_SLUG_DROP = Lazy(r"[^\w]+")
 _PLAIN_ID = re.compile(r"[0-9a-z][0-9a-z_-]{0,79}")
 
 
@@ -230,13 +231,14 @@ def detail_files(root: Path) -> dict:
     return scan_detail_files(root)
 
 
-_PLAIN_MD = re.compile(r"[0-9a-z][0-9a-z_-]{0,79}\.md").fullmatch  # a plain id's file: no further check
+_PLAIN_MD = Lazy(r"[0-9a-z][0-9a-z_-]{0,79}\.md")  # a plain id's file: no further check
 
 
 def scan_detail_files(root: Path) -> dict:
     """``detail_files`` read from the folders: one stat per file (the cost of a details recall
     on a large store, so the loop does no more than it must)."""
     current = {}
+    plain = _PLAIN_MD.fullmatch
     for sub in (MEMORY, EPISODES):
         try:
             it = os.scandir(os.path.join(root, sub))
@@ -246,7 +248,7 @@ def scan_detail_files(root: Path) -> dict:
         with it:
             for de in it:
                 name = de.name
-                if not (_PLAIN_MD(name) or (name.endswith(".md") and name != INDEX and valid_id(name[:-3]))):
+                if not (plain(name) or (name.endswith(".md") and name != INDEX and valid_id(name[:-3]))):
                     continue
                 try:
                     st = de.stat(follow_symlinks=False)
