@@ -283,8 +283,9 @@ class Resident:
             if resident.receive(conn) != [b"go"]:
                 return  # the client gave up and runs it itself
             code, events = client.run(args, data)
-        self.served += 1
-        resident.send(conn, b"done", b"%d" % code, resident.pack(*events))
+            self.served += 1
+            resident.send(conn, b"done", b"%d" % code, resident.pack(*events))
+            client.prepare(self.memory.root, args)
 
     def _declines(self, stamp: bytes, root: str, umask: bytes, args: list, data: bytes | None,
                   sys_path: list) -> str | None:
@@ -364,6 +365,20 @@ class _Client:
             sys.stderr.write(traceback.format_exc())
             code = 1
         return (1 if code is None else code), events
+
+    def prepare(self, root, args: list) -> None:
+        """Once the client has its answer: after a command that may have written (a turn folded
+        into the episode log, a new memory), bring the search cache up to date, as the next
+        details recall would first, so the next turn does not wait for it."""
+        from .cli.hot import writes
+        from .core import Memory
+
+        if not writes(args):
+            return
+        try:
+            Memory.find(root).prepare_recall()
+        except Exception:  # a cache: whatever fails here, the next recall meets it itself and says so
+            pass
 
     def __exit__(self, *exc):
         environ, sys.stdin, sys.stdout, sys.stderr = self._saved
