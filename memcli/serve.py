@@ -24,6 +24,9 @@ import traceback
 from . import resident
 
 _CHECK_EVERY = 2.0  # seconds between checks, while idle, that the socket and the root are still there
+# Seconds of quiet after a command that wrote before the server brings the search cache up to date
+# (``Resident.prepare``): the client is gone by then, and the next turn seconds away.
+PREPARE_AFTER = 0.05
 
 
 class _Recorder:
@@ -108,6 +111,7 @@ class Resident:
         self._busy = False
         self._lock = None
         self._inode = None
+        self._prepare = None  # (environment, working folder, when) of the last request that wrote, until prepared
 
     # ---------------------------------------------------------------- start and stop
     def lock(self) -> None:
@@ -176,6 +180,20 @@ class Resident:
         if not self._busy:
             raise KeyboardInterrupt
 
+    def prepare(self) -> None:
+        """PREPARE_AFTER seconds after a command that wrote (a turn folded into the episode log, a
+        new memory), between requests: do in that client's environment and working folder what
+        the next details recall would do first, so the next turn does not wait for it."""
+        environ, cwd, _ = self._prepare
+        self._prepare = None
+        self._busy = True
+        try:
+            with _Client(environ, cwd) as client:
+                if client.error is None:
+                    client.prepare(self.memory.root)
+        finally:
+            self._busy = False
+
     def _still_here(self) -> bool:
         try:
             return os.lstat(self.path).st_ino == self._inode and os.path.isdir(self.root)
@@ -196,6 +214,12 @@ class Resident:
         try:
             while not self.stopping:
                 wait = _CHECK_EVERY
+                if self._prepare is not None:
+                    left = self._prepare[2] - time.monotonic()
+                    if left <= 0:
+                        self.prepare()
+                        continue
+                    wait = min(wait, left)
                 if self.idle is not None:
                     left = self.idle - (time.monotonic() - last)
                     if left <= 0:
@@ -205,6 +229,8 @@ class Resident:
                 try:
                     conn, _ = sock.accept()
                 except socket.timeout:
+                    if self._prepare is not None:
+                        continue
                     if not self._still_here():
                         return "gone"
                     continue
@@ -248,6 +274,7 @@ class Resident:
     def _semantic_request(self, request: dict) -> dict:
         if request.get("op") == "ping":
             return {"ok": True, "root": self.root, "pid": os.getpid(), "served": self.served,
+                    "preparing": self._prepare is not None,
                     "scans": None if self.followed is None else self.followed.scans, "cpu": time.process_time()}
         return self._semantic().handle(request)
 
@@ -283,9 +310,12 @@ class Resident:
             if resident.receive(conn) != [b"go"]:
                 return  # the client gave up and runs it itself
             code, events = client.run(args, data)
-            self.served += 1
-            resident.send(conn, b"done", b"%d" % code, resident.pack(*events))
-            client.prepare(self.memory.root, args)
+        self.served += 1
+        resident.send(conn, b"done", b"%d" % code, resident.pack(*events))
+        from .cli.hot import writes
+
+        if writes(args):
+            self._prepare = (environ, os.fsdecode(cwd), time.monotonic() + PREPARE_AFTER)
 
     def _declines(self, stamp: bytes, root: str, umask: bytes, args: list, data: bytes | None,
                   sys_path: list) -> str | None:
@@ -366,15 +396,10 @@ class _Client:
             code = 1
         return (1 if code is None else code), events
 
-    def prepare(self, root, args: list) -> None:
-        """Once the client has its answer: after a command that may have written (a turn folded
-        into the episode log, a new memory), bring the search cache up to date, as the next
-        details recall would first, so the next turn does not wait for it."""
-        from .cli.hot import writes
+    def prepare(self, root) -> None:
+        """Bring the search cache up to date, as the next details recall would first."""
         from .core import Memory
 
-        if not writes(args):
-            return
         try:
             Memory.find(root).prepare_recall()
         except Exception:  # a cache: whatever fails here, the next recall meets it itself and says so

@@ -359,6 +359,14 @@ def _search_cache_behind(root) -> tuple:
     return stats.added, stats.changed, stats.removed
 
 
+def prepared(root, timeout: float = 15.0) -> None:
+    """Wait until the server has done what it does once quiet after a command that wrote."""
+    deadline = time.monotonic() + timeout
+    while remote.ask(root, {"op": "ping"}, timeout=5)["preparing"]:
+        assert time.monotonic() < deadline, "the server never prepared"
+        time.sleep(0.02)
+
+
 def test_after_a_turn_that_wrote_the_server_brings_the_search_cache_up_to_date(example_root):
     """Once it has answered a command that wrote (the hook or session add folding a turn into the
     episode log, remember), the server tokenises what changed, so the next turn's details recall
@@ -369,7 +377,7 @@ def test_after_a_turn_that_wrote_the_server_brings_the_search_cache_up_to_date(e
     proc = start_server(root)
     try:
         assert run_memcli("--root", root, "session", "add", "user", "no cache yet", env=manual).returncode == 0
-        served(root)  # answered after what the server does once the client has its answer
+        prepared(root)
         assert not (root / ".memcli" / "search" / "search.sqlite3").exists()
         assert run_memcli("--root", root, "recall", "alembic", "--layer", "details", env=manual).returncode == 0
         for args in (["session", "add", "user", "the quokka turn"], ["session", "add", "user", "another turn"],
@@ -377,6 +385,7 @@ def test_after_a_turn_that_wrote_the_server_brings_the_search_cache_up_to_date(e
             before = served(root)
             assert run_memcli("--root", root, *args, env=manual).returncode == 0
             assert served(root) == before + 1
+            prepared(root)
             assert _search_cache_behind(root) == (0, 0, 0), args
         assert list((root / "memory" / "episodes").glob("*.md"))  # the turns were folded
     finally:
