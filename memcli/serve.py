@@ -24,8 +24,9 @@ import traceback
 from . import resident
 
 _CHECK_EVERY = 2.0  # seconds between checks, while idle, that the socket and the root are still there
-# Seconds of quiet after a command that wrote before the server brings the search cache up to date
-# (``Resident.prepare``): the client is gone by then, and the next turn seconds away.
+# Seconds after a command that wrote, or after the kernel said the details layer's files changed
+# (whoever changed them), before the server brings the search cache up to date (``Resident.prepare``):
+# the client is gone by then, and the next turn seconds away.
 PREPARE_AFTER = 0.05
 
 
@@ -111,7 +112,8 @@ class Resident:
         self._busy = False
         self._lock = None
         self._inode = None
-        self._prepare = None  # (environment, working folder, when) of the last request that wrote, until prepared
+        self._prepare = None  # (environment, working folder, when): a prepare due
+        self._last = None  # (environment, working folder) of the last request run
 
     # ---------------------------------------------------------------- start and stop
     def lock(self) -> None:
@@ -181,9 +183,10 @@ class Resident:
             raise KeyboardInterrupt
 
     def prepare(self) -> None:
-        """PREPARE_AFTER seconds after a command that wrote (a turn folded into the episode log, a
-        new memory), between requests: do in that client's environment and working folder what
-        the next details recall would do first, so the next turn does not wait for it."""
+        """PREPARE_AFTER seconds after a command that wrote or a change of the details layer's
+        files (a turn folded into the episode log, a new memory, an edit, a pull), between
+        requests: do in the last client's environment and working folder what the next details
+        recall would do first, so the next turn does not wait for it."""
         environ, cwd, _ = self._prepare
         self._prepare = None
         self._busy = True
@@ -191,8 +194,14 @@ class Resident:
             with _Client(environ, cwd) as client:
                 if client.error is None:
                     client.prepare(self.memory.root)
+            if self.followed is not None:
+                self.followed.detail_files()  # the kernel's queue read, whatever the prepare needed
         finally:
             self._busy = False
+
+    def _due(self) -> None:
+        if self._prepare is None and self._last is not None:
+            self._prepare = (*self._last, time.monotonic() + PREPARE_AFTER)
 
     def _still_here(self) -> bool:
         try:
@@ -203,6 +212,7 @@ class Resident:
     def serve(self, sock) -> str:
         """Answer requests until stopped (KeyboardInterrupt), idle for ``idle`` seconds, or the
         socket or the root is gone; returns why it stopped."""
+        import select
         import socket
 
         from .core import answer_semantic_here, follow_files
@@ -226,13 +236,18 @@ class Resident:
                         return "idle"
                     wait = min(wait, left)
                 sock.settimeout(wait)
+                # the details layer's files, followed once a request gave an environment to prepare in
+                follow = self.followed if self._prepare is None and self._last is not None else None
+                ready = select.select([sock] if follow is None else [sock, follow], [], [], wait)[0]
+                if follow is not None and follow in ready:
+                    self._due()
+                if sock not in ready:
+                    if self._prepare is None and not self._still_here():
+                        return "gone"
+                    continue
                 try:
                     conn, _ = sock.accept()
                 except socket.timeout:
-                    if self._prepare is not None:
-                        continue
-                    if not self._still_here():
-                        return "gone"
                     continue
                 self._busy = True
                 try:
@@ -314,8 +329,9 @@ class Resident:
         resident.send(conn, b"done", b"%d" % code, resident.pack(*events))
         from .cli.hot import writes
 
-        if writes(args):
-            self._prepare = (environ, os.fsdecode(cwd), time.monotonic() + PREPARE_AFTER)
+        self._last = (environ, os.fsdecode(cwd))
+        if writes(args):  # where the files are not followed, the command line says it
+            self._due()
 
     def _declines(self, stamp: bytes, root: str, umask: bytes, args: list, data: bytes | None,
                   sys_path: list) -> str | None:

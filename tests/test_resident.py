@@ -369,8 +369,9 @@ def prepared(root, timeout: float = 15.0) -> None:
 
 def test_after_a_turn_that_wrote_the_server_brings_the_search_cache_up_to_date(example_root):
     """Once it has answered a command that wrote (the hook or session add folding a turn into the
-    episode log, remember), the server tokenises what changed, so the next turn's details recall
-    finds the search cache in step; a root without a search cache gets none behind its back."""
+    episode log, remember), or the details layer's files changed under it (another process, an
+    editor), the server tokenises what changed, so the next turn's details recall finds the search
+    cache in step; a root without a search cache gets none behind its back."""
     root = example_root
     (root / "memcli.yaml").write_text("session:\n  max_rounds: 1\n", encoding="utf-8")
     manual = {"MEMCLI_SERVE": "manual"}
@@ -388,6 +389,11 @@ def test_after_a_turn_that_wrote_the_server_brings_the_search_cache_up_to_date(e
             prepared(root)
             assert _search_cache_behind(root) == (0, 0, 0), args
         assert list((root / "memory" / "episodes").glob("*.md"))  # the turns were folded
+        before = served(root)
+        assert run_memcli("--root", root, "session", "add", "user", "a turn of its own").returncode == 0
+        (root / "memory" / "edited.md").write_text("---\ntitle: Edited by hand\n---\nthe wombat\n", encoding="utf-8")
+        prepared(root)
+        assert served(root) == before and _search_cache_behind(root) == (0, 0, 0)
     finally:
         stop(proc)
     # the same turn in a process of its own leaves the work to the next recall
