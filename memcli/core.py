@@ -175,7 +175,7 @@ class Memory:
     def restore(self, memory_id: str, now: str | None = None) -> WriteResult:
         """Bring an archived memory back to memory/ (a passed expiry is cleared) and into the index."""
         from .dates import utcnow
-        from .store.layout import check_id
+        from .paths import check_id
         from .usecases.write import restore
 
         return restore(self.store, check_id(_id(memory_id)), now or utcnow())
@@ -405,7 +405,7 @@ class Memory:
 def _id(ref: str) -> str:
     """A memory's id from what a person or an agent gives: the id, or the path recall prints
     (memory/<id>.md, memory/archive/<id>.md)."""
-    from .store.layout import memory_ref
+    from .paths import memory_ref
 
     return memory_ref(ref)
 

@@ -7,7 +7,7 @@ import re
 from bisect import bisect_right
 
 from .errors import UsageError
-from .store.layout import detail_rel, id_of
+from .paths import detail_rel, id_of
 
 _WS = re.compile(r"\s+")
 _TAG_BAD = re.compile(r"[\s|#,\[\]]+")

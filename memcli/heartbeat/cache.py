@@ -11,7 +11,7 @@ from .. import progress
 from ..errors import MemcliError
 from ..store import indexrules, layout, markers
 from ..store.fs import inside
-from ..store.layout import STATE_DIR
+from ..paths import STATE_DIR
 from . import checks
 from ..store.frontmatter import key_line
 from .base import norm, read_file
@@ -97,9 +97,9 @@ def _inspect_all(jobs: list) -> list:
 CHECKING = "checking memory files"
 # what every record also depends on, besides the checks' own modules (and the scanner's rule sets)
 _FIXED = ("memcli.heartbeat.cache", "memcli.heartbeat.base", "memcli.heartbeat.checks", "memcli.store.details",
-          "memcli.store.layout", "memcli.safety.scanner", "memcli.safety.ruleset", "memcli.safety.validators",
-          "memcli.safety.invisible", "memcli.model", "memcli.store.frontmatter", "memcli.store.flatyaml",
-          "memcli.dates")
+          "memcli.store.layout", "memcli.paths", "memcli.safety.scanner", "memcli.safety.ruleset",
+          "memcli.safety.validators", "memcli.safety.invisible", "memcli.model", "memcli.store.frontmatter",
+          "memcli.store.flatyaml", "memcli.dates")
 
 
 def signature() -> str:

@@ -60,7 +60,7 @@ class WriteCheck:
     @classmethod
     def of(cls, root, rel: str | None = None) -> "WriteCheck":
         """The checks under a store.Root's `write.secrets`, for the file rel of it."""
-        from ..store.layout import detail_rel
+        from ..paths import detail_rel
 
         return cls(root.config["write.secrets"], markers.size_for(root.path / (rel or detail_rel("memory"))))
 

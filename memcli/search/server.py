@@ -76,7 +76,7 @@ class Server:
                 self._cache = semantic.cache_for(self.store)
             if request.get("lexical") is None:  # fetched here, from a search cache kept open
                 from memcli.search.cache import SearchCache
-                from memcli.store.layout import SEARCH
+                from memcli.paths import SEARCH
 
                 if self._search is None:
                     self._search = SearchCache(self.store.state_dir(SEARCH))

@@ -22,7 +22,7 @@ from ..errors import FileError, NotFoundError, SecretError, UsageError
 from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, RememberRequest, Result, WriteResult, one_line
 from ..safety.writecheck import WriteCheck, mask
 from ..store import inbox as store
-from ..store.layout import memory_ref, slugify
+from ..paths import memory_ref, slugify
 from . import write
 
 
@@ -59,7 +59,7 @@ def check(p: store.Proposal) -> None:
     if not p.title:
         raise UsageError("a proposal needs a title")
     if p.target:
-        from ..store.layout import check_id
+        from ..paths import check_id
 
         check_id(p.target)
     for name, value in (("title", p.title), ("summary", p.summary), ("text", p.text)):
@@ -158,7 +158,7 @@ def accept(root, pid: str, now: str | None = None, *, id: str | None = None, tit
 def renamed(p: store.Proposal, id: str | None = None, title: str | None = None) -> store.Proposal:
     """The proposal with the memory id it becomes and its title as a reviewer fixed them."""
     if id is not None:
-        from ..store.layout import check_id
+        from ..paths import check_id
 
         if p.kind == "update":
             raise UsageError(f"{p.id} updates {p.target}; a new id is for a proposal of a new memory")

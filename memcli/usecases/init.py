@@ -10,7 +10,7 @@ from ..errors import UnsafePathError, UsageError
 from ..model import Result
 from ..store import layout
 from ..store.fs import atomic_write, inside, state_dir
-from ..store.layout import IGNORED
+from ..paths import IGNORED
 from ..store.templates import example_files, template_text
 
 

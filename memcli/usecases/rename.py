@@ -30,7 +30,7 @@ from ..store import details as dfile
 from ..store import journal as journals
 from ..store import layout
 from ..store.fs import atomic_write, followable, read_text, replace_each
-from ..store.layout import TMP_PREFIX, check_id
+from ..paths import TMP_PREFIX, check_id
 
 
 def rewrite_refs(text: str, old: str, new: str) -> str:

@@ -29,7 +29,7 @@ from ..heartbeat import check_text, plan
 from ..heartbeat.base import read_file
 from ..model import Finding
 from ..store import indexrules, layout
-from ..store.layout import TMP_PREFIX
+from ..paths import TMP_PREFIX
 from .maintain import apply, audit
 
 ROOT_FILES = (layout.INDEX, layout.CONFIG)

@@ -17,7 +17,7 @@ from ..store import details as dfile
 from ..store import frontmatter, layout
 from ..store.details import add_history
 from ..store.fs import read_exact, read_text
-from ..store.layout import check_id, slugify, valid_id
+from ..paths import check_id, slugify, valid_id
 from ..textcheck import check_rendered, check_sizes, check_text_field
 
 

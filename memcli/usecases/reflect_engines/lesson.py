@@ -157,7 +157,7 @@ def identifiers(text: str) -> list:
 
 def memory_id(problem: str | None, fix: str | None, title: str) -> str:
     """A short readable id: the component, then the identifiers and the last word of the fix."""
-    from ...store.layout import slugify
+    from ...paths import slugify
 
     def words(text: str) -> list:
         out = []
