@@ -32,10 +32,15 @@ class Memory:
     """A memory root: `Memory(path)`; see the methods for each operation."""
 
     def __init__(self, root: str | os.PathLike, config: Config | None = None, *, door: str = "api"):
-        from .store.root import Root
+        from .store.root import Root, root_path
 
+        path = root_path(root)
+        if config is None:
+            from .config import load_config
+
+            config = load_config(path)
         # door: the front end writing through this instance (cli, api, mcp or hook), for write.pii
-        self.store = Root(root, config, door=door)
+        self.store = Root(path, config, door=door)
         self.root: Path = self.store.path
 
     @contextmanager

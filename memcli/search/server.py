@@ -10,9 +10,7 @@ class Server:
     """Answers the semantic requests of one root, holding the model and the vectors."""
 
     def __init__(self, root) -> None:
-        from memcli.store.root import Root
-
-        self.store = root if isinstance(root, Root) else Root(root)
+        self.store = root  # a store.Root
         self.root = self.store.path
         self._cache = None
         self._search = None
