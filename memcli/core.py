@@ -36,7 +36,7 @@ class Memory:
 
         path = root_path(root)
         if config is None:
-            from .config import load_config
+            from .tighten import load_config
 
             config = load_config(path)
         # door: the front end writing through this instance (cli, api, mcp or hook), for write.pii
@@ -82,7 +82,8 @@ class Memory:
              door: str = "api") -> "Memory":
         """The root named (else MEMCLI_ROOT, else the nearest ancestor of the working folder with
         MEMORY.md or memcli.yaml), opened. root_commands=False: no command from its files."""
-        from .config import find_root, load_config
+        from .config import find_root
+        from .tighten import load_config
 
         path = find_root(root)
         return cls(path, None if root_commands else load_config(path, root_commands=False), door=door)
@@ -396,7 +397,7 @@ class Memory:
     def trust(self) -> Result:
         """Let this root's memcli.yaml, as it is now, run the commands it names (recorded in the
         user's state folder, keyed by the root's real path and the file's SHA-256)."""
-        from .config import trust
+        from .tighten import trust
 
         return Result(trust(self.root))
 

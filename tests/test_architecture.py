@@ -43,6 +43,26 @@ def test_there_is_no_import_cycle():
     assert GRAPH.cycles() == []
 
 
+# The bottom of the library, in the order each may import the ones before it (and nothing after):
+# path rules, plain values, the store, the settings, the user's trust records, the rule that a
+# committed memcli.yaml only tightens (which loads a root's settings), the write checks.
+BOTTOM = ("memcli.paths", "memcli.model", "memcli.store", "memcli.config", "memcli.trust", "memcli.tighten",
+          "memcli.safety")
+
+
+def test_no_package_level_cycle_but_front_ends_starting_each_other():
+    """Modules form no cycle, and neither do packages (``memcli.store`` as one): only front ends
+    start one another (`memcli hook` runs hooks.py, `memcli serve` serve.py, which answer through cli)."""
+    groups = GRAPH.cycles(packages=True)
+    assert all(under(p, *FRONT_ENDS) for g in groups for p in g), groups
+
+
+def test_the_bottom_packages_are_layered():
+    packages = GRAPH.package_imports()
+    bad = [(a, b) for i, a in enumerate(BOTTOM) for b in sorted(packages[a]) if b in BOTTOM[i:]]
+    assert bad == []
+
+
 def test_no_module_uses_another_modules_private_names():
     assert GRAPH.private == []
 

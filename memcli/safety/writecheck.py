@@ -245,7 +245,7 @@ def check_merged(kind: str, text: str, path: str, conflicts: int = 0) -> str:
     policy = "refuse"
     root = _root_of(full) if full is not None else None
     if root is not None:
-        from ..config import load_config
+        from ..tighten import load_config
         from ..errors import MemcliError
 
         try:
@@ -275,6 +275,7 @@ def mask(root, fields: dict, captured: bool = False) -> tuple[dict, list]:
     `refuse`."""
     if all(isinstance(v, str) and "@" not in v and not any(c.isdigit() for c in v) for v in fields.values()):
         return fields, []  # every rule needs a digit or an '@': the scan is not even loaded
+    from ..config import pii_policy
     from . import pii
 
-    return pii.apply_fields(fields, pii.policy_for(root.config, root.door, captured))
+    return pii.apply_fields(fields, pii_policy(root.config, root.door, captured))

@@ -82,7 +82,7 @@ def init_root(path: str | os.PathLike, example: bool = False, *, git: bool = Fal
                 added.append(name[:-3])
     put(layout.INDEX, template_text("MEMORY.md"))
     if added:
-        from ..config import load_config
+        from ..tighten import load_config
         from ..store.root import Root, root_path
         from .maintain import rebuild_index
 
