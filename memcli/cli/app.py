@@ -24,7 +24,7 @@ def command():
     """The app's Click command, built once per process (`main` and in-process tests share it)."""
     global _COMMAND
     if _COMMAND is None:
-        from ..core import add_plugin_commands
+        from ..frontend import add_plugin_commands
 
         add_plugin_commands(app)  # the plugins' commands (memcli.plugins), tidied like the rest
         _COMMAND = tidy(typer.main.get_command(app))

@@ -51,7 +51,7 @@ def execute(command: str, as_json: bool, action: Callable[[], Out]) -> int:
     except KeyboardInterrupt:
         r.talk("memcli: interrupted")
         return 130
-    from ..core import plugin_problems
+    from ..frontend import plugin_problems
 
     res.warnings = [*res.warnings, *plugin_problems()]  # a plugin that failed is said, never fatal
     if as_json:
@@ -69,7 +69,7 @@ def read_input(text: str | None, file: str | None, stdin_text, what: str) -> str
     import os
     from pathlib import Path
 
-    from ..core import decode_input as decode
+    from ..frontend import decode_input as decode
     from ..errors import FileError, UsageError
 
     if text is not None and file is not None:
@@ -102,7 +102,7 @@ def open_memory(root: str | None):
 
 
 def names(session: str | None, scope: str | None) -> tuple[str, str]:
-    from ..core import session_names
+    from ..frontend import session_names
 
     return session_names(session, scope)
 

@@ -139,7 +139,7 @@ def import_(
     def act():
         text = None
         if source == "-":
-            from ..core import decode_input
+            from ..frontend import decode_input
 
             text = decode_input(stdin_bytes(), "stdin", 100_000_000)
         m = memory(ctx)

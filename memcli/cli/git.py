@@ -62,7 +62,7 @@ def git_setup(
 
 
 def _driver(kind: str, base: str, ours: str, theirs: str, marker: int, path: str) -> None:
-    from ..core import merge_driver
+    from ..frontend import merge_driver
 
     raise typer.Exit(merge_driver([kind, base, ours, theirs, *([str(marker)] if kind == "detail" else []), path]))
 
@@ -154,7 +154,7 @@ def sync(
 
 
 def _way(path: str) -> str:
-    from ..core import way_out
+    from ..frontend import way_out
 
     return way_out(path) if path.endswith(".md") else "edit it, then `git add` it"
 

@@ -14,7 +14,7 @@ from ..errors import UsageError
 
 
 def _seconds(value: str, option: str) -> float:
-    from ..core import parse_duration
+    from ..frontend import parse_duration
     from ..errors import ConfigError
 
     try:

@@ -21,7 +21,7 @@ def plugins_(ctx: typer.Context, json_: Json = False):
 
     Example: memcli plugins
     """
-    from ..core import plugins
+    from ..frontend import plugins
 
     def act():
         found = plugins(refresh=True)

@@ -104,8 +104,8 @@ def inbox_show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
     Example: memcli inbox show p-20261201-staging-deploys-need-the-vpn-5e268f
     """
     def act():
-        from ..core import injection_kinds
-        from ..core import injection_note as flag_note
+        from ..frontend import injection_kinds
+        from ..frontend import injection_note as flag_note
 
         inbox = memory(ctx).inbox
         p = inbox.get(id_)

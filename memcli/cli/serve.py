@@ -35,7 +35,7 @@ def serve(
     import os
     import signal
 
-    from ..core import parse_duration
+    from ..frontend import parse_duration
     from ..errors import MemcliError, Refused, UsageError
     from ..serve import Resident
 
