@@ -129,11 +129,13 @@ def way_out(rel: str) -> str:
     return way(rel)
 
 
-def merge_driver(argv: list) -> int:
-    """git's merge driver (`memcli merge index|detail|episode ...`): exit 0 merged, 1 conflicts left."""
-    from .gitmerge import main
+def merge_file(kind: str, base: str, ours: str, theirs: str, marker: int = 7, path: str = "") -> int:
+    """git's merge driver for one file (kind index, detail or episode; the paths git gives): the
+    result replaces ours, through the write check. 0 merged, 1 conflicts left, 2 not UTF-8 and
+    git could not merge it; a refusal raises MemcliError."""
+    from .usecases.merge import merge_file as merge
 
-    return main(argv)
+    return merge(kind, base, ours, theirs, marker, path)
 
 
 def add_plugin_commands(app) -> None:

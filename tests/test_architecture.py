@@ -16,7 +16,7 @@ from import_map import Graph  # noqa: E402
 
 GRAPH = Graph(ROOT_DIR / "memcli")
 FRONT_ENDS = ("memcli.cli", "memcli.hooks", "memcli.mcp", "memcli.mcp_result", "memcli.mcp_stdio", "memcli.serve",
-              "memcli.__main__")
+              "memcli.gitmerge", "memcli.__main__")
 # What a front end may import of memcli: the facade (and the package, for its version), its support
 # module (memcli.frontend: names from the environment, the hook's roots, the plugins, the merge
 # driver...), the errors, the plain values and the renderer, the resident path's client
@@ -73,6 +73,25 @@ def test_no_module_uses_another_modules_private_names():
 def test_front_ends_import_only_the_facade_errors_model_and_render():
     bad = [(a, b, line) for a, b, line in imports_of(*FRONT_ENDS) if not (b in FACADE or under(b, *FRONT_ENDS))]
     assert bad == []
+
+
+def test_the_library_never_calls_an_entry_point():
+    """The facade and its support module reach the use cases; no entry point (the command line,
+    the merge driver git runs, the hook, the server, MCP) is called from below the front ends."""
+    bad = [(a, b, line) for a, b, line, _ in GRAPH.edges if not under(a, *FRONT_ENDS) and under(b, *FRONT_ENDS)]
+    assert bad == []
+
+
+ENTRY_POINTS = ("memcli.gitmerge", "memcli.hooks", "memcli.serve", "memcli.mcp")
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_entry_points_call_use_cases_through_the_facade(entry):
+    """An entry point parses, calls the facade or its support module, and says the result: it does
+    no store work of its own (no store, use case, check or search of its own)."""
+    used = {b for a, b, _ in imports_of(entry)}
+    assert used & {"memcli.core", "memcli.frontend"}, used
+    assert all(b in FACADE or under(b, *FRONT_ENDS) for b in used), used
 
 
 def test_search_never_imports_recall_a_use_case_or_a_front_end():

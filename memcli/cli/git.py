@@ -62,9 +62,9 @@ def git_setup(
 
 
 def _driver(kind: str, base: str, ours: str, theirs: str, marker: int, path: str) -> None:
-    from ..frontend import merge_driver
+    from ..gitmerge import main  # the drivers' entry point: what git runs, and what it says
 
-    raise typer.Exit(merge_driver([kind, base, ours, theirs, *([str(marker)] if kind == "detail" else []), path]))
+    raise typer.Exit(main([kind, base, ours, theirs, *([str(marker)] if kind == "detail" else []), path]))
 
 
 Base = Annotated[str, typer.Argument(help="The common ancestor (%O).")]

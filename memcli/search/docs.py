@@ -4,13 +4,13 @@ fingerprints), for the details layer, the search cache, the semantic step and `m
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import FileError, UnsafePathError, UsageError
 from ..store import details as dfile
 from ..store import layout
+from ..store.episodes import without_user_turns  # the episode grammar's (recall's details layer uses it here)
 from ..store.fs import decode, inside, read_text
 
 
@@ -42,16 +42,6 @@ def detail_doc(root: Path, key: str, limit: int | None = None,
         return None
     return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
                      importance=d.importance, updated=d.updated or d.created)
-
-
-_BLOCK = re.compile(r"^(?=## |\*\*\w+\*\* \()", re.M)  # an episode file's sections and turns
-_USER = re.compile(r"\*\*user\*\* \([^)]*\): ")
-
-
-def without_user_turns(text: str, drop: Callable[[str], bool]) -> str:
-    """An episode file without the user turns whose words ``drop`` picks."""
-    parts = _BLOCK.split(text)
-    return "".join(p for p in parts if not ((m := _USER.match(p)) and drop(p[m.end():])))
 
 
 def without_questions(text: str) -> str:
