@@ -254,8 +254,9 @@ def read_file(path: Path, shown: str) -> dict:
 
 def user_config_path() -> Path:
     """The user's own configuration: $XDG_CONFIG_HOME/memcli/config.yaml, else ~/.config/memcli/config.yaml."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "memcli" / "config.yaml"
+    from .xdg import home
+
+    return Path(home("config")) / "config.yaml"
 
 
 def env(name: str) -> str | None:
