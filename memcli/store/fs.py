@@ -12,6 +12,7 @@ from .layout import STATE_DIR, TMP_PREFIX, check_id
 from .markers import guard as refuse_conflicted
 
 MAX_FILE_BYTES = 1_000_000
+MAX_READ = 10 * MAX_FILE_BYTES  # the reader refuses a larger file (a detail file's limit)
 
 
 def inside(root: Path, path: Path) -> bool:
@@ -39,7 +40,7 @@ def safe_join(root: Path, *parts: str) -> Path:
     return path
 
 
-def read_text(path: Path, what: str | None = None, limit: int = 10 * MAX_FILE_BYTES) -> str:
+def read_text(path: Path, what: str | None = None, limit: int = MAX_READ) -> str:
     """Read a UTF-8 text file (BOM tolerated); a clear error for binary, non-UTF-8 or huge files."""
     name = what or str(path)
     try:
@@ -62,13 +63,13 @@ def read_exact(path: Path, rel: str) -> str:
     """A file's exact text (no newline or BOM normalising), for comparing and merging."""
     try:
         with open(path, "rb") as f:
-            data = f.read(10 * MAX_FILE_BYTES + 1)
+            data = f.read(MAX_READ + 1)
     except FileNotFoundError:
         raise FileError(f"{rel}: no such file")
     except OSError as e:
         raise FileError(f"{rel}: cannot read it ({e.strerror or e})")
-    if len(data) > 10 * MAX_FILE_BYTES:
-        raise FileError(f"{rel}: larger than {10 * MAX_FILE_BYTES // 1_000_000} MB; edit it with another tool")
+    if len(data) > MAX_READ:
+        raise FileError(f"{rel}: larger than {MAX_READ // 1_000_000} MB; edit it with another tool")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -301,7 +301,7 @@ class Gate:
         req, extra = write.with_frontmatter(req)
         created = _now(req.now)
         if extra:  # the body's own keys travel with it
-            body = "---\n" + "".join(frontmatter.dump_key(k, v) + "\n" for k, v in extra.items()) + "---\n" + req.body
+            body = frontmatter.fenced([frontmatter.dump_key(k, v) for k, v in extra.items()]) + req.body
         else:
             body = req.body
         p = store.make("new", req.title or "", summary=req.summary or "", type=req.type or DEFAULT_TYPE,

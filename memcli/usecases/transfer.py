@@ -240,7 +240,9 @@ def _read(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]
     text = decode(data, str(source), MAX_SOURCE_FILE)  # binary, not UTF-8 or too big: bad input (exit 2)
     if path.suffix in (".jsonl", ".json") or text.lstrip().startswith("{"):
         return parse_jsonl(text, str(source)), "jsonl", []
-    if text.lstrip("\ufeff").startswith("---"):
+    from ..store.frontmatter import opens
+
+    if opens(text):
         return [markdown_record(text, path.name, path.name)], "markdown", []
     records = bullet_records(text, path, path.name)
     if not records:
