@@ -39,13 +39,6 @@ def tags(root, prefix: str = "") -> list[str]:
 
 # ---------------------------------------------------------------- near-duplicates
 
-_WS = re.compile(r"\s+")
-
-
-def _norm(text: str) -> str:
-    return _WS.sub(" ", text.lower()).strip()
-
-
 def _bound(a: str, counts: dict, b: str) -> float:
     """The highest rapidfuzz ratio two texts can have: the characters they share, doubled, over
     their lengths (their longest common subsequence is no longer than that). counts: a's letters."""
@@ -58,12 +51,11 @@ def _counts(text: str) -> dict:
 
 
 def _may_match(mine: str, counts, other: str) -> bool:
-    """Whether the heartbeat's duplicate rule could hold: both at least 12 characters, lengths
-    within about 80% of each other, and a ratio of DUPLICATE_RATIO (90) within reach."""
-    la, lb = len(mine), len(other)
-    if min(la, lb) < 12 or min(la, lb) * 5 < max(la, lb) * 4:
-        return False
-    return _bound(mine, counts, other) >= 90
+    """Whether the heartbeat's duplicate rule could hold: the lengths allow it, and a ratio of
+    DUPLICATE_RATIO is within reach."""
+    from ..similar import DUPLICATE_RATIO, lengths_allow
+
+    return lengths_allow(len(mine), len(other)) and _bound(mine, counts, other) >= DUPLICATE_RATIO
 
 
 SLUG_BOUND = 80  # file names (slugs of titles) this close are read and compared in full
@@ -75,9 +67,9 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
     Compared: the indexed memories (from the index cache) and the few others whose file name, the
     slug of their title, is close to this title's slug. Nothing is parsed or loaded beyond that:
     rapidfuzz and the rule only when some memory could match."""
-    from ..similar import same_memory
+    from ..similar import compared, same_memory
 
-    mine = _norm(f"{title} {summary}")
+    mine = compared(f"{title} {summary}")
     if len(mine) < 8:
         return []
     candidates: dict[str, str] = {}
@@ -85,7 +77,7 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
     for e, d in root.indexed():
         if e.id != exclude:
             parts[e.id] = (e.title, d.summary if d is not None else e.summary)
-            candidates[e.id] = _norm(" ".join(parts[e.id]))
+            candidates[e.id] = compared(" ".join(parts[e.id]))
     slug = layout.slugify(title)
     slug_counts = _counts(slug)
     close = []
@@ -107,7 +99,7 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
         except MemcliError:
             continue
         parts[stem] = (d.title, d.summary)
-        candidates[stem] = _norm(f"{d.title} {d.summary}")
+        candidates[stem] = compared(f"{d.title} {d.summary}")
     counts = _counts(mine)
     same = [mid for mid, text in candidates.items() if text == mine or same_memory(title, summary, *parts[mid])]
     maybe = {mid: text for mid, text in candidates.items() if mid not in same and _may_match(mine, counts, text)}
