@@ -124,13 +124,13 @@ class Memory:
 
     def ids(self, prefix: str = "") -> list[str]:
         """The ids of the memories starting with prefix (archived ones after the others): for completion."""
-        from .usecases.everyday import ids
+        from .usecases.lookup import ids
 
         return ids(self.store, prefix)
 
     def tags(self, prefix: str = "") -> list[str]:
         """The tags of the indexed memories starting with prefix: for completion."""
-        from .usecases.everyday import tags
+        from .usecases.lookup import tags
 
         return tags(self.store, prefix)
 
@@ -330,14 +330,14 @@ class Memory:
 
     def stats(self) -> Result:
         """Memories by type, how full the index is, expired / stale / archived counts, state sizes."""
-        from .usecases.everyday import stats
+        from .usecases.lookup import stats
 
         return stats(self.store)
 
     def search(self, pattern: str, regex: bool = False, ignore_case: bool | None = None,
                archived: bool = True) -> Result:
         """Every line of every memory file matching pattern (literal, or a regex), smart case by default."""
-        from .usecases.everyday import search
+        from .usecases.lookup import search
 
         return search(self.store, pattern, regex=regex, ignore_case=ignore_case, archived=archived)
 

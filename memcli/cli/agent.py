@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .shared import Json, app, run, state
+from .typer_app import Json, app, run, state
 from .boundary import Out, stdin_bytes
 
 hook_app = typer.Typer(help="Hooks an agent runs on its own events (reads the event's JSON on stdin), and the "

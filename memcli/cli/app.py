@@ -1,8 +1,8 @@
 """The thin command line: parse, make one library call, render, map errors to exit codes.
 
 This module holds the commands of a memory's life (init, remember, update, show, list, edit,
-forget, restore, index) and gathers the others' modules; the Typer app they share is in
-``shared``."""
+forget, restore, rename, index) and gathers the others' modules; the Typer app they share is in
+``typer_app``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, listed_ids
 from .boundary import Out, read_input, stdin_bytes
 from .complete import ids, tags
 from .progress import reporting
-from .shared import Json, app, index_app, memory, run, state
+from .typer_app import Json, app, index_app, memory, run, state
 
 def command():
     """The app's Click command, built once per process (`main` and in-process tests share it)."""
@@ -297,6 +297,31 @@ def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID",
     run(ctx, "restore", json_, act)
 
 
+@app.command()
+def rename(
+    ctx: typer.Context,
+    old: Annotated[str, typer.Argument(metavar="ID", help="The memory's id now (or its path).")],
+    new: Annotated[str, typer.Argument(metavar="NEW_ID", help="Its new id.")],
+    json_: Json = False,
+):
+    """Give a memory a new id; its index link and references (memory/ID.md, [[ID]]) follow.
+
+    Example: memcli rename mysql-charset mysql-utf8mb4
+    """
+    def act():
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            data = m.rename(old, new)
+
+        def human():
+            r.out(data["id"])
+            refs = data["references"]
+            refs = f"; references updated in {listed_ids(refs, '--json names them all')}" if refs else ""
+            r.talk(f"renamed {old} to {new} ({data['path']}){refs}")
+        return Out.of(data, human)
+    run(ctx, "rename", json_, act)
+
+
 @index_app.command("rebuild")
 def index_rebuild(ctx: typer.Context, json_: Json = False):
     """Regenerate MEMORY.md from the detail files, keeping hand-written lines.
@@ -337,11 +362,12 @@ def index_check(ctx: typer.Context, json_: Json = False):
 
 
 from . import cascade  # noqa: E402,F401  (registers the cascade's commands)
-from . import maint  # noqa: E402,F401  (registers heartbeat and watch)
+from . import heartbeat  # noqa: E402,F401  (registers heartbeat and watch)
 from . import trust  # noqa: E402,F401  (registers trust)
 from . import git  # noqa: E402,F401  (registers git setup, merge, sync and resolve)
 from . import agent  # noqa: E402,F401  (registers mcp and hook)
-from . import everyday  # noqa: E402,F401  (registers stats, search, rename, export, import)
+from . import lookup  # noqa: E402,F401  (registers stats and search)
+from . import transfer  # noqa: E402,F401  (registers export and import)
 from . import serve  # noqa: E402,F401  (registers serve)
 from . import outcome  # noqa: E402,F401  (registers outcome)
 from . import reflect  # noqa: E402,F401  (registers reflect and inbox)

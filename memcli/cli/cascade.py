@@ -9,7 +9,7 @@ from typing import Annotated
 
 from .. import render as r
 from ..frontend import CONTEXT_BUDGET
-from .shared import Json, app, memory, run, state
+from .typer_app import Json, app, memory, run, state
 from .boundary import Out, State, names, recall_action, should_recall_action, text_arg
 from .complete import layer_help, layers
 

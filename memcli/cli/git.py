@@ -8,7 +8,7 @@ import typer
 
 from .. import render as r
 from ..errors import UsageError
-from .shared import Json, app, memory, run
+from .typer_app import Json, app, memory, run
 from .boundary import Out
 
 git_app = typer.Typer(help="Make a root git-ready and check it.\n\nExample: memcli git setup --check", no_args_is_help=True)

@@ -6,7 +6,7 @@ import typer
 
 from .. import render as r
 from .boundary import Out
-from .shared import Json, app, run
+from .typer_app import Json, app, run
 
 WHAT = {"register_layers": "recall layers", "register_checks": "heartbeat checks",
         "register_commands": "commands", "register_providers": "embedding providers",

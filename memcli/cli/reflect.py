@@ -8,7 +8,7 @@ import typer
 
 from .. import render as r
 from ..errors import MemcliError, UsageError
-from .shared import Json, app, memory, run
+from .typer_app import Json, app, memory, run
 from .boundary import Out
 
 inbox_app = typer.Typer(help="Proposals waiting for review in memory/inbox/: list (the default), show, accept, "

@@ -8,7 +8,7 @@ import typer
 from typing import Annotated
 
 from .. import render as r
-from .shared import Json, app, memory, run
+from .typer_app import Json, app, memory, run
 from .boundary import Out
 
 

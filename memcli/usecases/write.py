@@ -114,7 +114,7 @@ def remember_request(root, req: RememberRequest) -> WriteResult:
     if redacted:
         result.warnings.append(f"redacted {len(redacted)} secret(s): "
                                + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
-    from .everyday import duplicate_warnings  # after the write, outside the lock: it only reads
+    from .duplicates import duplicate_warnings  # after the write, outside the lock: it only reads
 
     result.warnings += duplicate_warnings(root, d)
     return result

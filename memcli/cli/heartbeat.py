@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import render as r
-from .shared import Json, app, memory, run, state
+from .typer_app import Json, app, memory, run, state
 from .boundary import Out
 from .progress import reporting
 from ..errors import UsageError
