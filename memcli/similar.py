@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from .cjk import WIDE_FROM
+
 DUPLICATE_RATIO = 90.0  # rapidfuzz ratio of title + summary from which two memories are near-duplicates
 MIN_COMPARED = 12  # characters of title + summary below which the ratio is not asked
 _WS = re.compile(r"\s+")
@@ -37,7 +39,7 @@ def identifiers(text: str) -> tuple | None:
 
 _PUNCT_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
 _SPACE = re.compile(r"\s+")
-MIN_CONTAINED = 16  # a summary this long (a CJK character counts two) inside another makes a duplicate
+MIN_CONTAINED = 16  # a summary this long (a CJK character counts two: cjk.WIDE_FROM) inside another makes a duplicate
 
 
 def normal(text: str) -> str:
@@ -49,7 +51,7 @@ def normal(text: str) -> str:
 
 
 def _width(text: str) -> int:
-    return sum(2 if ord(c) >= 0x2E80 else 1 for c in text)
+    return sum(2 if ord(c) >= WIDE_FROM else 1 for c in text)
 
 
 def same_memory(title_a: str, summary_a: str, title_b: str, summary_b: str) -> str | None:

@@ -177,3 +177,47 @@ def test_one_index_planner():
                     if a.name in planners:
                         users.setdefault(name, set()).add(a.name)
     assert users == {}, users
+
+
+# ---------------------------------------------------------------- one home for each rule
+
+def module_trees():
+    for name, path in sorted(GRAPH.modules.items()):
+        yield name, ast.parse(path.read_text(encoding="utf-8"))
+
+
+# CJK script and the wide characters around it: Hangul Jamo, radicals to the unified ideographs,
+# Hangul syllables, compatibility ideographs, the supplementary ideographs.
+CJK_BLOCKS = ((0x1100, 0x11FF), (0x2E80, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0x20000, 0x3134F))
+
+
+# where a CJK range starts or ends: a number a module compares a code point with to say "CJK"
+CJK_BOUNDS = {0x1100, 0x11FF, 0x2E80, 0x3040, 0x30FF, 0x3400, 0x4DBF, 0x4E00, 0x9FA5, 0x9FFF, 0xAC00, 0xD7AF, 0xF900,
+              0xFAFF, 0x20000, 0x3134F}
+
+
+def in_cjk(code: int) -> bool:
+    return any(lo <= code <= hi for lo, hi in CJK_BLOCKS)
+
+
+def test_one_home_for_the_cjk_ranges():
+    """Only memcli/cjk.py writes a CJK range: no other module holds a regex class range between two
+    CJK characters, or compares a character with a CJK code point."""
+    import re
+
+    found = []
+    for name, tree in module_trees():
+        if name == "memcli.cjk":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for lo, hi in re.findall(r"(.)-(.)", node.value):
+                    if in_cjk(ord(lo)) and in_cjk(ord(hi)):
+                        found.append((name, node.lineno, f"{lo}-{hi}"))
+            elif isinstance(node, ast.Compare) and all(isinstance(o, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for o in node.ops):
+                for c in [node.left, *node.comparators]:
+                    value = c.value if isinstance(c, ast.Constant) else None
+                    if (isinstance(value, int) and value in CJK_BOUNDS) or (
+                            isinstance(value, str) and len(value) == 1 and in_cjk(ord(value))):
+                        found.append((name, node.lineno, hex(value if isinstance(value, int) else ord(value))))
+    assert found == []

@@ -6,7 +6,8 @@ import re
 import sys
 from collections import Counter, defaultdict
 
-from ..model import CJK, Finding
+from ..cjk import CJK
+from ..model import Finding
 from ..similar import DUPLICATE_RATIO, compared, identifiers as _identifiers, lengths_allow, normal as _normal
 from ..similar import same_memory as _same
 from .base import rank

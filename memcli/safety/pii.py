@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..cjk import HAN_BASIC
 from ..config import PII_POLICIES as POLICIES  # the settings' values: write.pii, write.pii_captured
 from ..errors import Refused
 
@@ -121,7 +122,7 @@ IBAN_LENGTHS = {
     "TR": 26, "UA": 29, "VG": 24, "XK": 20,
 }
 
-_ZH_ADDRESS = _Lazy(r"([\u4e00-\u9fa5]{1,24}?(?:路|街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十]{0,3}段)?)"
+_ZH_ADDRESS = _Lazy(f"([{HAN_BASIC}]{{1,24}}?" r"(?:路|街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十]{0,3}段)?)"
                     r"(\d{1,5})(?=号)")
 _EN_ADDRESS = _Lazy(r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}"
                          r"(?:Street|Avenue|Road|Boulevard|Lane|Drive|Parkway|Terrace|Court|Place|Square)\b)")

@@ -144,8 +144,12 @@ warning/warnings 警告
 @lru_cache(maxsize=1)
 def _table() -> tuple[dict, list]:
     """({English term stem: Chinese word}, [(Chinese word, the English word first named)])."""
+    import re
+
+    from ...cjk import HAN
     from ...search.tokenize import terms
 
+    han = re.compile(f"[{HAN}]")
     en: dict = {}
     zh: list = []
     for line in TERMS.strip().splitlines():
@@ -156,7 +160,7 @@ def _table() -> tuple[dict, list]:
             for t in terms(w.replace("-", " ")) if "-" in w else terms(w):
                 en.setdefault(t, names[0])
         for c in names:
-            if any("\u3400" <= ch <= "\u9fff" for ch in c):
+            if han.search(c):
                 zh.append((c, english[0]))
     zh.sort(key=lambda x: -len(x[0]))
     return en, zh
