@@ -24,8 +24,9 @@ CJK_RANGES = ((0x1100, 0x11FF), (0x3005, 0x3005), (0x3040, 0x30FF), (0x3130, 0x3
 CJK = "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
 _BOUNDS = tuple(x for lo, hi in CJK_RANGES for x in (lo, hi + 1))
 
-HAN = "\u3400-\u9fff"  # regex class inside: CJK ideographs, extension A and the unified block
-HAN_BASIC = "\u4e00-\u9fa5"  # regex class inside: the unified block as GB 2312 / GBK text uses it
+HAN_RANGE = (0x3400, 0x9FFF)  # CJK ideographs: extension A and the unified block
+HAN = f"{chr(HAN_RANGE[0])}-{chr(HAN_RANGE[1])}"  # the same, as the inside of a regex class
+HAN_BASIC = f"{chr(0x4E00)}-{chr(0x9FA5)}"  # regex class inside: the unified block as GB 2312 / GBK text uses it
 
 FULLWIDTH = (0xFF00, 0xFFEF)  # halfwidth and fullwidth forms
 _WIDE = ((0x2E80, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), FULLWIDTH)  # radicals to ideographs, Hangul, ...
@@ -39,6 +40,12 @@ def is_cjk_char(c: str) -> bool:
 
 def has_cjk(text: str) -> bool:
     return not text.isascii() and any(map(is_cjk_char, text))
+
+
+def has_han(text: str) -> bool:
+    """Whether text holds a CJK ideograph (``HAN``)."""
+    lo, hi = HAN_RANGE
+    return any(lo <= ord(c) <= hi for c in text)
 
 
 def is_fullwidth(c: str) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ...cjk import HAN
-from . import glossary
+from ...search import glossary
 
 CJK = re.compile(f"[{HAN}]")  # one Chinese character
 SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
