@@ -219,27 +219,19 @@ def edit(ctx: typer.Context,
     Example: EDITOR=nano memcli edit mysql-charset
     """
     import os
-    import shlex
-    import subprocess
+
+    from . import editor as editors
 
     def act():
         m = memory(ctx)
         m.locate(id_)  # an unknown id is said before the editor starts
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor and not (r.is_tty(sys.stdin) and r.is_tty(sys.stdout)):
-            raise UsageError("edit opens $VISUAL or $EDITOR, and neither is set (vi needs a terminal): "
-                             "set one, e.g. EDITOR=nano memcli edit ID")
-        editor = editor or "vi"
+        editor = editors.chosen("edit ID")
         s = m.edit_begin(id_)
         if s.reopened:
             r.talk(f"reopening the draft an earlier edit of {s.id} kept: {os.path.relpath(s.draft, m.root)}"
                    + (f" (the file changed since: {r.plural(s.marked, 'place')} where both differ "
                       "stand between <<<<<<< and >>>>>>> lines; keep what you want)" if s.marked else ""))
-        try:
-            code = subprocess.call([*shlex.split(editor), str(s.draft)])
-        except OSError as e:
-            m.edit_abandon(s)
-            raise UsageError(f"cannot start the editor {editor!r}: {e.strerror or e}")
+        code = editors.run(editor, s.draft, lambda: m.edit_abandon(s))
         if code != 0:
             kept = m.edit_abandon(s)
             raise UsageError(f"the editor exited with {code}; nothing was changed"

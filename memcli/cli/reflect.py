@@ -177,18 +177,14 @@ def inbox_edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
     Example: EDITOR=nano memcli inbox edit p-20261201-staging-deploys-need-the-vpn-5e268f
     """
     import os
-    import shlex
-    import subprocess
+
+    from . import editor as editors
 
     def act():
         m = memory(ctx)
+        editor = editors.chosen("inbox edit ID")
         draft, before = m.inbox.edit_begin(id_)
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        try:
-            code = subprocess.call([*shlex.split(editor), str(draft)])
-        except OSError as e:
-            os.unlink(draft)
-            raise UsageError(f"cannot start the editor {editor!r}: {e.strerror or e}")
+        code = editors.run(editor, draft, lambda: os.unlink(draft))
         with open(draft, encoding="utf-8") as f:
             after = f.read()
         if code != 0:
