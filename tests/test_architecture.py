@@ -221,3 +221,74 @@ def test_one_home_for_the_cjk_ranges():
                             isinstance(value, str) and len(value) == 1 and in_cjk(ord(value))):
                         found.append((name, node.lineno, hex(value if isinstance(value, int) else ord(value))))
     assert found == []
+
+
+def code_strings(tree):
+    """(line, text) of every string constant that is not a docstring."""
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+def homes(rule) -> set:
+    """The modules where rule(text) holds for a string of their code."""
+    return {name for name, tree in module_trees() if any(rule(s) for _, s in code_strings(tree))}
+
+
+def test_one_home_for_the_users_folders():
+    """Only memcli/xdg.py reads an XDG_* variable (config, state, cache, runtime)."""
+    assert homes(lambda s: s.startswith("XDG_") and s.endswith(("_HOME", "_DIR"))) == {"memcli.xdg"}
+
+
+def test_one_home_for_the_frontmatter_fence():
+    """A block between `---` lines is opened, found and written by store/frontmatter.py (opens,
+    span, split, fenced): no other module writes the fence with a line end or asks whether text
+    starts with it (a Markdown rule `---` among other line starts is not the fence)."""
+    asks = {name for name, tree in module_trees() for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "startswith"
+            and any(isinstance(a, ast.Constant) and a.value == "---" for a in n.args)}
+    assert homes(lambda s: s.startswith("---\n") or "\n---" in s) | asks <= {"memcli.store.frontmatter"}
+
+
+def test_one_home_for_the_episode_grammar():
+    """A section's heading and a turn's block are read by store/episodes.py's patterns alone (the
+    writer, reflection, the search's documents and the git merge use them)."""
+    section = lambda s: "## " in s and r"\d{4}-\d{2}-\d{2}T" in s  # noqa: E731
+    turn = lambda s: r"\*\*user\*\*" in s or r"\*\*(user|" in s or r"\*\*\w+\*\* \(" in s  # noqa: E731
+    assert homes(section) == homes(turn) == {"memcli.store.episodes"}
+
+
+def test_one_home_for_launching_the_editor():
+    assert homes(lambda s: s in ("VISUAL", "EDITOR")) == {"memcli.cli.editor"}
+
+
+def test_one_home_for_the_near_duplicate_rule():
+    """The ratio's threshold and the prefilter before it are memcli/similar.py's: the two modules
+    that compare memories by a rapidfuzz ratio import them (a typo's scorer is another rule), and
+    no module compares with a bare 90."""
+    users = {name for name, tree in module_trees()
+             if any(isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "ratio"
+                    and getattr(n.func.value, "id", "") == "fuzz" for n in ast.walk(tree))}
+    assert users == {"memcli.heartbeat.duplicates", "memcli.usecases.duplicates"}
+    for name in users:
+        used = {(a.name) for n in ast.walk(dict(module_trees())[name]) if isinstance(n, ast.ImportFrom)
+                and (n.module or "").endswith("similar") for a in n.names}
+        assert {"DUPLICATE_RATIO", "lengths_allow"} <= used, (name, used)
+    bare = [(name, n.lineno) for name, tree in module_trees() if name != "memcli.similar" for n in ast.walk(tree)
+            if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value in (90, 90.0)
+                                                  for c in [n.left, *n.comparators])]
+    assert bare == []
+
+
+def test_one_glossary():
+    """Chinese-English term tables (lines pairing Chinese words with English ones) live in
+    search/glossary_data.py alone: recall and reflection read the same one."""
+    import re
+
+    def table(s: str) -> bool:
+        pairs = [ln for ln in s.splitlines() if re.search(r"[\u3400-\u9fff]", ln) and re.search(r"[a-z]{3}", ln)]
+        return len(pairs) >= 20
+
+    assert homes(table) == {"memcli.search.glossary_data"}
