@@ -115,6 +115,15 @@ def decode_input(data: bytes, name: str, limit: int = 1_000_000) -> str:
     return decode(data, name, limit)
 
 
+def read_input_file(file: str, limit: int = 1_000_000) -> str:
+    """A file named on the command line as input: UTF-8 text up to limit bytes (a BOM tolerated);
+    FileError when it is missing, a folder or unreadable, UsageError for binary, non-UTF-8 or
+    over-limit input."""
+    from .store.fs import decode, read_bytes
+
+    return decode(read_bytes(file, file, limit), file, limit)
+
+
 def parse_duration(value: str, option: str) -> float:
     """'10s', '1.5h', '90d' -> seconds; ConfigError naming the option otherwise."""
     from .dates import parse_duration as parse

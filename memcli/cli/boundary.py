@@ -66,26 +66,16 @@ def execute(command: str, as_json: bool, action: Callable[[], Out]) -> int:
 
 def read_input(text: str | None, file: str | None, stdin_text, what: str) -> str:
     """TEXT, or '-' for stdin, or a file; binary, non-UTF-8 and over-1-MB input is refused."""
-    import os
-    from pathlib import Path
-
+    from ..errors import UsageError
     from ..frontend import decode_input as decode
-    from ..errors import FileError, UsageError
+    from ..frontend import read_input_file
 
     if text is not None and file is not None:
         raise UsageError(f"give the {what} as text or as a file, not both")
     if file is not None:
         if file == "-":
             return decode(stdin_text(), f"{what} (stdin)")
-        try:
-            data = Path(file).read_bytes() if os.path.getsize(file) <= 10 * 1_000_000 else b"x" * 1_000_001
-        except FileNotFoundError:
-            raise FileError(f"{file}: no such file")
-        except IsADirectoryError:
-            raise FileError(f"{file}: is a folder, not a file")
-        except OSError as e:
-            raise FileError(f"{file}: cannot read it ({e.strerror or e})")
-        return decode(data, file)
+        return read_input_file(file)
     if text == "-":
         return decode(stdin_text(), f"{what} (stdin)")
     return text or ""
