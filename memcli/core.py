@@ -144,11 +144,12 @@ class Memory:
         A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
         importance, pinned, expires, source and any other key); arguments given here win. type and
         importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
-        from .model import RememberRequest
+        from .requests import RememberRequest
         from .usecases.write import remember_request
 
-        return remember_request(self.store, RememberRequest(title, summary, tuple(tags), tuple(aliases), body, type,
-                                                            importance, pinned, expires, id, source, now))
+        return remember_request(self.store, RememberRequest(
+            title=title, summary=summary, tags=tags, aliases=aliases, body=body, type=type, importance=importance,
+            pinned=pinned, expires=expires, id=id, source=source, now=now))
 
     def update(self, memory_id: str, *, title: str | None = None, summary: str | None = None,
                append: str | None = None, tags=(), untags=(), aliases=(), type: str | None = None,
@@ -158,10 +159,12 @@ class Memory:
 
         Only the frontmatter keys that change are rewritten: comments and the layout of the
         other keys stay as they were. Nothing to change gives the action "unchanged"."""
-        from .usecases.write import update
+        from .requests import UpdateRequest
+        from .usecases.write import update_request
 
-        return update(self.store, _id(memory_id), title=title, summary=summary, append=append, tags=tags, untags=untags,
-                      aliases=aliases, type=type, importance=importance, pinned=pinned, expires=expires, now=now)
+        return update_request(self.store, UpdateRequest(
+            id=_id(memory_id), title=title, summary=summary, append=append, tags=tags, untags=untags, aliases=aliases,
+            type=type, importance=importance, pinned=pinned, expires=expires, now=now))
 
     def forget(self, memory_id: str, *, purge: bool = False) -> WriteResult:
         """Take a memory out of use (exact id, or its path): its index line goes and its file moves
@@ -230,11 +233,18 @@ class Memory:
         ``also``: other phrasings of the question (a translation, a paraphrase), fused by rank.
         A question asked gets the candidates that relate to it when nothing answers it (weak);
         ``strict``: only hits to act on, for memory put into a prompt unasked (``policy`` in the result)."""
-        from .usecases.recall import recall
+        from .requests import RecallRequest
+        from .usecases.recall import recall_request
 
-        return recall(self.store, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
-                      threshold=threshold, now=now, type=type, min_success=min_success, inbox=inbox, also=also,
-                      strict=strict)
+        return recall_request(self.store, RecallRequest(
+            query=query, limit=limit, deep=deep, layer=layer, session=session, scope=scope, threshold=threshold,
+            now=now, type=type, min_success=min_success, inbox=inbox, also=also, strict=strict))
+
+    def recall_request(self, req):
+        """``recall`` of a ``requests.RecallRequest``, as a front end hands it on."""
+        from .usecases.recall import recall_request
+
+        return recall_request(self.store, req)
 
     def should_recall(self, text: str) -> Result:
         """explicit / implicit / none for a message, from the configured signals and the index's names."""

@@ -304,25 +304,6 @@ class Result(dict):
         return dict(self)
 
 
-class RememberRequest(Value):
-    """One `remember`, as every door hands it on: the argv table and Typer, MCP, the Python API,
-    the write gate (which keeps it in a proposal) and the use case. Unset options are None (the
-    body's frontmatter, then the defaults, fill them). Adding an option is one field here.
-    (A slotted value class, as the others here: a dataclass costs every turn its import.)"""
-
-    FIELDS = ("title", "summary", "tags", "aliases", "body", "type", "importance", "pinned", "expires", "id",
-              "source", "now")
-    __slots__ = FIELDS
-
-    def __init__(self, title: str, summary: str = "", tags: tuple = (), aliases: tuple = (), body: str = "",
-                 type: str | None = None, importance: float | None = None, pinned: bool | None = None,
-                 expires: str | None = None, id: str | None = None, source: str | None = None,
-                 now: str | None = None):
-        for name, value in zip(self.FIELDS, (title, summary or "", tuple(tags or ()), tuple(aliases or ()),
-                                             body or "", type, importance, pinned, expires, id, source, now)):
-            _set(self, name, value)
-
-
 class WriteResult(Value):
     """A memory written: what was done (remembered, updated, unchanged, forgotten, edited, merged,
     restored), its id, file and index line, what was demoted or redacted, and the warnings."""

@@ -19,11 +19,12 @@ FRONT_ENDS = ("memcli.cli", "memcli.hooks", "memcli.mcp", "memcli.mcp_result", "
               "memcli.gitmerge", "memcli.__main__")
 # What a front end may import of memcli: the facade (and the package, for its version), its support
 # module (memcli.frontend: names from the environment, the hook's roots, the plugins, the merge
-# driver...), the errors, the plain values and the renderer, the resident path's client
+# driver...), the errors, the plain values, the requests a front end hands on (memcli.requests)
+# and the renderer, the resident path's client
 # (memcli.resident: where a root's `memcli serve` listens, and one exchange with it); and another
 # front end it starts (`memcli mcp` runs mcp.py, `memcli hook` hooks.py, `memcli serve` serve.py).
-FACADE = ("memcli", "memcli.core", "memcli.frontend", "memcli.errors", "memcli.model", "memcli.render",
-          "memcli.resident")
+FACADE = ("memcli", "memcli.core", "memcli.frontend", "memcli.errors", "memcli.model", "memcli.requests",
+          "memcli.render", "memcli.resident")
 MAX_LINES = 600
 
 

@@ -18,7 +18,7 @@ from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, listed_ids
 from .boundary import Out, read_input, stdin_bytes
 from .complete import ids, tags
 from .progress import reporting
-from .typer_app import Json, app, index_app, memory, run, state
+from .typer_app import Json, app, index_app, memory, options, run, state
 
 def command():
     """The app's Click command, built once per process (`main` and in-process tests share it)."""
@@ -114,8 +114,7 @@ def remember(
     from .boundary import remember_action
 
     def act():
-        return remember_action(state(ctx), title, summary, tag, alias, body, body_file, type_, importance, pin,
-                               expires, id_, source)
+        return remember_action(state(ctx), **options(ctx))
     run(ctx, "remember", json_, act)
 
 
@@ -144,14 +143,14 @@ def update(
 
     Example: memcli update mysql-charset --summary "use utf8mb4 everywhere" --tag encoding
     """
+    from ..requests import UpdateRequest
+
     def act():
         if [summary, append].count("-") > 1:
             raise UsageError("only one argument can read standard input ('-')")
         s = read_input(summary, None, stdin_bytes, "summary") if summary is not None else None
         a = read_input(append, None, stdin_bytes, "append") if append is not None else None
-        res = memory(ctx).gate("cli").update(id_, title=title, summary=s, append=a, tags=tag or (), untags=untag or (),
-                                 aliases=alias or (), type=type_, importance=importance, pinned=pin,
-                                 expires=expires)
+        res = memory(ctx).gate("cli").update(UpdateRequest.of(options(ctx), summary=s, append=a))
         return Out.of(res, lambda: r.write_result(res.to_dict()))
     run(ctx, "update", json_, act)
 

@@ -104,15 +104,15 @@ def text_arg(value: str, what: str) -> str:
 # ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
 # the global options and each command's own parameters under the Typer parameter names ----
 
-def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, inbox=False, type_=None,
-                  min_success=None, also=None, strict=False) -> Out:
+def recall_action(st: State, query, **options) -> Out:
+    from ..requests import RecallRequest
+
     sess, sc = names(st.session, st.scope)
     m = open_memory(st.root)
-    q = text_arg(query, "query")
+    req = RecallRequest.of(options, query=text_arg(query, "query"), session=sess, scope=sc)
 
     def ask():
-        return m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold,
-                        type=type_, min_success=min_success, inbox=inbox, also=list(also or ()), strict=strict)
+        return m.recall_request(req)
     if st.json or not r.is_tty(sys.stderr):  # what an agent runs: nothing drawn, nothing more imported
         res = ask()
     else:  # a person at a terminal: the first search of the details shows its progress
@@ -130,9 +130,9 @@ def should_recall_action(st: State, text) -> Out:
     return Out.of(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
 
 
-def remember_action(st: State, title, summary=None, tag=None, alias=None, body=None, body_file=None, type_=None,
-                    importance=None, pin=False, expires=None, id_=None, source=None) -> Out:
+def remember_action(st: State, title, summary=None, body=None, body_file=None, **options) -> Out:
     from ..errors import UsageError
+    from ..requests import RememberRequest
 
     if [title, summary, body].count("-") + (body_file == "-") > 1:
         raise UsageError("only one argument can read standard input ('-')")
@@ -140,10 +140,7 @@ def remember_action(st: State, title, summary=None, tag=None, alias=None, body=N
     t = read_input(title, None, stdin_bytes, "title")
     s = read_input(summary, None, stdin_bytes, "summary")
     b = read_input(body, body_file, stdin_bytes, "body")
-    from ..model import RememberRequest
-
-    res = m.gate("cli").remember(RememberRequest(t, s, tuple(tag or ()), tuple(alias or ()), b, type_, importance,
-                                                 True if pin else None, expires, id_, source))
+    res = m.gate("cli").remember(RememberRequest.of(options, title=t, summary=s, body=b))
     return Out.of(res, lambda: r.write_result(res.to_dict()), warnings=m.config.warnings)
 
 
