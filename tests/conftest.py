@@ -183,8 +183,10 @@ def run_memcli(*args, input=None, env=None, cwd=None, timeout=60):
 
 
 def start_server(root, *extra, env=None):
-    """`python -m memcli.serve --root ROOT` in its own process, listening when this returns."""
-    e = dict(os.environ, PYTHONPATH=str(ROOT_DIR), **(env or {}))
+    """`python -m memcli.serve --root ROOT` in its own process, listening when this returns. It
+    imports the memcli that ``run_memcli`` runs (the installed one: a test works in a folder of its
+    own), since a server answers only a client of the same memcli."""
+    e = dict(os.environ, **(env or {}))
     proc = subprocess.Popen([sys.executable, "-m", "memcli.serve", "--root", str(root), *extra], env=e,
                             stderr=subprocess.PIPE, text=True)
     line = proc.stderr.readline()

@@ -27,6 +27,13 @@ def served(root) -> int:
     return -1 if answer is None else answer["served"]
 
 
+def server_stamp() -> bytes:
+    """The stamp of the memcli a server in a test runs (the installed one, which may not be the
+    checkout this process imported)."""
+    code = "import sys; from memcli import resident; sys.stdout.buffer.write(resident.stamp())"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout
+
+
 def normalised(text: str, root) -> str:
     text = text.replace(str(root), "ROOT")
     text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "T", text)
@@ -180,7 +187,7 @@ def test_a_server_answers_only_its_root_and_its_umask(example_root, tmp_path):
     try:
         run_memcli("--root", example_root, "recall", "warm", env={"MEMCLI_SERVE": "off"})
         conn = resident.connect(str(example_root.resolve()))  # its socket, a request for another root
-        resident.send(conn, b"run", resident.stamp(), os.fsencode(str(other.resolve())), os.fsencode(str(tmp_path)),
+        resident.send(conn, b"run", server_stamp(), os.fsencode(str(other.resolve())), os.fsencode(str(tmp_path)),
                       b"%d" % 0o022, resident.pack(b"--root", os.fsencode(str(other)), b"recall", b"charset"),
                       resident.pack(*(f"{k}={v}".encode() for k, v in os.environ.items())),
                       resident.pack(*map(os.fsencode, sys.path)), b"")

@@ -514,7 +514,7 @@ def test_memcli_serve_answers_recalls_and_stops_cleanly(model_root):
     from tests.conftest import run_memcli
 
     root = model_root
-    env = dict(os.environ, PYTHONPATH=str(ROOT_DIR))
+    env = dict(os.environ)  # the memcli run_memcli runs: a server answers only a client of the same
     proc = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "serve"], env=env,
                             stderr=subprocess.PIPE, text=True)
     try:

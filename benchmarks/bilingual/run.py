@@ -12,7 +12,9 @@
     python benchmarks/bilingual/run.py --also translation --also both   # with the other phrasings
 
 hit@k: share of the queries that expect a memory whose id is among the first k results.
-FP: share of the `expect: null` queries (unrelated, near-domain) that returned anything.
+FP: share of the `expect: null` queries (unrelated, near-domain) that returned anything. memcli's
+engines are asked as a person or agent asks (no -k): that answer decides whether anything comes
+back; the list scored is the best 5 (-k 5) once it does.
 xl@1: hit@1 over the cross-lingual queries only.
 --also MODE adds each engine given the question's other phrasings (each query's `also`: a
 translation into the other language, then a paraphrase): `translation`, `paraphrase` or `both`.
@@ -41,8 +43,8 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 NOW = "2026-12-01T00:00:00Z"  # fixed clock: recency weighting does not drift between runs
 LIMIT = 5
-SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4")
-FINAL = ("fresh", "fresh2", "fresh3", "fresh4", "newuser")  # one-time final checks
+SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
+FINAL = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "newuser")  # one-time final checks
 KINDS = ("keyword", "paraphrase", "cross-lingual", "typo", "mixed", "unrelated", "near-domain")
 NULL_KINDS = ("unrelated", "near-domain")
 
@@ -70,12 +72,18 @@ def _memory(root: Path):
 def memcli_recall(root: Path, query: str, threshold: float | None = None, also=(), strict: bool = False) -> list:
     """The one call into memcli's recall API (a change of that API is an edit here). ``strict``:
     the gate of memory injected unasked instead of a question's (code from before the two
-    policies has only the one)."""
+    policies has only the one). The list is the best LIMIT (``-k``, for hit@3); whether there is
+    an answer at all is what the question asked without ``-k`` gets (`memcli recall QUESTION`, MCP
+    `recall`, `context`): when that is nothing, the question is counted as answered with nothing
+    (hit@1 and the false positives are read from it)."""
     from memcli.recall import recall
 
     kw = {"policy": "strict"} if strict else {}
-    return [h.id for h in recall(_memory(root).store, query, limit=LIMIT, threshold=threshold, now=NOW,
-                                 also=list(also), **kw).hits]
+    store = _memory(root).store
+    listed = [h.id for h in recall(store, query, limit=LIMIT, threshold=threshold, now=NOW, also=list(also), **kw).hits]
+    if threshold is None and listed and not recall(store, query, now=NOW, also=list(also), **kw).hits:
+        return []
+    return listed
 
 
 def _semantic_extra(on: bool):
@@ -382,8 +390,8 @@ def print_tables(report: dict) -> None:
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=HERE, help="memory root holding queries-*.yaml (default: here)")
-    parser.add_argument("--split", help="dev, test, fresh, fresh2, fresh3, fresh4, all-but-fresh, or the NAME of "
-                                         "any queries-NAME.yaml under --root (default: dev and test, each on its own)")
+    parser.add_argument("--split", help="dev, test, fresh, fresh2 ... fresh5, all-but-fresh, or the NAME of any "
+                                         "queries-NAME.yaml under --root (default: dev and test, each on its own)")
     parser.add_argument("--engine", action="append", metavar="NAME",
                         help=f"repeatable; one of {', '.join(ENGINES)} or module:function (default: all built-in)")
     parser.add_argument("--threshold", action="append", type=float, default=[],

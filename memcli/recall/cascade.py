@@ -100,6 +100,7 @@ def run(root, query: str, *, session: str, scope: str, limit: int, threshold: fl
     pool: list[Candidate] = []
     last: list[Candidate] = []
     answer: list[Candidate] = []  # the candidates of the first layer with a real answer
+    stated: list[Candidate] = []  # those of the layer holding the user's statement that covers the query
     for layer in chosen:
         if ask.answered and (not deep or layer.fallback) and not layer.after_answer(ask):
             break
@@ -113,6 +114,8 @@ def run(root, query: str, *, session: str, scope: str, limit: int, threshold: fl
         if layer.method not in result.methods and layer.name not in ask.skipped:
             result.methods.append(layer.method)
         pool += found
+        if ask.stated and not stated:
+            stated = found
         if not ask.answered and any(c.answer for c in found):
             answer, ask.answered_by = found, layer.name
         elif answer and found and ask.fill and layer.fills:
@@ -121,8 +124,11 @@ def run(root, query: str, *, session: str, scope: str, limit: int, threshold: fl
             found = found + answer  # a weak answer a later layer put another memory before: -k keeps it after
         last = found or last
         ask.answered = ask.answered or any(c.answer for c in found)
-    # Without --deep: the first layer with a real answer; when none has one, the deepest layer
-    # that found anything (it searched more than the layers before it).
+    # Without --deep: the first layer with a real answer; when none has one, the user's own
+    # statement that covers the query (``Ask.stated``), else the deepest layer that found anything
+    # (it searched more than the layers before it).
+    if not ask.answered and stated and not fill:
+        last = stated
     chosen_hits = episodes_last(_merge(pool if deep else last, limit, not deep), threshold)
     if not (fill or deep):
         chosen_hits = _companions(chosen_hits, threshold)

@@ -19,7 +19,8 @@ from ..model import Hit
 from ..search import docs
 from ..store import layout
 from ..store.layout import fingerprint as _fingerprint
-from .layer import CANDIDATES, FILL_FLOOR, RELATE, Ask, Candidate, Layer, conflicted, holds_query, snip
+from .layer import (CANDIDATES, FILL_FLOOR, RELATE, Ask, Candidate, Layer, conflicted, holds_query, snip,
+                    wants_answer)
 
 # A store this large is not stat-ed file by file on every call (that alone would cost more than
 # grep): when neither memory/ nor memory/episodes/ changed (every add, delete and rename-on-save
@@ -103,13 +104,16 @@ def _changed_hits(root, cache, found) -> dict:
 EVIDENCE_DEPTH = 50  # lexical candidates kept for a later layer (``Ask.floor``)
 
 
-def answers(found: list, threshold: float) -> bool:
+def answers(found: list, threshold: float, asked: bool = False) -> bool:
     """Whether the ranker, searching at ``threshold``, would answer with these candidates: one of
-    them is evidence and reaches the threshold, or TWO_TERMS_SHARE of it with two query units."""
+    them is evidence and reaches the threshold, or TWO_TERMS_SHARE of it with two query units.
+    ``asked``: the question wants its answer (``layer.wants_answer``), so that one must also hold
+    what the question asks about (``Scored.covers``)."""
     from ..search.ranker import TWO_TERMS_SHARE
 
-    return any(s.evidence and (s.relevance >= threshold or (s.relevance >= threshold * TWO_TERMS_SHARE
-                                                             and s.units >= 2)) for s in found)
+    return any(s.evidence and (s.covers or not asked)
+               and (s.relevance >= threshold or (s.relevance >= threshold * TWO_TERMS_SHARE and s.units >= 2))
+               for s in found)
 
 
 def _answer(ask: Ask, found: list, limit: int) -> list:
@@ -117,10 +121,11 @@ def _answer(ask: Ask, found: list, limit: int) -> list:
     (lower) with the same scores: nothing unless the query is answered (``answers``), then the
     candidates from CANDIDATE_FLOOR (FILL_FLOOR when the caller asked for a number of hits).
     Under the candidates policy a query not answered gets what relates to it (``related``)."""
-    if not answers(found, ask.threshold):
+    asked = wants_answer(ask)
+    if not answers(found, ask.threshold, asked):
         if ask.policy != CANDIDATES:
             return []
-        near = related(found, ask.threshold, limit)
+        near = related(found, ask.threshold, limit, asked)
         if not (near and ask.fill):
             return near
         # asked for a number of hits: once something relates, the list is filled as an answer's is
@@ -129,17 +134,20 @@ def _answer(ask: Ask, found: list, limit: int) -> list:
     return [s for s in found if s.relevance >= keep][:limit]
 
 
-def related(found: list, threshold: float, limit: int) -> list:
+def related(found: list, threshold: float, limit: int, asked: bool = False) -> list:
     """The candidates real evidence relates to a question none of them answers: evidence
     (``ranker.is_evidence``) reaching RELATE; or, for a question naming a product or person a
     memory does not name, a memory that would answer the rest of it (``Scored.rest`` reaching what
     an answer needs: ``answers``): a name is not a wall, but on its own it is no evidence. Every
-    one of them is weak."""
+    one of them is weak. ``asked``: as for ``answers``, each must hold what the question asks
+    about (``Scored.covers``)."""
     from ..search.ranker import TWO_TERMS_SHARE
 
     out = [s for s in found
-           if (s.evidence and s.relevance >= RELATE)
-           or (not s.evidence and (s.rest >= threshold or (s.rest >= threshold * TWO_TERMS_SHARE and s.units >= 2)))]
+           if (s.covers or not asked)
+           and ((s.evidence and s.relevance >= RELATE)
+                or (not s.evidence and (s.rest >= threshold
+                                        or (s.rest >= threshold * TWO_TERMS_SHARE and s.units >= 2))))]
     return out[:limit]
 
 
@@ -197,7 +205,10 @@ def _search(ask: Ask, search, limit: int) -> list:
     whose top is the answer, or what relates to the question (``_answer``)."""
     candidates = ask.policy == CANDIDATES and ask.threshold > 0
     if ask.floor is None and not candidates:
-        return search(ask.threshold, limit, FILL_FLOOR if ask.fill else None)
+        found = search(ask.threshold, limit, FILL_FLOOR if ask.fill else None)
+        # the ranker answered on its evidence; a question asked for its answer needs a candidate
+        # that also holds what it asks about
+        return found if not (found and wants_answer(ask)) or answers(found, ask.threshold, True) else []
     # Evidence is every candidate down to the floor, whether or not it could answer by itself.
     floors = [x for x in (ask.floor, RELATE if candidates else None) if x is not None]
     floor = min(*floors, ask.threshold, _keep(ask))
@@ -241,7 +252,9 @@ class DetailsLayer(Layer):
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
         # under the candidates policy, what relates to a question nothing answers: weak, no answer
-        weak = bool(found) and ask.policy == CANDIDATES and ask.threshold > 0 and not answers(found, ask.threshold)
+        asked = wants_answer(ask)
+        weak = (bool(found) and ask.policy == CANDIDATES and ask.threshold > 0
+                and not answers(found, ask.threshold, asked))
         named = None
         digested = None
         out = []
@@ -273,7 +286,7 @@ class DetailsLayer(Layer):
             out.append(Candidate(hit, relevance, answer=not weak))
         if weak:
             # a list filled for -k stands only while something in it still relates
-            relates = {s.key for s in related(found, ask.threshold, len(found))}
+            relates = {s.key for s in related(found, ask.threshold, len(found), asked)}
             if not any(c.hit.path in relates for c in out):
                 return [], count
         return out[: ask.limit], count

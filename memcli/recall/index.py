@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..model import Hit
 from ..paths import detail_rel
-from .layer import Ask, Candidate, Layer, conflicted, decisive, rank, snip
+from .layer import Ask, Candidate, Layer, conflicted, decisive, rank, snip, wants_answer
 
 
 class IndexLayer(Layer):
@@ -37,11 +37,15 @@ class IndexLayer(Layer):
             return [], 0
         by_id = {e.id: (e, d) for e, d in pairs}
         ask.details.update((e.path, d) for e, d in pairs if d is not None)  # read once: procedures weigh them
+        found = rank(docs, ask)
+        asked = wants_answer(ask)
+        if asked and not any(s.covers and s.evidence for s in found):
+            return [], len(docs)  # on the question's topic, but none holds what it asks about
         out = []
-        for s in rank(docs, ask):
+        for s in found:
             e, d = by_id[s.key]
             body = d.body if d is not None else ""
             hit = Hit(self.name, e.id, e.title, e.path, s.score, snip(body, ask.text) if body.strip() else "",
                       d.summary if d is not None else e.summary, e.tags, s.matched)
-            out.append(Candidate(hit, s.relevance, answer=decisive(s.relevance)))
+            out.append(Candidate(hit, s.relevance, answer=decisive(s.relevance) and (s.covers or not asked)))
         return out, len(docs)

@@ -37,12 +37,19 @@ def decisive(relevance: float) -> bool:
     return relevance >= DECISIVE
 
 
+def wants_answer(ask: "Ask") -> bool:
+    """The question was asked for its answer, not for a list (no -k, no --threshold): only a
+    candidate that holds what it asks about, not only its topic, answers it or relates to it
+    (``ranker.covers_ask``). Asked for the best k, the list is ranked as before."""
+    return not ask.fill and ask.threshold > 0
+
+
 class Ask:
     """One recall, as every layer sees it (root: the store.Root asked)."""
 
     __slots__ = ("root", "query", "session", "scope", "limit", "threshold", "now", "warnings", "floor", "scored",
                  "answered", "skipped", "type", "min_success", "prior", "details", "text", "fill", "answered_by",
-                 "policy")
+                 "policy", "stated")
 
     def __init__(self, root, query: str, session: str, scope: str, limit: int, threshold: float, now: datetime,
                  warnings: list | None = None, *, type: str | None = None, min_success: float | None = None,
@@ -73,6 +80,10 @@ class Ask:
         self.fill = fill
         # CANDIDATES (an explicit question) or STRICT (memory injected unasked): see POLICIES.
         self.policy = policy
+        # Set by the session layer: the user's own statement covers the query (``decisive``). It is
+        # no answer that ends the cascade (the memories are asked too), but what the words found:
+        # a meaning match does not stand in for it, and it comes before what merely relates.
+        self.stated = False
 
 
 class Candidate(Value):

@@ -7,9 +7,11 @@ layers found no real answer, and then answers only when one memory stands out (t
 instead of searching again. A weak answer of the details layer (no hit covering nearly all of
 the query) is checked too: it gives way when the embedding is sure of another memory. A meaning
 match is not accepted for a question that names a product, system or person (CUDA, MongoDB, Tom)
-that its memory does not name: near the topic is not the answer. The embeddings come from the
-configured provider (``memcli.search.providers``); one that is down leaves the words' answer, with
-one warning. A recall asking for the best k, weak ones included (threshold 0), runs it after any lexical answer: the
+that its memory does not name, nor, for a question asked for its answer, for a memory whose words
+meet the question's topic but not what it asks (``ranker.covers_ask``): near the topic is not the
+answer. Nor does a meaning match stand in for the user's own statement that covers the query
+(``Ask.stated``). The embeddings come from the configured provider (``memcli.search.providers``);
+one that is down leaves the words' answer, with one warning. A recall asking for the best k, weak ones included (threshold 0), runs it after any lexical answer: the
 best lexical hit stays first and fusion with the embedding order fills the rest of the list.
 """
 
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from ..model import Hit
 from ..search import semantic
-from .layer import Ask, Candidate, Layer, snip
+from .layer import Ask, Candidate, Layer, snip, wants_answer
 
 
 class SemanticLayer(Layer):
@@ -47,6 +49,8 @@ class SemanticLayer(Layer):
         from .details import detail_doc
 
         fill = _fills(ask)
+        if ask.stated and not fill:
+            return [], 0  # the user's own statement covers the query: meaning alone does not stand in for it
         rescue = ask.answered and not fill
         # Filling a list or checking a weak answer, the lexical answer is what the configured
         # threshold answers; otherwise nothing lexical counts as an answer, only as evidence.
@@ -67,6 +71,11 @@ class SemanticLayer(Layer):
         from ..search.evidence import names
 
         matched = {s.key: s.matched for s in ask.scored or ()}
+        if wants_answer(ask) and not rescue and found and "bm25f" not in found[0][2] and \
+                not next((s.covers for s in ask.scored or () if s.key == found[0][0]), True):
+            # the memory that stands out by meaning is one the words find on the question's topic
+            # only, not on what it asks (``ranker.covers_ask``): near the topic is not the answer
+            return [], len(found)
         named = names(ask.text)
         out = []
         for key, score, methods in found:

@@ -5,7 +5,9 @@ is never a candidate, nor is any user turn that only asks (an earlier question, 
 not), nor a summary line that quotes one. A user's statement may be returned, but
 only what was said in reply (an assistant, tool or system turn) or the summary ends the cascade,
 and only when it covers the query (``layer.DECISIVE``): a user's turn is a question more often
-than an answer, and a reply that mentions one word of the question is not its answer.
+than an answer, and a reply that mentions one word of the question is not its answer. A user's
+statement that covers the query (``Ask.stated``) still comes first when no memory answers: before
+the candidates that merely relate and before a match by meaning alone.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class SessionLayer(Layer):
             title, text, role = texts[s.key]
             out.append(Candidate(Hit(self.name, s.key, title, path, s.score, snip(text, ask.text), matched=s.matched),
                                  s.relevance, answer=role != "user" and decisive(s.relevance)))
+            ask.stated = ask.stated or (role == "user" and decisive(s.relevance))
         return out, len(docs)
 
 

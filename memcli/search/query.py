@@ -24,6 +24,9 @@ FUZZY_MATCH = 0.8  # a typo-corrected term counts this much
 GLOSSARY_MATCH = 0.85
 CJK_OOV = 1.0  # weight of a CJK bigram that no memory contains, per character not explained otherwise
 CJK_SINGLE = 0.5  # weight of a lone CJK character
+# Characters that ask (who, which, what and the final particles): a bigram no memory holds that
+# pairs one with its neighbour (找谁, 谁开) straddles a word and the question, like STOP_CHARS.
+QUESTION_CHARS = frozenset("谁哪吗呢么什啥")
 # Query-term idf is taken over the corpus plus this many imagined documents holding none
 # of the query terms, so that in a small store a word shared by half the memories still
 # counts against a word no memory has.
@@ -114,20 +117,23 @@ class Plan:
     """A query, planned: unit weights (per query unit, for fit), idfs (for the soft BM25 share),
     the entries to look up and the typo corrections."""
 
-    __slots__ = ("weights", "idfs", "entries", "fuzzy", "names", "bridged")
+    __slots__ = ("weights", "idfs", "entries", "fuzzy", "names", "bridged", "common", "kinds")
 
     def __init__(self, weights: list, idfs: list, entries: list, fuzzy: list, names: list | None = None):
         self.weights, self.idfs, self.entries, self.fuzzy = weights, idfs, entries, fuzzy
         self.bridged: list[str] = []  # the terms looked up through the glossary (``search.glossary``)
+        self.common: set[int] = set()  # the units that are COMMON_WORDS
+        self.kinds: set[int] = set()  # the units that say what kind of answer is wanted (``evidence.answer_kinds``)
         self.names = [] if names is None else names  # per name in the query (``evidence.names``), its units
 
 
-def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
+def plan_query(query: str, corpus, n: int, names: Sequence[str] = (), kinds: Sequence[str] = ()) -> Plan:
     """The units of ``query`` with their weights, and the entries to look up in ``corpus`` (a
     ``ranker.Corpus``: the ranker imports this module, so it is not imported back); ``names``,
     the words of the query that name something (``evidence.names``), each as the units it became;
     a name may come as a tuple of its forms, as written first, then in the other script
-    (``evidence.name_forms``)."""
+    (``evidence.name_forms``); ``kinds``, its terms that say what kind of answer it wants
+    (``evidence.answer_kinds``)."""
     first: dict[str, int] = {}
     for term, kind in analyze(query):
         first.setdefault(term, kind)
@@ -144,7 +150,7 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
     # 件发). Its characters that a known bigram (or a term of the glossary) already explains
     # carry no weight.
     explained = {c for term, kind in words if kind == CJK_BIGRAM and (dfs.get(term) or term in bridged)
-                 for c in term} | STOP_CHARS
+                 for c in term} | STOP_CHARS | QUESTION_CHARS
     plan = Plan([], [], [], [])
     names = [(n,) if isinstance(n, str) else tuple(n) for n in names]
     named = {t for forms in names for t, _ in analyze(forms[0])} if names else ()
@@ -163,9 +169,12 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = ()) -> Plan:
             weight *= CJK_OOV * sum(c not in explained for c in term) / 2
         elif kind == CJK_CHAR:
             weight *= CJK_SINGLE
+        unit = len(plan.weights)
+        if term in kinds:
+            plan.kinds.add(unit)
         if term in COMMON_WORDS:
             weight *= 0.5
-        unit = len(plan.weights)
+            plan.common.add(unit)
         unit_of[term] = unit
         plan.weights.append(weight)
         plan.idfs.append(idf(n + FIT_PRIOR_DOCS, df))

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from memcli.dates import days
 from memcli.model import Value, importance_of
-from memcli.search.evidence import name_forms, names
+from memcli.search.evidence import answer_kinds, name_forms, names
 from memcli.search.query import BODY_MATCH, FIT_PRIOR_DOCS, idf, plan_query
 from memcli.search.tokenize import is_cjk, terms
 
@@ -57,16 +57,17 @@ class SearchDoc(Value):
 class Scored(Value):
     """A ranked hit: ``score`` blends ``relevance`` with importance and freshness."""
 
-    FIELDS = ("key", "score", "relevance", "matched", "fuzzy", "units", "evidence", "rest")
+    FIELDS = ("key", "score", "relevance", "matched", "fuzzy", "units", "evidence", "rest", "covers")
     __slots__ = FIELDS
 
     def __init__(self, key: str, score: float, relevance: float, matched: tuple = (), fuzzy: tuple = (),
-                 units: int = 0, evidence: bool = True, rest: float = 0.0):
+                 units: int = 0, evidence: bool = True, rest: float = 0.0, covers: bool = True):
         # units: distinct query units matched; evidence: may answer the query (see ``is_evidence``),
         # relevance decides how well; rest: when only the names rule keeps it from being evidence
         # (the question names a product it does not), its relevance to the rest of the question,
-        # if the rest alone would be evidence (else 0)
-        for name, value in zip(self.FIELDS, (key, score, relevance, matched, fuzzy, units, evidence, rest)):
+        # if the rest alone would be evidence (else 0); covers: it holds what the question asks
+        # about, not only its topic (``covers_ask``): what decides whether a question gets an answer
+        for name, value in zip(self.FIELDS, (key, score, relevance, matched, fuzzy, units, evidence, rest, covers)):
             object.__setattr__(self, name, value)
 
 
@@ -252,7 +253,8 @@ def search_corpus(
         return []
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     floor = min(threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR) if floor is None else floor
-    plan = plan_query(query, corpus, n, [name_forms(name) for name in names(query)])
+    named = names(query)
+    plan = plan_query(query, corpus, n, [name_forms(name) for name in named], answer_kinds(query, named))
     entries = plan.entries
     total_weight = sum(plan.weights)
     total_idf = sum(plan.idfs)
@@ -388,6 +390,7 @@ def search_corpus(
                 units=len(matched),
                 evidence=is_ev,
                 rest=0.0 if is_ev else _rest(matched, plan, fits[ref], bm[ref], relevance[ref]),
+                covers=covers_ask(matched, plan),
             )
         )
     return hits
@@ -411,6 +414,39 @@ def is_evidence(matched: set[int], plan) -> bool:
       distinctive (weighs more): "promo code" is not answered by a note on code review.
     """
     return not _misses_names(matched, plan) and _one_term_ok(matched, plan.weights, range(len(plan.weights)))
+
+
+def covers_ask(matched: set[int], plan) -> bool:
+    """Whether a document matching these query units holds what the question asks about, not only
+    its topic. A question that names a product, system or person (``plan.names``) asks about
+    something besides the name (renaming, partitions, a phone number): a document matching none of
+    that, or a single unit of it that is not the weightiest, shares the topic. Common words
+    (``query.COMMON_WORDS``) say little matched or not: they count only when the rest is nothing
+    else and all of it is matched ("answer in Chinese"), and the word that says what kind of
+    answer is wanted ("which city": ``Plan.kinds``) not at all. A document without the names (a
+    name is not a wall: ``Scored.rest``) covers the question only with two units of the rest.
+
+    The notes on Kafka consumer lag and on topic retention hold "Kafka" and "topic" but do not
+    answer how to rename a Kafka topic; the one on a Postgres table's bloat does not answer how to
+    partition one; one on backing off through a Redis token bucket does not answer how to back up
+    the Redis data; a note on 发版 alone does not answer Jenkins 里怎么发版. A question of names
+    alone is covered by any document holding them. Ranking does not read this: it decides whether
+    a question asked for its answer gets one (``recall.layer.wants_answer``)."""
+    if not plan.names:
+        return True
+    named = {u for units in plan.names for u in units}
+    rest = [u for u in range(len(plan.weights)) if u not in named]
+    if not rest:
+        return True
+    mine = [u for u in rest if u in matched and u not in plan.common]
+    if _misses_names(matched, plan):
+        return len(mine) >= 2
+    if len(mine) > 1:
+        return True
+    others = [u for u in rest if u not in plan.kinds and u not in mine]
+    if not mine:
+        return all(u in matched for u in others)
+    return all(plan.weights[u] < plan.weights[mine[0]] for u in others)
 
 
 def _misses_names(matched: set[int], plan) -> bool:
