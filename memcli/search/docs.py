@@ -10,7 +10,6 @@ from pathlib import Path
 from ..errors import FileError, UnsafePathError, UsageError
 from ..store import details as dfile
 from ..store import layout
-from ..store.episodes import without_user_turns  # the episode grammar's (recall's details layer uses it here)
 from ..store.fs import decode, inside, read_text
 
 
@@ -49,6 +48,14 @@ def without_questions(text: str) -> str:
     from .evidence import only_asks
 
     return without_user_turns(text, only_asks)
+
+
+def without_user_turns(text: str, drop) -> str:
+    """The episode grammar's (``store.episodes``), imported when an episode is read: a turn that
+    does not touch one costs no import of it."""
+    from ..store.episodes import without_user_turns as cut
+
+    return cut(text, drop)
 
 
 def _head(path, key: str, limit: int) -> str:
