@@ -117,7 +117,7 @@ def test_should_recall_loads_and_compiles_what_the_signals_need(example_root):
     assert {m for m in mods if m.startswith(("memcli.recall.", "memcli.search."))} == {"memcli.recall.signals"}
     where = {w for w, _ in compiled("--root", example_root, "should-recall", "上次那个 charset 方案")}
     assert not where & {"store/outcomes.py", "store/frontmatter.py", "search/tokenize.py", "recall/layer.py"}, where
-    assert "store/layout.py" in where  # the plain id check the index cache makes
+    assert "paths.py" in where  # the plain id check the index cache makes
 
 
 def test_english_text_compiles_no_cjk_pattern(root):
