@@ -191,11 +191,13 @@ class Resident:
         self._prepare = None
         self._busy = True
         try:
+            if self.followed is not None:
+                # the kernel's queue read first, whatever the prepare needs: a change made while it
+                # runs leaves the queue readable, and the next prepare is due
+                self.followed.detail_files()
             with _Client(environ, cwd) as client:
                 if client.error is None:
                     client.prepare(self.memory.root)
-            if self.followed is not None:
-                self.followed.detail_files()  # the kernel's queue read, whatever the prepare needed
         finally:
             self._busy = False
 
