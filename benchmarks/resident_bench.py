@@ -11,7 +11,10 @@ counted. Each command runs twice per round: in its own process (MEMCLI_SERVE=off
 server) and answered by a `memcli serve` started for the root beforehand (MEMCLI_SERVE=manual).
 Prints medians and minimums of wall time, the client process's CPU time, and the CPU time the
 server spent on the request (it reports its own, when pinged), then the goals, and the load
-average. On a busy machine the minimums and the CPU times say more than the medians.
+average. On a busy machine the minimums and the CPU times say more than the medians. After a
+command that wrote (session add, the hook), the server brings the search cache up to date once the
+client has its answer; the next row waits for that (as the next turn, seconds away, would), and
+the server's CPU time of the row includes it.
 """
 
 from __future__ import annotations
@@ -36,12 +39,17 @@ TURN = "还记得上次那个部署方案吗"
 
 
 def server_cpu(root) -> float:
-    """CPU milliseconds the server of root has used so far (it says, when pinged)."""
+    """CPU milliseconds the server of root has used so far (it says, when pinged), once it has done
+    what it does between turns after a command that wrote (``serve.PREPARE_AFTER``)."""
     if root is None:
         return 0.0
     from memcli.search import remote
 
-    return remote.ask(root, {"op": "ping"})["cpu"] * 1000
+    answer = remote.ask(root, {"op": "ping"})
+    while answer.get("preparing"):
+        time.sleep(0.02)
+        answer = remote.ask(root, {"op": "ping"})
+    return answer["cpu"] * 1000
 
 
 def run(cmd: list, data: bytes, env: dict, cwd, server) -> tuple:

@@ -252,6 +252,13 @@ class Memory:
 
         return should_recall(self.store, text)
 
+    def prepare_recall(self) -> None:
+        """Do now what the next recall would do first (bring the details layer's search cache up to
+        date with what changed): a long-lived process runs it between turns."""
+        from .usecases.recall import prepare
+
+        prepare(self.store)
+
     def context(self, query: str | None = None, *, budget: int | None = None, session: str = "default",
                 scope: str = "default", now: str | None = None) -> Result:
         """One Markdown block for a prompt, trimmed to a token budget (CONTEXT_BUDGET by default)."""

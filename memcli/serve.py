@@ -24,6 +24,10 @@ import traceback
 from . import resident
 
 _CHECK_EVERY = 2.0  # seconds between checks, while idle, that the socket and the root are still there
+# Seconds after a command that wrote, or after the kernel said the details layer's files changed
+# (whoever changed them), before the server brings the search cache up to date (``Resident.prepare``):
+# the client is gone by then, and the next turn seconds away.
+PREPARE_AFTER = 0.05
 
 
 class _Recorder:
@@ -108,6 +112,8 @@ class Resident:
         self._busy = False
         self._lock = None
         self._inode = None
+        self._prepare = None  # (environment, working folder, when): a prepare due
+        self._last = None  # (environment, working folder) of the last request run
 
     # ---------------------------------------------------------------- start and stop
     def lock(self) -> None:
@@ -176,6 +182,29 @@ class Resident:
         if not self._busy:
             raise KeyboardInterrupt
 
+    def prepare(self) -> None:
+        """PREPARE_AFTER seconds after a command that wrote or a change of the details layer's
+        files (a turn folded into the episode log, a new memory, an edit, a pull), between
+        requests: do in the last client's environment and working folder what the next details
+        recall would do first, so the next turn does not wait for it."""
+        environ, cwd, _ = self._prepare
+        self._prepare = None
+        self._busy = True
+        try:
+            if self.followed is not None:
+                # the kernel's queue read first, whatever the prepare needs: a change made while it
+                # runs leaves the queue readable, and the next prepare is due
+                self.followed.detail_files()
+            with _Client(environ, cwd) as client:
+                if client.error is None:
+                    client.prepare(self.memory.root)
+        finally:
+            self._busy = False
+
+    def _due(self) -> None:
+        if self._prepare is None and self._last is not None:
+            self._prepare = (*self._last, time.monotonic() + PREPARE_AFTER)
+
     def _still_here(self) -> bool:
         try:
             return os.lstat(self.path).st_ino == self._inode and os.path.isdir(self.root)
@@ -185,6 +214,7 @@ class Resident:
     def serve(self, sock) -> str:
         """Answer requests until stopped (KeyboardInterrupt), idle for ``idle`` seconds, or the
         socket or the root is gone; returns why it stopped."""
+        import select
         import socket
 
         from .frontend import answer_semantic_here, follow_files
@@ -196,17 +226,30 @@ class Resident:
         try:
             while not self.stopping:
                 wait = _CHECK_EVERY
+                if self._prepare is not None:
+                    left = self._prepare[2] - time.monotonic()
+                    if left <= 0:
+                        self.prepare()
+                        continue
+                    wait = min(wait, left)
                 if self.idle is not None:
                     left = self.idle - (time.monotonic() - last)
                     if left <= 0:
                         return "idle"
                     wait = min(wait, left)
                 sock.settimeout(wait)
+                # the details layer's files, followed once a request gave an environment to prepare in
+                follow = self.followed if self._prepare is None and self._last is not None else None
+                ready = select.select([sock] if follow is None else [sock, follow], [], [], wait)[0]
+                if follow is not None and follow in ready:
+                    self._due()
+                if sock not in ready:
+                    if self._prepare is None and not self._still_here():
+                        return "gone"
+                    continue
                 try:
                     conn, _ = sock.accept()
                 except socket.timeout:
-                    if not self._still_here():
-                        return "gone"
                     continue
                 self._busy = True
                 try:
@@ -248,6 +291,7 @@ class Resident:
     def _semantic_request(self, request: dict) -> dict:
         if request.get("op") == "ping":
             return {"ok": True, "root": self.root, "pid": os.getpid(), "served": self.served,
+                    "preparing": self._prepare is not None,
                     "scans": None if self.followed is None else self.followed.scans, "cpu": time.process_time()}
         return self._semantic().handle(request)
 
@@ -285,6 +329,11 @@ class Resident:
             code, events = client.run(args, data)
         self.served += 1
         resident.send(conn, b"done", b"%d" % code, resident.pack(*events))
+        from .cli.hot import writes
+
+        self._last = (environ, os.fsdecode(cwd))
+        if writes(args):  # where the files are not followed, the command line says it
+            self._due()
 
     def _declines(self, stamp: bytes, root: str, umask: bytes, args: list, data: bytes | None,
                   sys_path: list) -> str | None:
@@ -364,6 +413,15 @@ class _Client:
             sys.stderr.write(traceback.format_exc())
             code = 1
         return (1 if code is None else code), events
+
+    def prepare(self, root) -> None:
+        """Bring the search cache up to date, as the next details recall would first."""
+        from .core import Memory
+
+        try:
+            Memory.find(root).prepare_recall()
+        except Exception:  # a cache: whatever fails here, the next recall meets it itself and says so
+            pass
 
     def __exit__(self, *exc):
         environ, sys.stdin, sys.stdout, sys.stderr = self._saved

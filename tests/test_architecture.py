@@ -154,9 +154,11 @@ def test_plugins_import_only_the_public_api():
 
 def test_model_is_plain_values_and_imports_nothing_of_the_store():
     """Plain values stand on the errors and the pure path rules (``memcli.paths``), not on the
-    store that reads and writes the files."""
+    store that reads and writes the files; patterns compiled on first use (``memcli.lazyre``) stand
+    on nothing of memcli's."""
     assert {b for a, b, _ in imports_of("memcli.model")} <= {"memcli.errors", "memcli.paths"}
-    assert {b for a, b, _ in imports_of("memcli.paths")} <= {"memcli.errors"}
+    assert {b for a, b, _ in imports_of("memcli.paths")} <= {"memcli.errors", "memcli.lazyre"}
+    assert not {b for a, b, _ in imports_of("memcli.lazyre")}
 
 
 @pytest.mark.parametrize("module", sorted(GRAPH.modules))

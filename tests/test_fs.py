@@ -50,6 +50,19 @@ def test_atomic_write_leaves_no_temp_and_keeps_mode(tmp_path):
     assert not [n for n in os.listdir(tmp_path) if n.startswith(TMP_PREFIX)]
 
 
+def test_a_cache_file_is_written_whole_without_fsync(tmp_path, monkeypatch):
+    """durable=False (a cache's file): renamed into place whole, never fsynced; the default syncs."""
+    synced = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd))
+    p = tmp_path / "cache.json"
+    atomic_write(p, "old")
+    assert len(synced) == 1
+    os.chmod(p, 0o640)
+    atomic_write(p, "new", durable=False)
+    assert len(synced) == 1 and p.read_text() == "new" and (p.stat().st_mode & 0o777) == 0o640
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(TMP_PREFIX)]
+
+
 def test_lock_times_out(tmp_path):
     held, release = threading.Event(), threading.Event()
 

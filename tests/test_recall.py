@@ -207,6 +207,18 @@ def test_should_recall_reports_signals(ex):
     assert "tag:charset" in env["data"]["names"]
 
 
+def test_should_recall_sees_names_changed_since_it_last_asked(ex, example_root):
+    """The names are made once while the index hands back the same memories (a long-lived
+    process asks again and again): an alias added or removed in a file is seen on the next ask."""
+    assert ex.json("should-recall", "is the quokkaroo ready", code=1)["data"]["names"] == []
+    p = example_root / "memory" / "staging-deploy.md"
+    text = p.read_text(encoding="utf-8")
+    p.write_text(text.replace("aliases: [", "aliases: [quokkaroo, ", 1), encoding="utf-8")
+    assert ex.json("should-recall", "is the quokkaroo ready", code=0)["data"]["names"] == ["alias:quokkaroo"]
+    p.write_text(text, encoding="utf-8")
+    assert ex.json("should-recall", "is the quokkaroo ready", code=1)["data"]["names"] == []
+
+
 def test_signals_come_from_config(cli, root):
     (root / "memcli.yaml").write_text("recall:\n  signals:\n    explicit: [旧账]\n    implicit: [另一个]\n")
     assert cli.json("should-recall", "翻翻旧账", code=0)["data"]["kind"] == "explicit"
@@ -344,8 +356,12 @@ def test_token_estimate():
 def test_large_store_trusts_unchanged_folders_but_checks_hits(ex, example_root, monkeypatch):
     import memcli.recall.details as rc
 
+    marks = example_root / ".memcli" / "search" / "folders.json"
+    assert ids(ex.json("recall", "alembic", "--layer", "details", code=0))[0] == "staging-deploy"
+    assert not marks.exists()  # read only above LARGE_STORE: a smaller store writes none per recall
     monkeypatch.setattr(rc, "LARGE_STORE", 0)
     assert ids(ex.json("recall", "alembic", "--layer", "details", code=0))[0] == "staging-deploy"
+    assert marks.exists()
     # An in-place edit of a hit's file is seen: hits are always checked against their files.
     p = example_root / "memory" / "staging-deploy.md"
     p.write_text(p.read_text().replace("alembic", "flyway"))
@@ -359,6 +375,9 @@ def test_large_store_trusts_unchanged_folders_but_checks_hits(ex, example_root, 
     q.write_text(q.read_text().replace("Branch protection", "Quasar branch protection"))
     monkeypatch.setattr(rc, "FULL_CHECK_EVERY", 0.0)
     assert ids(ex.json("recall", "quasar", "--layer", "details", code=0)) == ["never-force-push-main"]
+    monkeypatch.setattr(rc, "LARGE_STORE", 20_000)  # the store is below it again: its marks go
+    ex("recall", "quasar", "--layer", "details")
+    assert not marks.exists()
 
 
 def next_clock_tick(folder, scratch, timeout=10.0):

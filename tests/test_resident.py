@@ -348,3 +348,54 @@ def test_a_change_under_followed_folders_is_seen(tmp_path):
         assert watch() and watch()  # it stays changed
     finally:
         watch.close()
+
+
+def _search_cache_behind(root) -> tuple:
+    """(added, changed, removed) a details recall would sync into the root's search cache now."""
+    from memcli.search.cache import SearchCache
+    from memcli.store import layout
+
+    stats = SearchCache(root / ".memcli" / "search").sync(layout.detail_files(root), lambda key: None)
+    return stats.added, stats.changed, stats.removed
+
+
+def prepared(root, timeout: float = 15.0) -> None:
+    """Wait until the server has done what it does once quiet after a command that wrote."""
+    deadline = time.monotonic() + timeout
+    while remote.ask(root, {"op": "ping"}, timeout=5)["preparing"]:
+        assert time.monotonic() < deadline, "the server never prepared"
+        time.sleep(0.02)
+
+
+def test_after_a_turn_that_wrote_the_server_brings_the_search_cache_up_to_date(example_root):
+    """Once it has answered a command that wrote (the hook or session add folding a turn into the
+    episode log, remember), or the details layer's files changed under it (another process, an
+    editor), the server tokenises what changed, so the next turn's details recall finds the search
+    cache in step; a root without a search cache gets none behind its back."""
+    root = example_root
+    (root / "memcli.yaml").write_text("session:\n  max_rounds: 1\n", encoding="utf-8")
+    manual = {"MEMCLI_SERVE": "manual"}
+    proc = start_server(root)
+    try:
+        assert run_memcli("--root", root, "session", "add", "user", "no cache yet", env=manual).returncode == 0
+        prepared(root)
+        assert not (root / ".memcli" / "search" / "search.sqlite3").exists()
+        assert run_memcli("--root", root, "recall", "alembic", "--layer", "details", env=manual).returncode == 0
+        for args in (["session", "add", "user", "the quokka turn"], ["session", "add", "user", "another turn"],
+                     ["remember", "Served quokka note", "a summary"]):
+            before = served(root)
+            assert run_memcli("--root", root, *args, env=manual).returncode == 0
+            assert served(root) == before + 1
+            prepared(root)
+            assert _search_cache_behind(root) == (0, 0, 0), args
+        assert list((root / "memory" / "episodes").glob("*.md"))  # the turns were folded
+        before = served(root)
+        assert run_memcli("--root", root, "session", "add", "user", "a turn of its own").returncode == 0
+        (root / "memory" / "edited.md").write_text("---\ntitle: Edited by hand\n---\nthe wombat\n", encoding="utf-8")
+        prepared(root)
+        assert served(root) == before and _search_cache_behind(root) == (0, 0, 0)
+    finally:
+        stop(proc)
+    # the same turn in a process of its own leaves the work to the next recall
+    assert run_memcli("--root", root, "session", "add", "user", "a turn alone").returncode == 0
+    assert _search_cache_behind(root) != (0, 0, 0)

@@ -44,25 +44,94 @@ SLOW_FOR_A_TURN = {"dataclasses", "inspect", "ast", "typing", "hashlib", "shutil
 
 @pytest.mark.parametrize("args", [["recall", "charset"], ["should-recall", "上次那个方案"],
                                   ["recall", "alembic", "--layer", "details"], ["context", "charset"],
-                                  ["session", "add", "user", "deploy it like last time"]])
+                                  ["session", "add", "user", "deploy it like last time"],
+                                  # text with an '@' and digits: the personal-data scan runs
+                                  ["session", "add", "user", "mail bob@example.com or call 138 0013 8000"]])
 def test_the_turn_commands_load_nothing_slow_to_import(example_root, args):
     run_memcli("--root", example_root, *args)  # fills the indexed-memory cache (and the search cache)
     mods = loaded("--root", example_root, *args, full=True)
     assert not mods & SLOW_FOR_A_TURN, mods & SLOW_FOR_A_TURN
 
 
-def test_the_hook_loads_nothing_slow_to_import(example_root):
+@pytest.mark.parametrize("prompt", ["上次那个 charset 的方案是怎么做的?",
+                                    "上次那个 charset 的方案? 电话 138 0013 8000"])
+def test_the_hook_loads_nothing_slow_to_import(example_root, prompt):
     from memcli.search import embed
 
     if embed.available():
         pytest.skip("with the semantic extra, a prompt that needs memory loads the model (its layer runs)")
     event = json.dumps({"session_id": "s", "cwd": str(example_root), "hook_event_name": "UserPromptSubmit",
-                        "prompt": "上次那个 charset 的方案是怎么做的?"})
+                        "prompt": prompt})
     assert run_memcli("hook", "allow", example_root).returncode == 0
     run_memcli("--root", example_root, "hook", "claude-code", input=event)
     r, mods = loaded_modules("--root", example_root, "hook", "claude-code", input=event, full=True)
     assert "charset" in r.stdout.lower()
     assert not mods & SLOW_FOR_A_TURN, mods & SLOW_FOR_A_TURN
+
+
+_COMPILED = """
+import json, os, sys
+import re._compiler as compiler
+
+seen, compile = [], compiler.compile
+
+
+def counted(pattern, flags=0):
+    frame = sys._getframe(1)
+    while frame is not None and "memcli" not in frame.f_code.co_filename:
+        frame = frame.f_back
+    where = frame.f_code.co_filename.replace(os.sep, "/").rpartition("/memcli/")[2] if frame else None
+    seen.append([where, str(pattern)])
+    return compile(pattern, flags)
+
+
+compiler.compile = counted
+from memcli.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stdout.flush()
+print(json.dumps(seen), file=sys.stderr)
+"""
+
+
+def compiled(*args, input=None) -> list:
+    """(memcli module, as a path inside the package; pattern) of each regular expression a run
+    compiles."""
+    import subprocess
+    import sys
+
+    from tests.conftest import child_env
+
+    r = subprocess.run([sys.executable, "-c", _COMPILED, *map(str, args)], input=input, capture_output=True,
+                       text=True, env=child_env(), timeout=60)
+    return [tuple(x) for x in json.loads(r.stderr.strip().splitlines()[-1])]
+
+
+def test_should_recall_loads_and_compiles_what_the_signals_need(example_root):
+    """should-recall reads the index's names: not the cascade, its layers or the search, nor the
+    patterns of an outcome section, of frontmatter rewriting or of the file scan."""
+    run_memcli("--root", example_root, "should-recall", "hello")
+    mods = loaded("--root", example_root, "should-recall", "上次那个 charset 方案", full=True)
+    assert {m for m in mods if m.startswith(("memcli.recall.", "memcli.search."))} == {"memcli.recall.signals"}
+    where = {w for w, _ in compiled("--root", example_root, "should-recall", "上次那个 charset 方案")}
+    assert not where & {"store/outcomes.py", "store/frontmatter.py", "search/tokenize.py", "recall/layer.py"}, where
+    assert "paths.py" in where  # the plain id check the index cache makes
+
+
+def test_english_text_compiles_no_cjk_pattern(root):
+    """The tokenizer's CJK split and particles are compiled for the first token that is not ASCII
+    (the index layer's recall; the details layer's search cache checks the tokenizer with CJK text)."""
+    assert run_memcli("--root", root, "remember", "Quokka deploy checklist", "drain the queue first").returncode == 0
+    run_memcli("--root", root, "recall", "quokka")
+
+    def cjk(*args) -> list:
+        return [p for w, p in compiled("--root", root, "recall", *args) if w == "search/tokenize.py"
+                and ("\u4e00" in p or "上" in p)]
+
+    assert len(cjk("quokka 部署", "--layer", "index")) == 2
+    assert cjk("quokka") == [] and cjk("quokka", "--layer", "index") == []
 
 
 def test_the_resident_client_loads_only_what_a_round_trip_needs(example_root):

@@ -111,6 +111,15 @@ def runs_here(args: list) -> bool:
     return line.words is not None and not line.help and line.error is None
 
 
+READS = (("recall",), ("should-recall",), ("context",))  # the per-turn commands that write nothing
+
+
+def writes(args: list) -> bool:
+    """Whether a line ``answer`` runs may change the root's memory files (the hook, session add,
+    remember, scope set): after it, the next recall has work to do that a server can do first."""
+    return argv.parse(args).words not in READS
+
+
 def hook_root_option(args: list, line: argv.Line) -> tuple | None:
     """(the --root given to the hook, or None) for a hook line that runs, else None."""
     how = hook_line(args, line)

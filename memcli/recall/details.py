@@ -78,12 +78,32 @@ def _sync(root, cache, ask: Ask | None = None) -> tuple[int, bool]:
     current = docs.detail_files(root)
     cache.sync(current, lambda key: detail_doc(root, key, ask))
     try:
-        from ..store.fs import atomic_write
+        if len(current) > LARGE_STORE:  # the marks are read only then: below it, no write per recall
+            from ..store.fs import atomic_write
 
-        atomic_write(marks_file, json.dumps({"marks": marks, "count": len(current), "checked": time.time()}))
+            atomic_write(marks_file, json.dumps({"marks": marks, "count": len(current), "checked": time.time()}),
+                         durable=False)  # a cache: lost, the next call checks every file
+        elif prev is not None:
+            os.unlink(marks_file)  # a store that shrank below it
     except (OSError, FileError):
         pass
     return len(current), False
+
+
+def prepare(root) -> None:
+    """Bring the search cache of a root's details layer up to date now, as the next details recall
+    would first: ``memcli serve`` runs it once it has answered a turn, so the next turn does not
+    tokenise again what the last one wrote (the day's episode log, a new memory). Nothing when the
+    root has no search cache yet (it is built by the first details recall, not behind its back)."""
+    from ..search.cache import FILENAME, SearchCache, SearchCacheError
+
+    folder = root.state_dir(layout.SEARCH)
+    if not os.path.exists(folder / FILENAME):
+        return
+    try:
+        _sync(root, SearchCache(folder))
+    except (SearchCacheError, FileError, OSError):
+        pass  # the next recall meets it itself, and says so
 
 
 def _changed_hits(root, cache, found) -> dict:

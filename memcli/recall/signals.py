@@ -9,9 +9,12 @@ from ..cjk import has_cjk
 
 def _finds(phrase: str, text: str, lowered: str) -> bool:
     p = phrase.strip().lower()
-    if not p:
-        return False
-    if has_cjk(p):
+    return bool(p) and _found(p, has_cjk(p), lowered)
+
+
+def _found(p: str, cjk: bool, lowered: str) -> bool:
+    """Whether lowered holds p (stripped and lowercased): anywhere for CJK, else as whole words."""
+    if cjk:
         return p in lowered
     # A whole-word match, found without compiling a pattern per phrase (this runs once per turn).
     start = lowered.find(p)
@@ -25,15 +28,45 @@ def _finds(phrase: str, text: str, lowered: str) -> bool:
     return False
 
 
-def known_names(root) -> list[tuple[str, str]]:
+# A long-lived process (``memcli serve``) asks again and again about the same index: the index
+# cache hands back the same entries and memories while nothing changed (they are immutable), so
+# their names, and the phrases made of them, are made once.
+_names: tuple = ((), None)  # (the (entry, detail) pairs read last, their names)
+_phrases: tuple = (None, ())  # (names, their phrases)
+
+
+def known_names(root) -> tuple[tuple[str, str], ...]:
     """(kind, name) for every title, tag and alias the index knows."""
-    names: list[tuple[str, str]] = []
-    for e, d in root.indexed():
-        names.append(("title", e.title))
-        names += [("tag", t) for t in e.tags]
+    global _names
+    pairs = root.indexed()
+    seen, names = _names
+    if (names is not None and len(seen) == len(pairs)
+            and all(e is e2 and d is d2 for (e, d), (e2, d2) in zip(seen, pairs))):
+        return names
+    out: list[tuple[str, str]] = []
+    for e, d in pairs:
+        out.append(("title", e.title))
+        out += [("tag", t) for t in e.tags]
         if d is not None:
-            names += [("alias", a) for a in d.aliases]
-    return names
+            out += [("alias", a) for a in d.aliases]
+    _names = (pairs, tuple(out))
+    return _names[1]
+
+
+def _phrases_of(names) -> list[tuple[str, str, bool]]:
+    """(signal, lowercased name, whether it is CJK) for each name long enough to count."""
+    global _phrases
+    if _phrases[0] is names:
+        return _phrases[1]
+    out = []
+    for kind, name in names:
+        n = name.strip()
+        cjk = has_cjk(n)
+        if len(n) >= (2 if cjk else 3):
+            out.append((f"{kind}:{n}", n.lower(), cjk))
+    if isinstance(names, tuple):  # a list could change under the memo
+        _phrases = (names, out)
+    return out
 
 
 def should_recall(text: str, explicit: list, implicit: list, names: list) -> dict:
@@ -43,12 +76,6 @@ def should_recall(text: str, explicit: list, implicit: list, names: list) -> dic
     lowered = text.lower()
     exp = [s for s in explicit if _finds(s, text, lowered)]
     imp = [s for s in implicit if _finds(s, text, lowered)]
-    named = []
-    for kind, name in names:
-        n = name.strip()
-        if len(n) < (2 if has_cjk(n) else 3):
-            continue
-        if _finds(n, text, lowered):
-            named.append(f"{kind}:{n}")
+    named = [signal for signal, p, cjk in _phrases_of(names) if _found(p, cjk, lowered)]
     kind = "explicit" if exp else "implicit" if (imp or named) else "none"
     return {"kind": kind, "explicit": exp, "implicit": imp, "names": list(dict.fromkeys(named))}

@@ -34,11 +34,14 @@ Plain regular expressions and arithmetic: nothing heavy is imported, so the per-
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ..cjk import HAN_BASIC
 from ..config import PII_POLICIES as POLICIES  # the settings' values: write.pii, write.pii_captured
 from ..errors import Refused
+from ..lazyre import Lazy as _Lazy  # a turn without the digits or the '@' a rule needs never compiles it
+from ..model import Value
+
+_set = object.__setattr__
 
 KINDS = ("email", "phone", "cn-id", "card", "iban", "address")
 
@@ -47,37 +50,32 @@ class PiiError(Refused):
     code = "pii"
 
 
-@dataclass(frozen=True)
-class Found:
-    kind: str
-    start: int
-    end: int
-    line: int
-    column: int
-    masked: str
+class Found(Value):
+    """One piece of personal data in a text: its kind, where it is (offsets, line and column from
+    1) and how it is shown masked. (A plain value class: the write check runs on turns, where
+    importing dataclasses would cost more than the scan.)"""
+
+    FIELDS = ("kind", "start", "end", "line", "column", "masked")
+    __slots__ = FIELDS
+
+    def __init__(self, kind: str, start: int, end: int, line: int, column: int, masked: str):
+        for name, value in zip(self.FIELDS, (kind, start, end, line, column, masked)):
+            _set(self, name, value)
 
 
-@dataclass
-class Applied:
-    text: str
-    found: list = field(default_factory=list)
-    warning: str | None = None
+class Applied(Value):
+    """A text as it may be written under a policy, what was found in it and the warning to show."""
+
+    FIELDS = ("text", "found", "warning")
+    __slots__ = FIELDS
+
+    def __init__(self, text: str, found: list | None = None, warning: str | None = None):
+        _set(self, "text", text)
+        _set(self, "found", [] if found is None else found)
+        _set(self, "warning", warning)
 
 
 # ---------------------------------------------------------------- rules
-
-class _Lazy:
-    """A regular expression compiled on first use: a turn without the digits or the '@' a rule
-    needs never pays for compiling it."""
-
-    def __init__(self, pattern: str, flags: int = 0):
-        self.pattern, self.flags, self._rx = pattern, flags, None
-
-    def finditer(self, text: str):
-        if self._rx is None:
-            self._rx = re.compile(self.pattern, self.flags)
-        return self._rx.finditer(text)
-
 
 _EDGE = r"(?<![0-9A-Za-z_+*#./\\-])"  # no digit, letter or joiner right before
 _END = r"(?![0-9A-Za-z_*]|[.\-/]\d)"  # nor right after (a sentence's full stop is fine)

@@ -25,8 +25,11 @@ CJK_BIGRAM = 2
 CJK_CHAR = 3
 
 _TOKEN = re.compile(r"[^\W_]+(?:['_\-][^\W_]+)*")
-_CJK_SPLIT = re.compile(rf"([{CJK}]+)")
 _JOINERS = re.compile(r"['_\-]")
+# Compiled on the first text that needs them (a class of the CJK ranges and the particles cost a
+# process ~2 ms to compile; most turns are English, and should-recall tokenises nothing).
+_CJK_SPLIT = None  # ([CJK]+): a token's CJK runs
+_PARTICLES = None  # the function words and characters that split a CJK run
 
 # Function words and characters that split a CJK run: they glue words together but are
 # (almost) never the inside of a word worth finding. Splitting, rather than dropping
@@ -48,7 +51,14 @@ def _particles_pattern() -> str:
     return "|".join(groups) + f"|[{_PARTICLE_CHARS}]"
 
 
-_PARTICLES = re.compile(_particles_pattern())
+def _cjk_patterns() -> tuple:
+    """(_CJK_SPLIT, _PARTICLES), compiled once per process, when first needed."""
+    global _CJK_SPLIT, _PARTICLES
+    if _PARTICLES is None:
+        _CJK_SPLIT, _PARTICLES = re.compile(rf"([{CJK}]+)"), re.compile(_particles_pattern())
+    return _CJK_SPLIT, _PARTICLES
+
+
 STOP_CHARS = frozenset("一没有个要会能去来到说让给做对为以于从向比等还再才只各每某该此其如若则即所之得地着过请样里")
 # Bigrams dropped where they stand (splitting on them could cut a word: 统一下载).
 _STOP_BIGRAMS = frozenset("一个 一些 一下 一样 一次 一直 越来 来越 越多 还记 有没 办法 出现".split())
@@ -208,7 +218,7 @@ def _words(token: str) -> tuple[tuple[str, int], ...]:
 def _cjk_terms(run: str) -> list[str]:
     """Terms of one run of CJK characters: bigrams, or a lone character."""
     out: list[str] = []
-    for segment in _PARTICLES.split(run):
+    for segment in (_PARTICLES or _cjk_patterns()[1]).split(run):
         n = len(segment)
         if n > 2:
             pairs = [segment[i : i + 2] for i in range(n - 1)]
@@ -239,7 +249,7 @@ def _pieces(text: str) -> list[tuple[str, str]]:
         if token.isascii():
             out.append(("", token))
             continue
-        parts = _CJK_SPLIT.split(token)
+        parts = (_CJK_SPLIT or _cjk_patterns()[0]).split(token)
         if len(parts) == 1:
             out.append(("", token))
             continue

@@ -120,6 +120,11 @@ class Followed:
                 self._kept[key] = layout.fingerprint(st)
         return dict(self._kept)
 
+    def fileno(self) -> int:
+        """The kernel's queue of changes: readable once something changed since the last
+        ``detail_files`` (what ``select`` waits on)."""
+        return self.fd
+
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)

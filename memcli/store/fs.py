@@ -89,9 +89,15 @@ def decode(data: bytes, name: str, limit: int = MAX_FILE_BYTES) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def atomic_write(path: Path, text: str, *, newline: str = "\n") -> None:
-    """Write text to a unique temp file in the same folder, fsync, then rename over path."""
-    atomic_write_many([(path, text, newline)])
+def atomic_write(path: Path, text: str, *, newline: str = "\n", durable: bool = True) -> None:
+    """Write text to a unique temp file in the same folder, fsync, then rename over path.
+    ``durable=False``: a cache's file, not fsynced (after a crash it may be old, or unreadable
+    as a whole, never half old and half new: its reader must take it as missing)."""
+    if durable:
+        atomic_write_many([(path, text, newline)])
+        return
+    refuse_conflicted([path])
+    _replace(_stage(path, text, newline, fsync=False), path)
 
 
 def atomic_write_many(files) -> None:

@@ -9,9 +9,9 @@ caches (index cache, search cache, heartbeat cache, the watcher's snapshot) all 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from ..lazyre import Lazy
 from ..paths import (  # noqa: F401  (the names and path rules, re-exported)
     INDEX, CONFIG, MEMORY, ARCHIVE, EPISODES, INBOX, INBOX_ARCHIVE, STATE_DIR, STATE, TMP_PREFIX, SKIP_DIRS,
     GITIGNORE, GITATTRIBUTES, IGNORED, OWN, LOCK, LOCAL_CONFIG, INDEX_CACHE, HEARTBEAT_CACHE, TRACE,
@@ -78,13 +78,14 @@ def detail_files(root: Path) -> dict:
     return scan_detail_files(root)
 
 
-_PLAIN_MD = re.compile(r"[0-9a-z][0-9a-z_-]{0,79}\.md").fullmatch  # a plain id's file: no further check
+_PLAIN_MD = Lazy(r"[0-9a-z][0-9a-z_-]{0,79}\.md")  # a plain id's file: no further check
 
 
 def scan_detail_files(root: Path) -> dict:
     """``detail_files`` read from the folders: one stat per file (the cost of a details recall
     on a large store, so the loop does no more than it must)."""
     current = {}
+    plain = _PLAIN_MD.fullmatch
     for sub in (MEMORY, EPISODES):
         try:
             it = os.scandir(os.path.join(root, sub))
@@ -94,7 +95,7 @@ def scan_detail_files(root: Path) -> dict:
         with it:
             for de in it:
                 name = de.name
-                if not (_PLAIN_MD(name) or (name.endswith(".md") and name != INDEX and valid_id(name[:-3]))):
+                if not (plain(name) or (name.endswith(".md") and name != INDEX and valid_id(name[:-3]))):
                     continue
                 try:
                     st = de.stat(follow_symlinks=False)

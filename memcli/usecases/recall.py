@@ -39,3 +39,10 @@ def should_recall(root, text: str) -> Result:
 
     return Result(decide(text, root.config["recall.signals.explicit"], root.config["recall.signals.implicit"],
                          known_names(root)))
+
+
+def prepare(root) -> None:
+    """What the next recall would do first, done now (the details layer's search cache synced)."""
+    from ..recall.details import prepare as details
+
+    details(root)
