@@ -101,6 +101,9 @@ class SyncStats(Value):
 
     FIELDS = ("added", "changed", "removed")
     __slots__ = FIELDS
+    added: int
+    changed: int
+    removed: int
 
     def __init__(self, added: int = 0, changed: int = 0, removed: int = 0) -> None:
         object.__setattr__(self, "added", added)

@@ -47,6 +47,14 @@ class SearchDoc(Value):
 
     FIELDS = ("key", "title", "summary", "tags", "aliases", "body", "importance", "updated")
     __slots__ = FIELDS
+    key: str
+    title: str
+    summary: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    body: str
+    importance: float
+    updated: str | None
 
     def __init__(self, key: str, title: str = "", summary: str = "", tags: tuple = (), aliases: tuple = (),
                  body: str = "", importance: float = 0.5, updated: str | None = None):
@@ -59,6 +67,15 @@ class Scored(Value):
 
     FIELDS = ("key", "score", "relevance", "matched", "fuzzy", "units", "evidence", "rest", "covers")
     __slots__ = FIELDS
+    key: str
+    score: float
+    relevance: float
+    matched: tuple[str, ...]
+    fuzzy: tuple[str, ...]
+    units: int
+    evidence: bool
+    rest: float
+    covers: bool
 
     def __init__(self, key: str, score: float, relevance: float, matched: tuple = (), fuzzy: tuple = (),
                  units: int = 0, evidence: bool = True, rest: float = 0.0, covers: bool = True):

@@ -84,6 +84,9 @@ class IndexDoc(Value):
     FIELDS = ("lines", "newline", "final_newline")
     FROZEN = False
     __slots__ = FIELDS
+    lines: list
+    newline: str
+    final_newline: bool
 
     def __init__(self, lines: list | None = None, newline: str = "\n", final_newline: bool = True):
         self.lines = [] if lines is None else lines

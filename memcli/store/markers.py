@@ -54,6 +54,13 @@ class Conflict(Value):
 
     FIELDS = ("start", "end", "ours", "base", "theirs", "ours_label", "theirs_label")
     __slots__ = FIELDS
+    start: int
+    end: int
+    ours: tuple[str, ...]
+    base: tuple[str, ...] | None
+    theirs: tuple[str, ...]
+    ours_label: str
+    theirs_label: str
 
     def __init__(self, start: int, end: int, ours: tuple, base: tuple | None, theirs: tuple, ours_label: str,
                  theirs_label: str):
