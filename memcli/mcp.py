@@ -347,9 +347,10 @@ def build(root: str | os.PathLike) -> MCPServer:
 
     @tool
     def propose(proposals: Annotated[list[dict], Field(description=(
-            'Proposals, one per lesson, each {"kind": "new"|"update", "id": short memory id (new), "target": id '
-            '(update), "title", "summary", "type": fact|preference|lesson|procedure|event|note, "tags": [...], '
-            '"aliases": [...], "text", "confidence": 0..1, "evidence": [{"ref": item ref, "turn": n}]}'))],
+            'Proposals, one per lesson, each {"kind": "new"|"update", '
+            '"id": short memory id (new), "target": id (update), "title", "summary", '
+            '"type": fact|preference|lesson|procedure|event|note, "tags": [...], "aliases": [...], "text", '
+            '"confidence": 0..1, "evidence": [{"ref": item ref, "turn": n}]}'))],
                 mark: Annotated[Optional[str], Field(description="The mark reflect_material gave: the material "
                                                                  "counts as reflected on.")] = None) -> CallToolResult:
         """Put proposed memories in the review inbox (memory/inbox/); a person accepts or rejects them. Each

@@ -11,8 +11,9 @@ that its memory does not name, nor, for a question asked for its answer, for a m
 meet the question's topic but not what it asks (``ranker.covers_ask``): near the topic is not the
 answer. Nor does a meaning match stand in for the user's own statement that covers the query
 (``Ask.stated``). The embeddings come from the configured provider (``memcli.search.providers``);
-one that is down leaves the words' answer, with one warning. A recall asking for the best k, weak ones included (threshold 0), runs it after any lexical answer: the
-best lexical hit stays first and fusion with the embedding order fills the rest of the list.
+one that is down leaves the words' answer, with one warning. A recall asking for the best k, weak
+ones included (threshold 0), runs it after any lexical answer: the best lexical hit stays first and
+fusion with the embedding order fills the rest of the list.
 """
 
 from __future__ import annotations

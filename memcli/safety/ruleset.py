@@ -114,8 +114,8 @@ class Guard:
         prefix = text[max(0, start - self.window):start]
         if self.since is not None:
             cut = None
-            for cut in self.since.compiled().finditer(prefix):
-                pass
+            for m in self.since.compiled().finditer(prefix):  # the last one
+                cut = m
             if cut is not None:
                 prefix = prefix[cut.end():]
         return self.before.compiled().search(prefix) is not None

@@ -329,7 +329,8 @@ class SearchCache:
             dead_rows: list[tuple[int, int]] = []
             for batch in chunks(dict.fromkeys(replace)):
                 rows = conn.execute(
-                    f"SELECT id, seg, head_terms, body_terms, l0, l1, l2, l3, l4 FROM docs WHERE key IN ({_marks(len(batch))})",
+                    "SELECT id, seg, head_terms, body_terms, l0, l1, l2, l3, l4 FROM docs "
+                    f"WHERE key IN ({_marks(len(batch))})",
                     batch,
                 ).fetchall()
                 for doc_id, old_seg, head, body, *lens in rows:

@@ -64,6 +64,8 @@ class Rule:
         self.cut, self.lex_weight, self.margin_weight = cut, lex_weight, margin_weight
 
 
+DEFAULT_RULE = Rule()
+
 EMBEDDING = "embedding memories"
 
 
@@ -318,7 +320,7 @@ def as_triples(lexical: Sequence) -> list[tuple[str, float, bool]]:
 
 
 def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int, threshold: float,
-         rule: Rule = Rule(), fill: bool = False, rescue: float | None = None, scale: float = 1.0
+         rule: Rule = DEFAULT_RULE, fill: bool = False, rescue: float | None = None, scale: float = 1.0
          ) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
     no threshold (``Scored``, or (key, relevance[, evidence]) tuples: ``as_triples``); those

@@ -71,7 +71,7 @@ def sections(text: str) -> list[dict]:
         _TURN = re.compile(r"^\*\*(user|assistant|system|tool)\*\* \(([^()]*)\): ?(.*)$")
     out: list[dict] = []
     lines = text.replace("\r\n", "\n").split("\n")
-    for i, ln in enumerate(lines):
+    for ln in lines:
         m = _SECTION.match(ln)
         if m:
             out.append({"time": m.group(1), "heading": m.group(2), "lines": []})

@@ -321,7 +321,7 @@ def check_index(root) -> list[Problem]:
             broken[mid] = _problem_with_fix(e, layout.detail_rel(mid))
             return "broken"
 
-    for mid, f in indexrules.check(doc, lookup, int(root.config["index.max_lines"])):
+    for _mid, f in indexrules.check(doc, lookup, int(root.config["index.max_lines"])):
         problems.append(Problem(f.path, f.line, f"{f.message} ({f.fix})"))
     problems += broken.values()
     problems += [Problem(f.path, f.line, f"{f.message} ({f.fix})") for f in indexrules.conflicts(root.path)]

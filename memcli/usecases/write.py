@@ -197,7 +197,7 @@ def update(root, memory_id: str, *, title: str | None = None, summary: str | Non
         text = dfile.render_update(raw, old, d)
         check_rendered(text)
         if path != root.detail_path(memory_id) and expires is not None and not expired(d.expires, now[:10]):
-            
+
             moved = move_in(root, d, path, root.detail_path(memory_id), text, "restored",
                             dfile.newline_of(raw))
             moved.redacted = redacted

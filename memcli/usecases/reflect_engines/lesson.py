@@ -35,7 +35,8 @@ FIX = [re.compile(p, re.I) for p in (
     r"^(?:fixed|solution|workaround|fix)\s*[:：]\s*(?P<x>.+)",
     r"(?:解决办法|解决方法|修复方法|办法)是\s*(?P<x>.+)",
     r"(?P<x>(?:已经)?改成.+)",
-    r"^(?:so |then |just )?(?P<x>(?:use|add|added|set|install|raise|raised|increase|run|enable|disable|switch|move|moved|"
+    r"^(?:so |then |just )?(?P<x>(?:use|add|added|set|install|raise|raised|increase|run|enable|disable|"
+    r"switch|move|moved|"
     r"upgrade|pin|store|convert|replace|replaced|reuse|restart|re-added|put)\b.+)",
     r"^(?:i|we)(?: have| 've|'ve)? (?P<x>(?:added|set|installed|raised|increased|moved|switched|replaced|changed|"
     r"pinned|upgraded|converted|rebuilt)\b.+)",

@@ -41,7 +41,8 @@ _CUES = [
      "lesson", "lesson"),
     (r"\balways\b|\bnever\b|\bmake sure\b|\bdon'?t ever\b|\bmust\b|\bshould (always|never)\b|\bavoid\b",
      1.4, "procedure", "rule"),
-    (r"\bi (really )?(prefer|like|love|enjoy|hate|can'?t stand)\b|\bmy (favou?rite|go-to)\b|\bi'?m (a )?(big )?fan of\b"
+    (r"\bi (really )?(prefer|like|love|enjoy|hate|can'?t stand)\b|\bmy (favou?rite|go-to)\b"
+     r"|\bi'?m (a )?(big )?fan of\b"
      r"|\bi'?m (really )?(into|passionate about|keen on)\b", 1.6, "preference", "preference"),
     (r"记住|记得|以后|今后|下次|从现在起", 2.4, "procedure", "rule"),
     (r"决定|定了|约定|商量好", 2.2, "fact", "decision"),
