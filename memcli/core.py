@@ -10,12 +10,17 @@ this module, ``errors``, ``model`` and ``render``, nothing else of memcli.
 
 from __future__ import annotations
 
+import builtins
 import os
 from contextlib import contextmanager
 from pathlib import Path
 
 from .config import Config
 from .model import Detail, Listing, Result, WriteResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from .store.follow import Changed, Followed
 
 
 def __getattr__(name: str):
@@ -124,13 +129,13 @@ class Memory:
 
         return listing(self.store, tag=tag, type=type, all=all)
 
-    def ids(self, prefix: str = "") -> list[str]:
+    def ids(self, prefix: str = "") -> builtins.list[str]:
         """The ids of the memories starting with prefix (archived ones after the others): for completion."""
         from .usecases.everyday import ids
 
         return ids(self.store, prefix)
 
-    def tags(self, prefix: str = "") -> list[str]:
+    def tags(self, prefix: str = "") -> builtins.list[str]:
         """The tags of the indexed memories starting with prefix: for completion."""
         from .usecases.everyday import tags
 
@@ -225,7 +230,7 @@ class Memory:
     def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,
                session: str = "default", scope: str = "default", threshold: float | None = None,
                now: str | None = None, type: str | None = None, min_success: float | None = None,
-               inbox: bool = False, also: list | tuple = (), strict: bool = False):
+               inbox: bool = False, also: builtins.list | tuple = (), strict: bool = False):
         """Session, then scope, then the index, then the details: a Recall with hits and a trace.
         type and min_success keep only memories of that type whose smoothed success rate reaches it;
         inbox: the proposals waiting for review are searched too, their hits listed after the rest;
@@ -284,7 +289,7 @@ class Memory:
 
         return offer(self.store)
 
-    def propose(self, proposals: list, mark: str | None = None, now: str | None = None) -> Result:
+    def propose(self, proposals: builtins.list, mark: str | None = None, now: str | None = None) -> Result:
         """Proposals in the engines' JSON format (see memcli.usecases.reflect) into the inbox."""
         from .usecases.reflect import propose
 
@@ -316,7 +321,7 @@ class Memory:
 
         return rebuild_index(self.store)
 
-    def check_index(self) -> list:
+    def check_index(self) -> builtins.list:
         """What is wrong with MEMORY.md and the detail files (Problems): empty when all is well."""
         from .usecases.maintain import check_index
 
@@ -539,7 +544,7 @@ def plugins(refresh: bool = False) -> list[dict]:
     return installed(refresh)
 
 
-def follow_files(root) -> object | None:
+def follow_files(root) -> Followed | None:
     """Follow a root's details-layer files in this process (a long-lived one: `memcli serve`), so a
     recall asks the kernel what changed instead of stat-ing every file; None where it cannot."""
     from .store.follow import follow
@@ -547,7 +552,7 @@ def follow_files(root) -> object | None:
     return follow(Path(root))
 
 
-def watch_changes(folders) -> object | None:
+def watch_changes(folders) -> Changed | None:
     """A callable saying whether anything under these folders changed since it was made (inotify);
     None where that cannot be followed."""
     from .store.follow import changed

@@ -35,7 +35,7 @@ def matching_blocks(a: list, b: list) -> list[tuple[int, int, int]]:
     is matched by its lines' occurrences when both sides hold them equally often, and is otherwise
     left unmatched."""
     if len(a) * len(b) <= SMALL_GAP:  # what memories usually are: difflib, as always
-        return [tuple(x) for x in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()]
+        return [(x.a, x.b, x.size) for x in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()]
     pairs: list = []
     todo = [(0, len(a), 0, len(b))]
     while todo:

@@ -23,6 +23,10 @@ import traceback
 
 from . import resident
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
 _CHECK_EVERY = 2.0  # seconds between checks, while idle, that the socket and the root are still there
 
 
@@ -99,15 +103,15 @@ class Resident:
         os.umask(mask)
         self.umask = mask
         self.semantic = None
-        self.followed = None
+        self.followed: Any = None  # memcli.core.follow_files: the details layer's files, followed
         from .core import plugins
 
         plugins()  # found now, in the server's own environment (a request compares its client's)
         self.served = 0
         self.stopping = False
         self._busy = False
-        self._lock = None
-        self._inode = None
+        self._lock: int | None = None
+        self._inode: int | None = None
 
     # ---------------------------------------------------------------- start and stop
     def lock(self) -> None:
@@ -338,7 +342,8 @@ class _Client:
     """The client's environment and working folder, in place while its request is checked and run."""
 
     def __init__(self, environ: dict, cwd: str):
-        self.environ, self.cwd, self.error = environ, cwd, None
+        self.environ, self.cwd = environ, cwd
+        self.error: str | None = None
 
     def __enter__(self):
         self._saved = dict(os.environ), sys.stdin, sys.stdout, sys.stderr

@@ -57,7 +57,7 @@ class SemanticLayer(Layer):
         # threshold answers; otherwise nothing lexical counts as an answer, only as evidence.
         threshold = float(ask.root.config["recall.threshold"]) if fill or rescue else float("inf")
         lexical = [(s.key, s.relevance, s.evidence) for s in ask.scored or ()]
-        kw = {"fill": fill, "rescue": semantic.RESCUE_CUT if rescue else None}
+        kw: dict = {"fill": fill, "rescue": semantic.RESCUE_CUT if rescue else None}
         try:
             try:
                 found = semantic.search(ask.root, ask.query, lexical, ask.limit, threshold, **kw)
@@ -112,4 +112,5 @@ def _weak(ask: Ask) -> bool:
     """The details layer answered, but with no hit that covers nearly all of the query."""
     from .layer import DECISIVE
 
-    return bool(ask.scored) and max(x.relevance for x in ask.scored) < DECISIVE
+    scored = ask.scored
+    return bool(scored) and max(x.relevance for x in scored or ()) < DECISIVE

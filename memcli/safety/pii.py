@@ -71,6 +71,8 @@ class _Lazy:
     """A regular expression compiled on first use: a turn without the digits or the '@' a rule
     needs never pays for compiling it."""
 
+    _rx: re.Pattern[str] | None
+
     def __init__(self, pattern: str, flags: int = 0):
         self.pattern, self.flags, self._rx = pattern, flags, None
 

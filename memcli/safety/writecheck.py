@@ -253,9 +253,11 @@ def check_merged(kind: str, text: str, path: str, conflicts: int = 0) -> str:
         except MemcliError:
             pass  # an unreadable memcli.yaml: the default policy
     check = WriteCheck(policy, markers.size_for(full) if full is not None else markers.SIZE)
-    rel = full.relative_to(root).as_posix() if root is not None else str(path)
+    rel = full.relative_to(root).as_posix() if root is not None and full is not None else str(path)
     memory_id = Path(path).stem if kind == "detail" and not conflicts else None
-    return check.file(text, rel, memory_id, what=f"the merged {rel}", marker_lines=not conflicts).text
+    checked = check.file(text, rel, memory_id, what=f"the merged {rel}", marker_lines=not conflicts).text
+    assert checked is not None  # a file's check gives its text
+    return checked
 
 
 def _root_of(path):

@@ -197,7 +197,7 @@ def _split_body(body: str) -> tuple[str, list]:
     if at is None:
         return normal_text(body), []
     quotes: list = []
-    current = None
+    current: list | None = None
     for ln in lines[at + 1:]:
         m = _QUOTE_HEAD.match(ln)
         if m:

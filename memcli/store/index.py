@@ -155,7 +155,7 @@ class IndexDoc(Value):
     def with_entries(self, entries: list[Entry]) -> "IndexDoc":
         """Put entries, in the given order, into the entry slots; extra ones follow the last slot
         (or the end of the file), surplus slots disappear. Other lines do not move."""
-        keep = {e.id: e for e in self.entries if e.id}
+        keep: dict[str | None, Entry] = {e.id: e for e in self.entries if e.id}
         ordered = []
         for e in entries:
             old = keep.get(e.id)

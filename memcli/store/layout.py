@@ -192,7 +192,7 @@ def kind_of(rel: str) -> str | None:
     return OTHER
 
 
-def md_entries(folder: Path) -> list:
+def md_entries(folder: Path) -> list[os.DirEntry[str]]:
     """The os.DirEntry of every *.md of a folder that is not hidden, sorted by name."""
     try:
         it = os.scandir(folder)
@@ -257,7 +257,7 @@ def scan_detail_files(root: Path) -> dict:
     return current
 
 
-def memory_files(root: Path) -> list[tuple[str, str, object]]:
+def memory_files(root: Path) -> list[tuple[str, str, os.DirEntry[str]]]:
     """(relative path, kind, os.DirEntry) for every *.md of memory/, memory/archive/,
     memory/episodes/ and the inbox, in that order, each folder sorted by name."""
     return [(f"{sub}/{de.name}", kind, de) for sub, kind in FOLDERS for de in md_entries(root / sub)]
@@ -291,7 +291,7 @@ def is_temp(name: str) -> bool:
     return name.startswith(TMP_PREFIX)
 
 
-def temp_files(root: Path, prefix: str = TMP_PREFIX) -> list[tuple[str, object]]:
+def temp_files(root: Path, prefix: str = TMP_PREFIX) -> list[tuple[str, os.stat_result]]:
     """(relative path, lstat) of every regular file an atomic write staged in the root (names
     starting with prefix), sorted."""
     import stat

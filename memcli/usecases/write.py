@@ -209,7 +209,7 @@ def update(root, memory_id: str, *, title: str | None = None, summary: str | Non
                          demoted=plan.demoted)
     result.line = plan.line_for(memory_id)
     result.warnings = warnings + plan.warnings
-    if "expires" in new and expired(d.expires, now[:10]) and path == root.detail_path(memory_id):
+    if "expires" in new and d.expires and expired(d.expires, now[:10]) and path == root.detail_path(memory_id):
         result.warnings.append(_passed(d.expires))
     if redacted:
         result.warnings.append(f"redacted {len(redacted)} secret(s): "

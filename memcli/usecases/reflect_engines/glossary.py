@@ -173,7 +173,7 @@ def chinese_for(text: str, limit: int = 8) -> list:
 def english_for(text: str, limit: int = 8) -> list:
     """The English words for the Chinese terms of `text`, in the order they appear."""
     _, zh = _table()
-    found = []
+    found: list = []
     for c, e in zh:
         at = text.find(c)
         if at >= 0 and not any(c in f[1] for f in found):

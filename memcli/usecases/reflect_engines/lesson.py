@@ -80,7 +80,7 @@ def clause(text: str, words: int = 9, chars: int = 30) -> str:
         text = parts[0] if len(parts[0]) >= 6 or len(parts) == 1 else parts[0] + "，" + parts[1]
         cut = text[:chars]
         m = re.match(r"[\w=.:/+-]*", text[chars:])
-        return (cut + (m.group() if cut[-1:].isascii() and cut[-1:].strip() else "")).rstrip("，, ")
+        return (cut + (m.group() if m and cut[-1:].isascii() and cut[-1:].strip() else "")).rstrip("，, ")
     ws = text.split()
     return " ".join(ws[:words]).rstrip(",;:")
 
@@ -137,6 +137,8 @@ def rule_of(text: str) -> str | None:
     """The rule a turn restates ("Noted: always ...", "记住：..."), lead words removed, or None."""
     for s in sentences(text):
         m = RULE_LEAD.match(s)
+        if m is None:  # it matches any text (every part of it is optional)
+            continue
         rest = s[m.end():].strip()
         if s.rstrip().endswith(("?", "？")) or not (RULE.search(s) or m.group("colon") or m.group("rule")):
             continue
