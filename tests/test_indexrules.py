@@ -111,6 +111,31 @@ def test_rebuild_sees_writes_made_while_it_read(tmp_path, monkeypatch):
     assert out["entries"] == 3
 
 
+def test_rebuild_drops_a_memory_written_and_forgotten_while_it_read(tmp_path, monkeypatch):
+    """A memory written after the rebuild took its first look at the files, read by its listing,
+    then forgotten before it takes the lock, is in neither look: it still gets no line."""
+    from memcli.core import Memory
+    from memcli.usecases import maintain
+
+    r = tmp_path / "r"
+    mem = Memory.init(r)
+    mem.remember("Kept one", "before")
+    plain = maintain.listing
+
+    def write_list_forget(*a, **kw):
+        other = Memory(r)
+        other.remember("Brief one", "written and forgotten during the rebuild")
+        out = plain(*a, **kw)
+        assert "brief-one" in {d.id for d in out.details}
+        other.forget("brief-one")
+        return out
+
+    monkeypatch.setattr(maintain, "listing", write_list_forget)
+    Memory(r).rebuild_index()
+    assert "brief-one" not in (r / "MEMORY.md").read_text(encoding="utf-8")
+    assert not Memory(r).check_index()
+
+
 # ---------------------------------------------------------------- the one planner
 
 def _memory(mid, importance=0.5, pinned=False, day=1):

@@ -111,7 +111,7 @@ class Tokenizer:
         n._repl = {}
         self._normalizer = n
         self._max_len = max(map(len, pieces))
-        self._unk_score = min(self._scores) - 10.0
+        self._unk_score = array("f", [min(self._scores) - 10.0])[0]  # a float, as SentencePiece keeps it
 
     @staticmethod
     def state_of(pure) -> tuple:
@@ -128,9 +128,12 @@ class Tokenizer:
         return ([1] if add_bos else []) + ids + ([2] if add_eos else [])
 
     def _viterbi(self, s: str) -> list[int]:
-        """The best-scoring segmentation, ties broken as SentencePiece breaks them."""
+        """The best-scoring segmentation, ties broken as SentencePiece breaks them: a path's
+        score is summed in single precision, as its C++ does (in double, "é" + "éé" and "éé" +
+        "é" tie where single precision prefers the second), the earlier start kept on a tie."""
         pieces, ids, scores = self._pieces, self._ids, self._scores
         n_pieces, max_len, unk = len(pieces), self._max_len, self._unk_score
+        single = array("f", [0.0])  # storing a sum here rounds it to single precision
         size = len(s)
         best = [0.0] + [-1e38] * size
         start_of = [0] * (size + 1)
@@ -147,13 +150,16 @@ class Tokenizer:
                 lo = k
                 if pieces[k] == sub:
                     pid = ids[k]
-                    score = base + scores[pid]
+                    single[0] = base + scores[pid]
+                    score = single[0]
                     if score > best[j]:
                         best[j], start_of[j], piece_of[j] = score, i, pid
                     if j == i + 1:
                         has_single = True
-            if not has_single and base + unk > best[i + 1]:
-                best[i + 1], start_of[i + 1], piece_of[i + 1] = base + unk, i, 0
+            if not has_single:
+                single[0] = base + unk
+                if single[0] > best[i + 1]:
+                    best[i + 1], start_of[i + 1], piece_of[i + 1] = single[0], i, 0
         out = []
         p = size
         while p > 0:

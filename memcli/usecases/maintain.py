@@ -250,8 +250,10 @@ def listing(root, tag: str | None = None, type: str | None = None, all: bool = F
 
 
 def _relisted(root, listing: Listing, before: dict, after: dict) -> Listing:
-    """`listing` brought up to date for the detail files whose fingerprint changed."""
+    """`listing` brought up to date for the detail files whose fingerprint changed, and without
+    those it read that are gone now (written after ``before`` was taken, removed before ``after``)."""
     changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    changed |= {d.id for d in listing.details if d.id not in after}
     rels = {layout.detail_rel(k) for k in changed}
     found = [d for d in listing.details if d.id not in changed]
     problems = [p for p in listing.problems if p.path not in rels]
@@ -278,7 +280,7 @@ def rebuild_index(root) -> Result:
     found = listing(root)
     with root.lock():
         after = root.fingerprints()
-        if after != before:
+        if after != before or any(d.id not in after for d in found.details):
             found = _relisted(root, found, before, after)
         doc = root.read_index()
         if not doc.lines:
