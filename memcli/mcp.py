@@ -239,7 +239,7 @@ def build(root: str | os.PathLike) -> MCPServer:
                  summary: Annotated[str, Field(description="The conclusion in one line: what to do or know.")] = "",
                  tags: Tags = [], aliases: Aliases = [],  # noqa: B006 - pydantic copies defaults
                  body: Annotated[str, Field(description="The full text in Markdown: context, steps, why.")] = "",
-                 type: Annotated[Literal[TYPES], Field(  # type: ignore[valid-type]
+                 type: Annotated[TypeName, Field(
                      description="What kind of memory it is.")] = DEFAULT_TYPE,
                  importance: Annotated[float, Field(ge=0, le=1, description="0..1; higher ranks first.")
                                        ] = DEFAULT_IMPORTANCE,

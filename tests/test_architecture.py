@@ -115,7 +115,8 @@ def test_a_module_is_sized_by_its_lines_not_by_how_they_are_wrapped():
     from import_map import size
 
     one = 'def f(a, b):\n    """Two\n    lines."""\n    return g(a, [b, 1], {"k": 2})\n'
-    wrapped = 'def f(\n    a,\n    b,\n):\n    """Two\n    lines."""\n    return g(\n        a,\n        [b, 1],\n        {"k": 2},\n    )\n'
+    wrapped = ('def f(\n    a,\n    b,\n):\n    """Two\n    lines."""\n'
+               '    return g(\n        a,\n        [b, 1],\n        {"k": 2},\n    )\n')
     assert size(one) == size(wrapped) == 4
     assert size(one + "\n\nx = 1  # (\n") == 7  # a bracket in a comment or a string opens nothing
 
