@@ -120,9 +120,24 @@ class Graph:
             out[a].add(b)
         return out
 
-    def cycles(self) -> list[list[str]]:
-        """The strongly connected groups of more than one module (Tarjan), each sorted."""
-        graph, index, low, stack, on, out = self.imports(), {}, {}, [], set(), []
+    def package_of(self, module: str) -> str:
+        """The package a module belongs to, one level below the top (``memcli.store.root`` ->
+        ``memcli.store``); a module at the top is its own (``memcli.config``)."""
+        return ".".join(module.split(".")[:2])
+
+    def package_imports(self) -> dict[str, set]:
+        """package -> the other packages its modules import (``package_of``)."""
+        out: dict[str, set] = {self.package_of(m): set() for m in self.modules}
+        for a, b, _, _ in self.edges:
+            pa, pb = self.package_of(a), self.package_of(b)
+            if pa != pb:
+                out[pa].add(pb)
+        return out
+
+    def cycles(self, packages: bool = False) -> list[list[str]]:
+        """The strongly connected groups of more than one module (Tarjan), each sorted; with
+        ``packages``, of packages (``package_imports``)."""
+        graph, index, low, stack, on, out = self.package_imports() if packages else self.imports(), {}, {}, [], set(), []
         counter = [0]
         sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))
 
@@ -162,6 +177,9 @@ def report(package: Path, verbose: bool = False) -> str:
            f"import statements at top {g.statements[False]}, inside functions {g.statements[True]}",
            f"cycles (strongly connected groups): {len(cycles)}; largest {max(map(len, cycles), default=0)}"]
     out += ["  cycle: " + " ".join(map(short, c)) for c in cycles]
+    groups = g.cycles(packages=True)
+    out.append(f"package-level cycles: {len(groups)}")
+    out += ["  packages: " + " ".join(map(short, c)) for c in groups]
     out.append(f"private-name imports: {len(g.private)}")
     out += [f"  {m}:{line}: {what}" for m, line, what in g.private]
     big = sorted(((n, m) for m, n in g.lines.items()), reverse=True)

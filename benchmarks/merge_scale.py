@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memcli.gitmerge import merge_detail, merge_index  # noqa: E402
+from memcli.usecases.merge import merge_detail, merge_index  # noqa: E402
 
 WORDS = ("deploy release staging config cache index merge branch token server client query table "
          "schema backup restore migrate rollback monitor alert latency memory session scope").split()

@@ -1,4 +1,10 @@
-"""The only reader of memcli.yaml and MEMCLI_* variables; finds the root."""
+"""The settings: every key of memcli.yaml with its default and kind (``SCHEMA``), their values
+(``Config``), the reading and checking of one configuration file, MEMCLI_* variables, and the
+root's folder.
+
+Which file's value holds for a setting that protects the user (a committed memcli.yaml only
+tightens) is decided by ``tighten``, whose ``load_config`` reads a root's settings.
+"""
 
 from __future__ import annotations
 
@@ -71,6 +77,11 @@ SCHEMA: dict[str, tuple[object, str]] = {
 }
 GATES = ("direct", "inbox")
 FRONT_ENDS = ("cli", "mcp", "hook")
+GATE_KEYS = ("write.gate", "write.gate.cli", "write.gate.mcp", "write.gate.hook")
+# write.pii and write.pii_captured: a policy, or {front end: policy} (``safety.pii`` applies them)
+PII_POLICIES = ("warn", "redact", "refuse", "allow")
+PII_DOORS = ("cli", "api", "mcp", "hook")
+PII_DEFAULTS = {False: "warn", True: "redact"}  # deliberate writes warn; captured text is masked
 
 class Config(Value):
     """A root's configuration: the values set (the rest are SCHEMA's defaults), the memcli.yaml
@@ -134,9 +145,7 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
         if not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
             raise bad("a list of words or phrases")
     elif kind == "pii":
-        from .safety.pii import check_setting
-
-        why = check_setting(key, value)
+        why = pii_problem(value)
         if why:
             raise bad(why)
     elif kind == "cmd":
@@ -177,11 +186,35 @@ def write_gate(config: "Config", front_end: str) -> str:
     return gate
 
 
+def pii_policy(config: "Config", door: str = "api", captured: bool = False) -> str:
+    """The personal-data policy for a front end: `write.pii` for deliberate writes, `write.pii_captured`
+    for text captured on its own (session turns, hook prompts, episodes, reflection proposals). Each
+    key is a policy, or a mapping of front end -> policy (a front end it does not name gets the default)."""
+    value = config["write.pii_captured" if captured else "write.pii"]
+    if isinstance(value, dict):
+        return value.get(door, PII_DEFAULTS[captured])
+    return value
+
+
+def pii_problem(value) -> str | None:
+    """Why a write.pii value is not valid (None when it is): a policy, or {front end: policy}."""
+    if isinstance(value, str):
+        return None if value in PII_POLICIES else f"one of {', '.join(PII_POLICIES)}"
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            if k not in PII_DOORS:
+                return f"a policy, or a mapping of front ends ({', '.join(PII_DOORS)}) to policies; {k!r} is not one"
+            if v not in PII_POLICIES:
+                return f"a policy ({', '.join(PII_POLICIES)}) for {k}"
+        return None
+    return f"one of {', '.join(PII_POLICIES)}, or a mapping of front ends ({', '.join(PII_DOORS)}) to policies"
+
+
 def _is_blank_yaml(text: str) -> bool:
     return all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines())
 
 
-def _read_yaml(path: Path, shown: str) -> dict:
+def read_file(path: Path, shown: str) -> dict:
     """The checked key -> value pairs of one configuration file; {} when it is missing or blank."""
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -222,245 +255,11 @@ def _read_yaml(path: Path, shown: str) -> dict:
     return values
 
 
-# ---- settings that protect the user: a committed memcli.yaml only tightens them (``tighten``)
-
-LOCAL_CONFIG = ".memcli/config.yaml"  # per root, never committed
-LEGACY_TRUST_FILE = ".memcli/trusted"  # where older versions kept trust, inside the root: never read
-EXECUTING_KEYS = ("session.summarizer", "reflect.extractor")  # settings whose value is a shell command
-COMMAND_ENV = {"session.summarizer": "MEMCLI_SUMMARIZER"}  # the user's own override of each
-# Settings that send memory text (and a key read from the environment) off this machine, or name
-# what is loaded to embed it: like a command, honoured from memcli.yaml only after `memcli trust`.
-OUTBOUND_KEYS = ("embed.provider", "embed.url", "embed.key_env", "embed.model", "embed.query_prefix",
-                 "embed.passage_prefix")
-GATE_KEYS = ("write.gate", "write.gate.cli", "write.gate.mcp", "write.gate.hook")
-
-
-def _guards() -> dict:
-    from .tighten import GUARDS
-
-    return GUARDS
-
-
 def user_config_path() -> Path:
     """The user's own configuration: $XDG_CONFIG_HOME/memcli/config.yaml, else ~/.config/memcli/config.yaml."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "memcli" / "config.yaml"
+    from .xdg import home
 
-
-def _guarded(key: str, value: object) -> bool:
-    """Whether this value of this key, from memcli.yaml, loosens what the defaults give (and so
-    needs a trust step)."""
-    from .tighten import looser, per_door
-
-    guard = _guards().get(key.rsplit(".", 1)[0] if key.startswith("write.gate.") else key)
-    if guard is None or value is None:
-        return False
-    if key in GATE_KEYS:
-        return any(looser(guard, g, "direct") for g in _gate_values(key, value))
-    if key in ("write.pii", "write.pii_captured"):
-        from .safety.pii import DEFAULTS, DOORS
-
-        default = DEFAULTS[key == "write.pii_captured"]
-        return any(looser(guard, per_door(value, d, default) or default, default) for d in DOORS)
-    return looser(guard, value, SCHEMA[key][0])
-
-
-def _gate_values(key: str, value) -> list:
-    return list(value.values()) if isinstance(value, dict) else [value]
-
-
-def _trust_state(root: Path) -> "tuple[bool, dict]":
-    """(memcli.yaml is the file `memcli trust` recorded, {a file a trusted command names: changed})."""
-    from . import trust as records
-
-    return records.check(root)
-
-
-def is_trusted(root: Path) -> bool:
-    """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root, in the
-    user's state folder (a record inside the root, which git could have brought, is never read)."""
-    return _trust_state(root)[0]
-
-
-def trust(root: Path) -> dict:
-    """Record, outside the root, that this root's memcli.yaml, as it is now, may run the commands
-    it names and loosen what it loosens; the files in the root its commands name are recorded by
-    their digests too. A later change to any of them needs trusting again."""
-    from . import trust as records
-    from .dates import utcnow
-
-    path = root / "memcli.yaml"
-    digest = records.digest(path)
-    if digest is None:
-        raise ConfigError("memcli.yaml: no such file to trust")
-    load = _read_yaml(path, "memcli.yaml")
-    commands = {k: load[k] for k in EXECUTING_KEYS if load.get(k)}
-    files = records.named_files(root, list(commands.values()))
-    where = records.record_trust(root, digest, utcnow(), files)
-    return {"path": "memcli.yaml", "sha256": digest, "record": str(where), "commands": commands,
-            "files": {rel: d for rel, d in files.items()},
-            "loosens": {k: v for k, v in load.items() if k not in EXECUTING_KEYS and _guarded(k, v)}}
-
-
-def trusted_setting(root: Path, key: str, committed=None, user=None, local=None, *,
-                    root_commands: bool = True, trusted: bool | None = None) -> tuple[object, str | None]:
-    """The one rule for a setting that protects the user (``tighten.GUARDS``): (the value to use,
-    or None for the default; a warning). The user's own value is the MEMCLI_* override, else the
-    root's untracked .memcli/config.yaml, else the user's configuration file; memcli.yaml's value
-    holds where it is stricter than that (or than the default when the user set nothing), and
-    where it is looser only once `memcli trust` recorded the file as it is now.
-    ``root_commands=False`` (the agent hook) takes no command from the root's files at all."""
-    from .tighten import COMMAND, OUTBOUND, resolve
-
-    guard = _guards()[key]
-    override = env(COMMAND_ENV[key]) if key in COMMAND_ENV else None
-    own_command = key in EXECUTING_KEYS and not root_commands
-    own = override or (local if local is not None and not own_command else None)
-    own = own if own is not None else user
-    if own_command:
-        committed = None
-    default = SCHEMA[key][0]
-    if trusted is None and committed is not None and own is None and _guarded(key, committed):
-        trusted = is_trusted(root)
-    value, set_aside = resolve(guard, own, committed, default, bool(trusted))
-    if key in EXECUTING_KEYS and value and value == committed and own is None:
-        changed = _trust_state(root)[1]
-        named = [rel for rel in changed if rel in _named(root, value)]
-        if named:
-            return None, (f"memcli.yaml's {key} runs {named[0]}, which changed since `memcli trust`: not run "
-                          "(review it, then `memcli trust` again)")
-    if not set_aside:
-        return (None if value == default and key in EXECUTING_KEYS + OUTBOUND_KEYS else value), None
-    if guard == COMMAND:
-        what, done = "a command", "not run"
-    elif guard == OUTBOUND:
-        what, done = "which would send memory text off this machine or choose what is loaded to embed it", "ignored"
-    else:
-        what, done = "looser than the default", f"the default {default} applies"
-    legacy = (f" ({LEGACY_TRUST_FILE}, which older versions wrote inside the root, is no longer read)"
-              if (root / LEGACY_TRUST_FILE).exists() else "")
-    return None, (f"memcli.yaml sets {key}: {committed}, {what}, and was not trusted on this machine: "
-                  f"{done}{legacy} (review the file, then `memcli trust`)")
-
-
-def _named(root: Path, command: str) -> set:
-    from . import trust as records
-
-    return set(records.named_files(root, [command]))
-
-
-def effective_summarizer(root: Path, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
-    """The summarizer command to run and a warning (see ``trusted_setting``)."""
-    value, warning = trusted_setting(root, "session.summarizer", committed, None, local)
-    return (None if value is None else str(value)), warning
-
-
-def _per_door(key: str, committed: dict, own: dict, root: Path, warnings: list, trusted) -> object:
-    """write.pii / write.pii_captured, front end by front end: {front end: policy}."""
-    from .safety.pii import DEFAULTS, DOORS
-    from .tighten import per_door, resolve
-
-    default = DEFAULTS[key == "write.pii_captured"]
-    guard = _guards()[key]
-    out, loosened = {}, []
-    for door in DOORS:
-        c, o = per_door(committed.get(key), door, default), per_door(own.get(key), door, default)
-        value, aside = resolve(guard, o, c, default, trusted)
-        out[door] = value
-        if aside:
-            loosened.append(f"{door}: {c}")
-    if loosened:
-        warnings.append(f"memcli.yaml sets {key} looser than the default {default} ({', '.join(loosened)}) and was "
-                        f"not trusted on this machine: {default} applies (review the file, then `memcli trust`)")
-    return out
-
-
-def _gates(committed: dict, own: dict, warnings: list, trusted) -> dict:
-    """write.gate and write.gate.cli|mcp|hook, front end by front end: {front end: gate}."""
-    from .tighten import gate_of, resolve
-
-    guard = _guards()["write.gate"]
-    out, loosened = {}, []
-    for fe in FRONT_ENDS:
-        c, o = gate_of(committed, fe), gate_of(own, fe)
-        value, aside = resolve(guard, o, c, "direct", trusted)
-        out[fe] = value
-        if aside:
-            loosened.append(f"{fe}: {c}")
-    if loosened:
-        warnings.append(f"memcli.yaml sets write.gate looser than yours ({', '.join(loosened)}) and was not trusted "
-                        "on this machine: inbox holds (review the file, then `memcli trust`)")
-    return out
-
-
-def _read_local(root: Path, warnings: list) -> dict:
-    """The root's .memcli/config.yaml; none of it is read when git tracks it (it came with the
-    repository: someone else wrote it). Git is asked only when the index changed (``store.tracked``)."""
-    path = root / LOCAL_CONFIG
-    if not path.is_file():
-        return {}
-    from .store.tracked import came_with_git
-
-    if came_with_git(root, path):
-        warnings.append(f"{LOCAL_CONFIG} is tracked by git, so it came with the repository: not read "
-                        "(stop tracking it: `git rm -r --cached .memcli`)")
-        return {}
-    return _read_yaml(path, LOCAL_CONFIG)
-
-
-def load_config(root: Path, *, root_commands: bool = True) -> Config:
-    """memcli.yaml, then the user's configuration, then the root's .memcli/config.yaml, each
-    overriding the one before; a setting that protects the user (``tighten.GUARDS``) passes
-    ``trusted_setting``: memcli.yaml only tightens it unless trusted. ``root_commands=False``: no
-    command from the root's files (the hook)."""
-    path = root / "memcli.yaml"
-    if path.is_symlink():
-        try:
-            path.resolve().relative_to(root.resolve())
-        except ValueError:
-            raise ConfigError("memcli.yaml leads outside the memory root (a symlink?); not read") from None
-    committed = _read_yaml(path, "memcli.yaml")
-    user_path = user_config_path()
-    user = _read_yaml(user_path, str(user_path)) if user_path.is_file() else {}
-    warnings: list = []
-    local = _read_local(root, warnings)
-    values = {**committed, **user, **local}
-    guarded = _guards() if committed or user or local else {}
-    own = {**user, **local}
-    known: list = []
-
-    def trusted() -> bool:  # asked at most once, and only when memcli.yaml loosens something
-        if not known:
-            known.append(is_trusted(root))
-        return known[0]
-
-    for key in guarded:
-        if key == "write.gate":
-            if any(k in values for k in GATE_KEYS):
-                for k in GATE_KEYS[1:]:
-                    values.pop(k, None)
-                values["write.gate"] = _gates(committed, own, warnings, trusted)
-            continue
-        if key in ("write.pii", "write.pii_captured"):
-            if key in values:
-                values[key] = _per_door(key, committed, own, root, warnings, trusted)
-            continue
-        c = committed.get(key)
-        t = trusted() if c is not None and _guarded(key, c) else None
-        value, warning = trusted_setting(root, key, c, user.get(key), local.get(key),
-                                         root_commands=root_commands, trusted=t)
-        if value is None:
-            values.pop(key, None)
-        else:
-            values[key] = value
-        if warning:
-            warnings.append(warning)
-    for key in EXECUTING_KEYS:
-        if key in COMMAND_ENV and env(COMMAND_ENV[key]) and key not in values:
-            values[key] = env(COMMAND_ENV[key])
-    values.setdefault("session.summarizer", None)
-    exists = path.exists() or path.is_symlink()
-    return Config(values, path if exists else None, tuple(warnings))
+    return Path(home("config")) / "config.yaml"
 
 
 def env(name: str) -> str | None:

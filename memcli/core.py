@@ -4,8 +4,10 @@ and the repository of the root (``store.Root``).
 Every method makes one use-case call and returns its typed result: a Detail, a WriteResult, a
 Recall, a Listing, a heartbeat Report or Repair, or a Result (a dict of data with its warnings
 apart). Each has ``to_dict()`` (what `--json` prints as data) and ``warnings``. Nothing here
-prints, exits or reads the environment; the front ends (cli/, hooks.py, mcp.py, serve.py) import
-this module, ``errors``, ``model`` and ``render``, nothing else of memcli.
+prints, exits or reads the environment; the front ends (cli/, hooks.py, mcp.py, serve.py,
+gitmerge.py) import this module, ``frontend`` (what they need besides a root: names from the
+environment, the hook's allowed roots, the plugins, the merge driver), ``errors``, ``model`` and
+``render``, nothing else of memcli.
 """
 
 from __future__ import annotations
@@ -18,29 +20,20 @@ from pathlib import Path
 from .config import Config
 from .model import Detail, Listing, Result, WriteResult
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from .store.follow import Changed, Followed
-
-
-def __getattr__(name: str):
-    """CONTEXT_BUDGET and MIN_BUDGET, the context block's default and least budget in tokens
-    (usecases.context's), read only by the front ends that show them."""
-    if name in ("CONTEXT_BUDGET", "MIN_BUDGET"):
-        from .usecases import context
-
-        return getattr(context, name)
-    raise AttributeError(name)
-
 
 class Memory:
     """A memory root: `Memory(path)`; see the methods for each operation."""
 
     def __init__(self, root: str | os.PathLike, config: Config | None = None, *, door: str = "api"):
-        from .store.root import Root
+        from .store.root import Root, root_path
 
+        path = root_path(root)
+        if config is None:
+            from .tighten import load_config
+
+            config = load_config(path)
         # door: the front end writing through this instance (cli, api, mcp or hook), for write.pii
-        self.store = Root(root, config, door=door)
+        self.store = Root(path, config, door=door)
         self.root: Path = self.store.path
 
     @contextmanager
@@ -82,7 +75,8 @@ class Memory:
              door: str = "api") -> "Memory":
         """The root named (else MEMCLI_ROOT, else the nearest ancestor of the working folder with
         MEMORY.md or memcli.yaml), opened. root_commands=False: no command from its files."""
-        from .config import find_root, load_config
+        from .config import find_root
+        from .tighten import load_config
 
         path = find_root(root)
         return cls(path, None if root_commands else load_config(path, root_commands=False), door=door)
@@ -131,13 +125,13 @@ class Memory:
 
     def ids(self, prefix: str = "") -> builtins.list[str]:
         """The ids of the memories starting with prefix (archived ones after the others): for completion."""
-        from .usecases.everyday import ids
+        from .usecases.lookup import ids
 
         return ids(self.store, prefix)
 
     def tags(self, prefix: str = "") -> builtins.list[str]:
         """The tags of the indexed memories starting with prefix: for completion."""
-        from .usecases.everyday import tags
+        from .usecases.lookup import tags
 
         return tags(self.store, prefix)
 
@@ -151,11 +145,12 @@ class Memory:
         A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
         importance, pinned, expires, source and any other key); arguments given here win. type and
         importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
-        from .model import RememberRequest
+        from .requests import RememberRequest
         from .usecases.write import remember_request
 
-        return remember_request(self.store, RememberRequest(title, summary, tuple(tags), tuple(aliases), body, type,
-                                                            importance, pinned, expires, id, source, now))
+        return remember_request(self.store, RememberRequest(
+            title=title, summary=summary, tags=tags, aliases=aliases, body=body, type=type, importance=importance,
+            pinned=pinned, expires=expires, id=id, source=source, now=now))
 
     def update(self, memory_id: str, *, title: str | None = None, summary: str | None = None,
                append: str | None = None, tags=(), untags=(), aliases=(), type: str | None = None,
@@ -165,10 +160,12 @@ class Memory:
 
         Only the frontmatter keys that change are rewritten: comments and the layout of the
         other keys stay as they were. Nothing to change gives the action "unchanged"."""
-        from .usecases.write import update
+        from .requests import UpdateRequest
+        from .usecases.write import update_request
 
-        return update(self.store, _id(memory_id), title=title, summary=summary, append=append, tags=tags, untags=untags,
-                      aliases=aliases, type=type, importance=importance, pinned=pinned, expires=expires, now=now)
+        return update_request(self.store, UpdateRequest(
+            id=_id(memory_id), title=title, summary=summary, append=append, tags=tags, untags=untags, aliases=aliases,
+            type=type, importance=importance, pinned=pinned, expires=expires, now=now))
 
     def forget(self, memory_id: str, *, purge: bool = False) -> WriteResult:
         """Take a memory out of use (exact id, or its path): its index line goes and its file moves
@@ -180,7 +177,7 @@ class Memory:
     def restore(self, memory_id: str, now: str | None = None) -> WriteResult:
         """Bring an archived memory back to memory/ (a passed expiry is cleared) and into the index."""
         from .dates import utcnow
-        from .store.layout import check_id
+        from .paths import check_id
         from .usecases.write import restore
 
         return restore(self.store, check_id(_id(memory_id)), now or utcnow())
@@ -237,11 +234,18 @@ class Memory:
         ``also``: other phrasings of the question (a translation, a paraphrase), fused by rank.
         A question asked gets the candidates that relate to it when nothing answers it (weak);
         ``strict``: only hits to act on, for memory put into a prompt unasked (``policy`` in the result)."""
-        from .usecases.recall import recall
+        from .requests import RecallRequest
+        from .usecases.recall import recall_request
 
-        return recall(self.store, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
-                      threshold=threshold, now=now, type=type, min_success=min_success, inbox=inbox, also=also,
-                      strict=strict)
+        return recall_request(self.store, RecallRequest(
+            query=query, limit=limit, deep=deep, layer=layer, session=session, scope=scope, threshold=threshold,
+            now=now, type=type, min_success=min_success, inbox=inbox, also=also, strict=strict))
+
+    def recall_request(self, req):
+        """``recall`` of a ``requests.RecallRequest``, as a front end hands it on."""
+        from .usecases.recall import recall_request
+
+        return recall_request(self.store, req)
 
     def should_recall(self, text: str) -> Result:
         """explicit / implicit / none for a message, from the configured signals and the index's names."""
@@ -337,14 +341,14 @@ class Memory:
 
     def stats(self) -> Result:
         """Memories by type, how full the index is, expired / stale / archived counts, state sizes."""
-        from .usecases.everyday import stats
+        from .usecases.lookup import stats
 
         return stats(self.store)
 
     def search(self, pattern: str, regex: bool = False, ignore_case: bool | None = None,
                archived: bool = True) -> Result:
         """Every line of every memory file matching pattern (literal, or a regex), smart case by default."""
-        from .usecases.everyday import search
+        from .usecases.lookup import search
 
         return search(self.store, pattern, regex=regex, ignore_case=ignore_case, archived=archived)
 
@@ -396,7 +400,7 @@ class Memory:
     def trust(self) -> Result:
         """Let this root's memcli.yaml, as it is now, run the commands it names (recorded in the
         user's state folder, keyed by the root's real path and the file's SHA-256)."""
-        from .config import trust
+        from .tighten import trust
 
         return Result(trust(self.root))
 
@@ -410,173 +414,6 @@ class Memory:
 def _id(ref: str) -> str:
     """A memory's id from what a person or an agent gives: the id, or the path recall prints
     (memory/<id>.md, memory/archive/<id>.md)."""
-    from .store.layout import memory_ref
+    from .paths import memory_ref
 
     return memory_ref(ref)
-
-
-# ---------------------------------------------------------------- the rest front ends need
-
-def session_names(session: str | None = None, scope: str | None = None) -> tuple[str, str]:
-    """The session and scope names: given, else MEMCLI_SESSION / MEMCLI_SCOPE, else 'default'."""
-    from .config import env
-
-    return session or env("MEMCLI_SESSION") or "default", scope or env("MEMCLI_SCOPE") or "default"
-
-
-def find_root(root: str | os.PathLike | None = None) -> Path:
-    """The root named, else MEMCLI_ROOT, else the nearest one above the working folder."""
-    from .config import find_root as find
-
-    return find(root)
-
-
-def hook_allow(root: str | os.PathLike) -> bool:
-    """Let the agent hook use this root (recorded outside it); False when it already could."""
-    from .trust import allow_hook_root
-
-    return allow_hook_root(root)
-
-
-def hook_deny(root: str | os.PathLike) -> bool:
-    """Stop the agent hook from using this root; False when it was not allowed."""
-    from .trust import deny_hook_root
-
-    return deny_hook_root(root)
-
-
-def hook_roots() -> list[str]:
-    """The roots the user allowed the hook to use, in the order allowed."""
-    from .trust import hook_roots as roots
-
-    return roots()
-
-
-def real_path(path: str | os.PathLike) -> str:
-    """A path with every symlink resolved: how the hook's records name a root."""
-    from .trust import real
-
-    return real(path)
-
-
-def hook_session(session_id) -> str:
-    """A session name (a valid state-file name) for an agent's session id."""
-    from .usecases.hooks import session_name
-
-    return session_name(session_id)
-
-
-def layer_names() -> tuple[str, ...]:
-    """The recall layers that can run here, in cascade order (a layer of a missing extra left out)."""
-    from .recall.registry import layer_names as names
-
-    return names()
-
-
-def all_layers() -> tuple[str, ...]:
-    """Every recall layer memcli knows, in cascade order, whether it can run here or not."""
-    from .recall.registry import layers
-
-    return tuple(x.name for x in layers())
-
-
-def semantic_available() -> bool:
-    """Whether the semantic extra is installed (its layer and `memcli serve` can run)."""
-    from .search.semantic import enabled
-
-    return enabled()
-
-
-def injection_kinds(text: str) -> list[str]:
-    """The kinds of prompt injection a text may hold (for flagging recalled memory text as data)."""
-    from .safety.scanner import injection_kinds as kinds
-
-    return kinds(text)
-
-
-def injection_note(kinds: list) -> str:
-    """The one line said beside flagged text where no field carries the flag ("" for none)."""
-    from .safety.scanner import flag_note
-
-    return flag_note(kinds)
-
-
-def decode_input(data: bytes, name: str, limit: int = 1_000_000) -> str:
-    """Text given on the command line or stdin: UTF-8 (a BOM tolerated); a clear UsageError for
-    binary, non-UTF-8 or over-limit input."""
-    from .store.fs import decode
-
-    return decode(data, name, limit)
-
-
-def parse_duration(value: str, option: str) -> float:
-    """'10s', '1.5h', '90d' -> seconds; ConfigError naming the option otherwise."""
-    from .dates import parse_duration as parse
-
-    return parse(value, option)
-
-
-def way_out(rel: str) -> str:
-    """What a person runs to settle a file left with git conflict markers."""
-    from .store.markers import way_out as way
-
-    return way(rel)
-
-
-def merge_driver(argv: list) -> int:
-    """git's merge driver (`memcli merge index|detail|episode ...`): exit 0 merged, 1 conflicts left."""
-    from .gitmerge import main
-
-    return main(argv)
-
-
-def add_plugin_commands(app) -> None:
-    """Let every installed plugin add its commands to the Typer app (its register_commands hook)."""
-    from .plugins import call
-
-    call("register_commands", app)
-
-
-def plugins(refresh: bool = False) -> list[dict]:
-    """The installed plugins: name, entry point value, distribution, version, hooks, problem."""
-    from .plugins import installed
-
-    return installed(refresh)
-
-
-def follow_files(root) -> Followed | None:
-    """Follow a root's details-layer files in this process (a long-lived one: `memcli serve`), so a
-    recall asks the kernel what changed instead of stat-ing every file; None where it cannot."""
-    from .store.follow import follow
-
-    return follow(Path(root))
-
-
-def watch_changes(folders) -> Changed | None:
-    """A callable saying whether anything under these folders changed since it was made (inotify);
-    None where that cannot be followed."""
-    from .store.follow import changed
-
-    return changed(folders)
-
-
-def answer_semantic_here(root, handler) -> None:
-    """This process is the server of root: its own semantic requests go to handler, not to a socket."""
-    from .search.remote import answer_here
-
-    answer_here(root, handler)
-
-
-def plugins_match(sys_path: list, cwd: str) -> bool:
-    """Whether a process with this interpreter path, working in cwd, finds the plugins this one
-    loaded (by the plugin cache), and none failed here: then it runs memcli as this one does."""
-    from .plugins import same_as_here
-
-    return same_as_here(sys_path, cwd)
-
-
-def plugin_problems() -> list[str]:
-    """What went wrong with a plugin in this process, one line each (said as warnings)."""
-    from .plugins import problems
-
-    return problems()

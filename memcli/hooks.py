@@ -30,7 +30,7 @@ class HookResult:
 def session_name(session_id) -> str:
     """The session an agent's turn belongs to, shared by the hook and the MCP tools (its session id,
     else CLAUDE_CODE_SESSION_ID, else MEMCLI_SESSION, else 'default'; see Memory's hook_session)."""
-    from .core import hook_session
+    from .frontend import hook_session
 
     return hook_session(session_id)
 
@@ -82,7 +82,8 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
     prompt = data["prompt"]
     warnings: list = []
     try:
-        from .core import Memory, session_names
+        from .core import Memory
+        from .frontend import session_names
 
         # the root the user chose; a command named by the root's own files (a summarizer) never runs here
         mem, note = Memory.for_hook(root, data.get("cwd"))
@@ -105,7 +106,7 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
         warnings += [f"memcli hook: {w}" for w in res.warnings]
     except MemcliError as e:
         warnings.append(f"memcli hook: the turn was not recorded: {e.message}")
-    from .core import plugin_problems
+    from .frontend import plugin_problems
 
     warnings += [f"memcli hook: {p}" for p in plugin_problems()]  # a broken plugin is said, never fatal
     return HookResult(out, warnings, root=mem.root)

@@ -43,7 +43,7 @@ _FLAG = re.compile(r"(?<![\w`-])--([a-z][a-z-]*)\b(?!-)")
 
 def injection_flags(items: dict) -> dict:
     """id -> the injection kinds found in that memory's text (only the flagged ones)."""
-    from .core import injection_kinds
+    from .frontend import injection_kinds
 
     out = {}
     for key, text in items.items():

@@ -4,10 +4,9 @@ the results every operation returns (data for the JSON envelope, warnings apart 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 
 from .errors import UsageError
-from .store.layout import detail_rel, id_of
+from .paths import detail_rel, id_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a per-turn command does without it)
 if TYPE_CHECKING:
@@ -18,14 +17,6 @@ if TYPE_CHECKING:
 _WS = re.compile(r"\s+")
 _TAG_BAD = re.compile(r"[\s|#,\[\]]+")
 
-# Chinese, Japanese and Korean script (Hangul Jamo, kana, CJK ideographs and their extensions,
-# Hangul syllables), as code point ranges: the one definition the tokenizer, the signal words, the
-# token estimate and the duplicate check share. CJK is the same as the inside of a regex class.
-CJK_RANGES = ((0x1100, 0x11FF), (0x3005, 0x3005), (0x3040, 0x30FF), (0x3130, 0x318F), (0x31F0, 0x31FF),
-              (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0x20000, 0x3134F))
-CJK = "".join(chr(lo) if lo == hi else f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
-_BOUNDS = tuple(x for lo, hi in CJK_RANGES for x in (lo, hi + 1))
-
 DETAIL_KEYS = (
     "id", "title", "summary", "tags", "aliases", "type", "importance",
     "pinned", "created", "updated", "expires", "source",
@@ -34,15 +25,6 @@ TYPES = ("fact", "preference", "lesson", "procedure", "event", "note")
 # The defaults of a new memory: the one place every front end takes them from.
 DEFAULT_TYPE = "note"
 DEFAULT_IMPORTANCE = 0.5
-
-
-def is_cjk_char(c: str) -> bool:
-    """One character of CJK script (no regex: compiling a class this large costs a process ~2 ms)."""
-    return bisect_right(_BOUNDS, ord(c)) % 2 == 1
-
-
-def has_cjk(text: str) -> bool:
-    return not text.isascii() and any(map(is_cjk_char, text))
 
 
 def importance_of(value, *, strict: bool = False) -> float:
@@ -372,37 +354,6 @@ class Result(dict):
 
     def to_dict(self) -> dict:
         return dict(self)
-
-
-class RememberRequest(Value):
-    """One `remember`, as every door hands it on: the argv table and Typer, MCP, the Python API,
-    the write gate (which keeps it in a proposal) and the use case. Unset options are None (the
-    body's frontmatter, then the defaults, fill them). Adding an option is one field here.
-    (A slotted value class, as the others here: a dataclass costs every turn its import.)"""
-
-    FIELDS = ("title", "summary", "tags", "aliases", "body", "type", "importance", "pinned", "expires", "id",
-              "source", "now")
-    __slots__ = FIELDS
-    title: str
-    summary: str
-    tags: tuple[str, ...]
-    aliases: tuple[str, ...]
-    body: str
-    type: str | None
-    importance: float | None
-    pinned: bool | None
-    expires: str | None
-    id: str | None
-    source: str | None
-    now: str | None
-
-    def __init__(self, title: str, summary: str = "", tags: tuple = (), aliases: tuple = (), body: str = "",
-                 type: str | None = None, importance: float | None = None, pinned: bool | None = None,
-                 expires: str | None = None, id: str | None = None, source: str | None = None,
-                 now: str | None = None):
-        for name, value in zip(self.FIELDS, (title, summary or "", tuple(tags or ()), tuple(aliases or ()),
-                                             body or "", type, importance, pinned, expires, id, source, now)):
-            _set(self, name, value)
 
 
 class WriteResult(Value):

@@ -124,8 +124,9 @@ def _times(paths: list) -> list:
 
 
 def _cache_path() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "memcli", "plugins.json")
+    from .xdg import home
+
+    return os.path.join(home("cache"), "plugins.json")
 
 
 _cache_read: tuple | None = None  # ((path, its stat), contents) of the cache file this process read last

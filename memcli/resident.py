@@ -6,7 +6,7 @@ A cold process spends most of a per-turn command importing memcli and compiling 
 request, in the client's environment and working folder, and hands back what the command wrote
 to stdout and stderr, in order, and its exit code, which the client writes as its own. When no
 server answers, the client runs the command itself, the way it always did. This module is all
-the client imports beyond ``memcli.cli.argv``: ``os``, ``sys`` and the C socket module.
+the client imports beyond ``memcli.cli.argv``: ``os``, ``sys``, the C socket module and ``memcli.xdg``.
 
 Where: one socket per root, named after a hash of the root's real path, in a folder only this
 user can enter: ``$XDG_RUNTIME_DIR/memcli/``, else ``memcli-<uid>/`` in the temp folder
@@ -47,10 +47,9 @@ IDLE_EXIT = 600.0  # seconds: how long a server the hook started waits for a req
 def runtime_folder() -> str:
     """The folder of this user's sockets: $XDG_RUNTIME_DIR/memcli, else the temp folder's
     memcli-<uid>."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isabs(runtime):
-        return os.path.join(runtime, "memcli")
-    return _temp_folder()
+    from .xdg import runtime
+
+    return runtime() or _temp_folder()
 
 
 def _temp_folder() -> str:

@@ -95,7 +95,7 @@ class Resident:
         self.idle = idle
         self.stamp = resident.stamp()
         self.code = _code_files()
-        from .core import watch_changes
+        from .frontend import watch_changes
 
         # the folders of memcli's own files, followed by the kernel: no stat per request
         self.code_watch = watch_changes(sorted({os.path.dirname(p) for p in self.code}))
@@ -104,7 +104,7 @@ class Resident:
         self.umask = mask
         self.semantic = None
         self.followed: Any = None  # memcli.core.follow_files: the details layer's files, followed
-        from .core import plugins
+        from .frontend import plugins
 
         plugins()  # found now, in the server's own environment (a request compares its client's)
         self.served = 0
@@ -132,7 +132,7 @@ class Resident:
 
     def preload(self) -> None:
         """With the semantic extra: load the model now, so the first recall does not wait for it."""
-        from .core import semantic_available
+        from .frontend import semantic_available
 
         if semantic_available():
             self._semantic().preload()
@@ -191,7 +191,7 @@ class Resident:
         socket or the root is gone; returns why it stopped."""
         import socket
 
-        from .core import answer_semantic_here, follow_files
+        from .frontend import answer_semantic_here, follow_files
 
         resident.serving = True
         answer_semantic_here(self.root, self._semantic_request)
@@ -307,7 +307,7 @@ class Resident:
 
         if not runs_here(args):
             return "not a per-turn command"
-        from .core import plugins_match
+        from .frontend import plugins_match
 
         if not plugins_match(sys_path, os.getcwd()):
             return "other plugins"
@@ -325,7 +325,7 @@ def _target(args: list, data: bytes | None) -> str | None:
     from . import hooks
     from .cli import argv
     from .cli.hot import hook_root_option
-    from .core import find_root
+    from .frontend import find_root
     from .errors import MemcliError
 
     line = argv.parse(args)

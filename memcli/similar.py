@@ -1,14 +1,32 @@
 """The near-duplicate rule, shared by heartbeat's audit and remember's warning: two memories whose
-title and summary reach a rapidfuzz ratio of DUPLICATE_RATIO and carry the same numbers and
-one-letter words ("release 2026-12" and "release 2027-01" are different memories); or with the
-same title, or one summary holding the other whole (``same_memory``), in any language."""
+title and summary (``compared``) reach a rapidfuzz ratio of DUPLICATE_RATIO and carry the same
+numbers and one-letter words ("release 2026-12" and "release 2027-01" are different memories); or
+with the same title, or one summary holding the other whole (``same_memory``), in any language.
+``lengths_allow`` is the prefilter both apply before the ratio (texts too short, or of lengths too
+far apart, cannot reach it)."""
 
 from __future__ import annotations
 
 import re
 
+from .cjk import WIDE_FROM
+
 DUPLICATE_RATIO = 90.0  # rapidfuzz ratio of title + summary from which two memories are near-duplicates
+MIN_COMPARED = 12  # characters of title + summary below which the ratio is not asked
+_WS = re.compile(r"\s+")
 _NUMBER = re.compile(r"\d+")
+
+
+def compared(text: str) -> str:
+    """Title and summary (or a body) as the ratio compares them: lower case, spaces collapsed."""
+    return _WS.sub(" ", text.lower()).strip()
+
+
+def lengths_allow(la: int, lb: int) -> bool:
+    """Whether two compared texts of these lengths can reach DUPLICATE_RATIO: both at least
+    MIN_COMPARED characters, and lengths within about 80% of each other (a ratio of 90 needs it)."""
+    short, long = (la, lb) if la <= lb else (lb, la)
+    return short >= MIN_COMPARED and short * 5 >= long * 4
 _LETTER = re.compile(r"(?<!\w)[^\W\d_](?!\w)")
 
 
@@ -21,7 +39,7 @@ def identifiers(text: str) -> tuple | None:
 
 _PUNCT_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
 _SPACE = re.compile(r"\s+")
-MIN_CONTAINED = 16  # a summary this long (a CJK character counts two) inside another makes a duplicate
+MIN_CONTAINED = 16  # a summary this long (a CJK character counts two: cjk.WIDE_FROM) inside another makes a duplicate
 
 
 def normal(text: str) -> str:
@@ -33,7 +51,7 @@ def normal(text: str) -> str:
 
 
 def _width(text: str) -> int:
-    return sum(2 if ord(c) >= 0x2E80 else 1 for c in text)
+    return sum(2 if ord(c) >= WIDE_FROM else 1 for c in text)
 
 
 def same_memory(title_a: str, summary_a: str, title_b: str, summary_b: str) -> str | None:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import re
 
 from .errors import UsageError
+from .store.frontmatter import MAX_FRONTMATTER, span  # the reader's limit of a frontmatter block
+from .store.fs import MAX_READ as MAX_FILE  # the reader refuses a larger file
 
 # C0 controls other than tab and newline, DEL and C1 controls: what a terminal acts on.
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CONTROL_IN_NAME = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-MAX_FRONTMATTER = 64_000  # the reader refuses a larger frontmatter block
-MAX_FILE = 10 * 1_000_000  # the reader refuses a larger file
 MAX_TITLE = 200
 MAX_SUMMARY = 2_000
 MAX_TAG = 64
@@ -86,9 +85,9 @@ def check_rendered(text: str) -> None:
     """A detail file's full text as it is about to be written: refuse what the reader would refuse."""
     if len(text.encode("utf-8")) > MAX_FILE:
         raise UsageError(f"the detail file would pass {MAX_FILE // 1_000_000} MB; memcli keeps text memories")
-    if text.startswith("---\n"):
-        end = text.find("\n---\n", 4)
-        size = (end if end != -1 else len(text)) - 4
+    block = span(text)
+    if block is not None:
+        size = block[1] - block[0]
         if size > MAX_FRONTMATTER:
             raise UsageError(f"the frontmatter would hold {size // 1000} kB; the limit is "
                              f"{MAX_FRONTMATTER // 1000} kB: move long text into the body")

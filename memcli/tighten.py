@@ -13,10 +13,21 @@ strict" than nothing: from memcli.yaml they always need trust, and the user's ow
 
 Settings that are not listed choose how memories are ranked and shown (``recall.*``,
 ``index.*``, ``heartbeat.*``, ``session.max_rounds``, ...): the memories themselves come from
-the same repository, so the repository may choose those too. README "Safety" has the table.
+the same repository, so the repository may choose those too. docs/safety.md has the table.
+
+``load_config`` reads a root's settings under this rule (the only place they are read whole:
+``config`` reads one file, a ``store.Root`` is given the result), and ``trust`` is the step that
+records memcli.yaml as the user reviewed it (``memcli.trust`` keeps the records).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+
+from .config import (GATE_KEYS, FRONT_ENDS, PII_DEFAULTS, PII_DOORS, SCHEMA, Config, env, read_file,
+                     user_config_path)
+from .errors import ConfigError
+from .paths import LOCAL_CONFIG
 
 # kind of guard per setting; an ordered kind ranks its values (higher is stricter; equal ranks
 # protect alike: a redacted secret and a refused one both stay out of the file)
@@ -116,3 +127,221 @@ def gate_of(values: dict, front_end: str):
     if isinstance(gate, dict):
         return gate.get(front_end) or gate.get("default")
     return gate
+
+
+# ---------------------------------------------------------------- the gate: a root's settings read under the rule
+
+LEGACY_TRUST_FILE = ".memcli/trusted"  # where older versions kept trust, inside the root: never read
+EXECUTING_KEYS = ("session.summarizer", "reflect.extractor")  # settings whose value is a shell command
+COMMAND_ENV = {"session.summarizer": "MEMCLI_SUMMARIZER"}  # the user's own override of each
+# Settings that send memory text (and a key read from the environment) off this machine, or name
+# what is loaded to embed it: like a command, honoured from memcli.yaml only after `memcli trust`.
+OUTBOUND_KEYS = ("embed.provider", "embed.url", "embed.key_env", "embed.model", "embed.query_prefix",
+                 "embed.passage_prefix")
+
+
+def _guarded(key: str, value: object) -> bool:
+    """Whether this value of this key, from memcli.yaml, loosens what the defaults give (and so
+    needs a trust step)."""
+    guard = GUARDS.get(key.rsplit(".", 1)[0] if key.startswith("write.gate.") else key)
+    if guard is None or value is None:
+        return False
+    if key in GATE_KEYS:
+        return any(looser(guard, g, "direct") for g in _gate_values(key, value))
+    if key in ("write.pii", "write.pii_captured"):
+        default = PII_DEFAULTS[key == "write.pii_captured"]
+        return any(looser(guard, per_door(value, d, default) or default, default) for d in PII_DOORS)
+    return looser(guard, value, SCHEMA[key][0])
+
+
+def _gate_values(key: str, value) -> list:
+    return list(value.values()) if isinstance(value, dict) else [value]
+
+
+def _trust_state(root: Path) -> "tuple[bool, dict]":
+    """(memcli.yaml is the file `memcli trust` recorded, {a file a trusted command names: changed})."""
+    from . import trust as records
+
+    return records.check(root)
+
+
+def is_trusted(root: Path) -> bool:
+    """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root, in the
+    user's state folder (a record inside the root, which git could have brought, is never read)."""
+    return _trust_state(root)[0]
+
+
+def trust(root: Path) -> dict:
+    """Record, outside the root, that this root's memcli.yaml, as it is now, may run the commands
+    it names and loosen what it loosens; the files in the root its commands name are recorded by
+    their digests too. A later change to any of them needs trusting again."""
+    from . import trust as records
+    from .dates import utcnow
+
+    path = root / "memcli.yaml"
+    digest = records.digest(path)
+    if digest is None:
+        raise ConfigError("memcli.yaml: no such file to trust")
+    load = read_file(path, "memcli.yaml")
+    commands = {k: load[k] for k in EXECUTING_KEYS if load.get(k)}
+    files = records.named_files(root, list(commands.values()))
+    where = records.record_trust(root, digest, utcnow(), files)
+    return {"path": "memcli.yaml", "sha256": digest, "record": str(where), "commands": commands,
+            "files": {rel: d for rel, d in files.items()},
+            "loosens": {k: v for k, v in load.items() if k not in EXECUTING_KEYS and _guarded(k, v)}}
+
+
+def trusted_setting(root: Path, key: str, committed=None, user=None, local=None, *,
+                    root_commands: bool = True, trusted: bool | None = None) -> tuple[object, str | None]:
+    """The one rule for a setting that protects the user (``tighten.GUARDS``): (the value to use,
+    or None for the default; a warning). The user's own value is the MEMCLI_* override, else the
+    root's untracked .memcli/config.yaml, else the user's configuration file; memcli.yaml's value
+    holds where it is stricter than that (or than the default when the user set nothing), and
+    where it is looser only once `memcli trust` recorded the file as it is now.
+    ``root_commands=False`` (the agent hook) takes no command from the root's files at all."""
+    guard = GUARDS[key]
+    override = env(COMMAND_ENV[key]) if key in COMMAND_ENV else None
+    own_command = key in EXECUTING_KEYS and not root_commands
+    own = override or (local if local is not None and not own_command else None)
+    own = own if own is not None else user
+    if own_command:
+        committed = None
+    default = SCHEMA[key][0]
+    if trusted is None and committed is not None and own is None and _guarded(key, committed):
+        trusted = is_trusted(root)
+    value, set_aside = resolve(guard, own, committed, default, bool(trusted))
+    if key in EXECUTING_KEYS and value and value == committed and own is None:
+        changed = _trust_state(root)[1]
+        named = [rel for rel in changed if rel in _named(root, value)]
+        if named:
+            return None, (f"memcli.yaml's {key} runs {named[0]}, which changed since `memcli trust`: not run "
+                          "(review it, then `memcli trust` again)")
+    if not set_aside:
+        return (None if value == default and key in EXECUTING_KEYS + OUTBOUND_KEYS else value), None
+    if guard == COMMAND:
+        what, done = "a command", "not run"
+    elif guard == OUTBOUND:
+        what, done = "which would send memory text off this machine or choose what is loaded to embed it", "ignored"
+    else:
+        what, done = "looser than the default", f"the default {default} applies"
+    legacy = (f" ({LEGACY_TRUST_FILE}, which older versions wrote inside the root, is no longer read)"
+              if (root / LEGACY_TRUST_FILE).exists() else "")
+    return None, (f"memcli.yaml sets {key}: {committed}, {what}, and was not trusted on this machine: "
+                  f"{done}{legacy} (review the file, then `memcli trust`)")
+
+
+def _named(root: Path, command: str) -> set:
+    from . import trust as records
+
+    return set(records.named_files(root, [command]))
+
+
+def effective_summarizer(root: Path, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
+    """The summarizer command to run and a warning (see ``trusted_setting``)."""
+    value, warning = trusted_setting(root, "session.summarizer", committed, None, local)
+    return (None if value is None else str(value)), warning
+
+
+def _per_door(key: str, committed: dict, own: dict, root: Path, warnings: list, trusted) -> object:
+    """write.pii / write.pii_captured, front end by front end: {front end: policy}."""
+    default = PII_DEFAULTS[key == "write.pii_captured"]
+    guard = GUARDS[key]
+    out, loosened = {}, []
+    for door in PII_DOORS:
+        c, o = per_door(committed.get(key), door, default), per_door(own.get(key), door, default)
+        value, aside = resolve(guard, o, c, default, trusted)
+        out[door] = value
+        if aside:
+            loosened.append(f"{door}: {c}")
+    if loosened:
+        warnings.append(f"memcli.yaml sets {key} looser than the default {default} ({', '.join(loosened)}) and was "
+                        f"not trusted on this machine: {default} applies (review the file, then `memcli trust`)")
+    return out
+
+
+def _gates(committed: dict, own: dict, warnings: list, trusted) -> dict:
+    """write.gate and write.gate.cli|mcp|hook, front end by front end: {front end: gate}."""
+    guard = GUARDS["write.gate"]
+    out, loosened = {}, []
+    for fe in FRONT_ENDS:
+        c, o = gate_of(committed, fe), gate_of(own, fe)
+        value, aside = resolve(guard, o, c, "direct", trusted)
+        out[fe] = value
+        if aside:
+            loosened.append(f"{fe}: {c}")
+    if loosened:
+        warnings.append(f"memcli.yaml sets write.gate looser than yours ({', '.join(loosened)}) and was not trusted "
+                        "on this machine: inbox holds (review the file, then `memcli trust`)")
+    return out
+
+
+def _read_local(root: Path, warnings: list) -> dict:
+    """The root's .memcli/config.yaml; none of it is read when git tracks it (it came with the
+    repository: someone else wrote it). Git is asked only when the index changed (``store.tracked``)."""
+    path = root / LOCAL_CONFIG
+    if not path.is_file():
+        return {}
+    from .store.tracked import came_with_git
+
+    if came_with_git(root, path):
+        warnings.append(f"{LOCAL_CONFIG} is tracked by git, so it came with the repository: not read "
+                        "(stop tracking it: `git rm -r --cached .memcli`)")
+        return {}
+    return read_file(path, LOCAL_CONFIG)
+
+
+def load_config(root: Path, *, root_commands: bool = True) -> Config:
+    """memcli.yaml, then the user's configuration, then the root's .memcli/config.yaml, each
+    overriding the one before; a setting that protects the user (``tighten.GUARDS``) passes
+    ``trusted_setting``: memcli.yaml only tightens it unless trusted. ``root_commands=False``: no
+    command from the root's files (the hook)."""
+    path = root / "memcli.yaml"
+    if path.is_symlink():
+        try:
+            path.resolve().relative_to(root.resolve())
+        except ValueError:
+            raise ConfigError("memcli.yaml leads outside the memory root (a symlink?); not read") from None
+    committed = read_file(path, "memcli.yaml")
+    user_path = user_config_path()
+    user = read_file(user_path, str(user_path)) if user_path.is_file() else {}
+    warnings: list = []
+    local = _read_local(root, warnings)
+    values = {**committed, **user, **local}
+    guarded = GUARDS if committed or user or local else {}
+    own = {**user, **local}
+    known: list = []
+
+    def trusted() -> bool:  # asked at most once, and only when memcli.yaml loosens something
+        if not known:
+            known.append(is_trusted(root))
+        return known[0]
+
+    for key in guarded:
+        if key == "write.gate":
+            if any(k in values for k in GATE_KEYS):
+                for k in GATE_KEYS[1:]:
+                    values.pop(k, None)
+                values["write.gate"] = _gates(committed, own, warnings, trusted)
+            continue
+        if key in ("write.pii", "write.pii_captured"):
+            if key in values:
+                values[key] = _per_door(key, committed, own, root, warnings, trusted)
+            continue
+        c = committed.get(key)
+        t = trusted() if c is not None and _guarded(key, c) else None
+        value, warning = trusted_setting(root, key, c, user.get(key), local.get(key),
+                                         root_commands=root_commands, trusted=t)
+        if value is None:
+            values.pop(key, None)
+        else:
+            values[key] = value
+        if warning:
+            warnings.append(warning)
+    for key in EXECUTING_KEYS:
+        if key in COMMAND_ENV and env(COMMAND_ENV[key]) and key not in values:
+            values[key] = env(COMMAND_ENV[key])
+    values.setdefault("session.summarizer", None)
+    exists = path.exists() or path.is_symlink()
+    return Config(values, path if exists else None, tuple(warnings))
+
+

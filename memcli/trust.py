@@ -20,8 +20,9 @@ HOOK_ROOTS = "hook-roots.json"
 
 def state_home() -> Path:
     """The user's memcli state folder: $XDG_STATE_HOME/memcli, else ~/.local/state/memcli."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "memcli"
+    from .xdg import home
+
+    return Path(home("state"))
 
 
 def real(root: str | os.PathLike) -> str:

@@ -16,12 +16,16 @@ sys.path.insert(0, str(ROOT_DIR / "benchmarks"))
 from import_map import Graph  # noqa: E402
 
 GRAPH = Graph(ROOT_DIR / "memcli")
-FRONT_ENDS = ("memcli.cli", "memcli.hooks", "memcli.mcp", "memcli.mcp_result", "memcli.mcp_stdio", "memcli.serve")
-# What a front end may import of memcli: the facade (and the package, for its version), the errors,
-# the plain values and the renderer, the resident path's client (memcli.resident: where a root's
-# `memcli serve` listens, and one exchange with it); and another front end it starts (`memcli mcp`
-# runs mcp.py, `memcli hook` hooks.py, `memcli serve` serve.py).
-FACADE = ("memcli", "memcli.core", "memcli.errors", "memcli.model", "memcli.render", "memcli.resident")
+FRONT_ENDS = ("memcli.cli", "memcli.hooks", "memcli.mcp", "memcli.mcp_result", "memcli.mcp_stdio", "memcli.serve",
+              "memcli.gitmerge", "memcli.__main__")
+# What a front end may import of memcli: the facade (and the package, for its version), its support
+# module (memcli.frontend: names from the environment, the hook's roots, the plugins, the merge
+# driver...), the errors, the plain values, the requests a front end hands on (memcli.requests)
+# and the renderer, the resident path's client
+# (memcli.resident: where a root's `memcli serve` listens, and one exchange with it); and another
+# front end it starts (`memcli mcp` runs mcp.py, `memcli hook` hooks.py, `memcli serve` serve.py).
+FACADE = ("memcli", "memcli.core", "memcli.frontend", "memcli.errors", "memcli.model", "memcli.requests",
+          "memcli.render", "memcli.resident")
 MAX_LINES = 600
 
 
@@ -44,6 +48,26 @@ def test_there_is_no_import_cycle():
     assert GRAPH.cycles() == []
 
 
+# The bottom of the library, in the order each may import the ones before it (and nothing after):
+# path rules, plain values, the store, the settings, the user's trust records, the rule that a
+# committed memcli.yaml only tightens (which loads a root's settings), the write checks.
+BOTTOM = ("memcli.paths", "memcli.model", "memcli.store", "memcli.config", "memcli.trust", "memcli.tighten",
+          "memcli.safety")
+
+
+def test_no_package_level_cycle_but_front_ends_starting_each_other():
+    """Modules form no cycle, and neither do packages (``memcli.store`` as one): only front ends
+    start one another (`memcli hook` runs hooks.py, `memcli serve` serve.py, which answer through cli)."""
+    groups = GRAPH.cycles(packages=True)
+    assert all(under(p, *FRONT_ENDS) for g in groups for p in g), groups
+
+
+def test_the_bottom_packages_are_layered():
+    packages = GRAPH.package_imports()
+    bad = [(a, b) for i, a in enumerate(BOTTOM) for b in sorted(packages[a]) if b in BOTTOM[i:]]
+    assert bad == []
+
+
 def test_no_module_uses_another_modules_private_names():
     assert GRAPH.private == []
 
@@ -53,6 +77,25 @@ def test_front_ends_import_only_the_facade_errors_model_and_render():
     assert bad == []
 
 
+def test_the_library_never_calls_an_entry_point():
+    """The facade and its support module reach the use cases; no entry point (the command line,
+    the merge driver git runs, the hook, the server, MCP) is called from below the front ends."""
+    bad = [(a, b, line) for a, b, line, _ in GRAPH.edges if not under(a, *FRONT_ENDS) and under(b, *FRONT_ENDS)]
+    assert bad == []
+
+
+ENTRY_POINTS = ("memcli.gitmerge", "memcli.hooks", "memcli.serve", "memcli.mcp")
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_entry_points_call_use_cases_through_the_facade(entry):
+    """An entry point parses, calls the facade or its support module, and says the result: it does
+    no store work of its own (no store, use case, check or search of its own)."""
+    used = {b for a, b, _ in imports_of(entry)}
+    assert used & {"memcli.core", "memcli.frontend"}, used
+    assert all(b in FACADE or under(b, *FRONT_ENDS) for b in used), used
+
+
 def test_search_never_imports_recall_a_use_case_or_a_front_end():
     bad = [(a, b, line) for a, b, line in imports_of("memcli.search")
            if under(b, "memcli.recall", "memcli.usecases", "memcli.heartbeat", "memcli.core", *FRONT_ENDS)]
@@ -60,10 +103,11 @@ def test_search_never_imports_recall_a_use_case_or_a_front_end():
 
 
 def test_the_store_is_the_bottom_layer():
-    """store/ touches files for everyone and imports nothing above it."""
+    """store/ touches files for everyone and imports nothing above it: a Root is given its settings
+    ready, so the store reads no configuration and asks no trust record."""
     bad = [(a, b, line) for a, b, line in imports_of("memcli.store")
-           if under(b, "memcli.search", "memcli.safety", "memcli.recall", "memcli.heartbeat", "memcli.usecases",
-                    "memcli.core", *FRONT_ENDS)]
+           if under(b, "memcli.config", "memcli.trust", "memcli.tighten", "memcli.search", "memcli.safety",
+                    "memcli.recall", "memcli.heartbeat", "memcli.usecases", "memcli.core", *FRONT_ENDS)]
     assert bad == []
 
 
@@ -84,8 +128,10 @@ def test_use_cases_take_a_root_never_the_facade():
 
 
 def test_the_plugin_loader_stands_on_nothing_of_memcli():
-    """Every registry asks memcli.plugins for its hook, so it imports none of them."""
-    assert [b for a, b, _ in imports_of("memcli.plugins")] == []
+    """Every registry asks memcli.plugins for its hook, so it imports none of them (only where the
+    user's cache folder is: memcli.xdg, which imports nothing of memcli)."""
+    assert [b for a, b, _ in imports_of("memcli.plugins")] == ["memcli.xdg"]
+    assert [b for a, b, _ in imports_of("memcli.xdg")] == []
 
 
 PLUGINS = ROOT_DIR / "tests" / "plugins"
@@ -107,8 +153,11 @@ def test_plugins_import_only_the_public_api():
     assert used and all(m in PUBLIC for _, m in used), used
 
 
-def test_model_is_plain_values():
-    assert {b for a, b, _ in imports_of("memcli.model")} <= {"memcli.errors", "memcli.store.layout"}
+def test_model_is_plain_values_and_imports_nothing_of_the_store():
+    """Plain values stand on the errors and the pure path rules (``memcli.paths``), not on the
+    store that reads and writes the files."""
+    assert {b for a, b, _ in imports_of("memcli.model")} <= {"memcli.errors", "memcli.paths"}
+    assert {b for a, b, _ in imports_of("memcli.paths")} <= {"memcli.errors"}
 
 
 def test_a_module_is_sized_by_its_lines_not_by_how_they_are_wrapped():
@@ -140,3 +189,118 @@ def test_one_index_planner():
                     if a.name in planners:
                         users.setdefault(name, set()).add(a.name)
     assert users == {}, users
+
+
+# ---------------------------------------------------------------- one home for each rule
+
+def module_trees():
+    for name, path in sorted(GRAPH.modules.items()):
+        yield name, ast.parse(path.read_text(encoding="utf-8"))
+
+
+# CJK script and the wide characters around it: Hangul Jamo, radicals to the unified ideographs,
+# Hangul syllables, compatibility ideographs, the supplementary ideographs.
+CJK_BLOCKS = ((0x1100, 0x11FF), (0x2E80, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0x20000, 0x3134F))
+
+
+# where a CJK range starts or ends: a number a module compares a code point with to say "CJK"
+CJK_BOUNDS = {0x1100, 0x11FF, 0x2E80, 0x3040, 0x30FF, 0x3400, 0x4DBF, 0x4E00, 0x9FA5, 0x9FFF, 0xAC00, 0xD7AF, 0xF900,
+              0xFAFF, 0x20000, 0x3134F}
+
+
+def in_cjk(code: int) -> bool:
+    return any(lo <= code <= hi for lo, hi in CJK_BLOCKS)
+
+
+def test_one_home_for_the_cjk_ranges():
+    """Only memcli/cjk.py writes a CJK range: no other module holds a regex class range between two
+    CJK characters, or compares a character with a CJK code point."""
+    import re
+
+    found = []
+    for name, tree in module_trees():
+        if name == "memcli.cjk":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for lo, hi in re.findall(r"(.)-(.)", node.value):
+                    if in_cjk(ord(lo)) and in_cjk(ord(hi)):
+                        found.append((name, node.lineno, f"{lo}-{hi}"))
+            elif isinstance(node, ast.Compare) and all(isinstance(o, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for o in node.ops):
+                for c in [node.left, *node.comparators]:
+                    value = c.value if isinstance(c, ast.Constant) else None
+                    if (isinstance(value, int) and value in CJK_BOUNDS) or (
+                            isinstance(value, str) and len(value) == 1 and in_cjk(ord(value))):
+                        found.append((name, node.lineno, hex(value if isinstance(value, int) else ord(value))))
+    assert found == []
+
+
+def code_strings(tree):
+    """(line, text) of every string constant that is not a docstring."""
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+def homes(rule) -> set:
+    """The modules where rule(text) holds for a string of their code."""
+    return {name for name, tree in module_trees() if any(rule(s) for _, s in code_strings(tree))}
+
+
+def test_one_home_for_the_users_folders():
+    """Only memcli/xdg.py reads an XDG_* variable (config, state, cache, runtime)."""
+    assert homes(lambda s: s.startswith("XDG_") and s.endswith(("_HOME", "_DIR"))) == {"memcli.xdg"}
+
+
+def test_one_home_for_the_frontmatter_fence():
+    """A block between `---` lines is opened, found and written by store/frontmatter.py (opens,
+    span, split, fenced): no other module writes the fence with a line end or asks whether text
+    starts with it (a Markdown rule `---` among other line starts is not the fence)."""
+    asks = {name for name, tree in module_trees() for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "startswith"
+            and any(isinstance(a, ast.Constant) and a.value == "---" for a in n.args)}
+    assert homes(lambda s: s.startswith("---\n") or "\n---" in s) | asks <= {"memcli.store.frontmatter"}
+
+
+def test_one_home_for_the_episode_grammar():
+    """A section's heading and a turn's block are read by store/episodes.py's patterns alone (the
+    writer, reflection, the search's documents and the git merge use them)."""
+    section = lambda s: "## " in s and r"\d{4}-\d{2}-\d{2}T" in s  # noqa: E731
+    turn = lambda s: r"\*\*user\*\*" in s or r"\*\*(user|" in s or r"\*\*\w+\*\* \(" in s  # noqa: E731
+    assert homes(section) == homes(turn) == {"memcli.store.episodes"}
+
+
+def test_one_home_for_launching_the_editor():
+    assert homes(lambda s: s in ("VISUAL", "EDITOR")) == {"memcli.cli.editor"}
+
+
+def test_one_home_for_the_near_duplicate_rule():
+    """The ratio's threshold and the prefilter before it are memcli/similar.py's: the two modules
+    that compare memories by a rapidfuzz ratio import them (a typo's scorer is another rule), and
+    no module compares with a bare 90."""
+    users = {name for name, tree in module_trees()
+             if any(isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "ratio"
+                    and getattr(n.func.value, "id", "") == "fuzz" for n in ast.walk(tree))}
+    assert users == {"memcli.heartbeat.duplicates", "memcli.usecases.duplicates"}
+    for name in users:
+        used = {(a.name) for n in ast.walk(dict(module_trees())[name]) if isinstance(n, ast.ImportFrom)
+                and (n.module or "").endswith("similar") for a in n.names}
+        assert {"DUPLICATE_RATIO", "lengths_allow"} <= used, (name, used)
+    bare = [(name, n.lineno) for name, tree in module_trees() if name != "memcli.similar" for n in ast.walk(tree)
+            if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value in (90, 90.0)
+                                                  for c in [n.left, *n.comparators])]
+    assert bare == []
+
+
+def test_one_glossary():
+    """Chinese-English term tables (lines pairing Chinese words with English ones) live in
+    search/glossary_data.py alone: recall and reflection read the same one."""
+    import re
+
+    def table(s: str) -> bool:
+        pairs = [ln for ln in s.splitlines() if re.search(r"[\u3400-\u9fff]", ln) and re.search(r"[a-z]{3}", ln)]
+        return len(pairs) >= 20
+
+    assert homes(table) == {"memcli.search.glossary_data"}

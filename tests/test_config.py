@@ -1,6 +1,7 @@
 import pytest
 
-from memcli.config import find_root, load_config, parse_duration
+from memcli.config import find_root, parse_duration
+from memcli.tighten import load_config
 from memcli.errors import ConfigError, NotARootError
 
 

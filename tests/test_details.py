@@ -103,3 +103,21 @@ def test_a_second_fence_in_the_body_is_body():
     d = dfile.parse("---\ntitle: T\n---\n---\nnot: frontmatter\n---\n", "t")
     assert d.extra == {} and d.body.startswith("---\nnot")
     assert dfile.parse(dfile.render(d), "t").body == d.body
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(["---", "--- ", "---\r", "id: x", "a: 1\r", "", "body", "\ufeff---", " ---"]),
+                max_size=8), st.sampled_from(["\n", "\r\n"]))
+def test_the_fence_is_read_one_way(lines, end):
+    """``frontmatter.span`` (where the block is, as written: rename's in-place edit, the size check
+    of a rendered file) finds the block ``split`` (the reader) reads, for any first lines."""
+    from memcli.store.frontmatter import opens, span, split
+
+    text = end.join(lines)
+    block = span(text)
+    try:
+        fm, _, _ = split(text)
+    except ValueError:
+        fm = None
+    assert (None if block is None else text[block[0]:block[1]].replace("\r\n", "\n")) == fm
+    assert block is None or opens(text)

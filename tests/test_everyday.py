@@ -317,7 +317,7 @@ def test_typer_and_the_library_warn_alike(root):
 
 
 def test_near_duplicates_reach_beyond_the_index(root):
-    from memcli.usecases.everyday import near_duplicates
+    from memcli.usecases.duplicates import near_duplicates
 
     (root / "memcli.yaml").write_text("index:\n  max_lines: 4\n")
     m = Memory(root)

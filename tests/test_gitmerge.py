@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcli.gitmerge import merge3, merge_detail, merge_episode, merge_index, merged_lines
+from memcli.usecases.merge import merge3, merge_detail, merge_episode, merge_index, merged_lines
 from memcli.store import details as dfile
 from memcli.store import markers
 from memcli.store.index import IndexDoc

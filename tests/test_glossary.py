@@ -99,11 +99,22 @@ def test_the_glossary_is_loaded_only_by_a_query():
 
 
 def test_every_line_of_the_data_has_both_sides():
-    from memcli.search.glossary_data import TERMS
+    from memcli.search.glossary_data import COMMON, TERMS
 
-    for line in TERMS.splitlines():
+    for line in (TERMS + COMMON).splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             left, sep, right = line.partition(" = ")
             assert sep and left.strip() and right.strip(), line
             assert all(w.strip() for w in left.split(",")) and all(w.strip() for w in right.split(",")), line
+
+
+def test_recall_bridges_with_the_concepts_and_reflection_names_the_everyday_words_too():
+    """One glossary, two users: recall's bridge leaves the everyday words out (检查 / check would
+    bridge almost any question); an alias in the other language names them."""
+    t, n = glossary.tables(), glossary.names()
+    assert "校验" not in t.zh.terms and "校验" in n.zh.terms
+    assert glossary.chinese_for("the nightly export job fails with CERTIFICATE_VERIFY_FAILED") == \
+        ["晚上", "导出", "任务", "失败", "证书", "校验"]
+    assert glossary.english_for("导出任务报证书校验失败怎么解决") == ["export", "task", "certificate", "check", "fail", "fix"]
+    assert glossary.english_for("all ascii") == [] and glossary.chinese_for("nothing here") == []

@@ -143,6 +143,19 @@ def test_inbox_edit_checks_the_text(root, cli, tmp_path, monkeypatch):
     assert store.read(root, pid).kind == "new"
 
 
+def test_inbox_edit_and_edit_choose_the_editor_alike(root, cli):
+    """No $VISUAL or $EDITOR and no terminal for vi: both edits say so (exit 2) before a draft is made."""
+    m = Memory(root)
+    pid = _propose(m, "Deploy needs the VPN", summary="connect the VPN first")
+    m.remember("Edit me", "a summary")
+    for args in (("inbox", "edit", pid), ("edit", "edit-me")):
+        r = cli(*args)
+        assert r.exit_code == 2 and "neither is set (vi needs a terminal)" in r.stderr, r.stderr
+        assert f"EDITOR=nano memcli {args[0]}" in r.stderr
+    assert not list((root / ".memcli").rglob("*.md")), "no draft is left behind"
+    assert store.read(root, pid).summary == "connect the VPN first"
+
+
 def test_proposals_are_not_recalled_unless_asked(root, cli):
     m = Memory(root)
     _propose(m, "Kubernetes rollback procedure", summary="kubectl rollout undo deployment/web", type="procedure")
@@ -181,7 +194,8 @@ def test_the_write_gate_per_front_end(root, cli):
     Memory(root).remember("Direct from the API", "x")
     (root / "memcli.yaml").write_text("write:\n  gate: inbox\n  gate.cli: direct\n")
     assert cli.json("remember", "Direct again", "y")["data"]["action"] == "remembered"
-    from memcli.config import load_config, write_gate
+    from memcli.config import write_gate
+    from memcli.tighten import load_config
 
     cfg = load_config(root)
     assert [write_gate(cfg, f) for f in ("cli", "mcp", "hook")] == ["direct", "inbox", "inbox"]

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcli import gitmerge
+from memcli.usecases import merge as drivers
 from memcli.merge3 import merge, merge3, merge_lines, merged_lines, union_lines
 from tests.conftest import examples
 
@@ -119,7 +119,7 @@ def test_the_drivers_mode_is_symmetric(base, a, b):
     assert merged_lines(one)[1] == merged_lines(two)[1]
     if not merged_lines(one)[1]:
         assert merged_lines(one)[0] == merged_lines(two)[0]
-    assert gitmerge.merge3(base, a, b) == one  # the drivers use this mode
+    assert drivers.merge3(base, a, b) == one  # the drivers use this mode
 
 
 @enough

@@ -7,7 +7,8 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcli.gitmerge import main, merge_detail, merge_index
+from memcli.gitmerge import main
+from memcli.usecases.merge import merge_detail, merge_index
 from tests.conftest import examples
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import Cli, invoke
 from memcli.core import Memory
-from memcli.gitmerge import merge_detail
+from memcli.usecases.merge import merge_detail
 from memcli.store import outcomes
 
 from conftest import shared_origin

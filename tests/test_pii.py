@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import Cli
-from memcli.config import load_config
+from memcli.config import pii_policy
+from memcli.tighten import load_config
 from memcli.core import Memory
 from memcli.errors import ConfigError
 from memcli.safety import pii
@@ -65,12 +66,12 @@ def test_the_labelled_dev_split_and_the_ordinary_notes():
 def test_policy_per_front_end_and_bad_settings(root):
     (root / "memcli.yaml").write_text("write:\n  pii: {mcp: redact, hook: refuse}\n  pii_captured: warn\n")
     cfg = load_config(root)
-    assert [pii.policy_for(cfg, d) for d in ("cli", "mcp", "hook")] == ["warn", "redact", "refuse"]
+    assert [pii_policy(cfg, d) for d in ("cli", "mcp", "hook")] == ["warn", "redact", "refuse"]
     # keeping captured text unmasked loosens the default: memcli.yaml needs trust for it
-    assert pii.policy_for(cfg, "hook", captured=True) == "redact" and "write.pii_captured" in cfg.warnings[0]
-    from memcli.config import trust
+    assert pii_policy(cfg, "hook", captured=True) == "redact" and "write.pii_captured" in cfg.warnings[0]
+    from memcli.tighten import trust
     trust(root)
-    assert pii.policy_for(load_config(root), "hook", captured=True) == "warn"
+    assert pii_policy(load_config(root), "hook", captured=True) == "warn"
     for bad in ("write.pii: mask\n", "write:\n  pii: {shell: redact}\n", "write:\n  pii: {mcp: hide}\n"):
         (root / "memcli.yaml").write_text(bad)
         with pytest.raises(ConfigError, match="write.pii"):

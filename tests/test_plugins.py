@@ -115,7 +115,7 @@ def test_its_rule_refuses_a_write(site, mem):
 
 
 def test_its_embedding_provider_serves_the_semantic_layer(site, mem):
-    from memcli.core import semantic_available
+    from memcli.frontend import semantic_available
 
     if not semantic_available():
         pytest.skip("the semantic layer needs the semantic extra")

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import Cli
 from memcli.core import Memory
-from memcli.model import RememberRequest
+from memcli.requests import RememberRequest
 from memcli.recall.details import without_echo
 from memcli.store import inbox as proposals
 from memcli.usecases.init import init_root

@@ -67,7 +67,8 @@ def test_the_hook_loads_nothing_slow_to_import(example_root):
 
 def test_the_resident_client_loads_only_what_a_round_trip_needs(example_root):
     """With a `memcli serve` answering, the client imports memcli.cli (the parser), memcli.resident
-    and the C socket module, and nothing else of memcli's or anything heavy."""
+    (and memcli.xdg, where the runtime folder is) and the C socket module, and nothing else of
+    memcli's or anything heavy."""
     from tests.conftest import start_server, stop_server
 
     run_memcli("--root", example_root, "recall", "charset")  # the plugin cache, as a first run leaves it
@@ -79,7 +80,7 @@ def test_the_resident_client_loads_only_what_a_round_trip_needs(example_root):
         stop_server(proc)
     assert r.returncode == 0 and "charset" in r.stdout.lower()
     ours = {m for m in mods if m.startswith("memcli")}
-    assert ours == {"memcli", "memcli.cli", "memcli.cli.argv", "memcli.cli.hot", "memcli.resident"}, ours
+    assert ours == {"memcli", "memcli.cli", "memcli.cli.argv", "memcli.cli.hot", "memcli.resident", "memcli.xdg"}, ours
     assert "_socket" in mods and not mods & {"socket", "datetime", *SLOW_FOR_A_TURN}, mods & {"socket", "datetime", *SLOW_FOR_A_TURN}
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT_DIR, git, invoke, shared_origin
-from memcli.config import SCHEMA, load_config, trust, write_gate
+from memcli.config import SCHEMA, write_gate
+from memcli.tighten import load_config, trust
 from memcli.core import Memory
 
 pytestmark = pytest.mark.usefixtures("git_env")

@@ -2,8 +2,9 @@
 
 import pytest
 
-from memcli.config import (LOCAL_CONFIG, effective_summarizer, is_trusted, load_config, trust,
-                           user_config_path)
+from memcli.config import user_config_path
+from memcli.paths import LOCAL_CONFIG
+from memcli.tighten import effective_summarizer, is_trusted, load_config, trust
 from memcli.errors import ConfigError
 
 

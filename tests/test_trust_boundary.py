@@ -9,7 +9,9 @@ import shutil
 import pytest
 
 from conftest import git, invoke, run_memcli
-from memcli.config import LOCAL_CONFIG, is_trusted, load_config, trust, user_config_path
+from memcli.config import user_config_path
+from memcli.paths import LOCAL_CONFIG
+from memcli.tighten import is_trusted, load_config, trust
 from memcli.core import Memory
 from memcli.usecases.init import init_root
 
@@ -30,7 +32,7 @@ def cli(*args, input=None):
 
 
 def trusted_setting(*args, **kw):
-    from memcli.config import trusted_setting
+    from memcli.tighten import trusted_setting
 
     return trusted_setting(*args, **kw)
 

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .shared import Json, app, run, state
+from .typer_app import Json, app, run, state
 from .boundary import Out, stdin_bytes
 
 hook_app = typer.Typer(help="Hooks an agent runs on its own events (reads the event's JSON on stdin), and the "
@@ -28,7 +28,7 @@ def mcp(ctx: typer.Context):
     Example: memcli --root ~/notes mcp
     """
     def act():
-        from ..core import find_root
+        from ..frontend import find_root
 
         root = find_root(state(ctx).root)
         from ..mcp import serve  # a missing extra is a one-line error naming the install command
@@ -76,7 +76,7 @@ Where = Annotated[Optional[str], typer.Argument(metavar="PATH", help="A memory r
 
 
 def _hook_root(ctx: typer.Context, path: Optional[str]):
-    from ..core import find_root
+    from ..frontend import find_root
 
     return find_root(path if path else state(ctx).root)
 
@@ -92,7 +92,7 @@ def hook_allow(ctx: typer.Context, path: Where = None, json_: Json = False):
     Example: memcli hook allow ~/notes
     """
     from .. import render as r
-    from ..core import hook_allow
+    from ..frontend import hook_allow
 
     def act():
         root = _hook_root(ctx, path)
@@ -113,7 +113,7 @@ def hook_deny(ctx: typer.Context, path: Where = None, json_: Json = False):
     Example: memcli hook deny ~/notes
     """
     from .. import render as r
-    from ..core import hook_deny, real_path
+    from ..frontend import hook_deny, real_path
 
     def act():
         root = real_path(path) if path else str(_hook_root(ctx, None))
@@ -133,7 +133,7 @@ def hook_list(ctx: typer.Context, json_: Json = False):
     Example: memcli hook list
     """
     from .. import render as r
-    from ..core import hook_roots
+    from ..frontend import hook_roots
 
     def act():
         roots = hook_roots()

@@ -1,8 +1,8 @@
 """The thin command line: parse, make one library call, render, map errors to exit codes.
 
 This module holds the commands of a memory's life (init, remember, update, show, list, edit,
-forget, restore, index) and gathers the others' modules; the Typer app they share is in
-``shared``."""
+forget, restore, rename, index) and gathers the others' modules; the Typer app they share is in
+``typer_app``."""
 
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, listed_ids
 from .boundary import Out, read_input, stdin_bytes
 from .complete import ids, tags
 from .progress import reporting
-from .shared import Json, app, index_app, memory, run, state
+from .typer_app import Json, app, index_app, memory, options, run, state
 
 def command():
     """The app's Click command, built once per process (`main` and in-process tests share it)."""
     global _COMMAND
     if _COMMAND is None:
-        from ..core import add_plugin_commands
+        from ..frontend import add_plugin_commands
 
         add_plugin_commands(app)  # the plugins' commands (memcli.plugins), tidied like the rest
         _COMMAND = tidy(typer.main.get_command(app))
@@ -114,8 +114,7 @@ def remember(
     from .boundary import remember_action
 
     def act():
-        return remember_action(state(ctx), title, summary, tag, alias, body, body_file, type_, importance, pin,
-                               expires, id_, source)
+        return remember_action(state(ctx), **options(ctx))
     run(ctx, "remember", json_, act)
 
 
@@ -144,14 +143,14 @@ def update(
 
     Example: memcli update mysql-charset --summary "use utf8mb4 everywhere" --tag encoding
     """
+    from ..requests import UpdateRequest
+
     def act():
         if [summary, append].count("-") > 1:
             raise UsageError("only one argument can read standard input ('-')")
         s = read_input(summary, None, stdin_bytes, "summary") if summary is not None else None
         a = read_input(append, None, stdin_bytes, "append") if append is not None else None
-        res = memory(ctx).gate("cli").update(id_, title=title, summary=s, append=a, tags=tag or (), untags=untag or (),
-                                 aliases=alias or (), type=type_, importance=importance, pinned=pin,
-                                 expires=expires)
+        res = memory(ctx).gate("cli").update(UpdateRequest.of(options(ctx), summary=s, append=a))
         return Out.of(res, lambda: r.write_result(res.to_dict()))
     run(ctx, "update", json_, act)
 
@@ -219,27 +218,19 @@ def edit(ctx: typer.Context,
     Example: EDITOR=nano memcli edit mysql-charset
     """
     import os
-    import shlex
-    import subprocess
+
+    from . import editor as editors
 
     def act():
         m = memory(ctx)
         m.locate(id_)  # an unknown id is said before the editor starts
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-        if not editor and not (r.is_tty(sys.stdin) and r.is_tty(sys.stdout)):
-            raise UsageError("edit opens $VISUAL or $EDITOR, and neither is set (vi needs a terminal): "
-                             "set one, e.g. EDITOR=nano memcli edit ID")
-        editor = editor or "vi"
+        editor = editors.chosen("edit ID")
         s = m.edit_begin(id_)
         if s.reopened:
             r.talk(f"reopening the draft an earlier edit of {s.id} kept: {os.path.relpath(s.draft, m.root)}"
                    + (f" (the file changed since: {r.plural(s.marked, 'place')} where both differ "
                       "stand between <<<<<<< and >>>>>>> lines; keep what you want)" if s.marked else ""))
-        try:
-            code = subprocess.call([*shlex.split(editor), str(s.draft)])
-        except OSError as e:
-            m.edit_abandon(s)
-            raise UsageError(f"cannot start the editor {editor!r}: {e.strerror or e}")
+        code = editors.run(editor, s.draft, lambda: m.edit_abandon(s))
         if code != 0:
             kept = m.edit_abandon(s)
             raise UsageError(f"the editor exited with {code}; nothing was changed"
@@ -297,6 +288,31 @@ def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID",
     run(ctx, "restore", json_, act)
 
 
+@app.command()
+def rename(
+    ctx: typer.Context,
+    old: Annotated[str, typer.Argument(metavar="ID", help="The memory's id now (or its path).")],
+    new: Annotated[str, typer.Argument(metavar="NEW_ID", help="Its new id.")],
+    json_: Json = False,
+):
+    """Give a memory a new id; its index link and references (memory/ID.md, [[ID]]) follow.
+
+    Example: memcli rename mysql-charset mysql-utf8mb4
+    """
+    def act():
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            data = m.rename(old, new)
+
+        def human():
+            r.out(data["id"])
+            refs = data["references"]
+            refs = f"; references updated in {listed_ids(refs, '--json names them all')}" if refs else ""
+            r.talk(f"renamed {old} to {new} ({data['path']}){refs}")
+        return Out.of(data, human)
+    run(ctx, "rename", json_, act)
+
+
 @index_app.command("rebuild")
 def index_rebuild(ctx: typer.Context, json_: Json = False):
     """Regenerate MEMORY.md from the detail files, keeping hand-written lines.
@@ -337,11 +353,12 @@ def index_check(ctx: typer.Context, json_: Json = False):
 
 
 from . import cascade  # noqa: E402,F401  (registers the cascade's commands)
-from . import maint  # noqa: E402,F401  (registers heartbeat and watch)
+from . import heartbeat  # noqa: E402,F401  (registers heartbeat and watch)
 from . import trust  # noqa: E402,F401  (registers trust)
 from . import git  # noqa: E402,F401  (registers git setup, merge, sync and resolve)
 from . import agent  # noqa: E402,F401  (registers mcp and hook)
-from . import everyday  # noqa: E402,F401  (registers stats, search, rename, export, import)
+from . import lookup  # noqa: E402,F401  (registers stats and search)
+from . import transfer  # noqa: E402,F401  (registers export and import)
 from . import serve  # noqa: E402,F401  (registers serve)
 from . import outcome  # noqa: E402,F401  (registers outcome)
 from . import reflect  # noqa: E402,F401  (registers reflect and inbox)

@@ -56,7 +56,7 @@ def execute(command: str, as_json: bool, action: Callable[[], Out]) -> int:
     except KeyboardInterrupt:
         r.talk("memcli: interrupted")
         return 130
-    from ..core import plugin_problems
+    from ..frontend import plugin_problems
 
     res.warnings = [*res.warnings, *plugin_problems()]  # a plugin that failed is said, never fatal
     if as_json:
@@ -71,26 +71,16 @@ def execute(command: str, as_json: bool, action: Callable[[], Out]) -> int:
 
 def read_input(text: str | None, file: str | None, stdin_text, what: str) -> str:
     """TEXT, or '-' for stdin, or a file; binary, non-UTF-8 and over-1-MB input is refused."""
-    import os
-    from pathlib import Path
-
-    from ..core import decode_input as decode
-    from ..errors import FileError, UsageError
+    from ..errors import UsageError
+    from ..frontend import decode_input as decode
+    from ..frontend import read_input_file
 
     if text is not None and file is not None:
         raise UsageError(f"give the {what} as text or as a file, not both")
     if file is not None:
         if file == "-":
             return decode(stdin_text(), f"{what} (stdin)")
-        try:
-            data = Path(file).read_bytes() if os.path.getsize(file) <= 10 * 1_000_000 else b"x" * 1_000_001
-        except FileNotFoundError:
-            raise FileError(f"{file}: no such file")
-        except IsADirectoryError:
-            raise FileError(f"{file}: is a folder, not a file")
-        except OSError as e:
-            raise FileError(f"{file}: cannot read it ({e.strerror or e})")
-        return decode(data, file)
+        return read_input_file(file)
     if text == "-":
         return decode(stdin_text(), f"{what} (stdin)")
     return text or ""
@@ -107,7 +97,7 @@ def open_memory(root: str | None):
 
 
 def names(session: str | None, scope: str | None) -> tuple[str, str]:
-    from ..core import session_names
+    from ..frontend import session_names
 
     return session_names(session, scope)
 
@@ -119,15 +109,15 @@ def text_arg(value: str, what: str) -> str:
 # ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
 # the global options and each command's own parameters under the Typer parameter names ----
 
-def recall_action(st: State, query, limit=None, deep=False, layer=None, threshold=None, inbox=False, type_=None,
-                  min_success=None, also=None, strict=False) -> Out:
+def recall_action(st: State, query, **options) -> Out:
+    from ..requests import RecallRequest
+
     sess, sc = names(st.session, st.scope)
     m = open_memory(st.root)
-    q = text_arg(query, "query")
+    req = RecallRequest.of(options, query=text_arg(query, "query"), session=sess, scope=sc)
 
     def ask():
-        return m.recall(q, session=sess, scope=sc, limit=limit, deep=deep, layer=layer, threshold=threshold,
-                        type=type_, min_success=min_success, inbox=inbox, also=list(also or ()), strict=strict)
+        return m.recall_request(req)
     if st.json or not r.is_tty(sys.stderr):  # what an agent runs: nothing drawn, nothing more imported
         res = ask()
     else:  # a person at a terminal: the first search of the details shows its progress
@@ -145,9 +135,9 @@ def should_recall_action(st: State, text) -> Out:
     return Out.of(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
 
 
-def remember_action(st: State, title, summary=None, tag=None, alias=None, body=None, body_file=None, type_=None,
-                    importance=None, pin=False, expires=None, id_=None, source=None) -> Out:
+def remember_action(st: State, title, summary=None, body=None, body_file=None, **options) -> Out:
     from ..errors import UsageError
+    from ..requests import RememberRequest
 
     if [title, summary, body].count("-") + (body_file == "-") > 1:
         raise UsageError("only one argument can read standard input ('-')")
@@ -155,10 +145,7 @@ def remember_action(st: State, title, summary=None, tag=None, alias=None, body=N
     t = read_input(title, None, stdin_bytes, "title")
     s = read_input(summary, None, stdin_bytes, "summary")
     b = read_input(body, body_file, stdin_bytes, "body")
-    from ..model import RememberRequest
-
-    res = m.gate("cli").remember(RememberRequest(t, s, tuple(tag or ()), tuple(alias or ()), b, type_, importance,
-                                                 True if pin else None, expires, id_, source))
+    res = m.gate("cli").remember(RememberRequest.of(options, title=t, summary=s, body=b))
     return Out.of(res, lambda: r.write_result(res.to_dict()), warnings=m.config.warnings)
 
 

@@ -8,8 +8,8 @@ import typer
 from typing import Annotated
 
 from .. import render as r
-from ..core import CONTEXT_BUDGET
-from .shared import Json, app, memory, run, state
+from ..frontend import CONTEXT_BUDGET
+from .typer_app import Json, app, memory, options, run, state
 from .boundary import Out, State, names, recall_action, should_recall_action, text_arg
 from .complete import layer_help, layers
 
@@ -60,8 +60,7 @@ def recall(
     """
     st = state(ctx)
     st = State(st.root, json_ or st.json, st.session, st.scope)  # --json after the command counts too
-    run(ctx, "recall", json_, lambda: recall_action(st, query, limit, deep, layer, threshold, inbox, type_,
-                                                    min_success, also, strict))
+    run(ctx, "recall", json_, lambda: recall_action(st, **options(ctx)))
 
 
 @app.command("should-recall")

@@ -8,7 +8,7 @@ import typer
 
 from .. import render as r
 from ..errors import UsageError
-from .shared import Json, app, memory, run
+from .typer_app import Json, app, memory, run
 from .boundary import Out
 
 git_app = typer.Typer(help="Make a root git-ready and check it.\n\nExample: memcli git setup --check", no_args_is_help=True)
@@ -62,9 +62,9 @@ def git_setup(
 
 
 def _driver(kind: str, base: str, ours: str, theirs: str, marker: int, path: str) -> None:
-    from ..core import merge_driver
+    from ..gitmerge import main  # the drivers' entry point: what git runs, and what it says
 
-    raise typer.Exit(merge_driver([kind, base, ours, theirs, *([str(marker)] if kind == "detail" else []), path]))
+    raise typer.Exit(main([kind, base, ours, theirs, *([str(marker)] if kind == "detail" else []), path]))
 
 
 Base = Annotated[str, typer.Argument(help="The common ancestor (%O).")]
@@ -154,7 +154,7 @@ def sync(
 
 
 def _way(path: str) -> str:
-    from ..core import way_out
+    from ..frontend import way_out
 
     return way_out(path) if path.endswith(".md") else "edit it, then `git add` it"
 

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import render as r
-from .shared import Json, app, memory, run
+from .typer_app import Json, app, memory, run
 from .boundary import Out
 from .complete import ids
 

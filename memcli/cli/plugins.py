@@ -6,7 +6,7 @@ import typer
 
 from .. import render as r
 from .boundary import Out
-from .shared import Json, app, run
+from .typer_app import Json, app, run
 
 WHAT = {"register_layers": "recall layers", "register_checks": "heartbeat checks",
         "register_commands": "commands", "register_providers": "embedding providers",
@@ -21,7 +21,7 @@ def plugins_(ctx: typer.Context, json_: Json = False):
 
     Example: memcli plugins
     """
-    from ..core import plugins
+    from ..frontend import plugins
 
     def act():
         found = plugins(refresh=True)

@@ -8,7 +8,7 @@ import typer
 
 from .. import render as r
 from ..errors import MemcliError, UsageError
-from .shared import Json, app, memory, run
+from .typer_app import Json, app, memory, run
 from .boundary import Out
 
 inbox_app = typer.Typer(help="Proposals waiting for review in memory/inbox/: list (the default), show, accept, "
@@ -104,8 +104,8 @@ def inbox_show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
     Example: memcli inbox show p-20261201-staging-deploys-need-the-vpn-5e268f
     """
     def act():
-        from ..core import injection_kinds
-        from ..core import injection_note as flag_note
+        from ..frontend import injection_kinds
+        from ..frontend import injection_note as flag_note
 
         inbox = memory(ctx).inbox
         p = inbox.get(id_)
@@ -177,18 +177,14 @@ def inbox_edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
     Example: EDITOR=nano memcli inbox edit p-20261201-staging-deploys-need-the-vpn-5e268f
     """
     import os
-    import shlex
-    import subprocess
+
+    from . import editor as editors
 
     def act():
         m = memory(ctx)
+        editor = editors.chosen("inbox edit ID")
         draft, before = m.inbox.edit_begin(id_)
-        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        try:
-            code = subprocess.call([*shlex.split(editor), str(draft)])
-        except OSError as e:
-            os.unlink(draft)
-            raise UsageError(f"cannot start the editor {editor!r}: {e.strerror or e}")
+        code = editors.run(editor, draft, lambda: os.unlink(draft))
         with open(draft, encoding="utf-8") as f:
             after = f.read()
         if code != 0:

@@ -8,7 +8,7 @@ import typer
 from typing import Annotated
 
 from .. import render as r
-from .shared import Json, app, memory, run
+from .typer_app import Json, app, memory, run
 from .boundary import Out
 
 
@@ -33,17 +33,13 @@ def serve(
     Example: memcli serve --idle-exit 10m &
     """
     import os
-    import signal
 
-    from ..core import parse_duration
-    from ..errors import MemcliError, Refused, UsageError
+    from ..errors import Refused
     from ..serve import Resident
+    from .longrun import seconds, until_signal
 
     def act():
-        try:
-            idle = None if idle_exit is None else parse_duration(idle_exit, "--idle-exit")
-        except MemcliError as e:
-            raise UsageError(e.message) from None
+        idle = None if idle_exit is None else seconds(idle_exit, "--idle-exit", positive=False)
         server = Resident(memory(ctx), idle=idle)
         os.chdir("/")  # a fixed working folder: nothing here depends on where it was started
         try:
@@ -53,18 +49,8 @@ def serve(
         except RuntimeError as e:
             raise Refused(str(e)) from None
         r.talk(f"memcli: serving {server.root} on {server.path}")
-        why: list = []
-
-        def on_signal(signum, frame):
-            why.append(signal.Signals(signum).name)
-            server.stop()
-
-        old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
+        with until_signal(server.stop) as why:
             stopped = server.serve(sock)
-        finally:
-            for s, h in old.items():
-                signal.signal(s, h)
         res = {"root": server.root, "socket": server.path, "stopped_by": why[0] if why else stopped,
                "served": server.served}
         return Out(res, lambda: r.talk(f"memcli: stopped serving ({res['stopped_by']}, "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 
 from .. import render as r
-from .shared import Json, app, memory, run
+from .typer_app import Json, app, memory, run
 from .boundary import Out
 
 

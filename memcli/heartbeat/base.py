@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..model import Detail, Finding
 from ..store import indexrules
-from ..store.fs import decode
+from ..store.fs import MAX_READ, decode
 from ..store.index import IndexDoc
 
 if TYPE_CHECKING:
@@ -20,8 +19,7 @@ if TYPE_CHECKING:
 SEVERITIES = ("error", "warning", "info")
 IMPORTANT = 0.7  # importance from which a memory is promoted into a free index line
 TEMP_MIN_AGE = 120.0  # seconds a temp file must be untouched before it counts as left behind
-READ_LIMIT = 10 * 1_000_000
-_WS = re.compile(r"\s+")
+READ_LIMIT = MAX_READ  # what the reader reads of a file
 
 
 class Memo(NamedTuple):
@@ -134,10 +132,6 @@ def read_file(path: Path, rel: str) -> str:
     with open(path, "rb") as f:
         data = f.read(READ_LIMIT + 1)
     return decode(data, rel, READ_LIMIT)
-
-
-def norm(text: str) -> str:
-    return _WS.sub(" ", text.lower()).strip()
 
 
 __all__ = ["Finding", "Memo", "Report", "State", "SEVERITIES", "TEMP_MIN_AGE", "IMPORTANT"]

@@ -12,10 +12,11 @@ from .. import progress
 from ..errors import MemcliError
 from ..store import indexrules, layout, markers
 from ..store.fs import inside
-from ..store.layout import STATE_DIR
+from ..paths import STATE_DIR
 from . import checks
 from ..store.frontmatter import key_line
-from .base import norm, read_file
+from ..similar import compared
+from .base import read_file
 
 # What one file says, independent of the time and of the other files, is kept per file in
 # .memcli/heartbeat-cache.json under the file's fingerprint (store/layout.py): the next
@@ -31,7 +32,7 @@ _LITE = ("title", "summary", "tags", "importance", "pinned", "created", "updated
 
 
 def _body_hash(body: str) -> str | None:
-    body = norm(body)
+    body = compared(body)
     return hashlib.blake2b(body.encode("utf-8"), digest_size=12).hexdigest() if len(body) >= 40 else None
 
 
@@ -98,9 +99,9 @@ def _inspect_all(jobs: list) -> list:
 CHECKING = "checking memory files"
 # what every record also depends on, besides the checks' own modules (and the scanner's rule sets)
 _FIXED = ("memcli.heartbeat.cache", "memcli.heartbeat.base", "memcli.heartbeat.checks", "memcli.store.details",
-          "memcli.store.layout", "memcli.safety.scanner", "memcli.safety.ruleset", "memcli.safety.validators",
-          "memcli.safety.invisible", "memcli.model", "memcli.store.frontmatter", "memcli.store.flatyaml",
-          "memcli.dates")
+          "memcli.store.layout", "memcli.paths", "memcli.safety.scanner", "memcli.safety.ruleset",
+          "memcli.safety.validators", "memcli.safety.invisible", "memcli.model", "memcli.store.frontmatter",
+          "memcli.store.flatyaml", "memcli.dates", "memcli.similar")
 
 
 def signature() -> str:

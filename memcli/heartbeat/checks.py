@@ -23,7 +23,7 @@ from ..errors import MemcliError
 from ..model import Detail, Finding, short
 from ..store import details as dfile
 from ..store import indexrules, layout
-from ..store.layout import STATE_DIR
+from ..paths import STATE_DIR
 from ..store.frontmatter import key_line
 from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, rank, read_file
 

@@ -6,9 +6,11 @@ import re
 import sys
 from collections import Counter, defaultdict
 
-from ..model import CJK, Finding
-from ..similar import DUPLICATE_RATIO, identifiers as _identifiers, normal as _normal, same_memory as _same
-from .base import norm, rank
+from ..cjk import CJK
+from ..model import Finding
+from ..similar import DUPLICATE_RATIO, compared, identifiers as _identifiers, lengths_allow, normal as _normal
+from ..similar import same_memory as _same
+from .base import rank
 
 _BLOCK_MAX = 30  # a word in more memories than this makes no duplicate block
 _WINDOW = 4  # neighbours compared in sorted title order
@@ -36,7 +38,7 @@ def find(details: list, body_hashes: dict) -> list[Finding]:
         return []
     from rapidfuzz import fuzz
 
-    texts = [norm(f"{d.title} {d.summary}") for d in details]
+    texts = [compared(f"{d.title} {d.summary}") for d in details]
     parent = list(range(n))
 
     def root_of(i: int) -> int:
@@ -66,14 +68,13 @@ def find(details: list, body_hashes: dict) -> list[Finding]:
 
     def compare(a: int, b: int) -> None:
         # numbers and one-letter names tell things apart: "release 2026-12" and "release 2027-01", or
-        # "plan a" and "plan b", are two memories; a ratio of 90 needs lengths within about 80% of each other
-        la, lb = sizes[a], sizes[b]
+        # "plan a" and "plan b", are two memories
         if root_of(a) == root_of(b):
             return
         if _same(details[a].title, details[a].summary, details[b].title, details[b].summary):
             union(a, b)
             return
-        if min(la, lb) < 12 or min(la, lb) * 5 < max(la, lb) * 4 or numbers[a] != numbers[b]:
+        if not lengths_allow(sizes[a], sizes[b]) or numbers[a] != numbers[b]:
             return
         if fuzz.ratio(texts[a], texts[b], score_cutoff=DUPLICATE_RATIO):
             union(a, b)

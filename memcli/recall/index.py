@@ -9,7 +9,7 @@ alias). Otherwise it stays a candidate beside what the details layer finds.
 from __future__ import annotations
 
 from ..model import Hit
-from ..store.layout import detail_rel
+from ..paths import detail_rel
 from .layer import Ask, Candidate, Layer, conflicted, decisive, rank, snip, wants_answer
 
 

@@ -4,7 +4,7 @@ or a name the index knows (a title, tag or alias)."""
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..model import has_cjk
+from ..cjk import has_cjk
 
 
 def _finds(phrase: str, text: str, lowered: str) -> bool:

@@ -36,11 +36,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..cjk import HAN_BASIC
+from ..config import PII_POLICIES as POLICIES  # the settings' values: write.pii, write.pii_captured
 from ..errors import Refused
 
-POLICIES = ("warn", "redact", "refuse", "allow")
-DOORS = ("cli", "api", "mcp", "hook")
-DEFAULTS = {False: "warn", True: "redact"}  # deliberate writes warn; captured text is masked
 KINDS = ("email", "phone", "cn-id", "card", "iban", "address")
 
 
@@ -125,7 +124,7 @@ IBAN_LENGTHS = {
     "TR": 26, "UA": 29, "VG": 24, "XK": 20,
 }
 
-_ZH_ADDRESS = _Lazy(r"([\u4e00-\u9fa5]{1,24}?(?:路|街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十]{0,3}段)?)"
+_ZH_ADDRESS = _Lazy(f"([{HAN_BASIC}]{{1,24}}?" r"(?:路|街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十]{0,3}段)?)"
                     r"(\d{1,5})(?=号)")
 _EN_ADDRESS = _Lazy(r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}"
                          r"(?:Street|Avenue|Road|Boulevard|Lane|Drive|Parkway|Terrace|Court|Place|Square)\b)")
@@ -477,27 +476,3 @@ def apply_fields(fields: dict, policy: str) -> tuple[dict, list[str]]:
         return value
 
     return {k: one(k, v) for k, v in fields.items()}, warnings
-
-
-def policy_for(config, door: str = "api", captured: bool = False) -> str:
-    """The policy for a front end: `write.pii` for deliberate writes, `write.pii_captured` for text
-    captured on its own (session turns, hook prompts, episodes, reflection proposals). Each key
-    is a policy, or a mapping of front end -> policy (a front end it does not name gets the default)."""
-    value = config["write.pii_captured" if captured else "write.pii"]
-    if isinstance(value, dict):
-        return value.get(door, DEFAULTS[captured])
-    return value
-
-
-def check_setting(key: str, value) -> str | None:
-    """Why a write.pii value is not valid (None when it is): a policy, or {front end: policy}."""
-    if isinstance(value, str):
-        return None if value in POLICIES else f"one of {', '.join(POLICIES)}"
-    if isinstance(value, dict) and value:
-        for k, v in value.items():
-            if k not in DOORS:
-                return f"a policy, or a mapping of front ends ({', '.join(DOORS)}) to policies; {k!r} is not one"
-            if v not in POLICIES:
-                return f"a policy ({', '.join(POLICIES)}) for {k}"
-        return None
-    return f"one of {', '.join(POLICIES)}, or a mapping of front ends ({', '.join(DOORS)}) to policies"

@@ -60,7 +60,7 @@ class WriteCheck:
     @classmethod
     def of(cls, root, rel: str | None = None) -> "WriteCheck":
         """The checks under a store.Root's `write.secrets`, for the file rel of it."""
-        from ..store.layout import detail_rel
+        from ..paths import detail_rel
 
         return cls(root.config["write.secrets"], markers.size_for(root.path / (rel or detail_rel("memory"))))
 
@@ -232,42 +232,20 @@ def _raw_controls(text: str, what: str) -> None:
                      "control characters are not allowed")
 
 
-def check_merged(kind: str, text: str, path: str, conflicts: int = 0) -> str:
-    """The git merge driver's result (kind index, detail or episode; path as git gives it, %P,
-    relative to the repository's top, the working folder of the driver) through the write check,
-    under the policy of the root that holds the file: the text to write (redacted under
-    `write.secrets: redact`). A refusal raises MemcliError: the driver fails and git leaves the
-    file conflicted, for a person. Conflict-marker lines are checked only when the merge wrote
-    none of its own; a detail file must still be readable."""
+def check_merged(kind: str, text: str, full, rel: str, conflicts: int = 0, policy: str = "refuse") -> str:
+    """The git merge driver's result (kind index, detail or episode) through the write check: the
+    text to write (redacted under `write.secrets: redact`). full: the file's absolute path (None
+    when git gave none); rel: the path as messages say it; policy: `write.secrets` of the root
+    that holds the file. A refusal raises MemcliError: the driver fails and git leaves the file
+    conflicted, for a person. Conflict-marker lines are checked only when the merge wrote none of
+    its own; a detail file must still be readable."""
     from pathlib import Path
 
-    full = Path(path).absolute() if path else None
-    policy = "refuse"
-    root = _root_of(full) if full is not None else None
-    if root is not None:
-        from ..config import load_config
-        from ..errors import MemcliError
-
-        try:
-            policy = load_config(root)["write.secrets"]
-        except MemcliError:
-            pass  # an unreadable memcli.yaml: the default policy
     check = WriteCheck(policy, markers.size_for(full) if full is not None else markers.SIZE)
-    rel = full.relative_to(root).as_posix() if root is not None and full is not None else str(path)
-    memory_id = Path(path).stem if kind == "detail" and not conflicts else None
+    memory_id = Path(rel).stem if kind == "detail" and not conflicts else None
     checked = check.file(text, rel, memory_id, what=f"the merged {rel}", marker_lines=not conflicts).text
     assert checked is not None  # a file's check gives its text
     return checked
-
-
-def _root_of(path):
-    """The memory root that holds path (the nearest folder above it with MEMORY.md or memcli.yaml)."""
-    from ..store import layout
-
-    for d in path.parents:
-        if layout.is_root(d):
-            return d
-    return None
 
 
 def mask(root, fields: dict, captured: bool = False) -> tuple[dict, list]:
@@ -277,6 +255,7 @@ def mask(root, fields: dict, captured: bool = False) -> tuple[dict, list]:
     `refuse`."""
     if all(isinstance(v, str) and "@" not in v and not any(c.isdigit() for c in v) for v in fields.values()):
         return fields, []  # every rule needs a digit or an '@': the scan is not even loaded
+    from ..config import pii_policy
     from . import pii
 
-    return pii.apply_fields(fields, pii.policy_for(root.config, root.door, captured))
+    return pii.apply_fields(fields, pii_policy(root.config, root.door, captured))

@@ -4,7 +4,6 @@ fingerprints), for the details layer, the search cache, the semantic step and `m
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,21 +43,19 @@ def detail_doc(root: Path, key: str, limit: int | None = None,
                      importance=d.importance, updated=d.updated or d.created)
 
 
-_BLOCK = re.compile(r"^(?=## |\*\*\w+\*\* \()", re.M)  # an episode file's sections and turns
-_USER = re.compile(r"\*\*user\*\* \([^)]*\): ")
-
-
-def without_user_turns(text: str, drop: Callable[[str], bool]) -> str:
-    """An episode file without the user turns whose words ``drop`` picks."""
-    parts = _BLOCK.split(text)
-    return "".join(p for p in parts if not ((m := _USER.match(p)) and drop(p[m.end():])))
-
-
 def without_questions(text: str) -> str:
     """An episode file without the user turns that only ask: a question is never evidence."""
     from .evidence import only_asks
 
     return without_user_turns(text, only_asks)
+
+
+def without_user_turns(text: str, drop) -> str:
+    """The episode grammar's (``store.episodes``), imported when an episode is read: a turn that
+    does not touch one costs no import of it."""
+    from ..store.episodes import without_user_turns as cut
+
+    return cut(text, drop)
 
 
 def _head(path, key: str, limit: int) -> str:

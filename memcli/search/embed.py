@@ -57,8 +57,9 @@ def available() -> bool:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "memcli" / MODEL
+    from ..xdg import home
+
+    return Path(home("cache")) / MODEL
 
 
 def _resources() -> Path:

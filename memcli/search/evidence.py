@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from ..model import has_cjk
+from ..cjk import has_cjk
 
 # Framing, matched on the lowercased query. Chinese: how a question refers back to earlier work;
 # English: the same, whole words only. Order matters little: every match is removed.

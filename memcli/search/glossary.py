@@ -158,3 +158,34 @@ def english_phrases(words: list[str], t: Tables | None = None) -> list[str]:
         if best is not None:
             found[best] = None
     return list(found)
+
+
+# ---------------------------------------------------------------- words for an alias in the other language
+
+@lru_cache(maxsize=1)
+def names() -> Tables:
+    """Every line of the glossary: the concepts recall bridges, then the everyday words too common
+    to bridge a search (``glossary_data.COMMON``): what an alias in the other language may name."""
+    from .glossary_data import COMMON, TERMS
+
+    return parse(TERMS + COMMON)
+
+
+def chinese_for(text: str, limit: int = 8) -> list[str]:
+    """The Chinese words for the English terms of ``text``, in the order they appear (for each, the
+    first Chinese term of the first line that names it): reflection's alias of an English lesson."""
+    from ..cjk import has_han
+    from .tokenize import terms
+
+    t = names()
+    found = (next((c for c in t.en.terms[p] if has_han(c)), None) for p in english_phrases(terms(text), t))
+    return list(dict.fromkeys(c for c in found if c))[:limit]
+
+
+def english_for(text: str, limit: int = 8) -> list[str]:
+    """The English words for the Chinese terms of ``text``, in the order they appear (for each, the
+    first English term of its first line): reflection's alias of a Chinese lesson."""
+    from ..cjk import has_han
+
+    t = names()
+    return list(dict.fromkeys(t.zh.terms[w][0] for w in chinese_terms(text, t) if has_han(w)))[:limit]

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 from .. import resident
-from ..store.layout import MEMORY
+from ..paths import MEMORY
 
 ANSWER_TIMEOUT = 30.0  # a first request may embed every memory of a large root
 

@@ -372,7 +372,7 @@ def cache_for(root, provider=None) -> EmbeddingCache:
     import re
 
     from memcli.search.embed import MODEL
-    from memcli.store.layout import SEMANTIC
+    from memcli.paths import SEMANTIC
 
     provider = provider or provider_for(root)
     folder = root.state_dir(SEMANTIC)
@@ -445,7 +445,7 @@ def lexical_candidates(root, query: str, now=None, depth: int = 50, cache=None) 
     (evidence for ``search``); ``cache``: an open SearchCache to reuse. The relative cut of
     the ranker still applies, so only plausible ones come back."""
     from memcli.search.cache import SearchCache
-    from memcli.store.layout import SEARCH
+    from memcli.paths import SEARCH
 
     if cache is not None:
         return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)

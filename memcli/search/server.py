@@ -17,9 +17,7 @@ class Server:
     """Answers the semantic requests of one root, holding the model and the vectors."""
 
     def __init__(self, root) -> None:
-        from memcli.store.root import Root
-
-        self.store = root if isinstance(root, Root) else Root(root)
+        self.store = root  # a store.Root
         self.root = self.store.path
         self._cache: EmbeddingCache | None = None
         self._search: SearchCache | None = None
@@ -83,7 +81,7 @@ class Server:
                 self._cache = semantic.cache_for(self.store)
             if request.get("lexical") is None:  # fetched here, from a search cache kept open
                 from memcli.search.cache import SearchCache
-                from memcli.store.layout import SEARCH
+                from memcli.paths import SEARCH
 
                 if self._search is None:
                     self._search = SearchCache(self.store.state_dir(SEARCH))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from memcli.cjk import is_wide
 from memcli.search.tokenize import terms
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
@@ -48,18 +49,12 @@ def _flatten(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def _wide(ch: str) -> bool:
-    """A CJK ideograph, kana, hangul or full-width form: a word of its own for cutting."""
-    o = ord(ch)
-    return 0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF
-
-
 def _breaks(text: str, i: int) -> bool:
     """Whether cutting text at i cuts no word: at a space, or beside a CJK character."""
     if i <= 0 or i >= len(text):
         return True
     a, b = text[i - 1], text[i]
-    return a.isspace() or b.isspace() or _wide(a) or _wide(b)
+    return a.isspace() or b.isspace() or is_wide(a) or is_wide(b)
 
 
 def _trim(text: str, width: int, start: int = 0) -> str:

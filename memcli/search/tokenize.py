@@ -17,7 +17,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from memcli.model import CJK, is_cjk_char
+from memcli.cjk import CJK, is_cjk_char
 
 WORD = 0  # a Latin (or other alphabetic) word or number, stemmed
 COMPOUND = 1  # the whole of snake_case / kebab-case, as written (unstemmed)

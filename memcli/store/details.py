@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import FileError
 from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, Detail, clean_tags, importance_of, one_line
-from .frontmatter import FENCE, MAX_FRONTMATTER, FrontmatterError, dump_key, dump_value, rewrite, split
+from .frontmatter import MAX_FRONTMATTER, FrontmatterError, dump_key, dump_value, fenced, rewrite, split
 from .frontmatter import load as load_frontmatter
 from .layout import detail_rel
 
@@ -160,13 +160,10 @@ def render(d: Detail) -> str:
         "aliases": list(d.aliases), "type": d.type, "importance": d.importance, "pinned": d.pinned,
         "created": d.created, "updated": d.updated, "expires": d.expires, "source": d.source,
     }
-    lines = [FENCE]
-    for key, value in known.items():
-        lines.append(f"{key}: {dump_value(value)}")
+    lines = [f"{key}: {dump_value(value)}" for key, value in known.items()]
     lines += [dump_key(key, value) for key, value in d.extra.items() if key not in known]
-    lines.append(FENCE)
     body = d.body
-    return "\n".join(lines) + "\n" + body + ("" if body.endswith("\n") or not body else "\n")
+    return fenced(lines) + body + ("" if body.endswith("\n") or not body else "\n")
 
 
 def newline_of(raw: str) -> str:
@@ -238,7 +235,7 @@ def render_update(raw: str, old: Detail, new: Detail) -> str:
         edited = rewrite(fm, changes, in_place, norms)
         if edited is None:
             return full
-        text = "\n".join([FENCE, edited, FENCE]) + "\n" + body
+        text = fenced([edited]) + body
         try:
             back = parse(text, new.id, new.path)
         except FileError:

@@ -1,6 +1,9 @@
 """The lossless episodic log: memory/episodes/YYYY-MM-DD.md, appended to, never rewritten in place.
 
-A line of a section that git would read as a conflict marker is written indented by one space."""
+Its grammar, in one place for its writer, its readers (reflection, the search's documents) and
+the git merge: a title line, then dated sections, each a heading ``## <UTC time> <heading>``
+(``SECTION``) and blocks, a turn being a block ``**role** (time): text`` (``TURN``). A line of a
+section that git would read as a conflict marker is written indented by one space."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ def appended(root: Path, now: str, heading: str, blocks: list[str]) -> tuple[Pat
     """The episode file and its text with one more section, for a caller that writes it
     together with another file (atomic_write_many)."""
     day = now[:10]
-    section = f"\n## {now} {heading}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
+    section = f"\n{section_head(now, heading)}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
     path = episode_path(root, day)
     n = 1
     # A day's log that is full (or too big to read) is left as it is: the day goes on in the next part.
@@ -45,6 +48,26 @@ def rel(path: Path) -> str:
     return episode_rel(path.stem)
 
 
+# ---------------------------------------------------------------- the grammar
+
+SECTION = r"^## (\d{4}-\d{2}-\d{2}T\S+) ?(.*)$"  # a section's heading: its time (UTC), then its heading
+TURN = r"^\*\*(user|assistant|system|tool)\*\* \(([^()]*)\): ?(.*)$"  # a turn: role, time, its text
+_compiled: dict = {}  # compiled on first use: a turn that only appends pays for none of them
+
+
+def _re(name: str, pattern: str):
+    got = _compiled.get(name)
+    if got is None:
+        import re
+
+        got = _compiled[name] = re.compile(pattern)
+    return got
+
+
+def section_head(now: str, heading: str) -> str:
+    return f"## {now} {heading}"
+
+
 def turn_block(turn: dict) -> str:
     return f"**{turn.get('role', '?')}** ({turn.get('time', '')}): {turn.get('text', '')}"
 
@@ -55,24 +78,16 @@ def json_block(data: dict) -> str:
 
 # ---------------------------------------------------------------- reading the log back
 
-_SECTION = None
-_TURN = None
-
 
 def sections(text: str) -> list[dict]:
     """The dated sections of an episode file, each {"time", "heading", "text", "turns"}; a turn is
     {"role", "time", "text"} for every `**role** (time): text` block (text verbatim, several lines
     when it had them). Text before the first section is not a section."""
-    import re
-
-    global _SECTION, _TURN
-    if _SECTION is None:
-        _SECTION = re.compile(r"^## (\d{4}-\d{2}-\d{2}T\S+) ?(.*)$")
-        _TURN = re.compile(r"^\*\*(user|assistant|system|tool)\*\* \(([^()]*)\): ?(.*)$")
+    section, turn = _re("section", SECTION), _re("turn", TURN)
     out: list[dict] = []
     lines = text.replace("\r\n", "\n").split("\n")
     for ln in lines:
-        m = _SECTION.match(ln)
+        m = section.match(ln)
         if m:
             out.append({"time": m.group(1), "heading": m.group(2), "lines": []})
         elif out:
@@ -83,7 +98,7 @@ def sections(text: str) -> list[dict]:
         turns: list[dict] = []
         blank = True
         for ln in body:
-            m = _TURN.match(ln) if blank else None
+            m = turn.match(ln) if blank else None
             if m:
                 turns.append({"role": m.group(1), "time": m.group(2), "lines": [m.group(3)]})
             elif turns:
@@ -93,3 +108,27 @@ def sections(text: str) -> list[dict]:
             t["text"] = "\n".join(t.pop("lines")).strip("\n")
         sec["turns"] = turns
     return out
+
+
+def split(text: str) -> tuple[str, list]:
+    """(the text before the first section, each section's text from its heading), with CRLF read
+    as LF and blank lines at the edges dropped: what the git merge puts in time order."""
+    section = _re("section", SECTION)
+    pre: list = []
+    secs: list = []
+    for ln in text.replace("\r\n", "\n").split("\n"):
+        if section.match(ln):
+            secs.append([ln])
+        elif secs:
+            secs[-1].append(ln)
+        else:
+            pre.append(ln)
+    return "\n".join(pre).strip("\n"), ["\n".join(s).strip("\n") for s in secs]
+
+
+def without_user_turns(text: str, drop) -> str:
+    """An episode file without the user turns whose words ``drop`` picks (a function of a turn's
+    text, from after its `**user** (time): `)."""
+    parts = _re("block", r"(?m)^(?=## |\*\*\w+\*\* \()").split(text)  # its sections and turns
+    user = _re("user", r"\*\*user\*\* \([^)]*\): ")
+    return "".join(p for p in parts if not ((m := user.match(p)) and drop(p[m.end():])))

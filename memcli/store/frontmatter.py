@@ -57,6 +57,41 @@ def yaml_classes():
     return _classes
 
 
+def opens(text: str) -> bool:
+    """Whether text starts with the fence (a BOM aside): it brings a frontmatter block, or one
+    that is broken (the reader says which)."""
+    return text.lstrip("\ufeff").startswith(FENCE)
+
+
+def fenced(lines: list) -> str:
+    """A frontmatter block of these lines (each a `key: value` line), with its fences."""
+    return "\n".join([FENCE, *lines, FENCE]) + "\n"
+
+
+def span(text: str) -> tuple[int, int] | None:
+    """Where the frontmatter block's text is in text, as it is written (line ends included):
+    (start, end) of what lies between the fences; None when the first line is not the fence or
+    no line closes it. Read up to the closing fence only, as ``split`` reads it."""
+    start = 1 if text.startswith("\ufeff") else 0
+    pos = text.find("\n", start)
+    if pos == -1 or _line(text[start:pos]) != FENCE:
+        return None
+    begin = pos = pos + 1
+    while True:
+        nl = text.find("\n", pos)
+        if (text[pos:].rstrip(" \t") if nl == -1 else _line(text[pos:nl])) == FENCE:
+            end = max(begin, pos - 1)
+            return begin, end - 1 if end > begin and text[end - 1] == "\r" else end
+        if nl == -1:
+            return None
+        pos = nl + 1
+
+
+def _line(line: str) -> str:
+    """A line that a line end followed, as the reader compares it: CRLF read as LF, then blanks."""
+    return (line[:-1] if line.endswith("\r") else line).rstrip(" \t")
+
+
 def split(text: str) -> tuple[str | None, str, int]:
     """(frontmatter text or None, body, line number where the body starts).
 
@@ -126,7 +161,7 @@ def key_line(text: str, key: str) -> int | None:
 def strip(body: str) -> tuple[str, dict]:
     """A body that brings its own frontmatter: (the rest, its keys); the body itself and {} when it
     has none (or one that cannot be read). A memory never gets a second frontmatter block."""
-    if not body.lstrip("\ufeff").startswith(FENCE):
+    if not opens(body):
         return body, {}
     try:
         fm, rest, _ = split(body)

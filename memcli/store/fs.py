@@ -12,6 +12,7 @@ from .layout import STATE_DIR, TMP_PREFIX, check_id
 from .markers import guard as refuse_conflicted
 
 MAX_FILE_BYTES = 1_000_000
+MAX_READ = 10 * MAX_FILE_BYTES  # the reader refuses a larger file (a detail file's limit)
 
 
 def inside(root: Path, path: Path) -> bool:
@@ -39,18 +40,25 @@ def safe_join(root: Path, *parts: str) -> Path:
     return path
 
 
-def read_text(path: Path, what: str | None = None, limit: int = 10 * MAX_FILE_BYTES) -> str:
-    """Read a UTF-8 text file (BOM tolerated); a clear error for binary, non-UTF-8 or huge files."""
-    name = what or str(path)
+def read_bytes(path, name: str, limit: int = MAX_READ) -> bytes:
+    """At most limit + 1 bytes of a file (one more than a reader accepts, so it can say the file is
+    too large without reading it whole); FileError naming it when it is missing, a folder or
+    unreadable."""
     try:
         with open(path, "rb") as f:
-            data = f.read(limit + 1)
+            return f.read(limit + 1)
     except FileNotFoundError:
         raise FileError(f"{name}: no such file")
     except IsADirectoryError:
         raise FileError(f"{name}: is a folder, not a file")
     except OSError as e:
         raise FileError(f"{name}: cannot read it ({e.strerror or e})")
+
+
+def read_text(path: Path, what: str | None = None, limit: int = MAX_READ) -> str:
+    """Read a UTF-8 text file (BOM tolerated); a clear error for binary, non-UTF-8 or huge files."""
+    name = what or str(path)
+    data = read_bytes(path, name, limit)
     try:
         return decode(data, name, limit)
     except UsageError as e:
@@ -60,15 +68,9 @@ def read_text(path: Path, what: str | None = None, limit: int = 10 * MAX_FILE_BY
 
 def read_exact(path: Path, rel: str) -> str:
     """A file's exact text (no newline or BOM normalising), for comparing and merging."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(10 * MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise FileError(f"{rel}: no such file")
-    except OSError as e:
-        raise FileError(f"{rel}: cannot read it ({e.strerror or e})")
-    if len(data) > 10 * MAX_FILE_BYTES:
-        raise FileError(f"{rel}: larger than {10 * MAX_FILE_BYTES // 1_000_000} MB; edit it with another tool")
+    data = read_bytes(path, rel)
+    if len(data) > MAX_READ:
+        raise FileError(f"{rel}: larger than {MAX_READ // 1_000_000} MB; edit it with another tool")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -83,6 +83,7 @@ class Proposal:
     pinned: bool = False  # what a gated `remember` asked for, kept until the proposal is accepted
     expires: str | None = None
     source: str | None = None
+    changes: tuple = ()  # an update's other changes, as (key, value) pairs of CHANGES' keys, kept until accepted
 
     def replace(self, **kw) -> "Proposal":
         return replace(self, **kw)
@@ -95,7 +96,31 @@ class Proposal:
                              for q in self.evidence],
                 "importance": self.importance, "status": self.status, "decided": self.decided,
                 "memory": self.memory, "path": self.path, "pinned": self.pinned, "expires": self.expires,
-                "source": self.source}
+                "source": self.source, "changes": dict(self.changes)}
+
+
+# What a gated `update` asks besides a summary, tags, aliases and text: kept in the proposal's
+# `changes` key (written only when one is asked) and made when it is accepted.
+CHANGES = ("title", "type", "untags", "importance", "pinned", "expires")
+
+
+def changes_of(value) -> tuple:
+    """A proposal's `changes` as read from its file: the known keys, in CHANGES' order, lists as tuples."""
+    if not isinstance(value, dict):
+        return ()
+    out = []
+    for key in CHANGES:
+        v = value.get(key)
+        if v is None or v == [] or v == ():
+            continue
+        if key == "untags":
+            v = tuple(clean_tags(v if isinstance(v, (list, tuple)) else [v]))
+        elif key == "pinned":
+            v = bool(v)
+        elif key in ("title", "type", "expires"):
+            v = one_line(v)
+        out.append((key, v))
+    return tuple(out)
 
 
 def normal_text(text: str) -> str:
@@ -106,7 +131,7 @@ def normal_text(text: str) -> str:
 def make(kind: str, title: str, *, summary: str = "", type: str = "note", target: str | None = None,
          engine: str = "offline", confidence: float = 0.5, created: str | None = None, tags=(), aliases=(),
          text: str = "", evidence=(), importance: float = DEFAULT_IMPORTANCE, id: str | None = None,
-         pinned: bool = False, expires: str | None = None, source: str | None = None) -> Proposal:
+         pinned: bool = False, expires: str | None = None, source: str | None = None, changes=None) -> Proposal:
     """A pending proposal in its normal form; its id, unless given, is made from what it says and
     its evidence, so the same proposal made on two clones is one file."""
     quotes = tuple(Quote(one_line(q.role), one_line(q.time), one_line(q.episode),
@@ -115,7 +140,7 @@ def make(kind: str, title: str, *, summary: str = "", type: str = "note", target
                  round(float(confidence), 3), created, clean_tags(tags),
                  tuple(dict.fromkeys(one_line(a) for a in aliases if one_line(a))), normal_text(text), quotes,
                  float(importance), pinned=bool(pinned), expires=expires or None,
-                 source=one_line(source) if source else None)
+                 source=one_line(source) if source else None, changes=changes_of(changes))
     return p if id else p.replace(id=proposal_id(p))
 
 
@@ -135,12 +160,14 @@ def proposal_id(p: Proposal) -> str:
 # ---------------------------------------------------------------- the file format
 
 def render(p: Proposal) -> str:
-    extra = {"kind": p.kind, "target": p.target, "engine": p.engine, "confidence": p.confidence,
+    extra: dict = {"kind": p.kind, "target": p.target, "engine": p.engine, "confidence": p.confidence,
              "evidence": [{"episode": q.episode, "time": q.time} for q in p.evidence], "status": p.status}
     if p.decided:
         extra["decided"] = p.decided
     if p.memory:
         extra["memory"] = p.memory
+    if p.changes:
+        extra["changes"] = {k: list(v) if isinstance(v, tuple) else v for k, v in p.changes}
     body = (p.text + "\n\n" if p.text else "") + EVIDENCE + "\n"
     for q in p.evidence:
         body += f"\n> **{q.role}** ({q.time}):\n" + "\n".join(("> " + ln) if ln else ">" for ln in q.text.split("\n")) + "\n"
@@ -178,7 +205,8 @@ def parse(text: str, pid: str, rel: str = "") -> Proposal:
                     one_line(x.get("engine") or ""), confidence, d.created, d.tags, d.aliases, body,
                     tuple(evidence), d.importance, status, _stamp(x.get("decided")),
                     None if x.get("memory") in (None, "") else one_line(x.get("memory")), rel,
-                    pinned=bool(d.pinned), expires=d.expires or None, source=d.source or None)
+                    pinned=bool(d.pinned), expires=d.expires or None, source=d.source or None,
+                    changes=changes_of(x.get("changes")))
 
 
 def _stamp(value) -> str | None:

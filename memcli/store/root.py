@@ -1,7 +1,9 @@
 """The repository of one memory root: where its files are, its lock, its reads (with the index
 cache), and the atomic write of detail files together with MEMORY.md as `indexrules.plan` says.
 
-Every use case takes a ``Root``; nothing above the store opens a file of the root by itself.
+Every use case takes a ``Root``; nothing above the store opens a file of the root by itself. A
+Root is given its settings ready (a ``config.Config``, as ``tighten.load_config`` reads them):
+the store reads no configuration file itself.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from _thread import get_ident  # threading's own; importing threading costs a pe
 from pathlib import Path
 
 from .. import progress
-from ..config import Config, load_config
 from ..errors import FileError, NotARootError, NotFoundError, UnsafePathError, UsageError
 from ..model import Detail, Entry, Problem
 from . import details as dfile
@@ -24,19 +25,26 @@ from .index import IndexDoc
 _MISNAMED = "the file name is not a valid id (letters, digits, '-', '_', '.'); rename it"
 
 
-class Root:
-    """A memory root: ``Root(path)`` (a folder holding MEMORY.md or memcli.yaml)."""
+def root_path(path: str | os.PathLike) -> Path:
+    """The real path of a memory root (a folder holding MEMORY.md or memcli.yaml); NotARootError
+    naming what is wrong otherwise."""
+    path = Path(path).expanduser()
+    if not path.is_dir():
+        if path.exists():
+            raise NotARootError(f"not a memory root: {path} is a file, not a folder")
+        raise NotARootError(f"not a memory root: {path} does not exist (run `memcli init {path}`)")
+    if not layout.is_root(path):
+        raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
+    return path.resolve()
 
-    def __init__(self, path: str | os.PathLike, config: Config | None = None, *, door: str = "api"):
-        path = Path(path).expanduser()
-        if not path.is_dir():
-            if path.exists():
-                raise NotARootError(f"not a memory root: {path} is a file, not a folder")
-            raise NotARootError(f"not a memory root: {path} does not exist (run `memcli init {path}`)")
-        if not layout.is_root(path):
-            raise NotARootError(f"not a memory root: {path} has no {layout.INDEX} (run `memcli init {path}`)")
-        self.path = path.resolve()
-        self.config = config if config is not None else load_config(self.path)
+
+class Root:
+    """A memory root: ``Root(root_path(folder), config)``, its settings given ready (a
+    ``config.Config``: ``config["index.max_lines"]``, ``config.seconds("lock_timeout")``)."""
+
+    def __init__(self, path: Path, config, *, door: str = "api"):
+        self.path = path
+        self.config = config
         self.door = door  # the front end writing through it: cli, api, mcp or hook (write.pii)
         self._dirs: dict = {}
         self._lock_owner: int | None = None

@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 from ..errors import FileError, UsageError
-from . import episodes
 from .fs import atomic_write, atomic_write_many, dump_state, read_state, set_aside, state_file
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -136,6 +135,8 @@ def to_fold(turns: list, max_rounds: int) -> int:
 def fold(root: Path, name: str, data: dict, n: int, summary: str, now: str) -> tuple[str | None, list]:
     """Fold the first n turns into `summary` and the episode log, writing both files in one step
     (the caller holds the root lock). Returns (the episode's relative path, the folded turns)."""
+    from . import episodes  # a turn that folds nothing reads no episode grammar
+
     folded, data["turns"] = data["turns"][:n], data["turns"][n:]
     files, episode = [], None
     if folded:
@@ -173,6 +174,8 @@ def result(name: str, data: dict, folded: list, episode: str | None, *warnings) 
 def clear(root: Path, name: str, now: str) -> dict:
     """Drop the session; its turns and summary go to the episode log first. A broken file is
     moved aside instead (never deleted)."""
+    from . import episodes
+
     data, warning = load_for_write(root, name)
     path = session_path(root, name)
     episode = None

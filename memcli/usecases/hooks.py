@@ -13,7 +13,7 @@ def session_name(session_id) -> str:
     name; else MEMCLI_SESSION; else 'default'. The hook and the MCP tools share it, so an MCP recall
     sees the turns the hook recorded."""
     from ..config import env
-    from ..store.layout import slugify, valid_id
+    from ..paths import slugify, valid_id
 
     sid = str(session_id or "").strip() or (env("CLAUDE_CODE_SESSION_ID") or "").strip()
     if not sid:

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 
 from ..dates import utcnow
 from ..errors import FileError, NotFoundError, SecretError, UsageError
-from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, RememberRequest, Result, WriteResult, one_line
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, Result, WriteResult, importance_of, one_line
+from ..requests import RememberRequest, UpdateRequest
 from ..safety.writecheck import WriteCheck, mask
 from ..store import inbox as store
-from ..store.layout import memory_ref, slugify
+from ..paths import memory_ref, slugify
 from . import write
 
 TYPE_CHECKING = False
@@ -64,7 +65,7 @@ def check(p: store.Proposal) -> None:
     if not p.title:
         raise UsageError("a proposal needs a title")
     if p.target:
-        from ..store.layout import check_id
+        from ..paths import check_id
 
         check_id(p.target)
     for name, value in (("title", p.title), ("summary", p.summary), ("text", p.text)):
@@ -163,7 +164,7 @@ def accept(root, pid: str, now: str | None = None, *, id: str | None = None, tit
 def renamed(p: store.Proposal, id: str | None = None, title: str | None = None) -> store.Proposal:
     """The proposal with the memory id it becomes and its title as a reviewer fixed them."""
     if id is not None:
-        from ..store.layout import check_id
+        from ..paths import check_id
 
         if p.kind == "update":
             raise UsageError(f"{p.id} updates {p.target}; a new id is for a proposal of a new memory")
@@ -210,7 +211,9 @@ def _apply(root, p: store.Proposal, now: str):
     append = None
     if text:
         append = f"{text}\n\n(from {_source(p)}, {now[:10]})"
-    return write.update(root, target, summary=summary, append=append, tags=p.tags, aliases=p.aliases, now=now)
+    changes = dict(p.changes) if p.kind == "update" else {}
+    return write.update_request(root, UpdateRequest(target, summary=summary, append=append, tags=p.tags,
+                                                    aliases=p.aliases, now=now, **changes))
 
 
 def _archive(root, p: store.Proposal, record: store.Proposal) -> None:
@@ -306,7 +309,7 @@ class Gate:
         req, extra = write.with_frontmatter(req)
         created = _now(req.now)
         if extra:  # the body's own keys travel with it
-            body = "---\n" + "".join(frontmatter.dump_key(k, v) + "\n" for k, v in extra.items()) + "---\n" + req.body
+            body = frontmatter.fenced([frontmatter.dump_key(k, v) for k, v in extra.items()]) + req.body
         else:
             body = req.body
         p = store.make("new", req.title or "", summary=req.summary or "", type=req.type or DEFAULT_TYPE,
@@ -318,15 +321,25 @@ class Gate:
             raise UsageError("a title is required and must not be blank")
         return self._proposed(p)
 
-    def update(self, memory_id: str, **kw):
-        memory_id = memory_ref(memory_id)  # memory/<id>.md, as recall prints it, names the id
+    def update(self, req: UpdateRequest):
+        """The request written, or kept whole in a proposal: its summary, tags, aliases and appended
+        text as a proposal shows them, the rest (a new title or type, tags to remove, importance,
+        pinning, expiry) in its ``changes``; accepting it makes every change asked."""
+        req = req.replace(id=memory_ref(req.id))  # memory/<id>.md, as recall prints it, names the id
         if self.mode == "direct":
-            return write.update(self.root, memory_id, **kw)
-        current = self.root.get(memory_id)
-        p = store.make("update", kw.get("title") or current.title, summary=kw.get("summary") or "",
-                       type=kw.get("type") or current.type, target=memory_id, engine=self.front_end, confidence=1.0,
-                       created=_now(kw.get("now")), tags=kw.get("tags") or (), aliases=kw.get("aliases") or (),
-                       text=kw.get("append") or "")
+            return write.update_request(self.root, req)
+        from ..dates import expires_at
+
+        current = self.root.get(req.id)
+        created = _now(req.now)
+        changes = {k: getattr(req, k) for k in store.CHANGES}
+        if req.importance is not None:
+            changes["importance"] = importance_of(req.importance, strict=True)
+        if req.expires is not None and req.expires != "never":
+            changes["expires"] = expires_at(req.expires, created)  # the date it means today, not on accepting
+        p = store.make("update", req.title or current.title, summary=req.summary or "",
+                       type=req.type or current.type, target=req.id, engine=self.front_end, confidence=1.0,
+                       created=created, tags=req.tags, aliases=req.aliases, text=req.append or "", changes=changes)
         return self._proposed(p)
 
     def _proposed(self, p: store.Proposal):

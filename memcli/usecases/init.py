@@ -10,7 +10,7 @@ from ..errors import UnsafePathError, UsageError
 from ..model import Result
 from ..store import layout
 from ..store.fs import atomic_write, inside, state_dir
-from ..store.layout import IGNORED
+from ..paths import IGNORED
 from ..store.templates import example_files, template_text
 
 
@@ -82,10 +82,12 @@ def init_root(path: str | os.PathLike, example: bool = False, *, git: bool = Fal
                 added.append(name[:-3])
     put(layout.INDEX, template_text("MEMORY.md"))
     if added:
-        from ..store.root import Root
+        from ..tighten import load_config
+        from ..store.root import Root, root_path
         from .maintain import rebuild_index
 
-        rebuild_index(Root(root))
+        path = root_path(root)
+        rebuild_index(Root(path, load_config(path)))
     res = Result({"root": str(root), "created": created, "kept": kept, "examples": added, "git": None})
     if git:
         from ..store.git import setup

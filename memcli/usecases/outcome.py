@@ -13,7 +13,7 @@ from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
 from ..store import outcomes
 from ..store.fs import atomic_write_many, read_text
-from ..store.layout import check_id
+from ..paths import check_id
 from ..textcheck import check_rendered, check_text_field
 
 

@@ -7,10 +7,14 @@ from __future__ import annotations
 from ..model import Result
 
 
-def recall(root, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
-           deep: bool = False, layer: str | None = None, threshold: float | None = None, now: str | None = None,
-           type: str | None = None, min_success: float | None = None, inbox: bool = False,
-           also: list | tuple = (), strict: bool = False):
+def recall(root, query: str, **options):
+    """``recall_request`` with the request's fields (``requests.RecallRequest``) as arguments."""
+    from ..requests import RecallRequest
+
+    return recall_request(root, RecallRequest(query, **options))
+
+
+def recall_request(root, req):
     """Session, then scope, then the index, then the details: a Recall with hits and a trace.
     type and min_success: only memories of that type whose smoothed success rate reaches it;
     inbox: the proposals waiting for review are searched too (after the cascade's hits);
@@ -19,13 +23,13 @@ def recall(root, query: str, *, session: str = "default", scope: str = "default"
     from ..recall.cascade import recall as cascade
     from ..recall.layer import CANDIDATES, STRICT
 
-    res = cascade(root, query, session=session, scope=scope, limit=limit, deep=deep, layer=layer,
-                  threshold=threshold, now=now, type=type, min_success=min_success, also=also,
-                  policy=STRICT if strict else CANDIDATES)
-    if inbox:
+    res = cascade(root, req.query, session=req.session, scope=req.scope, limit=req.limit, deep=req.deep,
+                  layer=req.layer, threshold=req.threshold, now=req.now, type=req.type, min_success=req.min_success,
+                  also=req.also, policy=STRICT if req.strict else CANDIDATES)
+    if req.inbox:
         from .inbox import search
 
-        res.appended = search(root, query, limit=limit)
+        res.appended = search(root, req.query, limit=req.limit)
     return res
 
 

@@ -32,7 +32,7 @@ from ..model import Result
 from ..store import episodes, layout
 from ..store import inbox as store
 from ..store import reflectstate as state
-from ..store.layout import slugify, valid_id
+from ..paths import slugify, valid_id
 from . import inbox
 
 ENGINES = ("offline", "extractor")

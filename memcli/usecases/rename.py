@@ -27,10 +27,11 @@ from .. import progress
 from ..errors import ExistsError, FileError, NotFoundError, Refused, UnsafePathError, UsageError
 from ..model import Result
 from ..store import details as dfile
+from ..store import frontmatter
 from ..store import journal as journals
 from ..store import layout
 from ..store.fs import atomic_write, followable, read_text, replace_each
-from ..store.layout import TMP_PREFIX, check_id
+from ..paths import TMP_PREFIX, check_id
 
 
 def rewrite_refs(text: str, old: str, new: str) -> str:
@@ -128,9 +129,10 @@ def _with_id(raw: str, old: str, new: str, rel: str) -> tuple[str, str]:
     """The file's text with its frontmatter id changed, as it is (line ends included) when the id
     line can be found; otherwise rendered again."""
     fm_id = re.compile(rf"^id:[ \t]*['\"]?{re.escape(old)}['\"]?[ \t]*(\r?)$", re.M)
-    head = raw.split("\n---", 1)
-    if raw.lstrip("\ufeff").startswith("---") and len(head) == 2 and len(fm_id.findall(head[0])) == 1:
-        return fm_id.sub(lambda m: f"id: {new}{m.group(1)}", head[0], count=1) + "\n---" + head[1], "\n"
+    block = frontmatter.span(raw)
+    if block is not None and len(fm_id.findall(raw[:block[1]])) == 1:
+        start, end = block
+        return raw[:start] + fm_id.sub(lambda m: f"id: {new}{m.group(1)}", raw[start:end], count=1) + raw[end:], "\n"
     d = dfile.parse(raw, old, rel)
     return dfile.render(d.replace(id=new)), dfile.newline_of(raw)
 

@@ -35,7 +35,7 @@ _KNOWN = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pi
 def _record_detail(rec: dict, where: str):
     """A Detail from one exported record; a UsageError names the record."""
     from ..model import DEFAULT_IMPORTANCE, TYPES, Detail, clean_tags, importance_of, one_line
-    from ..store.layout import check_id, slugify
+    from ..paths import check_id, slugify
     from ..textcheck import MAX_TITLE
     from .write import body_text
 
@@ -140,7 +140,7 @@ def markdown_record(text: str, name: str, source: str) -> dict:
 
 
 def _safe_id(stem: str) -> str:
-    from ..store.layout import slugify, valid_id
+    from ..paths import slugify, valid_id
 
     return stem if valid_id(stem) and stem == stem.lower() else slugify(stem)
 
@@ -240,7 +240,9 @@ def _read(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]
     text = decode(data, str(source), MAX_SOURCE_FILE)  # binary, not UTF-8 or too big: bad input (exit 2)
     if path.suffix in (".jsonl", ".json") or text.lstrip().startswith("{"):
         return parse_jsonl(text, str(source)), "jsonl", []
-    if text.lstrip("\ufeff").startswith("---"):
+    from ..store.frontmatter import opens
+
+    if opens(text):
         return [markdown_record(text, path.name, path.name)], "markdown", []
     records = bullet_records(text, path, path.name)
     if not records:
@@ -333,7 +335,7 @@ def _scan(check, d):
         raise SecretError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
     f = c.fields
     if f["id"] != d.id:  # the id held a secret (redacted): it is made from the title instead
-        from ..store.layout import slugify
+        from ..paths import slugify
 
         f["id"] = slugify(f["title"])
     return d.replace(id=f["id"], title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None,

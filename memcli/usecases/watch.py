@@ -29,7 +29,7 @@ from ..heartbeat import check_text, plan
 from ..heartbeat.base import read_file
 from ..model import Finding
 from ..store import indexrules, layout
-from ..store.layout import TMP_PREFIX
+from ..paths import TMP_PREFIX
 from .maintain import apply, audit
 
 ROOT_FILES = (layout.INDEX, layout.CONFIG)
@@ -146,7 +146,7 @@ class Watcher:
         return check_text(rel, kind, text, now, size_for(path))
 
     def _reload_config(self) -> None:
-        from ..config import load_config
+        from ..tighten import load_config
 
         try:
             self.store.config = load_config(self.root)

@@ -10,24 +10,21 @@ from pathlib import Path
 
 from ..dates import expired, expires_at, utcnow
 from ..errors import ExistsError, FileError, IndexFullError, UsageError
-from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, RememberRequest, WriteResult, \
+from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, WriteResult, \
     clean_tags, importance_of, one_line
 from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
 from ..store import frontmatter, layout
 from ..store.details import add_history
 from ..store.fs import read_exact, read_text
-from ..store.layout import check_id, slugify, valid_id
+from ..paths import check_id, slugify, valid_id
+from ..requests import RememberRequest, UpdateRequest
 from ..textcheck import check_rendered, check_sizes, check_text_field
 
 
-def remember(root, title: str, summary: str = "", *, tags=(), aliases=(), body: str = "",
-             type: str | None = None, importance: float | None = None, pinned: bool | None = None,
-             expires: str | None = None, id: str | None = None, source: str | None = None,
-             now: str | None = None) -> WriteResult:
-    """``remember_request`` with the request's fields as arguments."""
-    return remember_request(root, RememberRequest(title, summary, tuple(tags), tuple(aliases), body, type, importance,
-                                                  pinned, expires, id, source, now))
+def remember(root, title: str, summary: str = "", **options) -> WriteResult:
+    """``remember_request`` with the request's fields (``requests.RememberRequest``) as arguments."""
+    return remember_request(root, RememberRequest(title, summary, **options))
 
 
 def with_frontmatter(req: RememberRequest) -> tuple[RememberRequest, dict]:
@@ -114,20 +111,25 @@ def remember_request(root, req: RememberRequest) -> WriteResult:
     if redacted:
         result.warnings.append(f"redacted {len(redacted)} secret(s): "
                                + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
-    from .everyday import duplicate_warnings  # after the write, outside the lock: it only reads
+    from .duplicates import duplicate_warnings  # after the write, outside the lock: it only reads
 
     result.warnings += duplicate_warnings(root, d)
     return result
 
 
-def update(root, memory_id: str, *, title: str | None = None, summary: str | None = None,
-           append: str | None = None, tags=(), untags=(), aliases=(), type: str | None = None,
-           importance: float | None = None, pinned: bool | None = None, expires: str | None = None,
-           now: str | None = None) -> WriteResult:
+def update(root, memory_id: str, **changes) -> WriteResult:
+    """``update_request`` with the request's fields (``requests.UpdateRequest``) as arguments."""
+    return update_request(root, UpdateRequest(memory_id, **changes))
+
+
+def update_request(root, req: UpdateRequest) -> WriteResult:
     """Change a memory; a replaced title or summary is kept under a dated ## History section.
 
     Only the frontmatter keys that change are rewritten: comments and the layout of the
     other keys stay as they were. Nothing to change gives the action "unchanged"."""
+    memory_id, title, summary, append, tags, untags = req.id, req.title, req.summary, req.append, req.tags, req.untags
+    aliases, type, importance, pinned, expires, now = req.aliases, req.type, req.importance, req.pinned, req.expires, \
+        req.now
     check_id(memory_id)
     now = now or utcnow()
     _check_input(title=title, summary=summary, tags=tags, aliases=aliases)

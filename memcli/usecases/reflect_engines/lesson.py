@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 
-from . import glossary
+from ...cjk import HAN
+from ...search import glossary
 
-CJK = re.compile(r"[\u3400-\u9fff]")
+CJK = re.compile(f"[{HAN}]")  # one Chinese character
 SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 # an error as programs print it: CODES_LIKE_THIS, SomethingError, ERR ..., a quoted message
 ERROR_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+\b|\b(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception|BackOff)\b"
@@ -160,11 +161,11 @@ def identifiers(text: str) -> list:
 
 def memory_id(problem: str | None, fix: str | None, title: str) -> str:
     """A short readable id: the component, then the identifiers and the last word of the fix."""
-    from ...store.layout import slugify
+    from ...paths import slugify
 
     def words(text: str) -> list:
         out = []
-        for w in re.findall(r"[A-Za-z0-9][\w.+-]*[A-Za-z0-9]|[A-Za-z0-9]|[\u3400-\u9fff]+", text or ""):
+        for w in re.findall(r"[A-Za-z0-9][\w.+-]*[A-Za-z0-9]|[A-Za-z0-9]|" f"[{HAN}]+", text or ""):
             if CJK.match(w):
                 out.append(max(re.split(f"[{_PARTICLES}]", w), key=len)[:4])
             elif w.lower() not in ID_SKIP and w.lower() not in _stop():

@@ -156,7 +156,7 @@ def score(text: str) -> tuple[float, str, list]:
     tags = list(dict.fromkeys(t for w in weighed for t in w[2]))
     if weighed[0][3] or any(w[3] for w in weighed):
         kind = max(weighed, key=lambda w: w[3])[1]
-    words = len(flat.split()) if not re.search(r"[\u3400-\u9fff]", flat) else len(flat) // 2
+    words = len(flat.split()) if not lesson.CJK.search(flat) else len(flat) // 2
     s += min(len(_SPECIFIC.findall(flat)), 4) * 0.25
     s += 0.4 if words >= 12 else (-0.8 if words < 6 else 0)
     questions = flat.count("?") + flat.count("？")

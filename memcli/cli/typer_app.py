@@ -48,6 +48,12 @@ def state(ctx: typer.Context) -> State:
     return obj if isinstance(obj, State) else State()
 
 
+def options(ctx: typer.Context) -> dict:
+    """The command's own parameters as Click parsed them, by name (--json, the boundary's, left
+    out): what a command hands ``requests.*.of``."""
+    return {k: v for k, v in ctx.params.items() if k != "json_"}
+
+
 def memory(ctx: typer.Context):
     return open_memory(state(ctx).root)
 

@@ -7,23 +7,11 @@ from typing import Annotated, Optional
 import typer
 
 from .. import render as r
-from .shared import Json, app, memory, run, state
+from .typer_app import Json, app, memory, run, state
 from .boundary import Out
+from .longrun import seconds, until_signal
 from .progress import reporting
 from ..errors import UsageError
-
-
-def _seconds(value: str, option: str) -> float:
-    from ..core import parse_duration
-    from ..errors import ConfigError
-
-    try:
-        seconds = parse_duration(value, option)
-    except ConfigError as e:
-        raise UsageError(e.message)
-    if seconds <= 0:
-        raise UsageError(f"{option} must be longer than 0, got {value!r}")
-    return seconds
 
 
 @app.command()
@@ -73,33 +61,22 @@ def watch(
 
     Example: memcli watch --heartbeat-every 1h --fix
     """
-    import signal
     import threading
 
     as_json = json_ or state(ctx).json
 
     def act():
-        wait = _seconds(debounce, "--debounce")
-        every = _seconds(heartbeat_every, "--heartbeat-every") if heartbeat_every is not None else None
+        wait = seconds(debounce, "--debounce")
+        every = seconds(heartbeat_every, "--heartbeat-every") if heartbeat_every is not None else None
         if fix and every is None:
             raise UsageError("--fix needs --heartbeat-every (watch itself only reports)")
         if reflect and every is None:
             raise UsageError("--reflect needs --heartbeat-every (it runs on the heartbeat's schedule)")
         m = memory(ctx)
         stop = threading.Event()
-        why: list = []
-
-        def on_signal(signum, frame):
-            why.append(signal.Signals(signum).name)
-            stop.set()
-
-        old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
+        with until_signal(stop.set) as why:
             res = m.watch(lambda ev: r.watch_event(ev, as_json), stop, debounce=wait, heartbeat_every=every,
                           fix=fix, reflect=reflect)
-        finally:
-            for s, h in old.items():
-                signal.signal(s, h)
         res["stopped_by"] = why[0] if why else None
         return Out(res, lambda: r.talk("memcli: stopped watching"))
     run(ctx, "watch", json_, act)

@@ -1,0 +1,42 @@
+"""What the commands that run until they are stopped (`watch`, `serve`) share: a duration option
+read as seconds, and stopping cleanly on Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from ..errors import ConfigError, UsageError
+
+
+def seconds(value: str, option: str, *, positive: bool = True) -> float:
+    """'10s', '1.5h', '90d' given to option, in seconds; UsageError for anything else (and for 0
+    when positive)."""
+    from ..frontend import parse_duration
+
+    try:
+        got = parse_duration(value, option)
+    except ConfigError as e:
+        raise UsageError(e.message) from None
+    if positive and got <= 0:
+        raise UsageError(f"{option} must be longer than 0, got {value!r}")
+    return got
+
+
+@contextmanager
+def until_signal(stop):
+    """While the block runs, SIGINT and SIGTERM call stop() instead of ending the process; yields
+    a list that then holds the signal's name (SIGINT, SIGTERM). The handlers before are put back."""
+    import signal
+
+    why: list = []
+
+    def on_signal(signum, frame):
+        why.append(signal.Signals(signum).name)
+        stop()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield why
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)

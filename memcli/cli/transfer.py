@@ -1,0 +1,70 @@
+"""Moving memories in and out: `export` (JSON lines) and `import` (an export, Markdown, another
+agent's memory file)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .. import render as r
+from .boundary import Out, stdin_bytes
+from .progress import reporting
+from .typer_app import Json, app, memory, run, state
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    archived: Annotated[bool, typer.Option("--archived/--no-archived", help="Include memory/archive/.")] = True,
+    json_: Json = False,
+):
+    """Print every memory as JSON lines, one memory a line (read back by `memcli import`).
+
+    Example: memcli export > backup.jsonl
+    """
+    def act():
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            data = m.export(archived=archived)
+
+        def human():
+            r.write(r.jsonl(data["memories"]))
+            for p in data["problems"]:
+                r.warn(f"not exported: {p}")
+        return Out.of(data, human)
+    run(ctx, "export", json_, act)
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="A JSONL export, a folder of Markdown, a Markdown file, or an agent's "
+                                               "MEMORY.md of bullet lines ('-' reads stdin).")],
+    json_: Json = False,
+):
+    """Add memories from an export, a Markdown folder or another agent's memory file.
+
+    Existing ids are skipped, never overwritten.
+
+    Example: memcli import ~/.claude/projects/x/memory/MEMORY.md
+    """
+    def act():
+        text = None
+        if source == "-":
+            from ..frontend import decode_input
+
+            text = decode_input(stdin_bytes(), "stdin", 100_000_000)
+        m = memory(ctx)
+        with reporting(m, json_ or state(ctx).json):
+            data = m.import_(source, text)
+
+        def human():
+            for i in data["imported"]:
+                r.out(i)
+            r.talk(f"imported {len(data['imported'])} memories ({data['kind']})"
+                   + (f"; skipped {len(data['skipped'])}" if data["skipped"] else ""))
+            for s in data["skipped"]:
+                r.warn(f"skipped {s['id']}: {s['reason']}")
+        return Out.of(data, human)
+    run(ctx, "import", json_, act)

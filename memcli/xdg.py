@@ -1,0 +1,32 @@
+"""The user's own folders for memcli, by the XDG base directory rules: one place for each of
+``$XDG_CONFIG_HOME``, ``$XDG_STATE_HOME``, ``$XDG_CACHE_HOME`` and ``$XDG_RUNTIME_DIR``.
+
+    config   $XDG_CONFIG_HOME/memcli   else ~/.config/memcli        the user's config.yaml
+    state    $XDG_STATE_HOME/memcli    else ~/.local/state/memcli   trust records, the hook's roots
+    cache    $XDG_CACHE_HOME/memcli    else ~/.cache/memcli         the plugin list, the bundled model
+    runtime  $XDG_RUNTIME_DIR/memcli   (an absolute path), else None: the resident server's sockets,
+                                       which ``memcli.resident`` then keeps in the temp folder
+
+Plain strings and ``os`` only: the resident path's client imports this module.
+"""
+
+from __future__ import annotations
+
+import os
+
+_HOMES = {"config": ("XDG_CONFIG_HOME", (".config",)), "state": ("XDG_STATE_HOME", (".local", "state")),
+          "cache": ("XDG_CACHE_HOME", (".cache",))}
+
+
+def home(kind: str) -> str:
+    """memcli's folder of a kind (config, state or cache) for this user, by its XDG variable, else
+    its default under the home folder; an empty variable counts as unset."""
+    var, default = _HOMES[kind]
+    base = os.environ.get(var) or os.path.join(os.path.expanduser("~"), *default)
+    return os.path.join(base, "memcli")
+
+
+def runtime() -> str | None:
+    """$XDG_RUNTIME_DIR/memcli when the variable holds an absolute path, else None."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    return os.path.join(base, "memcli") if base and os.path.isabs(base) else None
