@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memcli.cli.app import command
-from tests.conftest import examples, invoke as run_main, child_env
+from tests.conftest import examples, invoke as run_main, child_env, run_memcli
 from memcli.core import Memory
 from memcli.usecases.init import init_root
 from memcli.store import details as dfile
@@ -99,7 +99,9 @@ def _template(base: Path) -> Path:
     m = Memory(root)
     for mid, title, summary, tags in GOOD:
         m.remember(title, summary, tags=tags, id=mid, body=f"{summary}\n\nMore about {title}.\n")
-    run_main(["--root", str(root), "recall", GOOD_QUERY, "--deep"])  # warm the search cache
+    # warm the search cache in a process of its own: one in this process would keep its database
+    # open, and its write-ahead log could vanish while a test copies the template
+    assert run_memcli("--root", root, "recall", GOOD_QUERY, "--deep").returncode == 0
     return root
 
 
