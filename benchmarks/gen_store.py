@@ -84,7 +84,9 @@ def generate(root: Path, n: int, seed: int = SEED) -> Path:
             mid, text, meta = detail(i, rng)
         (mem / f"{mid}.md").write_text(text, encoding="utf-8")
         metas.append((mid, meta))
-    key = lambda m: (not m[1]["pinned"], -m[1]["importance"], tuple(-ord(c) for c in m[1]["updated"]), m[0])
+    def key(m):
+        return (not m[1]["pinned"], -m[1]["importance"], tuple(-ord(c) for c in m[1]["updated"]), m[0])
+
     top = sorted(metas, key=key)[:35]
     lines = ["# MEMORY", "", "<!-- generated store -->", ""]
     for mid, m in top:

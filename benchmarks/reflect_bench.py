@@ -66,7 +66,7 @@ def main(argv=None) -> int:
         roots = {"off": make_root(Path(tmp) / "off", False), "on": make_root(Path(tmp) / "on", True)}
         times: dict = {"python -c pass": [], "session add, fold, on_fold off": [], "session add, fold, on_fold on": []}
         text = "We decided to deploy on Fridays from now on, after the release notes are out."
-        for name, root in roots.items():  # warm-up: the first fold creates the episode file
+        for root in roots.values():  # warm-up: the first fold creates the episode file
             for role in ("user", "assistant", "user"):
                 subprocess.run([sys.executable, "-m", "memcli", "--root", str(root), "session", "add", role, text],
                                env=env, check=True, capture_output=True)

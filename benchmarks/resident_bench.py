@@ -123,7 +123,7 @@ def main() -> None:
             rows.append((f"{name} · memcli serve", cmd, data, served, root, root))
         got: list = [[] for _ in rows]
         for i in range(a.runs + 1):
-            for k, (name, cmd, data, e, root, pid) in enumerate(rows):
+            for k, (_name, cmd, data, e, root, pid) in enumerate(rows):
                 res = run(cmd, data, e, root, pid)
                 if i:
                     got[k].append(res)

@@ -16,10 +16,15 @@ _CHECK = ("Check", "FileFacts")
 _AUDIT = ("Memo", "SEVERITIES")
 _PROVIDER = ("Provider", "ProviderUnavailable")
 _ERRORS = ("MemcliError", "UsageError")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+
 __all__ = sorted((*_LAYER, *_MODEL, *_CHECK, *_AUDIT, *_PROVIDER, *_ERRORS, "Memory"))
 
 
 def __getattr__(name: str):
+    module: ModuleType
     if name in _LAYER:
         from .recall import layer as module
     elif name in _MODEL:

@@ -89,6 +89,9 @@ class Config(Value):
 
     FIELDS = ("values", "path", "warnings")
     __slots__ = FIELDS
+    values: dict
+    path: Path | None
+    warnings: tuple
 
     def __init__(self, values: dict | None = None, path: Path | None = None, warnings: tuple = ()):
         object.__setattr__(self, "values", {} if values is None else values)

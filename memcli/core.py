@@ -12,6 +12,7 @@ environment, the hook's allowed roots, the plugins, the merge driver), ``errors`
 
 from __future__ import annotations
 
+import builtins
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -122,13 +123,13 @@ class Memory:
 
         return listing(self.store, tag=tag, type=type, all=all)
 
-    def ids(self, prefix: str = "") -> list[str]:
+    def ids(self, prefix: str = "") -> builtins.list[str]:
         """The ids of the memories starting with prefix (archived ones after the others): for completion."""
         from .usecases.lookup import ids
 
         return ids(self.store, prefix)
 
-    def tags(self, prefix: str = "") -> list[str]:
+    def tags(self, prefix: str = "") -> builtins.list[str]:
         """The tags of the indexed memories starting with prefix: for completion."""
         from .usecases.lookup import tags
 
@@ -226,7 +227,7 @@ class Memory:
     def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,
                session: str = "default", scope: str = "default", threshold: float | None = None,
                now: str | None = None, type: str | None = None, min_success: float | None = None,
-               inbox: bool = False, also: list | tuple = (), strict: bool = False):
+               inbox: bool = False, also: builtins.list | tuple = (), strict: bool = False):
         """Session, then scope, then the index, then the details: a Recall with hits and a trace.
         type and min_success keep only memories of that type whose smoothed success rate reaches it;
         inbox: the proposals waiting for review are searched too, their hits listed after the rest;
@@ -299,7 +300,7 @@ class Memory:
 
         return offer(self.store)
 
-    def propose(self, proposals: list, mark: str | None = None, now: str | None = None) -> Result:
+    def propose(self, proposals: builtins.list, mark: str | None = None, now: str | None = None) -> Result:
         """Proposals in the engines' JSON format (see memcli.usecases.reflect) into the inbox."""
         from .usecases.reflect import propose
 
@@ -331,7 +332,7 @@ class Memory:
 
         return rebuild_index(self.store)
 
-    def check_index(self) -> list:
+    def check_index(self) -> builtins.list:
         """What is wrong with MEMORY.md and the detail files (Problems): empty when all is well."""
         from .usecases.maintain import check_index
 

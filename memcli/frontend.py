@@ -12,6 +12,12 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a turn does without it)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .store.follow import Changed, Followed
+
 
 def __getattr__(name: str):
     """CONTEXT_BUDGET and MIN_BUDGET, the context block's default and least budget in tokens
@@ -161,7 +167,7 @@ def plugins(refresh: bool = False) -> list[dict]:
     return installed(refresh)
 
 
-def follow_files(root) -> object | None:
+def follow_files(root) -> Followed | None:
     """Follow a root's details-layer files in this process (a long-lived one: `memcli serve`), so a
     recall asks the kernel what changed instead of stat-ing every file; None where it cannot."""
     from pathlib import Path
@@ -171,7 +177,7 @@ def follow_files(root) -> object | None:
     return follow(Path(root))
 
 
-def watch_changes(folders) -> object | None:
+def watch_changes(folders) -> Changed | None:
     """A callable saying whether anything under these folders changed since it was made (inotify);
     None where that cannot be followed."""
     from .store.follow import changed

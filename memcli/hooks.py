@@ -5,9 +5,10 @@ transcript_path), asks should-recall about the prompt, prints the memory context
 memory is needed (Claude Code adds a hook's stdout to the prompt's context) and records the turn
 in the session named after session_id. A running `memcli serve` for the root answers it (see
 ``memcli.resident``); when this process answered instead, it starts one in the background for
-the next prompts (MEMCLI_SERVE=off or manual: none), which exits after ten idle minutes. It never blocks a prompt: Claude Code blocks on exit 2,
-so broken input exits 1 (shown to the person, the prompt goes on) and a memory that cannot be
-read is a warning on stderr with exit 0. Imports stay light: this runs on every turn.
+the next prompts (MEMCLI_SERVE=off or manual: none), which exits after ten idle minutes. It never
+blocks a prompt: Claude Code blocks on exit 2, so broken input exits 1 (shown to the person, the
+prompt goes on) and a memory that cannot be read is a warning on stderr with exit 0. Imports stay
+light: this runs on every turn.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ class Lazy:
     __slots__ = ("pattern", "flags", "_rx")
 
     def __init__(self, pattern: str, flags: int = 0):
-        self.pattern, self.flags, self._rx = pattern, flags, None
+        self.pattern, self.flags = pattern, flags
+        self._rx: re.Pattern | None = None
 
     def compiled(self) -> re.Pattern:
         if self._rx is None:

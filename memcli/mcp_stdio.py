@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 
 import anyio
 import mcp_types as types
@@ -46,7 +47,7 @@ class _InFlight:
             self.empty.set()
 
 
-def _claim() -> tuple[int, int, callable]:
+def _claim() -> tuple[int, int, Callable[[], None]]:
     """(fd to read the wire from, fd to write it to, restore): fd 0 then reads the null device and
     fd 1 writes to stderr until restore() puts them back."""
     sys.stdout.flush()
@@ -84,9 +85,9 @@ async def serve(lowlevel_server, drain: float = DRAIN) -> None:
     the requests in flight are answered). SIGINT ends the input at once, without waiting for
     answers; the server then stops as it does at end of input, and KeyboardInterrupt is raised."""
     wire_in, wire_out, restore = _claim()
-    lines_send, lines_recv = anyio.create_memory_object_stream(16)
-    read_send, read_recv = anyio.create_memory_object_stream(0)
-    write_send, write_recv = anyio.create_memory_object_stream(0)
+    lines_send, lines_recv = anyio.create_memory_object_stream[bytes | None](16)
+    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     inflight = _InFlight()
     interrupted = anyio.Event()
     threading.Thread(target=_reader, args=(wire_in, lines_send.send, anyio.lowlevel.current_token()),

@@ -29,12 +29,13 @@ SMALL_GAP = 250_000  # a gap without anchors this small (lines × lines) is left
 def matching_blocks(a: list, b: list) -> list[tuple[int, int, int]]:
     """The lines a and b have in common, as difflib's ``get_matching_blocks``: increasing
     (i, j, n) triples ending with (len(a), len(b), 0). Texts of up to about 500 lines go to
-    difflib itself. Near-linear on long ones: the common start and end are taken first, then lines that occur once in each side anchor the rest
-    (patience diff), recursively; a small gap between anchors is left to difflib; a long one with
-    nothing to anchor it (the same lines over and over) is matched by its lines' occurrences
-    when both sides hold them equally often, and is otherwise left unmatched."""
+    difflib itself. Near-linear on long ones: the common start and end are taken first, then lines
+    that occur once in each side anchor the rest (patience diff), recursively; a small gap between
+    anchors is left to difflib; a long one with nothing to anchor it (the same lines over and over)
+    is matched by its lines' occurrences when both sides hold them equally often, and is otherwise
+    left unmatched."""
     if len(a) * len(b) <= SMALL_GAP:  # what memories usually are: difflib, as always
-        return [tuple(x) for x in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()]
+        return [(x.a, x.b, x.size) for x in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()]
     pairs: list = []
     todo = [(0, len(a), 0, len(b))]
     while todo:

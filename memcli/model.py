@@ -8,6 +8,12 @@ import re
 from .errors import UsageError
 from .paths import detail_rel, id_of
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a per-turn command does without it)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from typing_extensions import Self
+
 _WS = re.compile(r"\s+")
 _TAG_BAD = re.compile(r"[\s|#,\[\]]+")
 
@@ -95,11 +101,13 @@ class Value:
     """A plain value class, written out instead of a dataclass (making a dataclass costs a process
     about half a millisecond, and importing the module several, on every per-turn command): equal by
     the fields it compares, hashable and immutable when FROZEN, a readable repr, and ``replace``.
-    A subclass names its FIELDS in __init__'s order and, when some do not count, COMPARE."""
+    A subclass names its FIELDS in __init__'s order and, when some do not count, COMPARE, and
+    annotates each field in the same order (what a type checker reads: the annotations are strings
+    the class keeps, free at run time; tests/test_model.py checks they match FIELDS and the slots)."""
 
     __slots__ = ()
-    FIELDS: tuple = ()
-    COMPARE: tuple | None = None
+    FIELDS: tuple[str, ...] = ()
+    COMPARE: tuple[str, ...] | None = None
     FROZEN = True
 
     def _key(self) -> tuple:
@@ -127,7 +135,7 @@ class Value:
     def __reduce__(self):
         return (self.__class__, tuple(getattr(self, f) for f in self.FIELDS))
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed."""
         unknown = set(changes) - set(self.FIELDS)
         if unknown:
@@ -144,6 +152,11 @@ class Entry(Value):
     FIELDS = ("title", "summary", "tags", "path", "raw")
     COMPARE = ("title", "summary", "tags", "path")
     __slots__ = FIELDS
+    title: str
+    summary: str
+    tags: tuple[str, ...]
+    path: str
+    raw: str | None
 
     def __init__(self, title: str, summary: str = "", tags=(), path: str = "", raw: str | None = None):
         _set(self, "title", one_line(title))
@@ -167,6 +180,21 @@ class Detail(Value):
     COMPARE = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated",
                "expires", "source", "body")
     __slots__ = FIELDS
+    id: str
+    title: str
+    summary: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    type: str
+    importance: float
+    pinned: bool
+    created: str | None
+    updated: str | None
+    expires: str | None
+    source: str | None
+    extra: dict
+    body: str
+    path: str
 
     def __init__(self, id: str, title: str, summary: str = "", tags: tuple = (), aliases: tuple = (),
                  type: str = DEFAULT_TYPE, importance: float = DEFAULT_IMPORTANCE, pinned: bool = False,
@@ -208,6 +236,9 @@ class Problem(Value):
 
     FIELDS = ("path", "line", "message")
     __slots__ = FIELDS
+    path: str
+    line: int | None
+    message: str
 
     def __init__(self, path: str, line: int | None, message: str):
         _set(self, "path", path)
@@ -224,6 +255,12 @@ class Finding(Value):
 
     FIELDS = ("code", "severity", "path", "line", "message", "fix")
     __slots__ = FIELDS
+    code: str
+    severity: str
+    path: str
+    line: int | None
+    message: str
+    fix: str
 
     def __init__(self, code: str, severity: str, path: str, line: int | None, message: str, fix: str):
         for name, value in (("code", code), ("severity", severity), ("path", path), ("line", line),
@@ -249,6 +286,17 @@ class Hit(Value):
 
     FIELDS = ("layer", "id", "title", "path", "score", "snippet", "summary", "tags", "matched", "methods", "sure")
     __slots__ = FIELDS
+    layer: str
+    id: str
+    title: str
+    path: str
+    score: float
+    snippet: str
+    summary: str
+    tags: tuple[str, ...]
+    matched: tuple[str, ...]
+    methods: tuple[str, ...]
+    sure: str
 
     def __init__(self, layer: str, id: str, title: str, path: str, score: float, snippet: str = "",
                  summary: str = "", tags: tuple = (), matched: tuple = (), methods: tuple = (), sure: str = ""):
@@ -280,6 +328,10 @@ class LayerTrace(Value):
 
     FIELDS = ("layer", "candidates", "hits", "ms")
     __slots__ = FIELDS
+    layer: str
+    candidates: int
+    hits: int
+    ms: float
 
     def __init__(self, layer: str, candidates: int, hits: int, ms: float):
         for name, value in (("layer", layer), ("candidates", candidates), ("hits", hits), ("ms", ms)):
@@ -311,6 +363,14 @@ class WriteResult(Value):
     FIELDS = ("action", "id", "path", "indexed", "line", "demoted", "redacted", "warnings")
     FROZEN = False
     __slots__ = FIELDS
+    action: str
+    id: str
+    path: str
+    indexed: bool
+    line: str | None
+    demoted: list
+    redacted: list
+    warnings: list
 
     def __init__(self, action: str, id: str, path: str, indexed: bool = False, line: str | None = None,
                  demoted: list | None = None, redacted: list | None = None, warnings: list | None = None):
@@ -332,6 +392,10 @@ class Listing(Value):
     FIELDS = ("details", "problems", "indexed", "warnings")
     FROZEN = False
     __slots__ = FIELDS
+    details: list[Detail]
+    problems: list[Problem]
+    indexed: set[str]
+    warnings: list
 
     def __init__(self, details: list, problems: list, indexed: set, warnings: list | None = None):
         self.details, self.problems, self.indexed = details, problems, indexed

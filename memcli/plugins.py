@@ -114,7 +114,7 @@ def _paths() -> list[str]:
 
 
 def _times(paths: list) -> list:
-    out = []
+    out: list = []
     for p in paths:
         try:
             out.append(os.stat(p).st_mtime_ns)

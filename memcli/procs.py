@@ -62,13 +62,13 @@ class _Isolated:
 
         _LOCK.acquire()
         self.util = util
-        self.before = util._args_from_interpreter_flags
+        self.before = util._args_from_interpreter_flags  # type: ignore[attr-defined]  # CPython's, not in the stubs
         before = self.before
-        util._args_from_interpreter_flags = lambda: [a for a in before() if a != ISOLATED] + [ISOLATED]
+        util._args_from_interpreter_flags = lambda: [a for a in before() if a != ISOLATED] + [ISOLATED]  # type: ignore[attr-defined]
         return self
 
     def __exit__(self, *exc):
-        self.util._args_from_interpreter_flags = self.before
+        self.util._args_from_interpreter_flags = self.before  # type: ignore[attr-defined]
         _LOCK.release()
 
 

@@ -71,6 +71,18 @@ class RememberRequest(Request):
     DEFAULTS = {"summary": "", "body": ""}
     FLAGS = ("pinned",)
     __slots__ = FIELDS
+    title: str
+    summary: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    body: str
+    type: str | None
+    importance: float | None
+    pinned: bool | None
+    expires: str | None
+    id: str | None
+    source: str | None
+    now: str | None
 
 
 class UpdateRequest(Request):
@@ -80,6 +92,18 @@ class UpdateRequest(Request):
     FIELDS = ("id", "title", "summary", "append", "tags", "untags", "aliases", "type", "importance", "pinned",
               "expires", "now")
     __slots__ = FIELDS
+    id: str
+    title: str | None
+    summary: str | None
+    append: str | None
+    tags: tuple[str, ...]
+    untags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    type: str | None
+    importance: float | None
+    pinned: bool | None
+    expires: str | None
+    now: str | None
 
 
 class RecallRequest(Request):
@@ -92,3 +116,16 @@ class RecallRequest(Request):
               "inbox", "also", "strict")
     DEFAULTS = {"deep": False, "session": "default", "scope": "default", "inbox": False, "strict": False}
     __slots__ = FIELDS
+    query: str
+    limit: int | None
+    deep: bool
+    layer: str | None
+    session: str
+    scope: str
+    threshold: float | None
+    now: str | None
+    type: str | None
+    min_success: float | None
+    inbox: bool
+    also: tuple[str, ...]
+    strict: bool

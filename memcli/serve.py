@@ -23,6 +23,10 @@ import traceback
 
 from . import resident
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
 _CHECK_EVERY = 2.0  # seconds between checks, while idle, that the socket and the root are still there
 # Seconds after a command that wrote, or after the kernel said the details layer's files changed
 # (whoever changed them), before the server brings the search cache up to date (``Resident.prepare``):
@@ -103,17 +107,17 @@ class Resident:
         os.umask(mask)
         self.umask = mask
         self.semantic = None
-        self.followed = None
+        self.followed: Any = None  # memcli.core.follow_files: the details layer's files, followed
         from .frontend import plugins
 
         plugins()  # found now, in the server's own environment (a request compares its client's)
         self.served = 0
         self.stopping = False
         self._busy = False
-        self._lock = None
-        self._inode = None
-        self._prepare = None  # (environment, working folder, when): a prepare due
-        self._last = None  # (environment, working folder) of the last request run
+        self._lock: int | None = None
+        self._inode: int | None = None
+        self._prepare: tuple | None = None  # (environment, working folder, when): a prepare due
+        self._last: tuple | None = None  # (environment, working folder) of the last request run
 
     # ---------------------------------------------------------------- start and stop
     def lock(self) -> None:
@@ -187,6 +191,8 @@ class Resident:
         files (a turn folded into the episode log, a new memory, an edit, a pull), between
         requests: do in the last client's environment and working folder what the next details
         recall would do first, so the next turn does not wait for it."""
+        if self._prepare is None:
+            return
         environ, cwd, _ = self._prepare
         self._prepare = None
         self._busy = True
@@ -387,7 +393,8 @@ class _Client:
     """The client's environment and working folder, in place while its request is checked and run."""
 
     def __init__(self, environ: dict, cwd: str):
-        self.environ, self.cwd, self.error = environ, cwd, None
+        self.environ, self.cwd = environ, cwd
+        self.error: str | None = None
 
     def __enter__(self):
         self._saved = dict(os.environ), sys.stdin, sys.stdout, sys.stderr

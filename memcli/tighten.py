@@ -238,7 +238,8 @@ def _named(root: Path, command: str) -> set:
 
 def effective_summarizer(root: Path, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
     """The summarizer command to run and a warning (see ``trusted_setting``)."""
-    return trusted_setting(root, "session.summarizer", committed, None, local)
+    value, warning = trusted_setting(root, "session.summarizer", committed, None, local)
+    return (None if value is None else str(value)), warning
 
 
 def _per_door(key: str, committed: dict, own: dict, root: Path, warnings: list, trusted) -> object:

@@ -85,8 +85,8 @@ def check(root: str | os.PathLike) -> tuple[bool, dict]:
     changed since}): a command whose named file changed is not run."""
     record = _record(root)
     ok = isinstance(record.get("sha256"), str) and record["sha256"] == digest(Path(root) / "memcli.yaml")
-    files = record.get("files") if ok and isinstance(record.get("files"), dict) else {}
-    changed = {rel: True for rel, d in files.items()
+    files = record.get("files") if ok and isinstance(record.get("files"), dict) else None
+    changed = {rel: True for rel, d in (files or {}).items()
                if isinstance(rel, str) and digest(Path(real(root)) / rel) != d}
     return ok, changed
 

@@ -404,9 +404,10 @@ def _signature(func, name: str) -> str:
 
 def _annotation(ann) -> str:
     """An annotation as written in the source (`from __future__ import annotations` keeps it a
-    string), without the quotes of a forward reference."""
+    string), without the quotes of a forward reference, and `list` for `builtins.list` (what a class
+    with a method named list writes, so that a type checker reads the type)."""
     text = ann if isinstance(ann, str) else inspect.formatannotation(ann)
-    return text.replace('"', "").replace("'", "")
+    return text.replace('"', "").replace("'", "").replace("builtins.", "")
 
 
 def _members(cls):

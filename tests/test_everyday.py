@@ -252,6 +252,16 @@ def test_import_bad_jsonl_names_the_line(root, tmp_path):
     assert r.returncode == 2 and "x.jsonl:2" in r.stderr and list((root / "memory").glob("*.md")) == []
 
 
+def test_import_a_jsonl_number_too_long_to_read_is_a_usage_error(root, tmp_path):
+    """json refuses an integer of more than 4,300 digits with a plain ValueError (Python 3.11+: no
+    ``msg`` as its decode errors have): the line is named, no traceback."""
+    f = tmp_path / "x.jsonl"
+    f.write_text('{"title": "ok", "importance": ' + "1" * 5000 + "}\n")
+    r = run_memcli("--root", root, "import", f)
+    assert r.returncode == 2 and "x.jsonl:1: not a JSON line" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and list((root / "memory").glob("*.md")) == []
+
+
 # ---------------------------------------------------------------- list formats
 
 def test_list_formats(example_root):

@@ -73,7 +73,9 @@ def test_two_clones_add_and_update_then_converge(origin):
     for r in (a, b):
         mc(r, "index", "check")
         mc(r, "heartbeat", "--check")
-    files = lambda r: {p.relative_to(r): p.read_bytes() for p in r.rglob("*.md") if ".git" not in p.parts}
+    def files(r):
+        return {p.relative_to(r): p.read_bytes() for p in r.rglob("*.md") if ".git" not in p.parts}
+
     assert files(a) == files(b)
     body = (a / "memory" / "shared-note.md").read_text()
     assert "a line" in body and "b line" in body

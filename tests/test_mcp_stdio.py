@@ -2,7 +2,6 @@
 stdin closed while an answer is still being worked out."""
 
 import json
-import os
 import signal
 import subprocess
 import sys

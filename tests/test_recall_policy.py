@@ -79,7 +79,7 @@ def test_without_k_a_few_weak_candidates_with_k_as_many_as_asked(root, monkeypat
 
     monkeypatch.setattr(embed, "available", lambda: False)
     m = Memory(root)
-    for i, what in enumerate(["api", "worker", "cron", "web", "admin"]):
+    for what in ["api", "worker", "cron", "web", "admin"]:
         m.remember(f"Keeping the {what} image small", f"multi-stage build for the {what} image", tags=["build"])
     res = m.recall(ASKED, now=NOW)
     assert 1 <= len(res.hits) <= 3 and all(h.sure == "weak" for h in res.hits)
@@ -146,7 +146,8 @@ EPISODE = """# Episodes 2026-11-20
 
 **user** (2026-11-20T10:00:00Z): the staging deploy timed out again
 
-**assistant** (2026-11-20T10:00:05Z): the fix was to connect the vpn first, then run make deploy-staging; helm hung without it
+**assistant** (2026-11-20T10:00:05Z): the fix was to connect the vpn first, then run make \
+deploy-staging; helm hung without it
 
 ## 2026-11-20T15:00:00Z session lunch
 

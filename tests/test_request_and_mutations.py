@@ -2,7 +2,6 @@
 option), and the behaviours the suite used to let a mutation change unnoticed: the echo of the
 user's own words in an episode, and `update` reading the file only under the lock."""
 
-import json
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 

@@ -225,7 +225,7 @@ def test_fast_path_and_typer_agree_on_writes(tmp_path, monkeypatch, args):
     from tests.conftest import invoke
 
     results = []
-    for n, runner in enumerate(("fast", "typer")):
+    for runner in ("fast", "typer"):
         root = tmp_path / runner
         assert run_memcli("init", root).returncode == 0
         if runner == "fast":

@@ -89,7 +89,8 @@ def test_update_rewrites_only_the_changed_keys(data):
 
 
 def test_a_block_list_keeps_the_comments_of_the_items_it_keeps():
-    raw = "---\ntitle: T\ntags:   # the teams\n  - ops   # keep\n  - db\n  - web  # gone soon\nimportance: 0.5  # a guess\n---\nB\n"
+    raw = ("---\ntitle: T\ntags:   # the teams\n  - ops   # keep\n  - db\n  - web  # gone soon\n"
+           "importance: 0.5  # a guess\n---\nB\n")
     old = dfile.parse(raw, "x")
     new = old.replace(tags=("ops", "db", "new"), importance=0.9)
     text = dfile.render_update(raw, old, new)

@@ -51,7 +51,7 @@ def main() -> None:
                 value = g.MAKERS[kind]()
             template = R.choice((ZH if lang == "zh" else EN)[kind])
             rows.append({"text": template.format(v=value), "pii": [{"kind": kind, "value": value}], "lang": lang})
-    for i in range(80):
+    for _ in range(80):
         text = g.negative()
         rows.append({"text": text, "pii": [], "lang": "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en"})
     R.shuffle(rows)

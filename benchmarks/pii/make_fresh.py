@@ -222,7 +222,7 @@ def main() -> None:
         text = (f"联系人：李女士，邮箱 {a}，手机 {b}" if i % 2 == 0 else f"Contact: Ms. Li, {a}, mobile {b}")
         rows.append({"text": text, "pii": [{"kind": "email", "value": a}, {"kind": "phone", "value": b}],
                      "lang": "zh" if i % 2 == 0 else "en"})
-    for i in range(120):
+    for _ in range(120):
         text = negative()
         rows.append({"text": text, "pii": [], "lang": "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en"})
     R.shuffle(rows)

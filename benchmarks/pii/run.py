@@ -60,7 +60,7 @@ def score(rows: list, notes: list, find) -> dict:
     for r in rows:
         found = find(r["text"])
         for lab in r["pii"]:
-            at = r["text"].index(lab["value"])  # noqa: the value as written (full-width, no-break spaces)
+            at = r["text"].index(lab["value"])  # the value as written (full-width, no-break spaces)
             end = at + len(lab["value"])
             if lab["kind"] == "address":  # the street and its number: the city after it may stay
                 ok = any(f.kind == "address" and f.start < end and f.end > at for f in found)

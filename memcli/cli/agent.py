@@ -48,10 +48,12 @@ def claude_code(
 ):
     """Claude Code's UserPromptSubmit hook: memory context for prompts that need it.
 
-    Reads the hook's JSON on stdin, records the prompt in the session named after session_id and
-    prints the context block when should-recall says so. The root is --root, MEMCLI_ROOT or the
-    nearest one above the prompt's cwd that `memcli hook allow` registered; no other is touched. Broken input exits 1 (never 2, which
-    would block the prompt). Runs without the CLI framework: it runs before every prompt.
+    Reads the hook's JSON on stdin, records the prompt in the session named after
+    session_id and prints the context block when should-recall says so. The root is
+    --root, MEMCLI_ROOT or the nearest one above the prompt's cwd that `memcli hook
+    allow` registered; no other is touched. Broken input exits 1 (never 2, which
+    would block the prompt). Runs without the CLI framework: it runs before every
+    prompt.
 
     Example: echo '{"prompt": "用上次那个方案", "session_id": "s1"}' | memcli hook claude-code
     """

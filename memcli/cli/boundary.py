@@ -12,6 +12,10 @@ from collections.abc import Callable
 from .. import render as r
 from ..errors import MemcliError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a turn does without it)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class State:
     """The global options: --root, --json, --session, --scope (None when not given)."""
@@ -27,6 +31,7 @@ class Out:
     """What a command hands the boundary: data for --json, a human renderer, an exit code."""
 
     __slots__ = ("data", "human", "code", "warnings")
+    data: Any  # what --json prints (a result's to_dict())
 
     def __init__(self, data: object = None, human: Callable[[], None] | None = None, code: int = 0,
                  warnings: list | None = None):
@@ -170,7 +175,7 @@ def context_action(st: State, query=None, budget=None) -> Out:
 
 
 # command -> action, for the fast path (cli/argv.py declares their arguments)
-HOT = {"recall": recall_action, "should-recall": should_recall_action, "remember": remember_action,
+HOT: dict[str, Callable[..., Out]] = {"recall": recall_action, "should-recall": should_recall_action, "remember": remember_action,
        "scope set": scope_set_action, "session add": session_add_action, "context": context_action}
 
 

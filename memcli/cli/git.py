@@ -42,12 +42,12 @@ def git_setup(
             found = m.git_setup(check=True)
             items = found["findings"]
 
-            def human():
+            def show_findings():
                 for f in items:
                     r.out(f"{f['severity']} {f['code']} {f['path']} {f['message']} (fix: {f['fix']})")
                 if not items:
                     r.out("git setup ok")
-            return Out.of(found, human, code=1 if items else 0)
+            return Out.of(found, show_findings, code=1 if items else 0)
         res = m.git_setup(command)
 
         def human():

@@ -42,7 +42,7 @@ def stats(ctx: typer.Context, json_: Json = False):
     run(ctx, "stats", json_, act)
 
 
-def _bytes(n: int) -> str:
+def _bytes(n: float) -> str:
     for unit in ("B", "KB", "MB"):
         if n < 1024 or unit == "MB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

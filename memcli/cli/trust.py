@@ -12,7 +12,7 @@ from .boundary import Out
 
 @app.command()
 def trust(ctx: typer.Context, json_: Json = False):
-    """Let memcli.yaml run its commands (session.summarizer, reflect.extractor) and loosen what it loosens, until it changes.
+    """Let memcli.yaml run its commands (session.summarizer, reflect.extractor) and loosen settings, until it changes.
 
     A cloned memory repository never runs code by itself: read memcli.yaml first, and the files
     in the root its commands name (their SHA-256 is recorded too: a command whose file changed

@@ -26,7 +26,7 @@ def audit(store, now=None, *, write_cache: bool = True) -> Report:
     # memory/*.md are memories; archive/ is checked too; episodes are only scanned
     timed = checks.overriding("memo")
     records, st.fingerprints = read_files(store, write_cache)
-    for rel, kind, fp, (lite, body_hash, expires_line, found) in records:
+    for rel, kind, _fp, (lite, body_hash, expires_line, found) in records:
         files += 1
         findings += [checks.Finding(c, sev, rel, line, msg, fix) for c, sev, line, msg, fix in found]
         mid = rel.rsplit("/", 1)[1][:-3]  # memory/<id>.md or memory/archive/<id>.md

@@ -6,12 +6,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..model import Detail, Finding
 from ..store import indexrules
 from ..store.fs import MAX_READ, decode
 from ..store.index import IndexDoc
+
+if TYPE_CHECKING:
+    from ..store.root import Root
 
 SEVERITIES = ("error", "warning", "info")
 IMPORTANT = 0.7  # importance from which a memory is promoted into a free index line
@@ -56,7 +59,7 @@ def promotable(d: Detail | Memo) -> bool:
 class State:
     """What the audit learnt of the root: what the root checks read and ``plan`` acts on."""
 
-    root: object = None  # the store.Root audited
+    root: Root | None = None  # the root audited
     when: datetime | None = None
     index: IndexDoc | None = None
     index_error: str | None = None  # why MEMORY.md could not be read
@@ -69,14 +72,14 @@ class State:
     temps: list = field(default_factory=list)  # (relative path, age in seconds)
     max_lines: int = 40
 
-    _plan: object = field(default=None, repr=False)
+    _plan: indexrules.Plan | None = field(default=None, repr=False)
 
     def listed(self) -> dict:
         """The memories MEMORY.md lists (readable, not expired), in index order."""
-        return {e.id: self.details[e.id] for e in self.index.entries
+        return {e.id: self.details[e.id] for e in (self.index.entries if self.index is not None else ())
                 if e.id in self.details and e.id not in self.expired}
 
-    def index_plan(self) -> indexrules.Plan:
+    def index_plan(self) -> indexrules.Plan | None:
         """What a repair makes of MEMORY.md (``indexrules.plan``, tidy and fitted, free lines offered to
         the memories it does not list); None when MEMORY.md cannot be read."""
         if self._plan is None and self.index is not None:

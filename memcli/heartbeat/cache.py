@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from .. import progress
@@ -42,7 +43,7 @@ def check_file(job: tuple) -> list:
     try:
         text = read_file(Path(path), rel)
     except (MemcliError, OSError) as e:
-        msg = getattr(e, "message", None) or f"cannot read it ({e.strerror or e})"
+        msg = getattr(e, "message", None) or f"cannot read it ({getattr(e, 'strerror', None) or e})"
         return [None, None, None, [["file-unreadable", "error", None, msg.removeprefix(rel + ": "), _UNREADABLE_FIX]]]
     f = checks.facts(rel, kind, text, size)
     found, d = checks.file_findings(f), f.detail
@@ -51,7 +52,7 @@ def check_file(job: tuple) -> list:
             [[f.code, f.severity, f.line, f.message, f.fix] for f in found]]
 
 
-def _inspect_many(jobs: list) -> list:
+def _inspect_many(jobs: Iterable) -> list:
     return [check_file(j) for j in jobs]
 
 
@@ -116,7 +117,7 @@ def signature() -> str:
         h.update(name.encode())
         try:
             spec = importlib.util.find_spec(name)
-            h.update(Path(spec.origin).read_bytes())
+            h.update(Path(spec.origin).read_bytes())  # type: ignore[union-attr, arg-type]  # caught below
         except (OSError, ImportError, AttributeError, TypeError, ValueError):
             pass
     return h.hexdigest()
@@ -158,7 +159,9 @@ def read_files(store, write_cache: bool) -> tuple[list, dict]:
     of a store.Root."""
     root = store.path
     store.memory_dir()  # refuses a memory/ that leads outside the root
-    jobs, fps, out = [], {}, []
+    jobs: list = []
+    fps: dict = {}
+    out: list = []
     for rel, kind, de in layout.memory_files(root):
         try:
             if de.is_symlink() and not inside(root, Path(de.path)):

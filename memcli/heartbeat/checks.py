@@ -312,8 +312,8 @@ class Stale(Check):
             last_recall = when_(rec.get("last")) if isinstance(rec, dict) else None
             if last_recall is not None:
                 stamps.append(last_recall)
-            stamps = [s for s in stamps if s is not None]
-            last = (max(stamps) if stamps
+            known = [s for s in stamps if s is not None]
+            last = (max(known) if known
                     else datetime.fromtimestamp(int(fps[d.path].split(":")[0]) / 1e9, timezone.utc))
             idle = (now - last).total_seconds()
             if idle > limit:

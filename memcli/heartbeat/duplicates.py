@@ -118,8 +118,9 @@ def find(details: list, body_hashes: dict) -> list[Finding]:
                 why = "the same body"
             elif texts[i] == texts[keep]:
                 why = "the same title and summary"
-            elif fuzz.ratio(texts[i], texts[keep]) < DUPLICATE_RATIO and _same(d.title, d.summary, k.title, k.summary):
-                why = _same(d.title, d.summary, k.title, k.summary)
+            elif fuzz.ratio(texts[i], texts[keep]) < DUPLICATE_RATIO and (
+                    same := _same(d.title, d.summary, k.title, k.summary)):
+                why = same
             else:
                 why = f"title and summary {fuzz.ratio(texts[i], texts[keep]):.0f}% alike"
             out.append(Finding("duplicate", "warning", d.path, None, f"{d.id} looks like a duplicate of {k.path} "

@@ -47,6 +47,7 @@ def plan(report: Report) -> list[Action]:
     if st.index is None:
         return actions
     p = st.index_plan()
+    assert p is not None  # MEMORY.md was read
     by_line = []
     for n, mid, why in p.dropped:
         if why == indexrules.DUPLICATE:
@@ -56,7 +57,7 @@ def plan(report: Report) -> list[Action]:
                                       f"drop MEMORY.md line {n}: {layout.detail_rel(mid)} does not exist")))
     seen: set = set()
     for n, x in enumerate(st.index.lines, 1):
-        if not isinstance(x, Entry) or x.id not in st.details or x.id in seen or x.id in st.expired:
+        if not isinstance(x, Entry) or x.id is None or x.id not in st.details or x.id in seen or x.id in st.expired:
             continue
         seen.add(x.id)
         d = st.details[x.id]

@@ -13,9 +13,11 @@ __all__ = ["Recall", "layer_names", "recall", "register", "run"]
 
 def __getattr__(name: str):
     if name in ("Recall", "recall", "run"):
-        from . import cascade as module
-    elif name in ("layer_names", "register"):
-        from . import registry as module
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(module, name)
+        from . import cascade
+
+        return getattr(cascade, name)
+    if name in ("layer_names", "register"):
+        from . import registry
+
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -240,8 +240,9 @@ def recall(root, query: str, *, session: str = "default", scope: str = "default"
         from .registry import get
 
         known = get(layer)
-        if known is not None and getattr(known, "extra", None):
-            raise UsageError(f"--layer {layer} needs the {known.extra} extra: pip install 'memcli[{known.extra}]'")
+        extra = getattr(known, "extra", None)
+        if extra:
+            raise UsageError(f"--layer {layer} needs the {extra} extra: pip install 'memcli[{extra}]'")
         raise UsageError(f"--layer must be one of {', '.join(names)}, got {layer!r}")
     if deep and layer is not None:
         raise UsageError("--deep searches every layer and --layer only one: give one of them")

@@ -53,7 +53,7 @@ def skipped(ask: Ask, rel: str, error: Exception) -> None:
 
 
 def _folder_marks(root) -> list:
-    marks = []
+    marks: list = []
     for d in (root.memory_dir(), root.path / layout.EPISODES):
         try:
             marks.append(os.stat(d).st_mtime_ns)

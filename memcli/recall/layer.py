@@ -91,6 +91,9 @@ class Candidate(Value):
 
     FIELDS = ("hit", "relevance", "answer")
     __slots__ = FIELDS
+    hit: Hit
+    relevance: float
+    answer: bool
 
     def __init__(self, hit: Hit, relevance: float, answer: bool = True):
         object.__setattr__(self, "hit", hit)

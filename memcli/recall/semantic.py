@@ -11,8 +11,9 @@ that its memory does not name, nor, for a question asked for its answer, for a m
 meet the question's topic but not what it asks (``ranker.covers_ask``): near the topic is not the
 answer. Nor does a meaning match stand in for the user's own statement that covers the query
 (``Ask.stated``). The embeddings come from the configured provider (``memcli.search.providers``);
-one that is down leaves the words' answer, with one warning. A recall asking for the best k, weak ones included (threshold 0), runs it after any lexical answer: the
-best lexical hit stays first and fusion with the embedding order fills the rest of the list.
+one that is down leaves the words' answer, with one warning. A recall asking for the best k, weak
+ones included (threshold 0), runs it after any lexical answer: the best lexical hit stays first and
+fusion with the embedding order fills the rest of the list.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class SemanticLayer(Layer):
         # threshold answers; otherwise nothing lexical counts as an answer, only as evidence.
         threshold = float(ask.root.config["recall.threshold"]) if fill or rescue else float("inf")
         lexical = [(s.key, s.relevance, s.evidence) for s in ask.scored or ()]
-        kw = {"fill": fill, "rescue": semantic.RESCUE_CUT if rescue else None}
+        kw: dict = {"fill": fill, "rescue": semantic.RESCUE_CUT if rescue else None}
         try:
             try:
                 found = semantic.search(ask.root, ask.query, lexical, ask.limit, threshold, **kw)
@@ -111,4 +112,5 @@ def _weak(ask: Ask) -> bool:
     """The details layer answered, but with no hit that covers nearly all of the query."""
     from .layer import DECISIVE
 
-    return bool(ask.scored) and max(x.relevance for x in ask.scored) < DECISIVE
+    scored = ask.scored
+    return bool(scored) and max(x.relevance for x in scored or ()) < DECISIVE

@@ -3,8 +3,12 @@ or a name the index knows (a title, tag or alias)."""
 
 from __future__ import annotations
 
-from ..errors import UsageError
 from ..cjk import has_cjk
+from ..errors import UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def _finds(phrase: str, text: str, lowered: str) -> bool:
@@ -69,7 +73,7 @@ def _phrases_of(names) -> list[tuple[str, str, bool]]:
     return out
 
 
-def should_recall(text: str, explicit: list, implicit: list, names: list) -> dict:
+def should_recall(text: str, explicit: list, implicit: list, names: Sequence) -> dict:
     """explicit / implicit / none, with the signals that decided it."""
     if not text or not text.strip():
         raise UsageError("the text is empty")

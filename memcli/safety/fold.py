@@ -69,7 +69,8 @@ def fold(text: str) -> tuple[str, list[int]] | None:
         end = len(text) if end < 0 else end
         spans.append((start, end))
         last_end = end
-    chars, where = [], []
+    chars: list = []
+    where: list = []
     for start, end in spans:
         if chars:
             chars.append("\n")

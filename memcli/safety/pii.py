@@ -57,6 +57,12 @@ class Found(Value):
 
     FIELDS = ("kind", "start", "end", "line", "column", "masked")
     __slots__ = FIELDS
+    kind: str
+    start: int
+    end: int
+    line: int
+    column: int
+    masked: str
 
     def __init__(self, kind: str, start: int, end: int, line: int, column: int, masked: str):
         for name, value in zip(self.FIELDS, (kind, start, end, line, column, masked)):
@@ -68,6 +74,9 @@ class Applied(Value):
 
     FIELDS = ("text", "found", "warning")
     __slots__ = FIELDS
+    text: str
+    found: list[Found]
+    warning: str | None
 
     def __init__(self, text: str, found: list | None = None, warning: str | None = None):
         _set(self, "text", text)

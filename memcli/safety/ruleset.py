@@ -46,7 +46,7 @@ def _text(value, where: str) -> str:
 class Defines:
     """A set's named pattern pieces, written ``{{name}}`` in its patterns (pieces may use others)."""
 
-    _REF = None
+    _REF: re.Pattern[str] | None = None
 
     def __init__(self, raw: dict, where: str):
         self.raw = {k: _text(v, f"{where}: define {k!r}") for k, v in raw.items()}
@@ -56,8 +56,9 @@ class Defines:
     def expand(self, source: str, seen: tuple = ()) -> str:
         if "{{" not in source:
             return source
-        if Defines._REF is None:
-            Defines._REF = re.compile(r"\{\{([A-Za-z_][\w-]*)\}\}")
+        ref = Defines._REF
+        if ref is None:
+            ref = Defines._REF = re.compile(r"\{\{([A-Za-z_][\w-]*)\}\}")
 
         def one(m):
             name = m.group(1)
@@ -69,13 +70,14 @@ class Defines:
                 self._done[name] = self.expand(self.raw[name], (*seen, name))
             return self._done[name]
 
-        return Defines._REF.sub(one, source)
+        return ref.sub(one, source)
 
 
 class Pattern:
     """A regular expression of a rule set, compiled on first use."""
 
     __slots__ = ("source", "flags", "defines", "where", "_rx")
+    _rx: re.Pattern[str] | None
 
     def __init__(self, source: str, flags: int, defines: Defines, where: str):
         self.source, self.flags, self.defines, self.where, self._rx = source, flags, defines, where, None
@@ -95,6 +97,7 @@ class Guard:
     sentence end for instance); ``after`` is matched where the match ends."""
 
     __slots__ = ("before", "after", "since", "window")
+    before: Pattern | None
 
     def __init__(self, raw: dict, defines: Defines, where: str):
         unknown = set(raw) - {"before", "after", "from", "window", "flags", "about"}
@@ -114,11 +117,11 @@ class Guard:
         prefix = text[max(0, start - self.window):start]
         if self.since is not None:
             cut = None
-            for cut in self.since.compiled().finditer(prefix):
-                pass
+            for m in self.since.compiled().finditer(prefix):  # the last one
+                cut = m
             if cut is not None:
                 prefix = prefix[cut.end():]
-        return self.before.compiled().search(prefix) is not None
+        return self.before is not None and self.before.compiled().search(prefix) is not None
 
 
 def _flags(letters, where: str) -> int:
@@ -136,6 +139,8 @@ class Rule:
     __slots__ = ("kind", "where", "pattern", "finder", "hints", "fold", "anchor", "within", "lead", "window",
                  "before", "rank", "group", "check", "require", "differs", "gate", "unless", "options", "memo",
                  "_flags", "_defines", "_extra")
+    lead: Pattern | None
+    pattern: Pattern | None
 
     def __init__(self, raw: dict, defaults: dict, ctx: "_Context", where: str):
         if not isinstance(raw, dict):
@@ -207,6 +212,7 @@ class Rule:
 
     def regex(self, extra_flags: int = 0) -> re.Pattern:
         """The rule's pattern, compiled (with more flags when a finder asks for them)."""
+        assert self.pattern is not None, "a finder rule has no regex"
         if not extra_flags:
             return self.pattern.compiled()
         rx = self._extra.get(extra_flags)

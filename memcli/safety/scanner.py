@@ -57,7 +57,7 @@ class _Match:
     """Equality, hashing and a readable repr by fields (a plain class: a dataclass would cost
     every session turn its creation at import)."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def _key(self) -> tuple:
         return tuple(getattr(self, f) for f in self.__slots__)
@@ -145,6 +145,7 @@ def _run(rule, text: str, lower: str) -> Iterator[tuple[int, int, str, object]]:
                 return lead.span(g)
             return hit.span(g)
 
+        found: tuple[int, int] | None
         if rule.group == (0,):
             found = (start, end)
         else:
@@ -306,7 +307,7 @@ def _joined_candidates(text: str, cuts: list, exact: bool) -> Iterator[tuple[int
                 yield rank, original(start), original(end - 1) + 1, order, kind
 
 
-def _mask(text: str, spans: list[tuple[int, int, str]]) -> str:
+def _mask(text: str, spans: list[tuple[int, int, object]]) -> str:
     """The text as redaction will leave it around each span, at the same offsets."""
     parts, pos = [], 0
     for start, end, _kind in spans:

@@ -243,7 +243,9 @@ def check_merged(kind: str, text: str, full, rel: str, conflicts: int = 0, polic
 
     check = WriteCheck(policy, markers.size_for(full) if full is not None else markers.SIZE)
     memory_id = Path(rel).stem if kind == "detail" and not conflicts else None
-    return check.file(text, rel, memory_id, what=f"the merged {rel}", marker_lines=not conflicts).text
+    checked = check.file(text, rel, memory_id, what=f"the merged {rel}", marker_lines=not conflicts).text
+    assert checked is not None  # a file's check gives its text
+    return checked
 
 
 def mask(root, fields: dict, captured: bool = False) -> tuple[dict, list]:

@@ -32,6 +32,12 @@ from memcli.search.ranker import Norms, Posting, Scored, SearchDoc, is_fuzzy_can
 from memcli.search.segments import chunks, pack, segments, unpack
 from memcli.search.tokenize import terms
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
 FILENAME = "search.sqlite3"
 FORMAT = "8"
 SMALL_SEGMENT = 2000  # segments with fewer documents are merged once there are MERGE_AT of them
@@ -101,6 +107,9 @@ class SyncStats(Value):
 
     FIELDS = ("added", "changed", "removed")
     __slots__ = FIELDS
+    added: int
+    changed: int
+    removed: int
 
     def __init__(self, added: int = 0, changed: int = 0, removed: int = 0) -> None:
         object.__setattr__(self, "added", added)
@@ -207,7 +216,7 @@ class SearchCache:
             except FileNotFoundError:
                 pass
 
-    def _guarded(self, action: Callable[[], object], on_reset: Callable[[], None] | None = None) -> object:
+    def _guarded(self, action: Callable[[], T], on_reset: Callable[[], None] | None = None) -> T:
         """Run ``action``. A corrupt database is deleted, ``on_reset`` runs, and ``action``
         is tried once more; every other SQLite or OS failure becomes ``SearchCacheError``."""
         for attempt in (1, 2):
@@ -326,7 +335,8 @@ class SearchCache:
             dead_rows: list[tuple[int, int]] = []
             for batch in chunks(dict.fromkeys(replace)):
                 rows = conn.execute(
-                    f"SELECT id, seg, head_terms, body_terms, l0, l1, l2, l3, l4 FROM docs WHERE key IN ({_marks(len(batch))})",
+                    "SELECT id, seg, head_terms, body_terms, l0, l1, l2, l3, l4 FROM docs "
+                    f"WHERE key IN ({_marks(len(batch))})",
                     batch,
                 ).fetchall()
                 for doc_id, old_seg, head, body, *lens in rows:
@@ -484,9 +494,9 @@ class SearchCache:
             (first, chr(ord(first) + 1), min_len, max_len),
         ).fetchall()
 
-    def doc_priors(self, refs: Collection[object]) -> Mapping[object, tuple[float, float, float]]:
+    def doc_priors(self, refs: Collection[object]) -> dict[object, tuple[float, float, float]]:
         conn = self._connection()
-        out = {}
+        out: dict = {}
         for batch in chunks(refs, 900):
             for doc_id, importance, days, asks in conn.execute(
                 f"SELECT id, importance, days, asks FROM docs WHERE id IN ({_marks(len(batch))})", batch
@@ -496,7 +506,7 @@ class SearchCache:
 
     def doc_keys(self, refs: Collection[object]) -> Mapping[object, str]:
         conn = self._connection()
-        out = {}
+        out: dict = {}
         for batch in chunks(refs, 900):
             out.update(conn.execute(f"SELECT id, key FROM docs WHERE id IN ({_marks(len(batch))})", batch))
         return out

@@ -45,9 +45,11 @@ _FRAMING_EN = (
     r"(?:(?:end up|ended up|finally|eventually) )?(?:say|said|decide|decided|do|does|did|done|pick|picked|choose|chose|"
     r"agree|agreed|settle|settled|use|used|fix|fixed|solve|solved|handle|handled|resolve|resolved|deal|dealt|"
     r"conclude|concluded|figure|figured|learn|learned|find|found|end up|ended up)(?: (?:on|about|with|out))?",
-    r"(?:last|that|the other|previous) time|previously|earlier|before that|as (?:before|discussed|agreed|usual|we said)",
+    r"(?:last|that|the other|previous) time|previously|earlier|before that|"
+    r"as (?:before|discussed|agreed|usual|we said)",
     r"like (?:last time|before)|remind me|remember|recall|once again|again",
-    r"(?:the|that|this) (?:problem|issue|thing|incident) (?:with|about|of)|(?:the|that|this) (?:problem|issue)|problems?",
+    r"(?:the|that|this) (?:problem|issue|thing|incident) (?:with|about|of)|"
+    r"(?:the|that|this) (?:problem|issue)|problems?",
     r"that one|this one|the (?:first|second|third|other|last) one|instead",
 )
 # Words and characters every framing match starts with: a query holding none is not searched.

@@ -119,19 +119,19 @@ def chinese_terms(query: str, t: Tables | None = None) -> list[str]:
     stands alone between non-CJK characters or particles (``tokenize`` keeps it as a term)."""
     if query.isascii():
         return []
-    t = (t or tables()).zh
-    if t.chars.isdisjoint(query):
+    zh = (t or tables()).zh
+    if zh.chars.isdisjoint(query):
         return []
     found: dict[str, None] = {}
     n = len(query)
     i = 0
     while i < n:
-        if query[i] not in t.chars:
+        if query[i] not in zh.chars:
             i += 1
             continue
-        for size in range(min(t.longest, n - i), 0, -1):
+        for size in range(min(zh.longest, n - i), 0, -1):
             w = query[i:i + size]
-            if w in t.terms and (size > 1 or _alone(query, i)):
+            if w in zh.terms and (size > 1 or _alone(query, i)):
                 found[w] = None
                 break
         i += 1
@@ -147,11 +147,11 @@ def _alone(query: str, i: int) -> bool:
 def english_phrases(words: list[str], t: Tables | None = None) -> list[str]:
     """The glossary's English phrases (as written) among ``words``, a query's stemmed words in
     order; where several start at one word, the longest."""
-    t = (t or tables()).en
+    en = (t or tables()).en
     found: dict[str, None] = {}
     for i, w in enumerate(words):
         best = None
-        for raw in t.starts.get(w[:3], ()):
+        for raw in en.starts.get(w[:3], ()):
             p = phrase(raw)
             if p and p[0] == w and tuple(words[i:i + len(p)]) == p and (best is None or len(p) > len(phrase(best))):
                 best = raw

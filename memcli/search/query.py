@@ -127,7 +127,8 @@ class Plan:
         self.names = [] if names is None else names  # per name in the query (``evidence.names``), its units
 
 
-def plan_query(query: str, corpus, n: int, names: Sequence[str] = (), kinds: Sequence[str] = ()) -> Plan:
+def plan_query(query: str, corpus, n: int, names: Sequence[str | tuple[str, ...]] = (),
+               kinds: Sequence[str] = ()) -> Plan:
     """The units of ``query`` with their weights, and the entries to look up in ``corpus`` (a
     ``ranker.Corpus``: the ranker imports this module, so it is not imported back); ``names``,
     the words of the query that name something (``evidence.names``), each as the units it became;
@@ -152,8 +153,8 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = (), kinds: Seq
     explained = {c for term, kind in words if kind == CJK_BIGRAM and (dfs.get(term) or term in bridged)
                  for c in term} | STOP_CHARS | QUESTION_CHARS
     plan = Plan([], [], [], [])
-    names = [(n,) if isinstance(n, str) else tuple(n) for n in names]
-    named = {t for forms in names for t, _ in analyze(forms[0])} if names else ()
+    name_forms = [(n,) if isinstance(n, str) else tuple(n) for n in names]
+    named = {t for forms in name_forms for t, _ in analyze(forms[0])} if name_forms else ()
     unit_of: dict[str, int] = {}
     prev: tuple[str, int] | None = None  # the previous plain word and its unit, for joins
     for term, kind in words:
@@ -198,7 +199,7 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str] = (), kinds: Seq
     if bridge:
         _add_bridge(plan, bridge, unit_of)
     forms: list = []
-    for name, *other in names:
+    for name, *other in name_forms:
         units = tuple(dict.fromkeys(unit_of[t] for t, _ in analyze(name) if t in unit_of))
         if units and units not in plan.names:
             plan.names.append(units)

@@ -47,6 +47,14 @@ class SearchDoc(Value):
 
     FIELDS = ("key", "title", "summary", "tags", "aliases", "body", "importance", "updated")
     __slots__ = FIELDS
+    key: str
+    title: str
+    summary: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    body: str
+    importance: float
+    updated: str | None
 
     def __init__(self, key: str, title: str = "", summary: str = "", tags: tuple = (), aliases: tuple = (),
                  body: str = "", importance: float = 0.5, updated: str | None = None):
@@ -59,6 +67,15 @@ class Scored(Value):
 
     FIELDS = ("key", "score", "relevance", "matched", "fuzzy", "units", "evidence", "rest", "covers")
     __slots__ = FIELDS
+    key: str
+    score: float
+    relevance: float
+    matched: tuple[str, ...]
+    fuzzy: tuple[str, ...]
+    units: int
+    evidence: bool
+    rest: float
+    covers: bool
 
     def __init__(self, key: str, score: float, relevance: float, matched: tuple = (), fuzzy: tuple = (),
                  units: int = 0, evidence: bool = True, rest: float = 0.0, covers: bool = True):
@@ -179,7 +196,14 @@ def weighted_tf(tfs: Sequence[int], codes: Sequence[int], norms: Norms) -> float
     return total
 
 
-class Corpus:
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a turn does without it)
+if TYPE_CHECKING:
+    from typing import Protocol as _Interface
+else:
+    _Interface = object
+
+
+class Corpus(_Interface):
     """What the scorer needs to know about a collection of documents (the interface ``MemoryIndex``
     and ``cache.SearchCache`` give)."""
 
@@ -195,7 +219,7 @@ class Corpus:
     def fuzzy_candidates(self, first: str, min_len: int, max_len: int) -> Sequence[tuple[str, int, int]]:
         """(term, df, head df) of vocabulary words starting with ``first`` in a length range."""
 
-    def doc_priors(self, refs: Collection[object]) -> Mapping[object, tuple[float, float, float]]:
+    def doc_priors(self, refs: Collection[object]) -> dict[object, tuple[float, float, float]]:
         """(importance, ``updated_days``, asking share) of documents."""
 
     def doc_keys(self, refs: Collection[object]) -> Mapping[object, str]:
@@ -320,9 +344,9 @@ def search_corpus(
     relevance: dict[object, float] = {}
     fits: dict[object, float] = {}
     for ref, solo_fit in fit.items():
-        units = best.get(ref)
-        if units:
-            solo_fit += sum(plan.weights[u] * units[u] for u in sorted(units))
+        levels = best.get(ref)
+        if levels:
+            solo_fit += sum(plan.weights[u] * levels[u] for u in sorted(levels))
         rel = FIT_SHARE * (solo_fit / total_weight) + (1.0 - FIT_SHARE) * min(1.0, bm[ref] / total_idf)
         if rel >= floor:
             relevance[ref] = rel
@@ -519,7 +543,7 @@ class MemoryIndex:
     def _build(by_key: dict) -> tuple:
         keys: list[str] = []
         priors: list[tuple[float, float, float]] = []
-        raw: dict[str, list[tuple[int, tuple[int, ...], Lengths]]] = {}
+        raw: dict[str, list[tuple[int, tuple[int, ...], tuple[int, ...]]]] = {}
         totals = [0, 0, 0, 0, 0]
         for ref, key in enumerate(sorted(by_key)):
             doc = by_key[key]
@@ -566,7 +590,7 @@ class MemoryIndex:
     def fuzzy_candidates(self, first: str, min_len: int, max_len: int) -> Sequence[tuple[str, int, int]]:
         return [c for c in self._fuzzy.get(first, ()) if min_len <= len(c[0]) <= max_len]
 
-    def doc_priors(self, refs: Collection[object]) -> Mapping[object, tuple[float, float, float]]:
+    def doc_priors(self, refs: Collection[object]) -> dict[object, tuple[float, float, float]]:
         return {ref: self._priors[ref] for ref in refs}
 
     def doc_keys(self, refs: Collection[object]) -> Mapping[object, str]:

@@ -23,11 +23,18 @@ PARALLEL_MIN = 20_000  # a build this large is tokenised by several processes
 HEADER = struct.Struct("<II")
 
 Item = tuple[str, str, SearchDoc]  # key, fingerprint, document
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
 Built = tuple[list[tuple[str, int, bytes]], dict[str, int], dict[str, int], list[tuple[object, ...]], list[int]]
 
 
-def chunks(items: Iterable[object], size: int = 500) -> Iterator[list[object]]:
-    batch: list[object] = []
+def chunks(items: Iterable[T], size: int = 500) -> Iterator[list[T]]:
+    batch: list[T] = []
     for item in items:
         batch.append(item)
         if len(batch) == size:
@@ -110,7 +117,7 @@ def unpack(data: bytes) -> tuple[array, array, array]:
 def build_segment(first_id: int, seg: int, items: list[Item]) -> Built:
     """Postings rows, document frequencies, docs rows and length totals of one segment."""
     segment = Segment()
-    doc_rows = []
+    doc_rows: list[tuple[object, ...]] = []
     counts = [0, 0, 0, 0, 0, 0]  # n, l0..l4
     for doc_id, (key, fp, doc) in enumerate(items, first_id):
         lens, head_terms, body_terms = segment.add(doc_id, doc)
@@ -149,11 +156,10 @@ def segments(items: Iterable[Item], next_doc: int, seg: int, expected: int, work
     except (OSError, ValueError, NotImplementedError, ImportError):
         yield from segments(items, next_doc, seg, expected, 1)
         return
-    Job = tuple[object, int, int, list[Item]]
-    pending: deque[Job] = deque()
+    pending: deque[tuple[Future[Built] | None, int, int, list[Item]]] = deque()
     broken = False
 
-    def result(job: Job) -> Built:
+    def result(job: tuple[Future[Built] | None, int, int, list[Item]]) -> Built:
         nonlocal broken
         future, first, number, chunk = job
         if future is not None:
@@ -165,7 +171,7 @@ def segments(items: Iterable[Item], next_doc: int, seg: int, expected: int, work
 
     with pool:
         for chunk in chunks(items, CHUNK):
-            future = None
+            future: Future[Built] | None = None
             if not broken:
                 try:
                     future = pool.submit(build_segment, next_doc, seg, chunk)

@@ -35,6 +35,10 @@ from pathlib import Path
 
 from .. import progress
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
 FORMAT = "1"
 # Chosen on the dev split of the bilingual evaluation (benchmarks/semantic_bench.py quality).
 LEX_WEIGHT = 0.6
@@ -64,6 +68,8 @@ class Rule:
         self.cut, self.lex_weight, self.margin_weight = cut, lex_weight, margin_weight
 
 
+DEFAULT_RULE = Rule()
+
 EMBEDDING = "embedding memories"
 
 
@@ -92,12 +98,13 @@ class EmbeddingCache:
         self.model = model
         self.keys: list[str] = []
         self.fps: list[str] = []
-        self.vectors = None  # numpy (n, 2, dim) as stored
-        self._matrix = None
+        self.vectors: Any = None  # numpy (n, 2, dim) as stored
+        self._matrix: Any = None
+        self._spread: tuple | None = None
 
     def spread(self) -> float:
         """``spread`` of the cached vectors, once per set of vectors."""
-        if getattr(self, "_spread", None) is None or self._spread[0] is not self.vectors:
+        if self._spread is None or self._spread[0] is not self.vectors:
             self._spread = (self.vectors, spread(self.matrix()))
         return self._spread[1]
 
@@ -279,6 +286,7 @@ def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, f
     included) the first FILL_KEEP of those stay in front and the rest of the list is filled by
     reciprocal rank fusion of the lexical order of all ``candidates`` (weighted RRF_LEX_WEIGHT)
     and the embedding order."""
+    out: list[tuple[str, float, tuple[str, ...]]]
     if lexical_hits:
         out = [(k, round(s, 6), ("bm25f",)) for k, s in lexical_hits[:limit]]
     elif accepted and fused:
@@ -318,7 +326,7 @@ def as_triples(lexical: Sequence) -> list[tuple[str, float, bool]]:
 
 
 def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int, threshold: float,
-         rule: Rule = Rule(), fill: bool = False, rescue: float | None = None, scale: float = 1.0
+         rule: Rule = DEFAULT_RULE, fill: bool = False, rescue: float | None = None, scale: float = 1.0
          ) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
     no threshold (``Scored``, or (key, relevance[, evidence]) tuples: ``as_triples``); those

@@ -5,6 +5,13 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
+
+    from memcli.search.cache import SearchCache
+    from memcli.search.semantic import EmbeddingCache
+
 
 class Server:
     """Answers the semantic requests of one root, holding the model and the vectors."""
@@ -12,10 +19,10 @@ class Server:
     def __init__(self, root) -> None:
         self.store = root  # a store.Root
         self.root = self.store.path
-        self._cache = None
-        self._search = None
+        self._cache: EmbeddingCache | None = None
+        self._search: SearchCache | None = None
         self._dirty = True  # the vectors may be out of date: compare every file before answering
-        self._observer = None
+        self._observer: BaseObserver | None = None
 
     def preload(self) -> None:
         """Load the bundled model now, so the first request does not wait for it."""

@@ -59,8 +59,8 @@ def _check_shape(value, depth=0, count=None):
         return value
     if hasattr(value, "isoformat"):  # an explicit !!timestamp: kept as the string it was written as
         return value.isoformat()
-    kind = {bytes: "binary data (!!binary)", set: "a set (!!set)", tuple: "a pair list"}.get(type(value),
-                                                                                          type(value).__name__)
+    kinds: dict[type, str] = {bytes: "binary data (!!binary)", set: "a set (!!set)", tuple: "a pair list"}
+    kind = kinds.get(type(value), type(value).__name__)
     raise ValueError(f"a value memcli cannot keep: {kind}")
 
 

@@ -86,7 +86,7 @@ def sections(text: str) -> list[dict]:
     section, turn = _re("section", SECTION), _re("turn", TURN)
     out: list[dict] = []
     lines = text.replace("\r\n", "\n").split("\n")
-    for i, ln in enumerate(lines):
+    for ln in lines:
         m = section.match(ln)
         if m:
             out.append({"time": m.group(1), "heading": m.group(2), "lines": []})

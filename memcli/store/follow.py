@@ -90,7 +90,7 @@ class Followed:
             if not name.endswith(".md") or name.startswith("."):
                 continue
             key = f"{folder}/{name}"
-            if key not in self._kept or mask & (_IN_DELETE | _IN_MOVED_FROM):
+            if self._kept is None or key not in self._kept or mask & (_IN_DELETE | _IN_MOVED_FROM):
                 return None
             touched.add(key)
         return touched
@@ -114,11 +114,11 @@ class Followed:
                     st = os.lstat(self.root / key)
                 except OSError:
                     st = None
-                if st is None or st.st_mode & 0o170000 != 0o100000:  # gone, or no longer a file: a scan
+                if self._kept is None or st is None or st.st_mode & 0o170000 != 0o100000:  # gone, or no longer a file
                     self._kept = None
                     return self.detail_files()
                 self._kept[key] = layout.fingerprint(st)
-        return dict(self._kept)
+        return dict(self._kept or {})
 
     def fileno(self) -> int:
         """The kernel's queue of changes: readable once something changed since the last

@@ -424,7 +424,7 @@ def _acquire(fd: int, timeout: float, path: Path) -> None:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]  # stubs: Windows only
                 return
             except OSError:
                 if time.monotonic() >= deadline:
@@ -454,4 +454,4 @@ def _release(fd: int) -> None:
         import msvcrt
 
         with contextlib.suppress(OSError):
-            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]  # stubs: Windows only

@@ -160,7 +160,7 @@ def proposal_id(p: Proposal) -> str:
 # ---------------------------------------------------------------- the file format
 
 def render(p: Proposal) -> str:
-    extra = {"kind": p.kind, "target": p.target, "engine": p.engine, "confidence": p.confidence,
+    extra: dict = {"kind": p.kind, "target": p.target, "engine": p.engine, "confidence": p.confidence,
              "evidence": [{"episode": q.episode, "time": q.time} for q in p.evidence], "status": p.status}
     if p.decided:
         extra["decided"] = p.decided
@@ -225,7 +225,7 @@ def _split_body(body: str) -> tuple[str, list]:
     if at is None:
         return normal_text(body), []
     quotes: list = []
-    current = None
+    current: list | None = None
     for ln in lines[at + 1:]:
         m = _QUOTE_HEAD.match(ln)
         if m:

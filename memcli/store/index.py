@@ -84,6 +84,9 @@ class IndexDoc(Value):
     FIELDS = ("lines", "newline", "final_newline")
     FROZEN = False
     __slots__ = FIELDS
+    lines: list
+    newline: str
+    final_newline: bool
 
     def __init__(self, lines: list | None = None, newline: str = "\n", final_newline: bool = True):
         self.lines = [] if lines is None else lines
@@ -152,7 +155,7 @@ class IndexDoc(Value):
     def with_entries(self, entries: list[Entry]) -> "IndexDoc":
         """Put entries, in the given order, into the entry slots; extra ones follow the last slot
         (or the end of the file), surplus slots disappear. Other lines do not move."""
-        keep = {e.id: e for e in self.entries if e.id}
+        keep: dict[str | None, Entry] = {e.id: e for e in self.entries if e.id}
         ordered = []
         for e in entries:
             old = keep.get(e.id)

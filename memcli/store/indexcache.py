@@ -23,6 +23,10 @@ _made: dict = {}  # (id, fingerprint) -> the Detail made from the cache's record
 _made_from: dict = {}  # (id, fingerprint) -> that record
 
 
+def _fields_of(hit: dict) -> dict:
+    """A cached record's Detail fields (KeyError when one is missing)."""
+    return {k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS}
+
 def indexed(root, entries: list) -> list:
     """(entry, Detail or None) for every entry (of MEMORY.md) with an id, in order; root: a store.Root."""
     global _read
@@ -43,7 +47,9 @@ def indexed(root, entries: list) -> list:
             _read = (cache_path, seen, cache)
     except (OSError, ValueError, RecursionError, FileError, UnsafePathError):
         cache = {}
-    out, fresh, dirty = [], {}, False
+    out: list = []
+    fresh: dict = {}
+    dirty = False
     try:
         base = str(root.folder())
     except (UnsafePathError, UsageError):
@@ -73,7 +79,7 @@ def indexed(root, entries: list) -> list:
             if d is None or _made_from.get((e.id, fp)) is not hit:
                 try:
                     d = Detail(id=e.id, path=detail_rel(e.id), body=hit.get("body", ""),
-                               **{k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS})
+                               **_fields_of(hit))
                 except (KeyError, TypeError):
                     d = None
                 if d is not None:

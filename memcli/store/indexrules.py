@@ -139,11 +139,11 @@ def demote(ranked: list, room: int, fresh: set | None = None) -> tuple[list, lis
         if d.pinned:
             continue
         w = lightest() if light else None
-        if w is not None and d.id not in fresh and _weight(d) > w:
+        if w is not None and fresh is not None and d.id not in fresh and _weight(d) > w:
             heapq.heappush(waiting, (_weight(d), -i))
             continue
         drop(i)
-        if waiting and d.id in fresh:  # a fresh one went: those it held back may follow, lowest first
+        if waiting and fresh is not None and d.id in fresh:  # a fresh one went: those it held back may follow, lowest first
             w = lightest()
             free = []
             while waiting and (w is None or waiting[0][0] <= w):
@@ -235,8 +235,8 @@ def check(doc: IndexDoc, lookup: Callable[[str], object], max_lines: int) -> lis
                                      f"points at {x.path}, which does not exist{where}",
                                      "`memcli heartbeat --fix` drops the line")))
         elif isinstance(d, Detail) and d.entry != x:
-            e = d.entry
-            what = [k for k in ("title", "summary", "tags") if getattr(e, k) != getattr(x, k)]
+            line = d.entry
+            what = [k for k in ("title", "summary", "tags") if getattr(line, k) != getattr(x, k)]
             out.append((mid, Finding("index-drift", "warning", "MEMORY.md", n,
                                      f"{mid}: the line's {' and '.join(what)} "
                                      f"{'differs' if len(what) == 1 else 'differ'} from {x.path}",
@@ -320,6 +320,7 @@ def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_fu
             continue
         mid = x.id
         status = None
+        reason: str | None
         if mid is None or not is_safe_id(mid):
             reason = NOT_A_MEMORY
         elif mid in chosen:

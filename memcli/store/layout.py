@@ -40,7 +40,7 @@ def file_fingerprint(path, follow_symlinks: bool = True) -> str | None:
         return None
 
 
-def md_entries(folder: Path) -> list:
+def md_entries(folder: Path) -> list[os.DirEntry[str]]:
     """The os.DirEntry of every *.md of a folder that is not hidden, sorted by name."""
     try:
         it = os.scandir(folder)
@@ -106,7 +106,7 @@ def scan_detail_files(root: Path) -> dict:
     return current
 
 
-def memory_files(root: Path) -> list[tuple[str, str, object]]:
+def memory_files(root: Path) -> list[tuple[str, str, os.DirEntry[str]]]:
     """(relative path, kind, os.DirEntry) for every *.md of memory/, memory/archive/,
     memory/episodes/ and the inbox, in that order, each folder sorted by name."""
     return [(f"{sub}/{de.name}", kind, de) for sub, kind in FOLDERS for de in md_entries(root / sub)]
@@ -136,7 +136,7 @@ def temp_dirs(root: Path) -> list[Path]:
             state / SESSIONS, state / SCOPES, state / SEARCH]
 
 
-def temp_files(root: Path, prefix: str = TMP_PREFIX) -> list[tuple[str, object]]:
+def temp_files(root: Path, prefix: str = TMP_PREFIX) -> list[tuple[str, os.stat_result]]:
     """(relative path, lstat) of every regular file an atomic write staged in the root (names
     starting with prefix), sorted."""
     import stat

@@ -54,6 +54,13 @@ class Conflict(Value):
 
     FIELDS = ("start", "end", "ours", "base", "theirs", "ours_label", "theirs_label")
     __slots__ = FIELDS
+    start: int
+    end: int
+    ours: tuple[str, ...]
+    base: tuple[str, ...] | None
+    theirs: tuple[str, ...]
+    ours_label: str
+    theirs_label: str
 
     def __init__(self, start: int, end: int, ours: tuple, base: tuple | None, theirs: tuple, ours_label: str,
                  theirs_label: str):
@@ -88,7 +95,9 @@ def parse(text: str, size: int = SIZE) -> tuple[list, list]:
 
 
 def _region(lines: list, i: int, size: int = SIZE):
-    ours, base, theirs = [], None, []
+    ours: list = []
+    theirs: list = []
+    base: list | None = None
     part = "ours"
     sep = "=" * size
     for j in range(i + 1, len(lines)):
@@ -103,7 +112,7 @@ def _region(lines: list, i: int, size: int = SIZE):
             return (Conflict(i + 1, j + 1, tuple(ours), None if base is None else tuple(base), tuple(theirs),
                              lines[i][size + 1:].strip(), ln[size + 1:].strip()), j + 1)
         else:
-            {"ours": ours, "base": base, "theirs": theirs}[part].append(ln)
+            (base if part == "base" and base is not None else theirs if part == "theirs" else ours).append(ln)
     return None
 
 

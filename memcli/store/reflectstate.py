@@ -85,7 +85,8 @@ class RunLock:
     when another holds it and wait is False (the note to go round again is then left)."""
 
     def __init__(self, root: Path, wait: bool, timeout: float):
-        self.root, self.wait, self.timeout, self.fd = root, wait, timeout, None
+        self.root, self.wait, self.timeout = root, wait, timeout
+        self.fd: int | None = None
 
     def __enter__(self) -> bool:
         import fcntl

@@ -47,7 +47,7 @@ class Root:
         self.config = config
         self.door = door  # the front end writing through it: cli, api, mcp or hook (write.pii)
         self._dirs: dict = {}
-        self._lock_owner = None
+        self._lock_owner: int | None = None
 
     # ---------- where things are
     @property

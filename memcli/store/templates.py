@@ -38,6 +38,6 @@ def _live(text: str, now: str | None) -> str:
     made = re.search(r"^created: (\S+)$", text, re.M)
     until, since = parse(m.group(1)) if m else None, parse(made.group(1)) if made else None
     today = now_of(now)
-    if until is None or since is None or until.date() >= today.date():
+    if m is None or until is None or since is None or until.date() >= today.date():
         return text
     return text[:m.start(1)] + (today + (until - since)).date().isoformat() + text[m.end(1):]

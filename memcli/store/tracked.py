@@ -81,9 +81,9 @@ def state_tracked(root: Path) -> frozenset | None:
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))
         if data.get("index") == key and data.get("root") == real and isinstance(data.get("paths"), list):
-            found = frozenset(x for x in data["paths"] if isinstance(x, str))
-            _memo[root] = (key, found)
-            return found
+            listed = frozenset(x for x in data["paths"] if isinstance(x, str))
+            _memo[root] = (key, listed)
+            return listed
     except (OSError, ValueError, AttributeError):
         pass
     found = _ask_git(root)

@@ -185,7 +185,7 @@ def _body(d) -> str:
 
 def _close_fences(text: str) -> str:
     """A trimmed section must not leave a fence open."""
-    stack = []
+    stack: list = []
     for ln in text.split("\n"):
         m = re.match(r"^(`{3,})(.*)$", ln)
         if m:

@@ -172,19 +172,20 @@ def finish(root, s: EditSession, text: str | None = None, now: str | None = None
 
             # a person is at the editor: lines both sides added at one place are a conflict for
             # them to settle, not an interleaving for memcli to choose
-            new = merge(s.base, ours, theirs, keep_both=False)
-            if new is None:
+            merged = merge(s.base, ours, theirs, keep_both=False)
+            if merged is None:
                 raise Refused(f"{rel} changed while it was open in the editor and the changes overlap; "
                               f"the file keeps the other change, your text is kept in {shown} "
                               f"(copy what you need into `memcli edit {s.id}`)", data={"draft": shown})
-            action = "merged"
+            new, action = merged, "merged"
         if new == theirs:
             _drop(s.draft)
             return WriteResult("unchanged", s.id, rel, s.id in {e.id for e in root.read_index().entries})
         try:
             checked = WriteCheck.of(root, rel).file(new, rel, s.id, edited=True, what="the edited text")
-            newline = dfile.newline_of(checked.text)
-            new, d = _bumped(checked.text.replace("\r\n", "\n"), checked.detail, s.base, s.id, rel, now or utcnow())
+            text = checked.text or ""  # a file's check always gives its text
+            newline = dfile.newline_of(text)
+            new, d = _bumped(text.replace("\r\n", "\n"), checked.detail, s.base, s.id, rel, now or utcnow())
         except MemcliError as e:
             raise type(e)(f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
                           f"(run `memcli edit {s.id}` again and fix it)",
@@ -195,7 +196,7 @@ def finish(root, s: EditSession, text: str | None = None, now: str | None = None
             masked, pii_notes = mask(root, {"edited text": new})  # write.pii: an edit is a deliberate write
         except PiiError as e:
             raise PiiError(f"{e.message}; {rel} is unchanged, your text is kept in {shown}",
-                           data={**(e.data or {}), "draft": shown}) from None
+                           data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown}) from None
         if masked["edited text"] != new:
             new = masked["edited text"]
             d = dfile.parse(new, s.id, rel)

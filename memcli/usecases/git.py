@@ -455,7 +455,7 @@ def sync(root, message: str | None = None, push: bool = True, command: str | Non
                 result["committed"] = msg
             target = f"refs/remotes/{remote}/{upstream}" if remote else None
             theirs = repo.ref(target) if fetched and target else None
-            if theirs and not repo.contains(theirs):
+            if theirs and target and not repo.contains(theirs):
                 if repo.has_head():
                     done = _merge(repo, root, target, warnings)
                     if done["conflicts"] or done["failed"]:
@@ -481,7 +481,7 @@ def sync(root, message: str | None = None, push: bool = True, command: str | Non
     raise GitError(f"gave up pushing to {remote} after {PUSH_TRIES} tries: others keep pushing; run sync again")
 
 
-def _stop(result: dict, repo: Repo, paths: list, marked: list | None = None, failed: list | None = None) -> dict:
+def _stop(result: Result, repo: Repo, paths: list, marked: list | None = None, failed: list | None = None) -> Result:
     result["conflicts"] = paths
     result["driver_failed"] = failed or []
     result["code"] = 1

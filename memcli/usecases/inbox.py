@@ -15,6 +15,7 @@ Every function takes a store.Root and returns plain values; nothing prints.
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 
 from ..dates import utcnow
@@ -25,6 +26,10 @@ from ..safety.writecheck import WriteCheck, mask
 from ..store import inbox as store
 from ..paths import memory_ref, slugify
 from . import write
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..store.root import Root
 
 
 def _now(now: str | None) -> str:
@@ -193,7 +198,7 @@ def _apply(root, p: store.Proposal, now: str):
         return write.remember_request(root, RememberRequest(
             p.title, p.summary, p.tags, p.aliases, p.text, p.type, p.importance, p.pinned or None, p.expires, target,
             f"{p.source} ({_source(p)})" if p.source else _source(p), now))
-    if not exists:
+    if not exists or not target:
         raise NotFoundError(f"{p.id} updates {target!r}, which is not a memory (any more); reject it, or edit "
                             f"its target with `memcli inbox edit {p.id}`")
     current = root.get(target)
@@ -284,7 +289,7 @@ def edit_finish(root, pid: str, before: str, after: str) -> dict:
 class Gate:
     """remember and update for one front end under write.gate: direct, or proposals in the inbox."""
 
-    root: object
+    root: Root
     front_end: str
 
     @property
@@ -366,17 +371,17 @@ class Inbox:
         return self.root.read(p.path)
 
     def accept(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None,
-               id: str | None = None, title: str | None = None) -> list:
+               id: str | None = None, title: str | None = None) -> builtins.list:
         """Apply proposals through the ordinary write path; one result each (see `accept`). `id` and
         `title` (one proposal only) rename the memory it becomes and fix its title."""
         if (id is not None or title is not None) and (all or len(list(ids or ())) != 1):
             raise UsageError("a new id or title is for one proposal: give exactly one proposal id")
         return [accept(self.root, pid, now, id=id, title=title) for pid in select(self.root, ids, all, type)]
 
-    def reject(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None) -> list:
+    def reject(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None) -> builtins.list:
         return [reject(self.root, pid, now) for pid in select(self.root, ids, all, type)]
 
-    def propose(self, proposals: list, now: str | None = None) -> dict:
+    def propose(self, proposals: builtins.list, now: str | None = None) -> dict:
         """Write Proposals (memcli.store.inbox.make) into the inbox; auto-accept applies."""
         return store_proposals(self.root, proposals, now)
 
@@ -391,10 +396,10 @@ class Inbox:
     def edit_finish(self, pid: str, before: str, after: str) -> dict:
         return edit_finish(self.root, pid, before, after)
 
-    def stale(self, now=None) -> list:
+    def stale(self, now=None) -> builtins.list:
         return store.waiting(self.root.path, self.root.config.seconds("inbox.max_age"), now)
 
-    def search(self, query: str, limit: int | None = None) -> list:
+    def search(self, query: str, limit: int | None = None) -> builtins.list:
         """Hits among the pending proposals (layer "inbox"), for `recall --inbox`."""
         return search(self.root, query, limit)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import progress
 from ..dates import expired, now_of, parse, stamp, utcnow
 from ..errors import FileError, MemcliError, UnsafePathError, UsageError
-from ..heartbeat.base import TEMP_MIN_AGE, age
+from ..heartbeat.base import TEMP_MIN_AGE, Report, age
 from ..model import Detail, Listing, Problem, Result
 from ..safety.writecheck import WriteCheck
 from ..store import details as dfile
@@ -35,7 +35,7 @@ from ..store.index import IndexDoc
 class Repair:
     """What a repair found and did: the report after the repairs, the plan, what was applied."""
 
-    report: object
+    report: Report
     actions: list
     applied: list
     dry_run: bool = False
@@ -207,9 +207,9 @@ def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[s
             return indexrules.UNREADABLE
 
     memories: dict = {}
-    for e in doc.entries:
-        if e.id and indexrules.is_safe_id(e.id) and e.id not in memories:
-            memories[e.id] = indexrules.EXPIRED if e.id in archived else load(e.id)
+    for entry in doc.entries:
+        if entry.id and indexrules.is_safe_id(entry.id) and entry.id not in memories:
+            memories[entry.id] = indexrules.EXPIRED if entry.id in archived else load(entry.id)
     promote = [d for d in (load(a.id) for a in by_kind["promote"] + by_kind["swap-in"])
                if isinstance(d, Detail) and not expired(d.expires, today)]
     p = root.plan_index(doc, memories=memories, tidy=True, fit=True, promote=promote)
@@ -323,7 +323,7 @@ def check_index(root) -> list[Problem]:
             broken[mid] = _problem_with_fix(e, layout.detail_rel(mid))
             return "broken"
 
-    for mid, f in indexrules.check(doc, lookup, int(root.config["index.max_lines"])):
+    for _mid, f in indexrules.check(doc, lookup, int(root.config["index.max_lines"])):
         problems.append(Problem(f.path, f.line, f"{f.message} ({f.fix})"))
     problems += broken.values()
     problems += [Problem(f.path, f.line, f"{f.message} ({f.fix})") for f in indexrules.conflicts(root.path)]

@@ -250,5 +250,5 @@ def checked(kind: str, text: str, path: str, conflicts: int = 0) -> str:
             policy = load_config(root)["write.secrets"]
         except MemcliError:
             pass  # an unreadable memcli.yaml: the default policy
-    rel = full.relative_to(root).as_posix() if root is not None else str(path)
+    rel = full.relative_to(root).as_posix() if root is not None and full is not None else str(path)
     return check_merged(kind, text, full, rel, conflicts, policy)

@@ -278,8 +278,9 @@ def settle(root, proposals: list) -> tuple[list, list]:
     seen = store.quoted(root.path)
     for p in proposals:
         before = [seen.get(store.quote_key(q)) for q in p.evidence]
-        if before and all(before):  # every turn it quotes was proposed before: decided, or waiting
-            pid, status = next((b for b in before if b[1] == "rejected"), before[0])
+        quoted = [b for b in before if b]
+        if quoted and len(quoted) == len(before):  # every turn it quotes was proposed before: decided, or waiting
+            pid, status = next((b for b in quoted if b[1] == "rejected"), quoted[0])
             dropped.append({"id": p.id, "why": f"its turns were already proposed as {pid} ({status})"})
             continue
         sig = _terms(f"{p.title} {p.summary}")
@@ -353,7 +354,7 @@ class _Known:
 
 def reflect(root, *, engine: str | None = None, everything: bool = False, dry_run: bool = False,
             origin: str | None = None, budget: int | None = None, now: str | None = None,
-            wait: bool = True) -> dict:
+            wait: bool = True) -> Result:
     """Reflect on what is new: proposals written to the inbox (none with dry_run), the watermark
     moved on. Returns {"engine", "items", "turns", "proposed", "skipped", "accepted", "proposals"}
     and the warnings; with wait=False, {"busy": True} when another reflection is running."""
@@ -394,7 +395,7 @@ def reflect(root, *, engine: str | None = None, everything: bool = False, dry_ru
 
 # ---------------------------------------------------------------- the agent as the engine
 
-def offer(root, max_turns: int = AGENT_TURNS) -> dict:
+def offer(root, max_turns: int = AGENT_TURNS) -> Result:
     """The material for an agent's own model, with the instructions and a mark to pass back to
     `propose` (which then moves the watermark past this material)."""
     feed, mark = material(root, max_turns=max_turns)
@@ -404,7 +405,7 @@ def offer(root, max_turns: int = AGENT_TURNS) -> dict:
     return Result({**feed, "mark": token, "turns": sum(len(i["turns"]) for i in feed["items"])})
 
 
-def propose(root, objects: list, mark: str | None = None, now: str | None = None) -> dict:
+def propose(root, objects: list, mark: str | None = None, now: str | None = None) -> Result:
     """Proposals from an agent (the engines' format). Evidence refs are checked against the
     material last offered (or, without an offer, all the material not reflected on)."""
     now = _now(now)
@@ -417,7 +418,7 @@ def propose(root, objects: list, mark: str | None = None, now: str | None = None
     proposals, skipped = settle(root, proposals)
     stored = inbox.store_proposals(root, proposals, now)
     _count(root, len(stored["proposed"]), now)
-    if mark is not None:
+    if mark is not None and saved is not None:  # (a mark without its offer was refused above)
         with root.lock():
             state.save_mark(root.path, saved["watermark"], now)
             state.drop_offer(root.path)
@@ -431,7 +432,6 @@ RATE_LOG = "propose-rate.json"  # in .memcli/: [[time, proposals written], ...] 
 
 
 def _recent(root, now: str) -> list:
-    from ..dates import parse
     from ..store.fs import came_with_git, state_dir
 
     path = state_dir(root.path) / RATE_LOG
@@ -441,9 +441,17 @@ def _recent(root, now: str) -> list:
         rows = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    start = parse(now).timestamp() - 3600
+    start = _seconds(now) - 3600
     return [r for r in rows if isinstance(r, list) and len(r) == 2 and isinstance(r[1], int)
-            and (parse(r[0]) or parse("1970-01-01")).timestamp() > start] if isinstance(rows, list) else []
+            and _seconds(r[0]) > start] if isinstance(rows, list) else []
+
+
+def _seconds(stamp) -> float:
+    """A stamp as seconds since 1970 (0 for one that is no stamp)."""
+    from ..dates import parse
+
+    when = parse(stamp)
+    return when.timestamp() if when is not None else 0.0
 
 
 def _count(root, n: int, now: str) -> None:
@@ -486,7 +494,7 @@ def _within_caps(root, objects: list, now: str) -> None:
 
 # ---------------------------------------------------------------- running in the background
 
-def background(root, origin: str | None = None) -> dict:
+def background(root, origin: str | None = None) -> Result:
     """What `reflect --background` does: reflect unless another reflection runs (which then goes
     round again for what arrived meanwhile)."""
     total = Result({"runs": 0, "proposed": []})

@@ -72,7 +72,7 @@ def rename(root, old: str, new: str) -> Result:
         return _run(root, journal, resumed=False)
 
 
-def _run(root, j: dict, resumed: bool) -> dict:
+def _run(root, j: dict, resumed: bool) -> Result:
     old, new, archived, tag = j["old"], j["new"], bool(j.get("archived")), str(j.get("tag") or "rename-")
     if resumed:
         _remove_temps(root, tag)

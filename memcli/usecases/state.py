@@ -19,10 +19,8 @@ def _now(now: str | None) -> str:
     return now or utcnow()
 
 
-def _result(data: dict | None) -> Result | None:
+def _result(data: dict) -> Result:
     """The store's dict as a Result: its "warning" goes to the warnings."""
-    if data is None:
-        return None
     data = dict(data)
     return Result(data, [data.pop("warning", None)])
 
@@ -168,7 +166,8 @@ class Scope:
 
     def show(self) -> dict | None:
         """The whole scope (task, keys, owners, log), or None when it is not started."""
-        return _result(self._load())
+        data = self._load()
+        return None if data is None else _result(data)
 
     def check(self) -> Result:
         """Collisions and keys written by several agents."""

@@ -85,7 +85,7 @@ def parse_jsonl(text: str, name: str = "input") -> list[dict]:
         try:
             out.append(json.loads(line))
         except ValueError as e:
-            raise UsageError(f"{name}:{n}: not a JSON line ({e.msg})") from None
+            raise UsageError(f"{name}:{n}: not a JSON line ({getattr(e, 'msg', e)})") from None
     return out
 
 
@@ -178,7 +178,7 @@ def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
                     linked = read_text(target, target.name)
                 except MemcliError:
                     linked = None
-            if linked is not None:
+            if linked is not None and target is not None and link is not None:
                 rec.update(markdown_record(linked, target.name, source))
                 rec["title"], rec["summary"] = link.group(1).strip(), link.group(3).strip() or rec.get("summary", "")
                 rec["tags"] = sorted(set(rec.get("tags") or []) | ({section} if section else set()))

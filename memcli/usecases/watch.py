@@ -123,7 +123,7 @@ class Watcher:
                 ids.add(rel.rsplit("/", 1)[1][:-3])
             if kind in (layout.DETAIL, layout.EPISODE):
                 cache_keys.append(rel)
-            if exists:
+            if exists and kind is not None:
                 self._findings(self._check_file(rel, path, kind, now))
         if index_changed or ids:
             self._check_index(ids, index_changed)
@@ -180,7 +180,9 @@ class Watcher:
         from ..search.cache import SearchCache, SearchCacheError
         from ..search.docs import detail_doc
 
-        docs, fps, drop = [], {}, []
+        docs: list = []
+        fps: dict = {}
+        drop: list = []
         for key in keys:
             fp = _fingerprint(self.root / key)  # before reading: a later change then shows as a new fingerprint
             doc = detail_doc(self.root, key) if fp is not None else None
@@ -295,7 +297,7 @@ def watch(store, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, he
                 batches += 1
             if next_beat is not None and now >= next_beat:
                 _guard(watcher, emit, watcher.heartbeat)
-                next_beat = time.monotonic() + heartbeat_every
+                next_beat = time.monotonic() + (heartbeat_every or 0.0)
     finally:
         lost.remove()
         observer.stop()
@@ -312,7 +314,7 @@ class _MemoryWatch:
     def __init__(self, observer, handler, path: Path):
         self.observer, self.handler, self.path = observer, handler, path
         self.watch = None
-        self.ino = None
+        self.ino: int | None = None
 
     def refresh(self) -> bool:
         """Watch memory/ as it is now; True when that changed (the caller rescans)."""

@@ -199,7 +199,7 @@ def update_request(root, req: UpdateRequest) -> WriteResult:
         text = dfile.render_update(raw, old, d)
         check_rendered(text)
         if path != root.detail_path(memory_id) and expires is not None and not expired(d.expires, now[:10]):
-            
+
             moved = move_in(root, d, path, root.detail_path(memory_id), text, "restored",
                             dfile.newline_of(raw))
             moved.redacted = redacted
@@ -211,7 +211,7 @@ def update_request(root, req: UpdateRequest) -> WriteResult:
                          demoted=plan.demoted)
     result.line = plan.line_for(memory_id)
     result.warnings = warnings + plan.warnings
-    if "expires" in new and expired(d.expires, now[:10]) and path == root.detail_path(memory_id):
+    if "expires" in new and d.expires and expired(d.expires, now[:10]) and path == root.detail_path(memory_id):
         result.warnings.append(_passed(d.expires))
     if redacted:
         result.warnings.append(f"redacted {len(redacted)} secret(s): "

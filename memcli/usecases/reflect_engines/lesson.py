@@ -36,7 +36,8 @@ FIX = [re.compile(p, re.I) for p in (
     r"^(?:fixed|solution|workaround|fix)\s*[:：]\s*(?P<x>.+)",
     r"(?:解决办法|解决方法|修复方法|办法)是\s*(?P<x>.+)",
     r"(?P<x>(?:已经)?改成.+)",
-    r"^(?:so |then |just )?(?P<x>(?:use|add|added|set|install|raise|raised|increase|run|enable|disable|switch|move|moved|"
+    r"^(?:so |then |just )?(?P<x>(?:use|add|added|set|install|raise|raised|increase|run|enable|disable|"
+    r"switch|move|moved|"
     r"upgrade|pin|store|convert|replace|replaced|reuse|restart|re-added|put)\b.+)",
     r"^(?:i|we)(?: have| 've|'ve)? (?P<x>(?:added|set|installed|raised|increased|moved|switched|replaced|changed|"
     r"pinned|upgraded|converted|rebuilt)\b.+)",
@@ -80,7 +81,7 @@ def clause(text: str, words: int = 9, chars: int = 30) -> str:
         text = parts[0] if len(parts[0]) >= 6 or len(parts) == 1 else parts[0] + "，" + parts[1]
         cut = text[:chars]
         m = re.match(r"[\w=.:/+-]*", text[chars:])
-        return (cut + (m.group() if cut[-1:].isascii() and cut[-1:].strip() else "")).rstrip("，, ")
+        return (cut + (m.group() if m and cut[-1:].isascii() and cut[-1:].strip() else "")).rstrip("，, ")
     ws = text.split()
     return " ".join(ws[:words]).rstrip(",;:")
 
@@ -137,6 +138,8 @@ def rule_of(text: str) -> str | None:
     """The rule a turn restates ("Noted: always ...", "记住：..."), lead words removed, or None."""
     for s in sentences(text):
         m = RULE_LEAD.match(s)
+        if m is None:  # it matches any text (every part of it is optional)
+            continue
         rest = s[m.end():].strip()
         if s.rstrip().endswith(("?", "？")) or not (RULE.search(s) or m.group("colon") or m.group("rule")):
             continue

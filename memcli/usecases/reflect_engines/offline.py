@@ -41,7 +41,8 @@ _CUES = [
      "lesson", "lesson"),
     (r"\balways\b|\bnever\b|\bmake sure\b|\bdon'?t ever\b|\bmust\b|\bshould (always|never)\b|\bavoid\b",
      1.4, "procedure", "rule"),
-    (r"\bi (really )?(prefer|like|love|enjoy|hate|can'?t stand)\b|\bmy (favou?rite|go-to)\b|\bi'?m (a )?(big )?fan of\b"
+    (r"\bi (really )?(prefer|like|love|enjoy|hate|can'?t stand)\b|\bmy (favou?rite|go-to)\b"
+     r"|\bi'?m (a )?(big )?fan of\b"
      r"|\bi'?m (really )?(into|passionate about|keen on)\b", 1.6, "preference", "preference"),
     (r"记住|记得|以后|今后|下次|从现在起", 2.4, "procedure", "rule"),
     (r"决定|定了|约定|商量好", 2.2, "fact", "decision"),
@@ -83,7 +84,7 @@ _YOU = re.compile(r"\b(you|your|you're|you've|yourself)\b|你|您", re.I)
 _ME = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|we|our|we're|we've|us)\b|我", re.I)
 _SPECIFIC = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b|\d|[A-Za-z]+[_./-][A-Za-z0-9]+")
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
-_COMPILED: list | None = None
+_COMPILED: tuple[list, list] | None = None
 
 FLOOR = 1.5  # a turn scoring below this is never proposed
 MAX_QUOTES = 3
@@ -215,7 +216,8 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
     """Proposals (the engines' common format, see memcli.usecases.reflect) for the material."""
     # turns of consecutive sections of one session (or scope) are one thread: a fold makes a section
     # every few turns, and a reply may land in the next one
-    thread, threads = None, []
+    thread = None
+    threads: list = []
     for item in material["items"]:
         head = item.get("heading") or ""
         m = _THREAD.match(head)
@@ -237,7 +239,7 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
             scored.append((s, n, kind, tags))
     cap = max(MIN_CAP, math.floor(budget * len(turns) / 100 + 0.5))
     used: set = set()
-    out = []
+    out: list = []
     for s, n, kind, tags in sorted(scored, key=lambda x: (-x[0], x[1])):  # strongest first: it leads its neighbours
         if len(out) >= cap:
             break
@@ -347,7 +349,7 @@ def _shape(said: list, seed: int, kind: str, tags: list, mixed: bool) -> dict:
         head = fix[1] if fix else lesson.clause(rules[-1], 10, 30)
         sep = "：" if lesson.is_cjk(problem[1]) and lesson.is_cjk(head) else ": "
         title = f"{problem[1]}{sep}{head}"
-        summary = rules[-1] if rules else fix[0]
+        summary = fix[0] if fix and not rules else rules[-1]
     else:  # a statement, a rule, a decision, a preference: its own sentence
         title, summary = _title(key), key
     everything = " ".join(texts)
