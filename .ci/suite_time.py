@@ -50,13 +50,18 @@ def main(argv: list[str]) -> int:
     wall = time.monotonic() - start
     used = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = used.ru_utime + used.ru_stime
-    print(f"the README's test command: {wall:.0f} s wall, {cpu:.0f} CPU-seconds (load average {load:.1f} at the "
-          f"start, {os.getloadavg()[0]:.1f} at the end); README states {budget:g} CPU-seconds")
+    print(
+        f"the README's test command: {wall:.0f} s wall, {cpu:.0f} CPU-seconds (load average {load:.1f} at the "
+        f"start, {os.getloadavg()[0]:.1f} at the end); README states {budget:g} CPU-seconds"
+    )
     if code:
         return code
     if cpu > SLACK * budget:
-        print(f"the test command took more than {SLACK:g} times the CPU time README's Quick start states: "
-              "measure it again and correct README", file=sys.stderr)
+        print(
+            f"the test command took more than {SLACK:g} times the CPU time README's Quick start states: "
+            "measure it again and correct README",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -57,8 +57,13 @@ def series(make_cmd, runs: int, warm: int = 1, cwd=None, before=None) -> dict:
             before(i)
         out.append(timed(make_cmd(i), cwd))
     ms = [o[0] for o in out]
-    return {"median": statistics.median(ms), "min": min(ms), "max": max(ms), "rss": max(o[1] for o in out),
-            "codes": sorted({o[2] for o in out})}
+    return {
+        "median": statistics.median(ms),
+        "min": min(ms),
+        "max": max(ms),
+        "rss": max(o[1] for o in out),
+        "codes": sorted({o[2] for o in out}),
+    }
 
 
 def store(base: Path, n: int) -> Path:
@@ -78,8 +83,11 @@ def bench(root: Path, n: int, runs: int, rebuild: bool = True) -> list:
 
     def row(name, s, note=""):
         rows.append((n, name, s, note))
-        print(f"{n:>7} {name:<34} median {s['median']:8.1f} ms  min {s['min']:8.1f}  max {s['max']:8.1f}"
-              f"  rss {s['rss']:6.1f} MB  exit {s['codes']} {note}", file=sys.stderr)
+        print(
+            f"{n:>7} {name:<34} median {s['median']:8.1f} ms  min {s['min']:8.1f}  max {s['max']:8.1f}"
+            f"  rss {s['rss']:6.1f} MB  exit {s['codes']} {note}",
+            file=sys.stderr,
+        )
 
     row("python -c pass", series(lambda i: [sys.executable, "-c", "pass"], runs))
     row("memcli --version", series(lambda i: [MEMCLI, "--version"], runs))
@@ -88,8 +96,10 @@ def bench(root: Path, n: int, runs: int, rebuild: bool = True) -> list:
     # The details layer: first build of the search cache, then warm calls, then after one edit.
     shutil.rmtree(root / ".memcli" / "search", ignore_errors=True)
     first = timed(m + ["recall", DETAIL_WORD])
-    row("recall (details, first cache build)", {"median": first[0], "min": first[0], "max": first[0],
-                                                 "rss": first[1], "codes": [first[2]]})
+    row(
+        "recall (details, first cache build)",
+        {"median": first[0], "min": first[0], "max": first[0], "rss": first[1], "codes": [first[2]]},
+    )
     warm = series(lambda i: m + ["recall", DETAIL_WORD], runs)
     grep = series(lambda i: ["grep", "-ril", DETAIL_WORD, "memory/"], runs, cwd=root)
     row("grep -ril (same word, same files)", grep)
@@ -108,8 +118,10 @@ def bench(root: Path, n: int, runs: int, rebuild: bool = True) -> list:
     for name, edit in (("an in-place edit", edit_in_place), ("a rename-save", rename_save)):
         s = series(lambda i: m + ["recall", DETAIL_WORD], runs, warm=0, before=edit)
         row(f"recall (details, after {name} of 1 file)", s, f"{s['median'] / warm['median']:.2f}x warm")
-    row("remember", series(lambda i: m + ["remember", f"bench note {n} {time.time_ns()} {i}", "a summary",
-                                          "-t", "bench"], runs))
+    row(
+        "remember",
+        series(lambda i: m + ["remember", f"bench note {n} {time.time_ns()} {i}", "a summary", "-t", "bench"], runs),
+    )
     row("scope set", series(lambda i: m + ["scope", "set", f"key{i % 3}", f"value {i}", "--agent", "bench"], runs))
     # index rebuild reads every detail file under the root lock; MEMORY.md is put back afterwards,
     # so the next run measures the same store. Fewer runs: at 100k one run takes seconds.
@@ -137,12 +149,37 @@ def compare(base: Path, n: int, runs: int, sides: dict) -> list:
         ("recall (index hit)", lambda exe, r, i: [exe, "--root", str(r), "recall", INDEX_WORD]),
         ("should-recall", lambda exe, r, i: [exe, "--root", str(r), "should-recall", TURN]),
         ("recall (details, warm cache)", lambda exe, r, i: [exe, "--root", str(r), "recall", DETAIL_WORD]),
-        ("session add", lambda exe, r, i: [exe, "--root", str(r), "--session", "bench", "session", "add", "user",
-                                           f"turn {i} of the benchmark"]),
-        ("scope set", lambda exe, r, i: [exe, "--root", str(r), "scope", "set", f"key{i % 3}", f"value {i}",
-                                         "--agent", "bench"]),
-        ("remember", lambda exe, r, i: [exe, "--root", str(r), "remember", f"bench note {time.time_ns()} {i}",
-                                        "a summary", "-t", "bench"]),
+        (
+            "session add",
+            lambda exe, r, i: [
+                exe,
+                "--root",
+                str(r),
+                "--session",
+                "bench",
+                "session",
+                "add",
+                "user",
+                f"turn {i} of the benchmark",
+            ],
+        ),
+        (
+            "scope set",
+            lambda exe, r, i: [exe, "--root", str(r), "scope", "set", f"key{i % 3}", f"value {i}", "--agent", "bench"],
+        ),
+        (
+            "remember",
+            lambda exe, r, i: [
+                exe,
+                "--root",
+                str(r),
+                "remember",
+                f"bench note {time.time_ns()} {i}",
+                "a summary",
+                "-t",
+                "bench",
+            ],
+        ),
     ]
     rows = []
     for name, make in commands:
@@ -155,8 +192,7 @@ def compare(base: Path, n: int, runs: int, sides: dict) -> list:
         for k in sides:
             wall, cpu = [t[0] for t in got[k]], [t[1] for t in got[k]]
             rows.append((n, name, k, statistics.median(wall), min(wall), max(wall), statistics.median(cpu)))
-            print(f"{n:>7} {name:<28} {k:<6} median {rows[-1][3]:7.1f} ms  cpu {rows[-1][6]:6.1f} ms",
-                  file=sys.stderr)
+            print(f"{n:>7} {name:<28} {k:<6} median {rows[-1][3]:7.1f} ms  cpu {rows[-1][6]:6.1f} ms", file=sys.stderr)
     return rows
 
 
@@ -167,11 +203,18 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
     ap.add_argument("--no-rebuild", action="store_true", help="Leave out `index rebuild` (slow on old versions).")
-    ap.add_argument("--compare", metavar="MEMCLI",
-                    help="only the per-turn commands, of this install and of another install's memcli, interleaved")
-    ap.add_argument("--baseline", type=Path, metavar="SRC",
-                    help="only the per-turn commands, of this checkout and of the code in SRC (another checkout's "
-                         "folder, put first on PYTHONPATH), interleaved")
+    ap.add_argument(
+        "--compare",
+        metavar="MEMCLI",
+        help="only the per-turn commands, of this install and of another install's memcli, interleaved",
+    )
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="SRC",
+        help="only the per-turn commands, of this checkout and of the code in SRC (another checkout's "
+        "folder, put first on PYTHONPATH), interleaved",
+    )
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     if args.compare and args.baseline:
@@ -182,24 +225,34 @@ def main() -> None:
             names = {"this": MEMCLI, "other": args.compare}
         else:
             here = Path(__file__).resolve().parent.parent  # both through PYTHONPATH: the same import search
-            sides = {"this": (MEMCLI, {**os.environ, "PYTHONPATH": str(here)}),
-                     "other": (MEMCLI, {**os.environ, "PYTHONPATH": str(args.baseline.resolve())})}
+            sides = {
+                "this": (MEMCLI, {**os.environ, "PYTHONPATH": str(here)}),
+                "other": (MEMCLI, {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}),
+            }
             names = {"this": str(here), "other": str(args.baseline)}
         rows = [r for n in args.sizes for r in compare(args.dir, n, args.runs, sides)]
-        print(f"\n{date.today()} · {platform.machine()} · {os.cpu_count()} cores · Python {platform.python_version()}"
-              f" · medians of {args.runs} interleaved runs after a warm-up · load {os.getloadavg()[0]:.1f}\n")
-        print(f"| memories | command | median ms, this ({names['this']}) | min | median ms, other ({names['other']}) "
-              "| min | CPU ms, this | CPU ms, other |")
+        print(
+            f"\n{date.today()} · {platform.machine()} · {os.cpu_count()} cores · Python {platform.python_version()}"
+            f" · medians of {args.runs} interleaved runs after a warm-up · load {os.getloadavg()[0]:.1f}\n"
+        )
+        print(
+            f"| memories | command | median ms, this ({names['this']}) | min | median ms, other ({names['other']}) "
+            "| min | CPU ms, this | CPU ms, other |"
+        )
         print("|---:|---|---:|---:|---:|---:|---:|---:|")
         for this, other in zip(rows[::2], rows[1::2]):
-            print(f"| {this[0]:,} | {this[1]} | {this[3]:.0f} | {this[4]:.0f} | {other[3]:.0f} | {other[4]:.0f} "
-                  f"| {this[6]:.0f} | {other[6]:.0f} |")
+            print(
+                f"| {this[0]:,} | {this[1]} | {this[3]:.0f} | {this[4]:.0f} | {other[3]:.0f} | {other[4]:.0f} "
+                f"| {this[6]:.0f} | {other[6]:.0f} |"
+            )
         return
     rows = []
     for n in args.sizes:
         rows += bench(store(args.dir, n), n, args.runs, rebuild=not args.no_rebuild)
-    print(f"\n{date.today()} · {platform.machine()} · {os.cpu_count()} cores · Python {platform.python_version()}"
-          f" · medians of {args.runs} runs after a warm-up\n")
+    print(
+        f"\n{date.today()} · {platform.machine()} · {os.cpu_count()} cores · Python {platform.python_version()}"
+        f" · medians of {args.runs} runs after a warm-up\n"
+    )
     print("| memories | command | median ms | min | max | peak MB | note |")
     print("|---:|---|---:|---:|---:|---:|---|")
     for n, name, s, note in rows:

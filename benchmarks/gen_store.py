@@ -46,8 +46,14 @@ def _stamp(rng: random.Random) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def detail(i: int, rng: random.Random, title: str | None = None, body_extra: str = "", pinned=False,
-           importance: float | None = None) -> tuple[str, str, dict]:
+def detail(
+    i: int,
+    rng: random.Random,
+    title: str | None = None,
+    body_extra: str = "",
+    pinned=False,
+    importance: float | None = None,
+) -> tuple[str, str, dict]:
     title = title or f"{_words(rng, rng.randint(3, 6))} {i}"
     mid = f"m{i:06d}"
     summary = _words(rng, rng.randint(8, 15))
@@ -59,11 +65,16 @@ def detail(i: int, rng: random.Random, title: str | None = None, body_extra: str
     if body_extra:
         paras.insert(1, body_extra)
     body = paras[0] + "\n\n## Details\n\n" + "\n\n".join(paras[1:] or [_words(rng, 10)]) + "\n"
-    text = (f"---\nid: {mid}\ntitle: {title}\nsummary: {summary}\ntags: [{', '.join(tags)}]\n"
-            f"aliases: [{', '.join(aliases)}]\ntype: {rng.choice(TYPES)}\nimportance: {imp}\npinned: {str(pinned).lower()}\n"
-            f"created: {created}\nupdated: {created}\nexpires: null\nsource: generated\n---\n{body}")
-    return mid, text, {"title": title, "summary": summary, "tags": tags, "importance": imp, "pinned": pinned,
-                       "updated": created}
+    text = (
+        f"---\nid: {mid}\ntitle: {title}\nsummary: {summary}\ntags: [{', '.join(tags)}]\n"
+        f"aliases: [{', '.join(aliases)}]\ntype: {rng.choice(TYPES)}\nimportance: {imp}\npinned: {str(pinned).lower()}\n"
+        f"created: {created}\nupdated: {created}\nexpires: null\nsource: generated\n---\n{body}"
+    )
+    return (
+        mid,
+        text,
+        {"title": title, "summary": summary, "tags": tags, "importance": imp, "pinned": pinned, "updated": created},
+    )
 
 
 def generate(root: Path, n: int, seed: int = SEED) -> Path:
@@ -75,15 +86,18 @@ def generate(root: Path, n: int, seed: int = SEED) -> Path:
     metas = []
     for i in range(n):
         if i == 7:
-            mid, text, meta = detail(i, rng, title=f"{INDEX_WORD.title()} deployment checklist", pinned=True,
-                                     importance=0.9)
+            mid, text, meta = detail(
+                i, rng, title=f"{INDEX_WORD.title()} deployment checklist", pinned=True, importance=0.9
+            )
         elif i == n // 2:
-            mid, text, meta = detail(i, rng, body_extra=f"The {DETAIL_WORD} relay needs a manual restart.",
-                                     importance=0.1)
+            mid, text, meta = detail(
+                i, rng, body_extra=f"The {DETAIL_WORD} relay needs a manual restart.", importance=0.1
+            )
         else:
             mid, text, meta = detail(i, rng)
         (mem / f"{mid}.md").write_text(text, encoding="utf-8")
         metas.append((mid, meta))
+
     def key(m):
         return (not m[1]["pinned"], -m[1]["importance"], tuple(-ord(c) for c in m[1]["updated"]), m[0])
 

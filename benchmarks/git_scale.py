@@ -43,8 +43,13 @@ sys.path.insert(0, str(HERE))
 from gen_store import DETAIL_WORD, INDEX_WORD, generate  # noqa: E402
 from merge_scale import both_add_case, index_case  # noqa: E402
 
-GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.org",
-           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.org"}
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.org",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.org",
+}
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}, **GIT_ENV, "MEMCLI_SERVE": "off"}
 
 
@@ -96,6 +101,7 @@ def med(xs) -> float:
 
 # ---------------------------------------------------------------- parts
 
+
 def part_sync(sizes, runs, tmp) -> None:
     rows = []
     for n in sizes:
@@ -123,11 +129,16 @@ def part_sync(sizes, runs, tmp) -> None:
         same = sh(a, "git", "rev-parse", "HEAD").stdout == sh(b, "git", "rev-parse", "HEAD").stdout
         rows.append((n, {k: med(v) for k, v in t.items()}, ok and same))
     print(f"\n`memcli sync` on clone A, medians of {runs} (s); plain git on the same change beside\n")
-    print("| memories | nothing to do | git | one change | git | a conflict (merged) | git | index check, same commit |")
+    print(
+        "| memories | nothing to do | git | one change | git | a conflict (merged) | git | index check, same commit |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---|")
     for n, m, ok in rows:
-        print(f"| {n:,} | {m['idle']:.2f} | {m['git idle']:.2f} | {m['push']:.2f} | {m['git push']:.2f} "
-              f"| {m['conflict']:.2f} | {m['git conflict']:.2f} | {'ok' if ok else 'FAILED'} |", flush=True)
+        print(
+            f"| {n:,} | {m['idle']:.2f} | {m['git idle']:.2f} | {m['push']:.2f} | {m['git push']:.2f} "
+            f"| {m['conflict']:.2f} | {m['git conflict']:.2f} | {'ok' if ok else 'FAILED'} |",
+            flush=True,
+        )
 
 
 def part_clones(k, n, tmp) -> None:
@@ -152,11 +163,16 @@ def part_clones(k, n, tmp) -> None:
     kept = all(f"line from clone {i}" in text for i in range(k))
     print(f"\n{k} clones of {n:,} memories, each syncing in turn (s)\n")
     print("| step | median | max | total |\n|---|---:|---:|---:|")
-    for name, xs in (("one change each, then sync", one), ("sync with nothing to do", idle),
-                     ("all change one memory, then sync (each after the first merges)", conflict)):
+    for name, xs in (
+        ("one change each, then sync", one),
+        ("sync with nothing to do", idle),
+        ("all change one memory, then sync (each after the first merges)", conflict),
+    ):
         print(f"| {name} | {med(xs):.2f} | {max(xs):.2f} | {sum(xs):.1f} |")
-    print(f"\nall on one commit: {len(heads) == 1}; index check passes on every clone: {ok}; "
-          f"every clone's line kept in the shared memory: {kept}")
+    print(
+        f"\nall on one commit: {len(heads) == 1}; index check passes on every clone: {ok}; "
+        f"every clone's line kept in the shared memory: {kept}"
+    )
 
 
 def episode_case(n: int) -> tuple[str, str, str]:
@@ -166,9 +182,14 @@ def episode_case(n: int) -> tuple[str, str, str]:
     def sections(who, k, start):
         out = []
         for i in range(k):
-            out += [f"## 2026-12-01T{(start + i) // 3600 % 24:02d}:{(start + i) // 60 % 60:02d}:{(start + i) % 60:02d}Z "
-                    f"session {who}", "", f"**user** (2026-12-01T00:00:00Z): {who} turn {i} " +
-                    " ".join(rng.choice(("deploy", "cache", "index", "merge", "token")) for _ in range(8)), ""]
+            out += [
+                f"## 2026-12-01T{(start + i) // 3600 % 24:02d}:{(start + i) // 60 % 60:02d}:{(start + i) % 60:02d}Z "
+                f"session {who}",
+                "",
+                f"**user** (2026-12-01T00:00:00Z): {who} turn {i} "
+                + " ".join(rng.choice(("deploy", "cache", "index", "merge", "token")) for _ in range(8)),
+                "",
+            ]
         return out
 
     head = ["# Episodes 2026-12-01"]
@@ -181,9 +202,11 @@ def episode_case(n: int) -> tuple[str, str, str]:
 def part_drivers(lines, runs, tmp) -> None:
     rows = []
     for n in lines:
-        for kind, case, rel in (("index", lambda n: index_case(n), "MEMORY.md"),
-                                ("episode", episode_case, "memory/episodes/2026-12-01.md"),
-                                ("detail", lambda n: both_add_case(n), "memory/long-note.md")):
+        for kind, case, rel in (
+            ("index", lambda n: index_case(n), "MEMORY.md"),
+            ("episode", episode_case, "memory/episodes/2026-12-01.md"),
+            ("detail", lambda n: both_add_case(n), "memory/long-note.md"),
+        ):
             texts = case(n)
             folder = tmp / f"drv-{kind}-{n}"
             folder.mkdir()
@@ -201,8 +224,10 @@ def part_drivers(lines, runs, tmp) -> None:
 
             times = [timed(driver) for _ in range(runs)]
             code = driver().returncode
-            git = [timed(lambda: sh(folder, "git", "merge-file", "-p", paths[1], paths[0], paths[2], check=False))
-                   for _ in range(runs)]
+            git = [
+                timed(lambda: sh(folder, "git", "merge-file", "-p", paths[1], paths[0], paths[2], check=False))
+                for _ in range(runs)
+            ]
             size = sum(len(t.encode()) for t in texts) // 3
             rows.append((kind, n, size, med(times), med(git), code))
     print(f"\nMerge drivers as git runs them (one process each), medians of {runs} (s)\n")
@@ -225,8 +250,10 @@ def part_fresh(sizes, tmp) -> None:
         t_again = timed(lambda: memcli(where, "recall", DETAIL_WORD))
         rows.append((n, t_clone, t_setup, t_index, t_details, t_again))
     print("\nA fresh clone (s)\n")
-    print("| memories | git clone | memcli git setup | first recall (index) | first recall (details: builds the "
-          "search cache) | second details recall |\n|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| memories | git clone | memcli git setup | first recall (index) | first recall (details: builds the "
+        "search cache) | second details recall |\n|---:|---:|---:|---:|---:|---:|"
+    )
     for n, *ts in rows:
         print(f"| {n:,} | " + " | ".join(f"{t:.2f}" for t in ts) + " |")
 
@@ -241,8 +268,10 @@ def main() -> None:
     ap.add_argument("--lines", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--dir", type=Path, default=None, help="work here (default: a temporary folder, removed)")
     a = ap.parse_args()
-    print(f"{date.today()} · {os.cpu_count()} cores · Python {sys.version.split()[0]} · "
-          f"git {sh('.', 'git', '--version').stdout.decode().split()[-1]} · load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{date.today()} · {os.cpu_count()} cores · Python {sys.version.split()[0]} · "
+        f"git {sh('.', 'git', '--version').stdout.decode().split()[-1]} · load average {os.getloadavg()[0]:.1f}"
+    )
     with tempfile.TemporaryDirectory(prefix="memcli-git-scale-", dir=a.dir) as d:
         tmp = Path(d)
         if a.part in ("drivers", "all"):

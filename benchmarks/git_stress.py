@@ -30,11 +30,19 @@ import threading
 import time
 from pathlib import Path
 
-ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "stress", "GIT_AUTHOR_EMAIL": "stress@example.org",
-       "GIT_COMMITTER_NAME": "stress", "GIT_COMMITTER_EMAIL": "stress@example.org", "MEMCLI_ROOT": ""}
-WORDS = ("amber basil cedar delta ember fjord garnet harbor iris juniper kelp lumen marble nectar onyx pepper quartz "
-         "raven saffron tundra umber velvet willow xenon yarrow zephyr anchor bramble cobalt dune falcon glacier "
-         "hazel indigo jasper kestrel lagoon meadow nimbus orchid pylon quill russet sable thistle").split()
+ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "stress",
+    "GIT_AUTHOR_EMAIL": "stress@example.org",
+    "GIT_COMMITTER_NAME": "stress",
+    "GIT_COMMITTER_EMAIL": "stress@example.org",
+    "MEMCLI_ROOT": "",
+}
+WORDS = (
+    "amber basil cedar delta ember fjord garnet harbor iris juniper kelp lumen marble nectar onyx pepper quartz "
+    "raven saffron tundra umber velvet willow xenon yarrow zephyr anchor bramble cobalt dune falcon glacier "
+    "hazel indigo jasper kestrel lagoon meadow nimbus orchid pylon quill russet sable thistle"
+).split()
 SHARED = 4
 
 
@@ -50,8 +58,13 @@ def git(cwd, *args) -> subprocess.CompletedProcess:
 
 
 def memcli(root, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "memcli", "--root", str(root), *map(str, args)],
-                          capture_output=True, text=True, env=env(), timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", "--root", str(root), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=300,
+    )
 
 
 def phrase(rng: random.Random, n: int) -> str:
@@ -76,8 +89,14 @@ class Clone:
     def _run(self, *args) -> subprocess.CompletedProcess:
         p = memcli(self.path, *args)
         if p.returncode != 0:
-            self.failures.append({"clone": self.name, "args": list(map(str, args)), "code": p.returncode,
-                                  "stderr": p.stderr.strip()[-400:]})
+            self.failures.append(
+                {
+                    "clone": self.name,
+                    "args": list(map(str, args)),
+                    "code": p.returncode,
+                    "stderr": p.stderr.strip()[-400:],
+                }
+            )
         return p
 
     def step(self, shared: list) -> None:
@@ -85,13 +104,26 @@ class Clone:
         self.counter += 1
         k = self.counter
         live = [m for m in self.own if m not in self.forgotten]
-        choice = rng.choices(["remember", "update-shared", "update-own", "forget", "turn", "outcome", "sync"],
-                             weights=[4, 4, 2, 1, 3, 3, 3])[0]
+        choice = rng.choices(
+            ["remember", "update-shared", "update-own", "forget", "turn", "outcome", "sync"],
+            weights=[4, 4, 2, 1, 3, 3, 3],
+        )[0]
         if choice == "remember" or (choice in ("update-own", "forget") and not live):
             mid = f"{self.name}-{k}-{rng.choice(WORDS)}"
             title = f"{self.name} {phrase(rng, 3)} {k}"
-            p = self._run("remember", title, phrase(rng, 6), "--id", mid, "-t", rng.choice(WORDS),
-                          "-i", f"{rng.choice([0.3, 0.5, 0.6, 0.8])}", "--body", phrase(rng, 12))
+            p = self._run(
+                "remember",
+                title,
+                phrase(rng, 6),
+                "--id",
+                mid,
+                "-t",
+                rng.choice(WORDS),
+                "-i",
+                f"{rng.choice([0.3, 0.5, 0.6, 0.8])}",
+                "--body",
+                phrase(rng, 12),
+            )
             if p.returncode == 0:
                 self.own.append(mid)
         elif choice in ("update-shared", "update-own"):
@@ -153,8 +185,18 @@ def run(ops: int, seed: int, clones: int = 3, workdir: Path | None = None) -> di
     shared = []
     for i in range(SHARED):
         mid = f"shared-{i}"
-        p = memcli(seed_root, "remember", f"Shared {phrase(rng, 2)} {i}", phrase(rng, 6), "--id", mid,
-                   "--body", phrase(rng, 10), "--type", "procedure")
+        p = memcli(
+            seed_root,
+            "remember",
+            f"Shared {phrase(rng, 2)} {i}",
+            phrase(rng, 6),
+            "--id",
+            mid,
+            "--body",
+            phrase(rng, 10),
+            "--type",
+            "procedure",
+        )
         assert p.returncode == 0, p.stderr
         shared.append(mid)
     p = memcli(seed_root, "sync")
@@ -227,8 +269,10 @@ def run(ops: int, seed: int, clones: int = 3, workdir: Path | None = None) -> di
     for mid in shared:
         want = [sum(c.outcomes.get(mid, [0, 0])[i] for c in workers) for i in (0, 1)]
         text = final.get(f"memory/{mid}.md", b"").decode()
-        got = [next((int(ln.split(":")[1]) for ln in text.split("\n") if ln.startswith(f"{key}:")), 0)
-               for key in ("uses", "successes")]
+        got = [
+            next((int(ln.split(":")[1]) for ln in text.split("\n") if ln.startswith(f"{key}:")), 0)
+            for key in ("uses", "successes")
+        ]
         if got != want:
             wrong.append((mid, {"want": want, "got": got}))
     checks["outcome_counts_summed"] = not wrong
@@ -247,21 +291,28 @@ def run(ops: int, seed: int, clones: int = 3, workdir: Path | None = None) -> di
                     continue
             if p.returncode != 0:
                 failures.append({"check": " ".join(args), "clone": c.name, "out": (p.stdout + p.stderr)[-600:]})
-    checks["index_and_heartbeat_clean"] = not [f for f in failures if f.get("check") in ("index check",
-                                                                                         "heartbeat --check")]
+    checks["index_and_heartbeat_clean"] = not [
+        f for f in failures if f.get("check") in ("index check", "heartbeat --check")
+    ]
     op_failures = [f for c in workers for f in c.failures]
     checks["no_operation_failed"] = not op_failures
     failures += op_failures
     merges = int(git(workers[0].path, "rev-list", "--merges", "--count", "HEAD").stdout.strip() or 0)
     syncs = sorted(s for c in workers for s in c.sync_seconds)
     return {
-        "ok": all(checks.values()), "checks": checks, "failures": failures[:20],
-        "clones": clones, "ops_per_clone": ops, "seed": seed, "syncs": sum(c.syncs for c in workers),
-        "merge_commits": merges, "outcomes": sum(n[0] for c in workers for n in c.outcomes.values()),
-        "memories": sum(1 for k in final if k.startswith("memory/") and
-                                                 k.count("/") == 1),
+        "ok": all(checks.values()),
+        "checks": checks,
+        "failures": failures[:20],
+        "clones": clones,
+        "ops_per_clone": ops,
+        "seed": seed,
+        "syncs": sum(c.syncs for c in workers),
+        "merge_commits": merges,
+        "outcomes": sum(n[0] for c in workers for n in c.outcomes.values()),
+        "memories": sum(1 for k in final if k.startswith("memory/") and k.count("/") == 1),
         "sync_seconds_median": round(syncs[len(syncs) // 2], 3) if syncs else None,
-        "seconds": round(work_seconds, 1), "workdir": str(tmp),
+        "seconds": round(work_seconds, 1),
+        "workdir": str(tmp),
     }
 
 

@@ -30,8 +30,13 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.org",
-       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.org"}
+ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.org",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.org",
+}
 
 
 def env() -> dict:
@@ -101,8 +106,13 @@ def bench(n: int, runs: int, tmp: Path) -> dict:
     memcli(a, "sync")
     ok = memcli(a, "index", "check", check=False).returncode == 0
     same = sh(a, "git", "rev-parse", "HEAD").stdout == sh(b, "git", "rev-parse", "HEAD").stdout
-    return {"memories": n, "runs": runs, "index_check_ok": ok, "clones_same_commit": same,
-            **{k: round(statistics.median(v), 3) for k, v in times.items()}}
+    return {
+        "memories": n,
+        "runs": runs,
+        "index_check_ok": ok,
+        "clones_same_commit": same,
+        **{k: round(statistics.median(v), 3) for k, v in times.items()},
+    }
 
 
 def main(argv=None) -> int:
@@ -118,8 +128,10 @@ def main(argv=None) -> int:
     else:
         print(f"{'memories':>9} {'idle':>7} {'git':>7} {'push':>7} {'git':>7} {'merge':>7} {'git':>7}  (median s)")
         for r in results:
-            print(f"{r['memories']:>9} {r['idle']:>7} {r['git idle']:>7} {r['push']:>7} {r['git push']:>7} "
-                  f"{r['merge']:>7} {r['git merge']:>7}  index ok: {r['index_check_ok']}")
+            print(
+                f"{r['memories']:>9} {r['idle']:>7} {r['git idle']:>7} {r['push']:>7} {r['git push']:>7} "
+                f"{r['merge']:>7} {r['git merge']:>7}  index ok: {r['index_check_ok']}"
+            )
     return 0 if all(r["index_check_ok"] and r["clones_same_commit"] for r in results) else 1
 
 

@@ -29,8 +29,12 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|")
     for weight in (0.05, 0.2):
         for half in ("7d", "30d", "90d", "180d", "365d"):
-            mem = Memory(root, config=base.config.replace(values={**base.config.values, "recall.half_life": half,
-                                                                  "recall.freshness_weight": weight}))
+            mem = Memory(
+                root,
+                config=base.config.replace(
+                    values={**base.config.values, "recall.half_life": half, "recall.freshness_weight": weight}
+                ),
+            )
             rows = [(q, [h.id for h in recall(mem.store, q["q"], limit=5, now=bilingual.NOW).hits]) for q in queries]
             s = bilingual.score(rows)
             print(f"| {half} | {weight} | {s['hit@1']} | {s['hit@3']} | {s['FP']} |")

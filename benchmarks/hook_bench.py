@@ -54,8 +54,15 @@ def interleaved(rows: list, runs: int, cwd) -> list:
     stats = []
     for o in out:
         ms = [x[0] for x in o]
-        stats.append({"median": statistics.median(ms), "min": min(ms), "max": max(ms),
-                      "codes": sorted({x[1] for x in o}), "stdout": statistics.median([x[2] for x in o])})
+        stats.append(
+            {
+                "median": statistics.median(ms),
+                "min": min(ms),
+                "max": max(ms),
+                "codes": sorted({x[1] for x in o}),
+                "stdout": statistics.median([x[2] for x in o]),
+            }
+        )
     return stats
 
 
@@ -64,9 +71,13 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
-    ap.add_argument("--compare", action="append", default=[],
-                    help="another interpreter whose memcli runs beside (repeatable: a wrapper that puts one "
-                         "checkout first on PYTHONPATH, and one for the other, compare two versions alike)")
+    ap.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        help="another interpreter whose memcli runs beside (repeatable: a wrapper that puts one "
+        "checkout first on PYTHONPATH, and one for the other, compare two versions alike)",
+    )
     a = ap.parse_args()
     a.dir.mkdir(parents=True, exist_ok=True)
     root = store(a.dir, a.size)
@@ -76,8 +87,16 @@ def main() -> None:
     subprocess.run([MEMCLI, "hook", "allow", str(root)], env=ENV, check=True, capture_output=True)
 
     def payload(prompt: str) -> bytes:
-        return json.dumps({"session_id": "bench-hook", "transcript_path": "/tmp/t.jsonl", "cwd": str(root),
-                           "hook_event_name": "UserPromptSubmit", "prompt": prompt}, ensure_ascii=False).encode()
+        return json.dumps(
+            {
+                "session_id": "bench-hook",
+                "transcript_path": "/tmp/t.jsonl",
+                "cwd": str(root),
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": prompt,
+            },
+            ensure_ascii=False,
+        ).encode()
 
     recall = payload(f"上次那个 {INDEX_WORD} 的方案是怎么做的?")
     plain = payload("write a haiku about autumn rain")
@@ -91,10 +110,18 @@ def main() -> None:
     ]
     if a.compare:
         for who, exe in (("this checkout", py), *((c, c) for c in a.compare)):
-            rows += [(f"python -m memcli hook claude-code · needs memory ({who})",
-                      [exe, "-m", "memcli", "hook", "claude-code"], recall),
-                     (f"python -m memcli hook claude-code · does not ({who})",
-                      [exe, "-m", "memcli", "hook", "claude-code"], plain)]
+            rows += [
+                (
+                    f"python -m memcli hook claude-code · needs memory ({who})",
+                    [exe, "-m", "memcli", "hook", "claude-code"],
+                    recall,
+                ),
+                (
+                    f"python -m memcli hook claude-code · does not ({who})",
+                    [exe, "-m", "memcli", "hook", "claude-code"],
+                    plain,
+                ),
+            ]
     print(f"{a.size} memories, {a.runs} rounds after a warm-up, load {os.getloadavg()[0]:.1f}\n")
     print("| command | median ms | min | max | exit | stdout bytes |\n|---|---|---|---|---|---|")
     for s, (name, _, _) in zip(interleaved(rows, a.runs, root), rows):

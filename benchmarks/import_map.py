@@ -101,9 +101,13 @@ class Graph:
                                 aliases[a.asname or a.name] = full
                             elif _private(a.name):
                                 self.private.append((mod, child.lineno, f"{base}.{a.name}"))
-                elif (isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name)
-                      and child.value.id in aliases and _private(child.attr)
-                      and self._target(aliases[child.value.id]) != mod):
+                elif (
+                    isinstance(child, ast.Attribute)
+                    and isinstance(child.value, ast.Name)
+                    and child.value.id in aliases
+                    and _private(child.attr)
+                    and self._target(aliases[child.value.id]) != mod
+                ):
                     self.private.append((mod, child.lineno, f"{aliases[child.value.id]}.{child.attr}"))
                 visit(child, inner)
 
@@ -137,7 +141,14 @@ class Graph:
     def cycles(self, packages: bool = False) -> list[list[str]]:
         """The strongly connected groups of more than one module (Tarjan), each sorted; with
         ``packages``, of packages (``package_imports``)."""
-        graph, index, low, stack, on, out = self.package_imports() if packages else self.imports(), {}, {}, [], set(), []
+        graph, index, low, stack, on, out = (
+            self.package_imports() if packages else self.imports(),
+            {},
+            {},
+            [],
+            set(),
+            [],
+        )
         counter = [0]
         sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))
 
@@ -173,9 +184,11 @@ def report(package: Path, verbose: bool = False) -> str:
     g = Graph(package)
     short = lambda m: m.removeprefix(g.name + ".")  # noqa: E731
     cycles = g.cycles()
-    out = [f"modules {len(g.modules)}, edges {sum(len(s) for s in g.imports().values())}, "
-           f"import statements at top {g.statements[False]}, inside functions {g.statements[True]}",
-           f"cycles (strongly connected groups): {len(cycles)}; largest {max(map(len, cycles), default=0)}"]
+    out = [
+        f"modules {len(g.modules)}, edges {sum(len(s) for s in g.imports().values())}, "
+        f"import statements at top {g.statements[False]}, inside functions {g.statements[True]}",
+        f"cycles (strongly connected groups): {len(cycles)}; largest {max(map(len, cycles), default=0)}",
+    ]
     out += ["  cycle: " + " ".join(map(short, c)) for c in cycles]
     groups = g.cycles(packages=True)
     out.append(f"package-level cycles: {len(groups)}")

@@ -31,8 +31,10 @@ from memcli.core import Memory  # noqa: E402
 from memcli.store import indexrules  # noqa: E402
 
 START = datetime(2026, 11, 1, tzinfo=timezone.utc)
-SYLLABLES = ("ka ro mi zu te val dor fen gri hol jas kel lum nor pax qui ras sul tor ver wyn xan yor zel "
-             "bri cla dre fro glo hra kri plo sna tri").split()
+SYLLABLES = (
+    "ka ro mi zu te val dor fen gri hol jas kel lum nor pax qui ras sul tor ver wyn xan yor zel "
+    "bri cla dre fro glo hra kri plo sna tri"
+).split()
 
 
 def stamp(t: datetime) -> str:
@@ -73,7 +75,7 @@ class Workload:
             for r in range(recalls):
                 t = START + timedelta(days=day, hours=9 + 9 * r / recalls)
                 weights = []
-                for (_, _, _, created, pop) in self.memories:
+                for _, _, _, created, pop in self.memories:
                     if created > t:
                         weights.append(0.0)
                         continue
@@ -83,7 +85,9 @@ class Workload:
         self.days = days
 
 
-def simulate(work: Workload, rank: str, half_life: str | None = None, weights=None, workdir: Path | None = None) -> dict:
+def simulate(
+    work: Workload, rank: str, half_life: str | None = None, weights=None, workdir: Path | None = None
+) -> dict:
     if weights is not None:
         indexrules.W_IMPORTANCE, indexrules.W_RECENCY, indexrules.W_ACCESS = weights
     root = Path(tempfile.mkdtemp(prefix="memcli-month-", dir=workdir))
@@ -116,8 +120,14 @@ def simulate(work: Workload, rank: str, half_life: str | None = None, weights=No
             answered += 1
             index_hits += hits[0].layer == "index"
     n = len(work.recalls)
-    return {"rank": rank, "half_life": half_life, "weights": weights, "recalls": n,
-            "index_share": index_hits / n, "answered": answered / n}
+    return {
+        "rank": rank,
+        "half_life": half_life,
+        "weights": weights,
+        "recalls": n,
+        "index_share": index_hits / n,
+        "answered": answered / n,
+    }
 
 
 def main(argv=None) -> int:
@@ -130,22 +140,36 @@ def main(argv=None) -> int:
     runs = [("importance", None, None), ("activity", None, (0.6, 0.3, 0.1)), ("activity", None, shipped)]
     if a.grid:
         runs = [("importance", None, None)]
-        for w in ((0.6, 0.3, 0.1), (0.5, 0.3, 0.2), (0.4, 0.2, 0.4), (0.3, 0.2, 0.5), (0.2, 0.2, 0.6),
-                  (0.4, 0.4, 0.2), (0.2, 0.4, 0.4)):
+        for w in (
+            (0.6, 0.3, 0.1),
+            (0.5, 0.3, 0.2),
+            (0.4, 0.2, 0.4),
+            (0.3, 0.2, 0.5),
+            (0.2, 0.2, 0.6),
+            (0.4, 0.4, 0.2),
+            (0.2, 0.4, 0.4),
+        ):
             runs.append(("activity", "90d", w))
         for hl in ("7d", "30d", "90d", "180d"):
             runs.append(("activity", hl, shipped))
-    print(f"seed {a.seed}: {len(work.memories)} memories ({len(work.memories) - 4 * work.days} at the start), "
-          f"{len(work.recalls)} recalls over {work.days} days, MEMORY.md capped at 40 lines")
-    print("| index.rank | weights (importance, recency, recalls) | half-life | recalls answered by the index | "
-          "answered right at all |")
+    print(
+        f"seed {a.seed}: {len(work.memories)} memories ({len(work.memories) - 4 * work.days} at the start), "
+        f"{len(work.recalls)} recalls over {work.days} days, MEMORY.md capped at 40 lines"
+    )
+    print(
+        "| index.rank | weights (importance, recency, recalls) | half-life | recalls answered by the index | "
+        "answered right at all |"
+    )
     print("|---|---|---|---:|---:|")
     for rank, hl, w in runs:
         t0 = time.perf_counter()
         res = simulate(work, rank, hl, w)
         ws = "-" if w is None else "/".join(f"{x:g}" for x in w)
-        print(f"| {rank} | {ws} | {(hl or 'default') if rank == 'activity' else '-'} | {res['index_share']:.3f} | "
-              f"{res['answered']:.3f} |  ({time.perf_counter() - t0:.0f} s)", flush=True)
+        print(
+            f"| {rank} | {ws} | {(hl or 'default') if rank == 'activity' else '-'} | {res['index_share']:.3f} | "
+            f"{res['answered']:.3f} |  ({time.perf_counter() - t0:.0f} s)",
+            flush=True,
+        )
     indexrules.W_IMPORTANCE, indexrules.W_RECENCY, indexrules.W_ACCESS = shipped
     return 0
 

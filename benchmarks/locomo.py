@@ -39,8 +39,10 @@ sys.path.insert(0, str(HERE.parent))
 
 _REL = Path("shared", "data", "locomo-dev", "locomo-dev.json")
 # ../shared/... beside the checkout (or beside the folder of checkouts when this is one of several)
-DEFAULT_DATA = next((p / _REL for p in (HERE.parent.parent, HERE.parent.parent.parent) if (p / _REL).is_file()),
-                    HERE.parent.parent / _REL)
+DEFAULT_DATA = next(
+    (p / _REL for p in (HERE.parent.parent, HERE.parent.parent.parent) if (p / _REL).is_file()),
+    HERE.parent.parent / _REL,
+)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (1, 5, 10)
 COLUMNS = (*KS, "s@5")
@@ -80,7 +82,7 @@ def split_turn(text: str) -> tuple[str, str]:
     first = m.group(1) if m else flat
     words = first.split()
     title = " ".join(words[:12])
-    rest = flat[len(title):].strip()
+    rest = flat[len(title) :].strip()
     return title, rest[:240]
 
 
@@ -96,8 +98,16 @@ def write_root(conv: dict, folder: Path):
     for dia_id, speaker, text, when in turns(conv):
         title, summary = split_turn(text)
         stamp = when.isoformat().replace("+00:00", "Z")
-        d = Detail(id=turn_id(dia_id), title=title or speaker, summary=summary, tags=(speaker.lower(),),
-                   type="event", created=stamp, updated=stamp, body=f"{speaker} ({day(when)}): {text}\n")
+        d = Detail(
+            id=turn_id(dia_id),
+            title=title or speaker,
+            summary=summary,
+            tags=(speaker.lower(),),
+            type="event",
+            created=stamp,
+            updated=stamp,
+            body=f"{speaker} ({day(when)}): {text}\n",
+        )
         (folder / "memory" / f"{d.id}.md").write_text(dfile.render(d), encoding="utf-8")
         last = when
     mem = Memory(folder)
@@ -161,8 +171,15 @@ def memcli_search(mem, when: datetime, limit: int, threshold: float | None, extr
 
     def search(query: str) -> tuple[list[str], str | None]:
         with semantic_extra(extra):
-            res = recall(mem.store, query, session="locomo-benchmark", scope="locomo-benchmark", limit=limit,
-                         threshold=threshold, now=now)
+            res = recall(
+                mem.store,
+                query,
+                session="locomo-benchmark",
+                scope="locomo-benchmark",
+                limit=limit,
+                threshold=threshold,
+                now=now,
+            )
         return [h.id for h in res.hits], (res.hits[0].layer if res.hits else None)
 
     return search
@@ -253,15 +270,23 @@ def leave_one_out(data: list, grid: dict, limit: int, tmp: Path, semantic: bool)
             table[ci, tuple(combo.values())] = figures(ci, combo)
     rows = []
     for ci in range(len(data)):
+
         def trained(combo):
             hits = [table[cj, tuple(combo.values())][0] for cj in range(len(data)) if cj != ci]
             return sum(h[1] + h[2] for h in hits)
+
         best = max(combos, key=lambda c: (trained(c), c == shipped))
         held, n = table[ci, tuple(best.values())]
         ship, _ = figures(ci, shipped)
-        rows.append({"conversation": ci, "n": n, "chosen": best,
-                     "held-out": {f"any@{k}": round(h / n, 3) for k, h in zip(KS, held)},
-                     "shipped": {f"any@{k}": round(h / n, 3) for k, h in zip(KS, ship)}})
+        rows.append(
+            {
+                "conversation": ci,
+                "n": n,
+                "chosen": best,
+                "held-out": {f"any@{k}": round(h / n, 3) for k, h in zip(KS, held)},
+                "shipped": {f"any@{k}": round(h / n, 3) for k, h in zip(KS, ship)},
+            }
+        )
         if semantic:
             sem, _ = figures(ci, best, extra=True)
             rows[-1]["held-out best-k"] = {f"any@{k}": round(h / n, 3) for k, h in zip(KS, sem)}
@@ -277,11 +302,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA, help="locomo JSON (a list of conversations)")
     ap.add_argument("--limit", type=int, default=10, help="hits asked for (any@k uses the first k)")
     ap.add_argument("--threshold", type=float, default=None, help="override recall.threshold (default: shipped)")
-    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help=f"try another value of a constant: {', '.join(SETTINGS)}")
-    ap.add_argument("--loco", action="append", default=[], metavar="NAME=V1,V2,...",
-                    help="leave one conversation out: choose these settings on the other conversations, "
-                         "score each conversation with its choice (and with the shipped values)")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=f"try another value of a constant: {', '.join(SETTINGS)}",
+    )
+    ap.add_argument(
+        "--loco",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...",
+        help="leave one conversation out: choose these settings on the other conversations, "
+        "score each conversation with its choice (and with the shipped values)",
+    )
     ap.add_argument("--show-misses", type=int, default=0, help="print this many questions memcli missed at 5")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
     ap.add_argument("--semantic", action="store_true", help="also memcli with the semantic extra (plain and best k)")
@@ -301,12 +336,16 @@ def main(argv: list[str] | None = None) -> int:
             grid[name] = [float(v) for v in values.split(",")]
         with tempfile.TemporaryDirectory(prefix="memcli-locomo-") as tmp:
             rows = leave_one_out(data, grid, args.limit, Path(tmp), args.semantic)
-        print(f"LoCoMo {args.data.name}, leave one conversation out over {grid} "
-              f"(shipped: { {n: setting(n) for n in grid} }); memcli -k {args.limit}")
+        print(
+            f"LoCoMo {args.data.name}, leave one conversation out over {grid} "
+            f"(shipped: { {n: setting(n) for n in grid} }); memcli -k {args.limit}"
+        )
         for r in rows:
-            print(f"conversation {r['conversation']} ({r['n']} questions): chosen {r['chosen']} -> held out "
-                  f"{r['held-out']}; shipped values {r['shipped']}"
-                  + (f"; best-k with the extra {r['held-out best-k']}" if "held-out best-k" in r else ""))
+            print(
+                f"conversation {r['conversation']} ({r['n']} questions): chosen {r['chosen']} -> held out "
+                f"{r['held-out']}; shipped values {r['shipped']}"
+                + (f"; best-k with the extra {r['held-out best-k']}" if "held-out best-k" in r else "")
+            )
         total = sum(r["n"] for r in rows)
         for key in ("held-out", "shipped", "held-out best-k"):
             if all(key in r for r in rows):
@@ -335,8 +374,10 @@ def main(argv: list[str] | None = None) -> int:
             search(conv["qa"][0]["question"])  # the first call builds the search cache: not timed
             others = {}
             if args.semantic:
-                others = {"memcli+sem": memcli_search(mem, last + timedelta(days=1), args.limit, args.threshold, True),
-                          "memcli+sem-k": memcli_search(mem, last + timedelta(days=1), args.limit, 0.0, True)}
+                others = {
+                    "memcli+sem": memcli_search(mem, last + timedelta(days=1), args.limit, args.threshold, True),
+                    "memcli+sem-k": memcli_search(mem, last + timedelta(days=1), args.limit, 0.0, True),
+                }
                 others["memcli+sem-k"](conv["qa"][0]["question"])  # builds the embedding cache: not timed
             for qa in conv["qa"]:
                 cat = qa.get("category")
@@ -368,22 +409,33 @@ def main(argv: list[str] | None = None) -> int:
 
     total = sum(counts.values())
     rows = []
-    print(f"LoCoMo {args.data.name}: {len(data)} conversations, {total} questions (category 5 skipped); "
-          f"memcli hits by layer {dict(layers)}, abstained on {abstained}")
+    print(
+        f"LoCoMo {args.data.name}: {len(data)} conversations, {total} questions (category 5 skipped); "
+        f"memcli hits by layer {dict(layers)}, abstained on {abstained}"
+    )
     print(f"{'category':12} {'n':>4}  {'engine':12} " + " ".join(f"{_column(k):>7}" for k in COLUMNS))
     for cat in [*CATEGORIES, "all"]:
         n = total if cat == "all" else counts[cat]
         for name in names:
-            got = {k: sum(hits[name][c][k] for c in CATEGORIES) if cat == "all" else hits[name][cat][k]
-                   for k in COLUMNS}
+            got = {
+                k: sum(hits[name][c][k] for c in CATEGORIES) if cat == "all" else hits[name][cat][k] for k in COLUMNS
+            }
             fig = {k: got[k] / max(n, 1) for k in COLUMNS}
-            rows.append({"category": CATEGORIES.get(cat, cat), "engine": name, "n": n,
-                         **{_column(k): round(v, 3) for k, v in fig.items()}})
+            rows.append(
+                {
+                    "category": CATEGORIES.get(cat, cat),
+                    "engine": name,
+                    "n": n,
+                    **{_column(k): round(v, 3) for k, v in fig.items()},
+                }
+            )
             label = CATEGORIES.get(cat, cat)
             print(f"{label:12} {n:>4}  {name:12} " + " ".join(f"{fig[k]:>7.3f}" for k in COLUMNS))
     for name in names:
-        print(f"{name}: median {statistics.median(times[name]) * 1000:.2f} ms per question "
-              f"(p90 {statistics.quantiles(times[name], n=10)[-1] * 1000:.2f} ms, in process)")
+        print(
+            f"{name}: median {statistics.median(times[name]) * 1000:.2f} ms per question "
+            f"(p90 {statistics.quantiles(times[name], n=10)[-1] * 1000:.2f} ms, in process)"
+        )
     for ci, q, ev, got, layer in misses[: args.show_misses]:
         print(f"  miss conv {ci}: {q!r} evidence {ev} got {got} ({layer})")
     if args.json:

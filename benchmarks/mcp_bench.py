@@ -46,6 +46,7 @@ def mcp_times(root: Path, queries: list, calls: int) -> tuple[float, dict]:
                         res = await s.call_tool("recall", {"query": q})
                         times[q].append((time.perf_counter() - t) * 1000)
                         assert not res.is_error and res.structured_content["hits"], res.content[0].text
+
     anyio.run(main)
     return start[0], times
 

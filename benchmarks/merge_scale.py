@@ -32,8 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memcli.usecases.merge import merge_detail, merge_index  # noqa: E402
 
-WORDS = ("deploy release staging config cache index merge branch token server client query table "
-         "schema backup restore migrate rollback monitor alert latency memory session scope").split()
+WORDS = (
+    "deploy release staging config cache index merge branch token server client query table "
+    "schema backup restore migrate rollback monitor alert latency memory session scope"
+).split()
 
 
 def body(n: int, rng: random.Random) -> list[str]:
@@ -43,15 +45,22 @@ def body(n: int, rng: random.Random) -> list[str]:
         if kind < 0.1:
             lines += ["```sh", f"make {rng.choice(WORDS)}", "```", ""]
         else:
-            lines += [" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 12))) + f" ({len(lines)})"
-                      for _ in range(rng.randint(2, 6))] + [""]
+            lines += [
+                " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 12))) + f" ({len(lines)})"
+                for _ in range(rng.randint(2, 6))
+            ] + [""]
     return lines[:n]
 
 
 def detail(summary: str, updated: str, lines: list[str]) -> str:
-    return ("---\nid: long-note\ntitle: Long note\nsummary: " + summary + "\ntags: [ops]\naliases: []\n"
-            "type: note\nimportance: 0.5\npinned: false\ncreated: 2026-01-01T00:00:00Z\nupdated: " + updated +
-            "\nexpires: null\nsource: null\n---\n" + "\n".join(lines) + "\n")
+    return (
+        "---\nid: long-note\ntitle: Long note\nsummary: " + summary + "\ntags: [ops]\naliases: []\n"
+        "type: note\nimportance: 0.5\npinned: false\ncreated: 2026-01-01T00:00:00Z\nupdated: "
+        + updated
+        + "\nexpires: null\nsource: null\n---\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def detail_case(n: int) -> tuple[str, str, str]:
@@ -62,8 +71,11 @@ def detail_case(n: int) -> tuple[str, str, str]:
     theirs[n * 9 // 10] = "edited on theirs: " + theirs[n * 9 // 10]
     ours += ["", "appended on ours"]
     theirs += ["", "appended on theirs", "and a second line"]
-    return (detail("first", "2026-01-01T00:00:00Z", base), detail("ours", "2026-01-02T00:00:00Z", ours),
-            detail("theirs", "2026-01-03T00:00:00Z", theirs))
+    return (
+        detail("first", "2026-01-01T00:00:00Z", base),
+        detail("ours", "2026-01-02T00:00:00Z", ours),
+        detail("theirs", "2026-01-03T00:00:00Z", theirs),
+    )
 
 
 def both_add_case(n: int) -> tuple[str, str, str]:
@@ -71,8 +83,11 @@ def both_add_case(n: int) -> tuple[str, str, str]:
     base = body(20, rng)
     ours = base[:10] + [f"ours {i}: " + line for i, line in enumerate(body(n // 2, rng))] + base[10:]
     theirs = base[:10] + [f"theirs {i}: " + line for i, line in enumerate(body(n // 2, rng))] + base[10:]
-    return (detail("first", "2026-01-01T00:00:00Z", base), detail("ours", "2026-01-02T00:00:00Z", ours),
-            detail("theirs", "2026-01-03T00:00:00Z", theirs))
+    return (
+        detail("first", "2026-01-01T00:00:00Z", base),
+        detail("ours", "2026-01-02T00:00:00Z", ours),
+        detail("theirs", "2026-01-03T00:00:00Z", theirs),
+    )
 
 
 def index_case(n: int) -> tuple[str, str, str]:
@@ -120,8 +135,10 @@ def main() -> None:
     print("| case | lines | memcli driver (s) | git merge-file (s) | conflicts |")
     print("|---|---:|---:|---:|---:|")
     for n in args.body:
-        for name, case, check in (("detail, edits", detail_case, "edited on theirs"),
-                                  ("detail, both add", both_add_case, f"theirs {n // 2 - 1}: ")):
+        for name, case, check in (
+            ("detail, edits", detail_case, "edited on theirs"),
+            ("detail, both add", both_add_case, f"theirs {n // 2 - 1}: "),
+        ):
             texts = case(n)
             out = []
             t = timed(lambda: out.append(merge_detail(*texts, "long-note")), args.runs)
@@ -133,7 +150,9 @@ def main() -> None:
         texts = index_case(n)
         out = []
         t = timed(lambda: out.append(merge_index(*texts)), args.runs)
-        assert "ours note 0:" in out[-1] and "theirs note 0:" in out[-1] and "m100.md" in out[-1] and "m200.md" in out[-1]
+        assert (
+            "ours note 0:" in out[-1] and "theirs note 0:" in out[-1] and "m100.md" in out[-1] and "m200.md" in out[-1]
+        )
         print(f"| index, both add | {n:,} | {t:.3f} | {git_merge_file(texts, args.runs):.3f} | 0 |", flush=True)
 
 

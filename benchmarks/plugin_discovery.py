@@ -36,8 +36,9 @@ def run(look: bool, env: dict, fresh_cache: bool) -> tuple[float, float]:
     if fresh_cache:
         env = {**env, "XDG_CACHE_HOME": tempfile.mkdtemp(prefix="memcli-bench-")}
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", PROBE.format(look=look)], capture_output=True, text=True, env=env,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(look=look)], capture_output=True, text=True, env=env, check=True
+    ).stdout
     return float(out), (time.perf_counter() - t) * 1000
 
 
@@ -49,8 +50,9 @@ def main() -> None:
     site = work / "site"
     (site / "demo_plugin-0.1.dist-info").mkdir(parents=True)
     (site / "demo_plugin.py").write_text("def register_layers(register):\n    pass\n")
-    (site / "demo_plugin-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-plugin\n"
-                                                                  "Version: 0.1\n")
+    (site / "demo_plugin-0.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: demo-plugin\nVersion: 0.1\n"
+    )
     (site / "demo_plugin-0.1.dist-info" / "entry_points.txt").write_text("[memcli.plugins]\ndemo = demo_plugin\n")
     base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     cached = {**base, "XDG_CACHE_HOME": str(work / "cache")}
@@ -58,9 +60,12 @@ def main() -> None:
     for p in [site, *site.rglob("*")]:
         os.utime(p, ns=(then, then))
     run(True, cached, False)  # fills the cache
-    cases = {"baseline (import memcli.plugins only)": (False, cached, False), "cache": (True, cached, False),
-             "scan (no cache, no plugin)": (True, base, True),
-             "metadata (no cache, a plugin)": (True, {**base, "PYTHONPATH": str(site)}, True)}
+    cases = {
+        "baseline (import memcli.plugins only)": (False, cached, False),
+        "cache": (True, cached, False),
+        "scan (no cache, no plugin)": (True, base, True),
+        "metadata (no cache, a plugin)": (True, {**base, "PYTHONPATH": str(site)}, True),
+    }
     rows = {name: [] for name in cases}
     for _ in range(runs):  # interleaved, so load changes touch every case alike
         for name, (look, env, fresh) in cases.items():

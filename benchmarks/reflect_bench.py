@@ -47,7 +47,9 @@ def make_root(folder: Path, on: bool) -> Path:
     from memcli.usecases.init import init_root
 
     init_root(folder)
-    (folder / "memcli.yaml").write_text(f"session:\n  max_rounds: 1\nreflect:\n  on_fold: {'true' if on else 'false'}\n")
+    (folder / "memcli.yaml").write_text(
+        f"session:\n  max_rounds: 1\nreflect:\n  on_fold: {'true' if on else 'false'}\n"
+    )
     return folder
 
 
@@ -68,16 +70,22 @@ def main(argv=None) -> int:
         text = "We decided to deploy on Fridays from now on, after the release notes are out."
         for root in roots.values():  # warm-up: the first fold creates the episode file
             for role in ("user", "assistant", "user"):
-                subprocess.run([sys.executable, "-m", "memcli", "--root", str(root), "session", "add", role, text],
-                               env=env, check=True, capture_output=True)
+                subprocess.run(
+                    [sys.executable, "-m", "memcli", "--root", str(root), "session", "add", role, text],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                )
             idle(root)
         for i in range(args.runs):
             times["python -c pass"].append(timed([sys.executable, "-c", "pass"], env))
             for name in ("off", "on"):
                 root = roots[name]
                 for role in ("assistant", "user"):  # the user turn folds the previous round
-                    ms = timed([sys.executable, "-m", "memcli", "--root", str(root), "session", "add", role,
-                                f"{text} ({i})"], env)
+                    ms = timed(
+                        [sys.executable, "-m", "memcli", "--root", str(root), "session", "add", role, f"{text} ({i})"],
+                        env,
+                    )
                     if role == "user":
                         times[f"session add, fold, on_fold {name}"].append(ms)
                     idle(root)
@@ -95,16 +103,25 @@ def main(argv=None) -> int:
                 assert res["folded"], res
                 idle(roots[name])
         proposals = len(list((roots["on"] / "memory" / "inbox").glob("*.md")))
-    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
-          f"{args.runs} runs each, medians")
+    print(
+        f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; "
+        f"{args.runs} runs each, medians"
+    )
     for name, xs in times.items():
         print(f"  {name:34} {statistics.median(xs):7.1f} ms  (min {min(xs):.1f}, max {max(xs):.1f})")
     for name, xs in inproc.items():
-        print(f"  in process, fold, on_fold {name:3}      {statistics.median(xs):7.2f} ms  (min {min(xs):.2f}, max {max(xs):.2f})")
-    off, on = statistics.median(times["session add, fold, on_fold off"]), statistics.median(times["session add, fold, on_fold on"])
-    print(f"  on_fold adds {on - off:+.1f} ms to the whole process, "
-          f"{statistics.median(inproc['on']) - statistics.median(inproc['off']):+.2f} ms in process; "
-          f"the background reflections left {proposals} proposal(s) in the inbox")
+        print(
+            f"  in process, fold, on_fold {name:3}      {statistics.median(xs):7.2f} ms  (min {min(xs):.2f}, max {max(xs):.2f})"
+        )
+    off, on = (
+        statistics.median(times["session add, fold, on_fold off"]),
+        statistics.median(times["session add, fold, on_fold on"]),
+    )
+    print(
+        f"  on_fold adds {on - off:+.1f} ms to the whole process, "
+        f"{statistics.median(inproc['on']) - statistics.median(inproc['off']):+.2f} ms in process; "
+        f"the background reflections left {proposals} proposal(s) in the inbox"
+    )
     return 0
 
 

@@ -141,10 +141,17 @@ def extraction(conv: dict, res: dict, where: dict) -> dict:
         any_hits += bool(ids & ev)
         kept += kept_title(p["title"], ids, obs)
     k = len(res["proposals"])
-    return {"turns": n, "cited": len(ev), "proposals": k, "per100": 100 * k / n,
-            "recall": len(covered & ev) / len(ev), "precision": main_hits / max(k, 1),
-            "precision_any": any_hits / max(k, 1), "quotes": statistics.mean(quotes) if quotes else 0.0,
-            "kept": kept / max(k, 1)}
+    return {
+        "turns": n,
+        "cited": len(ev),
+        "proposals": k,
+        "per100": 100 * k / n,
+        "recall": len(covered & ev) / len(ev),
+        "precision": main_hits / max(k, 1),
+        "precision_any": any_hits / max(k, 1),
+        "quotes": statistics.mean(quotes) if quotes else 0.0,
+        "kept": kept / max(k, 1),
+    }
 
 
 def after_reflection(conv: dict, folder: Path, res: dict, where: dict, proposals_root) -> dict:
@@ -157,7 +164,9 @@ def after_reflection(conv: dict, folder: Path, res: dict, where: dict, proposals
     raw_docs = {}
     for dia_id, speaker, text, when in locomo.turns(conv):
         title, summary = locomo.split_turn(text)
-        raw_docs[locomo.turn_id(dia_id)] = f"{title}\n{summary}\n{speaker.lower()}\n{speaker} ({locomo.day(when)}): {text}"
+        raw_docs[locomo.turn_id(dia_id)] = (
+            f"{title}\n{summary}\n{speaker.lower()}\n{speaker} ({locomo.day(when)}): {text}"
+        )
     questions = []
     for qa in conv["qa"]:
         if qa.get("category") not in locomo.CATEGORIES:
@@ -187,8 +196,11 @@ def after_reflection(conv: dict, folder: Path, res: dict, where: dict, proposals
         return from_memory.get(key, set())
 
     bm = locomo.BM25(raw_docs)
-    out = {"questions": len(questions), "memcli_raw": score(memcli_search, covers),
-           "bm25_raw": score(lambda q: bm.search(q, 5), covers)}
+    out = {
+        "questions": len(questions),
+        "memcli_raw": score(memcli_search, covers),
+        "bm25_raw": score(lambda q: bm.search(q, 5), covers),
+    }
     # the proposals, accepted as they stand
     folder_inbox = store.folder(mem.root)
     folder_inbox.mkdir(parents=True, exist_ok=True)
@@ -202,8 +214,11 @@ def after_reflection(conv: dict, folder: Path, res: dict, where: dict, proposals
         d = mem.get(a["memory"])
         docs[a["memory"]] = f"{d.title}\n{d.summary}\n{d.body}"
     bm2 = locomo.BM25(docs)
-    out.update(accepted=len(accepted), memcli_reflected=score(memcli_search, covers),
-               bm25_reflected=score(lambda q: bm2.search(q, 5), covers))
+    out.update(
+        accepted=len(accepted),
+        memcli_reflected=score(memcli_search, covers),
+        bm25_reflected=score(lambda q: bm2.search(q, 5), covers),
+    )
     return out
 
 
@@ -218,11 +233,19 @@ def day_of_turns(n: int, folder: Path, memories: int = 0) -> float:
     pool = [(speaker, text) for conv in data for _, speaker, text, _ in locomo.turns(conv)]
     init_root(folder)
     for s in range(0, n, 10):  # a fold every five rounds, as session.max_rounds does
-        blocks = [episodes.turn_block({"role": "user" if i % 2 == 0 else "assistant",
-                                       "time": f"2026-12-01T{8 + s // 60:02d}:{s % 60:02d}:{i:02d}Z",
-                                       "text": pool[(s + i) % len(pool)][1]}) for i in range(min(10, n - s))]
-        episodes.append(folder, f"2026-12-01T{8 + s // 60:02d}:{s % 60:02d}:30Z", "session day: 10 turns folded",
-                        blocks)
+        blocks = [
+            episodes.turn_block(
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "time": f"2026-12-01T{8 + s // 60:02d}:{s % 60:02d}:{i:02d}Z",
+                    "text": pool[(s + i) % len(pool)][1],
+                }
+            )
+            for i in range(min(10, n - s))
+        ]
+        episodes.append(
+            folder, f"2026-12-01T{8 + s // 60:02d}:{s % 60:02d}:30Z", "session day: 10 turns folded", blocks
+        )
     mem = Memory(folder)
     for i in range(memories):
         speaker, text = pool[(7919 * i) % len(pool)]
@@ -274,44 +297,63 @@ def main(argv=None) -> int:
                     for p in res["proposals"][: args.show]:
                         m = main_turn(p)
                         print(("HIT " if where.get((m["episode"], m["time"])) in ev else "    ") + p["summary"][:110])
-        print(f"LoCoMo dev, offline engine; tuned on {', '.join(split['tune'])}, held out "
-              f"{', '.join(split['held_out'])} (benchmarks/reflect_split.json)")
-        print(f"{'split':9} {'budget':>6} {'turns':>5} {'cited':>5} {'props':>5} {'per100':>6} {'recall':>6} "
-              f"{'prec':>5} {'p.any':>5} {'quotes':>6} {'kept':>5}")
+        print(
+            f"LoCoMo dev, offline engine; tuned on {', '.join(split['tune'])}, held out "
+            f"{', '.join(split['held_out'])} (benchmarks/reflect_split.json)"
+        )
+        print(
+            f"{'split':9} {'budget':>6} {'turns':>5} {'cited':>5} {'props':>5} {'per100':>6} {'recall':>6} "
+            f"{'prec':>5} {'p.any':>5} {'quotes':>6} {'kept':>5}"
+        )
         rows = []
         for name, sids in groups_all.items():
             for b in budgets:
                 f = [figures[(s, b)] for s in sids]
                 turns, cites, props = (sum(x[k] for x in f) for k in ("turns", "cited", "proposals"))
-                row = {"split": name, "budget": b, "turns": turns, "cited": cites, "proposals": props,
-                       "per100": 100 * props / turns,
-                       "recall": sum(x["recall"] * x["cited"] for x in f) / cites,
-                       "precision": sum(x["precision"] * x["proposals"] for x in f) / max(props, 1),
-                       "precision_any": sum(x["precision_any"] * x["proposals"] for x in f) / max(props, 1),
-                       "quotes": sum(x["quotes"] * x["proposals"] for x in f) / max(props, 1),
-                       "kept": sum(x["kept"] * x["proposals"] for x in f) / max(props, 1)}
+                row = {
+                    "split": name,
+                    "budget": b,
+                    "turns": turns,
+                    "cited": cites,
+                    "proposals": props,
+                    "per100": 100 * props / turns,
+                    "recall": sum(x["recall"] * x["cited"] for x in f) / cites,
+                    "precision": sum(x["precision"] * x["proposals"] for x in f) / max(props, 1),
+                    "precision_any": sum(x["precision_any"] * x["proposals"] for x in f) / max(props, 1),
+                    "quotes": sum(x["quotes"] * x["proposals"] for x in f) / max(props, 1),
+                    "kept": sum(x["kept"] * x["proposals"] for x in f) / max(props, 1),
+                }
                 rows.append(row)
-                print(f"{name:9} {b:>6} {turns:>5} {cites:>5} {props:>5} {row['per100']:>6.1f} {row['recall']:>6.3f} "
-                      f"{row['precision']:>5.2f} {row['precision_any']:>5.2f} {row['quotes']:>6.2f} {row['kept']:>5.2f}")
+                print(
+                    f"{name:9} {b:>6} {turns:>5} {cites:>5} {props:>5} {row['per100']:>6.1f} {row['recall']:>6.3f} "
+                    f"{row['precision']:>5.2f} {row['precision_any']:>5.2f} {row['quotes']:>6.2f} {row['kept']:>5.2f}"
+                )
         if recall_rows:
             print(f"\nrecall after reflection (budget {default_budget}, every proposal accepted as it stands), any@5:")
-            print(f"{'split':9} {'questions':>9} {'accepted':>8} {'memcli raw':>10} {'+accepted':>9} "
-                  f"{'BM25 raw':>8} {'+accepted':>9}")
+            print(
+                f"{'split':9} {'questions':>9} {'accepted':>8} {'memcli raw':>10} {'+accepted':>9} "
+                f"{'BM25 raw':>8} {'+accepted':>9}"
+            )
             for name, sids in groups_all.items():
                 rr = [recall_rows[s] for s in sids]
                 nq = sum(r["questions"] for r in rr)
 
                 def avg(k):
                     return sum(r[k] * r["questions"] for r in rr) / nq
-                print(f"{name:9} {nq:>9} {sum(r['accepted'] for r in rr):>8} {avg('memcli_raw'):>10.3f} "
-                      f"{avg('memcli_reflected'):>9.3f} {avg('bm25_raw'):>8.3f} {avg('bm25_reflected'):>9.3f}")
+
+                print(
+                    f"{name:9} {nq:>9} {sum(r['accepted'] for r in rr):>8} {avg('memcli_raw'):>10.3f} "
+                    f"{avg('memcli_reflected'):>9.3f} {avg('bm25_raw'):>8.3f} {avg('bm25_reflected'):>9.3f}"
+                )
         secs = [figures[(s, default_budget)]["seconds"] for g in groups.values() for s in g]
         print(f"\nreflect --dry-run per conversation (in process): {', '.join(f'{s:.2f}s' for s in secs)}")
         if args.speed:
             for memories in (0, 300):
                 runs = [day_of_turns(500, Path(tmp) / f"day-{memories}-{i}", memories) for i in range(5)]
-                print(f"reflect over a 500-turn day (one episode file, 50 sections), {memories} memories, in "
-                      f"process: median {statistics.median(runs):.3f}s (min {min(runs):.3f}, max {max(runs):.3f})")
+                print(
+                    f"reflect over a 500-turn day (one episode file, 50 sections), {memories} memories, in "
+                    f"process: median {statistics.median(runs):.3f}s (min {min(runs):.3f}, max {max(runs):.3f})"
+                )
     return 0
 
 

@@ -126,6 +126,7 @@ def title_kept(title: str, groups: list) -> bool:
     def holds(word: str) -> bool:
         ws = set(terms(word))
         return bool(ws) and ws <= have or word.lower() in low
+
     return all(any(holds(w) for w in g) for g in groups)
 
 
@@ -134,8 +135,11 @@ def score(sc: dict, props: list, m) -> dict:
 
     lessons = sc["lessons"]
     covering = [[p for p in props if set(p["turns"]) & set(les["key"])] for les in lessons]
-    noise = [p for p in props
-             if not any(set(p["turns"]) & set(les["turns"]) for les in lessons) or p["own"] in sc.get("noise", [])]
+    noise = [
+        p
+        for p in props
+        if not any(set(p["turns"]) & set(les["turns"]) for les in lessons) or p["own"] in sc.get("noise", [])
+    ]
     kept = [title_kept(p["title"], les["title_words"]) for les, cov in zip(lessons, covering) for p in cov]
     accepted = m.inbox.accept(all=True, now=NOW)
     memory_of = {a["id"]: a["memory"] for a in accepted}
@@ -154,11 +158,26 @@ def score(sc: dict, props: list, m) -> dict:
             hits = recall(m.store, q["q"], session="next", scope="next", limit=5, now=ASKED).hits
             first = hits[0].id if hits else None
             top = bm.search(q["q"], 1)
-            asked.append({"q": q["q"], "lang": q["lang"], "first": first in mine, "bm25": bool(top) and top[0] in mine,
-                          "got": first, "episode_first": bool(hits) and hits[0].path.startswith("memory/episodes/")})
-    return {"lessons": len(lessons), "covered": sum(bool(c) for c in covering),
-            "one_each": sum(len(c) == 1 for c in covering), "proposals": len(props), "noise": len(noise),
-            "kept": sum(kept), "kept_of": len(kept), "asked": asked}
+            asked.append(
+                {
+                    "q": q["q"],
+                    "lang": q["lang"],
+                    "first": first in mine,
+                    "bm25": bool(top) and top[0] in mine,
+                    "got": first,
+                    "episode_first": bool(hits) and hits[0].path.startswith("memory/episodes/"),
+                }
+            )
+    return {
+        "lessons": len(lessons),
+        "covered": sum(bool(c) for c in covering),
+        "one_each": sum(len(c) == 1 for c in covering),
+        "proposals": len(props),
+        "noise": len(noise),
+        "kept": sum(kept),
+        "kept_of": len(kept),
+        "asked": asked,
+    }
 
 
 def main(argv=None) -> int:
@@ -167,8 +186,11 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", nargs="*", default=["offline", "agent"])
     ap.add_argument("--show", action="store_true", help="print each proposal and each question's first hit")
     args = ap.parse_args(argv)
-    scenarios = [s for s in json.loads(DATA.read_text(encoding="utf-8"))["scenarios"]
-                 if args.split == "all" or s["split"] == args.split]
+    scenarios = [
+        s
+        for s in json.loads(DATA.read_text(encoding="utf-8"))["scenarios"]
+        if args.split == "all" or s["split"] == args.split
+    ]
     agent = json.loads(AGENT.read_text(encoding="utf-8"))["proposals"]
     rows = {}
     with tempfile.TemporaryDirectory(prefix="memcli-scenarios-") as tmp:
@@ -183,15 +205,21 @@ def main(argv=None) -> int:
                     print(f"[{engine}] {sc['name']}")
                     for p in props:
                         target = f" -> {p['target']}" if p["target"] else ""
-                        print(f"   {p['id']}{target}\n      {p['title']}\n      = {p['summary']}\n      "
-                              f"tags {p['tags']} aliases {p['aliases']} turns {p['turns']}")
+                        print(
+                            f"   {p['id']}{target}\n      {p['title']}\n      = {p['summary']}\n      "
+                            f"tags {p['tags']} aliases {p['aliases']} turns {p['turns']}"
+                        )
                     for a in r["asked"]:
                         print(f"   {'FIRST' if a['first'] else '     '} {a['q']}  ->  {a['got']}")
-    print(f"working sessions, split {args.split}: {len(scenarios)} sessions, "
-          f"{sum(len(s['turns']) for s in scenarios)} turns, {sum(len(s['lessons']) for s in scenarios)} lessons, "
-          f"{sum(len(les['questions']) for s in scenarios for les in s['lessons'])} questions")
-    print(f"{'engine':8} {'lessons':>7} {'one each':>8} {'props':>5} {'noise':>5} {'kept':>5} "
-          f"{'first':>5} {'en':>5} {'zh':>5} {'BM25':>5}")
+    print(
+        f"working sessions, split {args.split}: {len(scenarios)} sessions, "
+        f"{sum(len(s['turns']) for s in scenarios)} turns, {sum(len(s['lessons']) for s in scenarios)} lessons, "
+        f"{sum(len(les['questions']) for s in scenarios for les in s['lessons'])} questions"
+    )
+    print(
+        f"{'engine':8} {'lessons':>7} {'one each':>8} {'props':>5} {'noise':>5} {'kept':>5} "
+        f"{'first':>5} {'en':>5} {'zh':>5} {'BM25':>5}"
+    )
     for engine, rr in rows.items():
         n = sum(r["lessons"] for r in rr)
         cov = sum(r["covered"] for r in rr)
@@ -199,11 +227,14 @@ def main(argv=None) -> int:
 
         def share(xs):
             return sum(xs) / max(len(xs), 1)
-        print(f"{engine:8} {cov / n:>7.2f} {sum(r['one_each'] for r in rr) / max(cov, 1):>8.2f} "
-              f"{sum(r['proposals'] for r in rr):>5} {sum(r['noise'] for r in rr):>5} "
-              f"{sum(r['kept'] for r in rr) / max(sum(r['kept_of'] for r in rr), 1):>5.2f} "
-              f"{share([a['first'] for a in asked]):>5.2f} {share([a['first'] for a in asked if a['lang'] == 'en']):>5.2f} "
-              f"{share([a['first'] for a in asked if a['lang'] == 'zh']):>5.2f} {share([a['bm25'] for a in asked]):>5.2f}")
+
+        print(
+            f"{engine:8} {cov / n:>7.2f} {sum(r['one_each'] for r in rr) / max(cov, 1):>8.2f} "
+            f"{sum(r['proposals'] for r in rr):>5} {sum(r['noise'] for r in rr):>5} "
+            f"{sum(r['kept'] for r in rr) / max(sum(r['kept_of'] for r in rr), 1):>5.2f} "
+            f"{share([a['first'] for a in asked]):>5.2f} {share([a['first'] for a in asked if a['lang'] == 'en']):>5.2f} "
+            f"{share([a['first'] for a in asked if a['lang'] == 'zh']):>5.2f} {share([a['bm25'] for a in asked]):>5.2f}"
+        )
     return 0
 
 

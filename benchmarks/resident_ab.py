@@ -26,11 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import store  # noqa: E402
 from gen_store import INDEX_WORD  # noqa: E402
 
-ROWS = [("should-recall", ["should-recall", "还记得上次那个部署方案吗"], None),
-        ("recall, index hit", ["recall", INDEX_WORD], None),
-        ("hook, prompt needs memory", ["hook", "claude-code"], f"上次那个 {INDEX_WORD} 的方案是怎么做的?"),
-        ("hook, prompt does not", ["hook", "claude-code"], "write a haiku about autumn rain"),
-        ("session add", ["--session", "ab", "session", "add", "assistant", "a turn of the benchmark"], None)]
+ROWS = [
+    ("should-recall", ["should-recall", "还记得上次那个部署方案吗"], None),
+    ("recall, index hit", ["recall", INDEX_WORD], None),
+    ("hook, prompt needs memory", ["hook", "claude-code"], f"上次那个 {INDEX_WORD} 的方案是怎么做的?"),
+    ("hook, prompt does not", ["hook", "claude-code"], "write a haiku about autumn rain"),
+    ("session add", ["--session", "ab", "session", "add", "assistant", "a turn of the benchmark"], None),
+]
 
 
 def main() -> None:
@@ -52,8 +54,11 @@ def main() -> None:
             shutil.copytree(source, root, ignore=shutil.ignore_patterns(".memcli"))
             env = dict(env0, XDG_STATE_HOME=tempfile.mkdtemp(), XDG_RUNTIME_DIR=tempfile.mkdtemp())
             subprocess.run([memcli, "hook", "allow", str(root)], env=env, capture_output=True, check=True)
-            subprocess.run([memcli, "--root", str(root), "recall", "zanzibar"], env=dict(env, MEMCLI_SERVE="off"),
-                           capture_output=True)  # the caches, as a first run leaves them
+            subprocess.run(
+                [memcli, "--root", str(root), "recall", "zanzibar"],
+                env=dict(env, MEMCLI_SERVE="off"),
+                capture_output=True,
+            )  # the caches, as a first run leaves them
             proc = subprocess.Popen([memcli, "--root", str(root), "serve"], env=env, stderr=subprocess.PIPE, text=True)
             servers.append(proc)
             if "serving" not in proc.stderr.readline():
@@ -63,11 +68,21 @@ def main() -> None:
         floor = []
         for i in range(a.rounds + 1):
             for row, args, prompt in ROWS:
-                for s in (("a", "b") if i % 2 else ("b", "a")):
+                for s in ("a", "b") if i % 2 else ("b", "a"):
                     memcli, root, env = sides[s]
-                    data = b"" if prompt is None else json.dumps(
-                        {"session_id": "ab", "cwd": str(root), "hook_event_name": "UserPromptSubmit", "prompt": prompt},
-                        ensure_ascii=False).encode()
+                    data = (
+                        b""
+                        if prompt is None
+                        else json.dumps(
+                            {
+                                "session_id": "ab",
+                                "cwd": str(root),
+                                "hook_event_name": "UserPromptSubmit",
+                                "prompt": prompt,
+                            },
+                            ensure_ascii=False,
+                        ).encode()
+                    )
                     t = time.perf_counter()
                     r = subprocess.run([memcli, "--root", str(root), *args], input=data, env=env, capture_output=True)
                     wall = (time.perf_counter() - t) * 1000
@@ -84,8 +99,10 @@ def main() -> None:
             proc.terminate()
             proc.wait(10)
     load = os.getloadavg()
-    print(f"{a.rounds} rounds, {a.gap} s between requests, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; "
-          f"python -c pass {statistics.median(floor[1:]):.1f} ms (min {min(floor[1:]):.1f})\n")
+    print(
+        f"{a.rounds} rounds, {a.gap} s between requests, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; "
+        f"python -c pass {statistics.median(floor[1:]):.1f} ms (min {min(floor[1:]):.1f})\n"
+    )
     print(f"| served command | {a.a}: median (min) ms | {a.b}: median (min) ms |\n|---|---:|---:|")
     for row, *_ in ROWS:
         x, y = got[(row, "a")], got[(row, "b")]

@@ -55,8 +55,9 @@ def server_cpu(root) -> float:
 def run(cmd: list, data: bytes, env: dict, cwd, server) -> tuple:
     before = server_cpu(server)
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                         cwd=cwd)
+    p = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd
+    )
     p.stdin.write(data)
     p.stdin.close()
     out = p.stdout.read()
@@ -93,8 +94,10 @@ def main() -> None:
         subprocess.run([MEMCLI, "--root", str(root), "recall", DETAIL_WORD], env=alone, capture_output=True)
 
     def event(prompt: str) -> bytes:
-        return json.dumps({"session_id": "bench", "cwd": str(small), "hook_event_name": "UserPromptSubmit",
-                           "prompt": prompt}, ensure_ascii=False).encode()
+        return json.dumps(
+            {"session_id": "bench", "cwd": str(small), "hook_event_name": "UserPromptSubmit", "prompt": prompt},
+            ensure_ascii=False,
+        ).encode()
 
     m, ml = [MEMCLI, "--root", str(small)], [MEMCLI, "--root", str(large)]
     commands = [  # (name, command, stdin, root it runs on)
@@ -102,16 +105,35 @@ def main() -> None:
         ("should-recall", m + ["should-recall", TURN], b"", small),
         ("context", m + ["context", INDEX_WORD], b"", small),
         ("session add", m + ["--session", "bench", "session", "add", "user", "a turn of the benchmark"], b"", small),
-        ("hook, prompt needs memory", m + ["hook", "claude-code"], event(f"上次那个 {INDEX_WORD} 的方案是怎么做的?"), small),
+        (
+            "hook, prompt needs memory",
+            m + ["hook", "claude-code"],
+            event(f"上次那个 {INDEX_WORD} 的方案是怎么做的?"),
+            small,
+        ),
         ("hook, prompt does not", m + ["hook", "claude-code"], event("write a haiku about autumn rain"), small),
         (f"recall, details layer, {a.details_size // 1000}k", ml + ["recall", DETAIL_WORD], b"", large),
     ]
-    rows = [("python -c pass", [sys.executable, "-c", "pass"], b"", alone, small, None),
-            ("python -c 'import re' (what the console script imports)", [sys.executable, "-c", "import re"], b"",
-             alone, small, None),
-            ("memcli --version", [MEMCLI, "--version"], b"", alone, small, None),
-            (f"grep -ril, {a.details_size // 1000}k files", ["grep", "-ril", DETAIL_WORD, "memory/"], b"", alone, large,
-             None)]
+    rows = [
+        ("python -c pass", [sys.executable, "-c", "pass"], b"", alone, small, None),
+        (
+            "python -c 'import re' (what the console script imports)",
+            [sys.executable, "-c", "import re"],
+            b"",
+            alone,
+            small,
+            None,
+        ),
+        ("memcli --version", [MEMCLI, "--version"], b"", alone, small, None),
+        (
+            f"grep -ril, {a.details_size // 1000}k files",
+            ["grep", "-ril", DETAIL_WORD, "memory/"],
+            b"",
+            alone,
+            large,
+            None,
+        ),
+    ]
     servers = {root: start_server(root, env) for root in (small, large)}
     global PING
     os.environ["XDG_RUNTIME_DIR"] = env["XDG_RUNTIME_DIR"]  # this process pings the servers
@@ -135,26 +157,36 @@ def main() -> None:
             proc.terminate()
             proc.wait(10)
     load = os.getloadavg()
-    print(f"{date.today()} · {os.cpu_count()} cores · Python {sys.version.split()[0]} · {a.size} memories "
-          f"({a.details_size} for the details rows) · medians of {a.runs} interleaved rounds after a warm-up · "
-          f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} · requests the servers ran: "
-          f"{sum(answered.values())} of {a.runs + 1} × {len(commands)}\n")
+    print(
+        f"{date.today()} · {os.cpu_count()} cores · Python {sys.version.split()[0]} · {a.size} memories "
+        f"({a.details_size} for the details rows) · medians of {a.runs} interleaved rounds after a warm-up · "
+        f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} · requests the servers ran: "
+        f"{sum(answered.values())} of {a.runs + 1} × {len(commands)}\n"
+    )
     print("| command | median ms | min ms | client CPU ms | server CPU ms | exit |")
     print("|---|---:|---:|---:|---:|---|")
     med = {}
     for (name, *_), g in zip(rows, got):
         wall = [x[0] for x in g]
         med[name] = statistics.median(wall)
-        print(f"| {name} | {med[name]:.1f} | {min(wall):.1f} | {statistics.median(x[1] for x in g):.1f} "
-              f"| {statistics.median(x[2] for x in g):.1f} | {sorted({x[3] for x in g})} |")
+        print(
+            f"| {name} | {med[name]:.1f} | {min(wall):.1f} | {statistics.median(x[1] for x in g):.1f} "
+            f"| {statistics.median(x[2] for x in g):.1f} | {sorted({x[3] for x in g})} |"
+        )
     grep = med[f"grep -ril, {a.details_size // 1000}k files"]
     details = f"recall, details layer, {a.details_size // 1000}k"
     print("\n| goal | own process | memcli serve |\n|---|---:|---:|")
-    for name, goal in (("recall, index hit", 30), ("should-recall", 25), ("hook, prompt needs memory", 35),
-                       ("hook, prompt does not", 35)):
+    for name, goal in (
+        ("recall, index hit", 30),
+        ("should-recall", 25),
+        ("hook, prompt needs memory", 35),
+        ("hook, prompt does not", 35),
+    ):
         print(f"| {name} ≤ {goal} ms | {med[name + ' · own process']:.0f} | {med[name + ' · memcli serve']:.0f} |")
-    print(f"| {details} ≤ 1.0× grep -ril ({grep:.0f} ms) | {med[details + ' · own process'] / grep:.2f}× "
-          f"| {med[details + ' · memcli serve'] / grep:.2f}× |")
+    print(
+        f"| {details} ≤ 1.0× grep -ril ({grep:.0f} ms) | {med[details + ' · own process'] / grep:.2f}× "
+        f"| {med[details + ' · memcli serve'] / grep:.2f}× |"
+    )
 
 
 if __name__ == "__main__":

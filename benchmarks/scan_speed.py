@@ -74,8 +74,11 @@ def _toml(value) -> str:
             return "[" + ", ".join(map(one, v)) + "]"
         return "{" + ", ".join(f"{json.dumps(k)} = {one(x)}" for k, x in v.items()) + "}"
 
-    out = [f"{json.dumps(k)} = {one(v)}" for k, v in value.items()
-           if not isinstance(v, (dict, list)) or (isinstance(v, list) and v and not isinstance(v[0], dict))]
+    out = [
+        f"{json.dumps(k)} = {one(v)}"
+        for k, v in value.items()
+        if not isinstance(v, (dict, list)) or (isinstance(v, list) and v and not isinstance(v[0], dict))
+    ]
     for k, v in value.items():
         if isinstance(v, dict):
             out += [f"[{k}]"] + [f"{json.dumps(kk)} = {one(vv)}" for kk, vv in v.items()]
@@ -117,8 +120,9 @@ def whole(cmd: list, runs: int, env=None, setup=None) -> float:
         if setup is not None:
             cmd = setup(i)
         t = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=True,
-                       cwd=tempfile.gettempdir())
+        subprocess.run(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=True, cwd=tempfile.gettempdir()
+        )
         if i:  # the first run warms the file cache
             times.append((time.perf_counter() - t) * 1000)
     return statistics.median(times)
@@ -135,29 +139,40 @@ def main() -> None:
 
     # as an installed wheel has them (pip compiles on install), whatever PYTHONDONTWRITEBYTECODE says
     compileall.compile_dir(os.path.dirname(memcli.__file__), quiet=1)
-    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  python {sys.version.split()[0]}  "
-          f"module {args.module} ({os.path.dirname(memcli.__file__)})  runs {args.runs}")
+    print(
+        f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  python {sys.version.split()[0]}  "
+        f"module {args.module} ({os.path.dirname(memcli.__file__)})  runs {args.runs}"
+    )
     print(parse_times(args.runs * 10))
     small, large = text_of(4096), text_of(1_000_000)
     for label, text, runs in (("4 KB", small, args.runs * 10), ("1 MB", large, args.runs)):
         r = in_process(args.module, text, runs)
-        print(f"in process, {label}: find_secrets {r['find_secrets']:.2f} ms, find_injection "
-              f"{r['find_injection']:.2f} ms")
+        print(
+            f"in process, {label}: find_secrets {r['find_secrets']:.2f} ms, find_injection {r['find_injection']:.2f} ms"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         note = Path(tmp) / "note.txt"
         note.write_text(small, encoding="utf-8")
-        code = (f"import pathlib; from {args.module} import find_secrets, find_injection; "
-                f"t = pathlib.Path({str(note)!r}).read_text(); find_secrets(t); find_injection(t)")
+        code = (
+            f"import pathlib; from {args.module} import find_secrets, find_injection; "
+            f"t = pathlib.Path({str(note)!r}).read_text(); find_secrets(t); find_injection(t)"
+        )
         base = whole([*PYTHON, "-c", "pass"], args.runs)
         scan = whole([*PYTHON, "-c", code], args.runs)
-        print(f"fresh process, import + scan 4 KB: {scan:.1f} ms (python -c pass {base:.1f} ms, "
-              f"difference {scan - base:.1f} ms)")
+        print(
+            f"fresh process, import + scan 4 KB: {scan:.1f} ms (python -c pass {base:.1f} ms, "
+            f"difference {scan - base:.1f} ms)"
+        )
         root = Path(tmp) / "root"
         subprocess.run([*MEMCLI, "init", str(root)], check=True, stdout=subprocess.DEVNULL, cwd=tmp)
         env = {**os.environ, "MEMCLI_ROOT": str(root)}
         body = small[:1500]
-        rem = whole([*MEMCLI, "remember", "t"], args.runs, env=env,
-                    setup=lambda i: [*MEMCLI, "remember", f"benchmark note {i}", "a summary", "--body", body])
+        rem = whole(
+            [*MEMCLI, "remember", "t"],
+            args.runs,
+            env=env,
+            setup=lambda i: [*MEMCLI, "remember", f"benchmark note {i}", "a summary", "--body", body],
+        )
         base = whole([*PYTHON, "-c", "pass"], args.runs)
         print(f"memcli remember (1.5 KB body): {rem:.1f} ms (python -c pass {base:.1f} ms)")
 

@@ -54,19 +54,42 @@ def load_set(path: str, split: str):
     if path == "recall_eval":
         from run import load_docs  # benchmarks/recall_eval/run.py
 
-        docs = [SearchDoc(key=d.key, title=d.title, summary=d.summary, tags=d.tags, body=d.body,
-                          importance=d.importance, updated=d.updated)
-                for d, _ in load_docs(HERE / "recall_eval" / "memory")]
+        docs = [
+            SearchDoc(
+                key=d.key,
+                title=d.title,
+                summary=d.summary,
+                tags=d.tags,
+                body=d.body,
+                importance=d.importance,
+                updated=d.updated,
+            )
+            for d, _ in load_docs(HERE / "recall_eval" / "memory")
+        ]
         raw = yaml.safe_load((HERE / "recall_eval" / "queries.yaml").read_text(encoding="utf-8"))["queries"]
-        queries = [{"q": q["q"], "expect": q["expect"], "kind": q["kind"], "cross": q["kind"] == "cross"}
-                   for q in raw if split == "all" or q.get("split") == split]
+        queries = [
+            {"q": q["q"], "expect": q["expect"], "kind": q["kind"], "cross": q["kind"] == "cross"}
+            for q in raw
+            if split == "all" or q.get("split") == split
+        ]
         return docs, queries
     root = Path(path)
     from run import load_docs
 
     mem_dir = root / "memories" if (root / "memories").is_dir() else root / "memory"
-    docs = [SearchDoc(key=d.key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
-                      importance=d.importance, updated=d.updated) for d, _ in load_docs(mem_dir)]
+    docs = [
+        SearchDoc(
+            key=d.key,
+            title=d.title,
+            summary=d.summary,
+            tags=d.tags,
+            aliases=d.aliases,
+            body=d.body,
+            importance=d.importance,
+            updated=d.updated,
+        )
+        for d, _ in load_docs(mem_dir)
+    ]
     raw = yaml.safe_load((root / f"queries-{split}.yaml").read_text(encoding="utf-8"))
     raw = raw.get("queries", raw) if isinstance(raw, dict) else raw
     queries = []
@@ -75,7 +98,11 @@ def load_set(path: str, split: str):
         if isinstance(expect, list):
             expect = expect[0] if expect else None
         kind = str(q.get("kind") or "")
-        cross = bool(q.get("cross")) or "cross" in kind or (q.get("lang") and q.get("doc_lang") and q["lang"] != q["doc_lang"])
+        cross = (
+            bool(q.get("cross"))
+            or "cross" in kind
+            or (q.get("lang") and q.get("doc_lang") and q["lang"] != q["doc_lang"])
+        )
         queries.append({"q": q["q"] if "q" in q else q["query"], "expect": expect, "kind": kind, "cross": bool(cross)})
     return docs, queries
 
@@ -95,8 +122,13 @@ def score(results: dict, queries: list) -> dict:
     def fp(qs):
         return sum(1 for q in qs if results[q["q"]]) / max(len(qs), 1)
 
-    return {"hit@1": h1(pos), "cross": h1(cross), "FP-unrel": fp(unrel), "FP-near": fp(near),
-            "n": (len(pos), len(cross), len(unrel), len(near))}
+    return {
+        "hit@1": h1(pos),
+        "cross": h1(cross),
+        "FP-unrel": fp(unrel),
+        "FP-near": fp(near),
+        "n": (len(pos), len(cross), len(unrel), len(near)),
+    }
 
 
 def quality(args) -> None:
@@ -118,19 +150,25 @@ def quality(args) -> None:
     qv = model.encode([q["q"] for q in queries])
     lexical = {q["q"]: index.search(q["q"], limit=50, threshold=args.lex_floor, now=NOW) for q in queries}
     shipped = {q["q"]: [s.key for s in index.search(q["q"], limit=5, now=NOW)] for q in queries}
-    rows = [("bm25", score({q["q"]: bm25(q["q"]) for q in queries}, queries)),
-            ("lexical", score(shipped, queries))]
-    weights = [(args.lex_weight, args.margin_weight)] if not args.grid else [
-        (lw, mw) for lw in (0.3, 0.6, 1.0) for mw in (0.0, 1.0, 2.0)]
+    rows = [("bm25", score({q["q"]: bm25(q["q"]) for q in queries}, queries)), ("lexical", score(shipped, queries))]
+    weights = (
+        [(args.lex_weight, args.margin_weight)]
+        if not args.grid
+        else [(lw, mw) for lw in (0.3, 0.6, 1.0) for mw in (0.0, 1.0, 2.0)]
+    )
     for lw, mw in weights:
         for cut in CUTS:
             rule = semantic.Rule(cut=cut, lex_weight=lw, margin_weight=mw)
-            res = {q["q"]: [k for k, _, _ in semantic.rank(v, keys, vectors, lexical[q["q"]], 5, DEFAULT_THRESHOLD, rule)]
-                   for q, v in zip(queries, qv)}
+            res = {
+                q["q"]: [k for k, _, _ in semantic.rank(v, keys, vectors, lexical[q["q"]], 5, DEFAULT_THRESHOLD, rule)]
+                for q, v in zip(queries, qv)
+            }
             rows.append((f"sem lw={lw} mw={mw} cut={cut}", score(res, queries)))
     n = rows[0][1]["n"]
-    print(f"{len(docs)} memories ({build * 1000:.0f} ms to embed), {len(queries)} queries "
-          f"(answerable {n[0]}, cross-lingual {n[1]}, unrelated {n[2]}, near-domain {n[3]})")
+    print(
+        f"{len(docs)} memories ({build * 1000:.0f} ms to embed), {len(queries)} queries "
+        f"(answerable {n[0]}, cross-lingual {n[1]}, unrelated {n[2]}, near-domain {n[3]})"
+    )
     print(f"{'engine':36} {'hit@1':>6} {'cross':>6} {'FP-unr':>7} {'FP-near':>7}")
     for name, m in rows:
         print(f"{name:36} {m['hit@1']:>6.2f} {m['cross']:>6.2f} {m['FP-unrel']:>7.2f} {m['FP-near']:>7.2f}")
@@ -144,9 +182,11 @@ def quality(args) -> None:
             got = [k for k, _, _ in semantic.rank(v, keys, vectors, lexical[q["q"]], 5, DEFAULT_THRESHOLD, rule)]
             ok = got[:1] == [q["expect"]] if q["expect"] else not got
             if not ok or args.show == "all":
-                print(f"  {'ok ' if ok else 'BAD'} [{q['kind']}] {q['q']!r} expect={q['expect']} got={got[:2]} "
-                      f"conf={conf:.3f} top={fused[0][0]}:{fused[0][1]:.3f} 2nd={fused[1][0]}:{fused[1][1]:.3f} "
-                      f"lex_top={max(lex.values()) if lex else 0:.2f}")
+                print(
+                    f"  {'ok ' if ok else 'BAD'} [{q['kind']}] {q['q']!r} expect={q['expect']} got={got[:2]} "
+                    f"conf={conf:.3f} top={fused[0][0]}:{fused[0][1]:.3f} 2nd={fused[1][0]}:{fused[1][1]:.3f} "
+                    f"lex_top={max(lex.values()) if lex else 0:.2f}"
+                )
 
 
 # -- LoCoMo --------------------------------------------------------------------------------------
@@ -160,15 +200,20 @@ def locomo(args) -> None:
 
     data = json.loads(Path(args.path).read_text(encoding="utf-8"))
     model = embed.load()
-    totals = {"lexical (shipped)": [0, 0], "lexical, no cut-offs": [0, 0], "lexical + semantic": [0, 0],
-              "lexical + semantic fill": [0, 0]}
+    totals = {
+        "lexical (shipped)": [0, 0],
+        "lexical, no cut-offs": [0, 0],
+        "lexical + semantic": [0, 0],
+        "lexical + semantic fill": [0, 0],
+    }
     for conv in data:
         c = conv["conversation"]
         docs = []
         for key in sorted(k for k in c if k.startswith("session_") and isinstance(c[k], list)):
             for turn in c[key]:
-                docs.append(SearchDoc(key=turn["dia_id"], title="", body=f"{turn['speaker']}: {turn['text']}",
-                                      updated=None))
+                docs.append(
+                    SearchDoc(key=turn["dia_id"], title="", body=f"{turn['speaker']}: {turn['text']}", updated=None)
+                )
         index = MemoryIndex(docs)
         keys = [d.key for d in docs]
         vecs = model.encode([d.body for d in docs])  # a turn has no head: both vectors are the same
@@ -183,8 +228,12 @@ def locomo(args) -> None:
             rule = semantic.Rule(cut=args.cut)
             sem = [k for k, _, _ in semantic.rank(v, keys, vectors, lex, 5, DEFAULT_THRESHOLD, rule, fill=True)]
             plain = shipped or [k for k, _, _ in semantic.rank(v, keys, vectors, lex, 5, float("inf"), rule)]
-            for name, got in (("lexical (shipped)", shipped), ("lexical, no cut-offs", nocut),
-                              ("lexical + semantic", plain), ("lexical + semantic fill", sem)):
+            for name, got in (
+                ("lexical (shipped)", shipped),
+                ("lexical, no cut-offs", nocut),
+                ("lexical + semantic", plain),
+                ("lexical + semantic fill", sem),
+            ):
                 totals[name][0] += bool(gold & set(got[:5]))
                 totals[name][1] += 1
     for name, (hit, n) in totals.items():
@@ -238,8 +287,12 @@ def timing(args) -> None:
                     times.append(ms)
                     layer = (data.get("data") or {}).get("layer")
                 print(f"{n:>8} {name:28} {statistics.median(times):>10.1f} {str(layer):>9}")
-            server = subprocess.Popen([py, "-m", "memcli", "--root", str(root), "serve"], stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.PIPE, env=env)
+            server = subprocess.Popen(
+                [py, "-m", "memcli", "--root", str(root), "serve"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
             try:
                 from memcli.search import remote as serve
 
@@ -262,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     q = sub.add_parser("quality")
-    q.add_argument("--set", default="recall_eval", help="recall_eval, or a folder with memories/ and queries-SPLIT.yaml")
+    q.add_argument(
+        "--set", default="recall_eval", help="recall_eval, or a folder with memories/ and queries-SPLIT.yaml"
+    )
     q.add_argument("--split", default="dev")
     q.add_argument("--lex-weight", type=float, default=None)
     q.add_argument("--margin-weight", type=float, default=None)
@@ -278,8 +333,11 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--runs", type=int, default=7)
     t.add_argument("--roots", type=Path, help="keep the generated roots (and their caches) in DIR/N for the next run")
     t.add_argument("--lexical-query", default=None, help="default: the word gen_store plants in the index")
-    t.add_argument("--meaning-query", default="sourdough starter feeding schedule",
-                   help="words no generated memory holds, so only embeddings can answer")
+    t.add_argument(
+        "--meaning-query",
+        default="sourdough starter feeding schedule",
+        help="words no generated memory holds, so only embeddings can answer",
+    )
     args = parser.parse_args(argv)
     from memcli.search.semantic import DEFAULT_CUT, LEX_FLOOR, LEX_WEIGHT, MARGIN_WEIGHT
 

@@ -26,8 +26,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-LOCOMO = next((p / "shared/data/locomo-dev/locomo-dev.json" for p in (HERE.parent.parent, HERE.parent.parent.parent)
-               if (p / "shared/data/locomo-dev/locomo-dev.json").is_file()), None)
+LOCOMO = next(
+    (
+        p / "shared/data/locomo-dev/locomo-dev.json"
+        for p in (HERE.parent.parent, HERE.parent.parent.parent)
+        if (p / "shared/data/locomo-dev/locomo-dev.json").is_file()
+    ),
+    None,
+)
 
 
 def words_of(text: str) -> set:
@@ -72,8 +78,14 @@ def compare(words: list, stem, snowball) -> dict:
         else:
             other.append((w, mine, ref))
     n = len(words)
-    return {"n": n, "same": same / n, "same, y = i": same_y / n, "Snowball cut more": cut_more / n,
-            "other": len(other) / n, "examples": other[:12]}
+    return {
+        "n": n,
+        "same": same / n,
+        "same, y = i": same_y / n,
+        "Snowball cut more": cut_more / n,
+        "other": len(other) / n,
+        "examples": other[:12],
+    }
 
 
 def per_word(stem, words: list) -> float:
@@ -104,8 +116,10 @@ def main(argv: list | None = None) -> int:
         print(f"{name}: {len(words)} words")
         for label, fn in stemmers.items():
             r = compare(words, fn, snowball)
-            print(f"  {label:9} same as Snowball {r['same']:.3f}, with y = i {r['same, y = i']:.3f}; "
-                  f"Snowball cut more {r['Snowball cut more']:.3f}; other {r['other']:.3f}  e.g. {r['examples'][:6]}")
+            print(
+                f"  {label:9} same as Snowball {r['same']:.3f}, with y = i {r['same, y = i']:.3f}; "
+                f"Snowball cut more {r['Snowball cut more']:.3f}; other {r['other']:.3f}  e.g. {r['examples'][:6]}"
+            )
         costs = {label: per_word(fn, words) for label, fn in stemmers.items()}
         costs["snowballstemmer"] = per_word(reference.stemWord, words)
         print("  us/word: " + ", ".join(f"{k} {v:.2f}" for k, v in costs.items()))

@@ -40,8 +40,15 @@ TMP_PREFIX = ".memcli-tmp-"
 SHARED_NOTE = "shared-note"
 
 # exit codes a reader may give while writers run: 1 is "nothing found" or "findings remain"
-READER_CODES = {"recall": {0, 1}, "index check": {0, 1}, "list": {0}, "context": {0}, "scope check": {0, 1},
-                "should-recall": {0, 1}, "heartbeat": {0, 1}}
+READER_CODES = {
+    "recall": {0, 1},
+    "index check": {0, 1},
+    "list": {0},
+    "context": {0},
+    "scope check": {0, 1},
+    "should-recall": {0, 1},
+    "heartbeat": {0, 1},
+}
 
 
 # ---------------------------------------------------------------- workers
@@ -52,8 +59,19 @@ def worker_ops(kind: str, proc: int, count: int) -> list[list[str]]:
     ops = []
     for i in range(count):
         if kind == "remember":
-            ops.append(["remember", f"Stress note {proc} {i}", f"summary of note {proc}-{i}", "-t", f"w{proc}",
-                        "--id", f"w{proc}-{i}", "--body", f"body of {proc}-{i}\n\nend-w{proc}-{i}\n"])
+            ops.append(
+                [
+                    "remember",
+                    f"Stress note {proc} {i}",
+                    f"summary of note {proc}-{i}",
+                    "-t",
+                    f"w{proc}",
+                    "--id",
+                    f"w{proc}-{i}",
+                    "--body",
+                    f"body of {proc}-{i}\n\nend-w{proc}-{i}\n",
+                ]
+            )
         elif kind == "scope":
             ops.append(["scope", "set", f"k-{proc}-{i}", f"v-{proc}-{i}", "--agent", f"agent-{proc}"])
             if i % 10 == 0:
@@ -68,8 +86,15 @@ def worker_ops(kind: str, proc: int, count: int) -> list[list[str]]:
     return ops
 
 
-READER_OPS = [["recall", "stress note summary"], ["index", "check"], ["recall", "appended turn", "--deep"],
-              ["list"], ["context", "stress note"], ["scope", "check"], ["should-recall", "like last time"]]
+READER_OPS = [
+    ["recall", "stress note summary"],
+    ["index", "check"],
+    ["recall", "appended turn", "--deep"],
+    ["list"],
+    ["context", "stress note"],
+    ["scope", "check"],
+    ["should-recall", "like last time"],
+]
 
 
 def _run_inproc(argv: list[str]) -> tuple[object, str]:
@@ -117,8 +142,12 @@ def worker_main(args) -> None:
 
 def _emit(argv, code, err, t) -> None:
     first = err.strip().splitlines()[0] if err.strip() else ""
-    rec = {"argv": argv, "code": code, "ms": round((time.perf_counter() - t) * 1000, 1),
-           "err": err if code == "traceback" else first}
+    rec = {
+        "argv": argv,
+        "code": code,
+        "ms": round((time.perf_counter() - t) * 1000, 1),
+        "err": err if code == "traceback" else first,
+    }
     sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
@@ -154,9 +183,17 @@ class Report:
         return not self.problems and not self.tracebacks and self.lost == 0
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "lost": self.lost, "writers": self.writers, "readers": self.readers,
-                "problems": self.problems[:50], "tracebacks": self.tracebacks[:5], "seconds": round(self.seconds, 1),
-                "files": self.files, "lock_waits_ms": self.lock_waits_ms}
+        return {
+            "ok": self.ok,
+            "lost": self.lost,
+            "writers": self.writers,
+            "readers": self.readers,
+            "problems": self.problems[:50],
+            "tracebacks": self.tracebacks[:5],
+            "seconds": round(self.seconds, 1),
+            "files": self.files,
+            "lock_waits_ms": self.lock_waits_ms,
+        }
 
 
 def prepare(root: Path, max_lines: int | None = None, lock_timeout: str = "60s") -> None:
@@ -172,8 +209,19 @@ def prepare(root: Path, max_lines: int | None = None, lock_timeout: str = "60s")
     Memory(root).remember("Shared note", "the first summary", id=SHARED_NOTE, pinned=True, body="Start.\n")
 
 
-def run(root: Path, *, remember=(16, 50), scope=(8, 100), session=(4, 50), update=(4, 25), readers=2,
-        cli=False, max_lines=None, lock_timeout="60s", timeout=1800) -> Report:
+def run(
+    root: Path,
+    *,
+    remember=(16, 50),
+    scope=(8, 100),
+    session=(4, 50),
+    update=(4, 25),
+    readers=2,
+    cli=False,
+    max_lines=None,
+    lock_timeout="60s",
+    timeout=1800,
+) -> Report:
     """Start every worker at once, wait for the writers, stop the readers, verify the root."""
     root = Path(root)
     prepare(root, max_lines, lock_timeout)
@@ -206,8 +254,20 @@ def run(root: Path, *, remember=(16, 50), scope=(8, 100), session=(4, 50), updat
 
 
 def _spawn(kind, proc, count, root, stop, cli, env):
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, "--proc", str(proc), "--count",
-           str(count), "--root", str(root), "--stop", str(stop)] + (["--cli"] if cli else [])
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        kind,
+        "--proc",
+        str(proc),
+        "--count",
+        str(count),
+        "--root",
+        str(root),
+        "--stop",
+        str(stop),
+    ] + (["--cli"] if cli else [])
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -227,12 +287,17 @@ def verify(root: Path, results: dict) -> Report:
 
     rep = Report()
     for kind, recs in results.items():
-        rep.writers[kind] = {"attempted": len(recs), "ok": sum(r["code"] == 0 for r in recs),
-                             "refused": sum(r["code"] == 4 for r in recs),
-                             "failed": sum(r["code"] not in (0, 4) for r in recs), "lost": 0}
+        rep.writers[kind] = {
+            "attempted": len(recs),
+            "ok": sum(r["code"] == 0 for r in recs),
+            "refused": sum(r["code"] == 4 for r in recs),
+            "failed": sum(r["code"] not in (0, 4) for r in recs),
+            "lost": 0,
+        }
         rep.tracebacks += [r["err"] for r in recs if r["code"] == "traceback"]
-        rep.problems += [f"{kind}: {' '.join(r['argv'][:3])} exited {r['code']}: {r['err']}" for r in recs
-                         if r["code"] not in (0, 4)]
+        rep.problems += [
+            f"{kind}: {' '.join(r['argv'][:3])} exited {r['code']}: {r['err']}" for r in recs if r["code"] not in (0, 4)
+        ]
         times = sorted(r.get("ms", 0) for r in recs)
         if times:
             rep.lock_waits_ms[kind] = {"median": times[len(times) // 2], "max": times[-1]}
@@ -348,8 +413,13 @@ def _index_full(root: Path, index) -> bool:
 def _cli(root: Path, *args):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, "-m", "memcli", "--root", str(root), *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def _readers(rep: Report, reads: list[dict]) -> None:
@@ -375,8 +445,9 @@ def _pair(text: str) -> tuple[int, int]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--remember", type=_pair, default=(16, 50), help="writers x remembers each (16x50)")
     ap.add_argument("--scope", type=_pair, default=(8, 100), help="writers x distinct-key scope sets each (8x100)")
     ap.add_argument("--session", type=_pair, default=(4, 50), help="writers x session turns each (4x50)")
@@ -384,8 +455,11 @@ def main(argv=None) -> int:
     ap.add_argument("--readers", type=int, default=2, help="reader processes (2)")
     ap.add_argument("--cli", action="store_true", help="every operation a fresh `python -m memcli` process")
     ap.add_argument("--max-lines", type=int, default=None, help="index.max_lines (default: memcli's 40)")
-    ap.add_argument("--lock-timeout", default="60s",
-                    help="lock_timeout (60s; at memcli's default 10s a writer queued behind 30 others may give up)")
+    ap.add_argument(
+        "--lock-timeout",
+        default="60s",
+        help="lock_timeout (60s; at memcli's default 10s a writer queued behind 30 others may give up)",
+    )
     ap.add_argument("--root", help="where to build the root (default: a temp folder, removed after)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -401,16 +475,29 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(REPO))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(args.root) if args.root else Path(tmp) / "mem"
-        rep = run(root, remember=args.remember, scope=args.scope, session=args.session, update=args.update,
-                  readers=args.readers, cli=args.cli, max_lines=args.max_lines, lock_timeout=args.lock_timeout)
+        rep = run(
+            root,
+            remember=args.remember,
+            scope=args.scope,
+            session=args.session,
+            update=args.update,
+            readers=args.readers,
+            cli=args.cli,
+            max_lines=args.max_lines,
+            lock_timeout=args.lock_timeout,
+        )
     if args.json:
         print(json.dumps(rep.to_dict(), indent=1))
     else:
-        print(f"{'ok' if rep.ok else 'FAILED'} in {rep.seconds:.1f}s ({'--cli' if args.cli else 'workers'}), "
-              f"{rep.files} detail files")
+        print(
+            f"{'ok' if rep.ok else 'FAILED'} in {rep.seconds:.1f}s ({'--cli' if args.cli else 'workers'}), "
+            f"{rep.files} detail files"
+        )
         for kind, w in rep.writers.items():
-            print(f"  {kind:9} attempted {w['attempted']:5}  ok {w['ok']:5}  refused {w['refused']:4}  "
-                  f"failed {w['failed']:3}  lost {w['lost']}   ms median/max {rep.lock_waits_ms.get(kind)}")
+            print(
+                f"  {kind:9} attempted {w['attempted']:5}  ok {w['ok']:5}  refused {w['refused']:4}  "
+                f"failed {w['failed']:3}  lost {w['lost']}   ms median/max {rep.lock_waits_ms.get(kind)}"
+            )
         for name, r in sorted(rep.readers.items()):
             print(f"  reader {name:14} runs {r['runs']:4}  exit codes {r['codes']}")
         for p in rep.problems[:20]:

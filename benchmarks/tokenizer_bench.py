@@ -121,12 +121,12 @@ def build_tokenizers_json(model: Path, target: Path) -> None:
         for s, n in _fields(data, 0, len(data)).get(field, []):
             inner = _fields(data, s, s + n).get(2, [])
             if inner and inner[0][1] > 1000:
-                charsmap = data[inner[0][0]:inner[0][0] + inner[0][1]]
+                charsmap = data[inner[0][0] : inner[0][0] + inner[0][1]]
     tok = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, unk_id=0, byte_fallback=False))
-    tok.normalizer = tokenizers.normalizers.Sequence([tokenizers.normalizers.Precompiled(charsmap),
-                                                      tokenizers.normalizers.Replace(tokenizers.Regex(" {2,}"), " ")])
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always",
-                                                            split=False)
+    tok.normalizer = tokenizers.normalizers.Sequence(
+        [tokenizers.normalizers.Precompiled(charsmap), tokenizers.normalizers.Replace(tokenizers.Regex(" {2,}"), " ")]
+    )
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=False)
     tok.save(str(target))
 
 
@@ -136,9 +136,38 @@ def texts() -> list[str]:
 
     out = ordinary_notes() + [t for _, t in injection_positives()] + data_lines("injection_benign.txt")
     rng = random.Random(3)
-    alphabet = [chr(c) for c in [*range(32, 127), *range(0x4E00, 0x4E80), 0x3000, 0xFF21, 0xFF41, 0x2160, 0xFB01,
-                                 0x200B, 0xA0, 0x2002, 0x1F600, 0x301, 0xE9, 0xAC00, 0x3042, 0x30A2, 0x627, 0x915,
-                                 0xE01, 0x410, 0x3B1, 0xD7A3, 0x2028, 0x85, 0x9, 0xA, 0xD]]
+    alphabet = [
+        chr(c)
+        for c in [
+            *range(32, 127),
+            *range(0x4E00, 0x4E80),
+            0x3000,
+            0xFF21,
+            0xFF41,
+            0x2160,
+            0xFB01,
+            0x200B,
+            0xA0,
+            0x2002,
+            0x1F600,
+            0x301,
+            0xE9,
+            0xAC00,
+            0x3042,
+            0x30A2,
+            0x627,
+            0x915,
+            0xE01,
+            0x410,
+            0x3B1,
+            0xD7A3,
+            0x2028,
+            0x85,
+            0x9,
+            0xA,
+            0xD,
+        ]
+    ]
     out += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(3000)]
     return out + ["", " ", "  a  b  ", "ＡＢＣ１２３", "ﬁ", "Ⅸ", "①", "e\u0301", "한국어", "日本語のテキスト"]
 
@@ -162,12 +191,23 @@ def main() -> None:
         encoders = {}
         for name in names:
             code = PROBE.format(load=LOAD[name])
-            rows = [json.loads(subprocess.run([sys.executable, "-c", code, str(model), str(target)], check=True,
-                                              capture_output=True, text=True, cwd=ROOT).stdout)
-                    for _ in range(args.runs)]
+            rows = [
+                json.loads(
+                    subprocess.run(
+                        [sys.executable, "-c", code, str(model), str(target)],
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                        cwd=ROOT,
+                    ).stdout
+                )
+                for _ in range(args.runs)
+            ]
             size = "" if name == "memcli" else f", installed {size_mb(name):.1f} MB"
-            print(f"{name}: import {statistics.median(r[0] for r in rows):.1f} ms, load "
-                  f"{statistics.median(r[1] for r in rows):.1f} ms{size}")
+            print(
+                f"{name}: import {statistics.median(r[0] for r in rows):.1f} ms, load "
+                f"{statistics.median(r[1] for r in rows):.1f} ms{size}"
+            )
             if name == "memcli":
                 encoders[name] = embed.load().tokenizer.encode
             elif name == "sentencepiece":

@@ -53,27 +53,67 @@ def main() -> None:
     a = ap.parse_args()
     root = make_root(a.memories)
     if a.git:
-        env_git = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.org",
-                   "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.org"}
+        env_git = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "b",
+            "GIT_AUTHOR_EMAIL": "b@example.org",
+            "GIT_COMMITTER_NAME": "b",
+            "GIT_COMMITTER_EMAIL": "b@example.org",
+        }
         for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "memories"]):
             subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=env_git)
     py = sys.executable
     plain = "please deploy the release to the staging cluster after lunch"
     personal = "客户张伟的邮箱 zhang.wei88@qq.com，手机 138 1234 5678，明天回电"
-    hook = json.dumps({"session_id": "bench", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
-                       "prompt": "format the table with two columns"}).encode()
+    hook = json.dumps(
+        {
+            "session_id": "bench",
+            "cwd": str(root),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "format the table with two columns",
+        }
+    ).encode()
     trees = {"before": Path(a.before).resolve(), "after": HERE}
     rows = [("python -c pass", None, [py, "-c", "pass"], b"")]
     for label, tree in trees.items():
-        rows += [(f"session add, plain turn ({label})", tree,
-                  [py, "-m", "memcli", "--root", str(root), "--session", f"s-{label}", "session", "add", "user", plain], b""),
-                 (f"session add, email + phone ({label})", tree,
-                  [py, "-m", "memcli", "--root", str(root), "--session", f"p-{label}", "session", "add", "user", personal],
-                  b""),
-                 (f"hook, prompt recorded ({label})", tree,
-                  [py, "-m", "memcli", "--root", str(root), "hook", "claude-code"], hook),
-                 (f"recall ({label})", tree,
-                  [py, "-m", "memcli", "--root", str(root), "--session", f"s-{label}", "recall", "topic 5 note"], b"")]
+        rows += [
+            (
+                f"session add, plain turn ({label})",
+                tree,
+                [py, "-m", "memcli", "--root", str(root), "--session", f"s-{label}", "session", "add", "user", plain],
+                b"",
+            ),
+            (
+                f"session add, email + phone ({label})",
+                tree,
+                [
+                    py,
+                    "-m",
+                    "memcli",
+                    "--root",
+                    str(root),
+                    "--session",
+                    f"p-{label}",
+                    "session",
+                    "add",
+                    "user",
+                    personal,
+                ],
+                b"",
+            ),
+            (
+                f"hook, prompt recorded ({label})",
+                tree,
+                [py, "-m", "memcli", "--root", str(root), "hook", "claude-code"],
+                hook,
+            ),
+            (
+                f"recall ({label})",
+                tree,
+                [py, "-m", "memcli", "--root", str(root), "--session", f"s-{label}", "recall", "topic 5 note"],
+                b"",
+            ),
+        ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
     env["MEMCLI_SERVE"] = "off"  # every command in its own process: the hook starts no server
     times: dict = {r[0]: [] for r in rows}
@@ -89,12 +129,16 @@ def main() -> None:
             if i:  # the first round warms the caches
                 times[name].append((time.perf_counter() - t0) * 1000)
                 cpu[name].append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
-    print(f"{a.memories} memories, {a.runs} interleaved rounds, load average {os.getloadavg()[0]:.2f} "
-          f"(then {os.getloadavg()[1]:.2f} over 5 min)")
+    print(
+        f"{a.memories} memories, {a.runs} interleaved rounds, load average {os.getloadavg()[0]:.2f} "
+        f"(then {os.getloadavg()[1]:.2f} over 5 min)"
+    )
     print("| command | median ms | min | max | median CPU ms |")
     print("|---|---:|---:|---:|---:|")
     for name, ts in times.items():
-        print(f"| {name} | {statistics.median(ts):.1f} | {min(ts):.1f} | {max(ts):.1f} | {statistics.median(cpu[name]):.1f} |")
+        print(
+            f"| {name} | {statistics.median(ts):.1f} | {min(ts):.1f} | {max(ts):.1f} | {statistics.median(cpu[name]):.1f} |"
+        )
 
 
 if __name__ == "__main__":

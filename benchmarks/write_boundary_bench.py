@@ -33,8 +33,9 @@ def memcli(src: Path, *args) -> float:
     env["PYTHONPATH"] = str(src)
     t0 = time.perf_counter()
     # run from the bench folder: `-m` puts the working folder first on sys.path
-    r = subprocess.run([sys.executable, "-m", "memcli", *map(str, args)], env=env, capture_output=True, text=True,
-                       cwd=WORK[0])
+    r = subprocess.run(
+        [sys.executable, "-m", "memcli", *map(str, args)], env=env, capture_output=True, text=True, cwd=WORK[0]
+    )
     ms = (time.perf_counter() - t0) * 1000
     if r.returncode not in (0, 1):
         raise SystemExit(f"memcli {' '.join(map(str, args))}: exit {r.returncode}\n{r.stderr[-2000:]}")
@@ -59,18 +60,22 @@ def rename(srcs: list, work: Path, runs: int, refs: int) -> None:
         for src in srcs:
             root = work / "rename"
             new_root(src, root)
-            (root / "memory/target.md").write_text("---\nid: target\ntitle: Target\nsummary: s\n---\nBody.\n",
-                                                   encoding="utf-8")
+            (root / "memory/target.md").write_text(
+                "---\nid: target\ntitle: Target\nsummary: s\n---\nBody.\n", encoding="utf-8"
+            )
             for n in range(refs):
                 (root / f"memory/ref-{n:05d}.md").write_text(
                     f"---\nid: ref-{n:05d}\ntitle: Ref {n}\nsummary: s\n---\nSee memory/target.md and [[target]].\n",
-                    encoding="utf-8")
+                    encoding="utf-8",
+                )
             times[src].append(memcli(src, "--root", root, "rename", "target", f"renamed-{i}"))
     base = statistics.median(baseline() for _ in range(5))
     print(f"python -c pass: {base:.0f} ms")
     for src, t in times.items():
-        print(f"{src}: rename, {refs} referring files: median {statistics.median(t):.0f} ms "
-              f"(min {min(t):.0f}, max {max(t):.0f}, {runs} runs)")
+        print(
+            f"{src}: rename, {refs} referring files: median {statistics.median(t):.0f} ms "
+            f"(min {min(t):.0f}, max {max(t):.0f}, {runs} runs)"
+        )
 
 
 def snippet(srcs: list, work: Path, runs: int, lines: int) -> None:
@@ -83,7 +88,8 @@ def snippet(srcs: list, work: Path, runs: int, lines: int) -> None:
         new_root(src, root)
         memcli(src, "--root", root, "remember", "Kubernetes rollback", "kubectl rollout undo deployment/web")
         (root / "memory/server-logs.md").write_text(
-            f"---\ntitle: Server logs\nsummary: captured log lines\n---\n{body}\n", encoding="utf-8")
+            f"---\ntitle: Server logs\nsummary: captured log lines\n---\n{body}\n", encoding="utf-8"
+        )
         memcli(src, "--root", root, "recall", "latency cache")  # builds the search cache once
     big: dict = {src: [] for src in srcs}
     small: dict = {src: [] for src in srcs}
@@ -95,8 +101,10 @@ def snippet(srcs: list, work: Path, runs: int, lines: int) -> None:
         base.append(baseline())
     print(f"python -c pass: {statistics.median(base):.0f} ms")
     for src in srcs:
-        print(f"{src}: recall answered by the {lines:,}-line file {statistics.median(big[src]):.0f} ms, "
-              f"by another memory {statistics.median(small[src]):.0f} ms")
+        print(
+            f"{src}: recall answered by the {lines:,}-line file {statistics.median(big[src]):.0f} ms, "
+            f"by another memory {statistics.median(small[src]):.0f} ms"
+        )
 
 
 def main() -> None:
@@ -111,9 +119,12 @@ def main() -> None:
     args.dir.mkdir(parents=True, exist_ok=True)
     WORK.append(args.dir)
     args.src = [p.resolve() for p in args.src]
-    print(f"src {', '.join(map(str, args.src))}; load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    (rename if args.what == "rename" else snippet)(args.src, args.dir, args.runs,
-                                                   args.refs if args.what == "rename" else args.lines)
+    print(
+        f"src {', '.join(map(str, args.src))}; load {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
+    )
+    (rename if args.what == "rename" else snippet)(
+        args.src, args.dir, args.runs, args.refs if args.what == "rename" else args.lines
+    )
     print(f"load after: {os.getloadavg()[0]:.2f}")
 
 

@@ -1,8 +1,8 @@
 """memcli: a file-based Markdown memory for AI agents.
 
-    from memcli import Memory
-    m = Memory("notes")
-    m.remember("MySQL charset double encoding", "set utf8mb4 on the connection", tags=["mysql"])
+from memcli import Memory
+m = Memory("notes")
+m.remember("MySQL charset double encoding", "set utf8mb4 on the connection", tags=["mysql"])
 """
 
 __version__ = "0.1.0"

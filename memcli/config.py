@@ -16,16 +16,63 @@ from .errors import ConfigError, NotARootError
 from .model import Value
 
 EXPLICIT_SIGNALS = [
-    "上次", "之前", "以前", "昨天", "前天", "上周", "继续", "还记得", "记得吗", "记不记得", "我们说过",
-    "我说过", "刚才", "老样子", "照旧", "像上次",
-    "last time", "remember", "previously", "earlier", "yesterday", "last week", "as before",
-    "we discussed", "i told you", "i mentioned", "recall", "continue", "pick up where", "again",
+    "上次",
+    "之前",
+    "以前",
+    "昨天",
+    "前天",
+    "上周",
+    "继续",
+    "还记得",
+    "记得吗",
+    "记不记得",
+    "我们说过",
+    "我说过",
+    "刚才",
+    "老样子",
+    "照旧",
+    "像上次",
+    "last time",
+    "remember",
+    "previously",
+    "earlier",
+    "yesterday",
+    "last week",
+    "as before",
+    "we discussed",
+    "i told you",
+    "i mentioned",
+    "recall",
+    "continue",
+    "pick up where",
+    "again",
 ]
 IMPLICIT_SIGNALS = [
-    "那个", "这个方案", "那个方案", "第一个", "第二个", "第三个", "换成", "改成", "还是用", "同样的", "一样的",
-    "老地方", "那边", "按之前",
-    "that one", "the other one", "instead", "same as", "the first one", "the second one",
-    "the usual", "like before", "switch to", "go with", "as usual",
+    "那个",
+    "这个方案",
+    "那个方案",
+    "第一个",
+    "第二个",
+    "第三个",
+    "换成",
+    "改成",
+    "还是用",
+    "同样的",
+    "一样的",
+    "老地方",
+    "那边",
+    "按之前",
+    "that one",
+    "the other one",
+    "instead",
+    "same as",
+    "the first one",
+    "the second one",
+    "the usual",
+    "like before",
+    "switch to",
+    "go with",
+    "as usual",
 ]
 
 # key -> (default, kind). Kinds: int, float, str, choice:a|b, duration, list, cmd.
@@ -82,6 +129,7 @@ GATE_KEYS = ("write.gate", "write.gate.cli", "write.gate.mcp", "write.gate.hook"
 PII_POLICIES = ("warn", "redact", "refuse", "allow")
 PII_DOORS = ("cli", "api", "mcp", "hook")
 PII_DEFAULTS = {False: "warn", True: "redact"}  # deliberate writes warn; captured text is masked
+
 
 class Config(Value):
     """A root's configuration: the values set (the rest are SCHEMA's defaults), the memcli.yaml

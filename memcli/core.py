@@ -62,8 +62,9 @@ class Memory:
         return cls(cls.create(path, example)["root"])
 
     @staticmethod
-    def create(path: str | os.PathLike, example: bool = False, *, git: bool = False,
-               command: str | None = None) -> Result:
+    def create(
+        path: str | os.PathLike, example: bool = False, *, git: bool = False, command: str | None = None
+    ) -> Result:
         """`memcli init`: the root's folders and files, what was created and what kept; git makes
         it git-ready too (a repository when there is none, the merge drivers)."""
         from .usecases.init import init_root
@@ -71,8 +72,7 @@ class Memory:
         return init_root(path, example, git=git, command=command)
 
     @classmethod
-    def find(cls, root: str | os.PathLike | None = None, *, root_commands: bool = True,
-             door: str = "api") -> "Memory":
+    def find(cls, root: str | os.PathLike | None = None, *, root_commands: bool = True, door: str = "api") -> "Memory":
         """The root named (else MEMCLI_ROOT, else the nearest ancestor of the working folder with
         MEMORY.md or memcli.yaml), opened. root_commands=False: no command from its files."""
         from .config import find_root
@@ -136,10 +136,22 @@ class Memory:
         return tags(self.store, prefix)
 
     # ---------- writing ----------
-    def remember(self, title: str, summary: str = "", *, tags=(), aliases=(), body: str = "",
-                 type: str | None = None, importance: float | None = None, pinned: bool | None = None,
-                 expires: str | None = None, id: str | None = None, source: str | None = None,
-                 now: str | None = None) -> WriteResult:
+    def remember(
+        self,
+        title: str,
+        summary: str = "",
+        *,
+        tags=(),
+        aliases=(),
+        body: str = "",
+        type: str | None = None,
+        importance: float | None = None,
+        pinned: bool | None = None,
+        expires: str | None = None,
+        id: str | None = None,
+        source: str | None = None,
+        now: str | None = None,
+    ) -> WriteResult:
         """Write a new detail file and its index line (demoting the lowest entry when full).
 
         A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
@@ -148,14 +160,40 @@ class Memory:
         from .requests import RememberRequest
         from .usecases.write import remember_request
 
-        return remember_request(self.store, RememberRequest(
-            title=title, summary=summary, tags=tags, aliases=aliases, body=body, type=type, importance=importance,
-            pinned=pinned, expires=expires, id=id, source=source, now=now))
+        return remember_request(
+            self.store,
+            RememberRequest(
+                title=title,
+                summary=summary,
+                tags=tags,
+                aliases=aliases,
+                body=body,
+                type=type,
+                importance=importance,
+                pinned=pinned,
+                expires=expires,
+                id=id,
+                source=source,
+                now=now,
+            ),
+        )
 
-    def update(self, memory_id: str, *, title: str | None = None, summary: str | None = None,
-               append: str | None = None, tags=(), untags=(), aliases=(), type: str | None = None,
-               importance: float | None = None, pinned: bool | None = None, expires: str | None = None,
-               now: str | None = None) -> WriteResult:
+    def update(
+        self,
+        memory_id: str,
+        *,
+        title: str | None = None,
+        summary: str | None = None,
+        append: str | None = None,
+        tags=(),
+        untags=(),
+        aliases=(),
+        type: str | None = None,
+        importance: float | None = None,
+        pinned: bool | None = None,
+        expires: str | None = None,
+        now: str | None = None,
+    ) -> WriteResult:
         """Change a memory; a replaced title or summary is kept under a dated ## History section.
 
         Only the frontmatter keys that change are rewritten: comments and the layout of the
@@ -163,9 +201,23 @@ class Memory:
         from .requests import UpdateRequest
         from .usecases.write import update_request
 
-        return update_request(self.store, UpdateRequest(
-            id=_id(memory_id), title=title, summary=summary, append=append, tags=tags, untags=untags, aliases=aliases,
-            type=type, importance=importance, pinned=pinned, expires=expires, now=now))
+        return update_request(
+            self.store,
+            UpdateRequest(
+                id=_id(memory_id),
+                title=title,
+                summary=summary,
+                append=append,
+                tags=tags,
+                untags=untags,
+                aliases=aliases,
+                type=type,
+                importance=importance,
+                pinned=pinned,
+                expires=expires,
+                now=now,
+            ),
+        )
 
     def forget(self, memory_id: str, *, purge: bool = False) -> WriteResult:
         """Take a memory out of use (exact id, or its path): its index line goes and its file moves
@@ -224,10 +276,23 @@ class Memory:
         return Gate(self.store, front_end)
 
     # ---------- the cascade ----------
-    def recall(self, query: str, *, limit: int | None = None, deep: bool = False, layer: str | None = None,
-               session: str = "default", scope: str = "default", threshold: float | None = None,
-               now: str | None = None, type: str | None = None, min_success: float | None = None,
-               inbox: bool = False, also: builtins.list | tuple = (), strict: bool = False):
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        deep: bool = False,
+        layer: str | None = None,
+        session: str = "default",
+        scope: str = "default",
+        threshold: float | None = None,
+        now: str | None = None,
+        type: str | None = None,
+        min_success: float | None = None,
+        inbox: bool = False,
+        also: builtins.list | tuple = (),
+        strict: bool = False,
+    ):
         """Session, then scope, then the index, then the details: a Recall with hits and a trace.
         type and min_success keep only memories of that type whose smoothed success rate reaches it;
         inbox: the proposals waiting for review are searched too, their hits listed after the rest;
@@ -237,9 +302,24 @@ class Memory:
         from .requests import RecallRequest
         from .usecases.recall import recall_request
 
-        return recall_request(self.store, RecallRequest(
-            query=query, limit=limit, deep=deep, layer=layer, session=session, scope=scope, threshold=threshold,
-            now=now, type=type, min_success=min_success, inbox=inbox, also=also, strict=strict))
+        return recall_request(
+            self.store,
+            RecallRequest(
+                query=query,
+                limit=limit,
+                deep=deep,
+                layer=layer,
+                session=session,
+                scope=scope,
+                threshold=threshold,
+                now=now,
+                type=type,
+                min_success=min_success,
+                inbox=inbox,
+                also=also,
+                strict=strict,
+            ),
+        )
 
     def recall_request(self, req):
         """``recall`` of a ``requests.RecallRequest``, as a front end hands it on."""
@@ -260,8 +340,15 @@ class Memory:
 
         prepare(self.store)
 
-    def context(self, query: str | None = None, *, budget: int | None = None, session: str = "default",
-                scope: str = "default", now: str | None = None) -> Result:
+    def context(
+        self,
+        query: str | None = None,
+        *,
+        budget: int | None = None,
+        session: str = "default",
+        scope: str = "default",
+        now: str | None = None,
+    ) -> Result:
         """One Markdown block for a prompt, trimmed to a token budget (CONTEXT_BUDGET by default)."""
         from .usecases.context import build
 
@@ -280,9 +367,17 @@ class Memory:
         return Scope(self.store, name)
 
     # ---------- learning from sessions ----------
-    def reflect(self, *, engine: str | None = None, all: bool = False, dry_run: bool = False,
-                budget: int | None = None, now: str | None = None, background: bool = False,
-                origin: str | None = None) -> Result:
+    def reflect(
+        self,
+        *,
+        engine: str | None = None,
+        all: bool = False,
+        dry_run: bool = False,
+        budget: int | None = None,
+        now: str | None = None,
+        background: bool = False,
+        origin: str | None = None,
+    ) -> Result:
         """Proposals in memory/inbox/ from the episode sections and session summaries not reflected
         on yet (all=True: everything), by the offline engine or the trusted reflect.extractor.
         background: what `reflect --background` does (skip when another reflection runs)."""
@@ -352,8 +447,9 @@ class Memory:
 
         return stats(self.store)
 
-    def search(self, pattern: str, regex: bool = False, ignore_case: bool | None = None,
-               archived: bool = True) -> Result:
+    def search(
+        self, pattern: str, regex: bool = False, ignore_case: bool | None = None, archived: bool = True
+    ) -> Result:
         """Every line of every memory file matching pattern (literal, or a regex), smart case by default."""
         from .usecases.lookup import search
 

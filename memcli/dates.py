@@ -96,8 +96,9 @@ def expires_at(value: str | None, now: str | None = None) -> str | None:
         try:
             return (base + timedelta(seconds=parse_duration(text))).date().isoformat()
         except (OverflowError, ValueError):
-            raise UsageError(f"--expires: {text[:40]} from now is past the year 9999; give a date or a shorter "
-                             "duration, or 'never'") from None
+            raise UsageError(
+                f"--expires: {text[:40]} from now is past the year 9999; give a date or a shorter duration, or 'never'"
+            ) from None
     try:
         datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

@@ -34,8 +34,10 @@ def main(argv=None) -> int:
     if code == 1:
         from pathlib import Path
 
-        sys.stderr.write(f"memcli: {path}: both sides changed the same lines; settle it with "
-                         f"`memcli resolve {Path(path).stem or 'ID'} --ours|--theirs|--both`\n")
+        sys.stderr.write(
+            f"memcli: {path}: both sides changed the same lines; settle it with "
+            f"`memcli resolve {Path(path).stem or 'ID'} --ours|--theirs|--both`\n"
+        )
     elif code:
         sys.stderr.write(f"memcli merge {kind} {path}: not UTF-8, and git merge-file could not merge it\n")
     return code

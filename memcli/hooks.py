@@ -40,12 +40,21 @@ def _event(raw: bytes) -> dict | HookResult:
     try:
         data = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as e:
-        why = "not UTF-8" if isinstance(e, UnicodeDecodeError) else f"not JSON ({e.msg})" if hasattr(e, "msg") else "not JSON"
-        return HookResult(stderr=[f"memcli hook: stdin is {why}; expected Claude Code's UserPromptSubmit JSON"],
-                          code=BROKEN_INPUT)
+        why = (
+            "not UTF-8"
+            if isinstance(e, UnicodeDecodeError)
+            else f"not JSON ({e.msg})"
+            if hasattr(e, "msg")
+            else "not JSON"
+        )
+        return HookResult(
+            stderr=[f"memcli hook: stdin is {why}; expected Claude Code's UserPromptSubmit JSON"], code=BROKEN_INPUT
+        )
     if not isinstance(data, dict) or not isinstance(data.get("prompt"), str):
-        return HookResult(stderr=["memcli hook: the input has no \"prompt\" text; expected Claude Code's "
-                                  "UserPromptSubmit JSON"], code=BROKEN_INPUT)
+        return HookResult(
+            stderr=['memcli hook: the input has no "prompt" text; expected Claude Code\'s UserPromptSubmit JSON'],
+            code=BROKEN_INPUT,
+        )
     event = data.get("hook_event_name")
     if event not in (None, HOOK_EVENT):
         return HookResult(stderr=[f"memcli hook: ignored {event!r} (wire it to {HOOK_EVENT})"])
@@ -116,8 +125,16 @@ USAGE = "usage: memcli hook claude-code [--budget N] [--json]"
 AGENTS = ("claude-code",)
 
 
-def run(argv: list, root=None, scope=None, stdin=None, stdout=None, stderr=None, as_json: bool = False,
-        error: str | None = None) -> int:
+def run(
+    argv: list,
+    root=None,
+    scope=None,
+    stdin=None,
+    stdout=None,
+    stderr=None,
+    as_json: bool = False,
+    error: str | None = None,
+) -> int:
     """`memcli hook AGENT [--budget N] [--root R] [--json]` (argv: what follows `hook`), read by the
     command line's one parser (``memcli.cli.argv``) and run without the framework; a wrong word
     exits 1, never 2. ``error``: what was wrong before `hook` (a global option that is not one).
@@ -130,17 +147,39 @@ def run(argv: list, root=None, scope=None, stdin=None, stdout=None, stderr=None,
     line = parse(["hook", *argv])
     given = line.values
     if error is None and line.words is None:
-        words = argv[:argv.index("--")] if "--" in argv else argv
+        words = argv[: argv.index("--")] if "--" in argv else argv
         given = {"json_": True} if "--json" in words else {}
         kind = argv[0] if argv and not argv[0].startswith("-") else None
-        error = (f"unknown agent {kind!r}; known: {', '.join(AGENTS)}" if kind else
-                 f"no such option {argv[0]!r} before the agent" if argv else "which agent?")
-    return answer(error or line.error, given.get("root", root), given.get("budget"), scope,
-                  as_json=as_json or bool(given.get("json_")), stdin=stdin, stdout=stdout, stderr=stderr)
+        error = (
+            f"unknown agent {kind!r}; known: {', '.join(AGENTS)}"
+            if kind
+            else f"no such option {argv[0]!r} before the agent"
+            if argv
+            else "which agent?"
+        )
+    return answer(
+        error or line.error,
+        given.get("root", root),
+        given.get("budget"),
+        scope,
+        as_json=as_json or bool(given.get("json_")),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+    )
 
 
-def answer(error: str | None, root, budget: int | None, scope: str | None, *, as_json: bool = False, stdin=None,
-           stdout=None, stderr=None) -> int:
+def answer(
+    error: str | None,
+    root,
+    budget: int | None,
+    scope: str | None,
+    *,
+    as_json: bool = False,
+    stdin=None,
+    stdout=None,
+    stderr=None,
+) -> int:
     """The hook's outcome for arguments already read: ``error`` (what was wrong with them) or the
     context block for the event on stdin; with ``as_json`` one envelope on stdout."""
     stdin = stdin or sys.stdin.buffer
@@ -173,8 +212,7 @@ def _answer_json(error, root, budget, scope, stdin, stdout) -> int:
     if code:
         failure = {"code": "usage", "message": lines[0] if lines else "hook failed"}
         lines = lines[1:]
-    stdout.write(envelope("hook", code == 0, {"context": out.getvalue()} if not code else None, lines, failure)
-                 + "\n")
+    stdout.write(envelope("hook", code == 0, {"context": out.getvalue()} if not code else None, lines, failure) + "\n")
     stdout.flush()
     return code
 

@@ -60,6 +60,7 @@ def _claim() -> tuple[int, int, Callable[[], None]]:
     def restore():
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
+
     return wire_in, wire_out, restore
 
 
@@ -77,7 +78,7 @@ def _reader(fd: int, send, token) -> None:
 def _write(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 async def serve(lowlevel_server, drain: float = DRAIN) -> None:
@@ -90,8 +91,12 @@ async def serve(lowlevel_server, drain: float = DRAIN) -> None:
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     inflight = _InFlight()
     interrupted = anyio.Event()
-    threading.Thread(target=_reader, args=(wire_in, lines_send.send, anyio.lowlevel.current_token()),
-                     name="memcli mcp stdin", daemon=True).start()
+    threading.Thread(
+        target=_reader,
+        args=(wire_in, lines_send.send, anyio.lowlevel.current_token()),
+        name="memcli mcp stdin",
+        daemon=True,
+    ).start()
 
     async def read():
         async with read_send:

@@ -180,8 +180,8 @@ def _overlap(base: list, a: list, b: list, every: tuple) -> tuple:
     post = 0
     while post < min(len(a), len(b)) - pre and a[len(a) - 1 - post] == b[len(b) - 1 - post]:
         post += 1
-    head, tail = a[:pre], a[len(a) - post:] if post else []
-    ma, mb = a[pre:len(a) - post], b[pre:len(b) - post]
+    head, tail = a[:pre], a[len(a) - post :] if post else []
+    ma, mb = a[pre : len(a) - post], b[pre : len(b) - post]
     if every and set(base) <= every[0] and set(base) <= every[1]:
         # Neither side deleted or changed a line here, only added lines or moved them: keep every
         # line once (a line one side moved away stays where that side put it), in the order of the
@@ -189,8 +189,9 @@ def _overlap(base: list, a: list, b: list, every: tuple) -> tuple:
         all_a, all_b = every
         in_a, in_b = set(ma), set(mb)
         moved = {x for x in base if (x not in in_a and x in all_a) or (x not in in_b and x in all_b)}
-        keep = _union([x for x in ma if x not in moved or not x.strip()],
-                      [x for x in mb if x not in moved or not x.strip()])
+        keep = _union(
+            [x for x in ma if x not in moved or not x.strip()], [x for x in mb if x not in moved or not x.strip()]
+        )
         return ("ok", head + keep + tail)
     return ("conflict", base, head, ma, mb, tail)
 
@@ -242,6 +243,10 @@ def merge(base: str, ours: str, theirs: str, *, keep_both: bool = False) -> str 
         return ours
     if ours == base:
         return theirs
-    merged = merge_lines(base.splitlines(keepends=True), ours.splitlines(keepends=True),
-                         theirs.splitlines(keepends=True), keep_both=keep_both)
+    merged = merge_lines(
+        base.splitlines(keepends=True),
+        ours.splitlines(keepends=True),
+        theirs.splitlines(keepends=True),
+        keep_both=keep_both,
+    )
     return None if merged is None else "".join(merged)

@@ -18,8 +18,18 @@ _WS = re.compile(r"\s+")
 _TAG_BAD = re.compile(r"[\s|#,\[\]]+")
 
 DETAIL_KEYS = (
-    "id", "title", "summary", "tags", "aliases", "type", "importance",
-    "pinned", "created", "updated", "expires", "source",
+    "id",
+    "title",
+    "summary",
+    "tags",
+    "aliases",
+    "type",
+    "importance",
+    "pinned",
+    "created",
+    "updated",
+    "expires",
+    "source",
 )
 TYPES = ("fact", "preference", "lesson", "procedure", "event", "note")
 # The defaults of a new memory: the one place every front end takes them from.
@@ -52,7 +62,7 @@ def index_summary(summary: str, limit: int = INDEX_SUMMARY) -> str:
     (text without spaces, such as Chinese, is cut at the limit)."""
     if len(summary) <= limit:
         return summary
-    cut = summary[:limit - 1]
+    cut = summary[: limit - 1]
     space = cut.rfind(" ")
     if space >= limit // 2:
         cut = cut[:space]
@@ -67,7 +77,7 @@ def one_line(text: object) -> str:
 def short(value, n: int = 60) -> str:
     """A value on one line, cut to n characters with '…' (for messages)."""
     text = " ".join(str(value or "").split())
-    return text if len(text) <= n else text[:n - 1] + "…"
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 LISTED_IDS = 8  # ids a message names; past that, a few, the count and where to see them all
@@ -124,8 +134,11 @@ class Value:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(" + ", ".join(f"{f}={getattr(self, f)!r}"
-                                                     for f in (self.COMPARE or self.FIELDS)) + ")"
+        return (
+            f"{type(self).__name__}("
+            + ", ".join(f"{f}={getattr(self, f)!r}" for f in (self.COMPARE or self.FIELDS))
+            + ")"
+        )
 
     def __setattr__(self, name, value):
         if self.FROZEN:
@@ -175,10 +188,38 @@ class Detail(Value):
     """One memory: a detail file's frontmatter, normalised, and its body (extra: the other
     frontmatter keys; extra and path are not compared)."""
 
-    FIELDS = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated",
-              "expires", "source", "extra", "body", "path")
-    COMPARE = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated",
-               "expires", "source", "body")
+    FIELDS = (
+        "id",
+        "title",
+        "summary",
+        "tags",
+        "aliases",
+        "type",
+        "importance",
+        "pinned",
+        "created",
+        "updated",
+        "expires",
+        "source",
+        "extra",
+        "body",
+        "path",
+    )
+    COMPARE = (
+        "id",
+        "title",
+        "summary",
+        "tags",
+        "aliases",
+        "type",
+        "importance",
+        "pinned",
+        "created",
+        "updated",
+        "expires",
+        "source",
+        "body",
+    )
     __slots__ = FIELDS
     id: str
     title: str
@@ -196,14 +237,41 @@ class Detail(Value):
     body: str
     path: str
 
-    def __init__(self, id: str, title: str, summary: str = "", tags: tuple = (), aliases: tuple = (),
-                 type: str = DEFAULT_TYPE, importance: float = DEFAULT_IMPORTANCE, pinned: bool = False,
-                 created: str | None = None, updated: str | None = None, expires: str | None = None,
-                 source: str | None = None, extra: dict | None = None, body: str = "", path: str = ""):
-        for name, value in (("id", id), ("title", title), ("summary", summary), ("tags", tags), ("aliases", aliases),
-                            ("type", type), ("importance", importance), ("pinned", pinned), ("created", created),
-                            ("updated", updated), ("expires", expires), ("source", source),
-                            ("extra", {} if extra is None else extra), ("body", body), ("path", path)):
+    def __init__(
+        self,
+        id: str,
+        title: str,
+        summary: str = "",
+        tags: tuple = (),
+        aliases: tuple = (),
+        type: str = DEFAULT_TYPE,
+        importance: float = DEFAULT_IMPORTANCE,
+        pinned: bool = False,
+        created: str | None = None,
+        updated: str | None = None,
+        expires: str | None = None,
+        source: str | None = None,
+        extra: dict | None = None,
+        body: str = "",
+        path: str = "",
+    ):
+        for name, value in (
+            ("id", id),
+            ("title", title),
+            ("summary", summary),
+            ("tags", tags),
+            ("aliases", aliases),
+            ("type", type),
+            ("importance", importance),
+            ("pinned", pinned),
+            ("created", created),
+            ("updated", updated),
+            ("expires", expires),
+            ("source", source),
+            ("extra", {} if extra is None else extra),
+            ("body", body),
+            ("path", path),
+        ):
             _set(self, name, value)
 
     @property
@@ -263,8 +331,14 @@ class Finding(Value):
     fix: str
 
     def __init__(self, code: str, severity: str, path: str, line: int | None, message: str, fix: str):
-        for name, value in (("code", code), ("severity", severity), ("path", path), ("line", line),
-                            ("message", message), ("fix", fix)):
+        for name, value in (
+            ("code", code),
+            ("severity", severity),
+            ("path", path),
+            ("line", line),
+            ("message", message),
+            ("fix", fix),
+        ):
             _set(self, name, value)
 
     @property
@@ -272,8 +346,14 @@ class Finding(Value):
         return f"{self.path}:{self.line}" if self.line else self.path
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "severity": self.severity, "path": self.path, "line": self.line,
-                "message": self.message, "fix": self.fix}
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+            "fix": self.fix,
+        }
 
     def __str__(self) -> str:
         return f"{self.severity} {self.code} {self.where} {self.message} (fix: {self.fix})"
@@ -298,18 +378,49 @@ class Hit(Value):
     methods: tuple[str, ...]
     sure: str
 
-    def __init__(self, layer: str, id: str, title: str, path: str, score: float, snippet: str = "",
-                 summary: str = "", tags: tuple = (), matched: tuple = (), methods: tuple = (), sure: str = ""):
-        for name, value in (("layer", layer), ("id", id), ("title", title), ("path", path), ("score", score),
-                            ("snippet", snippet), ("summary", summary), ("tags", tags), ("matched", matched),
-                            ("methods", methods), ("sure", sure)):
+    def __init__(
+        self,
+        layer: str,
+        id: str,
+        title: str,
+        path: str,
+        score: float,
+        snippet: str = "",
+        summary: str = "",
+        tags: tuple = (),
+        matched: tuple = (),
+        methods: tuple = (),
+        sure: str = "",
+    ):
+        for name, value in (
+            ("layer", layer),
+            ("id", id),
+            ("title", title),
+            ("path", path),
+            ("score", score),
+            ("snippet", snippet),
+            ("summary", summary),
+            ("tags", tags),
+            ("matched", matched),
+            ("methods", methods),
+            ("sure", sure),
+        ):
             _set(self, name, value)
 
     def to_dict(self) -> dict:
-        return {"layer": self.layer, "id": self.id, "title": self.title, "path": self.path,
-                "score": round(self.score, 4), "snippet": self.snippet, "summary": self.summary,
-                "tags": list(self.tags), "matched": list(self.matched), "methods": list(self.methods),
-                "sure": self.sure}
+        return {
+            "layer": self.layer,
+            "id": self.id,
+            "title": self.title,
+            "path": self.path,
+            "score": round(self.score, 4),
+            "snippet": self.snippet,
+            "summary": self.summary,
+            "tags": list(self.tags),
+            "matched": list(self.matched),
+            "methods": list(self.methods),
+            "sure": self.sure,
+        }
 
 
 def how_found(h: dict) -> str:
@@ -343,6 +454,7 @@ class LayerTrace(Value):
 
 # ---------------------------------------------------------------- results
 
+
 class Result(dict):
     """What an operation returns: its data (what `--json` prints as ``data``) and, apart from it,
     the warnings a front end shows on stderr or in the envelope's ``warnings``. Read it as the
@@ -372,8 +484,17 @@ class WriteResult(Value):
     redacted: list
     warnings: list
 
-    def __init__(self, action: str, id: str, path: str, indexed: bool = False, line: str | None = None,
-                 demoted: list | None = None, redacted: list | None = None, warnings: list | None = None):
+    def __init__(
+        self,
+        action: str,
+        id: str,
+        path: str,
+        indexed: bool = False,
+        line: str | None = None,
+        demoted: list | None = None,
+        redacted: list | None = None,
+        warnings: list | None = None,
+    ):
         self.action, self.id, self.path, self.indexed, self.line = action, id, path, indexed, line
         self.demoted = [] if demoted is None else demoted
         self.redacted = [] if redacted is None else redacted
@@ -381,8 +502,13 @@ class WriteResult(Value):
 
     def to_dict(self) -> dict:
         return {
-            "action": self.action, "id": self.id, "path": self.path, "indexed": self.indexed,
-            "line": self.line, "demoted": self.demoted, "redacted": self.redacted,
+            "action": self.action,
+            "id": self.id,
+            "path": self.path,
+            "indexed": self.indexed,
+            "line": self.line,
+            "demoted": self.demoted,
+            "redacted": self.redacted,
         }
 
 
@@ -402,8 +528,20 @@ class Listing(Value):
         self.warnings = [] if warnings is None else warnings
 
     def to_dict(self) -> dict:
-        rows = [{"id": d.id, "title": d.title, "summary": d.summary, "type": d.type, "importance": d.importance,
-                 "pinned": d.pinned, "tags": list(d.tags), "updated": d.updated, "path": d.path,
-                 "indexed": d.id in self.indexed and "/archive/" not in d.path,
-                 "archived": "/archive/" in d.path} for d in self.details]
+        rows = [
+            {
+                "id": d.id,
+                "title": d.title,
+                "summary": d.summary,
+                "type": d.type,
+                "importance": d.importance,
+                "pinned": d.pinned,
+                "tags": list(d.tags),
+                "updated": d.updated,
+                "path": d.path,
+                "indexed": d.id in self.indexed and "/archive/" not in d.path,
+                "archived": "/archive/" in d.path,
+            }
+            for d in self.details
+        ]
         return {"memories": rows, "problems": [str(p) for p in self.problems]}

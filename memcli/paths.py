@@ -64,7 +64,7 @@ def slugify(title: str) -> str:
     slug = _SLUG_DROP.sub("-", text.replace("_", "-")).strip("-")
     if len(slug) > MAX_ID:
         cut = slug[:MAX_ID]
-        slug = cut.rsplit("-", 1)[0] if "-" in cut[MAX_ID // 2:] else cut
+        slug = cut.rsplit("-", 1)[0] if "-" in cut[MAX_ID // 2 :] else cut
         slug = slug.strip("-")
     if not slug:  # no letter or digit: a short hash keeps two such titles apart
         import hashlib
@@ -109,6 +109,7 @@ def valid_id(memory_id: str) -> bool:
 
 # ---------------------------------------------------------------- relative paths and kinds
 
+
 def detail_rel(memory_id: str, archived: bool = False) -> str:
     return f"{ARCHIVE if archived else MEMORY}/{memory_id}.md"
 
@@ -126,8 +127,12 @@ def id_of(rel: str, archived: bool = True) -> str | None:
     """The memory id of memory/<id>.md (or memory/archive/<id>.md, unless archived=False); None for
     any other path."""
     folder, _, name = rel.rpartition("/")
-    if (folder == MEMORY or (archived and folder == ARCHIVE)) and name.endswith(".md") and len(name) > 3 \
-            and "\\" not in name:
+    if (
+        (folder == MEMORY or (archived and folder == ARCHIVE))
+        and name.endswith(".md")
+        and len(name) > 3
+        and "\\" not in name
+    ):
         return name[:-3]
     return None
 
@@ -154,7 +159,7 @@ def is_archived(rel: str) -> bool:
 
 
 def kind_of(rel: str) -> str | None:
-    """"index", "config", DETAIL, ARCHIVED, EPISODE, PROPOSAL, or OTHER (any other Markdown file under
+    """ "index", "config", DETAIL, ARCHIVED, EPISODE, PROPOSAL, or OTHER (any other Markdown file under
     memory/) for a root-relative path; None when no memcli check reads it (a hidden file, a
     temp file, anything outside memory/)."""
     if rel == INDEX:
@@ -162,8 +167,13 @@ def kind_of(rel: str) -> str | None:
     if rel == CONFIG:
         return "config"
     parts = rel.split("/")
-    if (len(parts) < 2 or parts[0] != MEMORY or not rel.endswith(".md") or parts[-1] == INDEX
-            or any(p.startswith(".") for p in parts)):
+    if (
+        len(parts) < 2
+        or parts[0] != MEMORY
+        or not rel.endswith(".md")
+        or parts[-1] == INDEX
+        or any(p.startswith(".") for p in parts)
+    ):
         return None
     folder = "/".join(parts[:-1])
     for sub, kind in FOLDERS:

@@ -215,8 +215,16 @@ def _entry_points(paths: list) -> list:
 def _describe(entry: tuple) -> dict:
     """A plugin as the cache keeps it: which hooks it has and the file that says so."""
     name, value, dist, version = entry
-    plugin = {"name": name, "value": value, "dist": dist, "version": version, "hooks": [], "file": None,
-              "mtime": None, "problem": None}
+    plugin = {
+        "name": name,
+        "value": value,
+        "dist": dist,
+        "version": version,
+        "hooks": [],
+        "file": None,
+        "mtime": None,
+        "problem": None,
+    }
     obj = _load(plugin)
     if obj is None:
         plugin["problem"] = _loaded_problem.get(value, "cannot be loaded")

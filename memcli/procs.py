@@ -45,8 +45,15 @@ def spawn_detached(args: list[str], cwd: str | os.PathLike | None = None):
     in a fixed working folder, without waiting; the child (``poll()`` reaps it). Raises OSError."""
     import subprocess
 
-    return subprocess.Popen(args, cwd=working_folder(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    return subprocess.Popen(
+        args,
+        cwd=working_folder(cwd),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
 
 
 # ---------------------------------------------------------------- worker pools

@@ -26,10 +26,18 @@ def safe(text: object) -> str:
 
 
 def envelope(command: str, ok: bool, data=None, warnings=(), error: dict | None = None) -> str:
-    text = json.dumps({
-        "version": ENVELOPE_VERSION, "command": command, "ok": ok, "data": data,
-        "warnings": list(warnings), "error": error,
-    }, ensure_ascii=False, default=str)
+    text = json.dumps(
+        {
+            "version": ENVELOPE_VERSION,
+            "command": command,
+            "ok": ok,
+            "data": data,
+            "warnings": list(warnings),
+            "error": error,
+        },
+        ensure_ascii=False,
+        default=str,
+    )
     # json escapes C0 controls itself; DEL and C1 can only stand inside strings, where \\u is valid.
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
@@ -87,6 +95,7 @@ def _esc(text: str) -> str:
 
 # ---------- per-command human output ----------
 
+
 def write_result(data: dict) -> None:
     """remember / update / forget / edit: the id on stdout, the rest on stderr."""
     if is_tty():
@@ -107,13 +116,18 @@ def write_result(data: dict) -> None:
         return
     out(data["id"])
     if data["action"] == "proposed":
-        talk(f"proposed {data['id']}: waiting in {data['path']} for review (write.gate is inbox); "
-             f"`memcli inbox accept {data['id']}` applies it")
+        talk(
+            f"proposed {data['id']}: waiting in {data['path']} for review (write.gate is inbox); "
+            f"`memcli inbox accept {data['id']}` applies it"
+        )
     if data["action"] == "unchanged":
         talk(f"unchanged {data['id']}: nothing to change")
     if data["action"] == "forgotten":
-        talk(f"forgot {data['id']}: moved to {data['path']}" + (", its index line removed" if data.get("line") else "")
-             + f"; `memcli restore {data['id']}` brings it back")
+        talk(
+            f"forgot {data['id']}: moved to {data['path']}"
+            + (", its index line removed" if data.get("line") else "")
+            + f"; `memcli restore {data['id']}` brings it back"
+        )
     if data["action"] == "purged":
         talk(f"purged {data['id']}: deleted {data['path']}" + (" and its index line" if data.get("line") else ""))
 
@@ -157,9 +171,17 @@ def listing(rows: list, problems: list) -> None:
 
         # The id is the column people copy: it is never cut. On a narrow terminal the title and the
         # tags give way (…), so a row stays one line.
-        cells = [[safe(r["id"]), safe(r["title"]), safe(r["type"]), f"{r['importance']:g}",
-                  "".join(m for m, on in LIST_FLAGS if r[on]), safe(" ".join("#" + x for x in r["tags"]))]
-                 for r in rows]
+        cells = [
+            [
+                safe(r["id"]),
+                safe(r["title"]),
+                safe(r["type"]),
+                f"{r['importance']:g}",
+                "".join(m for m, on in LIST_FLAGS if r[on]),
+                safe(" ".join("#" + x for x in r["tags"])),
+            ]
+            for r in rows
+        ]
         heads = ("id", "title", "type", "imp.", "flags", "tags")
         need = [max([cell_len(c[i]) for c in cells] + [len(h)]) for i, h in enumerate(heads)]
         c = console()
@@ -174,16 +196,33 @@ def listing(rows: list, problems: list) -> None:
         c.print(t, soft_wrap=False)
         used = {m for row in cells for m in row[4]}
         if used:
-            console(stderr=True).print("[dim]flags: " + " · ".join(f"{m} {what}" for m, what in LIST_LEGEND
-                                                                  if m in used) + "[/]")
+            console(stderr=True).print(
+                "[dim]flags: " + " · ".join(f"{m} {what}" for m, what in LIST_LEGEND if m in used) + "[/]"
+            )
         if not rows:
             console(stderr=True).print("[dim]no memories[/]")
     else:
         for r in rows:
-            flags = ",".join(f for f, on in (("pinned", r["pinned"]), ("indexed", r["indexed"]),
-                                              ("archived", r["archived"])) if on) or "-"
-            out("\t".join([r["id"], r["title"], r["type"], f"{r['importance']:g}", flags,
-                           " ".join("#" + x for x in r["tags"])]))
+            flags = (
+                ",".join(
+                    f
+                    for f, on in (("pinned", r["pinned"]), ("indexed", r["indexed"]), ("archived", r["archived"]))
+                    if on
+                )
+                or "-"
+            )
+            out(
+                "\t".join(
+                    [
+                        r["id"],
+                        r["title"],
+                        r["type"],
+                        f"{r['importance']:g}",
+                        flags,
+                        " ".join("#" + x for x in r["tags"]),
+                    ]
+                )
+            )
     for p in problems:
         warn(f"skipped {p}")
 
@@ -278,8 +317,13 @@ def heartbeat(data: dict) -> None:
             rows = [f for f in findings if f["severity"] == sev]
             if not rows:
                 continue
-            t = Table(title=f"{_plural(len(rows), sev)}", title_justify="left", title_style=_SEVERITY_STYLE[sev],
-                      header_style="bold", expand=False)
+            t = Table(
+                title=f"{_plural(len(rows), sev)}",
+                title_justify="left",
+                title_style=_SEVERITY_STYLE[sev],
+                header_style="bold",
+                expand=False,
+            )
             for col in ("code", "where", "finding", "fix"):
                 t.add_column(col, overflow="fold")
             shown: dict = {}
@@ -300,8 +344,10 @@ def heartbeat(data: dict) -> None:
             out(f"would {m}")
         for f in findings:
             out(finding_line(f))
-    head = f"heartbeat: {_plural(s['error'], 'error')}, {_plural(s['warning'], 'warning')}, {s['info']} info " \
-           f"in {plural(s['files'], 'file')}"
+    head = (
+        f"heartbeat: {_plural(s['error'], 'error')}, {_plural(s['warning'], 'warning')}, {s['info']} info "
+        f"in {plural(s['files'], 'file')}"
+    )
     fixable = len(data["actions"]) if not data["fix"] and not data["dry_run"] else 0
     if not findings:
         head = f"heartbeat: all clear ({plural(s['files'], 'file')})"
@@ -322,11 +368,15 @@ def watch_event(event: dict, as_json: bool) -> None:
     elif kind == "fixed":
         out(event["message"])
     elif kind == "heartbeat":
-        out(f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "
-            f"{event['info']} info in {plural(event['files'], 'file')}")
+        out(
+            f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "
+            f"{event['info']} info in {plural(event['files'], 'file')}"
+        )
     elif kind == "reflected":
-        out(f"reflected on {plural(event['turns'], 'turn')}: proposed {len(event['proposed'])}"
-            + (f", auto-accepted {len(event['accepted'])}" if event["accepted"] else ""))
+        out(
+            f"reflected on {plural(event['turns'], 'turn')}: proposed {len(event['proposed'])}"
+            + (f", auto-accepted {len(event['accepted'])}" if event["accepted"] else "")
+        )
     elif kind == "ready":
         talk(f"memcli: watching {event['root']} (Ctrl-C to stop)")
     elif kind == "warning":
@@ -343,15 +393,26 @@ LIST_FORMATS = ("json", "tsv", "md")
 
 def json_text(value, indent=None) -> str:
     """JSON with no raw control character: json escapes C0 itself; DEL and C1 become \\u escapes."""
-    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}",
-                  json.dumps(value, ensure_ascii=False, indent=indent))
+    return re.sub(
+        "[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=indent)
+    )
 
 
 def _cells(row: dict) -> list[str]:
-    flags = ",".join(f for f, on in (("pinned", row["pinned"]), ("indexed", row["indexed"]),
-                                      ("archived", row["archived"])) if on) or "-"
-    return [row["id"], row["title"], row["type"], f"{row['importance']:g}", flags,
-            " ".join("#" + t for t in row["tags"])]
+    flags = (
+        ",".join(
+            f for f, on in (("pinned", row["pinned"]), ("indexed", row["indexed"]), ("archived", row["archived"])) if on
+        )
+        or "-"
+    )
+    return [
+        row["id"],
+        row["title"],
+        row["type"],
+        f"{row['importance']:g}",
+        flags,
+        " ".join("#" + t for t in row["tags"]),
+    ]
 
 
 def format_listing(rows: list, fmt: str, header: bool = True) -> str:
@@ -363,8 +424,10 @@ def format_listing(rows: list, fmt: str, header: bool = True) -> str:
         lines = (["\t".join(LIST_COLUMNS)] if header else []) + ["\t".join(c) for c in clean]
         return "".join(ln + "\n" for ln in lines)
     if fmt == "md":
+
         def cell(text: str) -> str:
             return text.replace("\\", "\\\\").replace("|", "\\|")
+
         lines = ["| " + " | ".join(LIST_COLUMNS) + " |", "|" + "---|" * len(LIST_COLUMNS)]
         lines += ["| " + " | ".join(cell(c) for c in _cells(r)) + " |" for r in rows]
         return "\n".join(lines) + "\n"

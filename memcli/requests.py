@@ -18,8 +18,15 @@ from .model import Value
 
 # Parameter names of the doors that stand for a field (Python keywords and Typer's singular
 # repeatable options), for every request.
-NAMES = {"type_": "type", "id_": "id", "tag": "tags", "alias": "aliases", "untag": "untags", "pin": "pinned",
-         "queries": "also"}
+NAMES = {
+    "type_": "type",
+    "id_": "id",
+    "tag": "tags",
+    "alias": "aliases",
+    "untag": "untags",
+    "pin": "pinned",
+    "queries": "also",
+}
 LISTS = ("tags", "aliases", "untags", "also")  # repeatable: any iterable, kept as a tuple
 
 
@@ -66,8 +73,20 @@ class RememberRequest(Request):
     """One `remember`. Unset options are None (the body's frontmatter, then the defaults, fill
     them); the write gate keeps the whole request in a proposal."""
 
-    FIELDS = ("title", "summary", "tags", "aliases", "body", "type", "importance", "pinned", "expires", "id",
-              "source", "now")
+    FIELDS = (
+        "title",
+        "summary",
+        "tags",
+        "aliases",
+        "body",
+        "type",
+        "importance",
+        "pinned",
+        "expires",
+        "id",
+        "source",
+        "now",
+    )
     DEFAULTS = {"summary": "", "body": ""}
     FLAGS = ("pinned",)
     __slots__ = FIELDS
@@ -89,8 +108,20 @@ class UpdateRequest(Request):
     """One `update` of the memory ``id``: what to change (None and empty: leave it), ``append`` to
     add to the body, ``untags`` to remove."""
 
-    FIELDS = ("id", "title", "summary", "append", "tags", "untags", "aliases", "type", "importance", "pinned",
-              "expires", "now")
+    FIELDS = (
+        "id",
+        "title",
+        "summary",
+        "append",
+        "tags",
+        "untags",
+        "aliases",
+        "type",
+        "importance",
+        "pinned",
+        "expires",
+        "now",
+    )
     __slots__ = FIELDS
     id: str
     title: str | None
@@ -112,8 +143,21 @@ class RecallRequest(Request):
     unasked); ``inbox``: proposals waiting for review too; ``type`` and ``min_success``: only
     memories of that type whose smoothed success rate reaches it."""
 
-    FIELDS = ("query", "limit", "deep", "layer", "session", "scope", "threshold", "now", "type", "min_success",
-              "inbox", "also", "strict")
+    FIELDS = (
+        "query",
+        "limit",
+        "deep",
+        "layer",
+        "session",
+        "scope",
+        "threshold",
+        "now",
+        "type",
+        "min_success",
+        "inbox",
+        "also",
+        "strict",
+    )
     DEFAULTS = {"deep": False, "session": "default", "scope": "default", "inbox": False, "strict": False}
     __slots__ = FIELDS
     query: str

@@ -44,6 +44,7 @@ IDLE_EXIT = 600.0  # seconds: how long a server the hook started waits for a req
 
 # ---------------------------------------------------------------- where
 
+
 def runtime_folder() -> str:
     """The folder of this user's sockets: $XDG_RUNTIME_DIR/memcli, else the temp folder's
     memcli-<uid>."""
@@ -116,6 +117,7 @@ def peer_uid(conn) -> int | None:
 
 # ---------------------------------------------------------------- frames
 
+
 def pack(*fields: bytes) -> bytes:
     """Fields as one byte string: each one its length in decimal, a colon, its bytes."""
     return b"".join(b"%d:%b" % (len(f), f) for f in fields)
@@ -131,7 +133,7 @@ def unpack(data: bytes) -> list[bytes] | None:
         end = j + 1 + int(data[i:j])
         if end > n:
             return None
-        out.append(data[j + 1:end])
+        out.append(data[j + 1 : end])
         i = end
     return out
 
@@ -163,6 +165,7 @@ def receive(conn) -> list[bytes] | None:
 
 
 # ---------------------------------------------------------------- the client
+
 
 def stamp() -> bytes:
     """Which memcli this process runs: its package folder, its environment (sys.prefix: the
@@ -208,10 +211,18 @@ def run(root: str, argv: list, stdin: bytes | None) -> tuple[int, list] | None:
         conn.settimeout(READY_WAIT)
         mask = os.umask(0o022)
         os.umask(mask)
-        send(conn, b"run", stamp(), os.fsencode(root), os.fsencode(os.getcwd()), b"%d" % mask,
-             pack(*map(os.fsencode, argv)),
-             pack(*(os.fsencode(k) + b"=" + os.fsencode(v) for k, v in os.environ.items())),
-             pack(*map(os.fsencode, sys.path)), b"" if stdin is None else b"1" + stdin)
+        send(
+            conn,
+            b"run",
+            stamp(),
+            os.fsencode(root),
+            os.fsencode(os.getcwd()),
+            b"%d" % mask,
+            pack(*map(os.fsencode, argv)),
+            pack(*(os.fsencode(k) + b"=" + os.fsencode(v) for k, v in os.environ.items())),
+            pack(*map(os.fsencode, sys.path)),
+            b"" if stdin is None else b"1" + stdin,
+        )
         reply = receive(conn)
         if not reply or reply[0] != b"ready":
             return None
@@ -236,8 +247,9 @@ def run(root: str, argv: list, stdin: bytes | None) -> tuple[int, list] | None:
         kind, text = e[:1], e[1:]
         if kind not in (b"1", b"2", b"F", b"G"):
             raise Lost(root)
-        out.append((1 if kind in (b"1", b"F") else 2, None if kind in (b"F", b"G") else
-                    text.decode("utf-8", "surrogatepass")))
+        out.append(
+            (1 if kind in (b"1", b"F") else 2, None if kind in (b"F", b"G") else text.decode("utf-8", "surrogatepass"))
+        )
     return int(answer[1]), out
 
 
@@ -287,9 +299,15 @@ def start(root: str, idle: float = IDLE_EXIT) -> bool:
     import subprocess
 
     try:
-        subprocess.Popen([sys.executable, "-I", "-m", "memcli.serve", "--root", root, "--idle-exit", f"{idle:g}"],
-                         cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True)
+        subprocess.Popen(
+            [sys.executable, "-I", "-m", "memcli.serve", "--root", root, "--idle-exit", f"{idle:g}"],
+            cwd="/",
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError:
         return False
     return True

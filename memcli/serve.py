@@ -128,7 +128,7 @@ class Resident:
         why = resident.private_folder(folder, create=True)
         if why is not None:
             raise RuntimeError(f"{folder} is not a private folder: {why}; no socket is put there")
-        fd = os.open(self.path[:-len(".sock")] + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(self.path[: -len(".sock")] + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -275,7 +275,9 @@ class Resident:
         import socket
 
         try:
-            peer = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12) if hasattr(socket, "SO_PEERCRED") else None
+            peer = (
+                conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12) if hasattr(socket, "SO_PEERCRED") else None
+            )
             if peer is not None and int.from_bytes(peer[4:8], sys.byteorder) != os.getuid():
                 return  # never another user's
             conn.settimeout(resident.READY_WAIT)  # a client sends its request as soon as it connects
@@ -296,9 +298,15 @@ class Resident:
 
     def _semantic_request(self, request: dict) -> dict:
         if request.get("op") == "ping":
-            return {"ok": True, "root": self.root, "pid": os.getpid(), "served": self.served,
-                    "preparing": self._prepare is not None,
-                    "scans": None if self.followed is None else self.followed.scans, "cpu": time.process_time()}
+            return {
+                "ok": True,
+                "root": self.root,
+                "pid": os.getpid(),
+                "served": self.served,
+                "preparing": self._prepare is not None,
+                "scans": None if self.followed is None else self.followed.scans,
+                "cpu": time.process_time(),
+            }
         return self._semantic().handle(request)
 
     def _json(self, conn, body: bytes) -> None:
@@ -323,8 +331,9 @@ class Resident:
                 environ[os.fsdecode(key)] = os.fsdecode(value)
         data = stdin[1:] if stdin[:1] == b"1" else None
         with _Client(environ, os.fsdecode(cwd)) as client:
-            why = client.error or self._declines(stamp, os.fsdecode(root), umask, args, data,
-                                                 [os.fsdecode(p) for p in resident.unpack(path) or ()])
+            why = client.error or self._declines(
+                stamp, os.fsdecode(root), umask, args, data, [os.fsdecode(p) for p in resident.unpack(path) or ()]
+            )
             if why is not None:
                 resident.send(conn, b"declined", why.encode("utf-8", "replace"))
                 return
@@ -341,8 +350,9 @@ class Resident:
         if writes(args):  # where the files are not followed, the command line says it
             self._due()
 
-    def _declines(self, stamp: bytes, root: str, umask: bytes, args: list, data: bytes | None,
-                  sys_path: list) -> str | None:
+    def _declines(
+        self, stamp: bytes, root: str, umask: bytes, args: list, data: bytes | None, sys_path: list
+    ) -> str | None:
         """Why this server does not run the request (None: it runs it), checked in the client's
         environment and working folder before anything runs."""
         if stamp != self.stamp:
@@ -455,8 +465,13 @@ def main(argv: list | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m memcli.serve", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=None, help="the memory root (default: found as memcli finds it)")
-    parser.add_argument("--idle-exit", type=float, default=None, metavar="SECONDS",
-                        help="exit after this many seconds without a request")
+    parser.add_argument(
+        "--idle-exit",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="exit after this many seconds without a request",
+    )
     args = parser.parse_args(argv)
     try:
         server = Resident(Memory.find(args.root), idle=args.idle_exit)

@@ -27,6 +27,8 @@ def lengths_allow(la: int, lb: int) -> bool:
     MIN_COMPARED characters, and lengths within about 80% of each other (a ratio of 90 needs it)."""
     short, long = (la, lb) if la <= lb else (lb, la)
     return short >= MIN_COMPARED and short * 5 >= long * 4
+
+
 _LETTER = re.compile(r"(?<!\w)[^\W\d_](?!\w)")
 
 
@@ -64,15 +66,20 @@ def same_memory(title_a: str, summary_a: str, title_b: str, summary_b: str) -> s
         return "the same title"
     sa, sb = normal(summary_a), normal(summary_b)
     short, long = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
-    if (not short or _width(short) < MIN_CONTAINED or identifiers(short) != identifiers(long)
-            or identifiers(ta) != identifiers(tb)):
+    if (
+        not short
+        or _width(short) < MIN_CONTAINED
+        or identifiers(short) != identifiers(long)
+        or identifiers(ta) != identifiers(tb)
+    ):
         return None  # "Plan A" and "Plan B", "Release 2026-12" and "Release 2027-01" are two memories
     at = long.find(short)
     while at != -1:
         end = at + len(short)
         # whole words only: "summary number 1" is not inside "summary number 10"
-        if not (at and long[at - 1].isalnum() and short[0].isalnum()) and \
-                not (end < len(long) and long[end].isalnum() and short[-1].isalnum()):
+        if not (at and long[at - 1].isalnum() and short[0].isalnum()) and not (
+            end < len(long) and long[end].isalnum() and short[-1].isalnum()
+        ):
             return "the same summary" if short == long else "one summary inside the other"
         at = long.find(short, at + 1)
     return None

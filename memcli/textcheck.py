@@ -43,10 +43,12 @@ def check_text_field(value: str | None, what: str, *, name: bool = False) -> str
     pattern = _CONTROL_IN_NAME if name else CONTROL
     for m in pattern.finditer(text):
         i = m.start()
-        if not name and text[i] == "\r" and text[i + 1:i + 2] == "\n":
+        if not name and text[i] == "\r" and text[i + 1 : i + 2] == "\n":
             continue
-        raise UsageError(f"the {what} holds a control character ({_show(text[i])}) at character {i + 1}; "
-                         "control characters are not allowed")
+        raise UsageError(
+            f"the {what} holds a control character ({_show(text[i])}) at character {i + 1}; "
+            "control characters are not allowed"
+        )
     return value
 
 
@@ -58,27 +60,31 @@ def check_sizes(fields: dict) -> None:
     for key, limit in LIMITS.items():
         value = fields.get(key)
         if value is not None and len(str(value)) > limit:
-            raise UsageError(f"the {key} has {len(str(value))} characters; the limit is {limit}"
-                             + ("; put the rest in the body" if key in ("title", "summary") else ""))
+            raise UsageError(
+                f"the {key} has {len(str(value))} characters; the limit is {limit}"
+                + ("; put the rest in the body" if key in ("title", "summary") else "")
+            )
     for key, (count, size, one) in ITEM_LIMITS.items():
         items = list(fields.get(key) or ())
         if len(items) > count:
             raise UsageError(f"{len(items)} {key}; the limit is {count}")
         for item in items:
             if len(str(item)) > size:
-                raise UsageError(f"the {one} {str(item)[:40]!r}… has {len(str(item))} characters; "
-                                 f"the limit is {size}")
+                raise UsageError(f"the {one} {str(item)[:40]!r}… has {len(str(item))} characters; the limit is {size}")
     extra = fields.get("extra") or {}
     estimate = sum(len(str(fields.get(k) or "")) for k in ("title", "summary", "source"))
     estimate += sum(len(str(x)) + 2 for k in ITEM_LIMITS for x in fields.get(k) or ())
     estimate += sum(len(str(k)) + len(repr(v)) for k, v in extra.items())
     if estimate > MAX_FRONTMATTER - 1_000:  # room for the fixed keys and quoting
-        raise UsageError(f"the frontmatter would hold about {estimate // 1000} kB; the limit is "
-                         f"{MAX_FRONTMATTER // 1000} kB: move long text into the body")
+        raise UsageError(
+            f"the frontmatter would hold about {estimate // 1000} kB; the limit is "
+            f"{MAX_FRONTMATTER // 1000} kB: move long text into the body"
+        )
     body = fields.get("body")
     if body is not None and len(str(body).encode("utf-8")) > MAX_FILE - MAX_FRONTMATTER:
-        raise UsageError(f"the body is larger than {(MAX_FILE - MAX_FRONTMATTER) // 1_000_000} MB; "
-                         "memcli keeps text memories")
+        raise UsageError(
+            f"the body is larger than {(MAX_FILE - MAX_FRONTMATTER) // 1_000_000} MB; memcli keeps text memories"
+        )
 
 
 def check_rendered(text: str) -> None:
@@ -89,8 +95,10 @@ def check_rendered(text: str) -> None:
     if block is not None:
         size = block[1] - block[0]
         if size > MAX_FRONTMATTER:
-            raise UsageError(f"the frontmatter would hold {size // 1000} kB; the limit is "
-                             f"{MAX_FRONTMATTER // 1000} kB: move long text into the body")
+            raise UsageError(
+                f"the frontmatter would hold {size // 1000} kB; the limit is "
+                f"{MAX_FRONTMATTER // 1000} kB: move long text into the body"
+            )
 
 
 def control_chars(rel: str, text: str, limit: int = 20) -> list[dict]:
@@ -100,17 +108,24 @@ def control_chars(rel: str, text: str, limit: int = 20) -> list[dict]:
     line_no, line_start, last = 1, 0, -1
     for m in CONTROL.finditer(text):
         i = m.start()
-        if text[i] == "\r" and text[i + 1:i + 2] in ("\n", ""):
+        if text[i] == "\r" and text[i + 1 : i + 2] in ("\n", ""):
             continue
         line_no += text.count("\n", line_start, i)
         line_start = text.rfind("\n", 0, i) + 1
         if line_no == last:
             continue
         last = line_no
-        out.append({"code": "control-character", "severity": "warning", "path": rel, "line": line_no,
-                    "message": f"control character {_show(text[i])} at line {line_no}, column {i - line_start + 1}: "
-                               "a terminal may act on it",
-                    "fix": "delete it (memcli prints it escaped, other tools may not)"})
+        out.append(
+            {
+                "code": "control-character",
+                "severity": "warning",
+                "path": rel,
+                "line": line_no,
+                "message": f"control character {_show(text[i])} at line {line_no}, column {i - line_start + 1}: "
+                "a terminal may act on it",
+                "fix": "delete it (memcli prints it escaped, other tools may not)",
+            }
+        )
         if len(out) >= limit:
             break
     return out

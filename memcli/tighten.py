@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .config import (GATE_KEYS, FRONT_ENDS, PII_DEFAULTS, PII_DOORS, SCHEMA, Config, env, read_file,
-                     user_config_path)
+from .config import GATE_KEYS, FRONT_ENDS, PII_DEFAULTS, PII_DOORS, SCHEMA, Config, env, read_file, user_config_path
 from .errors import ConfigError
 from .paths import LOCAL_CONFIG
 
@@ -56,8 +55,10 @@ GUARDS: dict[str, object] = {
     "reflect.on_fold": {True: 0, False: 1},  # on: session turns become proposals that sync shares
 }
 # What each guard does when memcli.yaml loosens it without trust (for the warning).
-WHAT = {COMMAND: ("a command", "not run"),
-        OUTBOUND: ("which would send memory text off this machine or choose what is loaded to embed it", "ignored")}
+WHAT = {
+    COMMAND: ("a command", "not run"),
+    OUTBOUND: ("which would send memory text off this machine or choose what is loaded to embed it", "ignored"),
+}
 
 
 def rank(guard, value) -> float:
@@ -107,6 +108,7 @@ def resolve(guard, own, committed, default, trusted):
 
 # ---------------------------------------------------------------- settings per front end
 
+
 def per_door(value, door: str, default):
     """What a write.pii value (a policy, or {front end: policy}) says for one front end; None
     when a mapping does not name it."""
@@ -136,8 +138,14 @@ EXECUTING_KEYS = ("session.summarizer", "reflect.extractor")  # settings whose v
 COMMAND_ENV = {"session.summarizer": "MEMCLI_SUMMARIZER"}  # the user's own override of each
 # Settings that send memory text (and a key read from the environment) off this machine, or name
 # what is loaded to embed it: like a command, honoured from memcli.yaml only after `memcli trust`.
-OUTBOUND_KEYS = ("embed.provider", "embed.url", "embed.key_env", "embed.model", "embed.query_prefix",
-                 "embed.passage_prefix")
+OUTBOUND_KEYS = (
+    "embed.provider",
+    "embed.url",
+    "embed.key_env",
+    "embed.model",
+    "embed.query_prefix",
+    "embed.passage_prefix",
+)
 
 
 def _guarded(key: str, value: object) -> bool:
@@ -186,13 +194,26 @@ def trust(root: Path) -> dict:
     commands = {k: load[k] for k in EXECUTING_KEYS if load.get(k)}
     files = records.named_files(root, list(commands.values()))
     where = records.record_trust(root, digest, utcnow(), files)
-    return {"path": "memcli.yaml", "sha256": digest, "record": str(where), "commands": commands,
-            "files": {rel: d for rel, d in files.items()},
-            "loosens": {k: v for k, v in load.items() if k not in EXECUTING_KEYS and _guarded(k, v)}}
+    return {
+        "path": "memcli.yaml",
+        "sha256": digest,
+        "record": str(where),
+        "commands": commands,
+        "files": {rel: d for rel, d in files.items()},
+        "loosens": {k: v for k, v in load.items() if k not in EXECUTING_KEYS and _guarded(k, v)},
+    }
 
 
-def trusted_setting(root: Path, key: str, committed=None, user=None, local=None, *,
-                    root_commands: bool = True, trusted: bool | None = None) -> tuple[object, str | None]:
+def trusted_setting(
+    root: Path,
+    key: str,
+    committed=None,
+    user=None,
+    local=None,
+    *,
+    root_commands: bool = True,
+    trusted: bool | None = None,
+) -> tuple[object, str | None]:
     """The one rule for a setting that protects the user (``tighten.GUARDS``): (the value to use,
     or None for the default; a warning). The user's own value is the MEMCLI_* override, else the
     root's untracked .memcli/config.yaml, else the user's configuration file; memcli.yaml's value
@@ -214,8 +235,10 @@ def trusted_setting(root: Path, key: str, committed=None, user=None, local=None,
         changed = _trust_state(root)[1]
         named = [rel for rel in changed if rel in _named(root, value)]
         if named:
-            return None, (f"memcli.yaml's {key} runs {named[0]}, which changed since `memcli trust`: not run "
-                          "(review it, then `memcli trust` again)")
+            return None, (
+                f"memcli.yaml's {key} runs {named[0]}, which changed since `memcli trust`: not run "
+                "(review it, then `memcli trust` again)"
+            )
     if not set_aside:
         return (None if value == default and key in EXECUTING_KEYS + OUTBOUND_KEYS else value), None
     if guard == COMMAND:
@@ -224,10 +247,15 @@ def trusted_setting(root: Path, key: str, committed=None, user=None, local=None,
         what, done = "which would send memory text off this machine or choose what is loaded to embed it", "ignored"
     else:
         what, done = "looser than the default", f"the default {default} applies"
-    legacy = (f" ({LEGACY_TRUST_FILE}, which older versions wrote inside the root, is no longer read)"
-              if (root / LEGACY_TRUST_FILE).exists() else "")
-    return None, (f"memcli.yaml sets {key}: {committed}, {what}, and was not trusted on this machine: "
-                  f"{done}{legacy} (review the file, then `memcli trust`)")
+    legacy = (
+        f" ({LEGACY_TRUST_FILE}, which older versions wrote inside the root, is no longer read)"
+        if (root / LEGACY_TRUST_FILE).exists()
+        else ""
+    )
+    return None, (
+        f"memcli.yaml sets {key}: {committed}, {what}, and was not trusted on this machine: "
+        f"{done}{legacy} (review the file, then `memcli trust`)"
+    )
 
 
 def _named(root: Path, command: str) -> set:
@@ -254,8 +282,10 @@ def _per_door(key: str, committed: dict, own: dict, root: Path, warnings: list, 
         if aside:
             loosened.append(f"{door}: {c}")
     if loosened:
-        warnings.append(f"memcli.yaml sets {key} looser than the default {default} ({', '.join(loosened)}) and was "
-                        f"not trusted on this machine: {default} applies (review the file, then `memcli trust`)")
+        warnings.append(
+            f"memcli.yaml sets {key} looser than the default {default} ({', '.join(loosened)}) and was "
+            f"not trusted on this machine: {default} applies (review the file, then `memcli trust`)"
+        )
     return out
 
 
@@ -270,8 +300,10 @@ def _gates(committed: dict, own: dict, warnings: list, trusted) -> dict:
         if aside:
             loosened.append(f"{fe}: {c}")
     if loosened:
-        warnings.append(f"memcli.yaml sets write.gate looser than yours ({', '.join(loosened)}) and was not trusted "
-                        "on this machine: inbox holds (review the file, then `memcli trust`)")
+        warnings.append(
+            f"memcli.yaml sets write.gate looser than yours ({', '.join(loosened)}) and was not trusted "
+            "on this machine: inbox holds (review the file, then `memcli trust`)"
+        )
     return out
 
 
@@ -284,8 +316,10 @@ def _read_local(root: Path, warnings: list) -> dict:
     from .store.tracked import came_with_git
 
     if came_with_git(root, path):
-        warnings.append(f"{LOCAL_CONFIG} is tracked by git, so it came with the repository: not read "
-                        "(stop tracking it: `git rm -r --cached .memcli`)")
+        warnings.append(
+            f"{LOCAL_CONFIG} is tracked by git, so it came with the repository: not read "
+            "(stop tracking it: `git rm -r --cached .memcli`)"
+        )
         return {}
     return read_file(path, LOCAL_CONFIG)
 
@@ -329,8 +363,9 @@ def load_config(root: Path, *, root_commands: bool = True) -> Config:
             continue
         c = committed.get(key)
         t = trusted() if c is not None and _guarded(key, c) else None
-        value, warning = trusted_setting(root, key, c, user.get(key), local.get(key),
-                                         root_commands=root_commands, trusted=t)
+        value, warning = trusted_setting(
+            root, key, c, user.get(key), local.get(key), root_commands=root_commands, trusted=t
+        )
         if value is None:
             values.pop(key, None)
         else:
@@ -343,5 +378,3 @@ def load_config(root: Path, *, root_commands: bool = True) -> Config:
     values.setdefault("session.summarizer", None)
     exists = path.exists() or path.is_symlink()
     return Config(values, path if exists else None, tuple(warnings))
-
-

@@ -75,8 +75,9 @@ def record_trust(root: str | os.PathLike, sha256: str, now: str, files: dict | N
     """Remember that this root's memcli.yaml with this digest may run its commands, and the digest
     of each file in the root those commands name (None: it did not exist)."""
     path = _trust_file(root)
-    _write_json(path, {"root": real(root), "file": "memcli.yaml", "sha256": sha256, "trusted": now,
-                       "files": files or {}})
+    _write_json(
+        path, {"root": real(root), "file": "memcli.yaml", "sha256": sha256, "trusted": now, "files": files or {}}
+    )
     return path
 
 
@@ -86,8 +87,9 @@ def check(root: str | os.PathLike) -> tuple[bool, dict]:
     record = _record(root)
     ok = isinstance(record.get("sha256"), str) and record["sha256"] == digest(Path(root) / "memcli.yaml")
     files = record.get("files") if ok and isinstance(record.get("files"), dict) else None
-    changed = {rel: True for rel, d in (files or {}).items()
-               if isinstance(rel, str) and digest(Path(real(root)) / rel) != d}
+    changed = {
+        rel: True for rel, d in (files or {}).items() if isinstance(rel, str) and digest(Path(real(root)) / rel) != d
+    }
     return ok, changed
 
 
@@ -171,8 +173,13 @@ def tracked(root: Path, rel: str) -> bool:
     import subprocess
 
     try:
-        p = subprocess.run(["git", "ls-files", "--error-unmatch", "--", rel], cwd=real(root),
-                           capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}, timeout=30)
+        p = subprocess.run(
+            ["git", "ls-files", "--error-unmatch", "--", rel],
+            cwd=real(root),
+            capture_output=True,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         return True
     if p.returncode == 0:

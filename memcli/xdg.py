@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import os
 
-_HOMES = {"config": ("XDG_CONFIG_HOME", (".config",)), "state": ("XDG_STATE_HOME", (".local", "state")),
-          "cache": ("XDG_CACHE_HOME", (".cache",))}
+_HOMES = {
+    "config": ("XDG_CONFIG_HOME", (".config",)),
+    "state": ("XDG_STATE_HOME", (".local", "state")),
+    "cache": ("XDG_CACHE_HOME", (".cache",)),
+}
 
 
 def home(kind: str) -> str:

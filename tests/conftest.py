@@ -178,8 +178,15 @@ def run_memcli(*args, input=None, env=None, cwd=None, timeout=60):
     """A real process, for what in-process calls cannot show (stdin pipes, exit codes, concurrency)."""
     e = child_env()
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "memcli", *map(str, args)], input=input, capture_output=True,
-                          text=True, env=e, cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", *map(str, args)],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=e,
+        cwd=cwd,
+        timeout=timeout,
+    )
 
 
 def start_server(root, *extra, env=None):
@@ -187,8 +194,9 @@ def start_server(root, *extra, env=None):
     imports the memcli that ``run_memcli`` runs (the installed one: a test works in a folder of its
     own), since a server answers only a client of the same memcli."""
     e = dict(os.environ, **(env or {}))
-    proc = subprocess.Popen([sys.executable, "-m", "memcli.serve", "--root", str(root), *extra], env=e,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli.serve", "--root", str(root), *extra], env=e, stderr=subprocess.PIPE, text=True
+    )
     line = proc.stderr.readline()
     assert "serving" in line, line + proc.stderr.read()
     return proc
@@ -218,15 +226,27 @@ def loaded_modules(*args, input=None, env=None, cwd=None, full=False):
     names, or with ``full`` every dotted name)."""
     e = child_env()
     e.update(env or {})
-    r = subprocess.run([sys.executable, "-c", _PROBE, *map(str, args)], input=input, capture_output=True,
-                       text=True, env=e, cwd=cwd, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", _PROBE, *map(str, args)],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=e,
+        cwd=cwd,
+        timeout=60,
+    )
     mods = json.loads(r.stderr.strip().splitlines()[-1])
     return r, set(mods if full else (m.split(".")[0] for m in mods))
 
 
 # Real git, with no system configuration and a fixed author.
-GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+}
 
 
 def git(cwd, *args, check=True):
@@ -262,4 +282,5 @@ def shared_origin(tmp_path, mc, seed=None):
         if setup:
             mc(path, "git", "setup")
         return path
+
     return clone

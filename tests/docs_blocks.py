@@ -22,12 +22,24 @@ from tests.readme_blocks import REPO, commands, command_table, helps, session
 # ---------------------------------------------------------------- commands by task
 
 TASKS = (
-    ("Write and change memories", ("init", "remember", "update", "edit", "rename", "forget", "restore",
-                                   "outcome")),
+    ("Write and change memories", ("init", "remember", "update", "edit", "rename", "forget", "restore", "outcome")),
     ("Read and find", ("show", "list", "search", "stats")),
     ("Recall for an agent", ("recall", "should-recall", "context")),
-    ("Sessions and shared scopes", ("session add", "session show", "session clear", "scope start", "scope set",
-                                    "scope get", "scope read", "scope show", "scope check", "scope end")),
+    (
+        "Sessions and shared scopes",
+        (
+            "session add",
+            "session show",
+            "session clear",
+            "scope start",
+            "scope set",
+            "scope get",
+            "scope read",
+            "scope show",
+            "scope check",
+            "scope end",
+        ),
+    ),
     ("Keep it healthy", ("heartbeat", "watch", "index rebuild", "index check")),
     ("Learn from sessions", ("reflect", "inbox", "inbox show", "inbox accept", "inbox reject", "inbox edit")),
     ("Share through git", ("git setup", "sync", "resolve", "merge index", "merge detail", "merge episode")),
@@ -49,14 +61,21 @@ def commands_by_task(cli: str = "../cli.md") -> str:
     listed = [n for _, group in TASKS for n in group]
     missing, extra = set(names) - set(listed), set(listed) - set(names)
     if missing or extra or len(listed) != len(set(listed)):
-        raise ValueError(f"TASKS in tests/docs_blocks.py: commands without a task {sorted(missing)}, "
-                         f"names that are no command {sorted(extra)}, or a command listed twice")
+        raise ValueError(
+            f"TASKS in tests/docs_blocks.py: commands without a task {sorted(missing)}, "
+            f"names that are no command {sorted(extra)}, or a command listed twice"
+        )
     out = []
     for title, group in TASKS:
         table = command_table(group)
         for name in group:  # the command's cell links to its --help in the CLI reference
-            table = re.sub(rf"^\| `{re.escape(name)}( [^`]*)?`",
-                           lambda m: f"| [`{m.group(0)[3:-1]}`]({cli}#{_anchor(name)})", table, count=1, flags=re.M)
+            table = re.sub(
+                rf"^\| `{re.escape(name)}( [^`]*)?`",
+                lambda m: f"| [`{m.group(0)[3:-1]}`]({cli}#{_anchor(name)})",
+                table,
+                count=1,
+                flags=re.M,
+            )
         # Python-Markdown, unlike GitHub, reads a `|` inside a code span as text, and keeps a `\|` there
         table = re.sub(r"`[^`]*`", lambda m: m.group(0).replace("\\|", "|"), table)
         out.append(f"## {title}\n\n{table}")
@@ -79,22 +98,22 @@ def cli_reference() -> str:
 DESCRIPTIONS = {
     "index.max_lines": "MEMORY.md stays under this many lines",
     "index.on_full": "when the index is full: `demote` moves the lowest-ranked unpinned entry out (its "
-                     "detail file stays); `refuse` refuses the write (exit 4)",
+    "detail file stays); `refuse` refuses the write (exit 4)",
     "index.rank": "who keeps a line in a full index: `importance`, or `activity`, which follows recalls "
-                  "(see [An index that follows use](guide/ranked-index.md))",
+    "(see [An index that follows use](guide/ranked-index.md))",
     "session.max_rounds": "rounds kept raw (a user turn and its replies); older turns fold into the summary "
-                          "and the episode log",
+    "and the episode log",
     "session.summarizer": "a shell command: turns on stdin, the summary on stdout; without it the summary is "
-                          "extractive",
+    "extractive",
     "session.summarizer_timeout": "how long the summarizer may run",
     "session.max_summary_chars": "the session summary's length at most",
     "recall.threshold": "the evidence the best hit needs before recall answers at all; higher returns fewer, "
-                        "surer answers; 0 returns the best `-k` whatever they score",
+    "surer answers; 0 returns the best `-k` whatever they score",
     "recall.limit": "hits at most when `-k` is not given",
     "recall.half_life": "freshness halves every half-life (recall's tie-breaker, and the recency of "
-                        "`index.rank: activity`)",
+    "`index.rank: activity`)",
     "recall.freshness_weight": "the share of the score given to importance × freshness; raise it to make "
-                               "freshness more than a tie-breaker",
+    "freshness more than a tie-breaker",
     "recall.signals.explicit": "words that say a message asks for memory (`should-recall`: explicit)",
     "recall.signals.implicit": "words that point back at something said before (`should-recall`: implicit)",
     "heartbeat.stale_after": "neither updated nor recalled for this long: reported as `stale`",
@@ -102,11 +121,11 @@ DESCRIPTIONS = {
     "heartbeat.session_max_turns": "a session holding more raw turns is reported",
     "write.secrets": "a secret in a write: refused (exit 4), redacted, or allowed",
     "write.pii": "personal data in what a person or agent writes on purpose (`remember`, `update`, `edit`, "
-                 "`import`, `outcome` notes, MCP `remember`)",
+    "`import`, `outcome` notes, MCP `remember`)",
     "write.pii_captured": "the same for text captured on its own: session turns (CLI, API, MCP `session_add`), "
-                          "the hook's prompts, scope state, and so the episode log they fold into",
+    "the hook's prompts, scope state, and so the episode log they fold into",
     "embed.provider": "the semantic extra's embedding provider: `use` (bundled), `openai`, "
-                      "`sentence-transformers` or a plugin's (see [Semantic recall](guide/semantic.md))",
+    "`sentence-transformers` or a plugin's (see [Semantic recall](guide/semantic.md))",
     "embed.url": "`openai`: the endpoint",
     "embed.model": "`openai` and `sentence-transformers`: the model's name (or path)",
     "embed.key_env": "`openai`: the environment variable that holds the API key",
@@ -145,20 +164,22 @@ WHY = {
     "inbox.propose_per_hour": "caps on what an agent may pile into the inbox",
     "inbox.max_pending": "caps on what an agent may pile into the inbox",
     "inbox.max_bytes": "caps on what an agent may pile into the inbox",
-    "reflect.on_fold": "starts a process on each fold, and turns your session turns into proposals that "
-                       "`sync` shares",
+    "reflect.on_fold": "starts a process on each fold, and turns your session turns into proposals that `sync` shares",
     "embed.provider": "sends memory text, and a key from your environment, off this machine",
     "embed.url": "sends memory text, and a key from your environment, off this machine",
     "embed.key_env": "sends memory text, and a key from your environment, off this machine",
     "embed.model": "names the weights a local provider loads (a path in the repository could carry code) "
-                   "or what your endpoint is asked",
+    "or what your endpoint is asked",
     "embed.query_prefix": "what your endpoint is asked",
     "embed.passage_prefix": "what your endpoint is asked",
 }
 # Keys a committed memcli.yaml sets freely, by the part of the program they steer.
 WHY_FREE = (
-    ("index.", "what MEMORY.md lists: the memories are the repository's anyway; `activity` counts only this "
-               "machine's own recalls (a tracked trace is never read)"),
+    (
+        "index.",
+        "what MEMORY.md lists: the memories are the repository's anyway; `activity` counts only this "
+        "machine's own recalls (a tracked trace is never read)",
+    ),
     ("recall.", "ranking of the repository's own memories"),
     ("session.", "how much is kept; a command still needs trust"),
     ("reflect.", "how much is proposed; a command still needs trust"),
@@ -208,8 +229,7 @@ def _accepts(key: str, kind: str) -> str:
         "gate?": gates,
         "text": "one line of text, or `null`",
         "prefix": "a string (may be empty)",
-        "pii": (", ".join(f"`{p}`" for p in tighten.PII) + ", or a mapping of front end "
-                "(cli, api, mcp, hook) to one"),
+        "pii": (", ".join(f"`{p}`" for p in tighten.PII) + ", or a mapping of front end (cli, api, mcp, hook) to one"),
     }
     if kind not in kinds:
         raise ValueError(f"{key}: the config kind {kind!r} is new; say in tests/docs_blocks.py what it accepts")
@@ -221,8 +241,10 @@ def config_table() -> str:
     schema = _schema()
     missing, extra = set(schema) - set(DESCRIPTIONS), set(DESCRIPTIONS) - set(schema)
     if missing or extra:
-        raise ValueError(f"DESCRIPTIONS in tests/docs_blocks.py: keys without words {sorted(missing)}, "
-                         f"words for no key {sorted(extra)}")
+        raise ValueError(
+            f"DESCRIPTIONS in tests/docs_blocks.py: keys without words {sorted(missing)}, "
+            f"words for no key {sorted(extra)}"
+        )
     rows = ["| key | default | accepts | what it is for |", "|---|---|---|---|"]
     for key in sorted(schema, key=_config_order):
         default, kind = schema[key]
@@ -265,9 +287,11 @@ def _rule(key: str) -> str:
             text += (" = " if guard[value] == guard[before] else " < ") + f"`{_spell(value)}`"
         rule = f"as strict as yours or the default ({text}); looser only after trust"
         return ("per front end: " + rule) if per_door else rule
-    words = {"subset": "fewer types than yours freely; more only after trust",
-             "higher": "higher freely; lower only after trust",
-             "lower": "lower freely; higher only after trust"}
+    words = {
+        "subset": "fewer types than yours freely; more only after trust",
+        "higher": "higher freely; lower only after trust",
+        "lower": "lower freely; higher only after trust",
+    }
     if guard not in words:
         raise ValueError(f"{key}: the guard {guard!r} is new; say in tests/docs_blocks.py what it allows")
     return words[guard]
@@ -356,13 +380,16 @@ def error_codes() -> str:
     for cls in sorted(rows, key=lambda c: (c.exit_code, c.code)):
         doc = _paragraphs(cls.__doc__ or "")[:1] or [ERROR_WORDS.get(cls.code)]
         if not doc[0]:
-            raise ValueError(f"{cls.__name__} has no docstring: say in ERROR_WORDS (tests/docs_blocks.py) "
-                             f"when the error {cls.code!r} is raised")
+            raise ValueError(
+                f"{cls.__name__} has no docstring: say in ERROR_WORDS (tests/docs_blocks.py) "
+                f"when the error {cls.code!r} is raised"
+            )
         out.append(f"| `{cls.code}` | {cls.exit_code} | `{cls.__module__}.{cls.__name__}` | {doc[0]} |")
     return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------- the Python API
+
 
 def _paragraphs(doc: str) -> list[str]:
     """A docstring's paragraphs, each on one line, reST's ``code`` as Markdown's `code`; an indented
@@ -461,15 +488,22 @@ def api_reference() -> str:
 
     parts = ["## Memory\n", api_class(Memory, "m.", heading="###").split("\n", 1)[1]]
     parts.append("## What the methods return\n")
-    parts += [api_class(c, "") for c in (Detail, WriteResult, Listing, Result, Recall, Hit, Report, Repair,
-                                         Finding, Problem)]
+    parts += [
+        api_class(c, "") for c in (Detail, WriteResult, Listing, Result, Recall, Hit, Report, Repair, Finding, Problem)
+    ]
     parts.append("## What the methods hand out\n")
-    parts += [api_class(Session, "m.session(name)."), api_class(Scope, "m.scope(name)."),
-              api_class(Inbox, "m.inbox."), api_class(Gate, "m.gate(front_end)."), api_class(EditSession, "")]
+    parts += [
+        api_class(Session, "m.session(name)."),
+        api_class(Scope, "m.scope(name)."),
+        api_class(Inbox, "m.inbox."),
+        api_class(Gate, "m.gate(front_end)."),
+        api_class(EditSession, ""),
+    ]
     return "\n".join(parts)
 
 
 # ---------------------------------------------------------------- the project
+
 
 def extra(name: str) -> list[str]:
     """The requirements of one extra of pyproject.toml, as written there (no TOML parser: 3.10 has none)."""
@@ -488,6 +522,7 @@ def extra_names(name: str) -> str:
 
 
 # ---------------------------------------------------------------- transcripts of real runs
+
 
 def transcript(commands, init, env=None, shown=None, fence: str = "text") -> str:
     """A fenced block of the runs of `session()`: each command as typed (its variables before it, as
@@ -514,10 +549,19 @@ def transcript(commands, init, env=None, shown=None, fence: str = "text") -> str
 WALKTHROUGH_ENV = {"MEMCLI_ROOT": "notes", "MEMCLI_SESSION": "import-fix"}
 WALKTHROUGH = (
     ["session", "add", "user", "每晚的导入任务又挂了，报错 MySQL server has gone away。"],
-    ["session", "add", "assistant", "I checked the server log: the root cause is max_allowed_packet. The import "
-                                    "sends 40 MB batches and the server limit is 16 MB."],
-    ["session", "add", "user", "把 max_allowed_packet 调到 64M 之后导入成功了。记住：大批量导入之前要先把 "
-                               "max_allowed_packet 调到 64M。"],
+    [
+        "session",
+        "add",
+        "assistant",
+        "I checked the server log: the root cause is max_allowed_packet. The import "
+        "sends 40 MB batches and the server limit is 16 MB.",
+    ],
+    [
+        "session",
+        "add",
+        "user",
+        "把 max_allowed_packet 调到 64M 之后导入成功了。记住：大批量导入之前要先把 max_allowed_packet 调到 64M。",
+    ],
     ["session", "add", "assistant", "Noted: large MySQL imports need max_allowed_packet of at least 64M."],
     ["session", "clear"],
     ["reflect"],

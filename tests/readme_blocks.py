@@ -29,6 +29,7 @@ ROOT_NAME = "demo"  # the Quick start's root
 
 # ---------------------------------------------------------------- the command table
 
+
 def _commands(cmd=None, path=()):
     """(path, click command) of every visible leaf command of memcli's own, in the app's order."""
     if cmd is None:
@@ -98,7 +99,7 @@ def command_table(names=None) -> str:
     synopsis, what it does, an example."""
     rows = ["| command | what it does | example |", "|---|---|---|"]
     found = {" ".join(path): cmd for path, cmd in _commands()}
-    for name in (found if names is None else names):
+    for name in found if names is None else names:
         cmd = found[name]
         usage = _cell(_code(f"{name} {synopsis(cmd)}".strip()))
         example = _first_paragraph(cmd.epilog or "").removeprefix("Example:").strip()
@@ -213,23 +214,43 @@ def _run(commands, init=("init", ROOT_NAME, "--example")) -> list[dict]:
         work = Path(d) / "work"
         work.mkdir()
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
-        env.update(HOME=str(home), COLUMNS=str(WIDTH), TERMINAL_WIDTH=str(WIDTH), NO_COLOR="1",
-                   PYTHONIOENCODING="utf-8", README_CLOCK=CLOCK, MEMCLI_SERVE="off",
-                   PYTHONPATH=str(REPO))  # this checkout's memcli, whatever is installed
+        env.update(
+            HOME=str(home),
+            COLUMNS=str(WIDTH),
+            TERMINAL_WIDTH=str(WIDTH),
+            NO_COLOR="1",
+            PYTHONIOENCODING="utf-8",
+            README_CLOCK=CLOCK,
+            MEMCLI_SERVE="off",
+            PYTHONPATH=str(REPO),
+        )  # this checkout's memcli, whatever is installed
         argvs = [list(init), *[c if isinstance(c, dict) else list(c) for c in commands]]
-        res = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(argvs)], cwd=work, env=env,
-                             capture_output=True, text=True, timeout=120)
+        res = subprocess.run(
+            [sys.executable, "-c", _CHILD, json.dumps(argvs)],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if res.returncode != 0:
             raise RuntimeError(f"the README's runs failed: {res.stderr}")
         got = json.loads(res.stdout)
         if got["plugins"]:  # a plugin's layers, checks and commands would show in the outputs
-            raise RuntimeError("README.md is made without memcli plugins; this environment has "
-                               + ", ".join(got["plugins"]))
+            raise RuntimeError(
+                "README.md is made without memcli plugins; this environment has " + ", ".join(got["plugins"])
+            )
         runs = got["runs"]
         assert runs[0]["code"] == 0, runs[0]
         home = str(home) + os.sep
-        return [{**r, "stdout": r["stdout"].replace(str(work) + os.sep, "").replace(home, "~/"),
-                 "stderr": r["stderr"].replace(str(work) + os.sep, "").replace(home, "~/")} for r in runs[1:]]
+        return [
+            {
+                **r,
+                "stdout": r["stdout"].replace(str(work) + os.sep, "").replace(home, "~/"),
+                "stderr": r["stderr"].replace(str(work) + os.sep, "").replace(home, "~/"),
+            }
+            for r in runs[1:]
+        ]
 
 
 def session(commands, init, env=None) -> list[dict]:
@@ -237,8 +258,12 @@ def session(commands, init, env=None) -> list[dict]:
     `memcli`) ran first; each command a list of words, or (words, {variable: value}) to run with
     those variables set; env: variables set for every command. What each printed, as run()."""
     env = env or {}
-    argvs = [{"argv": list(c[0]), "env": {**env, **c[1]}} if isinstance(c, tuple) and isinstance(c[-1], dict)
-             else {"argv": list(c), "env": dict(env)} for c in commands]
+    argvs = [
+        {"argv": list(c[0]), "env": {**env, **c[1]}}
+        if isinstance(c, tuple) and isinstance(c[-1], dict)
+        else {"argv": list(c), "env": dict(env)}
+        for c in commands
+    ]
     return _run(argvs, init=init)
 
 

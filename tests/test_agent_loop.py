@@ -49,31 +49,40 @@ TURNS = [
 
 # A stand-in model: it logs the first recalled item it was given and replies with that item's
 # title (an agent's reply names what it used), or with a fixed line when it was given nothing.
-FAKE_LLM = r'''my_llm() {
+FAKE_LLM = r"""my_llm() {
   input=$(cat)
   head=$(printf '%s\n' "$input" | grep -m1 '^## ' | sed 's/^## //')
   where=$(printf '%s\n' "$input" | grep -m1 '^<!-- ' | sed 's/^<!-- //; s/ -->$//')
   printf '%s\t%s\n' "$head" "$where" >> "$LLM_LOG"
   if [ -n "$head" ]; then echo "From memory: $head"; else echo "Nothing on that in memory."; fi
 }
-'''
+"""
 
 
 def test_the_readme_loop_gives_the_model_the_right_memory_every_turn(tmp_path, example_root):
     assert len(TURNS) == 30
     loop = loop_blocks()[0]
-    assert "memcli session add user \"$msg\"" in loop and "memcli recall --strict \"$msg\"" in loop
+    assert 'memcli session add user "$msg"' in loop and 'memcli recall --strict "$msg"' in loop
     env = shim(tmp_path)
     log = tmp_path / "llm.log"
     env.update(MEMCLI_ROOT=str(example_root), HOME=str(tmp_path), LLM_LOG=str(log))
     script = FAKE_LLM + loop.replace("export MEMCLI_ROOT=~/agent-memory ", "export ").replace("my-llm", "my_llm")
-    r = subprocess.run(["bash", "-c", script], input="".join(m + "\n" for m, _ in TURNS), cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        ["bash", "-c", script],
+        input="".join(m + "\n" for m, _ in TURNS),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
 
     seeded = {p.stem for p in (example_root / "memory").glob("*.md")}
-    titles = {p.stem: next(ln[7:] for ln in p.read_text(encoding="utf-8").splitlines() if ln.startswith("title: "))
-              for p in (example_root / "memory").glob("*.md")}
+    titles = {
+        p.stem: next(ln[7:] for ln in p.read_text(encoding="utf-8").splitlines() if ln.startswith("title: "))
+        for p in (example_root / "memory").glob("*.md")
+    }
     trace = [json.loads(x) for x in (example_root / ".memcli" / "trace.jsonl").read_text().splitlines()]
     given = iter(log.read_text(encoding="utf-8").splitlines())
     replies = []

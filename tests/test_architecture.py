@@ -16,16 +16,32 @@ sys.path.insert(0, str(ROOT_DIR / "benchmarks"))
 from import_map import Graph  # noqa: E402
 
 GRAPH = Graph(ROOT_DIR / "memcli")
-FRONT_ENDS = ("memcli.cli", "memcli.hooks", "memcli.mcp", "memcli.mcp_result", "memcli.mcp_stdio", "memcli.serve",
-              "memcli.gitmerge", "memcli.__main__")
+FRONT_ENDS = (
+    "memcli.cli",
+    "memcli.hooks",
+    "memcli.mcp",
+    "memcli.mcp_result",
+    "memcli.mcp_stdio",
+    "memcli.serve",
+    "memcli.gitmerge",
+    "memcli.__main__",
+)
 # What a front end may import of memcli: the facade (and the package, for its version), its support
 # module (memcli.frontend: names from the environment, the hook's roots, the plugins, the merge
 # driver...), the errors, the plain values, the requests a front end hands on (memcli.requests)
 # and the renderer, the resident path's client
 # (memcli.resident: where a root's `memcli serve` listens, and one exchange with it); and another
 # front end it starts (`memcli mcp` runs mcp.py, `memcli hook` hooks.py, `memcli serve` serve.py).
-FACADE = ("memcli", "memcli.core", "memcli.frontend", "memcli.errors", "memcli.model", "memcli.requests",
-          "memcli.render", "memcli.resident")
+FACADE = (
+    "memcli",
+    "memcli.core",
+    "memcli.frontend",
+    "memcli.errors",
+    "memcli.model",
+    "memcli.requests",
+    "memcli.render",
+    "memcli.resident",
+)
 MAX_LINES = 600
 
 
@@ -51,8 +67,15 @@ def test_there_is_no_import_cycle():
 # The bottom of the library, in the order each may import the ones before it (and nothing after):
 # path rules, plain values, the store, the settings, the user's trust records, the rule that a
 # committed memcli.yaml only tightens (which loads a root's settings), the write checks.
-BOTTOM = ("memcli.paths", "memcli.model", "memcli.store", "memcli.config", "memcli.trust", "memcli.tighten",
-          "memcli.safety")
+BOTTOM = (
+    "memcli.paths",
+    "memcli.model",
+    "memcli.store",
+    "memcli.config",
+    "memcli.trust",
+    "memcli.tighten",
+    "memcli.safety",
+)
 
 
 def test_no_package_level_cycle_but_front_ends_starting_each_other():
@@ -97,33 +120,57 @@ def test_entry_points_call_use_cases_through_the_facade(entry):
 
 
 def test_search_never_imports_recall_a_use_case_or_a_front_end():
-    bad = [(a, b, line) for a, b, line in imports_of("memcli.search")
-           if under(b, "memcli.recall", "memcli.usecases", "memcli.heartbeat", "memcli.core", *FRONT_ENDS)]
+    bad = [
+        (a, b, line)
+        for a, b, line in imports_of("memcli.search")
+        if under(b, "memcli.recall", "memcli.usecases", "memcli.heartbeat", "memcli.core", *FRONT_ENDS)
+    ]
     assert bad == []
 
 
 def test_the_store_is_the_bottom_layer():
     """store/ touches files for everyone and imports nothing above it: a Root is given its settings
     ready, so the store reads no configuration and asks no trust record."""
-    bad = [(a, b, line) for a, b, line in imports_of("memcli.store")
-           if under(b, "memcli.config", "memcli.trust", "memcli.tighten", "memcli.search", "memcli.safety",
-                    "memcli.recall", "memcli.heartbeat", "memcli.usecases", "memcli.core", *FRONT_ENDS)]
+    bad = [
+        (a, b, line)
+        for a, b, line in imports_of("memcli.store")
+        if under(
+            b,
+            "memcli.config",
+            "memcli.trust",
+            "memcli.tighten",
+            "memcli.search",
+            "memcli.safety",
+            "memcli.recall",
+            "memcli.heartbeat",
+            "memcli.usecases",
+            "memcli.core",
+            *FRONT_ENDS,
+        )
+    ]
     assert bad == []
 
 
 def test_layers_and_checks_never_reach_up_to_use_cases_or_the_facade():
-    bad = [(a, b, line) for a, b, line in imports_of("memcli.recall", "memcli.heartbeat", "memcli.safety")
-           if under(b, "memcli.usecases", "memcli.core", *FRONT_ENDS)]
+    bad = [
+        (a, b, line)
+        for a, b, line in imports_of("memcli.recall", "memcli.heartbeat", "memcli.safety")
+        if under(b, "memcli.usecases", "memcli.core", *FRONT_ENDS)
+    ]
     assert bad == []
 
 
 def test_use_cases_take_a_root_never_the_facade():
     bad = [(a, b, line) for a, b, line in imports_of("memcli.usecases") if under(b, "memcli.core", *FRONT_ENDS)]
     assert bad == []
-    takes_memory = [(name, node.name) for name, path in GRAPH.modules.items() if under(name, "memcli.usecases")
-                    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and any(a.arg in ("mem", "memory") for a in node.args.args)]
+    takes_memory = [
+        (name, node.name)
+        for name, path in GRAPH.modules.items()
+        if under(name, "memcli.usecases")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(a.arg in ("mem", "memory") for a in node.args.args)
+    ]
     assert takes_memory == []
 
 
@@ -144,8 +191,12 @@ def plugin_imports():
             if isinstance(node, ast.Import):
                 yield from ((path, a.name) for a in node.names)
             elif isinstance(node, ast.ImportFrom) and not node.level:
-                yield from ((path, f"{node.module}.{a.name}") if node.module == "memcli" and
-                            f"memcli.{a.name}" in GRAPH.modules else (path, node.module) for a in node.names)
+                yield from (
+                    (path, f"{node.module}.{a.name}")
+                    if node.module == "memcli" and f"memcli.{a.name}" in GRAPH.modules
+                    else (path, node.module)
+                    for a in node.names
+                )
 
 
 def test_plugins_import_only_the_public_api():
@@ -166,8 +217,10 @@ def test_a_module_is_sized_by_its_lines_not_by_how_they_are_wrapped():
     from import_map import size
 
     one = 'def f(a, b):\n    """Two\n    lines."""\n    return g(a, [b, 1], {"k": 2})\n'
-    wrapped = ('def f(\n    a,\n    b,\n):\n    """Two\n    lines."""\n'
-               '    return g(\n        a,\n        [b, 1],\n        {"k": 2},\n    )\n')
+    wrapped = (
+        'def f(\n    a,\n    b,\n):\n    """Two\n    lines."""\n'
+        '    return g(\n        a,\n        [b, 1],\n        {"k": 2},\n    )\n'
+    )
     assert size(one) == size(wrapped) == 4
     assert size(one + "\n\nx = 1  # (\n") == 7  # a bracket in a comment or a string opens nothing
 
@@ -184,7 +237,11 @@ def test_one_index_planner():
     users = {}
     for name, path in GRAPH.modules.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Attribute) and node.attr in planners and getattr(node.value, "id", "") == "indexrules":
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in planners
+                and getattr(node.value, "id", "") == "indexrules"
+            ):
                 users.setdefault(name, set()).add(node.attr)
             elif isinstance(node, ast.ImportFrom) and (node.module or "").endswith("indexrules"):
                 for a in node.names:
@@ -194,6 +251,7 @@ def test_one_index_planner():
 
 
 # ---------------------------------------------------------------- one home for each rule
+
 
 def module_trees():
     for name, path in sorted(GRAPH.modules.items()):
@@ -206,8 +264,24 @@ CJK_BLOCKS = ((0x1100, 0x11FF), (0x2E80, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xF
 
 
 # where a CJK range starts or ends: a number a module compares a code point with to say "CJK"
-CJK_BOUNDS = {0x1100, 0x11FF, 0x2E80, 0x3040, 0x30FF, 0x3400, 0x4DBF, 0x4E00, 0x9FA5, 0x9FFF, 0xAC00, 0xD7AF, 0xF900,
-              0xFAFF, 0x20000, 0x3134F}
+CJK_BOUNDS = {
+    0x1100,
+    0x11FF,
+    0x2E80,
+    0x3040,
+    0x30FF,
+    0x3400,
+    0x4DBF,
+    0x4E00,
+    0x9FA5,
+    0x9FFF,
+    0xAC00,
+    0xD7AF,
+    0xF900,
+    0xFAFF,
+    0x20000,
+    0x3134F,
+}
 
 
 def in_cjk(code: int) -> bool:
@@ -228,22 +302,33 @@ def test_one_home_for_the_cjk_ranges():
                 for lo, hi in re.findall(r"(.)-(.)", node.value):
                     if in_cjk(ord(lo)) and in_cjk(ord(hi)):
                         found.append((name, node.lineno, f"{lo}-{hi}"))
-            elif isinstance(node, ast.Compare) and all(isinstance(o, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for o in node.ops):
+            elif isinstance(node, ast.Compare) and all(
+                isinstance(o, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for o in node.ops
+            ):
                 for c in [node.left, *node.comparators]:
                     value = c.value if isinstance(c, ast.Constant) else None
                     if (isinstance(value, int) and value in CJK_BOUNDS) or (
-                            isinstance(value, str) and len(value) == 1 and in_cjk(ord(value))):
+                        isinstance(value, str) and len(value) == 1 and in_cjk(ord(value))
+                    ):
                         found.append((name, node.lineno, hex(value if isinstance(value, int) else ord(value))))
     assert found == []
 
 
 def code_strings(tree):
     """(line, text) of every string constant that is not a docstring."""
-    docs = {id(n.body[0].value) for n in ast.walk(tree)
-            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
-            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-    return [(n.lineno, n.value) for n in ast.walk(tree)
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    return [
+        (n.lineno, n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+    ]
 
 
 def homes(rule) -> set:
@@ -260,9 +345,14 @@ def test_one_home_for_the_frontmatter_fence():
     """A block between `---` lines is opened, found and written by store/frontmatter.py (opens,
     span, split, fenced): no other module writes the fence with a line end or asks whether text
     starts with it (a Markdown rule `---` among other line starts is not the fence)."""
-    asks = {name for name, tree in module_trees() for n in ast.walk(tree)
-            if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "startswith"
-            and any(isinstance(a, ast.Constant) and a.value == "---" for a in n.args)}
+    asks = {
+        name
+        for name, tree in module_trees()
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and getattr(n.func, "attr", "") == "startswith"
+        and any(isinstance(a, ast.Constant) and a.value == "---" for a in n.args)
+    }
     assert homes(lambda s: s.startswith("---\n") or "\n---" in s) | asks <= {"memcli.store.frontmatter"}
 
 
@@ -282,17 +372,33 @@ def test_one_home_for_the_near_duplicate_rule():
     """The ratio's threshold and the prefilter before it are memcli/similar.py's: the two modules
     that compare memories by a rapidfuzz ratio import them (a typo's scorer is another rule), and
     no module compares with a bare 90."""
-    users = {name for name, tree in module_trees()
-             if any(isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "ratio"
-                    and getattr(n.func.value, "id", "") == "fuzz" for n in ast.walk(tree))}
+    users = {
+        name
+        for name, tree in module_trees()
+        if any(
+            isinstance(n, ast.Call)
+            and getattr(n.func, "attr", "") == "ratio"
+            and getattr(n.func.value, "id", "") == "fuzz"
+            for n in ast.walk(tree)
+        )
+    }
     assert users == {"memcli.heartbeat.duplicates", "memcli.usecases.duplicates"}
     for name in users:
-        used = {(a.name) for n in ast.walk(dict(module_trees())[name]) if isinstance(n, ast.ImportFrom)
-                and (n.module or "").endswith("similar") for a in n.names}
+        used = {
+            (a.name)
+            for n in ast.walk(dict(module_trees())[name])
+            if isinstance(n, ast.ImportFrom) and (n.module or "").endswith("similar")
+            for a in n.names
+        }
         assert {"DUPLICATE_RATIO", "lengths_allow"} <= used, (name, used)
-    bare = [(name, n.lineno) for name, tree in module_trees() if name != "memcli.similar" for n in ast.walk(tree)
-            if isinstance(n, ast.Compare) and any(isinstance(c, ast.Constant) and c.value in (90, 90.0)
-                                                  for c in [n.left, *n.comparators])]
+    bare = [
+        (name, n.lineno)
+        for name, tree in module_trees()
+        if name != "memcli.similar"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Compare)
+        and any(isinstance(c, ast.Constant) and c.value in (90, 90.0) for c in [n.left, *n.comparators])
+    ]
     assert bare == []
 
 

@@ -65,30 +65,82 @@ def same_as_click(args: list) -> None:
     if mine is None:
         return
     if theirs[0] == "ok":  # Click's defaults: () for a repeatable option, None for a flag's --version
-        theirs = ("ok", {**theirs[1], "version": bool(theirs[1]["version"])}, theirs[2],
-                  {k: (None if v == () else v) for k, v in theirs[3].items()})
+        theirs = (
+            "ok",
+            {**theirs[1], "version": bool(theirs[1]["version"])},
+            theirs[2],
+            {k: (None if v == () else v) for k, v in theirs[3].items()},
+        )
     assert mine == theirs, args
 
 
 # Every form a parser of memcli accepted and another refused (the fast path, `--version`'s check,
 # the hook's two parsers), and the forms next to them.
 FORMS = [
-    "--root=R recall charset", "--root R recall charset", "-- recall charset", "--root R -- hook claude-code", "--root= recall charset", "--root -x recall charset",
-    "--json --root=R should-recall hello", "--root R --json=1 recall charset", "--bogus recall charset",
-    "--session=s --scope c session add user hi", "--root=R --version", "--version --json", "--json --version",
-    "--version recall --bogus", "--version --bogus", "-h", "recall -h", "recall --bogus --help",
-    "recall charset --limit=1", "recall charset -k1", "recall charset -k 1", "recall --limit 1 charset",
-    "recall charset -kx", "recall charset --limit", "recall charset --layer -x", "recall charset --layer=index",
-    "recall charset --deep=1", "recall charset --also a --also=b", "recall -- --weird", "recall -", "recall -5",
-    "recall", "recall a b", "recall a b c", "recall charset --threshold=0", "recall charset --json",
-    "should-recall -- -x", "remember T S -tfoo -t bar --tag=baz -abc", "remember T --body=-", "remember T -b-",
-    "remember T S --pin=1", "remember T S --importance=-0.5", "remember T S -i0.7 --pin", "remember T S -ibar",
-    "scope set k v --agent=A", "scope set k v", "scope set k --agent A", "scope set k v --agent A --force",
-    "session add user -", "session add user",
-    "hook claude-code", "--root=R hook claude-code", "hook claude-code --budget=500", "hook claude-code -b500",
-    "hook claude-code -b 500", "hook claude-code --budget lots", "hook claude-code --root R",
-    "hook claude-code --root=R --json", "hook claude-code --json=1", "hook claude-code --bogus",
-    "hook claude-code extra", "hook claude-code -- extra", "hook claude-code --budget", "hook claude-code -b -5",
+    "--root=R recall charset",
+    "--root R recall charset",
+    "-- recall charset",
+    "--root R -- hook claude-code",
+    "--root= recall charset",
+    "--root -x recall charset",
+    "--json --root=R should-recall hello",
+    "--root R --json=1 recall charset",
+    "--bogus recall charset",
+    "--session=s --scope c session add user hi",
+    "--root=R --version",
+    "--version --json",
+    "--json --version",
+    "--version recall --bogus",
+    "--version --bogus",
+    "-h",
+    "recall -h",
+    "recall --bogus --help",
+    "recall charset --limit=1",
+    "recall charset -k1",
+    "recall charset -k 1",
+    "recall --limit 1 charset",
+    "recall charset -kx",
+    "recall charset --limit",
+    "recall charset --layer -x",
+    "recall charset --layer=index",
+    "recall charset --deep=1",
+    "recall charset --also a --also=b",
+    "recall -- --weird",
+    "recall -",
+    "recall -5",
+    "recall",
+    "recall a b",
+    "recall a b c",
+    "recall charset --threshold=0",
+    "recall charset --json",
+    "should-recall -- -x",
+    "remember T S -tfoo -t bar --tag=baz -abc",
+    "remember T --body=-",
+    "remember T -b-",
+    "remember T S --pin=1",
+    "remember T S --importance=-0.5",
+    "remember T S -i0.7 --pin",
+    "remember T S -ibar",
+    "scope set k v --agent=A",
+    "scope set k v",
+    "scope set k --agent A",
+    "scope set k v --agent A --force",
+    "session add user -",
+    "session add user",
+    "hook claude-code",
+    "--root=R hook claude-code",
+    "hook claude-code --budget=500",
+    "hook claude-code -b500",
+    "hook claude-code -b 500",
+    "hook claude-code --budget lots",
+    "hook claude-code --root R",
+    "hook claude-code --root=R --json",
+    "hook claude-code --json=1",
+    "hook claude-code --bogus",
+    "hook claude-code extra",
+    "hook claude-code -- extra",
+    "hook claude-code --budget",
+    "hook claude-code -b -5",
 ]
 
 
@@ -105,13 +157,19 @@ def lines(draw):
     words = draw(st.sampled_from(list(argv.COMMANDS)))
     names, options = argv.COMMANDS[words]
     flags = list(options)
-    token = st.one_of(st.sampled_from(WORDS), st.sampled_from(flags),
-                      st.tuples(st.sampled_from([f for f in flags if f.startswith("--")]),
-                                st.sampled_from(["3", "x", "-", ""])).map("=".join),
-                      st.tuples(st.sampled_from([f for f in flags if not f.startswith("--")] or ["-k"]),
-                                st.sampled_from(["3", "x", "h"])).map("".join))
-    before = draw(st.lists(st.sampled_from(["--root", "R", "--root=R", "--json", "--scope", "s", "--bogus", "--"]),
-                           max_size=3))
+    token = st.one_of(
+        st.sampled_from(WORDS),
+        st.sampled_from(flags),
+        st.tuples(st.sampled_from([f for f in flags if f.startswith("--")]), st.sampled_from(["3", "x", "-", ""])).map(
+            "=".join
+        ),
+        st.tuples(
+            st.sampled_from([f for f in flags if not f.startswith("--")] or ["-k"]), st.sampled_from(["3", "x", "h"])
+        ).map("".join),
+    )
+    before = draw(
+        st.lists(st.sampled_from(["--root", "R", "--root=R", "--json", "--scope", "s", "--bogus", "--"]), max_size=3)
+    )
     return [*before, *words, *draw(st.lists(token, max_size=6))]
 
 
@@ -122,6 +180,7 @@ def test_any_line_is_read_as_click_reads_it(args):
 
 
 # ---- the same line, the same outcome, by every way it can run
+
 
 def roots(tmp_path, n=2):
     made = []
@@ -145,8 +204,10 @@ def normalised(stdout: str) -> str:
 
 def without_typer(monkeypatch):
     """The fast path and the hook alone: reaching the Typer app fails the test."""
+
     def refuse():
         raise AssertionError("reached the Typer app")
+
     monkeypatch.setattr("memcli.cli.app.command", refuse)
 
 
@@ -156,10 +217,16 @@ def typer_only(monkeypatch):
 
 
 LINES = [  # (a line, R standing for the root; whether it is answered without Typer)
-    "--root=R recall charset --json", "--root R recall charset --limit=1 --json", "--root R recall charset -k1",
-    "--root R recall --limit 1 charset", "--json --root=R should-recall hello", "--root=R recall -- charset",
-    "--root R recall charset --layer -x", "--root=R --session=s session add user hi --json",
-    "--root R remember T S -tfoo --tag=bar --json", "--root R scope set k v --agent=A --json",
+    "--root=R recall charset --json",
+    "--root R recall charset --limit=1 --json",
+    "--root R recall charset -k1",
+    "--root R recall --limit 1 charset",
+    "--json --root=R should-recall hello",
+    "--root=R recall -- charset",
+    "--root R recall charset --layer -x",
+    "--root=R --session=s session add user hi --json",
+    "--root R remember T S -tfoo --tag=bar --json",
+    "--root R scope set k v --agent=A --json",
     "--root R --scope=c scope set k - --agent A",
 ]
 
@@ -169,13 +236,20 @@ def test_fast_path_and_typer_agree_on_every_form(tmp_path, monkeypatch, line):
     fast_root, typer_root = roots(tmp_path)
     with monkeypatch.context() as m:
         without_typer(m)
-        fast = invoke([str(fast_root) if w == "R" else w.replace("=R", f"={fast_root}") for w in line.split(" ")],
-                      input="from stdin")
+        fast = invoke(
+            [str(fast_root) if w == "R" else w.replace("=R", f"={fast_root}") for w in line.split(" ")],
+            input="from stdin",
+        )
     typer_only(monkeypatch)
-    slow = invoke([str(typer_root) if w == "R" else w.replace("=R", f"={typer_root}") for w in line.split(" ")],
-                  input="from stdin")
-    assert (fast.exit_code, normalised(fast.stdout.replace(str(fast_root), "R")), fast.stderr) == \
-        (slow.exit_code, normalised(slow.stdout.replace(str(typer_root), "R")), slow.stderr)
+    slow = invoke(
+        [str(typer_root) if w == "R" else w.replace("=R", f"={typer_root}") for w in line.split(" ")],
+        input="from stdin",
+    )
+    assert (fast.exit_code, normalised(fast.stdout.replace(str(fast_root), "R")), fast.stderr) == (
+        slow.exit_code,
+        normalised(slow.stdout.replace(str(typer_root), "R")),
+        slow.stderr,
+    )
 
 
 def test_version_after_global_options_needs_no_typer(tmp_path, monkeypatch):
@@ -187,8 +261,14 @@ def test_version_after_global_options_needs_no_typer(tmp_path, monkeypatch):
 
 
 EVENT = {"prompt": "previously we fixed the mysql charset, what was it?", "session_id": "s1"}
-HOOK_LINES = ["--root=R hook claude-code", "--root R -- hook claude-code", "--root R hook claude-code -b500", "hook claude-code --root R",
-              "hook claude-code --root=R --budget=800 --json", "--json --root R hook claude-code"]
+HOOK_LINES = [
+    "--root=R hook claude-code",
+    "--root R -- hook claude-code",
+    "--root R hook claude-code -b500",
+    "hook claude-code --root R",
+    "hook claude-code --root=R --budget=800 --json",
+    "--json --root R hook claude-code",
+]
 
 
 @pytest.mark.parametrize("line", HOOK_LINES)
@@ -205,9 +285,20 @@ def test_the_hook_and_its_typer_command_agree_on_every_form(tmp_path, monkeypatc
     assert "mysql-charset" in hook.stdout
 
 
-@pytest.mark.parametrize("line", ["--bogus hook claude-code", "--root hook claude-code", "hook claude-code --bogus",
-                                  "hook claude-code -b", "hook claude-code --json=1", "hook claude-code -- x",
-                                  "--json=1 hook claude-code", "hook claude-code -bx", "hook claude"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "--bogus hook claude-code",
+        "--root hook claude-code",
+        "hook claude-code --bogus",
+        "hook claude-code -b",
+        "hook claude-code --json=1",
+        "hook claude-code -- x",
+        "--json=1 hook claude-code",
+        "hook claude-code -bx",
+        "hook claude",
+    ],
+)
 def test_a_wrong_hook_line_is_one_line_and_exit_1_never_2(monkeypatch, line):
     without_typer(monkeypatch)
     res = invoke(line.split(" "), input=json.dumps(EVENT))
@@ -234,11 +325,21 @@ def test_hook_help_and_roots_still_go_to_typer(example_root):
 @st.composite
 def hook_lines(draw):
     _, options = argv.COMMANDS[("hook", "claude-code")]
-    token = st.one_of(st.sampled_from([*WORDS, *options, "claude", "list"]),
-                      st.tuples(st.sampled_from(list(options)), st.sampled_from(["", "=3", "=x", "x", "300"]))
-                      .map("".join))
-    groups = [["--root", "R"], ["--root="], ["--json"], ["--scope", "s"], ["--bogus"], ["-x"], ["--root"],
-              ["--json=1"], ["--session"]]
+    token = st.one_of(
+        st.sampled_from([*WORDS, *options, "claude", "list"]),
+        st.tuples(st.sampled_from(list(options)), st.sampled_from(["", "=3", "=x", "x", "300"])).map("".join),
+    )
+    groups = [
+        ["--root", "R"],
+        ["--root="],
+        ["--json"],
+        ["--scope", "s"],
+        ["--bogus"],
+        ["-x"],
+        ["--root"],
+        ["--json=1"],
+        ["--session"],
+    ]
     before = [w for g in draw(st.lists(st.sampled_from(groups), max_size=3)) for w in g]
     return [*before, *draw(st.sampled_from([[], ["--"]])), "hook", *draw(st.lists(token, max_size=5))]
 
@@ -248,7 +349,7 @@ def hook_lines(draw):
 def test_no_hook_line_exits_2(args):
     """Whatever surrounds `hook`, the prompt is never blocked (an empty prompt does no work);
     `hook allow|deny|list`, which no agent runs, are ordinary commands."""
-    after = args[args.index("hook") + 1:]
+    after = args[args.index("hook") + 1 :]
     assume(not (after and after[0] in ("allow", "deny", "list")))
     res = invoke(args, input=json.dumps({"prompt": " ", "session_id": "s1"}))
     assert res.exit_code != 2, (args, res.output)

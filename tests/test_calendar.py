@@ -34,8 +34,11 @@ def test_24_calendar_the_example_is_live_on_the_day_it_is_made(tmp_path, day):
 
 
 def test_24_calendar_only_an_expiry_that_passed_moves():
-    moved = [t for (_, t), (_, same) in zip(example_files("2031-07-15T00:00:00Z"), example_files("2026-12-01T00:00:00Z"))
-             if t != same]
+    moved = [
+        t
+        for (_, t), (_, same) in zip(example_files("2031-07-15T00:00:00Z"), example_files("2026-12-01T00:00:00Z"))
+        if t != same
+    ]
     assert len(moved) == 1 and "id: release-2026-12" in moved[0]
 
 
@@ -49,8 +52,14 @@ def test_24_calendar_the_quick_start_works_on_a_past_and_a_future_day(tmp_path, 
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
 
     def mc(*args):
-        return subprocess.run([FAKETIME, "-f", f"@{day}", sys.executable, "-m", "memcli", *map(str, args)],
-                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+        return subprocess.run(
+            [FAKETIME, "-f", f"@{day}", sys.executable, "-m", "memcli", *map(str, args)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
 
     root = tmp_path / "notes"
     assert mc("init", root, "--example").returncode == 0

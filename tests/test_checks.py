@@ -75,20 +75,39 @@ def test_codes_are_unique_and_declared():
     assert {"secret", "injection", "expired", "duplicate", "index-drift", "temp-file"} <= set(codes)
 
 
-@pytest.mark.parametrize("rel, kind", [
-    ("MEMORY.md", "index"), ("memcli.yaml", "config"), ("memory/a.md", layout.DETAIL),
-    ("memory/archive/a.md", layout.ARCHIVED), ("memory/episodes/2026-01-01.md", layout.EPISODE),
-    ("memory/sub/a.md", layout.OTHER), ("memory/.a.md", None), ("memory/a.txt", None), ("notes/a.md", None),
-])
+@pytest.mark.parametrize(
+    "rel, kind",
+    [
+        ("MEMORY.md", "index"),
+        ("memcli.yaml", "config"),
+        ("memory/a.md", layout.DETAIL),
+        ("memory/archive/a.md", layout.ARCHIVED),
+        ("memory/episodes/2026-01-01.md", layout.EPISODE),
+        ("memory/sub/a.md", layout.OTHER),
+        ("memory/.a.md", None),
+        ("memory/a.txt", None),
+        ("notes/a.md", None),
+    ],
+)
 def test_kind_of(rel, kind):
     assert layout.kind_of(rel) == kind
 
 
-@pytest.mark.parametrize("line,bad", [
-    ("importance: 1.5", True), ("importance: .nan", True), ("importance: true", True),
-    ("importance: \"0.7\"", False), ("importance: 0", False), ("type: Lesson", True), ("type: lesson", False),
-    ("id: plan", False), ("title: '  '", True), ("title: 计划", False),
-])
+@pytest.mark.parametrize(
+    "line,bad",
+    [
+        ("importance: 1.5", True),
+        ("importance: .nan", True),
+        ("importance: true", True),
+        ('importance: "0.7"', False),
+        ("importance: 0", False),
+        ("type: Lesson", True),
+        ("type: lesson", False),
+        ("id: plan", False),
+        ("title: '  '", True),
+        ("title: 计划", False),
+    ],
+)
 def test_frontmatter_values_memcli_would_misread_are_reported(line, bad):
     keys = {"id": "id: plan", "title": "title: Plan", "type": "type: note", "importance": "importance: 0.5"}
     keys[line.split(":")[0]] = line

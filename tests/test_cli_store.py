@@ -30,15 +30,30 @@ def test_envelope_contract(cli):
 
 
 def test_remember_writes_detail_and_index_line(cli, root):
-    res = cli("remember", "MySQL charset double encoding", "set utf8mb4 on the connection, not only the table",
-              "-t", "mysql", "-t", "charset", "-a", "中文乱码", "--type", "lesson", "-i", "0.8")
+    res = cli(
+        "remember",
+        "MySQL charset double encoding",
+        "set utf8mb4 on the connection, not only the table",
+        "-t",
+        "mysql",
+        "-t",
+        "charset",
+        "-a",
+        "中文乱码",
+        "--type",
+        "lesson",
+        "-i",
+        "0.8",
+    )
     assert res.exit_code == 0, res.output
     assert res.stdout.strip() == "mysql-charset-double-encoding"
     d = parse((root / "memory/mysql-charset-double-encoding.md").read_text(), "mysql-charset-double-encoding")
     assert d.tags == ("mysql", "charset") and d.aliases == ("中文乱码",) and d.type == "lesson" and d.importance == 0.8
     assert d.created and d.created == d.updated and d.created.endswith("Z")
-    assert ("- **MySQL charset double encoding**: set utf8mb4 on the connection, not only the table"
-            " | #mysql #charset | → memory/mysql-charset-double-encoding.md") in lines(root)
+    assert (
+        "- **MySQL charset double encoding**: set utf8mb4 on the connection, not only the table"
+        " | #mysql #charset | → memory/mysql-charset-double-encoding.md"
+    ) in lines(root)
     shown = cli("show", "mysql-charset-double-encoding")
     assert shown.exit_code == 0 and "utf8mb4" in shown.stdout and shown.stdout.startswith("---\n")
     assert cli("index", "check").exit_code == 0
@@ -58,9 +73,14 @@ def test_existing_id_refused(cli):
     assert cli("remember", "Other", "x", "--id", "same").exit_code == 4
 
 
-@pytest.mark.parametrize("title, code, words", [
-    ("", 2, "title"), ("   ", 2, "title"), ("x" * 300, 2, "300 characters"),
-])
+@pytest.mark.parametrize(
+    "title, code, words",
+    [
+        ("", 2, "title"),
+        ("   ", 2, "title"),
+        ("x" * 300, 2, "300 characters"),
+    ],
+)
 def test_bad_titles(cli, title, code, words):
     res = cli("remember", title, "s")
     assert res.exit_code == code and words in res.stderr
@@ -69,8 +89,12 @@ def test_bad_titles(cli, title, code, words):
 
 @pytest.mark.parametrize("bad_id", ["../../x", "/etc/passwd", "a/b", ".hidden", "a\\b"])
 def test_unsafe_ids_refused_everywhere(cli, root, bad_id):
-    for args in (("remember", "T", "--id", bad_id), ("show", bad_id), ("update", bad_id, "-s", "x"),
-                 ("forget", bad_id, "--yes")):
+    for args in (
+        ("remember", "T", "--id", bad_id),
+        ("show", bad_id),
+        ("update", bad_id, "-s", "x"),
+        ("forget", bad_id, "--yes"),
+    ):
         res = cli(*args)
         assert res.exit_code == 3, (args, res.output)
         assert "invalid id" in res.stderr
@@ -98,11 +122,14 @@ def test_body_sources(cli, root, tmp_path):
     assert "summary: the summary" in (root / "memory/summary-from-stdin.md").read_text()
 
 
-@pytest.mark.parametrize("content, words", [
-    (b"\x89PNG\r\n\x1a\n\x00\x00", "binary"),
-    ("caf\xe9".encode("latin-1"), "not UTF-8"),
-    (b"x" * 1_000_001, "larger than 1 MB"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "binary"),
+        ("caf\xe9".encode("latin-1"), "not UTF-8"),
+        (b"x" * 1_000_001, "larger than 1 MB"),
+    ],
+)
 def test_bad_body_files_refused(cli, root, tmp_path, content, words):
     f = tmp_path / "body.bin"
     f.write_bytes(content)
@@ -285,8 +312,9 @@ def test_list_filters_and_json(cli):
 def test_edit_runs_editor_and_refreshes_index(cli, root, monkeypatch, tmp_path):
     cli("remember", "Edit me", "old summary")
     script = tmp_path / "ed.py"
-    script.write_text("import sys,re\np=sys.argv[1]\nt=open(p).read().replace('old summary','new summary')\n"
-                      "open(p,'w').write(t)\n")
+    script.write_text(
+        "import sys,re\np=sys.argv[1]\nt=open(p).read().replace('old summary','new summary')\nopen(p,'w').write(t)\n"
+    )
     import sys
 
     monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")

@@ -10,8 +10,12 @@ from tests.conftest import run_memcli
 def bash(root, line: str) -> list:
     """The candidates bash gets for the last (maybe empty) word of `line`."""
     words = line.split(" ")
-    env = {"_MEMCLI_COMPLETE": "complete_bash", "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1),
-           "MEMCLI_ROOT": str(root)}
+    env = {
+        "_MEMCLI_COMPLETE": "complete_bash",
+        "COMP_WORDS": line,
+        "COMP_CWORD": str(len(words) - 1),
+        "MEMCLI_ROOT": str(root),
+    }
     r = run_memcli(env=env)
     assert r.returncode == 0, r.stderr
     return [x for x in r.stdout.splitlines() if x]

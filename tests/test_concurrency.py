@@ -38,8 +38,13 @@ stress = _stress()
 
 def memcli(root, *args, timeout=60):
     env = child_env()
-    return subprocess.run([sys.executable, "-m", "memcli", "--root", str(root), *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", "--root", str(root), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def reparse(root: Path) -> dict:
@@ -65,8 +70,7 @@ def test_concurrent_writers_lose_nothing(tmp_path):
     """Workers in separate processes, each running its operations through memcli's entry point;
     the index has room for every memory, so every remembered one must also be listed."""
     root = tmp_path / "mem"
-    rep = stress.run(root, remember=(6, 12), scope=(4, 25), session=(3, 10), update=(3, 6), readers=2,
-                     max_lines=500)
+    rep = stress.run(root, remember=(6, 12), scope=(4, 25), session=(3, 10), update=(3, 6), readers=2, max_lines=500)
     assert_report(rep)
     counts = reparse(root)
     assert rep.writers["remember"]["ok"] == 72 and counts["details"] == 73 and counts["entries"] == 73
@@ -83,8 +87,9 @@ def test_concurrent_cli_processes_lose_nothing(tmp_path):
     """Every operation a fresh `python -m memcli` process; the index is small, so remembering
     demotes entries while other processes write."""
     root = tmp_path / "mem"
-    rep = stress.run(root, remember=(4, 6), scope=(2, 4), session=(2, 3), update=(2, 2), readers=1, cli=True,
-                     max_lines=12)
+    rep = stress.run(
+        root, remember=(4, 6), scope=(2, 4), session=(2, 3), update=(2, 2), readers=1, cli=True, max_lines=12
+    )
     assert_report(rep)
     counts = reparse(root)
     index = IndexDoc.parse((root / "MEMORY.md").read_text(encoding="utf-8"))
@@ -120,8 +125,11 @@ WRITES = [
 def tree(root: Path) -> dict:
     """Every file's bytes, except the lock and the caches that readers refresh."""
     skip = (".memcli/lock", ".memcli/trace.jsonl", ".memcli/search")
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not str(p.relative_to(root)).startswith(skip) and "cache" not in p.name}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not str(p.relative_to(root)).startswith(skip) and "cache" not in p.name
+    }
 
 
 def make_root(tmp_path, lock_timeout: str) -> Path:
@@ -163,8 +171,15 @@ def test_lock_timeout_exits_3_and_writes_nothing(locked_root):
             assert waited >= 0.3, (argv, waited)
             assert tree(root) == before, f"{argv}: a write that did not get the lock changed a file"
         # readers do not need the lock
-        for argv in [("list",), ("show", "kept"), ("recall", "the one memory"), ("index", "check"),
-                     ("context", "memory"), ("scope", "show"), ("session", "show")]:
+        for argv in [
+            ("list",),
+            ("show", "kept"),
+            ("recall", "the one memory"),
+            ("index", "check"),
+            ("context", "memory"),
+            ("scope", "show"),
+            ("session", "show"),
+        ]:
             p = memcli(root, *argv)
             assert p.returncode in ((0, 1) if argv[0] == "index" else (0,)), (argv, p.stderr)
     finally:
@@ -178,8 +193,12 @@ def test_writer_waits_for_a_short_lock(tmp_path):
     root = make_root(tmp_path, "10s")
     fd = os.open(root / ".memcli" / "lock", os.O_RDWR)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "remember", "Waited", "ok"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "--root", str(root), "remember", "Waited", "ok"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while not waiting_for_the_lock(p.pid, root / ".memcli" / "lock"):

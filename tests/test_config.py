@@ -17,15 +17,18 @@ def test_nested_and_dotted_keys(tmp_path):
     assert c["index.max_lines"] == 20 and c["write.secrets"] == "redact" and c.seconds("lock_timeout") == 2
 
 
-@pytest.mark.parametrize("text, words", [
-    ("index:\n  max_lines: [\n", "line"),
-    ("index:\n  max_line: 30\n", "index.max_line"),
-    ("index:\n  max_lines: many\n", "index.max_lines"),
-    ("index:\n  on_full: explode\n", "index.on_full"),
-    ("lock_timeout: soon\n", "lock_timeout"),
-    ("recall:\n  threshold: 7\n", "recall.threshold"),
-    ("- a list\n", "mapping"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("index:\n  max_lines: [\n", "line"),
+        ("index:\n  max_line: 30\n", "index.max_line"),
+        ("index:\n  max_lines: many\n", "index.max_lines"),
+        ("index:\n  on_full: explode\n", "index.on_full"),
+        ("lock_timeout: soon\n", "lock_timeout"),
+        ("recall:\n  threshold: 7\n", "recall.threshold"),
+        ("- a list\n", "mapping"),
+    ],
+)
 def test_bad_config_names_the_key_or_line(tmp_path, text, words):
     (tmp_path / "memcli.yaml").write_text(text)
     with pytest.raises(ConfigError) as e:

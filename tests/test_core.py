@@ -13,15 +13,18 @@ def mem(root):
     return Memory(root)
 
 
-@pytest.mark.parametrize("write", [
-    lambda m: m.session("s").add("user", "hello"),
-    lambda m: m.session("s").clear(),
-    lambda m: m.scope("t").start("a task"),
-    lambda m: m.scope("t").set("k", "v", agent="A"),
-    lambda m: m.scope("t").end(),
-    lambda m: m.remember("A title"),
-    lambda m: m.rebuild_index(),
-])
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda m: m.session("s").add("user", "hello"),
+        lambda m: m.session("s").clear(),
+        lambda m: m.scope("t").start("a task"),
+        lambda m: m.scope("t").set("k", "v", agent="A"),
+        lambda m: m.scope("t").end(),
+        lambda m: m.remember("A title"),
+        lambda m: m.rebuild_index(),
+    ],
+)
 def test_every_write_takes_the_root_lock_itself(mem, write):
     with mem.store.lock():
         with pytest.raises(LockTimeout):

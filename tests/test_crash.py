@@ -32,6 +32,8 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and 
 KILLS = 60  # the suite's run; `pytest -m stress` runs the long one (200)
 MAX_DELAY = 0.3
 SHARED = "shared-note"
+
+
 def cli(root, *argv):
     res = invoke(["--root", str(root), *map(str, argv)])
     assert "Traceback" not in res.output
@@ -52,8 +54,15 @@ def writer(root: str, seed: int, ready) -> None:
         tag = f"{seed}-{i}"
         op = rng.random()
         if op < 0.35:
-            argv = ["remember", f"Crash note {tag}", f"summary {tag}", "--id", f"c-{tag}",
-                    "--body", f"body {tag}\n" + "filler line\n" * rng.randrange(200) + f"end-c-{tag}\n"]
+            argv = [
+                "remember",
+                f"Crash note {tag}",
+                f"summary {tag}",
+                "--id",
+                f"c-{tag}",
+                "--body",
+                f"body {tag}\n" + "filler line\n" * rng.randrange(200) + f"end-c-{tag}\n",
+            ]
             mine.append(f"c-{tag}")
         elif op < 0.55:
             argv = ["update", SHARED, "--append", f"append-{tag}"]
@@ -94,8 +103,13 @@ def verify(root: Path) -> list[str]:
             problems.append(f"{p.name}: {e}")
             continue
         last = d.body.rstrip("\n").rsplit("\n", 1)[-1]
-        expected = "Start." if p.stem == SHARED and "append-" not in d.body else \
-            "append-" if p.stem == SHARED else f"end-{p.stem}"
+        expected = (
+            "Start."
+            if p.stem == SHARED and "append-" not in d.body
+            else "append-"
+            if p.stem == SHARED
+            else f"end-{p.stem}"
+        )
         if not last.startswith(expected):
             problems.append(f"{p.name} ends with {last[-60:]!r}, not a complete write")
     raw = (root / "MEMORY.md").read_bytes()
@@ -123,7 +137,9 @@ def temp_files(root: Path) -> list[Path]:
     return [p for p in root.rglob(f"{TMP_PREFIX}*")]
 
 
-@pytest.mark.parametrize("kills", [pytest.param(KILLS, marks=pytest.mark.slow), pytest.param(200, marks=pytest.mark.stress)])
+@pytest.mark.parametrize(
+    "kills", [pytest.param(KILLS, marks=pytest.mark.slow), pytest.param(200, marks=pytest.mark.stress)]
+)
 def test_sigkill_never_tears_a_file(tmp_path, kills):
     root = make_root(tmp_path)
     ctx = multiprocessing.get_context("fork")
@@ -156,10 +172,13 @@ def test_sigkill_never_tears_a_file(tmp_path, kills):
     # A crash between the two renames of one write can leave an index line behind its detail
     # file; that is rare, reported by index check, and repaired by the next write.
     assert drift_after_kill <= max(3, wanted // 20), drift_after_kill
-    print(f"{kills} kills, 0 torn files, {drift_after_kill} kills left an index line behind its file, "
-          f"{len(temp_files(root))} temp files left")
-    assert cli(root, "remember", "After the crashes", "written", "--id", "after",
-               "--body", "end-after\n").exit_code == 0
+    print(
+        f"{kills} kills, 0 torn files, {drift_after_kill} kills left an index line behind its file, "
+        f"{len(temp_files(root))} temp files left"
+    )
+    assert (
+        cli(root, "remember", "After the crashes", "written", "--id", "after", "--body", "end-after\n").exit_code == 0
+    )
     assert cli(root, "index", "check").exit_code == 0, cli(root, "index", "check").output
     assert verify(root) == []
 
@@ -168,17 +187,30 @@ def test_leftover_temp_files_are_invisible(tmp_path):
     root = make_root(tmp_path)
     word = "zanzibarquokka"
     good = f"---\ntitle: {word} note\nsummary: {word}\ntags: [{word}]\n---\n{word} body\n"
-    planted = [root / "memory" / f"{TMP_PREFIX}a1b2c3.tmp", root / "memory" / f"{TMP_PREFIX}d4e5f6.md",
-               root / "memory" / "episodes" / f"{TMP_PREFIX}g7h8.tmp",
-               root / "memory" / "archive" / f"{TMP_PREFIX}x.md",
-               root / f"{TMP_PREFIX}index.tmp", root / ".memcli" / "scopes" / f"{TMP_PREFIX}s.tmp"]
+    planted = [
+        root / "memory" / f"{TMP_PREFIX}a1b2c3.tmp",
+        root / "memory" / f"{TMP_PREFIX}d4e5f6.md",
+        root / "memory" / "episodes" / f"{TMP_PREFIX}g7h8.tmp",
+        root / "memory" / "archive" / f"{TMP_PREFIX}x.md",
+        root / f"{TMP_PREFIX}index.tmp",
+        root / ".memcli" / "scopes" / f"{TMP_PREFIX}s.tmp",
+    ]
     for p in planted:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(good, encoding="utf-8")
     (root / f"{TMP_PREFIX}index.tmp").write_text(f"- **{word}**: x | → memory/{word}.md\n", encoding="utf-8")
-    for argv in [("list",), ("list", "--all"), ("recall", word), ("recall", word, "--deep"), ("context", word),
-                 ("should-recall", f"the {word} again"), ("index", "check"), ("index", "rebuild"),
-                 ("scope", "show"), ("session", "show")]:
+    for argv in [
+        ("list",),
+        ("list", "--all"),
+        ("recall", word),
+        ("recall", word, "--deep"),
+        ("context", word),
+        ("should-recall", f"the {word} again"),
+        ("index", "check"),
+        ("index", "rebuild"),
+        ("scope", "show"),
+        ("session", "show"),
+    ]:
         res = cli(root, *argv)
         assert word not in res.stdout and TMP_PREFIX not in res.stdout, (argv, res.stdout)
         assert res.exit_code in (0, 1), (argv, res.output)
@@ -215,8 +247,13 @@ def test_stale_lock_of_a_dead_writer_does_not_block(tmp_path):
         f.write("lock_timeout: 1s\n")
     t = time.monotonic()
     env = child_env()
-    proc = subprocess.run([sys.executable, "-m", "memcli", "--root", str(root), "remember", "Next writer", "ok"],
-                          capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memcli", "--root", str(root), "remember", "Next writer", "ok"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert (root / "memory/next-writer.md").is_file()
     assert time.monotonic() - t < 30
@@ -229,14 +266,20 @@ def test_killed_cli_processes(tmp_path):
     rng = random.Random(7)
     env = child_env()
     for i in range(20):
-        argv = rng.choice([
-            ["remember", f"Cli note {i}", "s", "--id", f"cli-{i}", "--body", f"b\nend-cli-{i}\n"],
-            ["update", SHARED, "--append", f"append-cli-{i}"],
-            ["scope", "set", f"k{i}", "v", "--agent", "A"],
-            ["session", "add", "user", f"turn {i}"],
-        ])
-        p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), *argv],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        argv = rng.choice(
+            [
+                ["remember", f"Cli note {i}", "s", "--id", f"cli-{i}", "--body", f"b\nend-cli-{i}\n"],
+                ["update", SHARED, "--append", f"append-cli-{i}"],
+                ["scope", "set", f"k{i}", "v", "--agent", "A"],
+                ["session", "add", "user", f"turn {i}"],
+            ]
+        )
+        p = subprocess.Popen(
+            [sys.executable, "-m", "memcli", "--root", str(root), *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         time.sleep(rng.uniform(0.05, 0.6))
         p.send_signal(signal.SIGKILL)
         p.wait(10)

@@ -17,14 +17,27 @@ words = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters
 def details(draw):
     stamp = draw(st.sampled_from([None, "2026-11-29", "2026-11-29T10:00:00Z", "2026-01-02T03:04:05+08:00"]))
     return Detail(
-        id="x", title=draw(line).strip() or "t", summary=draw(line).strip(),
-        tags=tuple(dict.fromkeys(draw(st.lists(st.from_regex(r"[a-z0-9\u4e00-\u9fff]{1,8}", fullmatch=True), max_size=4)))),
+        id="x",
+        title=draw(line).strip() or "t",
+        summary=draw(line).strip(),
+        tags=tuple(
+            dict.fromkeys(draw(st.lists(st.from_regex(r"[a-z0-9\u4e00-\u9fff]{1,8}", fullmatch=True), max_size=4)))
+        ),
         aliases=tuple(dict.fromkeys(a.strip() for a in draw(st.lists(line, max_size=3)) if a.strip())),
-        type=draw(st.sampled_from(["fact", "lesson", "note"])), importance=draw(st.sampled_from([0.0, 0.5, 0.8, 1.0])),
-        pinned=draw(st.booleans()), created=stamp, updated=stamp,
-        expires=draw(st.sampled_from([None, "2027-01-31"])), source=draw(st.sampled_from([None, "yes", "no", "on"])),
-        extra=draw(st.dictionaries(st.from_regex(r"[a-z][a-z_]{0,8}", fullmatch=True).filter(
-            lambda k: k not in dfile.DETAIL_KEYS), st.one_of(st.integers(), line, st.lists(line, max_size=3)), max_size=3)),
+        type=draw(st.sampled_from(["fact", "lesson", "note"])),
+        importance=draw(st.sampled_from([0.0, 0.5, 0.8, 1.0])),
+        pinned=draw(st.booleans()),
+        created=stamp,
+        updated=stamp,
+        expires=draw(st.sampled_from([None, "2027-01-31"])),
+        source=draw(st.sampled_from([None, "yes", "no", "on"])),
+        extra=draw(
+            st.dictionaries(
+                st.from_regex(r"[a-z][a-z_]{0,8}", fullmatch=True).filter(lambda k: k not in dfile.DETAIL_KEYS),
+                st.one_of(st.integers(), line, st.lists(line, max_size=3)),
+                max_size=3,
+            )
+        ),
         body=(lambda b: b if not b or b.endswith("\n") else b + "\n")(draw(words)),
     )
 
@@ -33,8 +46,9 @@ def norm(d: Detail) -> Detail:
     """What a value is after one trip through a file: one-line fields collapse whitespace."""
     from memcli.model import one_line
 
-    return d.replace(title=one_line(d.title), summary=one_line(d.summary),
-                     aliases=tuple(one_line(a) for a in d.aliases))
+    return d.replace(
+        title=one_line(d.title), summary=one_line(d.summary), aliases=tuple(one_line(a) for a in d.aliases)
+    )
 
 
 @settings(max_examples=examples(300))
@@ -56,8 +70,11 @@ def test_render_is_stable(d):
 
 
 def test_dates_stay_strings_and_yes_no_stay_words():
-    d = dfile.parse("---\ntitle: T\ncreated: 2026-11-29T10:00:00Z\nupdated: 2026-11-29\n"
-                    "source: no\ntags: [yes, on, 2026]\npinned: yes\n---\nbody\n", "t")
+    d = dfile.parse(
+        "---\ntitle: T\ncreated: 2026-11-29T10:00:00Z\nupdated: 2026-11-29\n"
+        "source: no\ntags: [yes, on, 2026]\npinned: yes\n---\nbody\n",
+        "t",
+    )
     assert d.created == "2026-11-29T10:00:00Z" and d.updated == "2026-11-29"
     assert d.source == "no" and d.tags == ("yes", "on", "2026")
     assert d.pinned is True
@@ -77,15 +94,22 @@ def test_unknown_keys_kept_in_order():
     assert text.index("source:") < text.index("zeta")
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ("---\ntitle: T\n", 1, "never closed"),
-    ("---\ntitle: [unclosed\n---\n", 3, "broken YAML"),
-    ("---\n- a\n- b\n---\n", 2, "list"),
-    ("---\njust a scalar\n---\n", 2, "str"),
-    ("---\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-     "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n---\n", 2, "too"),
-    ("---\nx: " + "[" * 100 + "]" * 100 + "\n---\n", 2, "too"),
-])
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        ("---\ntitle: T\n", 1, "never closed"),
+        ("---\ntitle: [unclosed\n---\n", 3, "broken YAML"),
+        ("---\n- a\n- b\n---\n", 2, "list"),
+        ("---\njust a scalar\n---\n", 2, "str"),
+        (
+            "---\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+            "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n---\n",
+            2,
+            "too",
+        ),
+        ("---\nx: " + "[" * 100 + "]" * 100 + "\n---\n", 2, "too"),
+    ],
+)
 def test_broken_frontmatter_names_the_line(text, line, words):
     with pytest.raises(FrontmatterError) as e:
         dfile.parse(text, "t", "memory/t.md")
@@ -106,8 +130,10 @@ def test_a_second_fence_in_the_body_is_body():
 
 
 @settings(max_examples=300)
-@given(st.lists(st.sampled_from(["---", "--- ", "---\r", "id: x", "a: 1\r", "", "body", "\ufeff---", " ---"]),
-                max_size=8), st.sampled_from(["\n", "\r\n"]))
+@given(
+    st.lists(st.sampled_from(["---", "--- ", "---\r", "id: x", "a: 1\r", "", "body", "\ufeff---", " ---"]), max_size=8),
+    st.sampled_from(["\n", "\r\n"]),
+)
 def test_the_fence_is_read_one_way(lines, end):
     """``frontmatter.span`` (where the block is, as written: rename's in-place edit, the size check
     of a rendered file) finds the block ``split`` (the reader) reads, for any first lines."""
@@ -119,5 +145,5 @@ def test_the_fence_is_read_one_way(lines, end):
         fm, _, _ = split(text)
     except ValueError:
         fm = None
-    assert (None if block is None else text[block[0]:block[1]].replace("\r\n", "\n")) == fm
+    assert (None if block is None else text[block[0] : block[1]].replace("\r\n", "\n")) == fm
     assert block is None or opens(text)

@@ -49,8 +49,29 @@ def test_path_scores_are_summed_in_single_precision_as_sentencepiece_sums_them(t
     assert tokenizer.encode(":ééé") == [1, 136, 63834, 515, 2]
 
 
-text = st.lists(st.sampled_from([*"abc xyz-_.:", "数据库", "乱码", "ＡＢ", "ﬁ", "①", "\u200b", "🙂", "👩\u200d💻",
-                                "é", "e\u0301", "한", "ア", "\u0627", "\u202e", "  "]), max_size=40).map("".join)
+text = st.lists(
+    st.sampled_from(
+        [
+            *"abc xyz-_.:",
+            "数据库",
+            "乱码",
+            "ＡＢ",
+            "ﬁ",
+            "①",
+            "\u200b",
+            "🙂",
+            "👩\u200d💻",
+            "é",
+            "e\u0301",
+            "한",
+            "ア",
+            "\u0627",
+            "\u202e",
+            "  ",
+        ]
+    ),
+    max_size=40,
+).map("".join)
 
 
 @needs_model

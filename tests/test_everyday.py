@@ -18,6 +18,7 @@ from tests.conftest import examples, run_memcli
 
 # ---------------------------------------------------------------- stats
 
+
 def test_stats_counts(cli, root):
     cli("remember", "Old habit", "was true once", "--type", "fact", "--expires", "2020-01-01")
     cli("remember", "Current rule", "holds", "--type", "preference")
@@ -37,6 +38,7 @@ def test_stats_counts(cli, root):
 
 # ---------------------------------------------------------------- search
 
+
 def test_search_literal_regex_and_json(example_root):
     r = run_memcli("--root", example_root, "search", "utf8mb4")
     assert r.returncode == 0
@@ -46,8 +48,11 @@ def test_search_literal_regex_and_json(example_root):
     assert run_memcli("--root", example_root, "search", "UTF8MB4").returncode == 1  # a capital: case-sensitive
     assert run_memcli("--root", example_root, "search", "UTF8MB4", "-i").returncode == 0
     env = json.loads(run_memcli("--root", example_root, "search", "--regex", r"20\d\d-1[12]", "--json").stdout)
-    assert env["ok"] and env["data"]["matches"] and all(re.search(r"20\d\d-1[12]", m["text"])
-                                                        for m in env["data"]["matches"])
+    assert (
+        env["ok"]
+        and env["data"]["matches"]
+        and all(re.search(r"20\d\d-1[12]", m["text"]) for m in env["data"]["matches"])
+    )
     assert run_memcli("--root", example_root, "search", "a.c(").returncode == 1  # literal: no regex error
     bad = run_memcli("--root", example_root, "search", "--regex", "a.c(")
     assert bad.returncode == 2 and "regular expression" in bad.stderr
@@ -61,10 +66,16 @@ def test_search_finds_chinese_text(cli):
 
 # ---------------------------------------------------------------- rename
 
+
 def test_rename_updates_file_index_and_references(cli, root):
     cli("remember", "Deploy steps", "run make deploy", "--id", "deploy")
-    cli("remember", "Release notes", "see the deploy memory", "--body",
-        "Follow [steps](memory/deploy.md) and [[deploy]] and [[deploy|the steps]]; not memory/deployer.md.")
+    cli(
+        "remember",
+        "Release notes",
+        "see the deploy memory",
+        "--body",
+        "Follow [steps](memory/deploy.md) and [[deploy]] and [[deploy|the steps]]; not memory/deployer.md.",
+    )
     idx = root / "MEMORY.md"
     idx.write_text(idx.read_text() + "\nSee also memory/deploy.md\n")
     data = cli.json("rename", "deploy", "deploy-staging", code=0)["data"]
@@ -121,6 +132,7 @@ def test_rename_an_archived_memory(cli, root):
 
 # ---------------------------------------------------------------- export / import
 
+
 def _new_root(base: Path, name: str) -> Path:
     return Path(init_root(base / name)["root"])
 
@@ -128,18 +140,24 @@ def _new_root(base: Path, name: str) -> Path:
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40).filter(str.strip)
 # prose as the write check lets it in: line breaks (CRLF too) and tabs, no other control character,
 # no line git would read as a conflict marker
-PROSE = st.text(st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\n\t\u2028"),
-                max_size=200).map(lambda s: s.replace("\u2028\t", "\r\n")).filter(lambda s: not marker_lines(s))
-MEMORY = st.fixed_dictionaries({
-    "title": TEXT, "summary": PROSE.map(lambda s: s[:60].translate({0x0d: " ", 0x85: " "})),
-    "tags": st.lists(st.from_regex(r"[a-z0-9中文]{1,8}", fullmatch=True), max_size=3),
-    "aliases": st.lists(TEXT, max_size=2),
-    "body": PROSE,
-    "type": st.sampled_from(["fact", "preference", "lesson", "procedure", "event", "note"]),
-    "importance": st.floats(0, 1).map(lambda x: round(x, 3)),
-    "pinned": st.booleans(),
-    "expires": st.one_of(st.none(), st.dates().map(lambda d: d.isoformat())),
-})
+PROSE = (
+    st.text(st.characters(blacklist_categories=("Cs", "Cc"), whitelist_characters="\n\t\u2028"), max_size=200)
+    .map(lambda s: s.replace("\u2028\t", "\r\n"))
+    .filter(lambda s: not marker_lines(s))
+)
+MEMORY = st.fixed_dictionaries(
+    {
+        "title": TEXT,
+        "summary": PROSE.map(lambda s: s[:60].translate({0x0D: " ", 0x85: " "})),
+        "tags": st.lists(st.from_regex(r"[a-z0-9中文]{1,8}", fullmatch=True), max_size=3),
+        "aliases": st.lists(TEXT, max_size=2),
+        "body": PROSE,
+        "type": st.sampled_from(["fact", "preference", "lesson", "procedure", "event", "note"]),
+        "importance": st.floats(0, 1).map(lambda x: round(x, 3)),
+        "pinned": st.booleans(),
+        "expires": st.one_of(st.none(), st.dates().map(lambda d: d.isoformat())),
+    }
+)
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -150,9 +168,18 @@ def test_export_import_round_trip(memories):
         (a / "memcli.yaml").write_text("write:\n  secrets: allow\n")
         m = Memory(a)
         for i, rec in enumerate(memories):
-            m.remember(rec["title"], rec["summary"], tags=rec["tags"], aliases=rec["aliases"], body=rec["body"],
-                       type=rec["type"], importance=rec["importance"], pinned=rec["pinned"],
-                       expires=rec["expires"], id=f"m{i}")
+            m.remember(
+                rec["title"],
+                rec["summary"],
+                tags=rec["tags"],
+                aliases=rec["aliases"],
+                body=rec["body"],
+                type=rec["type"],
+                importance=rec["importance"],
+                pinned=rec["pinned"],
+                expires=rec["expires"],
+                id=f"m{i}",
+            )
         first = m.export()["memories"]
         assert len(first) == len(memories)
         dump = Path(tmp) / "dump.jsonl"
@@ -189,8 +216,9 @@ def test_import_markdown_folder(root, tmp_path):
     (notes / ".hidden").mkdir()
     (notes / "Deploy Checklist.md").write_text("# Deploy checklist\n\nRun the smoke tests first.\n\n- then tag\n")
     (notes / "ops" / "pager.md").write_text("Who is on call: see the rota.\n")
-    (notes / "ops" / "kept.md").write_text("---\ntitle: Kept with frontmatter\nsummary: s\ntags: [a]\n"
-                                           "importance: 0.9\n---\nBody.\n")
+    (notes / "ops" / "kept.md").write_text(
+        "---\ntitle: Kept with frontmatter\nsummary: s\ntags: [a]\nimportance: 0.9\n---\nBody.\n"
+    )
     (notes / ".hidden" / "secret.md").write_text("# not imported\n")
     res = Memory(root).import_(notes)
     assert sorted(res["imported"]) == ["deploy-checklist", "kept", "pager"] and res["kind"] == "markdown"
@@ -264,6 +292,7 @@ def test_import_a_jsonl_number_too_long_to_read_is_a_usage_error(root, tmp_path)
 
 # ---------------------------------------------------------------- list formats
 
+
 def test_list_formats(example_root):
     piped = run_memcli("--root", example_root, "list").stdout.splitlines()
     assert piped[0] == "id\ttitle\ttype\timportance\tflags\ttags" and len(piped) == 11
@@ -288,6 +317,7 @@ def test_tsv_and_md_escape_separators(cli, root):
 
 # ---------------------------------------------------------------- near-duplicates
 
+
 def test_remember_warns_about_a_near_duplicate(cli):
     cli("remember", "MySQL charset double encoding", "set utf8mb4 on the connection", "--id", "mysql-charset")
     env = cli.json("remember", "MySQL charset double encodings", "set utf8mb4 on the connection", code=0)
@@ -308,10 +338,22 @@ def test_typer_and_the_library_warn_alike(root):
     m = Memory(root)
     m.remember("Kafka consumer lag alert", "page when lag exceeds ten thousand")
     res = m.remember("Kafka consumer lag alerts", "page when lag exceeds ten thousand")
-    assert res.warnings and res.warnings[0].startswith("kafka-consumer-lag-alerts nearly duplicates "
-                                                       "kafka-consumer-lag-alert:")
-    r = CliRunner().invoke(app, ["--root", str(root), "remember", "Kafka consumer lag alerts!",
-                                 "page when lag exceeds ten thousand", "--id", "third", "--json"])
+    assert res.warnings and res.warnings[0].startswith(
+        "kafka-consumer-lag-alerts nearly duplicates kafka-consumer-lag-alert:"
+    )
+    r = CliRunner().invoke(
+        app,
+        [
+            "--root",
+            str(root),
+            "remember",
+            "Kafka consumer lag alerts!",
+            "page when lag exceeds ten thousand",
+            "--id",
+            "third",
+            "--json",
+        ],
+    )
     warnings = json.loads(r.stdout)["warnings"]
     assert r.exit_code == 0 and warnings[0].startswith("third nearly duplicates kafka-consumer-lag-alert")
 
@@ -325,12 +367,16 @@ def test_near_duplicates_reach_beyond_the_index(root):
         m.remember(f"Filler memory number {chr(97 + i)} about topic {chr(97 + i)}", "", importance=0.9)
     m.remember("Kafka consumer lag alert", "page when lag exceeds ten thousand", importance=0.1)
     assert "kafka-consumer-lag-alert" not in (root / "MEMORY.md").read_text()
-    assert near_duplicates(m.store, "Kafka consumer lag alerts", "page when lag exceeds ten thousand") == \
-        ["kafka-consumer-lag-alert"]
+    assert near_duplicates(m.store, "Kafka consumer lag alerts", "page when lag exceeds ten thousand") == [
+        "kafka-consumer-lag-alert"
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["json", "tsv", "md"])
 def test_list_format_of_nothing(root, fmt):
     r = run_memcli("--root", root, "list", "--format", fmt)
-    assert r.returncode == 0 and r.stdout in ("[]\n", "id\ttitle\ttype\timportance\tflags\ttags\n",
-                                              "| id | title | type | importance | flags | tags |\n|---|---|---|---|---|---|\n")
+    assert r.returncode == 0 and r.stdout in (
+        "[]\n",
+        "id\ttitle\ttype\timportance\tflags\ttags\n",
+        "| id | title | type | importance | flags | tags |\n|---|---|---|---|---|---|\n",
+    )

@@ -48,8 +48,7 @@ COMPLETION = ("--install-completion", "--show-completion")
 def test_the_global_options_are_the_apps():
     declared = options_of(command().params)
     assert argv.GLOBAL == {k: v for k, v in declared.items() if k not in COMPLETION}
-    assert argv.HELP == tuple(sorted(command().get_help_option_names(command().make_context("memcli", ["x"])),
-                                     key=len))
+    assert argv.HELP == tuple(sorted(command().get_help_option_names(command().make_context("memcli", ["x"])), key=len))
 
 
 @pytest.mark.parametrize("words", list(argv.COMMANDS))

@@ -16,10 +16,44 @@ def full(text):
 
 scalar = st.one_of(
     st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=20),
-    st.sampled_from(["yes", "no", "on", "off", "true", "False", "null", "~", "0.8", "1", "-3", "007", "1e3",
-                     "2026-11-29", "2026-11-29T10:00:00Z", "2026-01-02 03:04:05+08:00", ".inf", "0x1F", "1_000",
-                     "'quoted'", "'it''s'", '"dq"', "a: b", "a #c", "[x]", "- item", "&anchor", "*alias", ":x",
-                     "190:20:30", "10:00", "中文", "#notcomment", "x,y"]),
+    st.sampled_from(
+        [
+            "yes",
+            "no",
+            "on",
+            "off",
+            "true",
+            "False",
+            "null",
+            "~",
+            "0.8",
+            "1",
+            "-3",
+            "007",
+            "1e3",
+            "2026-11-29",
+            "2026-11-29T10:00:00Z",
+            "2026-01-02 03:04:05+08:00",
+            ".inf",
+            "0x1F",
+            "1_000",
+            "'quoted'",
+            "'it''s'",
+            '"dq"',
+            "a: b",
+            "a #c",
+            "[x]",
+            "- item",
+            "&anchor",
+            "*alias",
+            ":x",
+            "190:20:30",
+            "10:00",
+            "中文",
+            "#notcomment",
+            "x,y",
+        ]
+    ),
 )
 key = st.from_regex(r"[a-z_][a-z0-9_-]{0,8}", fullmatch=True)
 
@@ -66,9 +100,14 @@ def test_memcli_written_files_take_the_fast_path(example_root):
         assert flatyaml.load(fm) == full(fm), p.name
 
 
-plain_values = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
-                         st.floats(allow_nan=False, allow_infinity=False, width=32), scalar,
-                         st.lists(scalar, max_size=4))
+plain_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    scalar,
+    st.lists(scalar, max_size=4),
+)
 
 
 @settings(max_examples=examples(2000), deadline=None)

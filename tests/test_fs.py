@@ -9,8 +9,9 @@ from memcli.store.fs import TMP_PREFIX, atomic_write, check_id, root_lock, safe_
 from memcli.store.layout import slugify
 
 
-@pytest.mark.parametrize("bad", ["../../x", "/etc/passwd", "a/b", "a\\b", ".hidden", "..", "x\x00y",
-                                 "c:evil", "x" * 81, "a\nb"])
+@pytest.mark.parametrize(
+    "bad", ["../../x", "/etc/passwd", "a/b", "a\\b", ".hidden", "..", "x\x00y", "c:evil", "x" * 81, "a\nb"]
+)
 def test_unsafe_ids_refused(bad):
     with pytest.raises(UnsafePathError):
         check_id(bad)

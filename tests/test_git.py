@@ -18,8 +18,11 @@ def mc(root, *args, code=0, input=None):
 @pytest.fixture
 def origin(tmp_path):
     """A bare origin holding one shared memory, and a function that makes a git-ready clone."""
-    return shared_origin(tmp_path, mc, lambda seed: mc(seed, "remember", "Shared note", "first", "--body",
-                                                       "alpha\nbeta\n", "-t", "shared"))
+    return shared_origin(
+        tmp_path,
+        mc,
+        lambda seed: mc(seed, "remember", "Shared note", "first", "--body", "alpha\nbeta\n", "-t", "shared"),
+    )
 
 
 def test_init_git_makes_a_root_git_ready(tmp_path):
@@ -73,6 +76,7 @@ def test_two_clones_add_and_update_then_converge(origin):
     for r in (a, b):
         mc(r, "index", "check")
         mc(r, "heartbeat", "--check")
+
     def files(r):
         return {p.relative_to(r): p.read_bytes() for p in r.rglob("*.md") if ".git" not in p.parts}
 
@@ -147,7 +151,8 @@ def test_a_body_conflict_is_a_first_class_state(origin):
     # one warning for the file (the index and the details layers both skip it), with the file's own line
     assert [w for w in warnings if "shared-note" in w] == [
         f"skipped memory/shared-note.md: unresolved git conflict markers (line {line}); `memcli resolve shared-note "
-        "--ours|--theirs|--both` (the other side goes to ## History), or edit the file and delete the marker lines"]
+        "--ours|--theirs|--both` (the other side goes to ## History), or edit the file and delete the marker lines"
+    ]
     assert all(h["id"] != "shared-note" for h in json.loads(p.stdout)["data"]["hits"])
     p = mc(b, "update", "shared-note", "--append", "more", code=3)
     assert "memcli resolve shared-note" in p.stderr
@@ -262,8 +267,9 @@ def test_library_reconciles_the_index_and_resolves_a_memory(root):
     lines = (root / "MEMORY.md").read_text().splitlines()
     ones = [ln for ln in lines if "**One**" in ln or "**Two**" in ln]
     rest = [ln for ln in lines if ln not in ones]
-    (root / "MEMORY.md").write_text("\n".join(rest + ["<<<<<<< HEAD", ones[0], "=======", ones[1],
-                                                       ">>>>>>> other"]) + "\n")
+    (root / "MEMORY.md").write_text(
+        "\n".join(rest + ["<<<<<<< HEAD", ones[0], "=======", ones[1], ">>>>>>> other"]) + "\n"
+    )
     assert [a.kind for a in plan(mem.audit())] == ["rebuild-index"]
     assert any(p.path == "MEMORY.md" and "conflict" in p.message for p in mem.check_index())
     assert mem.reconcile_index() is True

@@ -66,16 +66,24 @@ def test_index_merge_is_symmetric_and_keeps_every_addition(o, a, b, note):
 
 
 def detail(summary="s", body="", updated="2026-01-01T00:00:00Z", **kw):
-    d = Detail(id="m", title=kw.pop("title", "M"), summary=summary, created="2026-01-01T00:00:00Z", updated=updated,
-               body=body, **kw)
+    d = Detail(
+        id="m",
+        title=kw.pop("title", "M"),
+        summary=summary,
+        created="2026-01-01T00:00:00Z",
+        updated=updated,
+        body=body,
+        **kw,
+    )
     return dfile.render(d)
 
 
 def test_detail_later_update_wins_and_loser_goes_to_history():
     base = detail("old", "text\n")
     ours = detail("mine", "text\n\n## History\n\n- 2026-01-02: summary was: old\n", "2026-01-02T00:00:00Z")
-    theirs = detail("yours", "text\n\n## History\n\n- 2026-01-03: summary was: old\n", "2026-01-03T00:00:00Z",
-                    tags=("t",))
+    theirs = detail(
+        "yours", "text\n\n## History\n\n- 2026-01-03: summary was: old\n", "2026-01-03T00:00:00Z", tags=("t",)
+    )
     text, n = merge_detail(base, ours, theirs, "m")
     assert n == 0
     assert (text, n) == merge_detail(base, theirs, ours, "m")
@@ -116,9 +124,11 @@ def test_detail_tags_removed_on_one_side_added_on_other():
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(st.lists(st.sampled_from(["x", "y", "z", "", "w"]), max_size=6),
-       st.lists(st.sampled_from(["x", "y", "q", ""]), max_size=6),
-       st.lists(st.sampled_from(["x", "z", "r", ""]), max_size=6))
+@given(
+    st.lists(st.sampled_from(["x", "y", "z", "", "w"]), max_size=6),
+    st.lists(st.sampled_from(["x", "y", "q", ""]), max_size=6),
+    st.lists(st.sampled_from(["x", "z", "r", ""]), max_size=6),
+)
 def test_merge3_is_symmetric_without_conflicts(o, a, b):
     left, n1 = merged_lines(merge3(o, a, b))
     right, n2 = merged_lines(merge3(o, b, a))
@@ -165,8 +175,12 @@ def test_a_line_changed_on_both_sides_is_a_conflict():
     assert n == 1 and out[0].startswith("<<<<<<< ") and "x1" in out and "x2" in out
 
 
-text_lines = st.lists(st.text(alphabet="ab c-#=<>", min_size=0, max_size=8).filter(
-    lambda s: not s.startswith(("<<<<<<<", "=======", ">>>>>>>", "|||||||"))), max_size=5)
+text_lines = st.lists(
+    st.text(alphabet="ab c-#=<>", min_size=0, max_size=8).filter(
+        lambda s: not s.startswith(("<<<<<<<", "=======", ">>>>>>>", "|||||||"))
+    ),
+    max_size=5,
+)
 
 
 @settings(max_examples=examples(80), deadline=None)

@@ -62,8 +62,11 @@ def test_english_phrases_are_read_from_stemmed_words_longest_first():
 
 
 def test_a_chinese_question_finds_an_english_note_and_the_reverse(mem):
-    mem.remember("Rolling back a bad production release", "helm rollback to the previous revision, then read the logs",
-                 tags=["deploy"])
+    mem.remember(
+        "Rolling back a bad production release",
+        "helm rollback to the previous revision, then read the logs",
+        tags=["deploy"],
+    )
     mem.remember("生产发布检查清单", "周二和周四下午发布；周五不发布", tags=["发布"])
     assert ids(recall(mem.store, "生产环境怎么回滚", now=NOW))[:1] == ["rolling-back-a-bad-production-release"]
     assert ids(recall(mem.store, "can we deploy on friday", now=NOW))[:1] == ["生产发布检查清单"]
@@ -91,10 +94,16 @@ def test_an_english_store_is_ranked_as_without_the_glossary(monkeypatch):
 
 
 def test_the_glossary_is_loaded_only_by_a_query():
-    code = ("import sys; import memcli.search.ranker, memcli.search.query; "
-            "print('memcli.search.glossary_data' in sys.modules)")
-    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
-                         cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+    code = (
+        "import sys; import memcli.search.ranker, memcli.search.query; "
+        "print('memcli.search.glossary_data' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent),
+    )
     assert out.stdout.strip() == "False", out.stderr
 
 
@@ -114,7 +123,20 @@ def test_recall_bridges_with_the_concepts_and_reflection_names_the_everyday_word
     bridge almost any question); an alias in the other language names them."""
     t, n = glossary.tables(), glossary.names()
     assert "校验" not in t.zh.terms and "校验" in n.zh.terms
-    assert glossary.chinese_for("the nightly export job fails with CERTIFICATE_VERIFY_FAILED") == \
-        ["晚上", "导出", "任务", "失败", "证书", "校验"]
-    assert glossary.english_for("导出任务报证书校验失败怎么解决") == ["export", "task", "certificate", "check", "fail", "fix"]
+    assert glossary.chinese_for("the nightly export job fails with CERTIFICATE_VERIFY_FAILED") == [
+        "晚上",
+        "导出",
+        "任务",
+        "失败",
+        "证书",
+        "校验",
+    ]
+    assert glossary.english_for("导出任务报证书校验失败怎么解决") == [
+        "export",
+        "task",
+        "certificate",
+        "check",
+        "fail",
+        "fix",
+    ]
     assert glossary.english_for("all ascii") == [] and glossary.chinese_for("nothing here") == []

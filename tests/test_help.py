@@ -25,6 +25,7 @@ def all_commands():
         for name, sub in sorted(getattr(cmd, "commands", {}).items()):
             if not sub.hidden:
                 walk(sub, path + [name])
+
     walk(command(), [])
     return out
 
@@ -111,8 +112,13 @@ def test_declining_forget_purge_is_not_an_error(cli, root):
     assert cli("remember", "Keep me", "s").exit_code == 0
     master, slave = os.openpty()
     try:
-        p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "forget", "keep-me", "--purge"],
-                             stdin=slave, stderr=slave, stdout=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "memcli", "--root", str(root), "forget", "keep-me", "--purge"],
+            stdin=slave,
+            stderr=slave,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         os.write(master, b"n\n")
         out, _ = p.communicate(timeout=60)
         os.close(slave)

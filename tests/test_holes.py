@@ -161,8 +161,13 @@ def test_01_edit_loses_nothing_made_meanwhile(ex, tmp_path):
     editor = write_file(tmp_path / "slow-editor.sh", SLOW_EDITOR.format(d=d), 0o755)
     env = child_env()
     env["EDITOR"] = str(editor)
-    p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(ex), "edit", "mysql-charset"], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "--root", str(ex), "edit", "mysql-charset"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(d / "started")
         up = mc(ex, "update", "mysql-charset", "-s", "NEW-SUMMARY", "--append", "APPENDED-LINE")
@@ -283,8 +288,11 @@ def test_06_broken_session_file_is_skipped_and_recoverable(ex):
     assert "mysql-charset" in r.stdout and "default.json" in r.stderr
     ok(mc(ex, "context", "MySQL charset"))
     ok(mc(ex, "session", "clear"))
-    kept = [p for p in (ex / ".memcli").rglob("*") if p.is_file()
-            and "BROKEN-SESSION" in p.read_text(encoding="utf-8", errors="replace")]
+    kept = [
+        p
+        for p in (ex / ".memcli").rglob("*")
+        if p.is_file() and "BROKEN-SESSION" in p.read_text(encoding="utf-8", errors="replace")
+    ]
     assert kept, "the broken session file was deleted, not moved aside"
     ok(mc(ex, "session", "add", "user", "hello again"))
 
@@ -295,15 +303,30 @@ def test_06_oversized_scope_file_is_skipped_and_recoverable(ex):
     `scope set` then works."""
     sc = ex / ".memcli" / "scopes" / "default.json"
     sc.parent.mkdir(parents=True, exist_ok=True)
-    keys = {f"k{i}": {"value": "v" * 1_000_000, "agent": "a", "time": "2026-11-30T00:00:00Z", "writers": ["a"],
-                      "writes": 1} for i in range(11)}
-    write_file(sc, json.dumps({"version": 1, "name": "default", "task": "big", "started": "2026-11-30T00:00:00Z",
-                               "keys": keys, "log": [], "collisions": []}))
+    keys = {
+        f"k{i}": {"value": "v" * 1_000_000, "agent": "a", "time": "2026-11-30T00:00:00Z", "writers": ["a"], "writes": 1}
+        for i in range(11)
+    }
+    write_file(
+        sc,
+        json.dumps(
+            {
+                "version": 1,
+                "name": "default",
+                "task": "big",
+                "started": "2026-11-30T00:00:00Z",
+                "keys": keys,
+                "log": [],
+                "collisions": [],
+            }
+        ),
+    )
     r = ok(mc(ex, "recall", "MySQL charset double encoding"))
     assert "mysql-charset" in r.stdout and "default.json" in r.stderr
     ok(mc(ex, "scope", "end"))
-    assert any(p.is_file() and p.stat().st_size > 10_000_000 for p in (ex / ".memcli").rglob("*")), \
+    assert any(p.is_file() and p.stat().st_size > 10_000_000 for p in (ex / ".memcli").rglob("*")), (
         "the oversized scope file was deleted, not moved aside"
+    )
     ok(mc(ex, "scope", "set", "k", "v", "--agent", "a"))
 
 
@@ -352,10 +375,16 @@ def test_07_edit_and_forget_work_on_a_broken_file(ex, tmp_path):
     """A detail file broken by hand (an unclosed frontmatter fence) can be repaired with `edit`
     (the editor opens it; once fixed, exit 0 and its index line is back) and removed with
     `forget --yes` (exit 0, file gone)."""
-    broken = "---\nid: mysql-charset\ntitle: MySQL charset double encoding\nsummary: fixed by hand\n\nno closing fence\n"
+    broken = (
+        "---\nid: mysql-charset\ntitle: MySQL charset double encoding\nsummary: fixed by hand\n\nno closing fence\n"
+    )
     write_file(ex / "memory" / "mysql-charset.md", broken)
-    fixer = write_file(tmp_path / "fix.sh", "#!/bin/sh\nprintf -- '---\\ntitle: Repaired charset note\\n"
-                       "summary: fixed by hand\\n---\\nBody.\\n' > \"$1\"\n", 0o755)
+    fixer = write_file(
+        tmp_path / "fix.sh",
+        "#!/bin/sh\nprintf -- '---\\ntitle: Repaired charset note\\n"
+        'summary: fixed by hand\\n---\\nBody.\\n\' > "$1"\n',
+        0o755,
+    )
     r = mc(ex, "edit", "mysql-charset", env={"EDITOR": str(fixer)})
     assert r.returncode == 0, r.stderr
     assert any("Repaired charset note" in ln for ln in entry_lines(ex))
@@ -506,15 +535,21 @@ def test_11_a_slow_summarizer_does_not_block_other_writers(ex, tmp_path):
     started, go = tmp_path / "started", tmp_path / "go"
     # the summarizer runs until the test says go (at most 15 s): longer than lock_timeout, and
     # still running while `remember` writes
-    cmd = (f"touch {started}; i=0; while [ ! -f {go} ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done; "
-           "echo a summary")
+    cmd = (
+        f"touch {started}; i=0; while [ ! -f {go} ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done; echo a summary"
+    )
     configure(ex, f'lock_timeout: 0.3s\nsession:\n  max_rounds: 1\n  summarizer: "{cmd}"\n')
     env = {"MEMCLI_SUMMARIZER": cmd}
     ok(mc(ex, "session", "add", "user", "first question", env=env))
     assert not started.exists()
     e = child_env() | env
-    p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(ex), "session", "add", "user", "second"],
-                         env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "--root", str(ex), "session", "add", "user", "second"],
+        env=e,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(started)
         r = mc(ex, "remember", "Written meanwhile", "while the summarizer runs")
@@ -530,13 +565,16 @@ ESC_TITLE = "Evil \x1b]0;PWNED\x07 title \x1b[2J end"
 
 
 def _plant_escape(ex):
-    write_file(ex / "memory" / "evil.md", f"---\ntitle: \"{ESC_TITLE.encode('unicode_escape').decode()}\"\n"
-                                          "summary: \"clears \\e[2J the screen\"\ntags: [evil]\n---\n"
-                                          "Body with \x1b[31mred\x1b[0m and a bell \x07 and \x9b2J.\n")
+    write_file(
+        ex / "memory" / "evil.md",
+        f'---\ntitle: "{ESC_TITLE.encode("unicode_escape").decode()}"\n'
+        'summary: "clears \\e[2J the screen"\ntags: [evil]\n---\n'
+        "Body with \x1b[31mred\x1b[0m and a bell \x07 and \x9b2J.\n",
+    )
 
 
 def _raw_controls(text: str) -> list[str]:
-    return sorted({repr(c) for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f})
+    return sorted({repr(c) for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F})
 
 
 def test_12_control_characters_never_reach_the_terminal(ex):
@@ -545,27 +583,38 @@ def test_12_control_characters_never_reach_the_terminal(ex):
     character on stdout or stderr (newline and tab aside). JSON output escapes them too."""
     _plant_escape(ex)
     ok(mc(ex, "index", "rebuild"))
-    runs = [mc(ex, "list"), mc(ex, "show", "evil"), mc(ex, "recall", "PWNED evil title"),
-            mc(ex, "--json", "show", "evil"), mc(ex, "--json", "list"),
-            mc(ex, "scope", "set", "key\x1b]0;X\x07", "v", "--agent", "ag\x1b[2J"),
-            mc(ex, "scope", "show"), mc(ex, "scope", "check"),
-            mc(ex, "show", "no\x1b[2Jsuch"), mc(ex, "recall", "nothing \x1b[2J here at all zzzq")]
+    runs = [
+        mc(ex, "list"),
+        mc(ex, "show", "evil"),
+        mc(ex, "recall", "PWNED evil title"),
+        mc(ex, "--json", "show", "evil"),
+        mc(ex, "--json", "list"),
+        mc(ex, "scope", "set", "key\x1b]0;X\x07", "v", "--agent", "ag\x1b[2J"),
+        mc(ex, "scope", "show"),
+        mc(ex, "scope", "check"),
+        mc(ex, "show", "no\x1b[2Jsuch"),
+        mc(ex, "recall", "nothing \x1b[2J here at all zzzq"),
+    ]
     assert "evil" in runs[0].stdout and "PWNED" in runs[1].stdout
     for r in runs:
         assert _raw_controls(r.stdout) == [] and _raw_controls(r.stderr) == [], (r.args, r.stdout, r.stderr)
 
 
-@pytest.mark.parametrize("args", [
-    ("remember", "Evil \x1b]0;PWNED\x07", "s"),
-    ("remember", "Bell title", "summary \x1b[2J"),
-    ("remember", "Tagged", "s", "-t", "a\x1b[2J"),
-    ("remember", "Aliased", "s", "-a", "a\x07"),
-    ("remember", "With id", "s", "--id", "id\x07x"),
-    ("scope", "set", "key\x1b[2J", "v", "--agent", "a"),
-    ("scope", "set", "key", "v", "--agent", "a\x07"),
-    ("scope", "start", "task \x1b]0;X\x07"),
-    ("session", "add", "user", "turn \x1b[2J text"),
-], ids=["title", "summary", "tag", "alias", "id", "scope-key", "agent", "task", "turn"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("remember", "Evil \x1b]0;PWNED\x07", "s"),
+        ("remember", "Bell title", "summary \x1b[2J"),
+        ("remember", "Tagged", "s", "-t", "a\x1b[2J"),
+        ("remember", "Aliased", "s", "-a", "a\x07"),
+        ("remember", "With id", "s", "--id", "id\x07x"),
+        ("scope", "set", "key\x1b[2J", "v", "--agent", "a"),
+        ("scope", "set", "key", "v", "--agent", "a\x07"),
+        ("scope", "start", "task \x1b]0;X\x07"),
+        ("session", "add", "user", "turn \x1b[2J text"),
+    ],
+    ids=["title", "summary", "tag", "alias", "id", "scope-key", "agent", "task", "turn"],
+)
 def test_12_control_characters_are_refused_on_input(ex, args):
     """A control character (C0 other than tab and newline, DEL, C1) in a title, summary, tag,
     alias, id, scope key, agent name, task or turn is refused with exit 2; nothing is written."""
@@ -620,12 +669,13 @@ def test_14_heartbeat_cache_sees_a_same_size_edit_with_mtime_restored(ex):
     text = path.read_text(encoding="utf-8")
     token = fake_token(6)
     start = text.index("\n---\n") + 5
-    old = text[start:start + len(token)]
+    old = text[start : start + len(token)]
     assert old.isascii()
     _same_size_edit(path, old, token)
     data = json.loads(mc(ex, "--json", "heartbeat").stdout)["data"]
-    assert any(f["code"] == "secret" and f["path"] == "memory/staging-deploy.md" for f in data["findings"]), \
-        data["findings"]
+    assert any(f["code"] == "secret" and f["path"] == "memory/staging-deploy.md" for f in data["findings"]), data[
+        "findings"
+    ]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts inotify watches in /proc")
@@ -635,8 +685,13 @@ def test_15_watch_observes_only_the_memory_files(ex):
     for i in range(1000):
         (ex / "src" / f"d{i // 100}" / f"e{i}").mkdir(parents=True)
     env = child_env()
-    p = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(ex), "watch", "--json", "--debounce", "0.1s"],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "--root", str(ex), "watch", "--json", "--debounce", "0.1s"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(ln) for ln in p.stdout], daemon=True).start()
 
@@ -672,20 +727,31 @@ def test_15_watch_observes_only_the_memory_files(ex):
 def test_16_body_file_frontmatter_gives_its_keys(ex, tmp_path):
     """A --body-file whose frontmatter says type lesson, importance 0.9, pinned, expires and
     source gives those keys to the memory (what README promises)."""
-    body = write_file(tmp_path / "b.md", "---\ntype: lesson\nimportance: 0.9\npinned: true\nexpires: 2099-01-31\n"
-                                         "source: the postmortem\n---\nWhat we learned.\n")
+    body = write_file(
+        tmp_path / "b.md",
+        "---\ntype: lesson\nimportance: 0.9\npinned: true\nexpires: 2099-01-31\n"
+        "source: the postmortem\n---\nWhat we learned.\n",
+    )
     ok(mc(ex, "remember", "From a file", "s", "--body-file", body))
     d = json.loads(ok(mc(ex, "--json", "show", "from-a-file")).stdout)["data"]
-    assert (d["type"], d["importance"], d["pinned"], d["expires"], d["source"]) == \
-        ("lesson", 0.9, True, "2099-01-31", "the postmortem")
+    assert (d["type"], d["importance"], d["pinned"], d["expires"], d["source"]) == (
+        "lesson",
+        0.9,
+        True,
+        "2099-01-31",
+        "the postmortem",
+    )
 
 
-@pytest.mark.parametrize("key,line", [
-    ("importance", "importance: high"),
-    ("type", "type: thought"),
-    ("id", "id: some-other-id"),
-    ("title", "title: \"\""),
-])
+@pytest.mark.parametrize(
+    "key,line",
+    [
+        ("importance", "importance: high"),
+        ("type", "type: thought"),
+        ("id", "id: some-other-id"),
+        ("title", 'title: ""'),
+    ],
+)
 def test_17_invalid_hand_edits_are_reported(ex, key, line):
     """`importance: high`, `type: thought`, an `id:` that is not the file name and a blank
     `title:` each get a heartbeat finding on that file and line, naming the key, with a fix."""
@@ -695,8 +761,11 @@ def test_17_invalid_hand_edits_are_reported(ex, key, line):
     write_file(path, text)
     n = text.splitlines().index(line) + 1
     data = json.loads(mc(ex, "--json", "heartbeat").stdout)["data"]
-    hits = [f for f in data["findings"] if f["path"] == "memory/mysql-charset.md" and f["line"] == n
-            and key in f["message"] and f["fix"]]
+    hits = [
+        f
+        for f in data["findings"]
+        if f["path"] == "memory/mysql-charset.md" and f["line"] == n and key in f["message"] and f["fix"]
+    ]
     assert hits, data["findings"]
 
 
@@ -760,8 +829,10 @@ def test_18_memory_on_a_missing_folder_creates_nothing(tmp_path):
     """`Memory(path)` on a folder that is not a root raises NotARootError on first use and creates
     nothing: no half-made root without .gitignore."""
     typo = tmp_path / "typo"
-    code = ("import sys\nfrom memcli import Memory\nfrom memcli.errors import NotARootError\n"
-            f"try:\n    Memory({str(typo)!r}).remember('t', 's')\nexcept NotARootError:\n    sys.exit(7)\n")
+    code = (
+        "import sys\nfrom memcli import Memory\nfrom memcli.errors import NotARootError\n"
+        f"try:\n    Memory({str(typo)!r}).remember('t', 's')\nexcept NotARootError:\n    sys.exit(7)\n"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 7, r.stderr
     assert not typo.exists()

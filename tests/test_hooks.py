@@ -12,8 +12,14 @@ SESSION = "9f1c2d4e-6b7a-4c3e-9d2f-1a2b3c4d5e6f"
 
 
 def payload(prompt, cwd, **over):
-    data = {"session_id": SESSION, "transcript_path": f"/home/dev/.claude/projects/-home-dev-shop/{SESSION}.jsonl",
-            "cwd": str(cwd), "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    data = {
+        "session_id": SESSION,
+        "transcript_path": f"/home/dev/.claude/projects/-home-dev-shop/{SESSION}.jsonl",
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
     data.update(over)
     return json.dumps(data, ensure_ascii=False)
 
@@ -68,8 +74,9 @@ def test_turns_beyond_max_rounds_fold_into_the_summary(example_root, project):
     assert len(data["turns"]) == 5 and data["folded"] == 2 and "step 0" in data["summary"]
 
 
-@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", json.dumps({"session_id": "x"}),
-                                   json.dumps({"prompt": 5})])
+@pytest.mark.parametrize(
+    "stdin", ["", "not json", "[1, 2]", json.dumps({"session_id": "x"}), json.dumps({"prompt": 5})]
+)
 def test_broken_input_is_a_non_blocking_error(example_root, project, stdin):
     r = hook(stdin, cwd=project)
     assert r.returncode == 1 and r.stdout == ""  # exit 2 would block the user's prompt
@@ -78,8 +85,13 @@ def test_broken_input_is_a_non_blocking_error(example_root, project, stdin):
 
 
 def test_non_utf8_input_is_a_non_blocking_error(project):
-    r = subprocess.run([sys.executable, "-m", "memcli", "hook", "claude-code"], input=b"\xff\xfe{", cwd=project,
-                       capture_output=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "memcli", "hook", "claude-code"],
+        input=b"\xff\xfe{",
+        cwd=project,
+        capture_output=True,
+        timeout=60,
+    )
     assert r.returncode == 1 and r.stdout == b"" and b"not UTF-8" in r.stderr
 
 
@@ -94,8 +106,9 @@ def test_outside_any_root_does_nothing(tmp_path):
 def test_root_from_the_environment_and_the_option(example_root, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    by_env = hook(payload("remember the staging deploy steps?", elsewhere), env={"MEMCLI_ROOT": str(example_root)},
-                  cwd=elsewhere)
+    by_env = hook(
+        payload("remember the staging deploy steps?", elsewhere), env={"MEMCLI_ROOT": str(example_root)}, cwd=elsewhere
+    )
     by_opt = hook(payload("remember the staging deploy steps?", elsewhere), "--root", example_root, cwd=elsewhere)
     for r in (by_env, by_opt):
         assert r.returncode == 0 and "memory/staging-deploy.md" in r.stdout
@@ -127,8 +140,7 @@ def test_odd_session_ids_become_safe_session_names(example_root, project):
     assert [p.name for p in (example_root / ".memcli/sessions").iterdir()] == ["etc-passwd.json"]
 
 
-def test_without_a_session_id_the_agent_session_then_memcli_session_then_default(example_root, project,
-                                                                                  monkeypatch):
+def test_without_a_session_id_the_agent_session_then_memcli_session_then_default(example_root, project, monkeypatch):
     """The precedence the MCP tools use too: the event's session id, CLAUDE_CODE_SESSION_ID,
     MEMCLI_SESSION, 'default'."""
     from tests.conftest import invoke
@@ -143,6 +155,7 @@ def test_without_a_session_id_the_agent_session_then_memcli_session_then_default
         before = set(sessions.iterdir()) if sessions.exists() else set()
         assert invoke(["hook", "claude-code"], input=payload("hello there", project, session_id="")).exit_code == 0
         return sorted(p.name for p in set(sessions.iterdir()) - before)
+
     monkeypatch.chdir(project)
     assert recorded({"CLAUDE_CODE_SESSION_ID": "cc-42", "MEMCLI_SESSION": "chat-1"}) == ["cc-42.json"]
     assert recorded({"MEMCLI_SESSION": "chat-1"}) == ["chat-1.json"]
@@ -162,8 +175,16 @@ def test_the_command_and_the_typer_command_agree(example_root, project):
     assert "memory/mysql-charset.md" in fast.stdout
 
 
-@pytest.mark.parametrize("args", [["hook", "claude"], ["hook", "claude-code", "--bogus"], ["hook"],
-                                  ["hook", "claude-code", "--budget", "lots"], ["hook", "claude-code", "extra"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["hook", "claude"],
+        ["hook", "claude-code", "--bogus"],
+        ["hook"],
+        ["hook", "claude-code", "--budget", "lots"],
+        ["hook", "claude-code", "extra"],
+    ],
+)
 def test_wrong_hook_arguments_never_block_the_prompt(example_root, project, args):
     r = run_memcli(*args, input=payload("上次那个方案", project), cwd=project)
     assert r.returncode == 1 and r.stdout == ""  # exit 2 would block the user's prompt
@@ -180,8 +201,17 @@ def test_global_options_before_hook(example_root, tmp_path):
     elsewhere.mkdir()
     run_memcli("--root", example_root, "--scope", "shop", "scope", "start", "checkout page")
     run_memcli("--root", example_root, "--scope", "shop", "scope", "set", "plan", "ship friday", "--agent", "A")
-    r = run_memcli(f"--root={example_root}", "--scope", "shop", "hook", "claude-code", "-b", "1500",
-                   input=payload("上次那个 checkout 的方案?", elsewhere), cwd=elsewhere)
+    r = run_memcli(
+        f"--root={example_root}",
+        "--scope",
+        "shop",
+        "hook",
+        "claude-code",
+        "-b",
+        "1500",
+        input=payload("上次那个 checkout 的方案?", elsewhere),
+        cwd=elsewhere,
+    )
     assert r.returncode == 0 and "## Scope `shop`" in r.stdout and "ship friday" in r.stdout
 
 

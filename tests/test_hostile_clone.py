@@ -21,8 +21,9 @@ def mc(root, *args, code=0, input=None):
 
 
 def event(prompt, cwd):
-    return json.dumps({"session_id": "victim-session", "cwd": str(cwd), "hook_event_name": "UserPromptSubmit",
-                       "prompt": prompt})
+    return json.dumps(
+        {"session_id": "victim-session", "cwd": str(cwd), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    )
 
 
 def test_a_hostile_clone_runs_nothing_and_leaks_nothing(tmp_path):
@@ -135,4 +136,3 @@ def test_a_memcli_folder_in_the_clone_is_never_the_merge_driver(tmp_path):
     assert "the victim's side" in (victim / "memory" / "shared.md").read_text(encoding="utf-8")
     driver = git(victim, "config", "merge.memcli-detail.driver").stdout
     assert " -I -m memcli.gitmerge " in driver
-

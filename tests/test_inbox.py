@@ -15,26 +15,47 @@ from tests.conftest import examples
 NOW = "2026-12-01T10:00:00Z"
 
 # text a turn may hold: no control characters but tab and newline, no lone surrogates
-_CHARS = st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\u2028\u2029\x85") | \
-    st.sampled_from("\n\t ")
+_CHARS = st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\u2028\u2029\x85") | st.sampled_from(
+    "\n\t "
+)
 _TEXT = st.text(_CHARS, max_size=120)
-_LINE = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=60) \
-    .map(lambda s: " ".join(s.split())).filter(bool)
+_LINE = (
+    st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=60)
+    .map(lambda s: " ".join(s.split()))
+    .filter(bool)
+)
 _TIME = st.datetimes().map(lambda d: d.replace(microsecond=0).isoformat() + "Z")
 
 
 @st.composite
 def proposals(draw):
-    quotes = draw(st.lists(st.builds(store.Quote, st.sampled_from(["user", "assistant", "summary"]), _TIME,
-                                     st.sampled_from(["memory/episodes/2026-12-01.md", "session chat-1"]), _TEXT),
-                           max_size=4))
+    quotes = draw(
+        st.lists(
+            st.builds(
+                store.Quote,
+                st.sampled_from(["user", "assistant", "summary"]),
+                _TIME,
+                st.sampled_from(["memory/episodes/2026-12-01.md", "session chat-1"]),
+                _TEXT,
+            ),
+            max_size=4,
+        )
+    )
     kind = draw(st.sampled_from(store.KINDS))
-    return store.make(kind, draw(_LINE), summary=draw(st.one_of(st.just(""), _LINE)),
-                      type=draw(st.sampled_from(TYPES)), target="some-memory" if kind == "update" else None,
-                      engine=draw(st.sampled_from(["offline", "agent", "cli"])),
-                      confidence=draw(st.floats(0, 1)), created=draw(_TIME),
-                      tags=draw(st.lists(st.sampled_from(["deploy", "vpn", "部署"]), max_size=3)),
-                      aliases=draw(st.lists(_LINE, max_size=2)), text=draw(_TEXT), evidence=quotes)
+    return store.make(
+        kind,
+        draw(_LINE),
+        summary=draw(st.one_of(st.just(""), _LINE)),
+        type=draw(st.sampled_from(TYPES)),
+        target="some-memory" if kind == "update" else None,
+        engine=draw(st.sampled_from(["offline", "agent", "cli"])),
+        confidence=draw(st.floats(0, 1)),
+        created=draw(_TIME),
+        tags=draw(st.lists(st.sampled_from(["deploy", "vpn", "部署"]), max_size=3)),
+        aliases=draw(st.lists(_LINE, max_size=2)),
+        text=draw(_TEXT),
+        evidence=quotes,
+    )
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -50,24 +71,43 @@ def test_a_proposal_file_round_trips(p, status):
 
 
 def test_the_file_is_readable_markdown_with_the_evidence_quoted():
-    p = store.make("new", "Deploy needs the VPN", summary="connect the VPN first", type="lesson", created=NOW,
-                   text="Connect the VPN before ./deploy.sh.",
-                   evidence=[store.Quote("user", NOW, "memory/episodes/2026-12-01.md", "the deploy timed out\nagain")])
+    p = store.make(
+        "new",
+        "Deploy needs the VPN",
+        summary="connect the VPN first",
+        type="lesson",
+        created=NOW,
+        text="Connect the VPN before ./deploy.sh.",
+        evidence=[store.Quote("user", NOW, "memory/episodes/2026-12-01.md", "the deploy timed out\nagain")],
+    )
     text = store.render(p)
     assert "kind: new" in text and "engine: offline" in text and "status: pending" in text
     assert "evidence: [{episode: memory/episodes/2026-12-01.md, time: '2026-12-01T10:00:00Z'}]" in text
-    assert text.endswith("Connect the VPN before ./deploy.sh.\n\n## Evidence\n\n> **user** (2026-12-01T10:00:00Z):\n"
-                         "> the deploy timed out\n> again\n")
+    assert text.endswith(
+        "Connect the VPN before ./deploy.sh.\n\n## Evidence\n\n> **user** (2026-12-01T10:00:00Z):\n"
+        "> the deploy timed out\n> again\n"
+    )
     assert p.id.startswith("p-20261201-deploy-needs-the-vpn-")
     # the same proposal made elsewhere (another clone) gets the same id
-    assert store.make("new", "Deploy needs the VPN", summary="connect the VPN first", type="lesson",
-                      created="2026-12-01T11:00:00Z", evidence=p.evidence).id == p.id
+    assert (
+        store.make(
+            "new",
+            "Deploy needs the VPN",
+            summary="connect the VPN first",
+            type="lesson",
+            created="2026-12-01T11:00:00Z",
+            evidence=p.evidence,
+        ).id
+        == p.id
+    )
 
 
 def test_a_proposal_id_is_dated_by_its_evidence_not_by_the_day_it_is_made():
     quote = store.Quote("user", "2026-03-04T10:00:00Z", "memory/episodes/2026-03-04.md", "the deploy timed out")
-    ids = {store.make("new", "Deploy needs the VPN", created=day, evidence=[quote]).id
-           for day in ("2026-03-04T11:00:00Z", "2026-12-01T09:00:00Z", "2031-07-15T00:00:00Z")}
+    ids = {
+        store.make("new", "Deploy needs the VPN", created=day, evidence=[quote]).id
+        for day in ("2026-03-04T11:00:00Z", "2026-12-01T09:00:00Z", "2031-07-15T00:00:00Z")
+    }
     assert len(ids) == 1 and ids.pop().startswith("p-20260304-deploy-needs-the-vpn-")
     assert store.make("new", "No quote", created="2026-05-06T00:00:00Z").id.startswith("p-20260506-")
 
@@ -100,8 +140,14 @@ def test_accept_writes_through_remember_and_archives_the_proposal(root, cli):
 def test_an_update_keeps_history_and_a_colliding_new_one_becomes_an_update(root, cli):
     m = Memory(root)
     m.remember("Deploy needs the VPN", "connect the VPN", tags=["deploy"], now=NOW)
-    up = _propose(m, "Deploy needs the VPN", kind="update", target="deploy-needs-the-vpn",
-                  summary="connect the VPN, then run ./deploy.sh staging", text="Also check the token.")
+    up = _propose(
+        m,
+        "Deploy needs the VPN",
+        kind="update",
+        target="deploy-needs-the-vpn",
+        summary="connect the VPN, then run ./deploy.sh staging",
+        text="Also check the token.",
+    )
     clash = _propose(m, "Deploy needs the VPN", summary="", text="Use the office VPN profile.", tags=["vpn"])
     cli.json("inbox", "accept", "--all", code=0)
     d = m.get("deploy-needs-the-vpn")
@@ -133,11 +179,15 @@ def test_inbox_edit_checks_the_text(root, cli, tmp_path, monkeypatch):
     m = Memory(root)
     pid = _propose(m, "Deploy needs the VPN", summary="connect the VPN first")
     script = tmp_path / "ed.py"
-    script.write_text("import sys;p=sys.argv[1];t=open(p).read();open(p,'w').write(t.replace('VPN first','VPN, then deploy'))")
+    script.write_text(
+        "import sys;p=sys.argv[1];t=open(p).read();open(p,'w').write(t.replace('VPN first','VPN, then deploy'))"
+    )
     monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
     assert cli("inbox", "edit", pid).exit_code == 0
     assert store.read(root, pid).summary == "connect the VPN, then deploy"
-    script.write_text("import sys;p=sys.argv[1];t=open(p).read();open(p,'w').write(t.replace('kind: new','kind: bogus'))")
+    script.write_text(
+        "import sys;p=sys.argv[1];t=open(p).read();open(p,'w').write(t.replace('kind: new','kind: bogus'))"
+    )
     r = cli("inbox", "edit", pid)
     assert r.exit_code == 3 and "kind must be new or update" in r.stderr and "kept in" in r.stderr
     assert store.read(root, pid).kind == "new"
@@ -221,8 +271,12 @@ def test_unknown_ids_stop_before_anything_is_decided_and_conflicts_are_settled_f
     r = cli("inbox", "accept", a, "p-nope")
     assert r.exit_code == 3 and "p-nope" in r.stderr and store.path(root, a).exists()
     path = store.path(root, a)
-    path.write_text(path.read_text().replace("summary: connect the VPN first",
-                                             "<<<<<<< ours\nsummary: connect the VPN first\n=======\nsummary: x\n>>>>>>> theirs"))
+    path.write_text(
+        path.read_text().replace(
+            "summary: connect the VPN first",
+            "<<<<<<< ours\nsummary: connect the VPN first\n=======\nsummary: x\n>>>>>>> theirs",
+        )
+    )
     r = cli("inbox", "accept", a)
     assert r.exit_code == 3 and "conflict markers" in r.stderr
     assert cli.json("inbox")["data"]["problems"]

@@ -16,13 +16,20 @@ def talk(m, name, turns, at):
         m.session(name).add(role, text, now=f"{DAY}{at}:{i:02d}Z")
 
 
-LESSON_A = [("user", "The release build failed again on the signing step."),
-            ("assistant", "The root cause is the expired signing certificate in the CI keychain."),
-            ("user", "Renewed the certificate and the build passed. Remember that the signing certificate "
-                     "expires every March and must be renewed before the release."),
-            ("assistant", "Noted.")]
-LESSON_B = [("user", "We decided to keep the staging database on Postgres 15 until the billing migration ends."),
-            ("assistant", "Got it.")]
+LESSON_A = [
+    ("user", "The release build failed again on the signing step."),
+    ("assistant", "The root cause is the expired signing certificate in the CI keychain."),
+    (
+        "user",
+        "Renewed the certificate and the build passed. Remember that the signing certificate "
+        "expires every March and must be renewed before the release.",
+    ),
+    ("assistant", "Noted."),
+]
+LESSON_B = [
+    ("user", "We decided to keep the staging database on Postgres 15 until the billing migration ends."),
+    ("assistant", "Got it."),
+]
 CHATTER = [("user", "ok, next?"), ("assistant", "The weekly report."), ("user", "fine"), ("assistant", "Done?")] * 3
 
 

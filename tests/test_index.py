@@ -7,8 +7,10 @@ from memcli.model import Entry
 from memcli.store.index import IndexDoc, parse_line, render_line
 from tests.conftest import examples
 
-SEED_LINE = ("- **MySQL charset double encoding**: set utf8mb4 on the connection, not only the table"
-             " | #mysql #charset | → memory/mysql-charset.md")
+SEED_LINE = (
+    "- **MySQL charset double encoding**: set utf8mb4 on the connection, not only the table"
+    " | #mysql #charset | → memory/mysql-charset.md"
+)
 
 text = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=0, max_size=40)
 tag = st.text(st.characters(whitelist_categories=("Ll", "Lo", "Nd"), min_codepoint=48), min_size=1, max_size=10)
@@ -28,9 +30,26 @@ def test_entry_round_trips(e):
 
 
 @settings(max_examples=examples(200))
-@given(st.lists(st.one_of(entries(), st.sampled_from(
-    ["# MEMORY", "", "<!-- a comment -->", "hand-written note", "## 二级标题", "  - nested bullet",
-     "- a plain bullet", "* **bold** but not an entry"])), max_size=30))
+@given(
+    st.lists(
+        st.one_of(
+            entries(),
+            st.sampled_from(
+                [
+                    "# MEMORY",
+                    "",
+                    "<!-- a comment -->",
+                    "hand-written note",
+                    "## 二级标题",
+                    "  - nested bullet",
+                    "- a plain bullet",
+                    "* **bold** but not an entry",
+                ]
+            ),
+        ),
+        max_size=30,
+    )
+)
 def test_document_round_trips_and_keeps_other_lines(items):
     text = "".join((render_line(x) if isinstance(x, Entry) else x) + "\n" for x in items)
     doc = IndexDoc.parse(text)
@@ -40,8 +59,12 @@ def test_document_round_trips_and_keeps_other_lines(items):
 
 def test_seed_format_and_variants():
     e = parse_line(SEED_LINE)
-    assert e == Entry("MySQL charset double encoding", "set utf8mb4 on the connection, not only the table",
-                      ("mysql", "charset"), "memory/mysql-charset.md")
+    assert e == Entry(
+        "MySQL charset double encoding",
+        "set utf8mb4 on the connection, not only the table",
+        ("mysql", "charset"),
+        "memory/mysql-charset.md",
+    )
     assert render_line(e) == SEED_LINE
     assert parse_line("- **标题**: 结论 | #tag1 #tag2 | 详情→filename.md").path == "memory/filename.md"
     assert parse_line("- **T**: summary | -> memory/t.md") == Entry("T", "summary", (), "memory/t.md")

@@ -16,8 +16,10 @@ def full_root(path, rank: str, max_lines: int = 10):
     (path / "memcli.yaml").write_text(f"index.rank: {rank}\nindex.max_lines: {max_lines}\n")
     m = Memory(path)
     room = indexrules.free_room(max_lines, m.store.read_index().fixed_lines())
-    ids = [m.remember(f"Topic {w} notes", f"about {w}", id=f"t{i}-{w}", now=f"2026-11-{i + 1:02d}T10:00:00Z").id
-           for i, w in enumerate(["alder", "birch", "cedar", "dogwood", "elm", "fir", "ginkgo", "hazel"][:room])]
+    ids = [
+        m.remember(f"Topic {w} notes", f"about {w}", id=f"t{i}-{w}", now=f"2026-11-{i + 1:02d}T10:00:00Z").id
+        for i, w in enumerate(["alder", "birch", "cedar", "dogwood", "elm", "fir", "ginkgo", "hazel"][:room])
+    ]
     return m, ids
 
 
@@ -66,7 +68,8 @@ def test_retention_weights_and_determinism():
     assert [d.id for d in indexrules.rank([b, a, p], indexrules.Activity({}, 90.0))] == ["p", "b", "a"]
     now = indexrules._days("2026-11-30T00:00:00Z")
     assert indexrules.retention(a, act, now) == pytest.approx(
-        indexrules.W_IMPORTANCE * 0.2 + indexrules.W_RECENCY * 1.0 + indexrules.W_ACCESS * 1.0)
+        indexrules.W_IMPORTANCE * 0.2 + indexrules.W_RECENCY * 1.0 + indexrules.W_ACCESS * 1.0
+    )
 
 
 @pytest.mark.slow  # two clones syncing through real git: a long row of processes
@@ -77,7 +80,7 @@ def test_two_clones_with_different_traces_merge_to_the_same_index(tmp_path):
         (root / "memcli.yaml").write_text("index.rank: activity\nindex.max_lines: 10\n")
         m = Memory(root)
         room.append(indexrules.free_room(10, m.store.read_index().fixed_lines()))
-        words.extend(["alder", "birch", "cedar", "dogwood", "elm", "fir", "ginkgo", "hazel"][:room[0] - 1])
+        words.extend(["alder", "birch", "cedar", "dogwood", "elm", "fir", "ginkgo", "hazel"][: room[0] - 1])
         for i, w in enumerate(words):
             m.remember(f"Topic {w} notes", f"about {w}", id=w, now=f"2026-11-{i + 1:02d}T10:00:00Z")
 
@@ -106,5 +109,5 @@ def test_two_clones_with_different_traces_merge_to_the_same_index(tmp_path):
     # both sides' entries meet over the limit: the merged index fits, ranked without either trace
     assert len(text.splitlines()) < 10
     every = [Memory(a).get(i) for i in (*words, "extra-a", "extra-b")]
-    assert {e.id for e in entries} == {d.id for d in indexrules.rank(every)[:room[0]]}
+    assert {e.id for e in entries} == {d.id for d in indexrules.rank(every)[: room[0]]}
     assert [e.id for e in entries] == [d.id for d in indexrules.rank(Memory(a).get(e.id) for e in entries)]

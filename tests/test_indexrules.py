@@ -25,8 +25,10 @@ memories = st.lists(st.tuples(st.booleans(), st.sampled_from([0.1, 0.5, 0.9]), s
 
 @given(memories, st.integers(-3, 45))
 def test_demote_keeps_the_rule(specs, room):
-    ds = [Detail(id=f"m{i}", title=f"t{i}", pinned=p, importance=imp, updated=f"2026-01-{day % 28 + 1:02d}")
-          for i, (p, imp, day) in enumerate(specs)]
+    ds = [
+        Detail(id=f"m{i}", title=f"t{i}", pinned=p, importance=imp, updated=f"2026-01-{day % 28 + 1:02d}")
+        for i, (p, imp, day) in enumerate(specs)
+    ]
     ranked = indexrules.rank(ds)
     kept, demoted = indexrules.demote(ranked, room)
     want_kept, want_demoted = quadratic(ranked, room) if len(ranked) > room else (ranked, [])
@@ -99,8 +101,7 @@ def test_rebuild_sees_writes_made_while_it_read(tmp_path, monkeypatch):
         other.remember("Written meanwhile", "during the rebuild")
         other.forget("gone-one")
         path = r / "memory" / "edited-one.md"
-        path.write_text(path.read_text(encoding="utf-8").replace("summary: before", "summary: after"),
-                        encoding="utf-8")
+        path.write_text(path.read_text(encoding="utf-8").replace("summary: before", "summary: after"), encoding="utf-8")
         return out
 
     monkeypatch.setattr(maintain, "listing", list_then_write)
@@ -138,9 +139,16 @@ def test_rebuild_drops_a_memory_written_and_forgotten_while_it_read(tmp_path, mo
 
 # ---------------------------------------------------------------- the one planner
 
+
 def _memory(mid, importance=0.5, pinned=False, day=1):
-    return Detail(id=mid, title=mid.title(), summary=f"about {mid}", importance=importance, pinned=pinned,
-                  updated=f"2026-01-{day:02d}T00:00:00Z")
+    return Detail(
+        id=mid,
+        title=mid.title(),
+        summary=f"about {mid}",
+        importance=importance,
+        pinned=pinned,
+        updated=f"2026-01-{day:02d}T00:00:00Z",
+    )
 
 
 def _line(mid):
@@ -153,8 +161,21 @@ def test_the_planner_keeps_every_line_it_cannot_use_and_drops_only_when_tidy():
     go only in a tidy plan (repair, rebuild, the reconciliation after a merge), never in a write."""
     from memcli.store.index import IndexDoc
 
-    text = "\n".join(["# MEMORY", "", _line("alpha"), _line("broken"), _line("gone"), _line("alpha"), _line("old"),
-                      "- **Elsewhere**: a link out | → ../outside.md"]) + "\n"
+    text = (
+        "\n".join(
+            [
+                "# MEMORY",
+                "",
+                _line("alpha"),
+                _line("broken"),
+                _line("gone"),
+                _line("alpha"),
+                _line("old"),
+                "- **Elsewhere**: a link out | → ../outside.md",
+            ]
+        )
+        + "\n"
+    )
     memories = {"alpha": _memory("alpha"), "broken": indexrules.UNREADABLE, "old": indexrules.EXPIRED}
     write = indexrules.plan(IndexDoc.parse(text), memories, max_lines=40)
     tidy = indexrules.plan(IndexDoc.parse(text), memories, max_lines=40, tidy=True)
@@ -164,7 +185,10 @@ def test_the_planner_keeps_every_line_it_cannot_use_and_drops_only_when_tidy():
         assert _line("broken") in out and "../outside.md" in out
     assert write.doc.render() == text and write.dropped == []
     assert sorted((mid, why) for _, mid, why in tidy.dropped) == [
-        ("alpha", indexrules.DUPLICATE), ("gone", indexrules.MISSING), ("old", indexrules.EXPIRED)]
+        ("alpha", indexrules.DUPLICATE),
+        ("gone", indexrules.MISSING),
+        ("old", indexrules.EXPIRED),
+    ]
     assert _line("gone") not in tidy.doc.render() and tidy.doc.render().count(_line("alpha")) == 1
     assert sorted(why for _, _, why in tidy.kept) == [indexrules.NOT_A_MEMORY, indexrules.UNREADABLE]
 
@@ -177,8 +201,11 @@ def test_the_planner_fits_only_when_asked_and_offers_free_lines():
     doc = IndexDoc.parse("\n".join(lines) + "\n")
     # room for 2 entries (5 lines, 2 of them fixed): a write keeps what is listed and says so ...
     write = indexrules.plan(doc, memories, max_lines=5)
-    assert [d.id for d in write.listed] == ["a", "b", "c"] and not write.demoted and write.warnings == [
-        indexrules.crowded(doc, 5, 3, [])]
+    assert (
+        [d.id for d in write.listed] == ["a", "b", "c"]
+        and not write.demoted
+        and write.warnings == [indexrules.crowded(doc, 5, 3, [])]
+    )
     # ... a repair demotes the lowest to fit, a new memory takes the place of the lowest
     assert indexrules.plan(doc, memories, max_lines=5, fit=True).demoted == ["c"]
     assert [d.id for d in indexrules.plan(doc, memories, max_lines=6, add=memories["d"]).listed] == ["d", "a", "b"]
@@ -198,8 +225,12 @@ def test_every_caller_keeps_the_line_of_a_memory_it_cannot_read(tmp_path):
     mem.remember("Broken soon", "its line must stay", id="broken-soon")
     (r / "memory" / "broken-soon.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
     line = next(ln for ln in (r / "MEMORY.md").read_text(encoding="utf-8").splitlines() if "broken-soon" in ln)
-    for step in (lambda: mem.remember("Another", "a new memory"), mem.rebuild_index,
-                 lambda: mem.repair(dry_run=False), mem.reconcile_index):
+    for step in (
+        lambda: mem.remember("Another", "a new memory"),
+        mem.rebuild_index,
+        lambda: mem.repair(dry_run=False),
+        mem.reconcile_index,
+    ):
         step()
         assert line in (r / "MEMORY.md").read_text(encoding="utf-8").splitlines(), step
 

@@ -21,8 +21,10 @@ pytestmark = pytest.mark.usefixtures("git_env")
 
 def plant(folder: Path, marks: Path) -> None:
     """Modules that leave a mark in ``marks`` when anything imports them from ``folder``."""
+
     def payload(name):
         return f"open({str(marks / name)!r}, 'w').close()\n"
+
     pkg = folder / "memcli"
     pkg.mkdir(parents=True, exist_ok=True)
     for name in ("__init__", "__main__", "gitmerge", "cli"):
@@ -127,8 +129,13 @@ def test_24_02_an_isolated_interpreter_still_finds_the_installed_memcli(tmp_path
     marks = tmp_path / "marks"
     marks.mkdir()
     plant(tmp_path / "cwd", marks)
-    p = subprocess.run(python_command("-c", "import memcli, json; print(memcli.__file__)"), cwd=tmp_path / "cwd",
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path / "cwd")})
+    p = subprocess.run(
+        python_command("-c", "import memcli, json; print(memcli.__file__)"),
+        cwd=tmp_path / "cwd",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "cwd")},
+    )
     assert p.returncode == 0, p.stderr
     assert Path(p.stdout.strip()).parent.name == "memcli" and str(tmp_path) not in p.stdout
     assert list(marks.iterdir()) == []

@@ -13,7 +13,8 @@ import locomo  # noqa: E402
 CONVERSATION = {
     "sample_id": "synthetic-1",
     "conversation": {
-        "speaker_a": "Ana", "speaker_b": "Ben",
+        "speaker_a": "Ana",
+        "speaker_b": "Ben",
         "session_1_date_time": "9:15 am on 3 March, 2024",
         "session_1": [
             {"speaker": "Ana", "dia_id": "D1:1", "text": "I finally repaired the old sailboat this weekend."},
@@ -21,16 +22,24 @@ CONVERSATION = {
         ],
         "session_2_date_time": "6:40 pm on 20 April, 2024",
         "session_2": [
-            {"speaker": "Ana", "dia_id": "D2:1", "text": "We sailed to the lighthouse island yesterday.",
-             "blip_caption": "a small white boat near a lighthouse"},
+            {
+                "speaker": "Ana",
+                "dia_id": "D2:1",
+                "text": "We sailed to the lighthouse island yesterday.",
+                "blip_caption": "a small white boat near a lighthouse",
+            },
             {"speaker": "Ben", "dia_id": "D2:2", "text": "My cello teacher says my bowing improved."},
         ],
     },
     "qa": [
         {"question": "What did Ana repair?", "answer": "a sailboat", "evidence": ["D1:1"], "category": 4},
         {"question": "Which instrument is Ben learning?", "answer": "cello", "evidence": ["D1:2"], "category": 4},
-        {"question": "When did Ana sail to the lighthouse island?", "answer": "19 April 2024",
-         "evidence": ["D2:1"], "category": 2},
+        {
+            "question": "When did Ana sail to the lighthouse island?",
+            "answer": "19 April 2024",
+            "evidence": ["D2:1"],
+            "category": 2,
+        },
         {"question": "Is this adversarial?", "answer": "n/a", "evidence": [], "category": 5},
     ],
 }

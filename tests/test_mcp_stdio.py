@@ -13,15 +13,25 @@ from tests.conftest import child_env
 
 pytest.importorskip("mcp")
 
-INIT = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-    {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+INIT = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
 
 
 def start(root):
-    return subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "mcp"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=child_env())
+    return subprocess.Popen(
+        [sys.executable, "-m", "memcli", "--root", str(root), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+    )
 
 
 def send(p, *messages):
@@ -47,8 +57,16 @@ def test_ctrl_c_stops_the_server_while_stdin_is_open(example_root):
 def test_an_answer_in_flight_is_sent_after_stdin_closes(example_root):
     p = start(example_root)
     try:
-        send(p, *INIT, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                        "params": {"name": "recall", "arguments": {"query": "mysql charset"}}})
+        send(
+            p,
+            *INIT,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "recall", "arguments": {"query": "mysql charset"}},
+            },
+        )
         p.stdin.close()  # the client is done asking, and still reads
         out, err = p.stdout.read(), p.stderr.read()
         p.wait(timeout=60)

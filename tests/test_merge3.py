@@ -104,11 +104,20 @@ def test_lines_both_sides_added_at_one_place_conflict_or_are_both_kept(n, at, na
 
 def test_keep_both_keeps_a_line_both_sides_added_once_and_a_moved_line_where_it_went():
     base = ["x", "y"]
-    assert merge_lines(base, ["x", "new", "mine", "y"], ["x", "new", "yours", "y"], keep_both=True) \
-        == ["x", "new", "mine", "yours", "y"]
+    assert merge_lines(base, ["x", "new", "mine", "y"], ["x", "new", "yours", "y"], keep_both=True) == [
+        "x",
+        "new",
+        "mine",
+        "yours",
+        "y",
+    ]
     # ours moved "y" up, theirs added a line after it: "y" stays where ours put it
-    assert merge_lines(["a", "y", "b"], ["y", "a", "b"], ["a", "y", "added", "b"], keep_both=True) \
-        == ["y", "a", "added", "b"]
+    assert merge_lines(["a", "y", "b"], ["y", "a", "b"], ["a", "y", "added", "b"], keep_both=True) == [
+        "y",
+        "a",
+        "added",
+        "b",
+    ]
 
 
 @enough

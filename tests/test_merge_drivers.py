@@ -33,7 +33,9 @@ def test_09_a_file_that_is_not_utf8_keeps_its_bytes(tmp_path):
         args = [kind, p["base"], p["ours"], p["theirs"], *(["7"] if kind == "detail" else []), "memory/x.md"]
         assert main(args) == 0
         merged = (tmp_path / "ours").read_bytes()
-        assert merged == LATIN.replace(b"caf\xe9", b"caf\xe9 cr\xe8me").replace(b"d\xe9j\xe0 vu", b"d\xe9j\xe0 vu, encore")
+        assert merged == LATIN.replace(b"caf\xe9", b"caf\xe9 cr\xe8me").replace(
+            b"d\xe9j\xe0 vu", b"d\xe9j\xe0 vu, encore"
+        )
         assert "\ufffd".encode() not in merged
 
 
@@ -49,14 +51,19 @@ def test_09_a_conflict_in_a_file_that_is_not_utf8_gets_markers_and_keeps_bytes(t
 
 
 def _lines(n, tag, rng):
-    return [f"{tag} line {i}: " + " ".join(rng.choice("alpha beta gamma delta".split()) for _ in range(4))
-            if i % 7 else "" for i in range(n)]
+    return [
+        f"{tag} line {i}: " + " ".join(rng.choice("alpha beta gamma delta".split()) for _ in range(4)) if i % 7 else ""
+        for i in range(n)
+    ]
 
 
 def _detail(summary, updated, body):
-    return (f"---\nid: long\ntitle: Long\nsummary: {summary}\ntags: []\naliases: []\ntype: note\nimportance: 0.5\n"
-            f"pinned: false\ncreated: 2026-01-01T00:00:00Z\nupdated: {updated}\nexpires: null\nsource: null\n---\n"
-            + "\n".join(body) + "\n")
+    return (
+        f"---\nid: long\ntitle: Long\nsummary: {summary}\ntags: []\naliases: []\ntype: note\nimportance: 0.5\n"
+        f"pinned: false\ncreated: 2026-01-01T00:00:00Z\nupdated: {updated}\nexpires: null\nsource: null\n---\n"
+        + "\n".join(body)
+        + "\n"
+    )
 
 
 def test_09_long_bodies_and_indexes_merge_in_near_linear_time():
@@ -68,16 +75,21 @@ def test_09_long_bodies_and_indexes_merge_in_near_linear_time():
     ours, theirs = list(base), list(base)
     ours[n // 10] += " (edited on ours)"
     theirs[n * 9 // 10] += " (edited on theirs)"
-    ours[n // 2:n // 2] = _lines(n // 2, "ours", rng)
-    theirs[n // 2:n // 2] = _lines(n // 2, "theirs", rng)
+    ours[n // 2 : n // 2] = _lines(n // 2, "ours", rng)
+    theirs[n // 2 : n // 2] = _lines(n // 2, "theirs", rng)
     t0 = time.process_time()
-    text, conflicts = merge_detail(_detail("first", "2026-01-01T00:00:00Z", base),
-                                   _detail("ours", "2026-01-02T00:00:00Z", ours),
-                                   _detail("theirs", "2026-01-03T00:00:00Z", theirs), "long")
+    text, conflicts = merge_detail(
+        _detail("first", "2026-01-01T00:00:00Z", base),
+        _detail("ours", "2026-01-02T00:00:00Z", ours),
+        _detail("theirs", "2026-01-03T00:00:00Z", theirs),
+        "long",
+    )
     hand = [x for x in _lines(n // 2, "hand", rng) if x]
-    index = merge_index("# MEMORY\n\n" + "\n".join(hand[:10]) + "\n",
-                        "# MEMORY\n\n" + "\n".join(hand[:5] + hand[10:n // 4] + hand[5:10]) + "\n",
-                        "# MEMORY\n\n" + "\n".join(hand[:5] + hand[n // 4:] + hand[5:10]) + "\n")
+    index = merge_index(
+        "# MEMORY\n\n" + "\n".join(hand[:10]) + "\n",
+        "# MEMORY\n\n" + "\n".join(hand[:5] + hand[10 : n // 4] + hand[5:10]) + "\n",
+        "# MEMORY\n\n" + "\n".join(hand[:5] + hand[n // 4 :] + hand[5:10]) + "\n",
+    )
     spent = time.process_time() - t0
     assert conflicts == 0 and "(edited on ours)" in text and "(edited on theirs)" in text
     assert "ours line 19998:" in text and "theirs line 19998:" in text
@@ -86,8 +98,10 @@ def test_09_long_bodies_and_indexes_merge_in_near_linear_time():
 
 
 @settings(max_examples=examples(150), deadline=None)
-@given(st.lists(st.sampled_from(["x", "y", "z", "", "w", "v"]), max_size=700),
-       st.lists(st.sampled_from(["x", "y", "z", "", "u"]), max_size=700))
+@given(
+    st.lists(st.sampled_from(["x", "y", "z", "", "w", "v"]), max_size=700),
+    st.lists(st.sampled_from(["x", "y", "z", "", "u"]), max_size=700),
+)
 def test_09_matching_blocks_are_common_lines_in_order(a, b):
     from memcli.merge3 import matching_blocks
 
@@ -95,5 +109,5 @@ def test_09_matching_blocks_are_common_lines_in_order(a, b):
     assert blocks[-1] == (len(a), len(b), 0)
     i0 = j0 = 0
     for i, j, n in blocks[:-1]:
-        assert n > 0 and i >= i0 and j >= j0 and a[i:i + n] == b[j:j + n]
+        assert n > 0 and i >= i0 and j >= j0 and a[i : i + n] == b[j : j + n]
         i0, j0 = i + n, j + n

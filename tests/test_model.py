@@ -32,8 +32,19 @@ VALUES = _all_values()
 
 def test_every_value_class_is_found():
     names = {c.__name__ for c in VALUES}
-    assert {"Entry", "Detail", "Hit", "Finding", "WriteResult", "Config", "SearchDoc", "IndexDoc",
-            "RememberRequest", "UpdateRequest", "RecallRequest"} <= names
+    assert {
+        "Entry",
+        "Detail",
+        "Hit",
+        "Finding",
+        "WriteResult",
+        "Config",
+        "SearchDoc",
+        "IndexDoc",
+        "RememberRequest",
+        "UpdateRequest",
+        "RecallRequest",
+    } <= names
 
 
 @pytest.mark.parametrize("cls", [c for c in VALUES if c.FIELDS], ids=lambda c: c.__name__)

@@ -74,8 +74,9 @@ def test_merge_adds_both_sides_increments_and_is_symmetric(root):
 @pytest.mark.slow  # two clones syncing through real git: a long row of processes
 def test_two_clones_recording_outcomes_end_with_the_sum(tmp_path):
     """A bare origin, two clones, the real merge driver: counts are summed, never overwritten."""
-    clone = shared_origin(tmp_path, mc, lambda seed: mc(seed, "remember", "Deploy to staging", "make release",
-                                                        "--type", "procedure"))
+    clone = shared_origin(
+        tmp_path, mc, lambda seed: mc(seed, "remember", "Deploy to staging", "make release", "--type", "procedure")
+    )
     a, b = clone("a"), clone("b")
     for i, result in enumerate(["success", "failure"]):
         Memory(a).outcome("deploy-to-staging", result, f"from a {i}", now=f"2026-11-0{i + 1}T08:00:00Z")
@@ -107,8 +108,21 @@ def test_success_rate_orders_candidates_and_filters(root):
     assert [h.id for h in kept] == [good]
     only = m.recall("deploy service to staging", type="procedure", threshold=0, limit=5).hits
     assert {h.id for h in only} == {good, bad}
-    res = invoke(["--root", root, "recall", "deploy service to staging", "--type", "procedure", "--min-success",
-                  "0.7", "--threshold", "0", "--json"])
+    res = invoke(
+        [
+            "--root",
+            root,
+            "recall",
+            "deploy service to staging",
+            "--type",
+            "procedure",
+            "--min-success",
+            "0.7",
+            "--threshold",
+            "0",
+            "--json",
+        ]
+    )
     assert [h["id"] for h in json.loads(res.stdout)["data"]["hits"]] == [good]
     assert invoke(["--root", root, "recall", "x", "--min-success", "2"]).exit_code == 2
 
@@ -139,8 +153,9 @@ def test_heartbeat_reports_a_procedure_that_keeps_failing(root):
     ok = proc(m, "Roll back a release", "helm rollback")
     for i in range(6):
         m.outcome(ok, "failure" if i == 2 else "success", now=f"2026-11-0{i + 1}T10:00:00Z")
-    for i, (r, note) in enumerate([("success", ""), ("failure", "disk full"), ("success", ""),
-                                   ("failure", "lock timed out"), ("failure", "")]):
+    for i, (r, note) in enumerate(
+        [("success", ""), ("failure", "disk full"), ("success", ""), ("failure", "lock timed out"), ("failure", "")]
+    ):
         m.outcome(pid, r, note, now=f"2026-11-0{i + 1}T10:00:00Z")
     found = [f for f in m.audit().findings if f.code == "procedure-failing"]
     assert [f.path for f in found] == [f"memory/{pid}.md"]

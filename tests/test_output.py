@@ -8,20 +8,49 @@ import pytest
 from memcli import Memory
 from tests.conftest import invoke
 
-EXPIRED_FIX = ("`memcli heartbeat --fix` moves it to memory/archive/ (kept, listed by `list --all`), "
-               "or set a later --expires")
+EXPIRED_FIX = (
+    "`memcli heartbeat --fix` moves it to memory/archive/ (kept, listed by `list --all`), or set a later --expires"
+)
 
 
 @pytest.fixture
 def notes(root, cli):
     # the two 0.5 notes list newest first, then by id: written in this order, a clock second ticking
     # between them does not change the listing
-    assert cli("remember", "Old token", "rotated in 2020", "--expires", "2020-01-01",
-               "--id", "old-token").exit_code == 0
-    assert cli("remember", "MySQL charset double encoding", "set utf8mb4 on the connection", "-t", "mysql",
-               "--body", "Use SET NAMES utf8mb4 after connecting.\n", "--id", "mysql-charset").exit_code == 0
-    assert cli("remember", "Deploy to staging", "make release, then ./deploy.sh staging", "-t", "deploy",
-               "--type", "procedure", "-i", "0.8", "--pin", "--id", "staging-deploy").exit_code == 0
+    assert (
+        cli("remember", "Old token", "rotated in 2020", "--expires", "2020-01-01", "--id", "old-token").exit_code == 0
+    )
+    assert (
+        cli(
+            "remember",
+            "MySQL charset double encoding",
+            "set utf8mb4 on the connection",
+            "-t",
+            "mysql",
+            "--body",
+            "Use SET NAMES utf8mb4 after connecting.\n",
+            "--id",
+            "mysql-charset",
+        ).exit_code
+        == 0
+    )
+    assert (
+        cli(
+            "remember",
+            "Deploy to staging",
+            "make release, then ./deploy.sh staging",
+            "-t",
+            "deploy",
+            "--type",
+            "procedure",
+            "-i",
+            "0.8",
+            "--pin",
+            "--id",
+            "staging-deploy",
+        ).exit_code
+        == 0
+    )
     return root
 
 
@@ -29,12 +58,14 @@ def test_recall_output(notes, cli):
     score = cli.json("recall", "utf8mb4")["data"]["hits"][0]["score"]
     res = cli("recall", "utf8mb4")
     assert (res.exit_code, res.stderr) == (0, "")
-    assert res.stdout == ("## MySQL charset double encoding\n"
-                          f"<!-- memory/mysql-charset.md · index · words: utf8mb4 · strong {score:.2f} -->\n"
-                          "set utf8mb4 on the connection\n"
-                          "#mysql\n"
-                          "\n"
-                          "Use SET NAMES utf8mb4 after connecting.\n")
+    assert res.stdout == (
+        "## MySQL charset double encoding\n"
+        f"<!-- memory/mysql-charset.md · index · words: utf8mb4 · strong {score:.2f} -->\n"
+        "set utf8mb4 on the connection\n"
+        "#mysql\n"
+        "\n"
+        "Use SET NAMES utf8mb4 after connecting.\n"
+    )
     res = cli("recall", "kubernetes helm chart")
     assert (res.exit_code, res.stdout, res.stderr) == (1, "", "nothing found for 'kubernetes helm chart'\n")
 
@@ -42,16 +73,22 @@ def test_recall_output(notes, cli):
 def test_list_output(notes, cli):
     res = cli("list")
     assert (res.exit_code, res.stderr) == (0, "")
-    assert res.stdout == ("id\ttitle\ttype\timportance\tflags\ttags\n"
-                          "staging-deploy\tDeploy to staging\tprocedure\t0.8\tpinned,indexed\t#deploy\n"
-                          "mysql-charset\tMySQL charset double encoding\tnote\t0.5\tindexed\t#mysql\n"
-                          "old-token\tOld token\tnote\t0.5\tindexed\t\n")
+    assert res.stdout == (
+        "id\ttitle\ttype\timportance\tflags\ttags\n"
+        "staging-deploy\tDeploy to staging\tprocedure\t0.8\tpinned,indexed\t#deploy\n"
+        "mysql-charset\tMySQL charset double encoding\tnote\t0.5\tindexed\t#mysql\n"
+        "old-token\tOld token\tnote\t0.5\tindexed\t\n"
+    )
     (notes / "memory" / "bad name.md").write_text("x")
     res = cli("list", "--tag", "mysql")
-    assert res.stdout == ("id\ttitle\ttype\timportance\tflags\ttags\n"
-                          "mysql-charset\tMySQL charset double encoding\tnote\t0.5\tindexed\t#mysql\n")
-    assert res.stderr == ("memcli: warning: skipped memory/bad name.md: the file name is not a valid id "
-                          "(letters, digits, '-', '_', '.'); rename it\n")
+    assert res.stdout == (
+        "id\ttitle\ttype\timportance\tflags\ttags\n"
+        "mysql-charset\tMySQL charset double encoding\tnote\t0.5\tindexed\t#mysql\n"
+    )
+    assert res.stderr == (
+        "memcli: warning: skipped memory/bad name.md: the file name is not a valid id "
+        "(letters, digits, '-', '_', '.'); rename it\n"
+    )
 
 
 def test_list_on_an_80_column_terminal_keeps_ids_whole(notes, cli, monkeypatch):
@@ -60,9 +97,22 @@ def test_list_on_an_80_column_terminal_keeps_ids_whole(notes, cli, monkeypatch):
     monkeypatch.setattr("memcli.render.is_tty", lambda stream=None: True)
     monkeypatch.setenv("COLUMNS", "80")
     long_id = "postgres-pool-exhausted-at-peak-高峰期"
-    assert cli("remember", "Postgres connection pool exhausted under load at the monthly peak",
-               "close sessions in a finally block; pool_size 10 + max_overflow 20 per worker", "-t", "postgres",
-               "-t", "sqlalchemy", "-t", "performance", "--id", long_id).exit_code == 0
+    assert (
+        cli(
+            "remember",
+            "Postgres connection pool exhausted under load at the monthly peak",
+            "close sessions in a finally block; pool_size 10 + max_overflow 20 per worker",
+            "-t",
+            "postgres",
+            "-t",
+            "sqlalchemy",
+            "-t",
+            "performance",
+            "--id",
+            long_id,
+        ).exit_code
+        == 0
+    )
     res = cli("list")
     lines = res.stdout.splitlines()
     assert lines[0].split() == ["id", "title", "type", "imp.", "flags", "tags"]  # the flags column is named
@@ -87,17 +137,21 @@ def test_heartbeat_output(notes, cli):
     assert (res.exit_code, res.stdout) == (0, expired)
     assert res.stderr == "heartbeat: 0 errors, 1 warning, 0 info in 4 files; 1 fixable with `memcli heartbeat --fix`\n"
     res = cli("heartbeat", "--fix", "--dry-run")
-    assert res.stdout == ("would archive old-token (expired 2020-01-01): memory/old-token.md -> "
-                          "memory/archive/old-token.md and drop its index line\n" + expired)
+    assert res.stdout == (
+        "would archive old-token (expired 2020-01-01): memory/old-token.md -> "
+        "memory/archive/old-token.md and drop its index line\n" + expired
+    )
     assert res.stderr == "heartbeat: 0 errors, 1 warning, 0 info in 4 files\n"
     res = cli("heartbeat", "--fix", "--check")
     assert res.exit_code == 0
-    assert res.stdout == ("archived old-token (expired 2020-01-01): memory/old-token.md -> "
-                          "memory/archive/old-token.md\n")
+    assert res.stdout == (
+        "archived old-token (expired 2020-01-01): memory/old-token.md -> memory/archive/old-token.md\n"
+    )
     assert res.stderr == "heartbeat: all clear (4 files)\n"
 
 
 # ---------------------------------------------------------------- the per-turn commands, in process
+
 
 def test_per_turn_commands_through_main(example_root):
     base = ["--root", str(example_root), "--session", "chat", "--scope", "task"]

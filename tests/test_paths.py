@@ -13,7 +13,6 @@ import pytest
 from memcli.store import details as dfile
 
 
-
 MARK = "OUTSIDE-SECRET-7f3a"
 
 
@@ -25,10 +24,22 @@ def outside_files(tmp_path):
         "memory.md": f"---\ntitle: Deploy {MARK}\nsummary: deploy {MARK}\ntags: [deploy]\n---\ndeploy {MARK}\n",
         "passwd": f"root:x:0:0:{MARK}:/root:/bin/sh\n",
         "MEMORY.md": f"# Memory\n\n- **Deploy {MARK}**: deploy {MARK} | #deploy | → memory/deploy.md\n",
-        "session.json": json.dumps({"version": 1, "name": "default", "summary": MARK,
-                                    "turns": [{"role": "user", "text": f"deploy {MARK}", "time": "2026"}]}),
-        "scope.json": json.dumps({"version": 1, "name": "default", "task": MARK,
-                                  "keys": {"deploy": {"value": MARK, "agent": "A", "time": "t"}}}),
+        "session.json": json.dumps(
+            {
+                "version": 1,
+                "name": "default",
+                "summary": MARK,
+                "turns": [{"role": "user", "text": f"deploy {MARK}", "time": "2026"}],
+            }
+        ),
+        "scope.json": json.dumps(
+            {
+                "version": 1,
+                "name": "default",
+                "task": MARK,
+                "keys": {"deploy": {"value": MARK, "agent": "A", "time": "t"}},
+            }
+        ),
         "config.yaml": f"{MARK}: 1\n",
     }
     for name, text in files.items():
@@ -53,15 +64,34 @@ def state(folder) -> dict:
 
 
 READS = [
-    ("list",), ("list", "--all"), ("show", "evil"), ("show", "deploy"), ("recall", "deploy"),
-    ("recall", "deploy", "--deep"), ("recall", MARK), ("recall", MARK, "--deep"), ("should-recall", "deploy again"),
-    ("context", "deploy"), ("index", "check"), ("session", "show"), ("scope", "show"), ("scope", "check"),
+    ("list",),
+    ("list", "--all"),
+    ("show", "evil"),
+    ("show", "deploy"),
+    ("recall", "deploy"),
+    ("recall", "deploy", "--deep"),
+    ("recall", MARK),
+    ("recall", MARK, "--deep"),
+    ("should-recall", "deploy again"),
+    ("context", "deploy"),
+    ("index", "check"),
+    ("session", "show"),
+    ("scope", "show"),
+    ("scope", "check"),
 ]
 WRITES = [
-    ("update", "evil", "--append", "through the link"), ("update", "evil", "--summary", "new"),
-    ("forget", "evil", "--yes"), ("remember", "Evil", "new", "--id", "evil"), ("remember", "Fresh note", "s"),
-    ("update", "deploy", "--append", "more"), ("index", "rebuild"), ("session", "add", "user", "hello"),
-    ("scope", "set", "k", "v", "--agent", "A"), ("scope", "start", "task"), ("session", "clear"), ("scope", "end"),
+    ("update", "evil", "--append", "through the link"),
+    ("update", "evil", "--summary", "new"),
+    ("forget", "evil", "--yes"),
+    ("remember", "Evil", "new", "--id", "evil"),
+    ("remember", "Fresh note", "s"),
+    ("update", "deploy", "--append", "more"),
+    ("index", "rebuild"),
+    ("session", "add", "user", "hello"),
+    ("scope", "set", "k", "v", "--agent", "A"),
+    ("scope", "start", "task"),
+    ("session", "clear"),
+    ("scope", "end"),
 ]
 
 
@@ -85,8 +115,26 @@ def with_deploy(cli):
 # ---------------------------------------------------------------- ids and links
 
 
-BAD_IDS = ["../x", "../../etc/passwd", "/etc/passwd", "a/b", "a\\b", "..\\..\\x", "C:\\x", "c:x", "C:", "x\x00y",
-           ".hidden", "..", ".", "memory/../../x", "~/x", "a\nb", "\u202e", "x" * 81]
+BAD_IDS = [
+    "../x",
+    "../../etc/passwd",
+    "/etc/passwd",
+    "a/b",
+    "a\\b",
+    "..\\..\\x",
+    "C:\\x",
+    "c:x",
+    "C:",
+    "x\x00y",
+    ".hidden",
+    "..",
+    ".",
+    "memory/../../x",
+    "~/x",
+    "a\nb",
+    "\u202e",
+    "x" * 81,
+]
 
 
 @pytest.mark.parametrize("bad", BAD_IDS)
@@ -94,8 +142,13 @@ def test_bad_ids_are_refused_by_every_command(cli, root, tmp_path, bad):
     with_deploy(cli)
     out = outside_files(tmp_path)
     before = state(out), state(root / "memory")
-    for argv in [("show", bad), ("update", bad, "--append", "x"), ("forget", bad, "--yes"), ("edit", bad),
-                 ("remember", "Title", "s", "--id", bad)]:
+    for argv in [
+        ("show", bad),
+        ("update", bad, "--append", "x"),
+        ("forget", bad, "--yes"),
+        ("edit", bad),
+        ("remember", "Title", "s", "--id", bad),
+    ]:
         res = cli(*argv)
         assert "Traceback" not in res.output
         assert res.exit_code in (2, 3), (argv, res.output)
@@ -105,9 +158,12 @@ def test_bad_ids_are_refused_by_every_command(cli, root, tmp_path, bad):
 
 @pytest.mark.parametrize("name", ["../escape", "/tmp/escape", "a/b", "..", "c:x", "x\x00"])
 def test_bad_session_and_scope_names_are_refused(cli, root, tmp_path, name):
-    for argv in [("--session", name, "session", "add", "user", "x"), ("--scope", name, "scope", "set", "k", "v",
-                                                                        "--agent", "A"),
-                 ("--session", name, "recall", "x"), ("--scope", name, "context", "x")]:
+    for argv in [
+        ("--session", name, "session", "add", "user", "x"),
+        ("--scope", name, "scope", "set", "k", "v", "--agent", "A"),
+        ("--session", name, "recall", "x"),
+        ("--scope", name, "context", "x"),
+    ]:
         res = cli(*argv)
         assert "Traceback" not in res.output
         assert res.exit_code == 3, (argv, res.output)
@@ -115,10 +171,23 @@ def test_bad_session_and_scope_names_are_refused(cli, root, tmp_path, name):
     assert not os.path.exists("/tmp/escape.json")
 
 
-@pytest.mark.parametrize("link", ["../../etc/passwd", "/etc/passwd", "memory/../../outside/memory.md",
-                                  "../outside/memory.md", "C:\\Windows\\x.md", "c:x.md", "memory/..\\x.md",
-                                  "memory/.hidden.md", "memory/a\x00b.md", "\\\\server\\share\\x.md",
-                                  "file:///etc/passwd", "memory/../MEMORY.md"])
+@pytest.mark.parametrize(
+    "link",
+    [
+        "../../etc/passwd",
+        "/etc/passwd",
+        "memory/../../outside/memory.md",
+        "../outside/memory.md",
+        "C:\\Windows\\x.md",
+        "c:x.md",
+        "memory/..\\x.md",
+        "memory/.hidden.md",
+        "memory/a\x00b.md",
+        "\\\\server\\share\\x.md",
+        "file:///etc/passwd",
+        "memory/../MEMORY.md",
+    ],
+)
 def test_index_links_outside_the_root_are_reported_never_followed(cli, root, tmp_path, link):
     with_deploy(cli)
     out = outside_files(tmp_path)
@@ -128,8 +197,11 @@ def test_index_links_outside_the_root_are_reported_never_followed(cli, root, tmp
     index.write_text(text, encoding="utf-8")
     check = cli("index", "check", "--json")
     assert check.exit_code == 1
-    assert any(words in p["message"] for p in json.loads(check.stdout)["data"]["problems"]
-               for words in ("not memory/<id>.md", "invalid id", "binary data"))
+    assert any(
+        words in p["message"]
+        for p in json.loads(check.stdout)["data"]["problems"]
+        for words in ("not memory/<id>.md", "invalid id", "binary data")
+    )
     results = run_all(cli, READS + WRITES)
     assert state(out) == before
     assert all(code != 0 for argv, code, _ in results if argv[:2] == ("show", "evil"))
@@ -184,8 +256,10 @@ def test_symlinked_detail_file_inside_the_root_is_fine(cli, root):
     assert (root / "memory/deploy.md").read_bytes() == before
 
 
-@pytest.mark.parametrize("folder", ["memory", ".memcli", "memory/episodes", "memory/archive", ".memcli/sessions",
-                                    ".memcli/scopes", ".memcli/search"])
+@pytest.mark.parametrize(
+    "folder",
+    ["memory", ".memcli", "memory/episodes", "memory/archive", ".memcli/sessions", ".memcli/scopes", ".memcli/search"],
+)
 def test_symlinked_folder_out_of_the_root(cli, root, tmp_path, folder):
     with_deploy(cli)
     assert cli("session", "add", "user", "deploy today").exit_code == 0
@@ -212,16 +286,29 @@ def test_symlinked_folder_out_of_the_root(cli, root, tmp_path, folder):
         assert all(code == 3 for code in writes.values()), writes
 
 
-@pytest.mark.parametrize("name", ["MEMORY.md", "memcli.yaml", ".memcli/lock", ".memcli/trace.jsonl",
-                                  ".memcli/sessions/default.json", ".memcli/scopes/default.json",
-                                  ".memcli/index-cache.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "MEMORY.md",
+        "memcli.yaml",
+        ".memcli/lock",
+        ".memcli/trace.jsonl",
+        ".memcli/sessions/default.json",
+        ".memcli/scopes/default.json",
+        ".memcli/index-cache.json",
+    ],
+)
 @pytest.mark.parametrize("dangling", [False, True])
 def test_symlinked_file_out_of_the_root(cli, root, tmp_path, name, dangling):
     """A root file that is a symlink out: not read, not written through, no file created outside."""
     with_deploy(cli)
     out = outside_files(tmp_path)
-    src = {"MEMORY.md": "MEMORY.md", "memcli.yaml": "config.yaml", ".memcli/sessions/default.json": "session.json",
-           ".memcli/scopes/default.json": "scope.json"}.get(name, "passwd")
+    src = {
+        "MEMORY.md": "MEMORY.md",
+        "memcli.yaml": "config.yaml",
+        ".memcli/sessions/default.json": "session.json",
+        ".memcli/scopes/default.json": "scope.json",
+    }.get(name, "passwd")
     target = out / ("missing-" + src if dangling else src)
     before = state(out)
     link = root / name
@@ -279,8 +366,9 @@ def test_hostile_frontmatter_id_does_not_redirect_writes(cli, root, tmp_path):
     """The frontmatter's id is not a path: the file name decides where writes go."""
     out = outside_files(tmp_path)
     before = state(out)
-    (root / "memory/note.md").write_text("---\nid: ../../outside/memory\ntitle: Note\nsummary: s\n---\nbody\n",
-                                         encoding="utf-8")
+    (root / "memory/note.md").write_text(
+        "---\nid: ../../outside/memory\ntitle: Note\nsummary: s\n---\nbody\n", encoding="utf-8"
+    )
     assert cli("update", "note", "--append", "more").exit_code == 0
     assert cli("index", "rebuild").exit_code == 0
     assert state(out) == before
@@ -292,8 +380,10 @@ def test_hostile_frontmatter_id_does_not_redirect_writes(cli, root, tmp_path):
 @pytest.mark.parametrize("name", ["other", "../../outside/x", "/tmp/x"])
 def test_state_file_name_field_does_not_redirect_writes(cli, root, name):
     """A session or scope file's own "name" is not a path: writes go back to the file it came from."""
-    for sub, argv in (("scopes", ("scope", "set", "k2", "v", "--agent", "A")),
-                      ("sessions", ("session", "add", "user", "hello"))):
+    for sub, argv in (
+        ("scopes", ("scope", "set", "k2", "v", "--agent", "A")),
+        ("sessions", ("session", "add", "user", "hello")),
+    ):
         folder = root / ".memcli" / sub
         folder.mkdir(parents=True, exist_ok=True)
         body = {"keys": {}} if sub == "scopes" else {"turns": []}

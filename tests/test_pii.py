@@ -16,21 +16,24 @@ from memcli.safety import pii
 ROOT_DIR = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("text, kind, masked", [
-    ("我的邮箱是zhang.wei88@qq.com，有事联系", "email", "z***@qq.com"),
-    ("mail j.doe@example.com please", "email", "j***@example.com"),
-    ("手机13812345678", "phone", "138****5678"),
-    ("call +86 138 1234 5678", "phone", "+86 138 **** 5678"),
-    ("座机 010-62345678 转 8021", "phone", "010-****5678"),
-    ("(0755)86123456", "phone", "(0755)****3456"),
-    ("+44 20 7946 0958", "phone", "+44 ** **** 0958"),
-    ("ring 0049 30 1234567 now", "phone", "0049 ** ***4567"),
-    ("身份证 11010519491231002X。", "cn-id", "1101**********002X"),
-    ("card 4111 1111 1111 1111 exp 09/28", "card", "**** **** **** 1111"),
-    ("IBAN DE89 3704 0044 0532 0130 00 for the wire", "iban", "DE89 **** **** **** **30 00"),
-    ("寄到北京市朝阳区建国路88号", "address", "北京市朝阳区建国路**"),
-    ("ship to 221B Baker Street, London", "address", "**** Baker Street"),
-])
+@pytest.mark.parametrize(
+    "text, kind, masked",
+    [
+        ("我的邮箱是zhang.wei88@qq.com，有事联系", "email", "z***@qq.com"),
+        ("mail j.doe@example.com please", "email", "j***@example.com"),
+        ("手机13812345678", "phone", "138****5678"),
+        ("call +86 138 1234 5678", "phone", "+86 138 **** 5678"),
+        ("座机 010-62345678 转 8021", "phone", "010-****5678"),
+        ("(0755)86123456", "phone", "(0755)****3456"),
+        ("+44 20 7946 0958", "phone", "+44 ** **** 0958"),
+        ("ring 0049 30 1234567 now", "phone", "0049 ** ***4567"),
+        ("身份证 11010519491231002X。", "cn-id", "1101**********002X"),
+        ("card 4111 1111 1111 1111 exp 09/28", "card", "**** **** **** 1111"),
+        ("IBAN DE89 3704 0044 0532 0130 00 for the wire", "iban", "DE89 **** **** **** **30 00"),
+        ("寄到北京市朝阳区建国路88号", "address", "北京市朝阳区建国路**"),
+        ("ship to 221B Baker Street, London", "address", "**** Baker Street"),
+    ],
+)
 def test_found_and_masked_usefully_and_only_once(text, kind, masked):
     found = pii.find(text)
     assert [f.kind for f in found] == [kind]
@@ -39,14 +42,27 @@ def test_found_and_masked_usefully_and_only_once(text, kind, masked):
     assert pii.redact(new) == (new, [])  # never applied twice
 
 
-@pytest.mark.parametrize("text", [
-    "version 2.14.3 released 2026-11-03T10:22:05Z", "order 202611031234567890 shipped",
-    "commit 9fceb02d0ae598e95dc970b74767f19372d61af8", "epoch 1701234567 and 1701234567890",
-    "id 123e4567-e89b-12d3-a456-426614174000", "git@github.com:acme/api.git", "noreply@example.com",
-    "postgres://app:secret@db.internal:5432/app", "ip 10.138.12.34 port 13812", "tel ext 4111-1111",
-    "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "ISBN 978-7-111-54742-6",
-    "price ¥13,812,345.67", "11010519491231002Y", "4111 1111 1111 1112", "DE89 3704 0044 0532 0130 01",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "version 2.14.3 released 2026-11-03T10:22:05Z",
+        "order 202611031234567890 shipped",
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "epoch 1701234567 and 1701234567890",
+        "id 123e4567-e89b-12d3-a456-426614174000",
+        "git@github.com:acme/api.git",
+        "noreply@example.com",
+        "postgres://app:secret@db.internal:5432/app",
+        "ip 10.138.12.34 port 13812",
+        "tel ext 4111-1111",
+        "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "ISBN 978-7-111-54742-6",
+        "price ¥13,812,345.67",
+        "11010519491231002Y",
+        "4111 1111 1111 1112",
+        "DE89 3704 0044 0532 0130 01",
+    ],
+)
 def test_ordinary_lookalikes_are_not_flagged(text):
     assert pii.find(text) == []
 
@@ -70,6 +86,7 @@ def test_policy_per_front_end_and_bad_settings(root):
     # keeping captured text unmasked loosens the default: memcli.yaml needs trust for it
     assert pii_policy(cfg, "hook", captured=True) == "redact" and "write.pii_captured" in cfg.warnings[0]
     from memcli.tighten import trust
+
     trust(root)
     assert pii_policy(load_config(root), "hook", captured=True) == "warn"
     for bad in ("write.pii: mask\n", "write:\n  pii: {shell: redact}\n", "write:\n  pii: {mcp: hide}\n"):
@@ -111,8 +128,10 @@ def test_captured_text_is_masked_in_the_session_the_scope_and_the_episodes(root)
 
 def test_the_hook_masks_the_prompt_it_records(example_root):
     prompt = "上次那个 MySQL charset 问题, 客户邮箱 zhang.san@qq.com 手机 139 8765 4321"
-    event = json.dumps({"session_id": "s1", "cwd": str(example_root), "hook_event_name": "UserPromptSubmit",
-                        "prompt": prompt}, ensure_ascii=False)
+    event = json.dumps(
+        {"session_id": "s1", "cwd": str(example_root), "hook_event_name": "UserPromptSubmit", "prompt": prompt},
+        ensure_ascii=False,
+    )
     from memcli.hooks import claude_code
 
     r = claude_code(event.encode("utf-8"), root=str(example_root))  # what `memcli hook claude-code` runs
@@ -130,6 +149,7 @@ def test_mcp_masks_session_turns_and_warns_on_remember(root):
         turn = await s.call_tool("session_add", {"role": "user", "text": "reach me at li.na@gmail.com"})
         kept = await s.call_tool("remember", {"title": "Vendor contact", "summary": "li.na@gmail.com"})
         return turn, kept
+
     turn, kept = served(root, body)
     assert not turn.is_error and "masked personal data" in (turn.meta or {}).get("memcli/warnings", [""])[0]
     state = (root / ".memcli" / "sessions" / "default.json").read_text()
@@ -155,7 +175,14 @@ def test_reflection_proposals_are_masked(root):
     from memcli.store.inbox import Proposal, Quote
     from memcli.usecases.inbox import captured
 
-    p = Proposal(id="call-the-vendor", kind="new", type="fact", title="Call the vendor",
-                 summary="mobile 13812345678", text="mail li.na@gmail.com", evidence=(Quote("user", "2026-11-03T10:00:00Z", "e", "li.na@gmail.com"),))
+    p = Proposal(
+        id="call-the-vendor",
+        kind="new",
+        type="fact",
+        title="Call the vendor",
+        summary="mobile 13812345678",
+        text="mail li.na@gmail.com",
+        evidence=(Quote("user", "2026-11-03T10:00:00Z", "e", "li.na@gmail.com"),),
+    )
     out, _ = captured(Memory(root).store, p)
     assert out.summary == "mobile 138****5678" and "li.na@gmail.com" not in out.text + out.evidence[0].text

@@ -34,9 +34,13 @@ def build_wheel(project: Path, dist: Path) -> Path:
     files = {f"{package}/{p.name}": p.read_bytes() for p in sorted((project / package).glob("*.py"))}
     files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
     files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: memcli-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    files[f"{info}/entry_points.txt"] = "".join(f"[{g}]\n{lines.replace(chr(34), '')}\n" for g, lines in groups).encode()
-    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
-              f"{len(data)}" for path, data in files.items()]
+    files[f"{info}/entry_points.txt"] = "".join(
+        f"[{g}]\n{lines.replace(chr(34), '')}\n" for g, lines in groups
+    ).encode()
+    record = [
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+        for path, data in files.items()
+    ]
     files[f"{info}/RECORD"] = ("\n".join(record + [f"{info}/RECORD,,"]) + "\n").encode()
     dist.mkdir(parents=True, exist_ok=True)
     wheel = dist / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
@@ -60,9 +64,25 @@ def site(tmp_path_factory):
     work = tmp_path_factory.mktemp("quokka")
     wheel = build_wheel(PLUGIN, work / "dist")
     target = work / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--no-cache-dir", "-q",
-                    "--disable-pip-version-check", "--target", str(target), str(wheel)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--no-cache-dir",
+            "-q",
+            "--disable-pip-version-check",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     settle(target)
     return target
 
@@ -133,7 +153,8 @@ def test_its_embedding_provider_serves_the_semantic_layer(site, mem):
 def test_memcli_plugins_lists_it(site):
     env = json.loads(memcli(site, "plugins", "--json").stdout)
     assert [(p["name"], p["dist"], p["hooks"]) for p in env["data"]["plugins"]] == [
-        ("quokka", "memcli-quokka", list(plugins.HOOKS))]
+        ("quokka", "memcli-quokka", list(plugins.HOOKS))
+    ]
 
 
 def loaded(site, *args, pythonpath=None) -> set:
@@ -161,21 +182,26 @@ def fake_plugin(folder: Path, name: str, module_text: str) -> Path:
 
 
 def test_a_plugin_in_the_current_folder_is_never_loaded(mem, tmp_path):
-    clone = fake_plugin(tmp_path / "clone", "stowaway", "import pathlib\npathlib.Path('RAN').write_text('x')\n"
-                                                         "def register_layers(register):\n    pass\n")
+    clone = fake_plugin(
+        tmp_path / "clone",
+        "stowaway",
+        "import pathlib\npathlib.Path('RAN').write_text('x')\ndef register_layers(register):\n    pass\n",
+    )
     res = run_memcli("--root", mem, "recall", "charset", cwd=clone)  # python -m memcli: the folder is on the path
     assert res.returncode == 0 and not (clone / "RAN").exists()
 
 
 def test_a_broken_plugin_is_a_warning_not_a_failure(mem, tmp_path):
-    folder = fake_plugin(tmp_path / "site", "brittle", "def register_layers(register):\n"
-                                                        "    raise RuntimeError('no layer today')\n")
+    folder = fake_plugin(
+        tmp_path / "site", "brittle", "def register_layers(register):\n    raise RuntimeError('no layer today')\n"
+    )
     res = run_memcli("--root", mem, "recall", "charset", env={"PYTHONPATH": str(folder)})
     assert res.returncode == 0 and "mysql-charset" in res.stdout
     assert "plugin brittle: register_layers failed (RuntimeError: no layer today)" in res.stderr
 
 
 # ---- the cache of what was found, in this process
+
 
 @pytest.fixture
 def fresh(monkeypatch, tmp_path):
@@ -192,6 +218,7 @@ def fresh(monkeypatch, tmp_path):
         plugins._found, plugins._loaded, plugins._problems[:] = None, {}, []
         for name in [m for m in sys.modules if m.startswith("counter")]:
             del sys.modules[name]
+
     yield folder, restart
     for name in [m for m in sys.modules if m.startswith("counter")]:
         del sys.modules[name]
@@ -243,8 +270,10 @@ def test_a_plugin_whose_module_changed_is_described_again(fresh):
     fake_plugin(folder, "counter", "def register_checks(register):\n    register(1)\n")
     settle(folder)
     assert plugins.installed()[0]["hooks"] == ["register_checks"]
-    (folder / "counter.py").write_text("def register_checks(register):\n    register(1)\n"
-                                       "def register_layers(register):\n    register(2)\n", encoding="utf-8")
+    (folder / "counter.py").write_text(
+        "def register_checks(register):\n    register(1)\ndef register_layers(register):\n    register(2)\n",
+        encoding="utf-8",
+    )
     settle(folder / "counter.py")
     os.utime(folder / "counter.py", ns=(time.time_ns() - 30_000_000_000,) * 2)
     restart()
@@ -252,8 +281,10 @@ def test_a_plugin_whose_module_changed_is_described_again(fresh):
 
 
 def test_the_public_api_names_resolve_and_load_only_what_they_name():
-    code = ("import sys; from memcli import api; from memcli.api import Layer; "
-            "assert 'memcli.heartbeat' not in sys.modules and 'memcli.core' not in sys.modules; "
-            "print(sorted(n for n in api.__all__ if getattr(api, n) is None))")
+    code = (
+        "import sys; from memcli import api; from memcli.api import Layer; "
+        "assert 'memcli.heartbeat' not in sys.modules and 'memcli.core' not in sys.modules; "
+        "print(sorted(n for n in api.__all__ if getattr(api, n) is None))"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and res.stdout.strip() == "[]", res.stderr

@@ -37,8 +37,9 @@ def on_terminal(*args, cwd=None) -> tuple[int, str]:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
     env.update(TERM="xterm-256color", COLUMNS="100")
-    p = subprocess.Popen([sys.executable, "-m", "memcli", *map(str, args)], stdin=slave, stdout=slave, stderr=slave,
-                         env=env, cwd=cwd)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "memcli", *map(str, args)], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd
+    )
     os.close(slave)
     got = b""
     deadline = time.monotonic() + 120
@@ -64,13 +65,16 @@ def counted(text: str, what: str) -> bool:
     return what in text and re.search(rf"\b{N}/{N}\b", text) is not None
 
 
-@pytest.mark.parametrize("args, what", [
-    (["index", "rebuild"], "reading memories"),
-    (["heartbeat"], "checking memory files"),
-    (["stats"], "checking memory files"),
-    (["export"], "reading memories"),
-    (["recall", DETAIL_WORD, "--layer", "details"], "indexing memories for search"),
-])
+@pytest.mark.parametrize(
+    "args, what",
+    [
+        (["index", "rebuild"], "reading memories"),
+        (["heartbeat"], "checking memory files"),
+        (["stats"], "checking memory files"),
+        (["export"], "reading memories"),
+        (["recall", DETAIL_WORD, "--layer", "details"], "indexing memories for search"),
+    ],
+)
 def test_long_work_shows_a_bar_on_a_terminal(big, args, what):
     code, text = on_terminal("--root", big, *args)
     assert code == 0, text
@@ -78,8 +82,9 @@ def test_long_work_shows_a_bar_on_a_terminal(big, args, what):
 
 
 def test_heartbeat_fix_rename_and_import_show_theirs(big, tmp_path):
-    (big / "memory/m000001.md").write_text((big / "memory/m000001.md").read_text().replace(
-        "expires: null", "expires: 2020-01-01"))
+    (big / "memory/m000001.md").write_text(
+        (big / "memory/m000001.md").read_text().replace("expires: null", "expires: 2020-01-01")
+    )
     for i in range(2, N, 7):  # references to rewrite
         p = big / f"memory/m{i:06d}.md"
         p.write_text(p.read_text() + "\nsee memory/m000003.md\n")
@@ -95,21 +100,29 @@ def test_heartbeat_fix_rename_and_import_show_theirs(big, tmp_path):
     assert code == 0 and "checking records" in text, text[-2000:]
 
 
-@pytest.mark.parametrize("args", [["index", "rebuild"], ["heartbeat"], ["stats"],
-                                  ["recall", DETAIL_WORD, "--layer", "details"]])
+@pytest.mark.parametrize(
+    "args", [["index", "rebuild"], ["heartbeat"], ["stats"], ["recall", DETAIL_WORD, "--layer", "details"]]
+)
 def test_a_pipe_gets_no_bar(big, args):
     p = run_memcli("--root", big, *args)
     for what in ("reading memories", "checking memory files", "indexing memories", "━"):
         assert what not in p.stderr and what not in p.stdout, (what, p.stderr)
 
 
-@pytest.mark.parametrize("args", [["index", "rebuild", "--json"], ["--json", "heartbeat"], ["stats", "--json"],
-                                  ["recall", DETAIL_WORD, "--layer", "details", "--json"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["index", "rebuild", "--json"],
+        ["--json", "heartbeat"],
+        ["stats", "--json"],
+        ["recall", DETAIL_WORD, "--layer", "details", "--json"],
+    ],
+)
 def test_json_gets_no_bar_even_on_a_terminal(big, args):
     code, text = on_terminal("--root", big, *args)
     assert code == 0, text
     assert "reading memories" not in text and "checking memory files" not in text and "indexing" not in text
-    json.loads(text[text.index("{"):])  # the envelope alone
+    json.loads(text[text.index("{") :])  # the envelope alone
 
 
 def test_small_work_draws_nothing(example_root):

@@ -33,9 +33,18 @@ def material(tmp_path):
 
     def objects(n, start=0):
         quoted = [turns[(start + i) % len(turns)] for i in range(n)]
-        return [{"kind": "new", "title": f"Lesson number {start + i}", "summary": f"do thing {start + i}",
-                 "type": "lesson", "confidence": 0.7, "evidence": [{"ref": ref, "turn": turn}]}
-                for i, (ref, turn) in enumerate(quoted)]
+        return [
+            {
+                "kind": "new",
+                "title": f"Lesson number {start + i}",
+                "summary": f"do thing {start + i}",
+                "type": "lesson",
+                "confidence": 0.7,
+                "evidence": [{"ref": ref, "turn": turn}],
+            }
+            for i, (ref, turn) in enumerate(quoted)
+        ]
+
     return root, objects
 
 
@@ -47,6 +56,7 @@ def test_24_10_mcp_propose_refuses_two_thousand_proposals_in_one_call(material):
 
     async def body(s):
         return await s.call_tool("propose", {"proposals": objects(2000)})
+
     res = served(root, body)
     assert res.is_error and "inbox.propose_per_call" in res.content[0].text
     assert store.pending(root)[0] == []  # nothing written

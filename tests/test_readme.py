@@ -45,7 +45,7 @@ def shim(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     exe = bin_dir / "memcli"
-    exe.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT_DIR} exec {sys.executable} -m memcli \"$@\"\n")
+    exe.write_text(f'#!/bin/sh\nPYTHONPATH={ROOT_DIR} exec {sys.executable} -m memcli "$@"\n')
     exe.chmod(0o755)
     env = child_env()
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
@@ -63,8 +63,9 @@ def test_quick_start_main_job_runs(tmp_path):
     first = blocks("Quick start")[0].strip()
     steps = [s.strip() for s in first.split("&&") if "memcli" in s and "pip" not in s]
     script = " && ".join(s.replace(".venv/bin/memcli", "memcli") for s in steps)
-    r = subprocess.run(["sh", "-c", script], cwd=tmp_path, env=shim(tmp_path), capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        ["sh", "-c", script], cwd=tmp_path, env=shim(tmp_path), capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     root_line, recalled = r.stdout.split("\n", 1)
     assert root_line.endswith("demo") and recalled.startswith("## MySQL charset double encoding")
@@ -74,9 +75,18 @@ def test_agent_loop_runs(tmp_path, example_root):
     loop = loop_blocks()[0]
     env = shim(tmp_path)
     env.update(MEMCLI_ROOT=str(example_root), HOME=str(tmp_path))
-    script = "my_llm() { tail -n 1 | sed 's/^/echo: /'; }\n" + loop.replace("export MEMCLI_ROOT=~/agent-memory ", "export ").replace("my-llm", "my_llm")
-    r = subprocess.run(["bash", "-c", script], input="还记得上次 charset 的坑吗\nwrite a haiku\n", cwd=tmp_path,
-                       env=env, capture_output=True, text=True, timeout=120)
+    script = "my_llm() { tail -n 1 | sed 's/^/echo: /'; }\n" + loop.replace(
+        "export MEMCLI_ROOT=~/agent-memory ", "export "
+    ).replace("my-llm", "my_llm")
+    r = subprocess.run(
+        ["bash", "-c", script],
+        input="还记得上次 charset 的坑吗\nwrite a haiku\n",
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     session = (example_root / ".memcli" / "sessions" / "chat-42.json").read_text()
     assert "charset" in session and "echo: write a haiku" in session
@@ -87,9 +97,14 @@ def test_agent_loop_runs(tmp_path, example_root):
 def test_python_api_example_runs(tmp_path):
     """The Python API block runs as written, in a fresh folder, and prints what it says."""
     code = blocks("Python API", page("docs/python-api.md"), "python")[0]
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                       env={**child_env(),
-                            "PYTHONPATH": str(ROOT_DIR)})
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**child_env(), "PYTHONPATH": str(ROOT_DIR)},
+    )
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "utf8mb4 on the connection and the server"
@@ -115,13 +130,20 @@ def test_sharing_through_git_set_up_runs(tmp_path):
     for line, machine in ((first, "laptop"), (second, "server")):
         where = tmp_path / machine
         where.mkdir()
-        r = subprocess.run(["sh", "-c", line.replace("host:notes.git", str(bare))], cwd=where, env=env,
-                           capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            ["sh", "-c", line.replace("host:notes.git", str(bare))],
+            cwd=where,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode == 0, (line, r.stderr)
     clone = tmp_path / "server" / "notes"
     assert (clone / "MEMORY.md").is_file() and (clone / ".gitattributes").is_file()
-    driver = subprocess.run(["git", "config", "merge.memcli-detail.driver"], cwd=clone, env=env,
-                            capture_output=True, text=True).stdout
+    driver = subprocess.run(
+        ["git", "config", "merge.memcli-detail.driver"], cwd=clone, env=env, capture_output=True, text=True
+    ).stdout
     assert "memcli.gitmerge detail" in driver
 
 

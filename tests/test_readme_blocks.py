@@ -30,8 +30,11 @@ def regenerate(text: str, name: str = "README.md") -> str:
 
 def drift(text: str, name: str = "README.md") -> str:
     """A unified diff of what regenerating the blocks changes ('' when nothing)."""
-    return "".join(difflib.unified_diff(text.splitlines(True), regenerate(text, name).splitlines(True),
-                                        name, name + " (regenerated)", n=1))
+    return "".join(
+        difflib.unified_diff(
+            text.splitlines(True), regenerate(text, name).splitlines(True), name, name + " (regenerated)", n=1
+        )
+    )
 
 
 @pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT_DIR)))
@@ -46,9 +49,18 @@ def test_the_generated_blocks_are_what_the_app_and_real_runs_give(page):
 def test_the_pages_that_must_be_generated_are():
     """The reference pages are made whole from the code; the README's quick start shows a real run
     and the test extra as pyproject.toml has it."""
-    need = {"README.md": 2, "docs/cli.md": 1, "docs/python-api.md": 1, "docs/configuration.md": 2,
-            "docs/exit-codes.md": 1, "docs/guide/commands.md": 2, "docs/guide/recall.md": 2,
-            "docs/guide/heartbeat.md": 1, "docs/guide/reflect.md": 3, "docs/plugins.md": 1}
+    need = {
+        "README.md": 2,
+        "docs/cli.md": 1,
+        "docs/python-api.md": 1,
+        "docs/configuration.md": 2,
+        "docs/exit-codes.md": 1,
+        "docs/guide/commands.md": 2,
+        "docs/guide/recall.md": 2,
+        "docs/guide/heartbeat.md": 1,
+        "docs/guide/reflect.md": 3,
+        "docs/plugins.md": 1,
+    }
     for rel, n in need.items():
         assert (ROOT_DIR / rel).read_text(encoding="utf-8").count("[[[cog") >= n, rel
 

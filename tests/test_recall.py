@@ -184,16 +184,20 @@ def test_empty_query_is_usage_error(ex):
 
 # ---------------------------------------------------------------- should-recall
 
-@pytest.mark.parametrize("text, kind", [
-    ("还记得上次那个部署方案吗", "explicit"),
-    ("continue from where we left off last time", "explicit"),
-    ("换成第二个", "implicit"),
-    ("use that one instead", "implicit"),
-    ("why is my charset broken", "implicit"),
-    ("连接池耗尽了怎么办", "implicit"),
-    ("what is the weather like", "none"),
-    ("写一首关于秋天的诗", "none"),
-])
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("还记得上次那个部署方案吗", "explicit"),
+        ("continue from where we left off last time", "explicit"),
+        ("换成第二个", "implicit"),
+        ("use that one instead", "implicit"),
+        ("why is my charset broken", "implicit"),
+        ("连接池耗尽了怎么办", "implicit"),
+        ("what is the weather like", "none"),
+        ("写一首关于秋天的诗", "none"),
+    ],
+)
 def test_should_recall(ex, text, kind):
     env = ex.json("should-recall", text, code=0 if kind != "none" else 1)
     assert env["data"]["kind"] == kind
@@ -227,6 +231,7 @@ def test_signals_come_from_config(cli, root):
 
 # ---------------------------------------------------------------- session
 
+
 def test_session_folds_old_turns_into_summary_and_episodes(cli, root):
     (root / "memcli.yaml").write_text("session:\n  max_rounds: 2\n")
     for i in range(4):
@@ -245,11 +250,11 @@ def test_session_folds_old_turns_into_summary_and_episodes(cli, root):
 
 def test_session_summarizer_command_and_fallback(cli, root):
     # A command comes from local configuration: a committed memcli.yaml needs `memcli trust` first.
-    (root / ".memcli" / "config.yaml").write_text("session:\n  max_rounds: 1\n  summarizer: \"tr a-z A-Z\"\n")
+    (root / ".memcli" / "config.yaml").write_text('session:\n  max_rounds: 1\n  summarizer: "tr a-z A-Z"\n')
     cli("session", "add", "user", "first question")
     cli("session", "add", "user", "second question")
     assert "FIRST QUESTION" in cli.json("session", "show")["data"]["summary"]
-    (root / ".memcli" / "config.yaml").write_text("session:\n  max_rounds: 1\n  summarizer: \"exit 3\"\n")
+    (root / ".memcli" / "config.yaml").write_text('session:\n  max_rounds: 1\n  summarizer: "exit 3"\n')
     res = cli("session", "add", "user", "third question")
     assert res.exit_code == 0 and "summarizer failed" in res.stderr
     assert "second question" in cli.json("session", "show")["data"]["summary"]
@@ -264,9 +269,13 @@ def test_session_names_are_separate(cli, root):
 
 # ---------------------------------------------------------------- scope
 
+
 def test_seed_scope_collision(cli, root):
     cli("scope", "start", "write the weekly article")
-    assert cli("scope", "set", "editedArticle", "大模型应用开发是2026年最火的技术方向" * 5, "--agent", "Editor").exit_code == 0
+    assert (
+        cli("scope", "set", "editedArticle", "大模型应用开发是2026年最火的技术方向" * 5, "--agent", "Editor").exit_code
+        == 0
+    )
     res = cli("scope", "set", "editedArticle", "这是Reviewer擅自修改后的版本", "--agent", "Reviewer")
     assert res.exit_code == 4
     msg = res.stderr
@@ -304,15 +313,33 @@ def test_many_processes_setting_scope_lose_nothing(root):
     import subprocess
     import sys
 
-    procs = [subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "scope", "set", f"k{i}", f"v{i}",
-                               "--agent", f"agent{i}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for i in range(12)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "memcli",
+                "--root",
+                str(root),
+                "scope",
+                "set",
+                f"k{i}",
+                f"v{i}",
+                "--agent",
+                f"agent{i}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(12)
+    ]
     assert all(p.wait(60) == 0 for p in procs)
     keys = json.loads(run_memcli("--root", root, "scope", "show", "--json").stdout)["data"]["keys"]
     assert sorted(keys) == sorted(f"k{i}" for i in range(12))
 
 
 # ---------------------------------------------------------------- context
+
 
 def test_context_sections_fences_and_budget(ex, example_root):
     ex("scope", "set", "plan", "deploy on friday", "--agent", "Planner")
@@ -397,11 +424,19 @@ def next_clock_tick(folder, scratch, timeout=10.0):
         time.sleep(0.001)
 
 
-@pytest.mark.parametrize("phrase, text, found", [
-    ("last time", "as we did last time.", True), ("last time", "lasttime", False), ("that one", "that ones", False),
-    ("instead", "Instead, use X", True), ("again", "try_again", False), ("again", "x again_x again", True),
-    ("上次", "用上次的方案", True), ("c++", "we use c++ here", True),
-])
+@pytest.mark.parametrize(
+    "phrase, text, found",
+    [
+        ("last time", "as we did last time.", True),
+        ("last time", "lasttime", False),
+        ("that one", "that ones", False),
+        ("instead", "Instead, use X", True),
+        ("again", "try_again", False),
+        ("again", "x again_x again", True),
+        ("上次", "用上次的方案", True),
+        ("c++", "we use c++ here", True),
+    ],
+)
 def test_signal_matching_is_whole_word_for_latin_and_substring_for_cjk(phrase, text, found):
     from memcli.recall.signals import _finds
 
@@ -418,6 +453,7 @@ def test_a_memory_with_a_broken_frontmatter_is_left_out_with_one_warning(ex, exa
         env = ex.json("recall", "zeppelin rollout canary", code=None)
         assert [w for w in env["warnings"] if "broken-lesson" in w] == [
             "skipped memory/broken-lesson.md: broken YAML: did not find expected ',' or ']' (line 3); "
-            "fix it by hand (memcli never rewrites a broken file)"]
+            "fix it by hand (memcli never rewrites a broken file)"
+        ]
         assert "broken-lesson" not in ids(env)
     assert broken.read_text() == text

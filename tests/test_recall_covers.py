@@ -12,20 +12,28 @@ NOW = "2026-12-01T00:00:00Z"
 
 # in the area of a note, asking what no note says: renaming, partitioning, backing up, a phone
 # number, a product no memory names beside a note on one word of the rest, fewer partitions
-NEAR = ["how do I rename a Kafka topic", "how do I partition a Postgres table by month",
-        "how do we back up the Redis data", "what's Sarah's phone number", "Jenkins 里怎么发版",
-        "Kafka 分区数能减少吗", "docker compose 怎么配健康检查"]
+NEAR = [
+    "how do I rename a Kafka topic",
+    "how do I partition a Postgres table by month",
+    "how do we back up the Redis data",
+    "what's Sarah's phone number",
+    "Jenkins 里怎么发版",
+    "Kafka 分区数能减少吗",
+    "docker compose 怎么配健康检查",
+]
 # the same notes, asked what they hold
-ANSWERED = [("how many partitions does the Kafka inventory topic have", "kafka-consumer-lag-on-the-inventory-topic"),
-            ("how long does the orders topic keep events in Kafka", "kafka-topic-retention"),
-            ("Postgres autovacuum fell behind", "postgres-table-bloat"),
-            ("Redis token bucket for 429s", "llm-api-429s-back-off-with-jitter"),
-            ("周五可以发版吗", "生产发版检查清单"),
-            ("who is on call after Sarah", "on-call-rotation"),
-            ("Which city did Jon visit?", "trip-to-rome"),  # the kind asked for (city) is not in the note
-            ("Vault 的权限找谁开", "database-credentials-live-in-vault"),  # 找谁: a bigram of the question
-            ("Tom 周五上班吗", "tom-works-from-berlin"),  # 上班: work, through the glossary
-            ("我的家用 NAS 备份到哪里", "home-nas-backup")]  # 家用: home
+ANSWERED = [
+    ("how many partitions does the Kafka inventory topic have", "kafka-consumer-lag-on-the-inventory-topic"),
+    ("how long does the orders topic keep events in Kafka", "kafka-topic-retention"),
+    ("Postgres autovacuum fell behind", "postgres-table-bloat"),
+    ("Redis token bucket for 429s", "llm-api-429s-back-off-with-jitter"),
+    ("周五可以发版吗", "生产发版检查清单"),
+    ("who is on call after Sarah", "on-call-rotation"),
+    ("Which city did Jon visit?", "trip-to-rome"),  # the kind asked for (city) is not in the note
+    ("Vault 的权限找谁开", "database-credentials-live-in-vault"),  # 找谁: a bigram of the question
+    ("Tom 周五上班吗", "tom-works-from-berlin"),  # 上班: work, through the glossary
+    ("我的家用 NAS 备份到哪里", "home-nas-backup"),
+]  # 家用: home
 
 
 @pytest.fixture
@@ -35,23 +43,38 @@ def mem(root, monkeypatch):
     monkeypatch.setattr(embed, "available", lambda: False)  # the words alone
     m = Memory(root)
     for title, summary, tags in [
-        ("Kafka consumer lag on the inventory topic",
-         "one hot partition key; raised the partitions from 6 to 24 and keyed by warehouse and sku", ["kafka", "lag"]),
+        (
+            "Kafka consumer lag on the inventory topic",
+            "one hot partition key; raised the partitions from 6 to 24 and keyed by warehouse and sku",
+            ["kafka", "lag"],
+        ),
         ("Kafka topic retention", "the orders topic keeps events 7 days, the audit topic 90 days", ["kafka"]),
-        ("Postgres table bloat", "autovacuum fell behind on the events table; lowered the scale factor and ran "
-         "pg_repack at night", ["postgres"]),
-        ("LLM API 429s: back off with jitter", "honour Retry-After; one token bucket in Redis shared by every worker",
-         ["llm", "redis"]),
+        (
+            "Postgres table bloat",
+            "autovacuum fell behind on the events table; lowered the scale factor and ran pg_repack at night",
+            ["postgres"],
+        ),
+        (
+            "LLM API 429s: back off with jitter",
+            "honour Retry-After; one token bucket in Redis shared by every worker",
+            ["llm", "redis"],
+        ),
         ("生产发版检查清单", "周二和周四下午发版；周五不发版；发版前确认迁移能回滚", ["发布"]),
         ("On-call rotation", "one week each, handover Monday 10:00; order: Li Ming, Sarah, Wang Fang", ["oncall"]),
         ("Trip to Rome", "Jon visited Rome in May and loved the food", ["jon", "travel"]),
-        ("Database credentials live in Vault", "read them with vault kv get; ask Li Na for read access to the app path",
-         ["vault"]),
+        (
+            "Database credentials live in Vault",
+            "read them with vault kv get; ask Li Na for read access to the app path",
+            ["vault"],
+        ),
         ("Tom works from Berlin", "Tom works Monday to Thursday; overlap with Beijing 15:00-18:00", ["tom"]),
         ("Home NAS backup", "the Synology at home backs up photos nightly to Backblaze B2", ["nas"]),
         ("Docker image size", "multi-stage build and a slim base image", ["docker"]),
-        ("Readiness probe too early", "the probe checked the port only; now /healthz/ready checks dependencies",
-         ["kubernetes"]),
+        (
+            "Readiness probe too early",
+            "the probe checked the port only; now /healthz/ready checks dependencies",
+            ["kubernetes"],
+        ),
     ]:
         m.remember(title, summary, tags=tags)
     return m
@@ -71,8 +94,9 @@ def test_a_list_asked_for_is_ranked_as_before(mem):
     # -k asks for the best k: the notes on the question's topic, as weak or good candidates
     listed = mem.recall("how do I rename a Kafka topic", limit=5, now=NOW)
     assert set(ids(listed)[:2]) == {"kafka-topic-retention", "kafka-consumer-lag-on-the-inventory-topic"}
-    assert ids(mem.recall("how do I partition a Postgres table by month", limit=5, now=NOW))[:1] == \
-        ["postgres-table-bloat"]
+    assert ids(mem.recall("how do I partition a Postgres table by month", limit=5, now=NOW))[:1] == [
+        "postgres-table-bloat"
+    ]
 
 
 @pytest.mark.parametrize("question,expect", ANSWERED)
@@ -90,8 +114,10 @@ def test_the_ranker_says_which_candidates_cover_the_question(mem):
     # both Kafka notes are evidence on the topic; neither says anything about renaming
     assert found["kafka-topic-retention"].evidence and not found["kafka-topic-retention"].covers
     assert not found["kafka-consumer-lag-on-the-inventory-topic"].covers
-    found = {s.key.split("/")[-1][:-3]: s for s in index.search("how many partitions does the Kafka topic have",
-                                                                 threshold=0, limit=5)}
+    found = {
+        s.key.split("/")[-1][:-3]: s
+        for s in index.search("how many partitions does the Kafka topic have", threshold=0, limit=5)
+    }
     assert found["kafka-consumer-lag-on-the-inventory-topic"].covers
 
 

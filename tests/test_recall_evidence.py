@@ -60,8 +60,10 @@ def test_questions_are_recognised_in_both_languages():
 
 
 def test_a_text_that_asks_ranks_below_the_statement_that_answers():
-    docs = [SearchDoc("ask", title="Caroline: How often do you take the dogs for walks?"),
-            SearchDoc("say", title="Andrew: I walk the dogs in the park, multiple times a day.")]
+    docs = [
+        SearchDoc("ask", title="Caroline: How often do you take the dogs for walks?"),
+        SearchDoc("say", title="Andrew: I walk the dogs in the park, multiple times a day."),
+    ]
     hits = MemoryIndex(docs).search("how often does Andrew take the dogs for walks", threshold=0)
     assert [h.key for h in hits][0] == "say"
 
@@ -92,23 +94,38 @@ def test_a_word_is_no_typo_of_a_stem_one_letter_shorter(lexical, mem):
 
 
 def test_another_product_is_not_the_answer_but_a_translation_is(lexical, mem):
-    remember(mem, "Pods OOMKilled: the JVM ignored the container limit",
-             "set -XX:MaxRAMPercentage=75 and request = limit for memory", tags=["kubernetes", "jvm", "memory"])
+    remember(
+        mem,
+        "Pods OOMKilled: the JVM ignored the container limit",
+        "set -XX:MaxRAMPercentage=75 and request = limit for memory",
+        tags=["kubernetes", "jvm", "memory"],
+    )
     remember(mem, "Postgres: too many connections", "put PgBouncer in transaction mode in front", tags=["postgres"])
     assert names("训练模型时 CUDA out of memory 怎么办") == ["cuda"]
     assert names("laptop ran out of RAM") == []  # a kind of thing, not a product
     assert ids(recall(mem.store, "CUDA out of memory during training", now=NOW)) == []
-    assert ids(recall(mem.store, "JVM out of memory in a pod", now=NOW))[:1] == ["pods-oomkilled-the-jvm-ignored-the-container-limit"]
-    assert ids(recall(mem.store, "Postgres 连接数不够了 too many connections", now=NOW))[:1] == ["postgres-too-many-connections"]
+    assert ids(recall(mem.store, "JVM out of memory in a pod", now=NOW))[:1] == [
+        "pods-oomkilled-the-jvm-ignored-the-container-limit"
+    ]
+    assert ids(recall(mem.store, "Postgres 连接数不够了 too many connections", now=NOW))[:1] == [
+        "postgres-too-many-connections"
+    ]
 
 
 def test_a_chinese_product_name_is_a_name_in_either_script(lexical, mem):
-    remember(mem, "企业微信机器人发消息被限流", "群机器人 webhook 每分钟最多 20 条，告警先聚合再发", tags=["企业微信", "告警"])
+    remember(
+        mem,
+        "企业微信机器人发消息被限流",
+        "群机器人 webhook 每分钟最多 20 条，告警先聚合再发",
+        tags=["企业微信", "告警"],
+    )
     remember(mem, "Feishu approvals for expenses", "submit expense claims in Feishu before the 25th", tags=["admin"])
     assert names("钉钉机器人每分钟能发多少条消息") == ["钉钉"]
     assert names("how many messages can a dingtalk bot send") == ["dingtalk"]
     assert ids(recall(mem.store, "钉钉机器人 webhook 每分钟能发多少条", now=NOW)) == []  # another product
-    assert ids(recall(mem.store, "企业微信机器人 webhook 每分钟能发多少条", now=NOW))[:1] == ["企业微信机器人发消息被限流"]
+    assert ids(recall(mem.store, "企业微信机器人 webhook 每分钟能发多少条", now=NOW))[:1] == [
+        "企业微信机器人发消息被限流"
+    ]
     # the same product written in the other script answers
     assert ids(recall(mem.store, "WeCom webhook 每分钟能发多少条", now=NOW))[:1] == ["企业微信机器人发消息被限流"]
     assert ids(recall(mem.store, "飞书 expense claims", now=NOW))[:1] == ["feishu-approvals-for-expenses"]
@@ -136,8 +153,12 @@ def test_questions_in_the_episode_log_are_not_searched(mem):
 
 
 def test_weak_companions_are_left_out_unless_asked_for(lexical, mem):
-    remember(mem, "Postgres connection pool exhausted", "pool_size 10 + max_overflow 20; pgbouncer in front",
-             tags=["postgres", "pool"])
+    remember(
+        mem,
+        "Postgres connection pool exhausted",
+        "pool_size 10 + max_overflow 20; pgbouncer in front",
+        tags=["postgres", "pool"],
+    )
     remember(mem, "MySQL charset", "set utf8mb4 on the connection", tags=["mysql"])
     plain = recall(mem.store, "postgres connection pool exhausted", now=NOW)
     assert ids(plain) == ["postgres-connection-pool-exhausted"] and plain.hits[0].sure == "strong"
@@ -155,8 +176,13 @@ def test_a_crowd_of_equal_hits_shows_only_the_best(lexical, mem):
 
 
 def test_phrasings_are_fused_by_rank(lexical, mem, cli):
-    remember(mem, "MySQL charset double encoding", "set utf8mb4 on the connection", tags=["mysql", "charset"],
-             body="Chinese product names came back as garbled text: the connection charset was latin1.")
+    remember(
+        mem,
+        "MySQL charset double encoding",
+        "set utf8mb4 on the connection",
+        tags=["mysql", "charset"],
+        body="Chinese product names came back as garbled text: the connection charset was latin1.",
+    )
     # words neither the note nor the glossary bridges: only the other phrasing finds it
     assert ids(recall(mem.store, "汉字变成怪异字符", now=NOW)) == []
     res = recall(mem.store, "汉字变成怪异字符", also=["database Chinese text garbled charset"], now=NOW)
@@ -203,8 +229,13 @@ def test_the_mcp_recall_tool_takes_other_phrasings(lexical, mem):
     pytest.importorskip("mcp")
     from memcli.mcp import INSTRUCTIONS, build
 
-    remember(mem, "MySQL charset double encoding", "set utf8mb4 on the connection", tags=["mysql", "charset"],
-             body="Chinese product names came back as garbled text: the connection charset was latin1.")
+    remember(
+        mem,
+        "MySQL charset double encoding",
+        "set utf8mb4 on the connection",
+        tags=["mysql", "charset"],
+        body="Chinese product names came back as garbled text: the connection charset was latin1.",
+    )
     server = build(mem.root)
     tool = next(t for t in server._tool_manager.list_tools() if t.name == "recall")
     assert "queries" in tool.parameters["properties"] and "both languages" in tool.description

@@ -22,8 +22,11 @@ class GlossaryLayer(Layer):
     TERMS = {"zeppelin": "the relay service on port 7301"}
 
     def search(self, ask: Ask):
-        out = [Candidate(Hit(self.name, k, k, "glossary", 0.9, v), 0.9) for k, v in self.TERMS.items()
-               if k in ask.query.lower()]
+        out = [
+            Candidate(Hit(self.name, k, k, "glossary", 0.9, v), 0.9)
+            for k, v in self.TERMS.items()
+            if k in ask.query.lower()
+        ]
         return out, len(self.TERMS)
 
 
@@ -66,13 +69,16 @@ def test_deep_lists_a_memory_once_whichever_layers_found_it(example_root):
     assert [h.id for h in res.hits].count("mysql-charset") == 1
 
 
-@pytest.mark.parametrize("turn, query, held", [
-    ("How do we deploy to staging?", "how do we deploy to staging", True),
-    ("还记得上次 MySQL 中文乱码的问题吗？", "还记得上次 MySQL 中文乱码的问题吗？", True),
-    ("we use pgbouncer in transaction mode for every service", "pgbouncer", False),
-    ("deploy", "how do we deploy to staging and roll back", False),
-    ("", "x", False),
-])
+@pytest.mark.parametrize(
+    "turn, query, held",
+    [
+        ("How do we deploy to staging?", "how do we deploy to staging", True),
+        ("还记得上次 MySQL 中文乱码的问题吗？", "还记得上次 MySQL 中文乱码的问题吗？", True),
+        ("we use pgbouncer in transaction mode for every service", "pgbouncer", False),
+        ("deploy", "how do we deploy to staging and roll back", False),
+        ("", "x", False),
+    ],
+)
 def test_a_turn_holds_the_query_only_when_it_is_mostly_the_query(turn, query, held):
     assert holds_query(turn, query) is held
 
@@ -105,8 +111,14 @@ class MeaningLayer(Layer):
         return ask.threshold <= 0
 
     def search(self, ask: Ask):
-        return [Candidate(Hit(self.name, k, k, f"memory/{k}.md", 0.8 - i / 10, "", methods=("embedding",)),
-                          0.8 - i / 10, answer=False) for i, k in enumerate(self.ORDER)], len(self.ORDER)
+        return [
+            Candidate(
+                Hit(self.name, k, k, f"memory/{k}.md", 0.8 - i / 10, "", methods=("embedding",)),
+                0.8 - i / 10,
+                answer=False,
+            )
+            for i, k in enumerate(self.ORDER)
+        ], len(self.ORDER)
 
 
 def test_the_best_k_keep_the_order_of_the_layer_that_fused_them(monkeypatch, example_root):

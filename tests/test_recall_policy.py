@@ -23,8 +23,11 @@ def mem(root, monkeypatch):
 
     monkeypatch.setattr(embed, "available", lambda: False)  # the words' own policies
     m = Memory(root)
-    m.remember("Keeping images small", "multi-stage build, a distroless base and a .dockerignore that leaves out "
-               "node_modules", tags=["build"])
+    m.remember(
+        "Keeping images small",
+        "multi-stage build, a distroless base and a .dockerignore that leaves out node_modules",
+        tags=["build"],
+    )
     m.remember("MySQL charset double encoding", "set utf8mb4 on the connection, not only the table", tags=["mysql"])
     return m
 
@@ -70,8 +73,9 @@ def test_a_memory_naming_another_product_is_no_candidate(root, monkeypatch):
         assert ids(m.recall("how do I restore a MongoDB backup to a new instance", limit=limit, now=NOW)) == []
     # the same questions about the products the memories name are answered
     assert ids(m.recall("企业微信机器人发消息被限流怎么办", now=NOW)) == ["企业微信机器人发消息被限流"]
-    assert ids(m.recall("how do I restore a Postgres backup to a new instance", now=NOW))[:1] == \
-        ["restoring-the-postgres-backup"]
+    assert ids(m.recall("how do I restore a Postgres backup to a new instance", now=NOW))[:1] == [
+        "restoring-the-postgres-backup"
+    ]
 
 
 def test_without_k_a_few_weak_candidates_with_k_as_many_as_asked(root, monkeypatch):
@@ -112,13 +116,20 @@ def test_context_and_the_hook_keep_the_strict_gate(mem, root):
     project.mkdir()
     assert run_memcli("hook", "allow", root).returncode == 0
     prompt = f"last time, {ASKED}?"  # "last time": should-recall lets it through
-    event = json.dumps({"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
-                        "prompt": prompt})
+    event = json.dumps(
+        {"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    )
     r = run_memcli("hook", "claude-code", input=event, cwd=project)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("<!-- memcli context.") and "## Recalled memories" not in r.stdout
-    event = json.dumps({"session_id": "s1", "cwd": str(project), "hook_event_name": "UserPromptSubmit",
-                        "prompt": "last time, how did we fix the mysql charset utf8mb4 thing?"})
+    event = json.dumps(
+        {
+            "session_id": "s1",
+            "cwd": str(project),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "last time, how did we fix the mysql charset utf8mb4 thing?",
+        }
+    )
     r = run_memcli("hook", "claude-code", input=event, cwd=project)
     assert "## Recalled memories" in r.stdout and "memory/mysql-charset-double-encoding.md" in r.stdout
 
@@ -166,8 +177,10 @@ def _accept(root, times, memory="staging-deploy-needs-the-vpn"):
     """An accepted proposal in the archive quoting these turns of the episode (as reflection writes it)."""
     from memcli.store import inbox
 
-    quotes = [inbox.Quote("assistant", t, "memory/episodes/2026-11-20.md", "the fix was to connect the vpn first")
-              for t in times]
+    quotes = [
+        inbox.Quote("assistant", t, "memory/episodes/2026-11-20.md", "the fix was to connect the vpn first")
+        for t in times
+    ]
     p = inbox.make("new", "Staging deploy needs the vpn", summary="connect the vpn first", evidence=quotes)
     p = p.replace(status="accepted", decided=NOW, memory=memory)
     folder = inbox.folder(root, archived=True)

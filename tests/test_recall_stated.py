@@ -40,8 +40,11 @@ def test_the_users_statement_comes_before_a_match_by_meaning(mem, monkeypatch):
 
 
 def test_the_users_statement_comes_before_what_merely_relates(mem):
-    mem.remember("Keeping images small", "multi-stage build, a distroless base and a .dockerignore that leaves out "
-                 "node_modules", tags=["build"])
+    mem.remember(
+        "Keeping images small",
+        "multi-stage build, a distroless base and a .dockerignore that leaves out node_modules",
+        tags=["build"],
+    )
     question = "what do slim Podman images need for a multi-stage build"  # Podman: a name no memory holds
     related = mem.recall(question, now=NOW)
     assert [(h.id, h.sure) for h in related.hits] == [("keeping-images-small", "weak")]  # it relates, no answer

@@ -16,14 +16,23 @@ NOW = "2026-12-01T10:00:00Z"
 # Session 1 of the loop: a problem and its fix across several turns, Chinese and English mixed
 LESSON = [
     ("user", "每晚的导入任务又挂了，报错 MySQL server has gone away。"),
-    ("assistant", "I checked the server log: the root cause is max_allowed_packet. The import sends 40 MB "
-                  "batches and the server limit is 16 MB."),
+    (
+        "assistant",
+        "I checked the server log: the root cause is max_allowed_packet. The import sends 40 MB "
+        "batches and the server limit is 16 MB.",
+    ),
     ("user", "把 max_allowed_packet 调到 64M 之后导入成功了。记住：大批量导入之前要先把 max_allowed_packet 调到 64M。"),
-    ("assistant", "Noted: large MySQL imports need max_allowed_packet of at least 64M; I will check it before "
-                  "every bulk import."),
+    (
+        "assistant",
+        "Noted: large MySQL imports need max_allowed_packet of at least 64M; I will check it before every bulk import.",
+    ),
 ]
-SMALL_TALK = [("user", "thanks, what's next on the list?"), ("assistant", "The report for Friday."),
-              ("user", "ok"), ("assistant", "Shall I draft it?")]
+SMALL_TALK = [
+    ("user", "thanks, what's next on the list?"),
+    ("assistant", "The report for Friday."),
+    ("user", "ok"),
+    ("assistant", "Shall I draft it?"),
+]
 FILLER = [(r, f"{t} ({i})") for i in range(3) for r, t in SMALL_TALK]
 # asked in a new session, in other words, in each language
 ASK_EN = "what setting do large MySQL imports need?"
@@ -60,14 +69,28 @@ def test_reflect_reads_only_what_is_new(root, cli):
 def test_the_offline_engine_keeps_statements_and_drops_chatter():
     from memcli.usecases.reflect_engines.offline import propose
 
-    turns = [("user", "hi there!"), ("assistant", "Hello! How can I help?"),
-             ("user", "We decided to use Postgres 16 for the billing service."),
-             ("assistant", "OK, got it."),
-             ("user", "what time is it?"), ("assistant", "It is noon."),
-             ("user", "以后提交代码前一定要先跑 make lint，不要直接 push。"),
-             ("assistant", "Wow, great!"), ("user", "lol"), ("assistant", "Anything else?")]
-    feed = {"items": [{"ref": "e#1", "episode": "e", "heading": "session x", "turns": [
-        {"n": i, "role": r, "text": t} for i, (r, t) in enumerate(turns)]}]}
+    turns = [
+        ("user", "hi there!"),
+        ("assistant", "Hello! How can I help?"),
+        ("user", "We decided to use Postgres 16 for the billing service."),
+        ("assistant", "OK, got it."),
+        ("user", "what time is it?"),
+        ("assistant", "It is noon."),
+        ("user", "以后提交代码前一定要先跑 make lint，不要直接 push。"),
+        ("assistant", "Wow, great!"),
+        ("user", "lol"),
+        ("assistant", "Anything else?"),
+    ]
+    feed = {
+        "items": [
+            {
+                "ref": "e#1",
+                "episode": "e",
+                "heading": "session x",
+                "turns": [{"n": i, "role": r, "text": t} for i, (r, t) in enumerate(turns)],
+            }
+        ]
+    }
     out = propose(feed, budget=30)
     said = [p["summary"] for p in out]
     assert any("Postgres 16" in s for s in said) and any("make lint" in s for s in said)
@@ -123,7 +146,8 @@ def test_the_hook_never_runs_the_extractor(root, tmp_path):
     command, ran = _extractor(tmp_path)
     (root / ".memcli").mkdir(exist_ok=True)
     (root / ".memcli" / "config.yaml").write_text(
-        f"reflect:\n  extractor: {json.dumps(command)}\n  on_fold: true\nsession:\n  max_rounds: 1\n")
+        f"reflect:\n  extractor: {json.dumps(command)}\n  on_fold: true\nsession:\n  max_rounds: 1\n"
+    )
     from memcli.hooks import claude_code
 
     for text in ("We decided to ship the release on Fridays from now on.", "ok", "thanks"):
@@ -207,11 +231,17 @@ def test_the_loop_through_mcp_with_the_agent_as_the_engine(root):
         ref = next(i["ref"] for i in feed["items"] if any("root cause" in t["text"] for t in i["turns"]))
         item = next(i for i in feed["items"] if i["ref"] == ref)
         n = next(t["n"] for t in item["turns"] if "root cause" in t["text"])
-        proposal = {"kind": "new", "title": "Bulk MySQL imports need max_allowed_packet 64M", "type": "lesson",
-                    "summary": "raise max_allowed_packet to 64M before large imports",
-                    "aliases": ["大批量导入 max_allowed_packet 参数"], "tags": ["mysql", "import"],
-                    "text": "The nightly import failed with 'server has gone away': 40 MB batches over a 16 MB "
-                            "limit.", "confidence": 0.9, "evidence": [{"ref": ref, "turn": n}]}
+        proposal = {
+            "kind": "new",
+            "title": "Bulk MySQL imports need max_allowed_packet 64M",
+            "type": "lesson",
+            "summary": "raise max_allowed_packet to 64M before large imports",
+            "aliases": ["大批量导入 max_allowed_packet 参数"],
+            "tags": ["mysql", "import"],
+            "text": "The nightly import failed with 'server has gone away': 40 MB batches over a 16 MB limit.",
+            "confidence": 0.9,
+            "evidence": [{"ref": ref, "turn": n}],
+        }
         res = await s.call_tool("propose", {"proposals": [proposal], "mark": feed["mark"]})
         assert not res.is_error, res.content[0].text
         data = json_part(res.content[0].text)
@@ -235,8 +265,13 @@ def test_the_loop_through_mcp_with_the_agent_as_the_engine(root):
 
 def test_a_statement_about_an_existing_memory_becomes_an_update(root):
     m = Memory(root)
-    m.remember("Bulk MySQL imports", "raise max_allowed_packet before large imports", tags=["mysql"],
-               body="The nightly import needs a bigger max_allowed_packet on the server.", now=NOW)
+    m.remember(
+        "Bulk MySQL imports",
+        "raise max_allowed_packet before large imports",
+        tags=["mysql"],
+        body="The nightly import needs a bigger max_allowed_packet on the server.",
+        now=NOW,
+    )
     m.remember("Release checklist", "tag, build, sign, publish", now=NOW)
     session_one(m.session("a").add)
     res = m.reflect(dry_run=True)

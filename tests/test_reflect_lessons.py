@@ -12,9 +12,14 @@ from memcli.core import Memory
 from memcli.store import inbox as store
 from tests.conftest import Cli, run_memcli
 
-SCENARIOS = {s["name"]: s for s in json.loads(
-    (Path(__file__).resolve().parent.parent / "benchmarks" / "reflect_scenarios" / "scenarios.json")
-    .read_text(encoding="utf-8"))["scenarios"]}
+SCENARIOS = {
+    s["name"]: s
+    for s in json.loads(
+        (Path(__file__).resolve().parent.parent / "benchmarks" / "reflect_scenarios" / "scenarios.json").read_text(
+            encoding="utf-8"
+        )
+    )["scenarios"]
+}
 ORDERS = SCENARIOS["orders-import-garbled"]["turns"]
 CERT = SCENARIOS["new-user-cert-session"]["turns"]
 
@@ -52,8 +57,10 @@ def test_the_four_turn_fix_is_one_proposal_a_person_would_keep(root):
     assert "new→orders-import-utf8mb4-connection\tlesson" in listing and "4 turns" in listing
     assert "    Always set utf8mb4 on the connection for the orders import." in listing
     mc(root, "inbox", "accept", res["proposed"][0])
-    for q in ("how did we fix the garbled text in the orders import",
-              "which charset does the orders import connection need"):
+    for q in (
+        "how did we fix the garbled text in the orders import",
+        "which charset does the orders import connection need",
+    ):
         hit = first_hit(root, q)
         assert hit and hit["id"] == "orders-import-utf8mb4-connection", (q, hit)
 
@@ -62,8 +69,12 @@ def test_a_new_users_session_gives_one_proposal_per_lesson_and_rejected_stays_re
     record(root, CERT)
     res = json.loads(mc(root, "--json", "reflect").stdout)["data"]
     props = {p["target"]: p for p in res["proposals"]}
-    assert set(props) == {"export-job-ca-certificates-dockerfile", "session-store-key",
-                          "image-build-slim-ca-certificates", "喜欢简短-代码注释"}, list(props)
+    assert set(props) == {
+        "export-job-ca-certificates-dockerfile",
+        "session-store-key",
+        "image-build-slim-ca-certificates",
+        "喜欢简短-代码注释",
+    }, list(props)
     cert = props["export-job-ca-certificates-dockerfile"]
     assert "CERTIFICATE_VERIFY_FAILED" in cert["title"] and "certificate_verify_failed" in cert["tags"]
     assert "CERTIFICATE_VERIFY_FAILED" in cert["aliases"]
@@ -77,8 +88,11 @@ def test_a_new_users_session_gives_one_proposal_per_lesson_and_rejected_stays_re
     mc(root, "inbox", "accept", *[p["id"] for p in res["proposals"] if p["id"] != ttl])
     again = json.loads(mc(root, "--json", "reflect", "--all").stdout)["data"]
     assert again["proposed"] == [] and any(ttl in s["why"] for s in again["skipped"]), again
-    for q in ("the export fails with CERTIFICATE_VERIFY_FAILED, what was the fix?",
-              "why did SSL verification fail in the export container", "导出任务报证书校验失败怎么解决"):
+    for q in (
+        "the export fails with CERTIFICATE_VERIFY_FAILED, what was the fix?",
+        "why did SSL verification fail in the export container",
+        "导出任务报证书校验失败怎么解决",
+    ):
         assert first_hit(root, q)["id"] == "export-job-ca-certificates-dockerfile", q
     for q in ("what must every slim based image install", "slim 镜像需要装什么"):
         assert first_hit(root, q)["id"] == "image-build-slim-ca-certificates", q
@@ -94,22 +108,43 @@ def test_new_turns_that_add_to_a_rejected_lesson_propose_it_again(root):
     from memcli.usecases.reflect import settle
 
     same = store.make("update", "Deploy", target="deploy", evidence=q[::-1], created="2026-12-02T10:00:00Z")
-    more = store.make("new", "Deploy needs the VPN and the token", created="2026-12-02T10:00:00Z",
-                      evidence=q + [store.Quote("user", "2026-12-02T09:00:00Z", ep, "and the token too")])
+    more = store.make(
+        "new",
+        "Deploy needs the VPN and the token",
+        created="2026-12-02T10:00:00Z",
+        evidence=q + [store.Quote("user", "2026-12-02T09:00:00Z", ep, "and the token too")],
+    )
     kept, dropped = settle(m.store, [same, more])
     assert [p.id for p in kept] == [more.id]
     assert dropped == [{"id": same.id, "why": f"its turns were already proposed as {first['proposed'][0]} (rejected)"}]
 
 
-@pytest.mark.parametrize("text", ["Great, that worked. Remember that for next time.", "好的", "works now, thanks!",
-                                  "Confirmed, the export finished this morning.", "好的，可以了。", "记下了。"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Great, that worked. Remember that for next time.",
+        "好的",
+        "works now, thanks!",
+        "Confirmed, the export finished this morning.",
+        "好的，可以了。",
+        "记下了。",
+    ],
+)
 def test_a_confirmation_is_never_a_proposal(text):
     from memcli.usecases.reflect_engines.offline import acknowledges, propose
 
     assert acknowledges(text)
     turns = [("user", "From now on we always run make lint before pushing."), ("assistant", text)]
-    feed = {"items": [{"ref": "e#1", "episode": "e", "heading": "session x cleared",
-                       "turns": [{"n": i, "role": r, "text": t} for i, (r, t) in enumerate(turns)]}]}
+    feed = {
+        "items": [
+            {
+                "ref": "e#1",
+                "episode": "e",
+                "heading": "session x cleared",
+                "turns": [{"n": i, "role": r, "text": t} for i, (r, t) in enumerate(turns)],
+            }
+        ]
+    }
     out = propose(feed, budget=100)
     assert len(out) == 1 and "make lint" in out[0]["summary"]
     assert not acknowledges("确认恢复了。以后所有服务都用共享的 Redis 连接池，不要在请求里新建连接。")
@@ -123,8 +158,16 @@ def test_accept_renames_the_memory_and_fixes_the_title_in_one_step(root, cli):
     assert cli("inbox", "accept", pid, "--id", "../escape").exit_code != 0
     assert cli("inbox", "accept", pid, "--title", "  ").exit_code == 2
     assert store.path(root, pid).is_file()  # nothing was decided
-    r = cli.json("inbox", "accept", pid, "--id", "orders-import-utf8mb4", "--title",
-                 "Orders import: utf8mb4 on the MySQL connection", code=0)["data"]["results"][0]
+    r = cli.json(
+        "inbox",
+        "accept",
+        pid,
+        "--id",
+        "orders-import-utf8mb4",
+        "--title",
+        "Orders import: utf8mb4 on the MySQL connection",
+        code=0,
+    )["data"]["results"][0]
     assert r["memory"] == "orders-import-utf8mb4"
     d = Memory(root).get("orders-import-utf8mb4")
     assert d.title == "Orders import: utf8mb4 on the MySQL connection"
@@ -133,8 +176,9 @@ def test_accept_renames_the_memory_and_fixes_the_title_in_one_step(root, cli):
     assert record_.memory == "orders-import-utf8mb4" and record_.title == d.title
     # an update's target is the memory it changes: it cannot be renamed
     m = Memory(root)
-    up = m.inbox.propose([store.make("update", "x", target="orders-import-utf8mb4", text="more",
-                                     created="2026-12-01T10:00:00Z")])["proposed"][0]
+    up = m.inbox.propose(
+        [store.make("update", "x", target="orders-import-utf8mb4", text="more", created="2026-12-01T10:00:00Z")]
+    )["proposed"][0]
     r = cli("inbox", "accept", up, "--id", "other")
     assert r.exit_code == 2 and "updates orders-import-utf8mb4" in r.stderr
 
@@ -154,9 +198,19 @@ def test_the_agents_id_names_the_memory(root):
     s.clear()
     feed = m.reflect_material().to_dict()
     item = feed["items"][0]
-    res = m.propose([{"kind": "new", "id": "Orders Import UTF8MB4", "title": "Orders import garbled: utf8mb4",
-                      "summary": "SET NAMES utf8mb4 on the connection", "type": "lesson",
-                      "evidence": [{"ref": item["ref"], "turn": 1}]}], feed["mark"])
+    res = m.propose(
+        [
+            {
+                "kind": "new",
+                "id": "Orders Import UTF8MB4",
+                "title": "Orders import garbled: utf8mb4",
+                "summary": "SET NAMES utf8mb4 on the connection",
+                "type": "lesson",
+                "evidence": [{"ref": item["ref"], "turn": 1}],
+            }
+        ],
+        feed["mark"],
+    )
     assert [a["memory"] for a in m.inbox.accept(res["proposed"])] == ["orders-import-utf8mb4"]
 
 

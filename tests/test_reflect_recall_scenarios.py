@@ -18,18 +18,31 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
-SCENARIOS = {s["name"]: s for s in json.loads((BENCH / "reflect_scenarios" / "scenarios.json")
-                                              .read_text(encoding="utf-8"))["scenarios"]}
+SCENARIOS = {
+    s["name"]: s
+    for s in json.loads((BENCH / "reflect_scenarios" / "scenarios.json").read_text(encoding="utf-8"))["scenarios"]
+}
 ANSWERED_FIRST = {
-    "orders-import-garbled": ["how did we fix the garbled text in the orders import",
-                              "which charset does the orders import connection need"],
-    "new-user-cert-session": ["the export fails with CERTIFICATE_VERIFY_FAILED, what was the fix?",
-                              "why did SSL verification fail in the export container", "导出任务报证书校验失败怎么解决",
-                              "why did the session store keep growing", "session key 要设置过期时间吗",
-                              "what must every slim based image install", "slim 镜像需要装什么",
-                              "how does the user like answers and code comments", "代码注释用什么语言"],
+    "orders-import-garbled": [
+        "how did we fix the garbled text in the orders import",
+        "which charset does the orders import connection need",
+    ],
+    "new-user-cert-session": [
+        "the export fails with CERTIFICATE_VERIFY_FAILED, what was the fix?",
+        "why did SSL verification fail in the export container",
+        "导出任务报证书校验失败怎么解决",
+        "why did the session store keep growing",
+        "session key 要设置过期时间吗",
+        "what must every slim based image install",
+        "slim 镜像需要装什么",
+        "how does the user like answers and code comments",
+        "代码注释用什么语言",
+    ],
     "max-allowed-packet": ["what setting do large MySQL imports need?", "大批量导入之前要调什么参数？"],
-    "frontend-build-oom": ["the frontend build runs out of JavaScript heap memory, how to fix", "前端构建内存不够怎么办"],
+    "frontend-build-oom": [
+        "the frontend build runs out of JavaScript heap memory, how to fix",
+        "前端构建内存不够怎么办",
+    ],
     "billing-database-decision": ["which database did we pick for billing"],
     "crashloop-missing-env": ["why did the api pod crash loop after the deploy"],
 }

@@ -30,9 +30,25 @@ def _accepted(root, pid):
 
 def test_24_12_a_gated_remember_accepted_later_keeps_every_option(gated):
     cli = Cli(gated)
-    res = cli.json("remember", "Release freeze", "no merges after Tuesday", "--pin", "--expires", "30d",
-                   "--source", "planning meeting", "--type", "event", "--importance", "0.9", "--tag", "release",
-                   "--alias", "封版", code=0)
+    res = cli.json(
+        "remember",
+        "Release freeze",
+        "no merges after Tuesday",
+        "--pin",
+        "--expires",
+        "30d",
+        "--source",
+        "planning meeting",
+        "--type",
+        "event",
+        "--importance",
+        "0.9",
+        "--tag",
+        "release",
+        "--alias",
+        "封版",
+        code=0,
+    )
     assert res["data"]["action"] == "proposed"
     pid = res["data"]["id"]
     m = _accepted(gated, pid)
@@ -46,8 +62,14 @@ def test_24_12_a_gated_remember_accepted_later_keeps_every_option(gated):
 
 def test_24_12_the_body_frontmatter_and_the_api_request_travel_through_the_gate(gated):
     gate = Memory(gated).gate("mcp")
-    req = RememberRequest("Retry budget", "three tries", body="---\ntype: lesson\nimportance: 0.8\nowner: ops\n---\n"
-                          "Back off exponentially.\n", expires="2031-01-01", source="postmortem 12", now="2026-12-01T10:00:00Z")
+    req = RememberRequest(
+        "Retry budget",
+        "three tries",
+        body="---\ntype: lesson\nimportance: 0.8\nowner: ops\n---\nBack off exponentially.\n",
+        expires="2031-01-01",
+        source="postmortem 12",
+        now="2026-12-01T10:00:00Z",
+    )
     res = gate.remember(req)
     assert res.action == "proposed"
     p = proposals.read(gated, res.id)
@@ -60,8 +82,9 @@ def test_24_12_the_body_frontmatter_and_the_api_request_travel_through_the_gate(
 def test_24_12_direct_and_gated_take_the_same_request(tmp_path):
     root = tmp_path / "d"
     init_root(root)
-    req = RememberRequest("Pinned note", "kept", pinned=True, expires="2031-01-01", source="s", type="fact",
-                          importance=0.7)
+    req = RememberRequest(
+        "Pinned note", "kept", pinned=True, expires="2031-01-01", source="s", type="fact", importance=0.7
+    )
     d = Memory(root).gate("cli").remember(req)
     got = Memory(root).get(d.id)
     assert (got.pinned, got.expires, got.source, got.type, got.importance) == (True, "2031-01-01", "s", "fact", 0.7)

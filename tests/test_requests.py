@@ -42,9 +42,11 @@ def reached(tmp_path, monkeypatch):
     init_root(root)
     got: list = []
     for _, module, name in OPERATIONS.values():
+
         def stop(store, req, _name=name):
             got.append(req)
             raise Reached(f"{_name} reached")
+
         monkeypatch.setattr(importlib.import_module(module), name, stop)
     return root, got
 
@@ -106,8 +108,10 @@ def test_every_typer_option_reaches_the_use_case(reached, op):
     root, got = reached
     cmd = _click_command([op])
     args, values = _click_line(cmd)
-    assert run_app(_click_command([]), ["--root", str(root), "--session", "x-s", "--scope", "x-c", op, *args]) \
+    assert (
+        run_app(_click_command([]), ["--root", str(root), "--session", "x-s", "--scope", "x-c", op, *args])
         == Reached.exit_code
+    )
     expect = _expect(values)
     if op == "recall":
         expect.update(session="x-s", scope="x-c")
@@ -146,8 +150,13 @@ def _schema_value(name: str, schema: dict):
         schema = next(s for s in schema["anyOf"] if s.get("type") != "null")
     if "enum" in schema:
         return schema["enum"][-1]
-    return {"string": f"x-{name}", "array": [f"x-{name}"], "boolean": True, "number": 0.25,
-            "integer": max(3, schema.get("minimum", 0))}[schema["type"]]
+    return {
+        "string": f"x-{name}",
+        "array": [f"x-{name}"],
+        "boolean": True,
+        "number": 0.25,
+        "integer": max(3, schema.get("minimum", 0)),
+    }[schema["type"]]
 
 
 @pytest.mark.parametrize("op", sorted(OPERATIONS))
@@ -171,8 +180,17 @@ def test_every_keyword_of_the_python_api_reaches_the_use_case(reached, op):
     values = {}
     for name, p in inspect.signature(method).parameters.items():
         hint = str(p.annotation)
-        values[name] = (True if p.default is False else [f"x-{name}"] if p.default == () else
-                        0.25 if "float" in hint else 3 if "int" in hint else f"x-{name}")
+        values[name] = (
+            True
+            if p.default is False
+            else [f"x-{name}"]
+            if p.default == ()
+            else 0.25
+            if "float" in hint
+            else 3
+            if "int" in hint
+            else f"x-{name}"
+        )
     with pytest.raises(Reached):
         method(**values)
     if op == "update":
@@ -199,6 +217,7 @@ def test_each_request_is_a_slotted_value_without_dataclasses():
 
 # ---------------------------------------------------------------- the gate keeps every option
 
+
 @pytest.fixture
 def gated(tmp_path):
     root = tmp_path / "g"
@@ -210,23 +229,62 @@ def gated(tmp_path):
 def test_a_gated_update_accepted_later_makes_every_change(gated):
     from memcli.store import inbox as proposals
 
-    Memory(gated).remember("Release freeze", "no merges after Tuesday", tags=["release", "old"], type="event",
-                           importance=0.4, now="2026-12-01T10:00:00Z")
+    Memory(gated).remember(
+        "Release freeze",
+        "no merges after Tuesday",
+        tags=["release", "old"],
+        type="event",
+        importance=0.4,
+        now="2026-12-01T10:00:00Z",
+    )
     cli = Cli(gated)
-    res = cli.json("update", "release-freeze", "--title", "Code freeze", "--summary", "no merges after Monday",
-                   "--append", "Agreed with QA.", "--tag", "qa", "--untag", "old", "--alias", "封版", "--type", "fact",
-                   "--importance", "0.9", "--pin", "--expires", "2031-01-01", code=0)
+    res = cli.json(
+        "update",
+        "release-freeze",
+        "--title",
+        "Code freeze",
+        "--summary",
+        "no merges after Monday",
+        "--append",
+        "Agreed with QA.",
+        "--tag",
+        "qa",
+        "--untag",
+        "old",
+        "--alias",
+        "封版",
+        "--type",
+        "fact",
+        "--importance",
+        "0.9",
+        "--pin",
+        "--expires",
+        "2031-01-01",
+        code=0,
+    )
     assert res["data"]["action"] == "proposed"
     pid = res["data"]["id"]
     p = proposals.read(gated, pid)
-    assert dict(p.changes) == {"title": "Code freeze", "type": "fact", "untags": ("old",), "importance": 0.9,
-                               "pinned": True, "expires": "2031-01-01"}
+    assert dict(p.changes) == {
+        "title": "Code freeze",
+        "type": "fact",
+        "untags": ("old",),
+        "importance": 0.9,
+        "pinned": True,
+        "expires": "2031-01-01",
+    }
     assert proposals.parse(proposals.render(p), pid) == p.replace(path=p.path)  # the file keeps them
     assert Memory(gated).get("release-freeze").title == "Release freeze"  # nothing written before accepting
     Memory(gated).inbox.accept([pid], now="2026-12-02T10:00:00Z")
     d = Memory(gated).get("release-freeze")
-    assert (d.title, d.summary, d.type, d.importance, d.pinned, d.expires) == \
-        ("Code freeze", "no merges after Monday", "fact", 0.9, True, "2031-01-01")
+    assert (d.title, d.summary, d.type, d.importance, d.pinned, d.expires) == (
+        "Code freeze",
+        "no merges after Monday",
+        "fact",
+        0.9,
+        True,
+        "2031-01-01",
+    )
     assert set(d.tags) == {"release", "qa"} and "封版" in d.aliases and "Agreed with QA." in d.body
 
 

@@ -41,8 +41,7 @@ def normalised(text: str, root) -> str:
 
 
 def event(root, prompt):
-    return json.dumps({"session_id": "s-1", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
-                       "prompt": prompt})
+    return json.dumps({"session_id": "s-1", "cwd": str(root), "hook_event_name": "UserPromptSubmit", "prompt": prompt})
 
 
 # (command line, stdin, whether a server runs it): the per-turn commands, their errors, and lines
@@ -94,7 +93,9 @@ def test_the_same_lines_give_the_same_output_with_and_without_a_server(example_r
     alone = run_lines(example_root, "off")
     shutil.rmtree(example_root)
     shutil.copytree(template, example_root)
-    run_memcli("--root", example_root, "recall", "warm", env={"MEMCLI_SERVE": "off"})  # the plugin cache, as a first run
+    run_memcli(
+        "--root", example_root, "recall", "warm", env={"MEMCLI_SERVE": "off"}
+    )  # the plugin cache, as a first run
     proc = start_server(example_root)
     try:
         with_server = run_lines(example_root, "manual")
@@ -123,7 +124,8 @@ def test_files_changed_behind_the_servers_back_are_seen(example_root):
         # an editor writes a new memory and edits another in place; git rewrites the index
         (root / "memory" / "bells.md").write_text(
             "---\ntitle: Bell tower\nsummary: the quasimodo schedule\ntype: fact\n---\n\nRing at noon.\n",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
         detail = next(p for p in (root / "memory").glob("*.md") if "charset" in p.read_text(encoding="utf-8"))
         with open(detail, "a", encoding="utf-8") as f:
             f.write("\nThe zyxwvut driver setting matters too.\n")
@@ -187,18 +189,30 @@ def test_a_server_answers_only_its_root_and_its_umask(example_root, tmp_path):
     try:
         run_memcli("--root", example_root, "recall", "warm", env={"MEMCLI_SERVE": "off"})
         conn = resident.connect(str(example_root.resolve()))  # its socket, a request for another root
-        resident.send(conn, b"run", server_stamp(), os.fsencode(str(other.resolve())), os.fsencode(str(tmp_path)),
-                      b"%d" % 0o022, resident.pack(b"--root", os.fsencode(str(other)), b"recall", b"charset"),
-                      resident.pack(*(f"{k}={v}".encode() for k, v in os.environ.items())),
-                      resident.pack(*map(os.fsencode, sys.path)), b"")
+        resident.send(
+            conn,
+            b"run",
+            server_stamp(),
+            os.fsencode(str(other.resolve())),
+            os.fsencode(str(tmp_path)),
+            b"%d" % 0o022,
+            resident.pack(b"--root", os.fsencode(str(other)), b"recall", b"charset"),
+            resident.pack(*(f"{k}={v}".encode() for k, v in os.environ.items())),
+            resident.pack(*map(os.fsencode, sys.path)),
+            b"",
+        )
         assert resident.receive(conn) == [b"declined", b"another root"]
         conn.close()
         n = served(example_root)
         mine = run_memcli("--root", example_root, "recall", "charset", env={"MEMCLI_SERVE": "manual"})
         assert served(example_root) == n + 1
-        masked = subprocess.run([sys.executable, "-m", "memcli", "--root", str(example_root), "recall", "charset"],
-                                capture_output=True, text=True, env={**os.environ, "MEMCLI_SERVE": "manual"},
-                                preexec_fn=lambda: os.umask(0o077))
+        masked = subprocess.run(
+            [sys.executable, "-m", "memcli", "--root", str(example_root), "recall", "charset"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MEMCLI_SERVE": "manual"},
+            preexec_fn=lambda: os.umask(0o077),
+        )
         assert served(example_root) == n + 1 and (masked.returncode, masked.stdout) == (mine.returncode, mine.stdout)
     finally:
         stop(proc)
@@ -215,7 +229,12 @@ def test_another_user_is_never_served(example_root):
         for folder in folders:
             os.chmod(folder, 0o755)
         os.chmod(path, 0o777)  # as if anyone could connect: the peer's credentials still say no
-        child = subprocess.run([sys.executable, "-I", "-c", f"""
+        child = subprocess.run(
+            [
+                sys.executable,
+                "-I",
+                "-c",
+                f"""
 import os, socket
 os.setgid(65534); os.setuid(65534)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(5); s.connect({path!r})
@@ -224,7 +243,13 @@ try:
     print("answered" if s.recv(100) else "closed")
 except OSError:  # closed before the request was read
     print("closed")
-"""], capture_output=True, text=True, timeout=30, cwd="/")
+""",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd="/",
+        )
         assert child.returncode == 0, child.stderr
         assert child.stdout.strip() == "closed"  # never an answer
         for folder in folders:
@@ -250,8 +275,13 @@ def test_a_client_never_uses_a_socket_others_may_reach(example_root):
 
 def test_idle_exit_and_a_second_server(example_root):
     proc = start_server(example_root, "--idle-exit", "1")
-    second = subprocess.run([sys.executable, "-m", "memcli.serve", "--root", str(example_root)], capture_output=True,
-                            text=True, env=dict(os.environ, PYTHONPATH=str(ROOT_DIR)), timeout=60)
+    second = subprocess.run(
+        [sys.executable, "-m", "memcli.serve", "--root", str(example_root)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT_DIR)),
+        timeout=60,
+    )
     assert second.returncode == 1 and "already answers" in second.stderr
     assert proc.wait(30) == 0
     assert not os.path.exists(resident.socket_path(str(example_root.resolve())))
@@ -259,8 +289,13 @@ def test_idle_exit_and_a_second_server(example_root):
 
 def test_memcli_serve_command(example_root):
     env = dict(os.environ, PYTHONPATH=str(ROOT_DIR))
-    proc = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(example_root), "serve", "--json"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "--root", str(example_root), "serve", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert "serving" in proc.stderr.readline()
         assert remote.ask(example_root, {"op": "ping"})["pid"] == proc.pid
@@ -278,8 +313,9 @@ def test_the_hook_starts_a_server_for_its_root(example_root):
     (-I, working in /), that answers the next; the server exits when its runtime folder goes."""
     assert run_memcli("hook", "allow", example_root).returncode == 0
     env = {"MEMCLI_SERVE": "auto"}
-    first = run_memcli("hook", "claude-code", input=event(example_root, "上次那个 charset 的方案?"), env=env,
-                       cwd=example_root)
+    first = run_memcli(
+        "hook", "claude-code", input=event(example_root, "上次那个 charset 的方案?"), env=env, cwd=example_root
+    )
     assert first.returncode == 0 and "charset" in first.stdout.lower()
     deadline = time.time() + 30
     while served(example_root) < 0 and time.time() < deadline:
@@ -289,8 +325,9 @@ def test_the_hook_starts_a_server_for_its_root(example_root):
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         assert cmdline[:5] == [sys.executable.encode(), b"-I", b"-m", b"memcli.serve", b"--root"]
         assert os.readlink(f"/proc/{pid}/cwd") == "/"
-        again = run_memcli("hook", "claude-code", input=event(example_root, "上次那个 charset 的方案?"), env=env,
-                           cwd=example_root)
+        again = run_memcli(
+            "hook", "claude-code", input=event(example_root, "上次那个 charset 的方案?"), env=env, cwd=example_root
+        )
         assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
         assert served(example_root) == 1
     finally:
@@ -322,17 +359,24 @@ def test_declined_when_the_code_or_the_interpreter_differs(example_root):
     server = Resident(Memory(example_root))
     root = os.fsencode(server.root)
     args = ["--root", str(example_root), "recall", "charset"]
-    assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) in (None, "other plugins")
+    assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) in (
+        None,
+        "other plugins",
+    )
     assert server._declines(b"elsewhere", server.root, b"%d" % server.umask, args, None, sys.path) == "another memcli"
     assert server.code_watch is not None and not server.code_watch()
     server.code_watch = lambda: True  # as if a file of memcli changed after it started
-    assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) == \
-        "memcli changed on disk"
+    assert (
+        server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path)
+        == "memcli changed on disk"
+    )
     assert server.stopping and root
     server.stopping, server.code_watch = False, None  # where inotify is missing: a stat of each file
     server.code = {**server.code, next(iter(server.code)): (0, 0, 0)}
-    assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) == \
-        "memcli changed on disk"
+    assert (
+        server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path)
+        == "memcli changed on disk"
+    )
 
 
 def test_a_change_under_followed_folders_is_seen(tmp_path):
@@ -381,8 +425,11 @@ def test_after_a_turn_that_wrote_the_server_brings_the_search_cache_up_to_date(e
         prepared(root)
         assert not (root / ".memcli" / "search" / "search.sqlite3").exists()
         assert run_memcli("--root", root, "recall", "alembic", "--layer", "details", env=manual).returncode == 0
-        for args in (["session", "add", "user", "the quokka turn"], ["session", "add", "user", "another turn"],
-                     ["remember", "Served quokka note", "a summary"]):
+        for args in (
+            ["session", "add", "user", "the quokka turn"],
+            ["session", "add", "user", "another turn"],
+            ["remember", "Served quokka note", "a summary"],
+        ):
             before = served(root)
             assert run_memcli("--root", root, *args, env=manual).returncode == 0
             assert served(root) == before + 1

@@ -15,8 +15,13 @@ from memcli.store import fs
 from memcli.store.fs import TMP_PREFIX
 
 # Local state that read commands may legitimately refresh (caches, the trace log, the lock file).
-VOLATILE = (".memcli/search/", ".memcli/trace.jsonl", ".memcli/index-cache.json", ".memcli/heartbeat-cache.json",
-            ".memcli/lock")
+VOLATILE = (
+    ".memcli/search/",
+    ".memcli/trace.jsonl",
+    ".memcli/index-cache.json",
+    ".memcli/heartbeat-cache.json",
+    ".memcli/lock",
+)
 
 
 def snapshot(root) -> dict:
@@ -39,6 +44,7 @@ def temp_files(root) -> list:
 def _raiser(code):
     def fail(*args, **kwargs):
         raise OSError(code, os.strerror(code))
+
     return fail
 
 
@@ -68,6 +74,7 @@ def _nth_replace_fails(n):
         if calls["n"] == n and TMP_PREFIX in os.path.basename(str(src)):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(src, dst, *a, **kw)
+
     return replace
 
 
@@ -110,8 +117,9 @@ def busy_root(cli, root):
     assert cli("scope", "start", "write the article").exit_code == 0
     assert cli("scope", "set", "plan", "outline first", "--agent", "Planner").exit_code == 0
     index = root / "MEMORY.md"
-    index.write_text(index.read_text(encoding="utf-8").replace("utf8mb4 on the connection", "drifted"),
-                     encoding="utf-8")
+    index.write_text(
+        index.read_text(encoding="utf-8").replace("utf8mb4 on the connection", "drifted"), encoding="utf-8"
+    )
     return root
 
 
@@ -132,8 +140,12 @@ def _name(argv):
     return " ".join(argv[:2]) + (f" {argv[2]}" if argv[0] == "update" else "")
 
 
-CASES = [pytest.param(fault, argv, id=f"{_name(argv)}-{fault}") for argv in WRITES for fault in FAULTS
-         if fault != "second rename ENOSPC" or argv[0] in TWO_FILES or " ".join(argv[:2]) in TWO_FILES]
+CASES = [
+    pytest.param(fault, argv, id=f"{_name(argv)}-{fault}")
+    for argv in WRITES
+    for fault in FAULTS
+    if fault != "second rename ENOSPC" or argv[0] in TWO_FILES or " ".join(argv[:2]) in TWO_FILES
+]
 
 
 @pytest.mark.parametrize("fault, argv", CASES)
@@ -161,11 +173,21 @@ def test_failed_write_then_retry_succeeds(cli, busy_root, monkeypatch):
 
 
 @pytest.mark.parametrize("fault", ["rename ENOSPC", "mkstemp ENOSPC", "read-only folder"])
-@pytest.mark.parametrize("argv", [
-    ("list",), ("show", "deploy-steps"), ("index", "check"), ("recall", "deploy release"),
-    ("recall", "deploy release", "--deep"), ("should-recall", "like last time"), ("context", "deploy"),
-    ("session", "show"), ("scope", "show"), ("scope", "check"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("list",),
+        ("show", "deploy-steps"),
+        ("index", "check"),
+        ("recall", "deploy release"),
+        ("recall", "deploy release", "--deep"),
+        ("should-recall", "like last time"),
+        ("context", "deploy"),
+        ("session", "show"),
+        ("scope", "show"),
+        ("scope", "check"),
+    ],
+)
 def test_reads_survive_a_full_disk(cli, busy_root, monkeypatch, fault, argv):
     """Caches and the trace log are extras: a read command still answers, at most with a warning."""
     before = snapshot(busy_root)

@@ -54,8 +54,16 @@ def pem(rng, label, lines=12, sep="\n"):
 def pgp(rng):
     label = "PGP PRIVATE KEY " + "BLOCK"
     body = [pick(rng, B64, 64) for _ in range(15)]
-    return "\n".join(["-----BEGIN " + label + "-----", "Comment: exported 2024-05-02", "", *body,
-                      "=" + pick(rng, B64, 4), "-----END " + label + "-----"])
+    return "\n".join(
+        [
+            "-----BEGIN " + label + "-----",
+            "Comment: exported 2024-05-02",
+            "",
+            *body,
+            "=" + pick(rng, B64, 4),
+            "-----END " + label + "-----",
+        ]
+    )
 
 
 def jwt(rng):
@@ -92,10 +100,17 @@ GENERATORS = {
     "gitlab-pat": lambda r: "gl" + "pat-" + pick(r, URLSAFE, 20),
     "slack-bot": lambda r: "xo" + "xb-" + pick(r, DIGITS, 11) + "-" + pick(r, DIGITS, 13) + "-" + pick(r, ALNUM, 24),
     "slack-user": lambda r: "xo" + "xp-" + "-".join(pick(r, DIGITS, n) for n in (11, 11, 13)) + "-" + pick(r, HEX, 32),
-    "slack-app": lambda r: "xa" + "pp-1-A" + pick(r, UPPER + DIGITS, 10) + "-" + pick(r, DIGITS, 13) + "-"
-    + pick(r, HEX, 64),
-    "slack-webhook": lambda r: "https://hooks.slack.com/services/T" + pick(r, UPPER + DIGITS, 8) + "/B"
-    + pick(r, UPPER + DIGITS, 10) + "/" + pick(r, ALNUM, 24),
+    "slack-app": lambda r: (
+        "xa" + "pp-1-A" + pick(r, UPPER + DIGITS, 10) + "-" + pick(r, DIGITS, 13) + "-" + pick(r, HEX, 64)
+    ),
+    "slack-webhook": lambda r: (
+        "https://hooks.slack.com/services/T"
+        + pick(r, UPPER + DIGITS, 8)
+        + "/B"
+        + pick(r, UPPER + DIGITS, 10)
+        + "/"
+        + pick(r, ALNUM, 24)
+    ),
     "discord-bot": discord_bot,
     "discord-webhook": lambda r: "https://discord.com/api/webhooks/" + pick(r, DIGITS, 18) + "/" + pick(r, URLSAFE, 68),
     "telegram-bot": lambda r: r.choice("123456789") + pick(r, DIGITS, 9) + ":AA" + pick(r, URLSAFE, 33),
@@ -252,29 +267,32 @@ def test_ordinary_notes_rarely_look_like_injection():
     assert len(flagged) <= len(notes) // 100, flagged
 
 
-@pytest.mark.parametrize("text", [
-    "rotate the API key monthly",
-    "add your key to ~/.ssh/authorized_keys",
-    "the password policy requires 12 characters",
-    "Use sk-... for the OpenAI key; never paste the real one.",
-    "OPENAI_API_KEY=sk-proj-...",
-    "AWS key: AKIAXXXXXXXXXXXXXXXX",
-    "API_KEY=<your-key>",
-    "TOKEN=${GITHUB_TOKEN}",
-    "password: changeme",
-    "PASSWORD=",
-    "SECRET=xxx",
-    "postgres://user:password@localhost/db",
-    "postgres://user:@localhost/db",
-    "https://user:<pass>@host/x",
-    "https://user:***@host/x",
-    "https://user:${PASS}@host/x",
-    "password: ${DB_PASSWORD}",
-    "git commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
-    "id 123e4567-e89b-12d3-a456-426614174000",
-    "Password: see the team vault",
-    "-----BEGIN " + "OPENSSH PRIVATE KEY----- is how the file starts",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "rotate the API key monthly",
+        "add your key to ~/.ssh/authorized_keys",
+        "the password policy requires 12 characters",
+        "Use sk-... for the OpenAI key; never paste the real one.",
+        "OPENAI_API_KEY=sk-proj-...",
+        "AWS key: AKIAXXXXXXXXXXXXXXXX",
+        "API_KEY=<your-key>",
+        "TOKEN=${GITHUB_TOKEN}",
+        "password: changeme",
+        "PASSWORD=",
+        "SECRET=xxx",
+        "postgres://user:password@localhost/db",
+        "postgres://user:@localhost/db",
+        "https://user:<pass>@host/x",
+        "https://user:***@host/x",
+        "https://user:${PASS}@host/x",
+        "password: ${DB_PASSWORD}",
+        "git commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "id 123e4567-e89b-12d3-a456-426614174000",
+        "Password: see the team vault",
+        "-----BEGIN " + "OPENSSH PRIVATE KEY----- is how the file starts",
+    ],
+)
 def test_not_secrets(text):
     assert find_secrets(text) == []
 
@@ -315,17 +333,29 @@ def test_overlapping_rules_keep_the_exact_format():
 PASSWORD = "S3cr3t" + "Passw0rd"
 
 
-@pytest.mark.parametrize("text,secret", [
-    (f"mysql -uroot -p{PASSWORD} db", PASSWORD),
-    (f"mysqldump --user=root -p{PASSWORD} shop > shop.sql", PASSWORD),
-    (f"mariadb -h db -u app -p'{PASSWORD}' shop", PASSWORD),
-    (f"sshpass -p '{PASSWORD}' ssh deploy@host", PASSWORD),
-    (f"sshpass -p {PASSWORD} scp build.tar host:", PASSWORD),
-    ("PGPASSWORD=" + "mysecretpw psql -h db -U app", "mysecretpw"),
-    (f"PGPASSWORD={PASSWORD} pg_dump app", PASSWORD),
-    (f"MYSQL_PWD={PASSWORD} mysql -u root", PASSWORD),
-], ids=["mysql-p", "mysqldump-p", "mariadb-quoted", "sshpass-quoted", "sshpass", "pgpassword-letters",
-        "pgpassword", "mysql-pwd"])
+@pytest.mark.parametrize(
+    "text,secret",
+    [
+        (f"mysql -uroot -p{PASSWORD} db", PASSWORD),
+        (f"mysqldump --user=root -p{PASSWORD} shop > shop.sql", PASSWORD),
+        (f"mariadb -h db -u app -p'{PASSWORD}' shop", PASSWORD),
+        (f"sshpass -p '{PASSWORD}' ssh deploy@host", PASSWORD),
+        (f"sshpass -p {PASSWORD} scp build.tar host:", PASSWORD),
+        ("PGPASSWORD=" + "mysecretpw psql -h db -U app", "mysecretpw"),
+        (f"PGPASSWORD={PASSWORD} pg_dump app", PASSWORD),
+        (f"MYSQL_PWD={PASSWORD} mysql -u root", PASSWORD),
+    ],
+    ids=[
+        "mysql-p",
+        "mysqldump-p",
+        "mariadb-quoted",
+        "sshpass-quoted",
+        "sshpass",
+        "pgpassword-letters",
+        "pgpassword",
+        "mysql-pwd",
+    ],
+)
 def test_passwords_on_command_lines_are_found(text, secret):
     at = text.index(secret)
     assert any(m.start <= at and at + len(secret) <= m.end for m in find_secrets(text)), find_secrets(text)
@@ -333,21 +363,24 @@ def test_passwords_on_command_lines_are_found(text, secret):
     assert secret not in redacted and find_secrets(redacted) == []
 
 
-@pytest.mark.parametrize("text", [
-    "mysql -u root -p shop",
-    "mysql -u root -p -h db shop",
-    "mysql -uroot -p$MYSQL_PWD shop",
-    "mysql -uroot -pxxxxxxxx shop",
-    "mysql --protocol=tcp -P 3306 shop",
-    "ssh -p 2222 deploy@host",
-    "sshpass -f ~/.sshpass ssh host",
-    'sshpass -p "$SSHPASS" ssh host',
-    "sshpass -e ssh host",
-    "PGPASSWORD=$PGPASS psql -h db",
-    "PGPASSWORD= psql -h db",
-    "the deployment pipeline\nrequires approval from two reviewers",
-    "see commit 9fceb02d0ae598e95dc970b7\n4767f19372d61af8 for the fix",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -u root -p shop",
+        "mysql -u root -p -h db shop",
+        "mysql -uroot -p$MYSQL_PWD shop",
+        "mysql -uroot -pxxxxxxxx shop",
+        "mysql --protocol=tcp -P 3306 shop",
+        "ssh -p 2222 deploy@host",
+        "sshpass -f ~/.sshpass ssh host",
+        'sshpass -p "$SSHPASS" ssh host',
+        "sshpass -e ssh host",
+        "PGPASSWORD=$PGPASS psql -h db",
+        "PGPASSWORD= psql -h db",
+        "the deployment pipeline\nrequires approval from two reviewers",
+        "see commit 9fceb02d0ae598e95dc970b7\n4767f19372d61af8 for the fix",
+    ],
+)
 def test_command_lines_without_passwords_are_not_flagged(text):
     assert find_secrets(text) == []
 
@@ -405,12 +438,12 @@ def test_injection_match_fields():
     (m,) = find_injection(text)
     assert isinstance(m, InjectionMatch)
     assert (m.line, m.column) == (2, 8)
-    assert text[m.start:m.end] == "ignore all previous instructions"
+    assert text[m.start : m.end] == "ignore all previous instructions"
     assert m.excerpt == "ignore all previous instructions"
 
 
 def test_invisible_characters_are_reported_and_stripped():
-    text = "ship\u200bit \u202eevil\u202c and \U000E0041\U000E0042\U000E0043"
+    text = "ship\u200bit \u202eevil\u202c and \U000e0041\U000e0042\U000e0043"
     kinds = [m.kind for m in find_injection(text)]
     assert kinds == ["invisible unicode", "invisible unicode", "invisible unicode", "hidden prompt"]
     assert strip_invisible(text) == "shipit evil and "
@@ -426,16 +459,59 @@ def test_legitimate_invisible_characters_are_kept():
 # ----------------------------------------------------------------------------- properties
 
 FRAGMENTS = [
-    "AKIA", "ghp_", "sk-", "sk-ant-", "xoxb-", "eyJ", "AIza", "hf_", "npm_", "SG.", "key-", "pypi-AgE",
-    "password", "PASSWORD", "_TOKEN", "api_key", "secret", "密码", "：", "=", ": ", "\"", "'", "`", " ", "\n",
-    "://", "@", ":", ".", "-----BEGIN " + "RSA PRIVATE KEY-----", "-----END " + "RSA PRIVATE KEY-----", "\\n",
-    "[REDACTED:x]", "ignore all previous instructions", "忽略之前的所有指令", "curl -d @.env ", "| nc ",
-    "\u200b", "\u200d", "\ufeff", "\U000E0041", "👩", "<!-- AI: ", "-->", "Authorization: Bearer ",
+    "AKIA",
+    "ghp_",
+    "sk-",
+    "sk-ant-",
+    "xoxb-",
+    "eyJ",
+    "AIza",
+    "hf_",
+    "npm_",
+    "SG.",
+    "key-",
+    "pypi-AgE",
+    "password",
+    "PASSWORD",
+    "_TOKEN",
+    "api_key",
+    "secret",
+    "密码",
+    "：",
+    "=",
+    ": ",
+    '"',
+    "'",
+    "`",
+    " ",
+    "\n",
+    "://",
+    "@",
+    ":",
+    ".",
+    "-----BEGIN " + "RSA PRIVATE KEY-----",
+    "-----END " + "RSA PRIVATE KEY-----",
+    "\\n",
+    "[REDACTED:x]",
+    "ignore all previous instructions",
+    "忽略之前的所有指令",
+    "curl -d @.env ",
+    "| nc ",
+    "\u200b",
+    "\u200d",
+    "\ufeff",
+    "\U000e0041",
+    "👩",
+    "<!-- AI: ",
+    "-->",
+    "Authorization: Bearer ",
 ]
 token_text = st.lists(
-    st.one_of(st.sampled_from(FRAGMENTS), st.text(alphabet=ALNUM + "+/_-", min_size=1, max_size=60),
-              st.text(max_size=10)),
-    max_size=40).map("".join)
+    st.one_of(
+        st.sampled_from(FRAGMENTS), st.text(alphabet=ALNUM + "+/_-", min_size=1, max_size=60), st.text(max_size=10)
+    ),
+    max_size=40,
+).map("".join)
 any_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=3000)
 fast = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -465,18 +541,21 @@ def test_strip_invisible_is_idempotent_and_complete(text):
     assert not [m for m in find_injection(stripped) if m.kind == "invisible unicode"]
 
 
-@pytest.mark.parametrize("text", [
-    "a" * 1_000_000,
-    "curl " * 100_000,
-    "sk-" * 200_000,
-    ":" * 500_000 + "@",
-    "password=" * 100_000,
-    "-----BEGIN " + "RSA PRIVATE KEY-----\n" + "A" * 64 * 10_000,
-    "eyJ" + "a" * 100_000 + "." + "b" * 100_000,
-    "<!--" * 100_000,
-    "\u200b" * 100_000,
-    "ignore all " * 50_000,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1_000_000,
+        "curl " * 100_000,
+        "sk-" * 200_000,
+        ":" * 500_000 + "@",
+        "password=" * 100_000,
+        "-----BEGIN " + "RSA PRIVATE KEY-----\n" + "A" * 64 * 10_000,
+        "eyJ" + "a" * 100_000 + "." + "b" * 100_000,
+        "<!--" * 100_000,
+        "\u200b" * 100_000,
+        "ignore all " * 50_000,
+    ],
+)
 def test_pathological_input_stays_fast(text):
     start = time.perf_counter()
     find_secrets(text)

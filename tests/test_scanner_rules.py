@@ -63,10 +63,24 @@ def test_the_built_in_files_are_the_registered_sets():
 EXAMPLE = {
     "format": 1,
     "define": {"body": "[A-Za-z0-9]{40}"},
-    "secrets": [{"kind": "Example Cloud token", "pattern": "exc_(?P<b>{{body}})(?![A-Za-z0-9])",
-                 "hints": ["exc_"], "check": {"b": "token_body"}}],
-    "injection": [{"kind": "role hijack", "pattern": r"\bobey\s+the\s+tea\s+kettle\b", "flags": "i",
-                   "hints": ["kettle"], "fold": True, "unless": ["negated"]}],
+    "secrets": [
+        {
+            "kind": "Example Cloud token",
+            "pattern": "exc_(?P<b>{{body}})(?![A-Za-z0-9])",
+            "hints": ["exc_"],
+            "check": {"b": "token_body"},
+        }
+    ],
+    "injection": [
+        {
+            "kind": "role hijack",
+            "pattern": r"\bobey\s+the\s+tea\s+kettle\b",
+            "flags": "i",
+            "hints": ["kettle"],
+            "fold": True,
+            "unless": ["negated"],
+        }
+    ],
 }
 
 
@@ -76,7 +90,7 @@ def test_a_secret_kind_from_data_alone(registry):
     assert find_secrets(text) == []
     add_rule_set("example", EXAMPLE)
     (m,) = find_secrets(text)
-    assert (m.kind, text[m.start:m.end]) == ("Example Cloud token", token)
+    assert (m.kind, text[m.start : m.end]) == ("Example Cloud token", token)
     assert redact_secrets(text)[0] == "deploy with [REDACTED:example-cloud-token] tonight"
     assert find_secrets("exc_" + "x" * 40) == []  # the validator still says filler is not a token
 
@@ -101,10 +115,21 @@ def test_a_text_scanned_again_is_answered_for_the_rules_in_force(registry):
 
 def test_a_rule_set_brings_its_own_validator(registry, tmp_path):
     path = tmp_path / "luhn.json"
-    path.write_text(json.dumps({"format": 1, "secrets": [
-        {"kind": "card number", "pattern": r"(?<!\d)(?P<n>\d{16})(?!\d)", "hints": [["0", "1", "2", "3", "4", "5",
-                                                                                    "6", "7", "8", "9"]],
-         "check": {"n": "luhn"}}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "secrets": [
+                    {
+                        "kind": "card number",
+                        "pattern": r"(?<!\d)(?P<n>\d{16})(?!\d)",
+                        "hints": [["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]],
+                        "check": {"n": "luhn"},
+                    }
+                ],
+            }
+        )
+    )
 
     def luhn(value: str) -> bool:
         digits = [int(c) for c in value[::-1]]
@@ -133,18 +158,24 @@ def test_a_new_rule_set_makes_heartbeat_read_every_file_again(registry):
     assert cache.signature() != before
 
 
-@pytest.mark.parametrize("change,says", [
-    ({"secrets": [{"kind": "x", "pattern": "a", "check": {"b": "no_such_check"}}]}, "unknown validator 'no_such_check'"),
-    ({"secrets": [{"kind": "x", "pattern": "a", "colour": "red"}]}, "unknown key(s) colour"),
-    ({"secrets": [{"kind": "x", "pattern": "a(", "hints": ["a"]}]}, "secrets[0] (x)"),
-    ({"secrets": [{"kind": "x", "pattern": "{{nowhere}}", "hints": ["a"]}]}, "unknown define {{nowhere}}"),
-    ({"secrets": [{"pattern": "a"}]}, "names its kind"),
-    ({"injection": [{"kind": "x", "pattern": "a", "unless": ["maybe"]}]}, "unknown guard 'maybe'"),
-    ({"injection": [{"kind": "x", "finder": "nope"}]}, "unknown finder 'nope'"),
-    ({"format": 2}, "not a rule set of format 1"),
-    ({"defaults": {"colour": "red"}, "secrets": []}, "defaults hold rule keys only"),
-    ({"secrets": [{"kind": "x", "pattern": "a", "hints": ["@none"]}]}, "unknown words '@none'"),
-])
+@pytest.mark.parametrize(
+    "change,says",
+    [
+        (
+            {"secrets": [{"kind": "x", "pattern": "a", "check": {"b": "no_such_check"}}]},
+            "unknown validator 'no_such_check'",
+        ),
+        ({"secrets": [{"kind": "x", "pattern": "a", "colour": "red"}]}, "unknown key(s) colour"),
+        ({"secrets": [{"kind": "x", "pattern": "a(", "hints": ["a"]}]}, "secrets[0] (x)"),
+        ({"secrets": [{"kind": "x", "pattern": "{{nowhere}}", "hints": ["a"]}]}, "unknown define {{nowhere}}"),
+        ({"secrets": [{"pattern": "a"}]}, "names its kind"),
+        ({"injection": [{"kind": "x", "pattern": "a", "unless": ["maybe"]}]}, "unknown guard 'maybe'"),
+        ({"injection": [{"kind": "x", "finder": "nope"}]}, "unknown finder 'nope'"),
+        ({"format": 2}, "not a rule set of format 1"),
+        ({"defaults": {"colour": "red"}, "secrets": []}, "defaults hold rule keys only"),
+        ({"secrets": [{"kind": "x", "pattern": "a", "hints": ["@none"]}]}, "unknown words '@none'"),
+    ],
+)
 def test_a_broken_rule_set_says_where(registry, change, says):
     add_rule_set("broken", {"format": 1, **change})
     with pytest.raises(RuleSetError) as e:
@@ -177,7 +208,12 @@ print(read, sum(r.pattern is not None and r.pattern._rx is not None for r in rul
 
 
 def test_nothing_is_read_at_import_and_only_hinted_rules_compile():
-    out = subprocess.run([sys.executable, "-c", PROBE, "deploy the cache before the release"], capture_output=True,
-                         text=True, check=True, timeout=60).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, "deploy the cache before the release"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split()
     not_read, compiled, total = out[0] == "True", int(out[1]), int(out[2])
     assert not_read and compiled <= 3 and total > 70

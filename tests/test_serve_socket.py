@@ -108,16 +108,29 @@ def test_14_a_folder_or_socket_of_another_user_is_not_used(root, monkeypatch):
         rogue.close()
 
 
-@pytest.mark.parametrize("key", [".memcli/sessions/default.json", "memory/../.memcli/trace.jsonl", "/etc/passwd",
-                                 "memory/x.txt", "MEMORY.md", "memory//x.md", "memory/\x1b[31mx.md", 7])
+@pytest.mark.parametrize(
+    "key",
+    [
+        ".memcli/sessions/default.json",
+        "memory/../.memcli/trace.jsonl",
+        "/etc/passwd",
+        "memory/x.txt",
+        "MEMORY.md",
+        "memory//x.md",
+        "memory/\x1b[31mx.md",
+        7,
+    ],
+)
 def test_14_only_memory_keys_are_accepted_from_a_server(root, key):
     path = serve.socket_path(root)
     path.parent.mkdir(parents=True, mode=0o700)
     rogue = Rogue(path, {"ok": True, "hits": [["memory/fine.md", 0.9, ["embedding"]], [key, 0.8, ["embedding"]]]})
     try:
         assert serve.ask(root, SEARCH) is None  # the caller does the work itself
-        rogue.answer = {"ok": True, "hits": [["memory/fine.md", 0.9, ["embedding"]],
-                                             ["memory/archive/old.md", 0.5, ["bm25f"]]]}
+        rogue.answer = {
+            "ok": True,
+            "hits": [["memory/fine.md", 0.9, ["embedding"]], ["memory/archive/old.md", 0.5, ["bm25f"]]],
+        }
         assert serve.ask(root, SEARCH)["hits"][1][0] == "memory/archive/old.md"
     finally:
         rogue.close()

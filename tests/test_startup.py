@@ -11,6 +11,7 @@ from tests.conftest import loaded_modules, run_memcli
 
 HEAVY = ("typer", "click", "rich", "yaml", "rapidfuzz", "watchdog", "sqlite3")
 
+
 def loaded(*args, full: bool = False) -> set:
     """The top-level modules a run imports (``full``: every module, dotted names too)."""
     return loaded_modules(*args, full=full)[1]
@@ -38,30 +39,48 @@ def test_should_recall_needs_no_framework(example_root):
 # should-recall do without: dataclasses (and inspect, ast, dis behind it), typing, hashlib,
 # shutil and tempfile (the semantic extra's model code), threading; importlib.metadata, which finding
 # the plugins would cost without memcli.plugins' cache.
-SLOW_FOR_A_TURN = {"dataclasses", "inspect", "ast", "typing", "hashlib", "shutil", "tempfile", "threading",
-                   "importlib.metadata"}
+SLOW_FOR_A_TURN = {
+    "dataclasses",
+    "inspect",
+    "ast",
+    "typing",
+    "hashlib",
+    "shutil",
+    "tempfile",
+    "threading",
+    "importlib.metadata",
+}
 
 
-@pytest.mark.parametrize("args", [["recall", "charset"], ["should-recall", "上次那个方案"],
-                                  ["recall", "alembic", "--layer", "details"], ["context", "charset"],
-                                  ["session", "add", "user", "deploy it like last time"],
-                                  # text with an '@' and digits: the personal-data scan runs
-                                  ["session", "add", "user", "mail bob@example.com or call 138 0013 8000"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["recall", "charset"],
+        ["should-recall", "上次那个方案"],
+        ["recall", "alembic", "--layer", "details"],
+        ["context", "charset"],
+        ["session", "add", "user", "deploy it like last time"],
+        # text with an '@' and digits: the personal-data scan runs
+        ["session", "add", "user", "mail bob@example.com or call 138 0013 8000"],
+    ],
+)
 def test_the_turn_commands_load_nothing_slow_to_import(example_root, args):
     run_memcli("--root", example_root, *args)  # fills the indexed-memory cache (and the search cache)
     mods = loaded("--root", example_root, *args, full=True)
     assert not mods & SLOW_FOR_A_TURN, mods & SLOW_FOR_A_TURN
 
 
-@pytest.mark.parametrize("prompt", ["上次那个 charset 的方案是怎么做的?",
-                                    "上次那个 charset 的方案? 电话 138 0013 8000"])
+@pytest.mark.parametrize(
+    "prompt", ["上次那个 charset 的方案是怎么做的?", "上次那个 charset 的方案? 电话 138 0013 8000"]
+)
 def test_the_hook_loads_nothing_slow_to_import(example_root, prompt):
     from memcli.search import embed
 
     if embed.available():
         pytest.skip("with the semantic extra, a prompt that needs memory loads the model (its layer runs)")
-    event = json.dumps({"session_id": "s", "cwd": str(example_root), "hook_event_name": "UserPromptSubmit",
-                        "prompt": prompt})
+    event = json.dumps(
+        {"session_id": "s", "cwd": str(example_root), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    )
     assert run_memcli("hook", "allow", example_root).returncode == 0
     run_memcli("--root", example_root, "hook", "claude-code", input=event)
     r, mods = loaded_modules("--root", example_root, "hook", "claude-code", input=event, full=True)
@@ -104,8 +123,14 @@ def compiled(*args, input=None) -> list:
 
     from tests.conftest import child_env
 
-    r = subprocess.run([sys.executable, "-c", _COMPILED, *map(str, args)], input=input, capture_output=True,
-                       text=True, env=child_env(), timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", _COMPILED, *map(str, args)],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        timeout=60,
+    )
     return [tuple(x) for x in json.loads(r.stderr.strip().splitlines()[-1])]
 
 
@@ -127,8 +152,11 @@ def test_english_text_compiles_no_cjk_pattern(root):
     run_memcli("--root", root, "recall", "quokka")
 
     def cjk(*args) -> list:
-        return [p for w, p in compiled("--root", root, "recall", *args) if w == "search/tokenize.py"
-                and ("\u4e00" in p or "上" in p)]
+        return [
+            p
+            for w, p in compiled("--root", root, "recall", *args)
+            if w == "search/tokenize.py" and ("\u4e00" in p or "上" in p)
+        ]
 
     assert len(cjk("quokka 部署", "--layer", "index")) == 2
     assert cjk("quokka") == [] and cjk("quokka", "--layer", "index") == []
@@ -143,14 +171,17 @@ def test_the_resident_client_loads_only_what_a_round_trip_needs(example_root):
     run_memcli("--root", example_root, "recall", "charset")  # the plugin cache, as a first run leaves it
     proc = start_server(example_root)
     try:
-        r, mods = loaded_modules("--root", example_root, "recall", "charset", env={"MEMCLI_SERVE": "manual"},
-                                 full=True)
+        r, mods = loaded_modules("--root", example_root, "recall", "charset", env={"MEMCLI_SERVE": "manual"}, full=True)
     finally:
         stop_server(proc)
     assert r.returncode == 0 and "charset" in r.stdout.lower()
     ours = {m for m in mods if m.startswith("memcli")}
     assert ours == {"memcli", "memcli.cli", "memcli.cli.argv", "memcli.cli.hot", "memcli.resident", "memcli.xdg"}, ours
-    assert "_socket" in mods and not mods & {"socket", "datetime", *SLOW_FOR_A_TURN}, mods & {"socket", "datetime", *SLOW_FOR_A_TURN}
+    assert "_socket" in mods and not mods & {"socket", "datetime", *SLOW_FOR_A_TURN}, mods & {
+        "socket",
+        "datetime",
+        *SLOW_FOR_A_TURN,
+    }
 
 
 def test_details_recall_loads_sqlite_but_no_framework(example_root):
@@ -185,12 +216,33 @@ def test_fast_path_and_typer_agree(example_root):
     assert a == b and fast.returncode == slow.exit_code == 0
 
 
-@pytest.mark.parametrize("args", [
-    ["remember", "Fast path note", "a summary", "-t", "x", "--tag", "y", "-a", "alias one", "--type", "fact",
-     "-i", "0.7", "--pin", "--expires", "2030-01-01", "--source", "test"],
-    ["scope", "set", "plan", "ship friday", "--agent", "Planner"],
-    ["session", "add", "user", "hello there"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [
+            "remember",
+            "Fast path note",
+            "a summary",
+            "-t",
+            "x",
+            "--tag",
+            "y",
+            "-a",
+            "alias one",
+            "--type",
+            "fact",
+            "-i",
+            "0.7",
+            "--pin",
+            "--expires",
+            "2030-01-01",
+            "--source",
+            "test",
+        ],
+        ["scope", "set", "plan", "ship friday", "--agent", "Planner"],
+        ["session", "add", "user", "hello there"],
+    ],
+)
 def test_per_turn_writes_need_no_framework(example_root, args):
     mods = loaded("--root", example_root, *args)
     assert not mods & {"typer", "click", "rich", "watchdog"}, mods
@@ -199,8 +251,13 @@ def test_per_turn_writes_need_no_framework(example_root, args):
 def test_remember_loads_rapidfuzz_only_when_a_memory_comes_close(example_root):
     mods = loaded("--root", example_root, "remember", "Kafka consumer lag alert", "page at ten thousand")
     assert not mods & {"rapidfuzz", "typer", "click", "rich", "watchdog", "sqlite3"}, mods
-    mods = loaded("--root", example_root, "remember", "MySQL charset double encodings",
-                  "set utf8mb4 on the connections, not only the tables")
+    mods = loaded(
+        "--root",
+        example_root,
+        "remember",
+        "MySQL charset double encodings",
+        "set utf8mb4 on the connections, not only the tables",
+    )
     assert "rapidfuzz" in mods
 
 
@@ -211,15 +268,18 @@ def _normalised(env):
     return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "T", text)
 
 
-@pytest.mark.parametrize("args", [
-    ["remember", "Same either way", "summary", "-t", "a", "-t", "b", "-a", "other name", "-i", "0.9", "--pin"],
-    ["remember", "Bad importance", "s", "-i", "7"],
-    ["remember", "Secret inside", "--body", "token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"],
-    ["scope", "set", "k", "v", "--agent", "A"],
-    ["scope", "set", "k", "v"],
-    ["session", "add", "user", "hi"],
-    ["session", "add", "nobody", "hi"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["remember", "Same either way", "summary", "-t", "a", "-t", "b", "-a", "other name", "-i", "0.9", "--pin"],
+        ["remember", "Bad importance", "s", "-i", "7"],
+        ["remember", "Secret inside", "--body", "token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"],
+        ["scope", "set", "k", "v", "--agent", "A"],
+        ["scope", "set", "k", "v"],
+        ["session", "add", "user", "hi"],
+        ["session", "add", "nobody", "hi"],
+    ],
+)
 def test_fast_path_and_typer_agree_on_writes(tmp_path, monkeypatch, args):
     import memcli.cli
     from tests.conftest import invoke

@@ -26,8 +26,20 @@ def test_a_scope_value_over_the_limit_is_refused_with_the_limit(mem):
 def _plant_scope(mem, keys: dict, log: list) -> None:
     path = mem.root / ".memcli" / "scopes" / "default.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"version": 1, "name": "default", "task": None, "started": "2026-11-30T00:00:00Z",
-                                "keys": keys, "log": log, "collisions": []}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "name": "default",
+                "task": None,
+                "started": "2026-11-30T00:00:00Z",
+                "keys": keys,
+                "log": log,
+                "collisions": [],
+            }
+        ),
+        encoding="utf-8",
+    )
 
 
 def test_a_scope_never_grows_past_its_byte_limit(mem):
@@ -42,8 +54,11 @@ def test_a_scope_never_grows_past_its_byte_limit(mem):
 
 
 def test_the_scope_log_keeps_the_newest_entries(mem):
-    _plant_scope(mem, {}, [{"time": "t", "agent": "a", "key": f"old{i}", "action": "set"}
-                           for i in range(scope_store.MAX_LOG + 50)])
+    _plant_scope(
+        mem,
+        {},
+        [{"time": "t", "agent": "a", "key": f"old{i}", "action": "set"} for i in range(scope_store.MAX_LOG + 50)],
+    )
     mem.scope().set("k", "v", "a")
     log = mem.scope().show()["log"]
     assert len(log) == scope_store.MAX_LOG and log[-1]["key"] == "k" and log[0]["key"] == "old51"

@@ -21,8 +21,12 @@ def mc(root, *args, code=0):
 @pytest.fixture
 def origin(tmp_path):
     """A bare origin holding one shared memory, and a function that makes a git-ready clone."""
-    return shared_origin(tmp_path, mc, lambda seed: mc(seed, "remember", "Shared note", "first", "--body",
-                                                       "alpha\nbeta\n", "-t", "shared"))
+    return shared_origin(
+        tmp_path,
+        mc,
+        lambda seed: mc(seed, "remember", "Shared note", "first", "--body", "alpha\nbeta\n", "-t", "shared"),
+    )
+
 
 TOK = "ghp_" + "Zq8Lr2Vx7Nw4Kp1Ty6Bm3Hd9Gf5Sj0Ce2Ua7"  # a GitHub token's shape, 36 characters after ghp_
 

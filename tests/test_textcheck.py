@@ -40,19 +40,31 @@ def test_text_may_hold_tabs_and_line_breaks_a_name_may_not():
 
 
 def test_sizes_within_the_limits_pass():
-    check_sizes({"title": "t" * 200, "summary": "s" * 2000, "tags": ["x" * 64] * 100, "aliases": ["a"] * 100,
-                 "source": "src", "extra": {"owner": "me"}, "body": "b" * 1000})
+    check_sizes(
+        {
+            "title": "t" * 200,
+            "summary": "s" * 2000,
+            "tags": ["x" * 64] * 100,
+            "aliases": ["a"] * 100,
+            "source": "src",
+            "extra": {"owner": "me"},
+            "body": "b" * 1000,
+        }
+    )
 
 
-@pytest.mark.parametrize("fields,words", [
-    ({"title": "t" * 201}, "title has 201"),
-    ({"summary": " ".join(["word"] * 13_500)}, "summary has"),
-    ({"tags": [f"t{i}" for i in range(10_000)]}, "10000 tags"),
-    ({"tags": ["x" * 65]}, "tag 'xxx"),
-    ({"aliases": ["a" * 201]}, "alias"),
-    ({"extra": {"notes": "n" * 70_000}}, "frontmatter"),
-    ({"body": "b" * MAX_FILE}, "body"),
-])
+@pytest.mark.parametrize(
+    "fields,words",
+    [
+        ({"title": "t" * 201}, "title has 201"),
+        ({"summary": " ".join(["word"] * 13_500)}, "summary has"),
+        ({"tags": [f"t{i}" for i in range(10_000)]}, "10000 tags"),
+        ({"tags": ["x" * 65]}, "tag 'xxx"),
+        ({"aliases": ["a" * 201]}, "alias"),
+        ({"extra": {"notes": "n" * 70_000}}, "frontmatter"),
+        ({"body": "b" * MAX_FILE}, "body"),
+    ],
+)
 def test_sizes_past_the_limits_are_refused(fields, words):
     with pytest.raises(UsageError, match=words):
         check_sizes(fields)
@@ -74,7 +86,7 @@ def test_index_summary_cuts_on_a_word_boundary():
     assert len(cut) <= INDEX_SUMMARY and cut.endswith("…")
     assert long.startswith(cut[:-1]) and long[len(cut) - 1] == " "
     zh = "只保留最近五轮原文" * 40
-    assert index_summary(zh) == zh[:INDEX_SUMMARY - 1] + "…"
+    assert index_summary(zh) == zh[: INDEX_SUMMARY - 1] + "…"
 
 
 @given(st.text(max_size=400))
@@ -87,8 +99,10 @@ def test_index_summary_is_short_and_a_prefix(text):
 def test_control_chars_findings_name_line_and_column():
     text = "---\ntitle: Evil \x1b]0;X\x07\n---\nok line\r\nbell \x07 here\n"
     found = control_chars("memory/evil.md", text)
-    assert [(f["line"], f["code"], f["severity"]) for f in found] == [(2, "control-character", "warning"),
-                                                                       (5, "control-character", "warning")]
+    assert [(f["line"], f["code"], f["severity"]) for f in found] == [
+        (2, "control-character", "warning"),
+        (5, "control-character", "warning"),
+    ]
     assert "U+001B" in found[0]["message"] and "column 13" in found[0]["message"]
     assert set(found[0]) == {"code", "severity", "path", "line", "message", "fix"}
     assert control_chars("x.md", "plain\r\ntext\twith tabs\n") == []
@@ -96,6 +110,7 @@ def test_control_chars_findings_name_line_and_column():
 
 
 # ---- what is printed
+
 
 @pytest.mark.parametrize("ch", CONTROLS)
 def test_safe_escapes_control_characters(ch):
@@ -120,5 +135,5 @@ def test_out_and_talk_escape(capsys):
 
 def test_the_envelope_escapes_every_control_character():
     text = render.envelope("show", True, {"title": "a\x1b\x07\x7f\x85\x9bz"})
-    assert not [c for c in text if ord(c) < 32 or 0x7f <= ord(c) <= 0x9f]
+    assert not [c for c in text if ord(c) < 32 or 0x7F <= ord(c) <= 0x9F]
     assert json.loads(text)["data"]["title"] == "a\x1b\x07\x7f\x85\x9bz"

@@ -36,6 +36,7 @@ def trusted_setting(*args, **kw):
 
     return trusted_setting(*args, **kw)
 
+
 def summarizer(marker, where):
     """A configuration whose summarizer leaves `marker` behind when it runs, folding every round."""
     where.parent.mkdir(parents=True, exist_ok=True)
@@ -151,8 +152,10 @@ def test_01_one_gate_for_every_setting_that_runs_a_command(root, monkeypatch):
     assert trusted_setting(root, "session.summarizer", "echo c", "echo u", "echo l") == ("echo l", None)
     # the hook: no command from the root's files, trusted or not; the user's own file still counts
     assert trusted_setting(root, "session.summarizer", "echo c", None, "echo l", root_commands=False) == (None, None)
-    assert trusted_setting(root, "session.summarizer", "echo c", "echo u", "echo l",
-                           root_commands=False) == ("echo u", None)
+    assert trusted_setting(root, "session.summarizer", "echo c", "echo u", "echo l", root_commands=False) == (
+        "echo u",
+        None,
+    )
     monkeypatch.setenv("MEMCLI_SUMMARIZER", "echo e")
     assert trusted_setting(root, "session.summarizer", "echo c", "echo u", "echo l") == ("echo e", None)
 
@@ -169,8 +172,7 @@ def test_01_trust_through_the_command_line(root):
 
 
 def event(prompt, cwd, session="s1"):
-    return json.dumps({"session_id": session, "cwd": str(cwd), "hook_event_name": "UserPromptSubmit",
-                       "prompt": prompt})
+    return json.dumps({"session_id": session, "cwd": str(cwd), "hook_event_name": "UserPromptSubmit", "prompt": prompt})
 
 
 @pytest.fixture
@@ -255,7 +257,8 @@ def test_a_state_file_git_brought_cannot_make_recall_read_outside_the_root(root,
     folder = root / ".memcli" / "semantic"
     folder.mkdir(parents=True)
     for name in (str(outside), "../../../outside.npy"):
-        (folder / "index.json").write_text(json.dumps({"format": FORMAT, "model": "m", "vectors": name,
-                                                       "keys": ["memory/x.md"], "fps": ["1"]}))
+        (folder / "index.json").write_text(
+            json.dumps({"format": FORMAT, "model": "m", "vectors": name, "keys": ["memory/x.md"], "fps": ["1"]})
+        )
         cache = EmbeddingCache(folder, "m")
         assert cache._read() is False and cache.vectors is None

@@ -32,8 +32,9 @@ def test_forget_archives_and_restore_brings_back_the_memory_and_its_line(example
     assert "moved to memory/archive/mysql-charset.md" in p.stderr and "memcli restore mysql-charset" in p.stderr
     assert not (r / "memory/mysql-charset.md").exists() and entry_line(r, "mysql-charset") is None
     assert (r / "memory/archive/mysql-charset.md").read_bytes() == text
-    rows = [x for x in json.loads(mc(r, "list", "--all", "--json").stdout)["data"]["memories"]
-            if x["id"] == "mysql-charset"]
+    rows = [
+        x for x in json.loads(mc(r, "list", "--all", "--json").stdout)["data"]["memories"] if x["id"] == "mysql-charset"
+    ]
     assert rows and rows[0]["archived"] and not rows[0]["indexed"]
     assert mc(r, "recall", "charset double encoding", code=None).stdout.count("mysql-charset.md") == 0
     mc(r, "index", "check")
@@ -86,24 +87,30 @@ def test_the_library_forgets_into_the_archive_too(example_root):
 def _editor(path, script):
     """An editor: a Python script given the draft's path as `p` and its text as `t`; what it leaves in
     `t` is saved (exit with `sys.exit(n)` to fail)."""
-    path.write_text(f"#!{sys.executable}\nimport re, sys\np = sys.argv[1]\nt = open(p, encoding='utf-8').read()\n"
-                    f"{script}\nopen(p, 'w', encoding='utf-8').write(t)\n")
+    path.write_text(
+        f"#!{sys.executable}\nimport re, sys\np = sys.argv[1]\nt = open(p, encoding='utf-8').read()\n"
+        f"{script}\nopen(p, 'w', encoding='utf-8').write(t)\n"
+    )
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return {"EDITOR": str(path)}
 
 
 def test_a_failed_edit_reopens_its_kept_draft(example_root, tmp_path):
     r = example_root
-    bad = _editor(tmp_path / "bad.py", "t = re.sub('(?m)^importance: .*', 'importance: lots', t)\n"
-                                       "t += 'my careful new paragraph\\n'")
+    bad = _editor(
+        tmp_path / "bad.py",
+        "t = re.sub('(?m)^importance: .*', 'importance: lots', t)\nt += 'my careful new paragraph\\n'",
+    )
     p = mc(r, "edit", "mysql-charset", env=bad, code=2)
     assert "your text is kept in .memcli/edits/" in p.stderr
     drafts = sorted((r / ".memcli/edits").glob("mysql-charset-*.md"))
     assert len(drafts) == 1
     mc(r, "update", "mysql-charset", "--append", "a line added meanwhile")
     # the second edit opens the kept draft (the paragraph is there), brought up to the file's change
-    fix = _editor(tmp_path / "fix.py", "'my careful new paragraph' in t or sys.exit(7)\n"
-                                       "t = t.replace('importance: lots', 'importance: 0.9')")
+    fix = _editor(
+        tmp_path / "fix.py",
+        "'my careful new paragraph' in t or sys.exit(7)\nt = t.replace('importance: lots', 'importance: 0.9')",
+    )
     p = mc(r, "edit", "mysql-charset", env=fix)
     assert "reopening the draft" in p.stderr
     text = (r / "memory/mysql-charset.md").read_text()
@@ -116,8 +123,10 @@ def test_a_failed_edit_reopens_its_kept_draft(example_root, tmp_path):
 
 def test_a_reopened_draft_shows_an_overlapping_change_between_markers(example_root, tmp_path):
     r = example_root
-    ours = _editor(tmp_path / "ours.py", "t = re.sub('(?m)^summary: .*', 'summary: OURS', t)\n"
-                                         "t = re.sub('(?m)^importance: .*', 'importance: x', t)")
+    ours = _editor(
+        tmp_path / "ours.py",
+        "t = re.sub('(?m)^summary: .*', 'summary: OURS', t)\nt = re.sub('(?m)^importance: .*', 'importance: x', t)",
+    )
     mc(r, "edit", "mysql-charset", env=ours, code=2)
     mc(r, "update", "mysql-charset", "--summary", "THEIRS")
     keep = _editor(tmp_path / "keep.py", "")  # the person looks and saves nothing yet
@@ -126,9 +135,11 @@ def test_a_reopened_draft_shows_an_overlapping_change_between_markers(example_ro
     draft = next((r / ".memcli/edits").glob("mysql-charset-*.md")).read_text()
     assert "<<<<<<< your draft" in draft and "summary: OURS" in draft and "summary: THEIRS" in draft
     assert "summary: THEIRS" in (r / "memory/mysql-charset.md").read_text()  # the file keeps its change
-    settle = _editor(tmp_path / "settle.py",
-                     "t = re.sub(r'<<<<<<< your draft\\n(.*?)=======\\n.*?>>>>>>> the file now\\n', r'\\1', t, flags=re.S)\n"
-                     "t = t.replace('importance: x', 'importance: 0.8')")
+    settle = _editor(
+        tmp_path / "settle.py",
+        "t = re.sub(r'<<<<<<< your draft\\n(.*?)=======\\n.*?>>>>>>> the file now\\n', r'\\1', t, flags=re.S)\n"
+        "t = t.replace('importance: x', 'importance: 0.8')",
+    )
     mc(r, "edit", "mysql-charset", env=settle)
     text = (r / "memory/mysql-charset.md").read_text()
     assert "summary: OURS" in text and "importance: 0.8" in text and "<<<<<<<" not in text
@@ -219,8 +230,9 @@ def test_the_same_title_on_two_clones_merges_with_a_warning_naming_both(tmp_path
     assert "use the blue pipeline" in text and "ask ops before deploying" in text  # the other summary in History
     mc(a, "sync")
     assert (a / "memory/deploy-notes.md").read_text() == text
-    assert [ln for ln in (a / "MEMORY.md").read_text().splitlines() if "deploy-notes" in ln] == \
-        [ln for ln in (b / "MEMORY.md").read_text().splitlines() if "deploy-notes" in ln]
+    assert [ln for ln in (a / "MEMORY.md").read_text().splitlines() if "deploy-notes" in ln] == [
+        ln for ln in (b / "MEMORY.md").read_text().splitlines() if "deploy-notes" in ln
+    ]
     assert "remembered on both sides" not in mc(b, "sync").stderr  # said once, by the merge
     assert git(a, "status", "--porcelain").stdout == ""
     for r in (a, b):

@@ -35,11 +35,16 @@ def frontmatters(draw):
                 indent = draw(INDENT)
                 span = [f"{key}:{draw(COMMENT)}"] + [f"{indent}- {w}{draw(COMMENT)}" for w in items]
         else:
-            value = {"title": draw(PHRASE), "summary": draw(PHRASE), "type": draw(st.sampled_from(TYPES)),
-                     "importance": draw(st.sampled_from(["0.5", "0.25", "1.0"])),
-                     "pinned": draw(st.sampled_from(["true", "false"])),
-                     "expires": draw(st.sampled_from(["2027-01-31", "null"])),
-                     "source": draw(PHRASE), "owner": draw(PHRASE)}[key]
+            value = {
+                "title": draw(PHRASE),
+                "summary": draw(PHRASE),
+                "type": draw(st.sampled_from(TYPES)),
+                "importance": draw(st.sampled_from(["0.5", "0.25", "1.0"])),
+                "pinned": draw(st.sampled_from(["true", "false"])),
+                "expires": draw(st.sampled_from(["2027-01-31", "null"])),
+                "source": draw(PHRASE),
+                "owner": draw(PHRASE),
+            }[key]
             span = [f"{key}: {value}{draw(COMMENT)}"]
         spans[key] = span
         lines += span
@@ -89,13 +94,16 @@ def test_update_rewrites_only_the_changed_keys(data):
 
 
 def test_a_block_list_keeps_the_comments_of_the_items_it_keeps():
-    raw = ("---\ntitle: T\ntags:   # the teams\n  - ops   # keep\n  - db\n  - web  # gone soon\n"
-           "importance: 0.5  # a guess\n---\nB\n")
+    raw = (
+        "---\ntitle: T\ntags:   # the teams\n  - ops   # keep\n  - db\n  - web  # gone soon\n"
+        "importance: 0.5  # a guess\n---\nB\n"
+    )
     old = dfile.parse(raw, "x")
     new = old.replace(tags=("ops", "db", "new"), importance=0.9)
     text = dfile.render_update(raw, old, new)
-    assert text == ("---\ntitle: T\ntags:   # the teams\n  - ops   # keep\n  - db\n  - new\n"
-                    "importance: 0.9  # a guess\n---\nB\n")
+    assert text == (
+        "---\ntitle: T\ntags:   # the teams\n  - ops   # keep\n  - db\n  - new\nimportance: 0.9  # a guess\n---\nB\n"
+    )
     new = old.replace(tags=("db",))
     assert "tags:   # the teams\n  - db\n" in dfile.render_update(raw, old, new)
 

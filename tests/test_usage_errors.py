@@ -54,7 +54,11 @@ def test_usage_errors_give_one_envelope_from_a_process(args, command, message):
 def test_the_usage_error_envelope_is_pinned():
     res = invoke(["--json", "remember"])
     assert json.loads(res.stdout) == {
-        "version": 1, "command": "remember", "ok": False, "data": None, "warnings": [],
+        "version": 1,
+        "command": "remember",
+        "ok": False,
+        "data": None,
+        "warnings": [],
         "error": {"code": "usage", "message": "Missing argument 'TITLE'."},
     }
 
@@ -66,8 +70,14 @@ def test_version_as_an_envelope(args):
     for res in (invoke(args), run_memcli(*args)):
         code = getattr(res, "exit_code", getattr(res, "returncode", None))
         assert code == 0
-        assert json.loads(res.stdout) == {"version": 1, "command": "version", "ok": True,
-                                          "data": {"version": __version__}, "warnings": [], "error": None}
+        assert json.loads(res.stdout) == {
+            "version": 1,
+            "command": "version",
+            "ok": True,
+            "data": {"version": __version__},
+            "warnings": [],
+            "error": None,
+        }
 
 
 def test_version_through_typer_honours_json(tmp_path):
@@ -76,8 +86,9 @@ def test_version_through_typer_honours_json(tmp_path):
     assert invoke(["--version"]).stdout.startswith("memcli ")
 
 
-@pytest.mark.parametrize("args", [["remember"], ["recall", "q", "--bogus"], ["frobnicate"],
-                                  ["context", "q", "--budget", "abc"]])
+@pytest.mark.parametrize(
+    "args", [["remember"], ["recall", "q", "--bogus"], ["frobnicate"], ["context", "q", "--budget", "abc"]]
+)
 def test_usage_errors_are_plain_text_on_a_pipe(args):
     res = run_memcli(*args)
     assert res.returncode == 2 and res.stdout == ""

@@ -53,8 +53,7 @@ class Watch:
             self.seen.append(item)
             if pred(item):
                 return item
-        raise AssertionError(f"not seen within {timeout}s; saw {self.seen!r}; "
-                             f"stderr: {self.stop_now()}")
+        raise AssertionError(f"not seen within {timeout}s; saw {self.seen!r}; stderr: {self.stop_now()}")
 
     def ready(self):
         if self.json:
@@ -84,6 +83,7 @@ class Watch:
                 if any(p(x) for x in self.seen[start:]):
                     left.remove(p)
             return not left
+
         self.wait_for(done, timeout)
 
     def terminate(self, sig=signal.SIGTERM):
@@ -109,6 +109,7 @@ def watcher():
         started.append(w)
         w.ready()
         return w
+
     yield start
     for w in started:
         w.stop_now()
@@ -215,8 +216,12 @@ def test_config_edit_is_checked(root, watcher):
 
 def test_git_checkout_is_seen(root, watcher):
     def git(*args):
-        subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=root, check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        )
 
     mid = remember(root, "Branch specific", "on main")
     git("init", "-q", "-b", "main")
@@ -280,14 +285,23 @@ def test_usage_errors(cli):
 
 # ---- the checks without an observer
 
+
 def test_relevant_paths(root):
     r = root.resolve()
     assert relevant(r, str(r / "MEMORY.md")) == "MEMORY.md"
     assert relevant(r, str(r / "memcli.yaml")) == "memcli.yaml"
     assert relevant(r, str(r / "memory/x.md")) == "memory/x.md"
     assert relevant(r, str(r / "memory/archive/x.md")) == "memory/archive/x.md"
-    for ignored in (".memcli/search/x.md", "memory/.memcli-tmp-1.tmp", "memory/.x.md.swp", "memory/x.md~",
-                    "memory/4913", ".git/MEMORY.md", "notes.md", "memory/.memcli-tmp-a.md"):
+    for ignored in (
+        ".memcli/search/x.md",
+        "memory/.memcli-tmp-1.tmp",
+        "memory/.x.md.swp",
+        "memory/x.md~",
+        "memory/4913",
+        ".git/MEMORY.md",
+        "notes.md",
+        "memory/.memcli-tmp-a.md",
+    ):
         assert relevant(r, str(r / ignored)) is None, ignored
     assert relevant(r, "/elsewhere/memory/x.md") is None
 
@@ -338,7 +352,9 @@ def test_an_event_overflow_triggers_a_rescan():
     lost = _OverflowListener(events)
     lost.install()
     try:
-        logging.getLogger("watchdog.observers.inotify_c").warning("Inotify queue overflowed; filesystem events were lost")
+        logging.getLogger("watchdog.observers.inotify_c").warning(
+            "Inotify queue overflowed; filesystem events were lost"
+        )
         logging.getLogger("watchdog.observers.inotify_c").warning("something else")
     finally:
         lost.remove()

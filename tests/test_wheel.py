@@ -20,8 +20,13 @@ def test_wheel_ships_templates(tmp_path):
     dist = tmp_path / "dist"
     src = tmp_path / "src"
     # Build from a clean copy: a stale build/ folder in the checkout must not hide a missing package.
-    shutil.copytree(ROOT_DIR, src, ignore=shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
-                                                                 "__pycache__", ".pytest_cache", ".hypothesis"))
+    shutil.copytree(
+        ROOT_DIR,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis"
+        ),
+    )
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src)]
     subprocess.run(build, check=True, capture_output=True, timeout=300, cwd=tmp_path)
     wheels = list(dist.glob("memcli_md-*.whl"))
@@ -29,8 +34,12 @@ def test_wheel_ships_templates(tmp_path):
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheels[0])], check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheels[0])],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     # The fresh venv has only memcli; its dependencies are linked from this interpreter's site-packages,
     # leaving out any memcli installed there, so only the wheel's memcli can be imported.
     import typer
@@ -44,26 +53,55 @@ def test_wheel_ships_templates(tmp_path):
         (deps / name).symlink_to(os.path.join(site, name))
     env = child_env()
     env["PYTHONPATH"] = str(deps)
-    where = subprocess.run([str(py), "-c", "import memcli; print(memcli.__file__)"], capture_output=True,
-                           text=True, env=env, cwd=tmp_path, check=True).stdout
+    where = subprocess.run(
+        [str(py), "-c", "import memcli; print(memcli.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    ).stdout
     assert str(env_dir) in where
     root = tmp_path / "root"
-    res = subprocess.run([str(py), "-m", "memcli", "init", str(root), "--example"], capture_output=True, text=True,
-                         env=env, cwd=tmp_path, timeout=120)
+    res = subprocess.run(
+        [str(py), "-m", "memcli", "init", str(root), "--example"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr
     assert (root / "MEMORY.md").read_text() == (ROOT_DIR / "MEMORY.example.md").read_text()
     assert "index:" in (root / "memcli.yaml").read_text()
     assert (root / "memory" / "mysql-charset.md").is_file()
-    for args in (["index", "check"], ["recall", "charset"], ["heartbeat", "--check"], ["should-recall", "上次那个"],
-                 ["recall", "alembic", "--layer", "details"]):
-        res = subprocess.run([str(py), "-m", "memcli", "--root", str(root), *args], capture_output=True,
-                             text=True, env=env, cwd=tmp_path, timeout=120)
+    for args in (
+        ["index", "check"],
+        ["recall", "charset"],
+        ["heartbeat", "--check"],
+        ["should-recall", "上次那个"],
+        ["recall", "alembic", "--layer", "details"],
+    ):
+        res = subprocess.run(
+            [str(py), "-m", "memcli", "--root", str(root), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
         assert res.returncode == 0, (args, res.stdout + res.stderr)
     # the scanner's rules are data files: the wheel ships them
     rng = random.Random(1)
     token = "gh" + "p_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
-    res = subprocess.run([str(py), "-m", "memcli", "--root", str(root), "remember", "deploy", f"push with {token}"],
-                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    res = subprocess.run(
+        [str(py), "-m", "memcli", "--root", str(root), "remember", "deploy", f"push with {token}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert res.returncode == 4 and "GitHub token" in res.stderr, res.stdout + res.stderr
 
 
@@ -72,10 +110,20 @@ def wheel(tmp_path_factory):
     """The wheel, built once from a clean copy of the checkout."""
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
-    shutil.copytree(ROOT_DIR, src, ignore=shutil.ignore_patterns(".git", ".venv*", "build", "dist", "*.egg-info",
-                                                                 "__pycache__", ".pytest_cache", ".hypothesis"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(src)],
-                   check=True, capture_output=True, timeout=300, cwd=tmp)
+    shutil.copytree(
+        ROOT_DIR,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv*", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis"
+        ),
+    )
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(src)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+        cwd=tmp,
+    )
     (found,) = (tmp / "dist").glob("memcli_md-*.whl")
     return found
 
@@ -83,8 +131,11 @@ def wheel(tmp_path_factory):
 def _tool_env(tmp_path) -> dict:
     """A user's environment as a fresh machine has it: a home of its own, no virtual environment, no
     PYTHONPATH, no memcli settings."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("MEMCLI_", "PIPX_", "UV_")) and k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMCLI_", "PIPX_", "UV_")) and k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")
+    }
     env["HOME"] = str(tmp_path / "home")
     (tmp_path / "home").mkdir(exist_ok=True)
     return env
@@ -117,9 +168,18 @@ def test_pipx_and_uv_tool_install_the_wheel_and_the_quick_start_runs(wheel, tool
 
     assert run("--version").stdout.strip() == f"memcli {__import__('memcli').__version__}"
     # the command runs the wheel's package, not this checkout's, and the package is typed
-    where = subprocess.run([str(venv_python), "-c", "import memcli, pathlib; p = pathlib.Path(memcli.__file__).parent; "
-                            "print(p, (p / 'py.typed').is_file())"], capture_output=True, text=True, env=env,
-                           cwd=tmp_path, check=True).stdout.split()
+    where = subprocess.run(
+        [
+            str(venv_python),
+            "-c",
+            "import memcli, pathlib; p = pathlib.Path(memcli.__file__).parent; print(p, (p / 'py.typed').is_file())",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    ).stdout.split()
     assert where[0].startswith(str(tools)) and where[1] == "True", where
     # the quick start (README.md): an example root, and a Chinese question about an English note
     run("init", "demo", "--example")

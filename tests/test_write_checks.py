@@ -26,15 +26,19 @@ def mem(tmp_path):
     return Memory(tmp_path / "r")
 
 
-@pytest.mark.parametrize("call", [
-    lambda m: m.remember("t\x1b[2J", "s"),
-    lambda m: m.remember("t", "s", tags=["a\tb"]),
-    lambda m: m.remember("t", "s", source="x\x07"),
-    lambda m: m.session().add("user", "hi \x9b"),
-    lambda m: m.scope().start("task\x00"),
-    lambda m: m.scope().set("k\n", "v", "a"),
-    lambda m: m.scope().set("k", "v", "a\x7f"),
-], ids=["title", "tag-tab", "source", "turn-c1", "task", "key-newline", "agent"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.remember("t\x1b[2J", "s"),
+        lambda m: m.remember("t", "s", tags=["a\tb"]),
+        lambda m: m.remember("t", "s", source="x\x07"),
+        lambda m: m.session().add("user", "hi \x9b"),
+        lambda m: m.scope().start("task\x00"),
+        lambda m: m.scope().set("k\n", "v", "a"),
+        lambda m: m.scope().set("k", "v", "a\x7f"),
+    ],
+    ids=["title", "tag-tab", "source", "turn-c1", "task", "key-newline", "agent"],
+)
 def test_control_characters_are_refused_by_the_library(mem, call):
     with pytest.raises(UsageError, match="control character"):
         call(mem)

@@ -32,8 +32,11 @@ def ranks(root: Path, provider, queries: list) -> dict:
 
     store = Memory(root).store
     cache = semantic.cache_for(store, provider)
-    cache.sync(docs.memory_files(store), lambda key: docs.detail_doc(store.path, key),
-               lambda texts: provider.encode(texts, "passage"))
+    cache.sync(
+        docs.memory_files(store),
+        lambda key: docs.detail_doc(store.path, key),
+        lambda texts: provider.encode(texts, "passage"),
+    )
     keys = [Path(k).stem for k in cache.keys]
     vectors = cache.matrix()
     qv = provider.encode([q["q"] for q in queries], "query")
@@ -50,8 +53,14 @@ def figures(order: dict, queries: list) -> dict:
 
     pos = [q for q in queries if q["expect"]]
     xl = [q for q in pos if q["kind"] == "cross-lingual"]
-    return {"n": len(pos), "hit@1": share(pos, 1), "hit@3": share(pos, 3), "xl n": len(xl), "xl@1": share(xl, 1),
-            "xl@3": share(xl, 3)}
+    return {
+        "n": len(pos),
+        "hit@1": share(pos, 1),
+        "hit@3": share(pos, 3),
+        "xl n": len(xl),
+        "xl@1": share(xl, 1),
+        "xl@3": share(xl, 3),
+    }
 
 
 def main(argv: list | None = None) -> int:
@@ -75,8 +84,10 @@ def main(argv: list | None = None) -> int:
     print("| model | answerable | hit@1 | hit@3 | cross-lingual | xl@1 | xl@3 |\n|---|---:|---:|---:|---:|---:|---:|")
     for name, provider in rows:
         f = figures(ranks(args.root.resolve(), provider, queries), queries)
-        print(f"| {name} | {f['n']} | {f['hit@1']:.2f} | {f['hit@3']:.2f} | {f['xl n']} | {f['xl@1']:.2f} | "
-              f"{f['xl@3']:.2f} |")
+        print(
+            f"| {name} | {f['n']} | {f['hit@1']:.2f} | {f['hit@3']:.2f} | {f['xl n']} | {f['xl@1']:.2f} | "
+            f"{f['xl@3']:.2f} |"
+        )
     return 0
 
 

@@ -62,6 +62,7 @@ def engine(name: str):
 
 # ---------- memcli ----------
 
+
 @functools.lru_cache(maxsize=None)
 def _memory(root: Path):
     from memcli import Memory
@@ -117,6 +118,7 @@ def memcli_semantic_engine(root: Path, query: str, also=()) -> list:
 
 def memcli_semantic_at(cut: float) -> Engine:
     """memcli with the extra, accepting a meaning-only match at another confidence cut."""
+
     def search(root: Path, query: str, also=()) -> list:
         from memcli.search import semantic
 
@@ -132,6 +134,7 @@ def memcli_semantic_at(cut: float) -> Engine:
 
 def memcli_provider(settings: dict) -> Engine:
     """memcli with the extra's layer using another embedding provider (``embed.*`` settings)."""
+
     def search(root: Path, query: str, also=()) -> list:
         from memcli.search import providers, semantic
 
@@ -182,7 +185,7 @@ def cjk_bigrams(text: str) -> list:
     out = []
     for run in CJK_SPLIT.findall(text.lower()):
         if CJK_RUN.match(run):
-            out += [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+            out += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
         else:
             out.append(run)
     return out
@@ -253,8 +256,7 @@ def plugin(spec: str) -> Engine:
     """`package.module:function`, a function (root, query) -> list of ids."""
     mod, _, attr = spec.partition(":")
     if not attr:
-        raise SystemExit(f"unknown engine {spec!r}: built-in ones are {', '.join(ENGINES)}, "
-                         "or give module:function")
+        raise SystemExit(f"unknown engine {spec!r}: built-in ones are {', '.join(ENGINES)}, or give module:function")
     try:
         return getattr(importlib.import_module(mod), attr)
     except (ImportError, AttributeError) as e:
@@ -263,6 +265,7 @@ def plugin(spec: str) -> Engine:
 
 # ---------- queries and scoring ----------
 
+
 def load_queries(root: Path, split: str) -> list:
     import yaml
 
@@ -270,7 +273,9 @@ def load_queries(root: Path, split: str) -> list:
     queries = yaml.safe_load(path.read_text(encoding="utf-8"))["queries"]
     for q in queries:
         if q.get("kind") not in KINDS:
-            raise SystemExit(f"{path.name}: {q.get('q')!r} has kind {q.get('kind')!r}; expected one of {', '.join(KINDS)}")
+            raise SystemExit(
+                f"{path.name}: {q.get('q')!r} has kind {q.get('kind')!r}; expected one of {', '.join(KINDS)}"
+            )
         if (q["expect"] is None) != (q["kind"] in NULL_KINDS):
             raise SystemExit(f"{path.name}: {q['q']!r}: kinds {', '.join(NULL_KINDS)} and only they expect null")
         q["split"] = split
@@ -283,13 +288,16 @@ def _share(num: int, den: int):
 
 def score(results: list) -> dict:
     """results: (query dict, returned ids) pairs -> the figures of one engine on one split."""
+
     def block(rows):
         pos = [(q, got) for q, got in rows if q["expect"]]
         neg = [(q, got) for q, got in rows if not q["expect"]]
-        return {"n": len(rows),
-                "hit@1": _share(sum(got[:1] == [q["expect"]] for q, got in pos), len(pos)),
-                "hit@3": _share(sum(q["expect"] in got[:3] for q, got in pos), len(pos)),
-                "FP": _share(sum(bool(got) for _, got in neg), len(neg))}
+        return {
+            "n": len(rows),
+            "hit@1": _share(sum(got[:1] == [q["expect"]] for q, got in pos), len(pos)),
+            "hit@3": _share(sum(q["expect"] in got[:3] for q, got in pos), len(pos)),
+            "FP": _share(sum(bool(got) for _, got in neg), len(neg)),
+        }
 
     out = block(results)
     for kind in NULL_KINDS:
@@ -372,8 +380,11 @@ def print_tables(report: dict) -> None:
     print(f"|---|{'-' * (w + 2)}|---:|" + "|".join("-------:" for _ in head) + "|---:|")
     for section, engines in report.items():
         for name, f in engines.items():
-            print(f"| {section} | {name:{w}} | {f['n']:>3} | " + " | ".join(f"{fmt(f[c]):>8}" for c in cols)
-                  + f" | {f['ms/query (median)']:.1f} |")
+            print(
+                f"| {section} | {name:{w}} | {f['n']:>3} | "
+                + " | ".join(f"{fmt(f[c]):>8}" for c in cols)
+                + f" | {f['ms/query (median)']:.1f} |"
+            )
     print()
     print("per kind: hit@1 (FP for unrelated and near-domain), n in brackets")
     print(f"| split | engine{' ' * (w - 6)} | " + " | ".join(KINDS) + " |")
@@ -390,24 +401,52 @@ def print_tables(report: dict) -> None:
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", type=Path, default=HERE, help="memory root holding queries-*.yaml (default: here)")
-    parser.add_argument("--split", help="dev, test, fresh, fresh2 ... fresh5, all-but-fresh, or the NAME of any "
-                                         "queries-NAME.yaml under --root (default: dev and test, each on its own)")
-    parser.add_argument("--engine", action="append", metavar="NAME",
-                        help=f"repeatable; one of {', '.join(ENGINES)} or module:function (default: all built-in)")
-    parser.add_argument("--threshold", action="append", type=float, default=[],
-                        help="repeatable; adds the engine memcli@T: recall with this threshold")
-    parser.add_argument("--semantic-cut", action="append", type=float, default=[],
-                        help="repeatable; adds memcli-semantic accepting a meaning-only match at this confidence "
-                             "(the trade-off curve)")
-    parser.add_argument("--embed-url", metavar="URL",
-                        help="adds memcli-semantic@openai: the extra with an OpenAI-compatible embeddings endpoint")
+    parser.add_argument(
+        "--split",
+        help="dev, test, fresh, fresh2 ... fresh5, all-but-fresh, or the NAME of any "
+        "queries-NAME.yaml under --root (default: dev and test, each on its own)",
+    )
+    parser.add_argument(
+        "--engine",
+        action="append",
+        metavar="NAME",
+        help=f"repeatable; one of {', '.join(ENGINES)} or module:function (default: all built-in)",
+    )
+    parser.add_argument(
+        "--threshold",
+        action="append",
+        type=float,
+        default=[],
+        help="repeatable; adds the engine memcli@T: recall with this threshold",
+    )
+    parser.add_argument(
+        "--semantic-cut",
+        action="append",
+        type=float,
+        default=[],
+        help="repeatable; adds memcli-semantic accepting a meaning-only match at this confidence (the trade-off curve)",
+    )
+    parser.add_argument(
+        "--embed-url",
+        metavar="URL",
+        help="adds memcli-semantic@openai: the extra with an OpenAI-compatible embeddings endpoint",
+    )
     parser.add_argument("--embed-model", default="default", help="the model name sent to --embed-url")
-    parser.add_argument("--embed-prefixes", nargs=2, metavar=("QUERY", "PASSAGE"), default=("", ""),
-                        help='texts put before questions and memories (E5: "query: " "passage: ")')
+    parser.add_argument(
+        "--embed-prefixes",
+        nargs=2,
+        metavar=("QUERY", "PASSAGE"),
+        default=("", ""),
+        help='texts put before questions and memories (E5: "query: " "passage: ")',
+    )
     parser.add_argument("--cli", action="store_true", help="memcli engine through the real `memcli recall` subprocess")
-    parser.add_argument("--also", action="append", choices=["none", *ALSO], default=[],
-                        help="repeatable; each engine also given the other phrasings of every question "
-                             "(none: without them)")
+    parser.add_argument(
+        "--also",
+        action="append",
+        choices=["none", *ALSO],
+        default=[],
+        help="repeatable; each engine also given the other phrasings of every question (none: without them)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--show", choices=["misses", "all"], help="list per-query results")
     args = parser.parse_args(argv)
@@ -418,16 +457,23 @@ def main(argv: list | None = None) -> int:
     engines = {}
     from memcli.search.embed import available
 
-    default = [n for n in ENGINES if n not in ("memcli-semantic", "memcli-strict") or
-               (n == "memcli-semantic" and available())]
+    default = [
+        n for n in ENGINES if n not in ("memcli-semantic", "memcli-strict") or (n == "memcli-semantic" and available())
+    ]
     for name in args.engine or default:
         engines[name] = ENGINES[name] if name in ENGINES else plugin(name)
     if args.cli and "memcli" in engines:
         engines["memcli"] = memcli_cli
     if args.embed_url:
-        engines["memcli-semantic@openai"] = memcli_provider({
-            "embed.provider": "openai", "embed.url": args.embed_url, "embed.model": args.embed_model,
-            "embed.query_prefix": args.embed_prefixes[0], "embed.passage_prefix": args.embed_prefixes[1]})
+        engines["memcli-semantic@openai"] = memcli_provider(
+            {
+                "embed.provider": "openai",
+                "embed.url": args.embed_url,
+                "embed.model": args.embed_model,
+                "embed.query_prefix": args.embed_prefixes[0],
+                "embed.passage_prefix": args.embed_prefixes[1],
+            }
+        )
     for t in args.threshold:
         engines[f"memcli@{t:g}"] = memcli_at(t)
     for c in args.semantic_cut:
@@ -436,8 +482,11 @@ def main(argv: list | None = None) -> int:
     if args.split and args.split != "all-but-fresh" and not (root / f"queries-{args.split}.yaml").is_file():
         parser.error(f"no queries-{args.split}.yaml under {root}")
     if args.split in FINAL:
-        print(f"split {args.split}: the one-time final check. Score it once, after the work it judges is done, "
-              "and do not tune on what it shows.", file=sys.stderr)
+        print(
+            f"split {args.split}: the one-time final check. Score it once, after the work it judges is done, "
+            "and do not tune on what it shows.",
+            file=sys.stderr,
+        )
         sections = {args.split: load_queries(root, args.split)}
     elif args.split == "all-but-fresh":
         sections = {"dev+test": load_queries(root, "dev") + load_queries(root, "test")}
@@ -450,12 +499,26 @@ def main(argv: list | None = None) -> int:
     report = run(engines, root, sections, args.show, modes)
     n_mem = len(_documents(root))
     if args.json:
-        print(json.dumps({"memories": n_mem, "limit": LIMIT, "now": NOW, "cli": args.cli,
-                          "final_check": args.split in FINAL, "results": report},
-                         ensure_ascii=False, indent=1))
+        print(
+            json.dumps(
+                {
+                    "memories": n_mem,
+                    "limit": LIMIT,
+                    "now": NOW,
+                    "cli": args.cli,
+                    "final_check": args.split in FINAL,
+                    "results": report,
+                },
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
     else:
-        print(f"{n_mem} memories; " + ", ".join(f"{s}: {len(q)} queries" for s, q in sections.items())
-              + (" (memcli via the CLI)" if args.cli else ""))
+        print(
+            f"{n_mem} memories; "
+            + ", ".join(f"{s}: {len(q)} queries" for s, q in sections.items())
+            + (" (memcli via the CLI)" if args.cli else "")
+        )
         print_tables(report)
     return 0
 

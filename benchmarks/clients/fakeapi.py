@@ -50,7 +50,7 @@ def pick(name: str, tools: list[str]) -> str | None:
 
 
 MAX_REQUESTS = 100  # past this many requests the model only answers DONE: a client that loses tool
-                   # results (and so asks again and again) ends, and its check fails, instead of hanging
+# results (and so asks again and again) ends, and its check fails, instead of hanging
 
 
 def step(script: list, done: int, tools: list[str]):
@@ -147,8 +147,9 @@ class Handler(BaseHTTPRequestHandler):
             content = msg.get("content")
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
             if msg.get("role") == "user":
-                script = script_of(" ".join(b.get("text", "") for b in blocks if b.get("type") == "text"),
-                                   self.server.recorder.aside)
+                script = script_of(
+                    " ".join(b.get("text", "") for b in blocks if b.get("type") == "text"), self.server.recorder.aside
+                )
                 if script:
                     break
             done += sum(b.get("type") == "tool_result" for b in blocks)
@@ -170,19 +171,52 @@ class Handler(BaseHTTPRequestHandler):
                 full["input"] = json.loads(m)
             else:
                 full["text"] = "DONE"
-            return self._send(200, {"id": "msg_01", "type": "message", "role": "assistant", "model": model,
-                                    "content": [full], "stop_reason": stop, "stop_sequence": None, "usage": usage})
-        self._send(200, sse=[
-            ("message_start", {"type": "message_start", "message": {
-                "id": "msg_01", "type": "message", "role": "assistant", "model": model, "content": [],
-                "stop_reason": None, "stop_sequence": None, "usage": usage}}),
-            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
-            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                               "usage": {"output_tokens": 1}}),
-            ("message_stop", {"type": "message_stop"}),
-        ])
+            return self._send(
+                200,
+                {
+                    "id": "msg_01",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [full],
+                    "stop_reason": stop,
+                    "stop_sequence": None,
+                    "usage": usage,
+                },
+            )
+        self._send(
+            200,
+            sse=[
+                (
+                    "message_start",
+                    {
+                        "type": "message_start",
+                        "message": {
+                            "id": "msg_01",
+                            "type": "message",
+                            "role": "assistant",
+                            "model": model,
+                            "content": [],
+                            "stop_reason": None,
+                            "stop_sequence": None,
+                            "usage": usage,
+                        },
+                    },
+                ),
+                ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+                ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+                ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                (
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": stop, "stop_sequence": None},
+                        "usage": {"output_tokens": 1},
+                    },
+                ),
+                ("message_stop", {"type": "message_stop"}),
+            ],
+        )
 
     # --- OpenAI Responses
     def openai(self, body):
@@ -190,8 +224,10 @@ class Handler(BaseHTTPRequestHandler):
         for item in reversed(body.get("input", [])):
             if item.get("type") == "message" and item.get("role") == "user":
                 c = item.get("content")
-                script = script_of(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c or []),
-                                   self.server.recorder.aside)
+                script = script_of(
+                    c if isinstance(c, str) else " ".join(p.get("text", "") for p in c or []),
+                    self.server.recorder.aside,
+                )
                 if script:
                     break
             done += item.get("type") == "function_call_output"
@@ -203,27 +239,54 @@ class Handler(BaseHTTPRequestHandler):
         nxt = step(script, done, names)
         name = nxt[0] if nxt else None
         if name:
-            item = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:24]}", "name": name,
-                    "call_id": f"call_{uuid.uuid4().hex[:24]}", "arguments": json.dumps(nxt[1]), "status": "completed"}
+            item = {
+                "type": "function_call",
+                "id": f"fc_{uuid.uuid4().hex[:24]}",
+                "name": name,
+                "call_id": f"call_{uuid.uuid4().hex[:24]}",
+                "arguments": json.dumps(nxt[1]),
+                "status": "completed",
+            }
             if "." in name:
                 ns, short = name.rsplit(".", 1)
                 item.update(name=short, namespace=ns)
         else:
-            item = {"type": "message", "id": "msg_01", "role": "assistant", "status": "completed",
-                    "content": [{"type": "output_text", "text": "DONE", "annotations": []}]}
-        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
-                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 11}
-        resp = {"id": "resp_01", "object": "response", "status": "completed", "model": body.get("model"),
-                "output": [item], "usage": usage}
+            item = {
+                "type": "message",
+                "id": "msg_01",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "DONE", "annotations": []}],
+            }
+        usage = {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 1,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 11,
+        }
+        resp = {
+            "id": "resp_01",
+            "object": "response",
+            "status": "completed",
+            "model": body.get("model"),
+            "output": [item],
+            "usage": usage,
+        }
         if not body.get("stream"):
             return self._send(200, resp)
-        self._send(200, sse=[
-            ("response.created", {"type": "response.created", "response": {**resp, "status": "in_progress",
-                                                                            "output": []}}),
-            ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
-            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
-            ("response.completed", {"type": "response.completed", "response": resp}),
-        ])
+        self._send(
+            200,
+            sse=[
+                (
+                    "response.created",
+                    {"type": "response.created", "response": {**resp, "status": "in_progress", "output": []}},
+                ),
+                ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
+                ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+                ("response.completed", {"type": "response.completed", "response": resp}),
+            ],
+        )
 
     # --- Gemini
     def gemini(self, path, body):
@@ -233,16 +296,20 @@ class Handler(BaseHTTPRequestHandler):
         for content in reversed(body.get("contents", [])):
             parts = content.get("parts", [])
             if content.get("role") == "user":
-                script = script_of(" ".join(p.get("text", "") for p in parts if "text" in p), self.server.recorder.aside)
+                script = script_of(
+                    " ".join(p.get("text", "") for p in parts if "text" in p), self.server.recorder.aside
+                )
                 if script:
                     break
             done += sum("functionResponse" in p for p in parts)
         names = [f.get("name", "") for t in body.get("tools", []) for f in t.get("functionDeclarations", []) or []]
         nxt = step(script, done, names)
         part = {"functionCall": {"name": nxt[0], "args": nxt[1]}} if nxt else {"text": "DONE"}
-        resp = {"candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
-                "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11},
-                "modelVersion": "gemini-fake"}
+        resp = {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11},
+            "modelVersion": "gemini-fake",
+        }
         if ":streamGenerateContent" in path:
             return self._send(200, sse=[(None, resp)])
         self._send(200, resp)

@@ -32,6 +32,7 @@ def memcli_command(root: Path, *args: str) -> list[str]:
 @dataclass
 class Run:
     """One client command: its exit code and output, and the model requests it made meanwhile."""
+
     argv: list
     code: int
     stdout: str
@@ -39,20 +40,36 @@ class Run:
     requests: list = field(default_factory=list)
 
     def describe(self) -> str:
-        return (f"`{' '.join(map(str, self.argv[:3]))} …` exit {self.code}\n--- stdout\n{self.stdout[-1500:]}\n"
-                f"--- stderr\n{self.stderr[-1500:]}")
+        return (
+            f"`{' '.join(map(str, self.argv[:3]))} …` exit {self.code}\n--- stdout\n{self.stdout[-1500:]}\n"
+            f"--- stderr\n{self.stderr[-1500:]}"
+        )
 
 
 def base_env(home: Path) -> dict:
     """An environment with nothing of the caller's but PATH: HOME and the XDG folders in home."""
     home.mkdir(parents=True, exist_ok=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-           "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
-           "XDG_DATA_HOME": str(home / ".local/share"), "XDG_STATE_HOME": str(home / ".local/state"),
-           "TMPDIR": str(home / "tmp"), "DO_NOT_TRACK": "1", "NO_COLOR": "1", "CI": "1",
-           "HTTP_PROXY": DEAD_PROXY, "HTTPS_PROXY": DEAD_PROXY, "ALL_PROXY": DEAD_PROXY,
-           "http_proxy": DEAD_PROXY, "https_proxy": DEAD_PROXY, "all_proxy": DEAD_PROXY,
-           "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_STATE_HOME": str(home / ".local/state"),
+        "TMPDIR": str(home / "tmp"),
+        "DO_NOT_TRACK": "1",
+        "NO_COLOR": "1",
+        "CI": "1",
+        "HTTP_PROXY": DEAD_PROXY,
+        "HTTPS_PROXY": DEAD_PROXY,
+        "ALL_PROXY": DEAD_PROXY,
+        "http_proxy": DEAD_PROXY,
+        "https_proxy": DEAD_PROXY,
+        "all_proxy": DEAD_PROXY,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+    }
     (home / "tmp").mkdir(exist_ok=True)
     return env
 
@@ -60,8 +77,15 @@ def base_env(home: Path) -> dict:
 def run(argv: list, env: dict, cwd: Path, api=None, timeout: float = RUN_TIMEOUT) -> Run:
     before = len(api.requests) if api is not None else 0
     try:
-        p = subprocess.run([str(a) for a in argv], env=env, cwd=cwd, capture_output=True, text=True,
-                           timeout=timeout, stdin=subprocess.DEVNULL)
+        p = subprocess.run(
+            [str(a) for a in argv],
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         code, out, err = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         code, out, err = -1, _text(e.stdout), _text(e.stderr) + f"\n(timed out after {timeout} s)"
@@ -73,6 +97,7 @@ def _text(b) -> str:
 
 
 # ---------------------------------------------------------------- Claude Code
+
 
 def connected(log: Path) -> bool:
     """Claude Code's debug log says memcli's server connected."""
@@ -86,14 +111,19 @@ class ClaudeCode:
     def __init__(self, where: Path, home: Path, root: Path, api):
         self.bin, self.home, self.root, self.api = binary(where, "claude"), home, root, api
         self.env = base_env(home)
-        self.env.update(ANTHROPIC_BASE_URL=api.url, ANTHROPIC_API_KEY="sk-ant-dummy-key",
-                        # documented: turns off auto-update, telemetry, error reporting and /bug together
-                        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
-                        DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
-                        # list MCP tools with their schemas (the default defers them behind ToolSearch)
-                        ENABLE_TOOL_SEARCH="false",
-                        # documented: how long an MCP server may take to start (a loaded machine is slow)
-                        MCP_TIMEOUT="60000")
+        self.env.update(
+            ANTHROPIC_BASE_URL=api.url,
+            ANTHROPIC_API_KEY="sk-ant-dummy-key",
+            # documented: turns off auto-update, telemetry, error reporting and /bug together
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+            DISABLE_TELEMETRY="1",
+            DISABLE_ERROR_REPORTING="1",
+            # list MCP tools with their schemas (the default defers them behind ToolSearch)
+            ENABLE_TOOL_SEARCH="false",
+            # documented: how long an MCP server may take to start (a loaded machine is slow)
+            MCP_TIMEOUT="60000",
+        )
 
     def setup(self, cwd: Path) -> Run:
         command = shlex.join(memcli_command(self.root, "hook", "claude-code"))
@@ -101,8 +131,11 @@ class ClaudeCode:
         settings = {"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}
         (self.home / ".claude").mkdir(parents=True, exist_ok=True)
         (self.home / ".claude" / "settings.json").write_text(json.dumps(settings))
-        return run([self.bin, "mcp", "add", "--scope", "user", "memcli", "--", *memcli_command(self.root, "mcp")],
-                   self.env, cwd)
+        return run(
+            [self.bin, "mcp", "add", "--scope", "user", "memcli", "--", *memcli_command(self.root, "mcp")],
+            self.env,
+            cwd,
+        )
 
     def __call__(self, *args, cwd: Path) -> Run:
         return run([self.bin, *args], self.env, cwd, self.api)
@@ -114,11 +147,28 @@ class ClaudeCode:
         Code's debug log says the server connected."""
         self.asked = getattr(self, "asked", 0) + 1
         log = self.home / f"claude-debug-{self.asked}.log"
-        argv = [self.bin, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-                "--debug-file", str(log), *args]
+        argv = [
+            self.bin,
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--debug-file",
+            str(log),
+            *args,
+        ]
         before = len(self.api.requests)
-        p = subprocess.Popen(argv, env=self.env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            argv,
+            env=self.env,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline and p.poll() is None:
@@ -126,8 +176,9 @@ class ClaudeCode:
                     break
                 time.sleep(0.1)
             message = {"type": "user", "message": {"role": "user", "content": prompt}}
-            out, err = p.communicate(json.dumps(message, ensure_ascii=False) + "\n",
-                                     timeout=max(deadline - time.monotonic(), 1))
+            out, err = p.communicate(
+                json.dumps(message, ensure_ascii=False) + "\n", timeout=max(deadline - time.monotonic(), 1)
+            )
             code = p.returncode
         except (subprocess.TimeoutExpired, BrokenPipeError):
             p.kill()
@@ -139,6 +190,7 @@ class ClaudeCode:
 
 
 # ---------------------------------------------------------------- Codex
+
 
 class Codex:
     """Codex CLI with a model provider on the fake Responses API and memcli in config.toml, marked
@@ -178,6 +230,7 @@ startup_timeout_sec = 60
 
 # ---------------------------------------------------------------- Gemini CLI
 
+
 class Gemini:
     """Gemini CLI with an API key, its base URL on the fake Gemini API and memcli in settings.json."""
 
@@ -186,14 +239,21 @@ class Gemini:
     def __init__(self, where: Path, home: Path, root: Path, api):
         self.bin, self.home, self.root, self.api = binary(where, "gemini"), home, root, api
         self.env = base_env(home)
-        self.env.update(GEMINI_CLI_HOME=str(home), GEMINI_API_KEY="dummy-key", GOOGLE_GEMINI_BASE_URL=api.url,
-                        GEMINI_TELEMETRY_ENABLED="false")
+        self.env.update(
+            GEMINI_CLI_HOME=str(home),
+            GEMINI_API_KEY="dummy-key",
+            GOOGLE_GEMINI_BASE_URL=api.url,
+            GEMINI_TELEMETRY_ENABLED="false",
+        )
         command = memcli_command(root, "mcp")
-        settings = {"general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-                    "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
-                    "security": {"auth": {"selectedType": "gemini-api-key"}},
-                    # timeout: a loaded machine starts the server slower than `gemini mcp list` waits by default
-                    "mcpServers": {"memcli": {"command": command[0], "args": command[1:], "timeout": 60000}}}
+        settings = {
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            # timeout: a loaded machine starts the server slower than `gemini mcp list` waits by default
+            "mcpServers": {"memcli": {"command": command[0], "args": command[1:], "timeout": 60000}},
+        }
         (home / ".gemini").mkdir(parents=True, exist_ok=True)
         (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
 
@@ -207,6 +267,7 @@ class Gemini:
 
 # ---------------------------------------------------------------- MCP Inspector (CLI mode)
 
+
 class Inspector:
     def __init__(self, where: Path, home: Path, root: Path):
         self.bin, self.root = binary(where, "mcp-inspector"), root
@@ -218,17 +279,22 @@ class Inspector:
 
 # ---------------------------------------------------------------- what reached the model
 
+
 def anthropic_tool_results(requests: list) -> list[dict]:
     """The tool_result blocks of the last Messages request, in order."""
     msgs = requests[-1]["body"]["messages"] if requests else []
-    return [b for m in msgs if isinstance(m.get("content"), list) for b in m["content"]
-            if b.get("type") == "tool_result"]
+    return [
+        b for m in msgs if isinstance(m.get("content"), list) for b in m["content"] if b.get("type") == "tool_result"
+    ]
 
 
 def openai_tool_outputs(requests: list) -> list[str]:
     items = requests[-1]["body"]["input"] if requests else []
-    return [i.get("output", "") if isinstance(i.get("output"), str) else json.dumps(i.get("output"))
-            for i in items if i.get("type") == "function_call_output"]
+    return [
+        i.get("output", "") if isinstance(i.get("output"), str) else json.dumps(i.get("output"))
+        for i in items
+        if i.get("type") == "function_call_output"
+    ]
 
 
 def gemini_tool_responses(requests: list) -> list[dict]:

@@ -25,8 +25,12 @@ PINS = {
     "@google/gemini-cli": "0.61.0",
     "@modelcontextprotocol/inspector": "2.12.0",
 }
-BINARIES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli",
-            "mcp-inspector": "@modelcontextprotocol/inspector"}
+BINARIES = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "gemini": "@google/gemini-cli",
+    "mcp-inspector": "@modelcontextprotocol/inspector",
+}
 INSTALL_TIMEOUT = 900  # seconds: a cold install downloads about 1 GB
 
 # Read when this module is imported, before a test gives the process another HOME.
@@ -58,8 +62,12 @@ def installed(where: Path) -> bool:
 
 def npm_env() -> dict:
     env = dict(os.environ)
-    env.update(npm_config_update_notifier="false", npm_config_fund="false", npm_config_audit="false",
-               npm_config_loglevel="error")
+    env.update(
+        npm_config_update_notifier="false",
+        npm_config_fund="false",
+        npm_config_audit="false",
+        npm_config_loglevel="error",
+    )
     return env
 
 
@@ -77,16 +85,29 @@ def ensure() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if installed(where):
             return where
-        (where / "package.json").write_text(json.dumps(
-            {"name": "memcli-clients", "private": True, "dependencies": PINS}, indent=1) + "\n")
+        (where / "package.json").write_text(
+            json.dumps({"name": "memcli-clients", "private": True, "dependencies": PINS}, indent=1) + "\n"
+        )
         try:
-            r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-save"],
-                               cwd=where, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, env=npm_env())
+            r = subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-save"],
+                cwd=where,
+                capture_output=True,
+                text=True,
+                timeout=INSTALL_TIMEOUT,
+                env=npm_env(),
+            )
         except subprocess.TimeoutExpired:
             raise ClientsUnavailable(f"npm install in {where} took over {INSTALL_TIMEOUT} s") from None
         if r.returncode == 0:  # Claude Code's postinstall: its native binary into bin/
-            r = subprocess.run(["node", "install.cjs"], cwd=where / "node_modules" / "@anthropic-ai" / "claude-code",
-                               capture_output=True, text=True, timeout=120, env=npm_env())
+            r = subprocess.run(
+                ["node", "install.cjs"],
+                cwd=where / "node_modules" / "@anthropic-ai" / "claude-code",
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=npm_env(),
+            )
         if r.returncode != 0 or not installed(where):
             tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-15:])
             raise ClientsUnavailable(f"installing the clients in {where} failed (exit {r.returncode}):\n{tail}")

@@ -42,8 +42,10 @@ def mobile_like(r: random.Random) -> str:
 
 def dated18(r: random.Random) -> str:
     """18 digits that start like a resident ID (a region, a date); the check digit is chance."""
-    body = f"{r.choice(['110105', '310115', '440306', '510104'])}{r.randint(1960, 2005)}{r.randint(1, 12):02d}" \
-           f"{r.randint(1, 28):02d}{r.randint(0, 999):03d}"
+    body = (
+        f"{r.choice(['110105', '310115', '440306', '510104'])}{r.randint(1960, 2005)}{r.randint(1, 12):02d}"
+        f"{r.randint(1, 28):02d}{r.randint(0, 999):03d}"
+    )
     return body + r.choice("0123456789X")
 
 
@@ -54,10 +56,16 @@ def technical(r: random.Random, n: int) -> list[str]:
         lambda: f"the dump is {mobile_like(r)} bytes ({r.randint(10, 99)} GiB) after compression",
         lambda: f"max_binlog_cache_size = {mobile_like(r)}",
         lambda: f"vm.max_map_count={r.randint(100000, 999999)} fs.file-max={mobile_like(r)}",
-        lambda: f"2026-11-{r.randint(10, 28)}T10:{r.randint(10, 59)}:00Z INFO wrote {mobile_like(r)} bytes to s3://logs/part-{r.randint(1, 999)}",
+        lambda: (
+            f"2026-11-{r.randint(10, 28)}T10:{r.randint(10, 59)}:00Z INFO wrote {mobile_like(r)} bytes to s3://logs/part-{r.randint(1, 999)}"
+        ),
         lambda: f"Total: {mobile_like(r)} rows scanned, {r.randint(100, 9999)} ms",
-        lambda: f"request_id={luhn_complete(r, '4' + str(r.randint(100, 999)), 16)} status=200 latency_ms={r.randint(3, 900)}",
-        lambda: f"\"thread id {luhn_complete(r, str(r.randint(51, 55)), 16)}\" prio=5 os_prio=0 tid=0x{hexs(12)} nid=0x{hexs(4)} waiting",
+        lambda: (
+            f"request_id={luhn_complete(r, '4' + str(r.randint(100, 999)), 16)} status=200 latency_ms={r.randint(3, 900)}"
+        ),
+        lambda: (
+            f'"thread id {luhn_complete(r, str(r.randint(51, 55)), 16)}" prio=5 os_prio=0 tid=0x{hexs(12)} nid=0x{hexs(4)} waiting'
+        ),
         lambda: f"span_id {luhn_complete(r, '4', 16)} parent {luhn_complete(r, '5', 16)}",
         lambda: f"sha256:{hexs(64)}",
         lambda: f"image digest sha256:{luhn_complete(r, '4', 16)}{hexs(48)}",
@@ -71,8 +79,8 @@ def technical(r: random.Random, n: int) -> list[str]:
         lambda: f"step {r.randint(2, 12)} Station Road checks pass in CI",
         lambda: f"v{r.randint(1, 4)}.{r.randint(0, 30)}.{r.randint(0, 9)} build {mobile_like(r)}",
         lambda: f"listen 0.0.0.0:{r.randint(1024, 65535)} backlog={r.randint(128, 4096)} pid {r.randint(1000, 99999)}",
-        lambda: f"DB_POOL_MAX_BYTES: \"{mobile_like(r)}\"",
-        lambda: f"{{\"offset\": {mobile_like(r)}, \"partition\": {r.randint(0, 63)}, \"lag\": {r.randint(0, 99999)}}}",
+        lambda: f'DB_POOL_MAX_BYTES: "{mobile_like(r)}"',
+        lambda: f'{{"offset": {mobile_like(r)}, "partition": {r.randint(0, 63)}, "lag": {r.randint(0, 99999)}}}',
         lambda: f"checksum crc64 {luhn_complete(r, '5', 16)}",
         lambda: f"memory.limit_in_bytes {mobile_like(r)}",
         lambda: f"上传完成，共 {mobile_like(r)} 字节，耗时 {r.randint(1, 99)} 秒",
@@ -105,21 +113,36 @@ def fresh2(r: random.Random) -> list[dict]:
         check = 98 - int("".join(str(int(c, 36)) for c in bban + "DE00")) % 97
         v = f"de{check:02d} {bban[:4]} {bban[4:8]} {bban[8:12]} {bban[12:16]} {bban[16:]}"
         rows.append({"text": f"refund to {v} please", "pii": [{"kind": "iban", "value": v}], "lang": "en"})
-    for ctx in ("my number is {}", "WhatsApp {} any time", "打这个 {} 找他", "reach her on {}", "联系方式 {}",
-                "tel {}", "sms {} when you land", "回拨 {}"):
+    for ctx in (
+        "my number is {}",
+        "WhatsApp {} any time",
+        "打这个 {} 找他",
+        "reach her on {}",
+        "联系方式 {}",
+        "tel {}",
+        "sms {} when you land",
+        "回拨 {}",
+    ):
         m = mobile_like(r)
-        rows.append({"text": ctx.format(m), "pii": [{"kind": "phone", "value": m}], "lang": "zh" if ord(ctx[0]) > 127 else "en"})
+        rows.append(
+            {"text": ctx.format(m), "pii": [{"kind": "phone", "value": m}], "lang": "zh" if ord(ctx[0]) > 127 else "en"}
+        )
     return rows
 
 
 def main() -> None:
     for name, seed in (("technical-dev", 1101), ("technical-fresh", 2202)):
         r = random.Random(seed)
-        rows = [{"text": t, "pii": [], "lang": "zh" if any(ord(c) > 127 for c in t) else "en"} for t in technical(r, 120)]
-        (HERE / f"{name}.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows),
-                                            encoding="utf-8")
+        rows = [
+            {"text": t, "pii": [], "lang": "zh" if any(ord(c) > 127 for c in t) else "en"} for t in technical(r, 120)
+        ]
+        (HERE / f"{name}.jsonl").write_text(
+            "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows), encoding="utf-8"
+        )
     rows = fresh2(random.Random(3303))
-    (HERE / "fresh2.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows), encoding="utf-8")
+    (HERE / "fresh2.jsonl").write_text(
+        "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows), encoding="utf-8"
+    )
     print("wrote technical-dev.jsonl, technical-fresh.jsonl, fresh2.jsonl", file=sys.stderr)
 
 

@@ -29,11 +29,13 @@ from memcli.safety import pii  # noqa: E402
 
 REQUIRED = ("email", "phone", "cn-id", "card", "iban")
 
-_NAIVE = [("email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
-          ("cn-id", re.compile(r"\d{17}[\dXx]")),
-          ("card", re.compile(r"\d(?:[ -]?\d){12,18}")),
-          ("iban", re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}")),
-          ("phone", re.compile(r"(?:\+\d{1,3}[ -]?)?\(?\d{2,4}\)?[ -]?\d{3,4}[ -]?\d{4}"))]
+_NAIVE = [
+    ("email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    ("cn-id", re.compile(r"\d{17}[\dXx]")),
+    ("card", re.compile(r"\d(?:[ -]?\d){12,18}")),
+    ("iban", re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}")),
+    ("phone", re.compile(r"(?:\+\d{1,3}[ -]?)?\(?\d{2,4}\)?[ -]?\d{3,4}[ -]?\d{4}")),
+]
 
 
 def naive(text: str) -> list:
@@ -69,15 +71,23 @@ def score(rows: list, notes: list, find) -> dict:
             per[lab["kind"]] += 1
             hit[lab["kind"]] += ok
             if not ok:
-                misses.append((lab["kind"], r["text"], [(f.kind, r["text"][f.start:f.end]) for f in found]))
+                misses.append((lab["kind"], r["text"], [(f.kind, r["text"][f.start : f.end]) for f in found]))
     clean = [r["text"] for r in rows if not r["pii"]]
     fp_clean = [t for t in clean if find(t)]
-    fp_notes = [(n, [(f.kind, n[f.start:f.end]) for f in find(n)]) for n in notes if find(n)]
+    fp_notes = [(n, [(f.kind, n[f.start : f.end]) for f in find(n)]) for n in notes if find(n)]
     req = sum(per[k] for k in REQUIRED)
-    return {"detected": sum(hit[k] for k in REQUIRED) / req if req else 0.0, "positives": req,
-            "per_kind": {k: f"{hit[k]}/{per[k]}" for k in per}, "fp_clean": len(fp_clean) / max(len(clean), 1),
-            "clean": len(clean), "fp_notes": len(fp_notes) / len(notes), "notes": len(notes),
-            "misses": misses, "fp_examples": fp_clean[:10] + [x[0] for x in fp_notes[:10]], "fp_notes_found": fp_notes}
+    return {
+        "detected": sum(hit[k] for k in REQUIRED) / req if req else 0.0,
+        "positives": req,
+        "per_kind": {k: f"{hit[k]}/{per[k]}" for k in per},
+        "fp_clean": len(fp_clean) / max(len(clean), 1),
+        "clean": len(clean),
+        "fp_notes": len(fp_notes) / len(notes),
+        "notes": len(notes),
+        "misses": misses,
+        "fp_examples": fp_clean[:10] + [x[0] for x in fp_notes[:10]],
+        "fp_notes_found": fp_notes,
+    }
 
 
 def main() -> None:
@@ -86,15 +96,19 @@ def main() -> None:
     ap.add_argument("--show", action="store_true", help="print the misses and the false positives")
     args = ap.parse_args()
     rows, notes = load(args.split), ordinary()
-    print(f"split {args.split}: {sum(len(r['pii']) for r in rows)} labelled values, {sum(not r['pii'] for r in rows)} clean lines "
-          f"({sum(r['lang'] == 'zh' for r in rows)} Chinese lines, {sum(r['lang'] == 'en' for r in rows)} English)")
+    print(
+        f"split {args.split}: {sum(len(r['pii']) for r in rows)} labelled values, {sum(not r['pii'] for r in rows)} clean lines "
+        f"({sum(r['lang'] == 'zh' for r in rows)} Chinese lines, {sum(r['lang'] == 'en' for r in rows)} English)"
+    )
     print("| detector | detection (email, phone, cn-id, card, iban) | per kind | FP clean lines | FP ordinary notes |")
     print("|---|---:|---|---:|---:|")
     for name, find in (("memcli", pii.find), ("naive regexes", naive)):
         s = score(rows, notes, find)
         kinds = ", ".join(f"{k} {v}" for k, v in s["per_kind"].items())
-        print(f"| {name} | {s['detected']:.3f} of {s['positives']} | {kinds} | {s['fp_clean']:.3f} of {s['clean']} "
-              f"| {s['fp_notes']:.3f} of {s['notes']} |")
+        print(
+            f"| {name} | {s['detected']:.3f} of {s['positives']} | {kinds} | {s['fp_clean']:.3f} of {s['clean']} "
+            f"| {s['fp_notes']:.3f} of {s['notes']} |"
+        )
         if args.show and name == "memcli":
             for m in s["misses"]:
                 print("MISS", m)

@@ -60,7 +60,10 @@ class Generator:
         if lang == "en":
             return " ".join(self.rng.choices(self.english, cum_weights=self.en_cum, k=n))
         if lang == "zh":
-            return "".join(w + self.rng.choice(("", "", "的", "，", "了")) for w in self.rng.choices(self.chinese, cum_weights=self.zh_cum, k=n))
+            return "".join(
+                w + self.rng.choice(("", "", "的", "，", "了"))
+                for w in self.rng.choices(self.chinese, cum_weights=self.zh_cum, k=n)
+            )
         return self.words(n // 2, "en") + " " + self.words(n - n // 2, "zh")
 
     def doc(self, i: int) -> SearchDoc:

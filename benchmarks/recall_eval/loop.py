@@ -91,8 +91,10 @@ def bm25_for(mem):
     sys.path.insert(0, str(HERE.parent / "bilingual"))
     from run import BM25, cjk_bigrams
 
-    docs = [(d.id, "\n".join([d.title, d.summary, " ".join(d.tags), " ".join(d.aliases), d.body]))
-            for d in (mem.store.load(p) for p in mem.store.detail_files())]
+    docs = [
+        (d.id, "\n".join([d.title, d.summary, " ".join(d.tags), " ".join(d.aliases), d.body]))
+        for d in (mem.store.load(p) for p in mem.store.detail_files())
+    ]
     return BM25(docs, cjk_bigrams)
 
 
@@ -119,7 +121,8 @@ def run(root: Path, show: bool = False) -> dict:
             text = f"{h.title}\n{h.snippet}"
             if h.layer == "session":
                 echo = h.title.startswith("user turn") and any(
-                    q.strip().casefold() in h.snippet.casefold() for q in asked + [msg])
+                    q.strip().casefold() in h.snippet.casefold() for q in asked + [msg]
+                )
                 ok = not h.title.startswith("user turn") and expect is not None and titles[expect] in text
             else:
                 echo = False
@@ -136,18 +139,26 @@ def run(root: Path, show: bool = False) -> dict:
         mem.session(session).add("assistant", reply, now=NOW)
         if show:
             print(f"  {turn:2} {msg[:60]!r:64} expect {expect}: {' '.join(marks) or '-'}")
-    return {"turns": len(TURNS), "recalled lines": lines, "relevant": relevant,
-            "share relevant": round(relevant / lines, 3) if lines else None, "echoes": echoes,
-            "memories found": f"{found}/{wanted}",
-            "bm25": f"{base_lines} lines, {round(base_relevant / base_lines, 3) if base_lines else None} relevant"}
+    return {
+        "turns": len(TURNS),
+        "recalled lines": lines,
+        "relevant": relevant,
+        "share relevant": round(relevant / lines, 3) if lines else None,
+        "echoes": echoes,
+        "memories found": f"{found}/{wanted}",
+        "bm25": f"{base_lines} lines, {round(base_relevant / base_lines, 3) if base_lines else None} relevant",
+    }
 
 
 def main(argv: list | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", type=int, default=1000, help="size of the generated store (0: only the example root)")
     ap.add_argument("--show", action="store_true", help="print every turn and its hits (+ relevant, ! echo)")
-    ap.add_argument("--semantic", action="store_true",
-                    help="with the semantic extra's layer (default: without, as the quick start installs it)")
+    ap.add_argument(
+        "--semantic",
+        action="store_true",
+        help="with the semantic extra's layer (default: without, as the quick start installs it)",
+    )
     ap.add_argument("--keep", type=Path, help="build the roots here and keep them (reused when present)")
     args = ap.parse_args(argv)
     from locomo import semantic_extra
@@ -168,15 +179,21 @@ def _main(args) -> int:
         roots = [("example root", example if (example / "MEMORY.md").exists() else example_root(example))]
         if args.store:
             gen = tmp / f"generated-{args.store}"
-            roots.append((f"{args.store} generated + example",
-                          gen if (gen / "MEMORY.md").exists() else generated_root(gen, args.store)))
+            roots.append(
+                (
+                    f"{args.store} generated + example",
+                    gen if (gen / "MEMORY.md").exists() else generated_root(gen, args.store),
+                )
+            )
         for name, root in roots:
             if args.show:
                 print(name)
             r = run(root, args.show)
-            print(f"{name}: {r['recalled lines']} recalled lines over {r['turns']} turns, "
-                  f"{r['share relevant']} relevant, {r['echoes']} echoes, memories found {r['memories found']}; "
-                  f"plain BM25 on the same turns: {r['bm25']}")
+            print(
+                f"{name}: {r['recalled lines']} recalled lines over {r['turns']} turns, "
+                f"{r['share relevant']} relevant, {r['echoes']} echoes, memories found {r['memories found']}; "
+                f"plain BM25 on the same turns: {r['bm25']}"
+            )
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -37,8 +37,13 @@ def _resident_root(args: list, line: argv.Line) -> tuple | None:
     hook = hot.hook_root_option(args, line)
     if hook is not None:
         explicit = hook[0]
-    elif hot.hook_line(args, line) is not None or line.words is None or line.help or line.error is not None \
-            or "-" in args:
+    elif (
+        hot.hook_line(args, line) is not None
+        or line.words is None
+        or line.help
+        or line.error is not None
+        or "-" in args
+    ):
         return None
     else:
         explicit = line.value("root") or None
@@ -64,8 +69,9 @@ def _resident(args: list, root: str, hook: bool) -> tuple:
     try:
         got = resident.run(root, args, data)
     except resident.Lost:
-        sys.stderr.write(f"memcli: error: the memcli server for {root} stopped before answering; the command "
-                         "may have run\n")
+        sys.stderr.write(
+            f"memcli: error: the memcli server for {root} stopped before answering; the command may have run\n"
+        )
         return 1, None
     if got is None:
         return None, None if data is None else io.BytesIO(data)

@@ -9,9 +9,12 @@ import typer
 from .typer_app import Json, app, run, state
 from .boundary import Out, stdin_bytes
 
-hook_app = typer.Typer(help="Hooks an agent runs on its own events (reads the event's JSON on stdin), and the "
-                            "roots they may use (allow, deny, list).\n\n"
-                            "Example: memcli hook claude-code < event.json", no_args_is_help=True)
+hook_app = typer.Typer(
+    help="Hooks an agent runs on its own events (reads the event's JSON on stdin), and the "
+    "roots they may use (allow, deny, list).\n\n"
+    "Example: memcli hook claude-code < event.json",
+    no_args_is_help=True,
+)
 app.add_typer(hook_app, name="hook")
 
 
@@ -27,6 +30,7 @@ def mcp(ctx: typer.Context):
 
     Example: memcli --root ~/notes mcp
     """
+
     def act():
         from ..frontend import find_root
 
@@ -35,15 +39,19 @@ def mcp(ctx: typer.Context):
 
         serve(root)
         return Out(None)
+
     run(ctx, "mcp", False, act)
 
 
 @hook_app.command("claude-code")
 def claude_code(
     ctx: typer.Context,
-    budget: Annotated[Optional[int], typer.Option(
-        "--budget", "-b", metavar="TOKENS", help="Token budget for the context block.")] = None,
-    root: Annotated[Optional[str], typer.Option("--root", help="The memory root, as the global --root (either place).")] = None,
+    budget: Annotated[
+        Optional[int], typer.Option("--budget", "-b", metavar="TOKENS", help="Token budget for the context block.")
+    ] = None,
+    root: Annotated[
+        Optional[str], typer.Option("--root", help="The memory root, as the global --root (either place).")
+    ] = None,
     json_: Json = False,
 ):
     """Claude Code's UserPromptSubmit hook: memory context for prompts that need it.
@@ -99,10 +107,14 @@ def hook_allow(ctx: typer.Context, path: Where = None, json_: Json = False):
         added = hook_allow(root)
 
         def human():
-            r.talk(f"the hook {'now uses' if added else 'already used'} {root}: it records every prompt there "
-                   "(turns beyond session.max_rounds go into memory/episodes/, which sync commits)")
+            r.talk(
+                f"the hook {'now uses' if added else 'already used'} {root}: it records every prompt there "
+                "(turns beyond session.max_rounds go into memory/episodes/, which sync commits)"
+            )
             r.out(str(root))
+
         return Out({"root": str(root), "added": added}, human)
+
     run(ctx, "hook allow", json_, act)
 
 
@@ -122,7 +134,9 @@ def hook_deny(ctx: typer.Context, path: Where = None, json_: Json = False):
         def human():
             r.talk(f"the hook no longer uses {root}" if removed else f"{root} was not allowed; nothing changed")
             r.out(str(root))
+
         return Out({"root": str(root), "removed": removed}, human)
+
     run(ctx, "hook deny", json_, act)
 
 
@@ -143,5 +157,7 @@ def hook_list(ctx: typer.Context, json_: Json = False):
                 r.out(x)
             if not roots:
                 r.talk("no root allowed: the hook acts only with --root or MEMCLI_ROOT (`memcli hook allow PATH`)")
+
         return Out({"roots": roots}, human)
+
     run(ctx, "hook list", json_, act)

@@ -20,6 +20,7 @@ from .complete import ids, tags
 from .progress import reporting
 from .typer_app import Json, app, index_app, memory, options, run, state
 
+
 def command():
     """The app's Click command, built once per process (`main` and in-process tests share it)."""
     global _COMMAND
@@ -54,6 +55,7 @@ _COMMAND = None
 
 # ---------------------------------------------------------------- commands
 
+
 @app.command()
 def init(
     ctx: typer.Context,
@@ -80,7 +82,9 @@ def init(
             if res["examples"]:
                 r.talk(f"added {len(res['examples'])} example memories")
             r.out(res["root"])
+
         return Out.of(res, human)
+
     run(ctx, "init", json_, act)
 
 
@@ -89,20 +93,29 @@ def remember(
     ctx: typer.Context,
     title: Annotated[str, typer.Argument(help="One line naming the memory ('-' reads stdin).")],
     summary: Annotated[Optional[str], typer.Argument(help="The conclusion, in one line ('-' reads stdin).")] = None,
-    tag: Annotated[Optional[List[str]], typer.Option("--tag", "-t", help="A tag (repeatable).",
-                                                     autocompletion=tags)] = None,
-    alias: Annotated[Optional[List[str]], typer.Option("--alias", "-a", help="Another name it is known by (repeatable).")] = None,
-    body: Annotated[Optional[str], typer.Option(
-        "--body", "-b", metavar="TEXT", help="The full text ('-' reads stdin).")] = None,
-    body_file: Annotated[Optional[str], typer.Option(
-        "--body-file", "-f", metavar="FILE", help="Read the body from a file ('-': stdin).")] = None,
-    type_: Annotated[Optional[str], typer.Option(
-        "--type", help=f"fact | preference | lesson | procedure | event | note (default {DEFAULT_TYPE})")] = None,
-    importance: Annotated[Optional[float], typer.Option(
-        "--importance", "-i", metavar="0..1", help=f"0..1 (default {DEFAULT_IMPORTANCE})")] = None,
+    tag: Annotated[
+        Optional[List[str]], typer.Option("--tag", "-t", help="A tag (repeatable).", autocompletion=tags)
+    ] = None,
+    alias: Annotated[
+        Optional[List[str]], typer.Option("--alias", "-a", help="Another name it is known by (repeatable).")
+    ] = None,
+    body: Annotated[
+        Optional[str], typer.Option("--body", "-b", metavar="TEXT", help="The full text ('-' reads stdin).")
+    ] = None,
+    body_file: Annotated[
+        Optional[str], typer.Option("--body-file", "-f", metavar="FILE", help="Read the body from a file ('-': stdin).")
+    ] = None,
+    type_: Annotated[
+        Optional[str],
+        typer.Option("--type", help=f"fact | preference | lesson | procedure | event | note (default {DEFAULT_TYPE})"),
+    ] = None,
+    importance: Annotated[
+        Optional[float], typer.Option("--importance", "-i", metavar="0..1", help=f"0..1 (default {DEFAULT_IMPORTANCE})")
+    ] = None,
     pin: Annotated[bool, typer.Option("--pin", help="Always keep it in MEMORY.md.")] = False,
-    expires: Annotated[Optional[str], typer.Option(
-        "--expires", metavar="DATE|30d", help="A date (2027-01-31) or a duration (30d).")] = None,
+    expires: Annotated[
+        Optional[str], typer.Option("--expires", metavar="DATE|30d", help="A date (2027-01-31) or a duration (30d).")
+    ] = None,
     id_: Annotated[Optional[str], typer.Option("--id", help="Use this id instead of one made from the title.")] = None,
     source: Annotated[Optional[str], typer.Option("--source", help="Where it came from.")] = None,
     json_: Json = False,
@@ -115,28 +128,38 @@ def remember(
 
     def act():
         return remember_action(state(ctx), **options(ctx))
+
     run(ctx, "remember", json_, act)
 
 
 @app.command()
 def update(
     ctx: typer.Context,
-    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
-                                       autocompletion=ids)],
-    title: Annotated[Optional[str], typer.Option(
-        "--title", metavar="TEXT", help="New title (the old one becomes an alias).")] = None,
-    summary: Annotated[Optional[str], typer.Option(
-        "--summary", "-s", metavar="TEXT", help="New summary ('-' reads stdin).")] = None,
-    append: Annotated[Optional[str], typer.Option(
-        "--append", metavar="TEXT", help="Text to add to the body ('-' reads stdin).")] = None,
+    id_: Annotated[
+        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+    ],
+    title: Annotated[
+        Optional[str], typer.Option("--title", metavar="TEXT", help="New title (the old one becomes an alias).")
+    ] = None,
+    summary: Annotated[
+        Optional[str], typer.Option("--summary", "-s", metavar="TEXT", help="New summary ('-' reads stdin).")
+    ] = None,
+    append: Annotated[
+        Optional[str], typer.Option("--append", metavar="TEXT", help="Text to add to the body ('-' reads stdin).")
+    ] = None,
     tag: Annotated[Optional[List[str]], typer.Option("--tag", "-t", help="Add a tag.", autocompletion=tags)] = None,
-    untag: Annotated[Optional[List[str]], typer.Option("--untag", metavar="TAG", help="Remove a tag.", autocompletion=tags)] = None,
+    untag: Annotated[
+        Optional[List[str]], typer.Option("--untag", metavar="TAG", help="Remove a tag.", autocompletion=tags)
+    ] = None,
     alias: Annotated[Optional[List[str]], typer.Option("--alias", "-a", help="Add an alias.")] = None,
-    type_: Annotated[Optional[str], typer.Option("--type", help="fact | preference | lesson | procedure | event | note")] = None,
+    type_: Annotated[
+        Optional[str], typer.Option("--type", help="fact | preference | lesson | procedure | event | note")
+    ] = None,
     importance: Annotated[Optional[float], typer.Option("--importance", "-i", metavar="0..1", help="0..1")] = None,
     pin: Annotated[Optional[bool], typer.Option("--pin/--unpin", help="Keep it in MEMORY.md always, or not.")] = None,
-    expires: Annotated[Optional[str], typer.Option(
-        "--expires", metavar="DATE|30d|never", help="A date, a duration (30d) or 'never'.")] = None,
+    expires: Annotated[
+        Optional[str], typer.Option("--expires", metavar="DATE|30d|never", help="A date, a duration (30d) or 'never'.")
+    ] = None,
     json_: Json = False,
 ):
     """Change a memory; a replaced summary goes under a dated ## History section.
@@ -152,41 +175,53 @@ def update(
         a = read_input(append, None, stdin_bytes, "append") if append is not None else None
         res = memory(ctx).gate("cli").update(UpdateRequest.of(options(ctx), summary=s, append=a))
         return Out.of(res, lambda: r.write_result(res.to_dict()))
+
     run(ctx, "update", json_, act)
 
 
 @app.command()
-def show(ctx: typer.Context,
-         id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
-                                            autocompletion=ids)],
-         json_: Json = False):
+def show(
+    ctx: typer.Context,
+    id_: Annotated[
+        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+    ],
+    json_: Json = False,
+):
     """Print one memory.
 
     Example: memcli show mysql-charset
     """
+
     def act():
         m = memory(ctx)
         data = m.get(id_).to_dict()
         text = m.raw(id_)
         return Out(data, lambda: r.show(data, text))
+
     run(ctx, "show", json_, act)
 
 
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    tag: Annotated[Optional[str], typer.Option("--tag", "-t", help="Only memories with this tag.",
-                                               autocompletion=tags)] = None,
+    tag: Annotated[
+        Optional[str], typer.Option("--tag", "-t", help="Only memories with this tag.", autocompletion=tags)
+    ] = None,
     type_: Annotated[Optional[str], typer.Option("--type", help="Only this type.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Include memory/archive/.")] = False,
-    format_: Annotated[Optional[str], typer.Option(
-        "--format", metavar="json|tsv|md", help="json | tsv | md (piped default: tsv with a header line).")] = None,
+    format_: Annotated[
+        Optional[str],
+        typer.Option(
+            "--format", metavar="json|tsv|md", help="json | tsv | md (piped default: tsv with a header line)."
+        ),
+    ] = None,
     json_: Json = False,
 ):
     """List memories in index order.
 
     Example: memcli list --tag mysql
     """
+
     def act():
         data = memory(ctx).list(tag=tag, type=type_, all=all_).to_dict()
         rows, probs = data["memories"], data["problems"]
@@ -199,15 +234,20 @@ def list_(
             r.write(text)
             for p in probs:
                 r.warn(f"skipped {p}")
+
         return Out(data, human)
+
     run(ctx, "list", json_, act)
 
 
 @app.command()
-def edit(ctx: typer.Context,
-         id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
-                                            autocompletion=ids)],
-         json_: Json = False):
+def edit(
+    ctx: typer.Context,
+    id_: Annotated[
+        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+    ],
+    json_: Json = False,
+):
     """Open a memory in $VISUAL or $EDITOR, then check it and refresh its index line.
 
     The editor works on a copy under .memcli/edits/; a change made meanwhile is merged, or the copy
@@ -227,27 +267,38 @@ def edit(ctx: typer.Context,
         editor = editors.chosen("edit ID")
         s = m.edit_begin(id_)
         if s.reopened:
-            r.talk(f"reopening the draft an earlier edit of {s.id} kept: {os.path.relpath(s.draft, m.root)}"
-                   + (f" (the file changed since: {r.plural(s.marked, 'place')} where both differ "
-                      "stand between <<<<<<< and >>>>>>> lines; keep what you want)" if s.marked else ""))
+            r.talk(
+                f"reopening the draft an earlier edit of {s.id} kept: {os.path.relpath(s.draft, m.root)}"
+                + (
+                    f" (the file changed since: {r.plural(s.marked, 'place')} where both differ "
+                    "stand between <<<<<<< and >>>>>>> lines; keep what you want)"
+                    if s.marked
+                    else ""
+                )
+            )
         code = editors.run(editor, s.draft, lambda: m.edit_abandon(s))
         if code != 0:
             kept = m.edit_abandon(s)
-            raise UsageError(f"the editor exited with {code}; nothing was changed"
-                             + (f" (your text is kept in {kept})" if kept else ""))
+            raise UsageError(
+                f"the editor exited with {code}; nothing was changed"
+                + (f" (your text is kept in {kept})" if kept else "")
+            )
         res = m.edit_finish(s)
         return Out.of(res, lambda: r.write_result(res.to_dict()))
+
     run(ctx, "edit", json_, act)
 
 
 @app.command()
 def forget(
     ctx: typer.Context,
-    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
-                                       autocompletion=ids)],
+    id_: Annotated[
+        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+    ],
     purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y",
-                                      help="Do not ask before --purge (needed when not on a terminal).")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Do not ask before --purge (needed when not on a terminal).")
+    ] = False,
     json_: Json = False,
 ):
     """Archive a memory: its index line goes, its file moves to memory/archive/ (`restore` brings it back).
@@ -256,35 +307,43 @@ def forget(
 
     Example: memcli forget old-note
     """
+
     def act():
         m = memory(ctx)
         found = m.locate(id_)
         if purge and not yes:
             if not (r.is_tty(sys.stdin) and r.is_tty(sys.stderr)):
-                raise UsageError("forget --purge deletes a file: pass --yes when not on a terminal "
-                                 "(without --purge, forget archives it)")
+                raise UsageError(
+                    "forget --purge deletes a file: pass --yes when not on a terminal "
+                    "(without --purge, forget archives it)"
+                )
             what = found["title"] if found["title"] is not None else "its frontmatter cannot be read"
             if not typer.confirm(f"Delete {found['path']} ({what}) and its index line for good?", err=True):
                 kept = {"action": "kept", "id": found["id"], "path": found["path"], "line": None}
                 return Out(kept, lambda: r.talk(f"kept {found['id']}: nothing deleted"))
         res = m.forget(id_, purge=purge)
         return Out.of(res, lambda: r.write_result(res.to_dict()))
+
     run(ctx, "forget", json_, act)
 
 
 @app.command()
-def restore(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path).",
-                                                                   autocompletion=ids)],
-            json_: Json = False):
+def restore(
+    ctx: typer.Context,
+    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path).", autocompletion=ids)],
+    json_: Json = False,
+):
     """Bring a forgotten or expired memory back from memory/archive/, with its index line.
 
     A passed expiry is cleared (noted under its ## History).
 
     Example: memcli restore old-promo
     """
+
     def act():
         res = memory(ctx).restore(id_)
         return Out.of(res, lambda: r.write_result(res.to_dict()))
+
     run(ctx, "restore", json_, act)
 
 
@@ -299,6 +358,7 @@ def rename(
 
     Example: memcli rename mysql-charset mysql-utf8mb4
     """
+
     def act():
         m = memory(ctx)
         with reporting(m, json_ or state(ctx).json):
@@ -309,7 +369,9 @@ def rename(
             refs = data["references"]
             refs = f"; references updated in {listed_ids(refs, '--json names them all')}" if refs else ""
             r.talk(f"renamed {old} to {new} ({data['path']}){refs}")
+
         return Out.of(data, human)
+
     run(ctx, "rename", json_, act)
 
 
@@ -319,6 +381,7 @@ def index_rebuild(ctx: typer.Context, json_: Json = False):
 
     Example: memcli index rebuild
     """
+
     def act():
         m = memory(ctx)
         with reporting(m, json_ or state(ctx).json):
@@ -329,11 +392,15 @@ def index_rebuild(ctx: typer.Context, json_: Json = False):
             left = res["left_out"]
             if left:
                 names = listed_ids(left, "`memcli list` shows every memory, --json names them all")
-                r.talk(f"{len(left):,} {'memory' if len(left) == 1 else 'memories'} not listed for lack of room "
-                       f"(detail files kept): {names}")
+                r.talk(
+                    f"{len(left):,} {'memory' if len(left) == 1 else 'memories'} not listed for lack of room "
+                    f"(detail files kept): {names}"
+                )
             for p in res["problems"]:
                 r.warn(f"skipped {p}")
+
         return Out.of(res, human)
+
     run(ctx, "index rebuild", json_, act)
 
 
@@ -345,10 +412,12 @@ def index_check(ctx: typer.Context, json_: Json = False):
 
     Example: memcli index check
     """
+
     def act():
         probs = memory(ctx).check_index()
         items = [{"path": p.path, "line": p.line, "message": p.message} for p in probs]
         return Out({"problems": items}, lambda: r.problems(probs, "index ok"), code=1 if probs else 0)
+
     run(ctx, "index check", json_, act)
 
 

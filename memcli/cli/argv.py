@@ -25,34 +25,66 @@ Options = dict
 
 # The options before the command (the Typer app's callback).
 GLOBAL: Options = {
-    "--root": ("root", str, None), "--json": ("json_", bool, False), "--session": ("session", str, None),
-    "--scope": ("scope", str, None), "--version": ("version", bool, False),
+    "--root": ("root", str, None),
+    "--json": ("json_", bool, False),
+    "--session": ("session", str, None),
+    "--scope": ("scope", str, None),
+    "--version": ("version", bool, False),
 }
 
 _JSON = {"--json": ("json_", bool, False)}
 
 # command words -> (arguments in order, "?" after an optional one; options)
 COMMANDS: dict[tuple, tuple[tuple, Options]] = {
-    ("recall",): (("query",), {
-        "--limit": ("limit", int, None), "-k": ("limit", int, None), "--deep": ("deep", bool, False),
-        "--layer": ("layer", str, None), "-l": ("layer", str, None), "--threshold": ("threshold", float, None),
-        "--inbox": ("inbox", bool, False), "--type": ("type_", str, None),
-        "--min-success": ("min_success", float, None), "--also": ("also", list, None),
-        "--strict": ("strict", bool, False), **_JSON}),
+    ("recall",): (
+        ("query",),
+        {
+            "--limit": ("limit", int, None),
+            "-k": ("limit", int, None),
+            "--deep": ("deep", bool, False),
+            "--layer": ("layer", str, None),
+            "-l": ("layer", str, None),
+            "--threshold": ("threshold", float, None),
+            "--inbox": ("inbox", bool, False),
+            "--type": ("type_", str, None),
+            "--min-success": ("min_success", float, None),
+            "--also": ("also", list, None),
+            "--strict": ("strict", bool, False),
+            **_JSON,
+        },
+    ),
     ("should-recall",): (("text",), {**_JSON}),
-    ("remember",): (("title", "summary?"), {
-        "--tag": ("tag", list, None), "-t": ("tag", list, None), "--alias": ("alias", list, None),
-        "-a": ("alias", list, None), "--body": ("body", str, None), "-b": ("body", str, None),
-        "--body-file": ("body_file", str, None), "-f": ("body_file", str, None), "--type": ("type_", str, None),
-        "--importance": ("importance", float, None), "-i": ("importance", float, None),
-        "--pin": ("pin", bool, False), "--expires": ("expires", str, None), "--id": ("id_", str, None),
-        "--source": ("source", str, None), **_JSON}),
-    ("scope", "set"): (("key", "value"), {"--agent": ("agent!", str, None), "--force": ("force", bool, False),
-                                          **_JSON}),
+    ("remember",): (
+        ("title", "summary?"),
+        {
+            "--tag": ("tag", list, None),
+            "-t": ("tag", list, None),
+            "--alias": ("alias", list, None),
+            "-a": ("alias", list, None),
+            "--body": ("body", str, None),
+            "-b": ("body", str, None),
+            "--body-file": ("body_file", str, None),
+            "-f": ("body_file", str, None),
+            "--type": ("type_", str, None),
+            "--importance": ("importance", float, None),
+            "-i": ("importance", float, None),
+            "--pin": ("pin", bool, False),
+            "--expires": ("expires", str, None),
+            "--id": ("id_", str, None),
+            "--source": ("source", str, None),
+            **_JSON,
+        },
+    ),
+    ("scope", "set"): (
+        ("key", "value"),
+        {"--agent": ("agent!", str, None), "--force": ("force", bool, False), **_JSON},
+    ),
     ("session", "add"): (("role", "text"), {**_JSON}),
     ("context",): (("query?",), {"--budget": ("budget", int, None), "-b": ("budget", int, None), **_JSON}),
-    ("hook", "claude-code"): ((), {"--budget": ("budget", int, None), "-b": ("budget", int, None),
-                                   "--root": ("root", str, None), **_JSON}),
+    ("hook", "claude-code"): (
+        (),
+        {"--budget": ("budget", int, None), "-b": ("budget", int, None), "--root": ("root", str, None), **_JSON},
+    ),
 }
 
 HELP = ("-h", "--help")
@@ -85,8 +117,10 @@ class Line:
         raise KeyError(name)
 
     def __repr__(self) -> str:
-        return (f"Line(globals={self.globals}, words={self.words}, values={self.values}, help={self.help}, "
-                f"error={self.error!r})")
+        return (
+            f"Line(globals={self.globals}, words={self.words}, values={self.values}, help={self.help}, "
+            f"error={self.error!r})"
+        )
 
 
 def parse(args: list, commands: dict | None = None) -> Line:
@@ -99,9 +133,9 @@ def parse(args: list, commands: dict | None = None) -> Line:
     if line.error is not None or line.help or line.globals.get("version"):
         return line  # Click prints the version or the help before it reads the command
     for words, (names, options) in commands.items():
-        if tuple(args[i:i + len(words)]) == words:
+        if tuple(args[i : i + len(words)]) == words:
             line.words = words
-            line.error = _command(args[i + len(words):], names, options, line)
+            line.error = _command(args[i + len(words) :], names, options, line)
             return line
     return line
 
@@ -131,7 +165,7 @@ def _command(rest: list, names: tuple, options: Options, line: Line) -> str | No
     while j < len(rest):
         a = rest[j]
         if a == "--":
-            positional += rest[j + 1:]
+            positional += rest[j + 1 :]
             break
         if not a.startswith("-") or a == "-":
             positional.append(a)
@@ -178,7 +212,7 @@ def _option(args: list, i: int, options: Options, values: dict) -> tuple[int, st
             values[options[name][0].rstrip("!")] = True
             continue
         if n + 1 < len(a):
-            return i + 1, _store(values, options, name, a[n + 1:])
+            return i + 1, _store(values, options, name, a[n + 1 :])
         if i + 1 >= len(args):
             return i, f"Option '{name}' requires an argument."
         return i + 2, _store(values, options, name, args[i + 1])
@@ -220,7 +254,7 @@ def _arguments(positional: list, names: tuple, options: Options, values: dict) -
         if param.endswith("!") and param[:-1] not in values and name.startswith("--"):
             return f"Missing option '{name}'."
     if len(positional) > len(names):
-        extra = positional[len(names):]
+        extra = positional[len(names) :]
         return f"Got unexpected extra argument{'s' if len(extra) > 1 else ''} ({' '.join(extra)})"
     values.update((n.rstrip("?"), v) for n, v in zip(names, positional))
     return None

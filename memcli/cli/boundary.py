@@ -22,8 +22,9 @@ class State:
 
     __slots__ = ("root", "json", "session", "scope")
 
-    def __init__(self, root: str | None = None, json: bool = False, session: str | None = None,
-                 scope: str | None = None):
+    def __init__(
+        self, root: str | None = None, json: bool = False, session: str | None = None, scope: str | None = None
+    ):
         self.root, self.json, self.session, self.scope = root, json, session, scope
 
 
@@ -33,8 +34,9 @@ class Out:
     __slots__ = ("data", "human", "code", "warnings")
     data: Any  # what --json prints (a result's to_dict())
 
-    def __init__(self, data: object = None, human: Callable[[], None] | None = None, code: int = 0,
-                 warnings: list | None = None):
+    def __init__(
+        self, data: object = None, human: Callable[[], None] | None = None, code: int = 0, warnings: list | None = None
+    ):
         self.data, self.human, self.code = data, human, code
         self.warnings = [] if warnings is None else warnings
 
@@ -109,6 +111,7 @@ def text_arg(value: str, what: str) -> str:
 # ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
 # the global options and each command's own parameters under the Typer parameter names ----
 
+
 def recall_action(st: State, query, **options) -> Out:
     from ..requests import RecallRequest
 
@@ -118,6 +121,7 @@ def recall_action(st: State, query, **options) -> Out:
 
     def ask():
         return m.recall_request(req)
+
     if st.json or not r.is_tty(sys.stderr):  # what an agent runs: nothing drawn, nothing more imported
         res = ask()
     else:  # a person at a terminal: the first search of the details shows its progress
@@ -162,8 +166,11 @@ def session_add_action(st: State, role, text) -> Out:
     res = m.session(sess).add(role, text_arg(text, "text"))
 
     def human():
-        r.talk(f"session {res['session']}: {r.plural(res['turns'], 'turn')}"
-               + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else ""))
+        r.talk(
+            f"session {res['session']}: {r.plural(res['turns'], 'turn')}"
+            + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else "")
+        )
+
     return Out.of(res, human, warnings=m.config.warnings)
 
 
@@ -175,18 +182,25 @@ def context_action(st: State, query=None, budget=None) -> Out:
 
 
 # command -> action, for the fast path (cli/argv.py declares their arguments)
-HOT: dict[str, Callable[..., Out]] = {"recall": recall_action, "should-recall": should_recall_action, "remember": remember_action,
-       "scope set": scope_set_action, "session add": session_add_action, "context": context_action}
+HOT: dict[str, Callable[..., Out]] = {
+    "recall": recall_action,
+    "should-recall": should_recall_action,
+    "remember": remember_action,
+    "scope set": scope_set_action,
+    "session add": session_add_action,
+    "context": context_action,
+}
 
 
 # ---- the Typer path: Click's own errors (a missing argument, an unknown option or command, a
 # value of the wrong type) go through the same boundary as memcli's, so --json always gets an
 # envelope and a pipe always gets plain text ----
 
+
 def wants_json(args: list) -> bool:
     """--json anywhere before a `--`: decided from the words alone, since a usage error can stop
     the parse before the option is read."""
-    return "--json" in (args[:args.index("--")] if "--" in args else args)
+    return "--json" in (args[: args.index("--")] if "--" in args else args)
 
 
 def _click():

@@ -13,10 +13,16 @@ from .typer_app import Json, app, memory, options, run, state
 from .boundary import Out, State, names, recall_action, should_recall_action, text_arg
 from .complete import layer_help, layers
 
-session_app = typer.Typer(help="The short-term layer: recent turns plus a summary.\n\n"
-                               "Example: memcli session add user \"deploy it like last time\"", no_args_is_help=True)
-scope_app = typer.Typer(help="The current task's shared keys, with collision detection.\n\n"
-                             "Example: memcli scope set plan \"ship friday\" --agent Planner", no_args_is_help=True)
+session_app = typer.Typer(
+    help="The short-term layer: recent turns plus a summary.\n\n"
+    'Example: memcli session add user "deploy it like last time"',
+    no_args_is_help=True,
+)
+scope_app = typer.Typer(
+    help="The current task's shared keys, with collision detection.\n\n"
+    'Example: memcli scope set plan "ship friday" --agent Planner',
+    no_args_is_help=True,
+)
 app.add_typer(session_app, name="session")
 app.add_typer(scope_app, name="scope")
 
@@ -33,21 +39,40 @@ def recall(
     limit: Annotated[Optional[int], typer.Option("--limit", "-k", metavar="N", help="At most this many hits.")] = None,
     deep: Annotated[bool, typer.Option("--deep", help="Search every layer and merge (not with --layer).")] = False,
     layer: Annotated[Optional[str], typer.Option("--layer", "-l", help=layer_help(), autocompletion=layers)] = None,
-    threshold: Annotated[Optional[float], typer.Option(
-        "--threshold", metavar="FLOAT",
-        help="How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones "
-             "included.")] = None,
+    threshold: Annotated[
+        Optional[float],
+        typer.Option(
+            "--threshold",
+            metavar="FLOAT",
+            help="How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones "
+            "included.",
+        ),
+    ] = None,
     inbox: Annotated[bool, typer.Option("--inbox", help="Also search the proposals waiting in memory/inbox/.")] = False,
     type_: Annotated[Optional[str], typer.Option("--type", help="Only memories of this type (e.g. procedure).")] = None,
-    min_success: Annotated[Optional[float], typer.Option(
-        "--min-success", metavar="RATE",
-        help="Only memories whose smoothed success rate (memcli outcome) reaches RATE, 0..1.")] = None,
-    also: Annotated[Optional[List[str]], typer.Option(
-        "--also", metavar="TEXT",
-        help="Another phrasing of the same question (repeatable): a translation into the other language, a "
-             "paraphrase. The results are fused by rank.")] = None,
-    strict: Annotated[bool, typer.Option(
-        "--strict", help="Only hits to act on, never weak candidates: for memory put into a prompt unasked.")] = False,
+    min_success: Annotated[
+        Optional[float],
+        typer.Option(
+            "--min-success",
+            metavar="RATE",
+            help="Only memories whose smoothed success rate (memcli outcome) reaches RATE, 0..1.",
+        ),
+    ] = None,
+    also: Annotated[
+        Optional[List[str]],
+        typer.Option(
+            "--also",
+            metavar="TEXT",
+            help="Another phrasing of the same question (repeatable): a translation into the other language, a "
+            "paraphrase. The results are fused by rank.",
+        ),
+    ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Only hits to act on, never weak candidates: for memory put into a prompt unasked."
+        ),
+    ] = False,
     json_: Json = False,
 ):
     """Find the memory that fits: session, then scope, then the index, then the details.
@@ -80,8 +105,12 @@ def should_recall(
 def context(
     ctx: typer.Context,
     query: Annotated[Optional[str], typer.Argument(help="Recall memories for this query too.")] = None,
-    budget: Annotated[Optional[int], typer.Option(
-        "--budget", "-b", metavar="TOKENS", help=f"Token budget for the whole block (default {CONTEXT_BUDGET}).")] = None,
+    budget: Annotated[
+        Optional[int],
+        typer.Option(
+            "--budget", "-b", metavar="TOKENS", help=f"Token budget for the whole block (default {CONTEXT_BUDGET})."
+        ),
+    ] = None,
     json_: Json = False,
 ):
     """One Markdown block for a prompt, trimmed to a token budget.
@@ -94,6 +123,7 @@ def context(
 
 
 # ---------------------------------------------------------------- session
+
 
 @session_app.command("add")
 def session_add(
@@ -117,6 +147,7 @@ def session_show(ctx: typer.Context, json_: Json = False):
 
     Example: memcli --session deploy session show
     """
+
     def act():
         sess, _ = _names(ctx)
         data = memory(ctx).session(sess).show()
@@ -130,7 +161,9 @@ def session_show(ctx: typer.Context, json_: Json = False):
                     r.out(f"**{t['role']}**: {t['text']}")
             if not data.get("summary") and not data["turns"]:
                 r.talk(f"session {sess} is empty")
+
         return Out.of(data, human)
+
     run(ctx, "session show", json_, act)
 
 
@@ -140,26 +173,34 @@ def session_clear(ctx: typer.Context, json_: Json = False):
 
     Example: memcli --session deploy session clear
     """
+
     def act():
         sess, _ = _names(ctx)
         res = memory(ctx).session(sess).clear()
-        return Out.of(res, lambda: r.talk(f"session {sess} cleared" + (f"; kept in {res['episode']}" if res["episode"]
-                                                                        else "")))
+        return Out.of(
+            res, lambda: r.talk(f"session {sess} cleared" + (f"; kept in {res['episode']}" if res["episode"] else ""))
+        )
+
     run(ctx, "session clear", json_, act)
 
 
 # ---------------------------------------------------------------- scope
 
+
 @scope_app.command("start")
-def scope_start(ctx: typer.Context, task: Annotated[str, typer.Argument(help="What the task is.")], json_: Json = False):
+def scope_start(
+    ctx: typer.Context, task: Annotated[str, typer.Argument(help="What the task is.")], json_: Json = False
+):
     """Start a task's scope; an unended one is moved to the episode log.
 
     Example: memcli scope start "write the weekly article"
     """
+
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).start(text_arg(task, "task"))
         return Out.of(res, lambda: r.talk(f"scope {sc} started: {res['task']}"))
+
     run(ctx, "scope start", json_, act)
 
 
@@ -169,7 +210,9 @@ def scope_set(
     key: Annotated[str, typer.Argument(help="The key.")],
     value: Annotated[str, typer.Argument(help="The value ('-' reads stdin).")],
     agent: Annotated[str, typer.Option("--agent", help="Who writes it.")],
-    force: Annotated[bool, typer.Option("--force", help="Overwrite another agent's key (logged as a collision).")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite another agent's key (logged as a collision).")
+    ] = False,
     json_: Json = False,
 ):
     """Write a key. Another agent's key is refused (exit 4) unless --force.
@@ -187,12 +230,14 @@ def scope_get(ctx: typer.Context, key: Annotated[str, typer.Argument(help="The k
 
     Example: memcli scope get editedArticle
     """
+
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).get(key)
         if res["value"] is None:
             return Out.of(res, lambda: r.talk(f"{key} is not set in scope {sc}"), code=1)
         return Out.of(res, lambda: r.out(str(res["value"])))
+
     run(ctx, "scope get", json_, act)
 
 
@@ -207,6 +252,7 @@ def scope_read(
 
     Example: memcli scope read --agent Formatter editedArticle
     """
+
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).read(agent, keys)
@@ -216,7 +262,9 @@ def scope_read(
                 r.out(f"## {k}\n\n{v}\n")
             if res["missing"]:
                 r.talk(f"not set: {', '.join(res['missing'])}")
+
         return Out.of(res, human, code=1 if res["missing"] else 0)
+
     run(ctx, "scope read", json_, act)
 
 
@@ -239,7 +287,9 @@ def scope_show(ctx: typer.Context, json_: Json = False):
             r.out(f"# Scope {sc}" + (f": {data['task']}" if data.get("task") else ""))
             for k, v in data["keys"].items():
                 r.out(f"- {k} ({v['agent']}): {short(v['value'], 100)}")
+
         return Out(data.to_dict() if data is not None else None, human)
+
     run(ctx, "scope show", json_, act)
 
 
@@ -249,19 +299,24 @@ def scope_check(ctx: typer.Context, json_: Json = False):
 
     Example: memcli scope check --json
     """
+
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).check()
 
         def human():
             for c in res["collisions"]:
-                r.out(f"collision: {c['key']} owned by {c['owner']}, written by {c['agent']}"
-                      f" ({'forced' if c['forced'] else 'refused'}) at {c['time']}")
+                r.out(
+                    f"collision: {c['key']} owned by {c['owner']}, written by {c['agent']}"
+                    f" ({'forced' if c['forced'] else 'refused'}) at {c['time']}"
+                )
             for s in res["shared_keys"]:
                 r.out(f"shared key: {s['key']} written by {', '.join(s['writers'])}")
             if not res["collisions"] and not res["shared_keys"]:
                 r.out("no collisions")
+
         return Out.of(res, human, code=1 if res["collisions"] or res["shared_keys"] else 0)
+
     run(ctx, "scope check", json_, act)
 
 
@@ -271,9 +326,16 @@ def scope_end(ctx: typer.Context, json_: Json = False):
 
     Example: memcli --scope article scope end
     """
+
     def act():
         _, sc = _names(ctx)
         res = memory(ctx).scope(sc).end()
-        return Out.of(res, lambda: r.talk(f"scope {sc} ended" + (f"; kept in {res['episode']}" if res["episode"] else
-                                                                 "" if res.warnings else " (it was not started)")))
+        return Out.of(
+            res,
+            lambda: r.talk(
+                f"scope {sc} ended"
+                + (f"; kept in {res['episode']}" if res["episode"] else "" if res.warnings else " (it was not started)")
+            ),
+        )
+
     run(ctx, "scope end", json_, act)

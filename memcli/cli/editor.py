@@ -15,8 +15,10 @@ def chosen(command: str) -> str:
     $EDITOR is set and there is no terminal for vi. Asked before anything is prepared for it."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor and not (r.is_tty(sys.stdin) and r.is_tty(sys.stdout)):
-        raise UsageError(f"{command.split()[0]} opens $VISUAL or $EDITOR, and neither is set (vi needs a terminal): "
-                         f"set one, e.g. EDITOR=nano memcli {command}")
+        raise UsageError(
+            f"{command.split()[0]} opens $VISUAL or $EDITOR, and neither is set (vi needs a terminal): "
+            f"set one, e.g. EDITOR=nano memcli {command}"
+        )
     return editor or "vi"
 
 

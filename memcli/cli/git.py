@@ -11,16 +11,25 @@ from ..errors import UsageError
 from .typer_app import Json, app, memory, run
 from .boundary import Out
 
-git_app = typer.Typer(help="Make a root git-ready and check it.\n\nExample: memcli git setup --check", no_args_is_help=True)
-merge_app = typer.Typer(help="memcli's git merge drivers (git runs these; see `memcli git setup`).\n\n"
-                        "Example: memcli merge index %O %A %B %P",
-                        no_args_is_help=True)
+git_app = typer.Typer(
+    help="Make a root git-ready and check it.\n\nExample: memcli git setup --check", no_args_is_help=True
+)
+merge_app = typer.Typer(
+    help="memcli's git merge drivers (git runs these; see `memcli git setup`).\n\n"
+    "Example: memcli merge index %O %A %B %P",
+    no_args_is_help=True,
+)
 app.add_typer(git_app, name="git")
 app.add_typer(merge_app, name="merge")
 
-Command = Annotated[Optional[str], typer.Option(
-    "--command", help="How git should start memcli (default: this Python, isolated: `python -I -m memcli.gitmerge`; "
-    "git runs it in the work tree, so a command found on PATH is written with its absolute path).")]
+Command = Annotated[
+    Optional[str],
+    typer.Option(
+        "--command",
+        help="How git should start memcli (default: this Python, isolated: `python -I -m memcli.gitmerge`; "
+        "git runs it in the work tree, so a command found on PATH is written with its absolute path).",
+    ),
+]
 
 
 @git_app.command("setup")
@@ -36,6 +45,7 @@ def git_setup(
 
     Example: git clone host:notes.git && cd notes && memcli git setup
     """
+
     def act():
         m = memory(ctx)
         if check:
@@ -47,6 +57,7 @@ def git_setup(
                     r.out(f"{f['severity']} {f['code']} {f['path']} {f['message']} (fix: {f['fix']})")
                 if not items:
                     r.out("git setup ok")
+
             return Out.of(found, show_findings, code=1 if items else 0)
         res = m.git_setup(command)
 
@@ -57,7 +68,9 @@ def git_setup(
                 r.talk(f".gitattributes: added {len(res['gitattributes_added'])} lines (commit it)")
             r.talk(f"merge drivers registered in {res['repository']}/.git/config")
             r.out(res["root"])
+
         return Out.of(res, human)
+
     run(ctx, "git setup", json_, act)
 
 
@@ -83,9 +96,13 @@ def merge_index(base: Base, ours: Ours, theirs: Theirs, path: PathArg = "MEMORY.
 
 
 @merge_app.command("detail")
-def merge_detail(base: Base, ours: Ours, theirs: Theirs,
-                 marker: Annotated[int, typer.Argument(help="Conflict marker size (%L).")] = 7,
-                 path: PathArg = ""):
+def merge_detail(
+    base: Base,
+    ours: Ours,
+    theirs: Theirs,
+    marker: Annotated[int, typer.Argument(help="Conflict marker size (%L).")] = 7,
+    path: PathArg = "",
+):
     """Merge a memory: frontmatter key by key, the body line by line; exit 1 on a body conflict.
 
     Example: git runs `memcli merge detail base.md ours.md theirs.md 7 memory/x.md`
@@ -105,7 +122,9 @@ def merge_episode(base: Base, ours: Ours, theirs: Theirs, path: PathArg = ""):
 @app.command()
 def sync(
     ctx: typer.Context,
-    message: Annotated[Optional[str], typer.Option("--message", "-m", help="Commit message (default: generated).")] = None,
+    message: Annotated[
+        Optional[str], typer.Option("--message", "-m", help="Commit message (default: generated).")
+    ] = None,
     no_push: Annotated[bool, typer.Option("--no-push", help="Commit and merge, but do not push.")] = False,
     command: Command = None,
     json_: Json = False,
@@ -120,6 +139,7 @@ def sync(
 
     Example: memcli sync
     """
+
     def act():
         res = memory(ctx).sync(message, push=not no_push, command=command)
 
@@ -133,23 +153,36 @@ def sync(
             for p in res["conflicts"]:
                 r.warn(f"conflict in {p}: settle it ({_way(p)}), then run `memcli sync` again")
             for p in res["driver_failed"]:
-                r.warn(f"the merge driver failed on {p}: " + (
-                    "it holds only this side; settle it by hand (theirs: `git show :3:" + p + "`), `git add` it "
-                    "and sync again, or `git merge --abort`" if res.get("merging") else
-                    "nothing was merged or pushed; check the driver (`memcli git setup`), then sync again"))
+                r.warn(
+                    f"the merge driver failed on {p}: "
+                    + (
+                        "it holds only this side; settle it by hand (theirs: `git show :3:" + p + "`), `git add` it "
+                        "and sync again, or `git merge --abort`"
+                        if res.get("merging")
+                        else "nothing was merged or pushed; check the driver (`memcli git setup`), then sync again"
+                    )
+                )
             for x in res["refused"]:
                 what = "the secret" if x in res["secrets"] else "it"
-                r.warn(f"{x['path']}:{x['line']}: {x['kind']}: not committed, nothing pushed; remove {what} "
-                       "and run `memcli sync` again")
+                r.warn(
+                    f"{x['path']}:{x['line']}: {x['kind']}: not committed, nothing pushed; remove {what} "
+                    "and run `memcli sync` again"
+                )
             if res["left_alone"]:
                 shown = res["left_alone"][:5]
                 more = f" and {len(res['left_alone']) - 5} more" if len(res["left_alone"]) > 5 else ""
                 r.talk(f"not memcli's files, left for you to commit: {', '.join(shown)}{more}")
             if res["code"] == 0:
-                r.out("synced" if res["remote"] and not res["offline"] else
-                      "committed here only (no remote configured)" if not res["remote"] else
-                      f"committed here only ({res['remote']} not reached)")
+                r.out(
+                    "synced"
+                    if res["remote"] and not res["offline"]
+                    else "committed here only (no remote configured)"
+                    if not res["remote"]
+                    else f"committed here only ({res['remote']} not reached)"
+                )
+
         return Out.of(res, human, code=res["code"])
+
     run(ctx, "sync", json_, act)
 
 
@@ -172,6 +205,7 @@ def resolve(
 
     Example: memcli resolve mysql-charset --theirs && memcli sync
     """
+
     def act():
         sides = [n for n, v in (("ours", ours), ("theirs", theirs), ("both", both)) if v]
         if len(sides) != 1:
@@ -181,6 +215,7 @@ def resolve(
         def human():
             kept = "; the other side is in its ## History" if res["kept_in_history"] else ""
             r.out(f"resolved {res['path']} with {res['side']}{kept}")
-        return Out.of(res, human)
-    run(ctx, "resolve", json_, act)
 
+        return Out.of(res, human)
+
+    run(ctx, "resolve", json_, act)

@@ -29,30 +29,45 @@ def heartbeat(
 
     Example: memcli heartbeat --fix --check
     """
+
     def act():
         if dry_run and not fix:
             raise UsageError("--dry-run goes with --fix (heartbeat without --fix changes nothing anyway)")
         m = memory(ctx)
         with reporting(m, json_ or state(ctx).json):
             res = m.repair(dry_run=dry_run or not fix, write_cache=not dry_run)
-        data = {**res.report.to_dict(), "actions": [a.to_dict() for a in res.actions], "applied": res.applied,
-                "fix": fix, "dry_run": dry_run}
+        data = {
+            **res.report.to_dict(),
+            "actions": [a.to_dict() for a in res.actions],
+            "applied": res.applied,
+            "fix": fix,
+            "dry_run": dry_run,
+        }
         code = 1 if check and res.report.needs_attention else 0
         return Out(data, lambda: r.heartbeat(data), code=code)
+
     run(ctx, "heartbeat", json_, act)
 
 
 @app.command()
 def watch(
     ctx: typer.Context,
-    heartbeat_every: Annotated[Optional[str], typer.Option(
-        "--heartbeat-every", metavar="DURATION", help="Also run the heartbeat on this schedule (e.g. 10m).")] = None,
+    heartbeat_every: Annotated[
+        Optional[str],
+        typer.Option(
+            "--heartbeat-every", metavar="DURATION", help="Also run the heartbeat on this schedule (e.g. 10m)."
+        ),
+    ] = None,
     fix: Annotated[bool, typer.Option("--fix", help="Let the scheduled heartbeat apply its safe repairs.")] = False,
-    reflect: Annotated[bool, typer.Option("--reflect", help="Also run `memcli reflect` on the heartbeat's schedule.")] = False,
-    debounce: Annotated[str, typer.Option("--debounce", metavar="DURATION",
-                                          help="Wait until the files are quiet this long.")] = "0.3s",
-    json_: Annotated[bool, typer.Option(
-        "--json", help="Print JSON lines: one JSON object per event, as it happens.")] = False,
+    reflect: Annotated[
+        bool, typer.Option("--reflect", help="Also run `memcli reflect` on the heartbeat's schedule.")
+    ] = False,
+    debounce: Annotated[
+        str, typer.Option("--debounce", metavar="DURATION", help="Wait until the files are quiet this long.")
+    ] = "0.3s",
+    json_: Annotated[
+        bool, typer.Option("--json", help="Print JSON lines: one JSON object per event, as it happens.")
+    ] = False,
 ):
     """Watch the root: check edits to MEMORY.md, memory/ and memcli.yaml as they happen.
 
@@ -75,8 +90,15 @@ def watch(
         m = memory(ctx)
         stop = threading.Event()
         with until_signal(stop.set) as why:
-            res = m.watch(lambda ev: r.watch_event(ev, as_json), stop, debounce=wait, heartbeat_every=every,
-                          fix=fix, reflect=reflect)
+            res = m.watch(
+                lambda ev: r.watch_event(ev, as_json),
+                stop,
+                debounce=wait,
+                heartbeat_every=every,
+                fix=fix,
+                reflect=reflect,
+            )
         res["stopped_by"] = why[0] if why else None
         return Out(res, lambda: r.talk("memcli: stopped watching"))
+
     run(ctx, "watch", json_, act)

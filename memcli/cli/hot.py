@@ -35,7 +35,7 @@ def hook_line(args: list, line: argv.Line) -> tuple | None:
     at = _hook_word(args)
     if at is None:
         return None
-    after = args[at + 1:]
+    after = args[at + 1 :]
     if after[:1] and after[0] in _HOOK_ROOTS or _help(line, at, after):
         return None
     if line.words is None and (at != line.at or line.error is not None):
@@ -53,8 +53,9 @@ def hook(args: list, line: argv.Line, stdin=None) -> int | None:
 
     if error is not None:
         return run([], error=error, as_json="--json" in args[:at], stdin=stdin)
-    return run(args[at + 1:], root=line.value("root"), scope=line.value("scope"), as_json=line.value("json_"),
-               stdin=stdin)
+    return run(
+        args[at + 1 :], root=line.value("root"), scope=line.value("scope"), as_json=line.value("json_"), stdin=stdin
+    )
 
 
 def answer(args: list, stdin=None) -> int | None:
@@ -89,7 +90,7 @@ def _hook_word(args: list) -> int | None:
         if a == "hook":
             return i
         if a == "--":  # the end of the options: the command comes next
-            return i + 1 if args[i + 1:i + 2] == ["hook"] else None
+            return i + 1 if args[i + 1 : i + 2] == ["hook"] else None
         if a.startswith("-") and a != "-":
             value_next = a in argv.GLOBAL and argv.GLOBAL[a][1] is not bool
         elif value_next:
@@ -125,4 +126,4 @@ def hook_root_option(args: list, line: argv.Line) -> tuple | None:
     how = hook_line(args, line)
     if how is None or how[1] is not None:
         return None
-    return (argv.parse(["hook", *args[how[0] + 1:]]).values.get("root") or line.value("root") or None,)
+    return (argv.parse(["hook", *args[how[0] + 1 :]]).values.get("root") or line.value("root") or None,)

@@ -22,6 +22,7 @@ def stats(ctx: typer.Context, json_: Json = False):
 
     Example: memcli stats --json
     """
+
     def act():
         m = memory(ctx)
         with reporting(m, json_ or state(ctx).json):
@@ -38,7 +39,9 @@ def stats(ctx: typer.Context, json_: Json = False):
             if data["problems"]:
                 r.out(f"unreadable {data['problems']}")
             r.out("state      " + (", ".join(f"{k} {_bytes(v)}" for k, v in data["state_bytes"].items()) or "-"))
+
         return Out.of(data, human)
+
     run(ctx, "stats", json_, act)
 
 
@@ -55,14 +58,21 @@ def search(
     ctx: typer.Context,
     pattern: Annotated[str, typer.Argument(help="Text to find (a regular expression with --regex).")],
     regex: Annotated[bool, typer.Option("--regex", "-e", help="PATTERN is a Python regular expression.")] = False,
-    ignore_case: Annotated[Optional[bool], typer.Option("--ignore-case/--case-sensitive", "-i/-s",
-                                                        help="Default: smart case (ignored unless PATTERN has a capital).")] = None,
+    ignore_case: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--ignore-case/--case-sensitive",
+            "-i/-s",
+            help="Default: smart case (ignored unless PATTERN has a capital).",
+        ),
+    ] = None,
     json_: Json = False,
 ):
     """Find lines in the memory files: file:line:text, like grep. Exit 1 when nothing matches.
 
     Example: memcli search --regex 'utf8(mb4)?'
     """
+
     def act():
         data = memory(ctx).search(pattern, regex=regex, ignore_case=ignore_case)
 
@@ -71,5 +81,7 @@ def search(
                 r.out(f"{m['path']}:{m['line']}:{m['text']}")
             for p in data["problems"]:
                 r.warn(f"skipped {p}")
+
         return Out.of(data, human, code=0 if data["matches"] else 1)
+
     run(ctx, "search", json_, act)

@@ -15,8 +15,9 @@ from .complete import ids
 @app.command()
 def outcome(
     ctx: typer.Context,
-    id_: Annotated[str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).",
-                                       autocompletion=ids)],
+    id_: Annotated[
+        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+    ],
     result: Annotated[str, typer.Argument(metavar="success|failure", help="Did it work?")],
     note: Annotated[Optional[str], typer.Option("--note", "-n", help="What happened, in one line.")] = None,
     json_: Json = False,
@@ -28,7 +29,9 @@ def outcome(
 
     Example: memcli outcome deploy-staging failure --note "migration lock timed out"
     """
+
     def act():
         res = memory(ctx).outcome(id_, result, note)
         return Out.of(res, lambda: r.out(f"{res['id']}: {res['record']}"))
+
     run(ctx, "outcome", json_, act)

@@ -8,9 +8,13 @@ from .. import render as r
 from .boundary import Out
 from .typer_app import Json, app, run
 
-WHAT = {"register_layers": "recall layers", "register_checks": "heartbeat checks",
-        "register_commands": "commands", "register_providers": "embedding providers",
-        "register_rule_sets": "rule sets"}
+WHAT = {
+    "register_layers": "recall layers",
+    "register_checks": "heartbeat checks",
+    "register_commands": "commands",
+    "register_providers": "embedding providers",
+    "register_rule_sets": "rule sets",
+}
 
 
 @app.command("plugins")
@@ -32,5 +36,7 @@ def plugins_(ctx: typer.Context, json_: Json = False):
                 r.out(f"{p['name']}\t{p['dist']} {p['version']}\t{what}")
             if not found:
                 r.talk("no plugin installed (a plugin is a package with a memcli.plugins entry point)")
+
         return Out({"plugins": found}, human)
+
     run(ctx, "plugins", json_, act)

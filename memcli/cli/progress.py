@@ -40,20 +40,27 @@ class Bars:
                 self._progress.update(other, visible=False)
             task = self._tasks[what] = self._progress.add_task(what, total=total)
         now = time.monotonic()  # the bar is told only when it is redrawn: a report costs this much
-        if self._progress is not None and (now - self._last >= 1 / REDRAW or done == 0
-                                           or (total is not None and done >= total)):
+        if self._progress is not None and (
+            now - self._last >= 1 / REDRAW or done == 0 or (total is not None and done >= total)
+        ):
             self._last = now
             self._progress.update(task, completed=done, total=total)
             self._progress.refresh()
 
     @staticmethod
     def _start():
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, \
-            TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        p = Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
-                     MofNCompleteColumn(), TimeElapsedColumn(), console=r.console(stderr=True), transient=True,
-                     auto_refresh=False)
+        p = Progress(
+            SpinnerColumn(),
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=r.console(stderr=True),
+            transient=True,
+            auto_refresh=False,
+        )
         p.start()
         return p
 

@@ -11,9 +11,11 @@ from ..errors import MemcliError, UsageError
 from .typer_app import Json, app, memory, run
 from .boundary import Out
 
-inbox_app = typer.Typer(help="Proposals waiting for review in memory/inbox/: list (the default), show, accept, "
-                             "reject, edit.\n\nExample: memcli inbox accept --all --type preference",
-                        invoke_without_command=True)
+inbox_app = typer.Typer(
+    help="Proposals waiting for review in memory/inbox/: list (the default), show, accept, "
+    "reject, edit.\n\nExample: memcli inbox accept --all --type preference",
+    invoke_without_command=True,
+)
 app.add_typer(inbox_app, name="inbox")
 
 Ids = Annotated[Optional[List[str]], typer.Argument(metavar="ID...", help="Proposal ids (see `memcli inbox`).")]
@@ -22,14 +24,24 @@ Ids = Annotated[Optional[List[str]], typer.Argument(metavar="ID...", help="Propo
 @app.command()
 def reflect(
     ctx: typer.Context,
-    engine: Annotated[Optional[str], typer.Option(
-        "--engine", metavar="offline|extractor",
-        help="offline | extractor (default reflect.engine: the extractor when one is set).")] = None,
+    engine: Annotated[
+        Optional[str],
+        typer.Option(
+            "--engine",
+            metavar="offline|extractor",
+            help="offline | extractor (default reflect.engine: the extractor when one is set).",
+        ),
+    ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Everything in the episode log, not only what is new.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the proposals; write nothing.")] = False,
-    budget: Annotated[Optional[int], typer.Option(
-        "--budget", metavar="N",
-        help="Offline engine: at most this many proposals per 100 turns (default reflect.budget).")] = None,
+    budget: Annotated[
+        Optional[int],
+        typer.Option(
+            "--budget",
+            metavar="N",
+            help="Offline engine: at most this many proposals per 100 turns (default reflect.budget).",
+        ),
+    ] = None,
     background: Annotated[bool, typer.Option("--background", hidden=True)] = False,
     json_: Json = False,
 ):
@@ -41,6 +53,7 @@ def reflect(
 
     Example: memcli reflect --dry-run
     """
+
     def act():
         m = memory(ctx)
         if background:
@@ -55,12 +68,16 @@ def reflect(
             for p in shown:
                 if dry_run or p["id"] in res["proposed"]:
                     r.out(f"{p['id']}\t{p['kind']}\t{p['type']}\t{p['confidence']:.2f}\t{p['title']}")
-            r.talk(f"reflected on {r.plural(res['turns'], 'turn')} ({r.plural(res['items'], 'section')}, "
-                   f"{res['engine']}): {verb} {len(shown) if dry_run else len(res['proposed'])}"
-                   + (f", auto-accepted {len(res['accepted'])}" if res["accepted"] else "")
-                   + (f", left out {len(res['skipped'])}" if res["skipped"] else "")
-                   + ("" if dry_run or not res["proposed"] else "; review with `memcli inbox`"))
+            r.talk(
+                f"reflected on {r.plural(res['turns'], 'turn')} ({r.plural(res['items'], 'section')}, "
+                f"{res['engine']}): {verb} {len(shown) if dry_run else len(res['proposed'])}"
+                + (f", auto-accepted {len(res['accepted'])}" if res["accepted"] else "")
+                + (f", left out {len(res['skipped'])}" if res["skipped"] else "")
+                + ("" if dry_run or not res["proposed"] else "; review with `memcli inbox`")
+            )
+
         return Out.of(res, human)
+
     run(ctx, "reflect", json_, act)
 
 
@@ -83,26 +100,41 @@ def inbox(ctx: typer.Context, json_: Json = False):
 
         def human():
             for x in rows:
-                r.out("\t".join([x["id"], x["kind"] + (f"→{x['target']}" if x["target"] else ""), x["type"],
-                                 f"{x['confidence']:.2f}", x["engine"], (x["created"] or "")[:10],
-                                 r.plural(x["evidence"], "turn"), x["title"]]))
+                r.out(
+                    "\t".join(
+                        [
+                            x["id"],
+                            x["kind"] + (f"→{x['target']}" if x["target"] else ""),
+                            x["type"],
+                            f"{x['confidence']:.2f}",
+                            x["engine"],
+                            (x["created"] or "")[:10],
+                            r.plural(x["evidence"], "turn"),
+                            x["title"],
+                        ]
+                    )
+                )
                 if x["summary"]:
                     r.out(f"    {x['summary']}")
             if not rows:
                 r.talk("the inbox is empty")
             for p in problems:
                 r.warn(f"skipped {p}")
+
         return Out({"proposals": rows, "problems": [str(p) for p in problems]}, human)
+
     run(ctx, "inbox", json_, act)
 
 
 @inbox_app.command("show")
-def inbox_show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The proposal id.")],
-               json_: Json = False):
+def inbox_show(
+    ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The proposal id.")], json_: Json = False
+):
     """Print one proposal: what it proposes and the evidence turns it quotes.
 
     Example: memcli inbox show p-20261201-staging-deploys-need-the-vpn-5e268f
     """
+
     def act():
         from ..frontend import injection_kinds
         from ..frontend import injection_note as flag_note
@@ -114,6 +146,7 @@ def inbox_show(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
         if kinds:  # what it quotes may try to instruct whoever reads it
             data["injection"] = kinds
         return Out(data, lambda: r.out((flag_note(kinds) + "\n" if kinds else "") + text.rstrip("\n")))
+
     run(ctx, "inbox show", json_, act)
 
 
@@ -129,19 +162,25 @@ def _decide(ctx, command: str, ids, all_, type_, json_, verb: str, **renamed):
                 (r.talk if x["action"] == "already" else r.out)(x["message"])
             if not results:
                 r.talk("nothing to " + verb)
+
         return Out({"results": results}, human, warnings=warnings)
+
     run(ctx, command, json_, act)
 
 
 @inbox_app.command("accept")
 def inbox_accept(
-    ctx: typer.Context, ids: Ids = None,
+    ctx: typer.Context,
+    ids: Ids = None,
     all_: Annotated[bool, typer.Option("--all", help="Every pending proposal.")] = False,
     type_: Annotated[Optional[str], typer.Option("--type", help="With --all: only proposals of this type.")] = None,
-    id_: Annotated[Optional[str], typer.Option("--id", metavar="ID",
-                                               help="One proposal: the id the new memory gets.")] = None,
-    title: Annotated[Optional[str], typer.Option("--title", metavar="TEXT",
-                                                 help="One proposal: the memory's title, as you would write it.")] = None,
+    id_: Annotated[
+        Optional[str], typer.Option("--id", metavar="ID", help="One proposal: the id the new memory gets.")
+    ] = None,
+    title: Annotated[
+        Optional[str],
+        typer.Option("--title", metavar="TEXT", help="One proposal: the memory's title, as you would write it."),
+    ] = None,
     json_: Json = False,
 ):
     """Apply proposals through the ordinary write path (remember, or update keeping History).
@@ -157,7 +196,8 @@ def inbox_accept(
 
 @inbox_app.command("reject")
 def inbox_reject(
-    ctx: typer.Context, ids: Ids = None,
+    ctx: typer.Context,
+    ids: Ids = None,
     all_: Annotated[bool, typer.Option("--all", help="Every pending proposal.")] = False,
     type_: Annotated[Optional[str], typer.Option("--type", help="With --all: only proposals of this type.")] = None,
     json_: Json = False,
@@ -170,8 +210,9 @@ def inbox_reject(
 
 
 @inbox_app.command("edit")
-def inbox_edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The proposal id.")],
-               json_: Json = False):
+def inbox_edit(
+    ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="ID", help="The proposal id.")], json_: Json = False
+):
     """Open a proposal in $VISUAL or $EDITOR before accepting it; it is checked when you save.
 
     Example: EDITOR=nano memcli inbox edit p-20261201-staging-deploys-need-the-vpn-5e268f
@@ -196,4 +237,5 @@ def inbox_edit(ctx: typer.Context, id_: Annotated[str, typer.Argument(metavar="I
             raise
         os.unlink(draft)
         return Out.of(res, lambda: r.out(f"{res['action']} {res['path']}"))
+
     run(ctx, "inbox edit", json_, act)

@@ -15,9 +15,14 @@ from .boundary import Out
 @app.command()
 def serve(
     ctx: typer.Context,
-    idle_exit: Annotated[Optional[str], typer.Option(
-        "--idle-exit", metavar="DURATION", help="Exit after this long without a request (e.g. 10m); default: "
-                                                "run until stopped.")] = None,
+    idle_exit: Annotated[
+        Optional[str],
+        typer.Option(
+            "--idle-exit",
+            metavar="DURATION",
+            help="Exit after this long without a request (e.g. 10m); default: run until stopped.",
+        ),
+    ] = None,
     json_: Json = False,
 ):
     """Keep memcli loaded for this root and run its per-turn commands for any process of yours.
@@ -51,8 +56,15 @@ def serve(
         r.talk(f"memcli: serving {server.root} on {server.path}")
         with until_signal(server.stop) as why:
             stopped = server.serve(sock)
-        res = {"root": server.root, "socket": server.path, "stopped_by": why[0] if why else stopped,
-               "served": server.served}
-        return Out(res, lambda: r.talk(f"memcli: stopped serving ({res['stopped_by']}, "
-                                       f"{r.plural(server.served, 'command')} run)"))
+        res = {
+            "root": server.root,
+            "socket": server.path,
+            "stopped_by": why[0] if why else stopped,
+            "served": server.served,
+        }
+        return Out(
+            res,
+            lambda: r.talk(f"memcli: stopped serving ({res['stopped_by']}, {r.plural(server.served, 'command')} run)"),
+        )
+
     run(ctx, "serve", json_, act)

@@ -23,6 +23,7 @@ def export(
 
     Example: memcli export > backup.jsonl
     """
+
     def act():
         m = memory(ctx)
         with reporting(m, json_ or state(ctx).json):
@@ -32,15 +33,22 @@ def export(
             r.write(r.jsonl(data["memories"]))
             for p in data["problems"]:
                 r.warn(f"not exported: {p}")
+
         return Out.of(data, human)
+
     run(ctx, "export", json_, act)
 
 
 @app.command("import")
 def import_(
     ctx: typer.Context,
-    source: Annotated[str, typer.Argument(help="A JSONL export, a folder of Markdown, a Markdown file, or an agent's "
-                                               "MEMORY.md of bullet lines ('-' reads stdin).")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A JSONL export, a folder of Markdown, a Markdown file, or an agent's "
+            "MEMORY.md of bullet lines ('-' reads stdin)."
+        ),
+    ],
     json_: Json = False,
 ):
     """Add memories from an export, a Markdown folder or another agent's memory file.
@@ -49,6 +57,7 @@ def import_(
 
     Example: memcli import ~/.claude/projects/x/memory/MEMORY.md
     """
+
     def act():
         text = None
         if source == "-":
@@ -62,9 +71,13 @@ def import_(
         def human():
             for i in data["imported"]:
                 r.out(i)
-            r.talk(f"imported {len(data['imported'])} memories ({data['kind']})"
-                   + (f"; skipped {len(data['skipped'])}" if data["skipped"] else ""))
+            r.talk(
+                f"imported {len(data['imported'])} memories ({data['kind']})"
+                + (f"; skipped {len(data['skipped'])}" if data["skipped"] else "")
+            )
             for s in data["skipped"]:
                 r.warn(f"skipped {s['id']}: {s['reason']}")
+
         return Out.of(data, human)
+
     run(ctx, "import", json_, act)

@@ -23,17 +23,24 @@ def trust(ctx: typer.Context, json_: Json = False):
 
     Example: memcli trust
     """
+
     def act():
         res = memory(ctx).trust()
 
         def human():
             cmds = res["commands"]
-            r.talk("trusted memcli.yaml (sha256 " + res["sha256"][:12] + "…)"
-                   + ("; it may now use: " + "; ".join(f"{k}: {v}" for k, v in cmds.items()) if cmds else ""))
+            r.talk(
+                "trusted memcli.yaml (sha256 "
+                + res["sha256"][:12]
+                + "…)"
+                + ("; it may now use: " + "; ".join(f"{k}: {v}" for k, v in cmds.items()) if cmds else "")
+            )
             if res.get("files"):
                 r.talk("and the files they run: " + ", ".join(res["files"]))
             if res.get("loosens"):
                 r.talk("it may now loosen: " + "; ".join(f"{k}: {v}" for k, v in res["loosens"].items()))
             r.talk(f"recorded in {res['record']}")
+
         return Out.of(res, human)
+
     run(ctx, "trust", json_, act)

@@ -12,9 +12,12 @@ from .. import render as r
 from .boundary import Out, State, execute, open_memory
 
 app = typer.Typer(
-    name="memcli", add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
+    name="memcli",
+    add_completion=True,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
     help="A file-based Markdown memory for AI agents: MEMORY.md (the index) + memory/*.md (the details).\n\n"
-         "Example: memcli recall \"how do we deploy to staging\"",
+    'Example: memcli recall "how do we deploy to staging"',
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 index_app = typer.Typer(help="Regenerate or verify MEMORY.md.\n\nExample: memcli index check", no_args_is_help=True)
@@ -35,13 +38,23 @@ def _version(ctx: typer.Context, value: bool):
 @app.callback()
 def _global(
     ctx: typer.Context,
-    root: Annotated[Optional[str], typer.Option("--root", help="The memory root (else MEMCLI_ROOT, else the nearest ancestor with MEMORY.md).")] = None,
+    root: Annotated[
+        Optional[str],
+        typer.Option("--root", help="The memory root (else MEMCLI_ROOT, else the nearest ancestor with MEMORY.md)."),
+    ] = None,
     json_: Json = False,
-    session: Annotated[Optional[str], typer.Option("--session", help="Session name (else MEMCLI_SESSION, else 'default').")] = None,
-    scope: Annotated[Optional[str], typer.Option("--scope", help="Scope name (else MEMCLI_SCOPE, else 'default').")] = None,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    session: Annotated[
+        Optional[str], typer.Option("--session", help="Session name (else MEMCLI_SESSION, else 'default').")
+    ] = None,
+    scope: Annotated[
+        Optional[str], typer.Option("--scope", help="Scope name (else MEMCLI_SCOPE, else 'default').")
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ):
     ctx.obj = State(root or None, json_, session or None, scope or None)
+
 
 def state(ctx: typer.Context) -> State:
     obj = ctx.find_root().obj

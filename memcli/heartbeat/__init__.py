@@ -26,5 +26,18 @@ from . import datachecks  # noqa: E402,F401  (registers pii and procedure-failin
 from . import inboxchecks  # noqa: E402,F401  (registers the inbox checks)
 from .repair import Action, plan
 
-__all__ = ["Action", "CHECKS", "Check", "Finding", "Memo", "Report", "SEVERITIES", "State", "TEMP_MIN_AGE",
-           "audit", "check_text", "plan", "register"]
+__all__ = [
+    "Action",
+    "CHECKS",
+    "Check",
+    "Finding",
+    "Memo",
+    "Report",
+    "SEVERITIES",
+    "State",
+    "TEMP_MIN_AGE",
+    "audit",
+    "check_text",
+    "plan",
+    "register",
+]

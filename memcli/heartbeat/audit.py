@@ -55,8 +55,9 @@ def audit(store, now=None, *, write_cache: bool = True) -> Report:
             text = read_file(index_path, layout.INDEX)
             files += 1
             st.index = IndexDoc.parse(text)
-            findings += checks.file_findings(checks.FileFacts(layout.INDEX, "index", text,
-                                                              marker_size=markers.size_for(index_path)))
+            findings += checks.file_findings(
+                checks.FileFacts(layout.INDEX, "index", text, marker_size=markers.size_for(index_path))
+            )
     except (MemcliError, OSError) as e:
         st.index_error = getattr(e, "message", None) or str(e)
 

@@ -38,13 +38,22 @@ class Memo(NamedTuple):
 
     @property
     def detail(self) -> Detail:
-        return Detail(self.id, self.title, self.summary, self.tags, importance=self.importance, pinned=self.pinned,
-                      created=self.created, updated=self.updated, expires=self.expires, path=self.path)
+        return Detail(
+            self.id,
+            self.title,
+            self.summary,
+            self.tags,
+            importance=self.importance,
+            pinned=self.pinned,
+            created=self.created,
+            updated=self.updated,
+            expires=self.expires,
+            path=self.path,
+        )
 
     @classmethod
     def of(cls, d: Detail) -> "Memo":
-        return cls(d.id, d.path, d.title, d.summary, d.tags, d.importance, d.pinned, d.created, d.updated,
-                   d.expires)
+        return cls(d.id, d.path, d.title, d.summary, d.tags, d.importance, d.pinned, d.created, d.updated, d.expires)
 
 
 def rank(m: Memo) -> tuple:
@@ -76,8 +85,11 @@ class State:
 
     def listed(self) -> dict:
         """The memories MEMORY.md lists (readable, not expired), in index order."""
-        return {e.id: self.details[e.id] for e in (self.index.entries if self.index is not None else ())
-                if e.id in self.details and e.id not in self.expired}
+        return {
+            e.id: self.details[e.id]
+            for e in (self.index.entries if self.index is not None else ())
+            if e.id in self.details and e.id not in self.expired
+        }
 
     def index_plan(self) -> indexrules.Plan | None:
         """What a repair makes of MEMORY.md (``indexrules.plan``, tidy and fitted, free lines offered to
@@ -86,9 +98,15 @@ class State:
             memories: dict = {mid: indexrules.UNREADABLE for mid in self.broken}
             memories.update((mid, indexrules.EXPIRED if mid in self.expired else m) for mid, m in self.details.items())
             activity = self.root.activity() if self.root is not None else None
-            self._plan = indexrules.plan(self.index, memories, max_lines=self.max_lines, tidy=True, fit=True,
-                                         promote=(m for mid, m in self.details.items() if mid not in self.expired),
-                                         activity=activity)
+            self._plan = indexrules.plan(
+                self.index,
+                memories,
+                max_lines=self.max_lines,
+                tidy=True,
+                fit=True,
+                promote=(m for mid, m in self.details.items() if mid not in self.expired),
+                activity=activity,
+            )
         return self._plan
 
 
@@ -113,11 +131,16 @@ class Report:
         return any(f.severity != "info" for f in self.findings)
 
     def to_dict(self) -> dict:
-        return {"root": self.root, "now": self.now, "findings": [f.to_dict() for f in self.findings],
-                "summary": {**self.counts(), "files": self.files, "not_indexed": self.not_indexed}}
+        return {
+            "root": self.root,
+            "now": self.now,
+            "findings": [f.to_dict() for f in self.findings],
+            "summary": {**self.counts(), "files": self.files, "not_indexed": self.not_indexed},
+        }
 
 
 # ---------------------------------------------------------------- time
+
 
 def age(seconds: float) -> str:
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
@@ -127,6 +150,7 @@ def age(seconds: float) -> str:
 
 
 # ---------------------------------------------------------------- text
+
 
 def read_file(path: Path, rel: str) -> str:
     with open(path, "rb") as f:

@@ -48,8 +48,12 @@ def check_file(job: tuple) -> list:
     f = checks.facts(rel, kind, text, size)
     found, d = checks.file_findings(f), f.detail
     lite = None if d is None else [list(v) if k == "tags" else v for k, v in ((k, getattr(d, k)) for k in _LITE)]
-    return [lite, None if d is None else _body_hash(d.body), None if d is None else key_line(text, "expires"),
-            [[f.code, f.severity, f.line, f.message, f.fix] for f in found]]
+    return [
+        lite,
+        None if d is None else _body_hash(d.body),
+        None if d is None else key_line(text, "expires"),
+        [[f.code, f.severity, f.line, f.message, f.fix] for f in found],
+    ]
 
 
 def _inspect_many(jobs: Iterable) -> list:
@@ -78,9 +82,10 @@ def _inspect_all(jobs: list) -> list:
 
         # fork is cheap, but only safe while this process has a single thread (watch has two);
         # spawned workers start isolated (they would start in the root's folder)
-        method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
-            else "spawn"
-        chunks = [jobs[i:i + _CHUNK] for i in range(0, len(jobs), _CHUNK)]
+        method = (
+            "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        )
+        chunks = [jobs[i : i + _CHUNK] for i in range(0, len(jobs), _CHUNK)]
         try:
             with isolated():
                 pool = ProcessPoolExecutor(workers, mp_context=pool_context(method))
@@ -98,10 +103,23 @@ def _inspect_all(jobs: list) -> list:
 
 CHECKING = "checking memory files"
 # what every record also depends on, besides the checks' own modules (and the scanner's rule sets)
-_FIXED = ("memcli.heartbeat.cache", "memcli.heartbeat.base", "memcli.heartbeat.checks", "memcli.store.details",
-          "memcli.store.layout", "memcli.paths", "memcli.safety.scanner", "memcli.safety.ruleset",
-          "memcli.safety.validators", "memcli.safety.invisible", "memcli.model", "memcli.store.frontmatter",
-          "memcli.store.flatyaml", "memcli.dates", "memcli.similar")
+_FIXED = (
+    "memcli.heartbeat.cache",
+    "memcli.heartbeat.base",
+    "memcli.heartbeat.checks",
+    "memcli.store.details",
+    "memcli.store.layout",
+    "memcli.paths",
+    "memcli.safety.scanner",
+    "memcli.safety.ruleset",
+    "memcli.safety.validators",
+    "memcli.safety.invisible",
+    "memcli.model",
+    "memcli.store.frontmatter",
+    "memcli.store.flatyaml",
+    "memcli.dates",
+    "memcli.similar",
+)
 
 
 def signature() -> str:
@@ -138,8 +156,11 @@ def _valid(entry) -> bool:
     """A cache entry of the expected shape: [fingerprint, record] (anything else is re-read)."""
     try:
         fp, (lite, body_hash, line, found) = entry
-        return (isinstance(fp, str) and (lite is None or (isinstance(lite, list) and len(lite) == len(_LITE)))
-                and all(isinstance(f, list) and len(f) == 5 for f in found))
+        return (
+            isinstance(fp, str)
+            and (lite is None or (isinstance(lite, list) and len(lite) == len(_LITE)))
+            and all(isinstance(f, list) and len(f) == 5 for f in found)
+        )
     except (TypeError, ValueError):
         return False
 
@@ -148,8 +169,10 @@ def _save_cache(root: Path, signature: str, files: dict) -> None:
     from ..store.fs import atomic_write, state_dir
 
     try:
-        atomic_write(state_dir(root) / CACHE_NAME,
-                     json.dumps({"signature": signature, "files": files}, ensure_ascii=False, separators=(",", ":")))
+        atomic_write(
+            state_dir(root) / CACHE_NAME,
+            json.dumps({"signature": signature, "files": files}, ensure_ascii=False, separators=(",", ":")),
+        )
     except (MemcliError, OSError):
         pass  # a cache that cannot be written costs time on the next run, nothing else
 
@@ -165,9 +188,27 @@ def read_files(store, write_cache: bool) -> tuple[list, dict]:
     for rel, kind, de in layout.memory_files(root):
         try:
             if de.is_symlink() and not inside(root, Path(de.path)):
-                out.append((rel, kind, None, [None, None, None, [[
-                    "file-unreadable", "error", None, "leads outside the memory root (a symlink?); not read",
-                    "replace the link with the file itself"]]]))
+                out.append(
+                    (
+                        rel,
+                        kind,
+                        None,
+                        [
+                            None,
+                            None,
+                            None,
+                            [
+                                [
+                                    "file-unreadable",
+                                    "error",
+                                    None,
+                                    "leads outside the memory root (a symlink?); not read",
+                                    "replace the link with the file itself",
+                                ]
+                            ],
+                        ],
+                    )
+                )
                 continue
             if not de.is_file():
                 continue

@@ -130,6 +130,7 @@ def modules() -> list[str]:
 
 # ---------------------------------------------------------------- one file
 
+
 @register
 class Frontmatter(Check):
     codes = ("frontmatter-broken",)
@@ -160,10 +161,16 @@ class ControlCharacters(Check):
             text = "\n".join(value) if isinstance(value, (tuple, list)) else (value or "")
             m = CONTROL.search(text)
             if m:
-                out.append(Finding("control-character", "warning", f.rel, key_line(f.text, key) or 1,
-                                   f"the {key} holds the control character U+{ord(m.group()):04X}: "
-                                   "a terminal may act on it",
-                                   f"delete it from the {key} (memcli prints it escaped, other tools may not)"))
+                out.append(
+                    Finding(
+                        "control-character",
+                        "warning",
+                        f.rel,
+                        key_line(f.text, key) or 1,
+                        f"the {key} holds the control character U+{ord(m.group()):04X}: a terminal may act on it",
+                        f"delete it from the {key} (memcli prints it escaped, other tools may not)",
+                    )
+                )
         return out
 
 
@@ -181,8 +188,10 @@ class FrontmatterValues(Check):
 
         if f.detail is None:
             return []
-        return [Finding("frontmatter-invalid", "warning", f.rel, x.line, x.message, x.fix)
-                for x in invalid_values(f.text, f.detail)]
+        return [
+            Finding("frontmatter-invalid", "warning", f.rel, x.line, x.message, x.fix)
+            for x in invalid_values(f.text, f.detail)
+        ]
 
 
 @register
@@ -193,9 +202,17 @@ class Secrets(Check):
     def file(self, f):
         from ..safety.scanner import find_secrets
 
-        return [Finding("secret", "error", f.rel, s.line, f"{s.kind} at line {s.line}, column {s.column}",
-                        "remove it from the file and rotate it (git history may still hold it)")
-                for s in find_secrets(f.text)]
+        return [
+            Finding(
+                "secret",
+                "error",
+                f.rel,
+                s.line,
+                f"{s.kind} at line {s.line}, column {s.column}",
+                "remove it from the file and rotate it (git history may still hold it)",
+            )
+            for s in find_secrets(f.text)
+        ]
 
 
 @register
@@ -208,13 +225,17 @@ class Injection(Check):
 
         out = []
         for m in find_injection(f.text):
-            fix = ("remove the invisible characters" if m.kind == "invisible unicode"
-                   else "rewrite it as a description, or delete it if you did not write it")
+            fix = (
+                "remove the invisible characters"
+                if m.kind == "invisible unicode"
+                else "rewrite it as a description, or delete it if you did not write it"
+            )
             out.append(Finding("injection", "warning", f.rel, m.line, f"{m.kind}: {m.excerpt}", fix))
         return out
 
 
 # ---------------------------------------------------------------- one memory, now
+
 
 @register
 class Expired(Check):
@@ -226,22 +247,39 @@ class Expired(Check):
         exp = when_(m.expires)
         if exp is None or exp.date() >= now.date():
             return []
-        return [Finding("expired", "warning", m.path, line, f"{m.id} expired on {m.expires}",
-                        "`memcli heartbeat --fix` moves it to memory/archive/ (kept, listed by `list --all`), "
-                        "or set a later --expires")]
+        return [
+            Finding(
+                "expired",
+                "warning",
+                m.path,
+                line,
+                f"{m.id} expired on {m.expires}",
+                "`memcli heartbeat --fix` moves it to memory/archive/ (kept, listed by `list --all`), "
+                "or set a later --expires",
+            )
+        ]
 
 
 # ---------------------------------------------------------------- the whole root
 
+
 @register
 class Index(Check):
-    codes = ("index-missing", "index-unreadable", "index-over-limit", "index-bad-link", "index-duplicate-line",
-             "index-missing-file", "index-drift")
+    codes = (
+        "index-missing",
+        "index-unreadable",
+        "index-over-limit",
+        "index-bad-link",
+        "index-duplicate-line",
+        "index-missing-file",
+        "index-drift",
+    )
 
     def root(self, st):
         if st.index_error is not None:
-            return [Finding("index-unreadable", "error", "MEMORY.md", None, st.index_error,
-                            indexrules.FIX_UNREADABLE_INDEX)]
+            return [
+                Finding("index-unreadable", "error", "MEMORY.md", None, st.index_error, indexrules.FIX_UNREADABLE_INDEX)
+            ]
         if st.index is None:
             return [indexrules.missing_index()]
 
@@ -285,8 +323,9 @@ class NotIndexed(Check):
                 fix = f"`memcli heartbeat --fix` promotes it ({why_important})"
             else:
                 fix = "`memcli index rebuild` lists the highest-ranked memories; or leave it: recall still finds it"
-            out.append(Finding("detail-not-indexed", "info", d.path, None,
-                               f"{mid} is not in MEMORY.md, though {why}", fix))
+            out.append(
+                Finding("detail-not-indexed", "info", d.path, None, f"{mid} is not in MEMORY.md, though {why}", fix)
+            )
         return out
 
 
@@ -313,15 +352,21 @@ class Stale(Check):
             if last_recall is not None:
                 stamps.append(last_recall)
             known = [s for s in stamps if s is not None]
-            last = (max(known) if known
-                    else datetime.fromtimestamp(int(fps[d.path].split(":")[0]) / 1e9, timezone.utc))
+            last = max(known) if known else datetime.fromtimestamp(int(fps[d.path].split(":")[0]) / 1e9, timezone.utc)
             idle = (now - last).total_seconds()
             if idle > limit:
                 recalled = f", last recalled {last_recall.date()}" if last_recall else ", never recalled"
-                out.append(Finding("stale", "info", d.path, None,
-                                   f"{mid}: not updated for {age(idle)}{recalled}",
-                                   f"review it: `memcli update {mid}` if it still holds, "
-                                   f"`memcli update {mid} --expires 0d` to retire it"))
+                out.append(
+                    Finding(
+                        "stale",
+                        "info",
+                        d.path,
+                        None,
+                        f"{mid}: not updated for {age(idle)}{recalled}",
+                        f"review it: `memcli update {mid}` if it still holds, "
+                        f"`memcli update {mid} --expires 0d` to retire it",
+                    )
+                )
         return out
 
 
@@ -362,32 +407,62 @@ class StateFiles(Check):
                     if what == "session" and data is not None and not isinstance(data.get("turns", []), list):
                         raise ValueError("its turns are not a list")
                 except RecursionError:
-                    out.append(Finding("state-broken", "warning", rel, None,
-                                       f"unreadable {what} file (nested too deeply)", f"move it away, or {clear}"))
+                    out.append(
+                        Finding(
+                            "state-broken",
+                            "warning",
+                            rel,
+                            None,
+                            f"unreadable {what} file (nested too deeply)",
+                            f"move it away, or {clear}",
+                        )
+                    )
                     continue
                 except (OSError, ValueError, MemcliError) as e:
-                    out.append(Finding("state-broken", "warning", rel, None,
-                                       f"unreadable {what} file ({getattr(e, 'message', None) or e})",
-                                       f"move it away, or {clear}"))
+                    out.append(
+                        Finding(
+                            "state-broken",
+                            "warning",
+                            rel,
+                            None,
+                            f"unreadable {what} file ({getattr(e, 'message', None) or e})",
+                            f"move it away, or {clear}",
+                        )
+                    )
                     continue
                 if what == "scope":
                     started = when_((data or {}).get("started"))
                     limit = cfg.seconds("heartbeat.scope_max_age")
                     if started is not None and (now - started).total_seconds() > limit:
                         task = short((data or {}).get("task"))
-                        out.append(Finding("scope-open", "warning", rel, None,
-                                           f"scope {label!r}" + (f" (task {task!r})" if task else "") +
-                                           f" has been open for {age((now - started).total_seconds())}",
-                                           f"{clear} when the task is done (its state goes to the episode log)"))
+                        out.append(
+                            Finding(
+                                "scope-open",
+                                "warning",
+                                rel,
+                                None,
+                                f"scope {label!r}"
+                                + (f" (task {task!r})" if task else "")
+                                + f" has been open for {age((now - started).total_seconds())}",
+                                f"{clear} when the task is done (its state goes to the episode log)",
+                            )
+                        )
                 else:
                     turns = len((data or {}).get("turns") or []) if data is not None else None
                     limit = int(cfg["heartbeat.session_max_turns"])
                     if size > SESSION_MAX_BYTES or (turns is not None and turns > limit):
-                        out.append(Finding("session-oversized", "warning", rel, None,
-                                           f"session {label!r} holds {turns if turns is not None else '?'} turns "
-                                           f"in {size // 1000} kB (limits: {limit} turns, "
-                                           f"{SESSION_MAX_BYTES // 1000} kB)",
-                                           f"{clear} (its turns go to the episode log)"))
+                        out.append(
+                            Finding(
+                                "session-oversized",
+                                "warning",
+                                rel,
+                                None,
+                                f"session {label!r} holds {turns if turns is not None else '?'} turns "
+                                f"in {size // 1000} kB (limits: {limit} turns, "
+                                f"{SESSION_MAX_BYTES // 1000} kB)",
+                                f"{clear} (its turns go to the episode log)",
+                            )
+                        )
         return out
 
 
@@ -399,13 +474,27 @@ class TempFiles(Check):
         out = []
         for rel, seconds in st.temps:
             if seconds >= TEMP_MIN_AGE:
-                out.append(Finding("temp-file", "warning", rel, None,
-                                   f"a temp file left by a crashed writer ({age(seconds)} old)",
-                                   "`memcli heartbeat --fix` removes it"))
+                out.append(
+                    Finding(
+                        "temp-file",
+                        "warning",
+                        rel,
+                        None,
+                        f"a temp file left by a crashed writer ({age(seconds)} old)",
+                        "`memcli heartbeat --fix` removes it",
+                    )
+                )
             else:
-                out.append(Finding("temp-file", "info", rel, None,
-                                   f"a temp file written {age(seconds)} ago, probably by a running writer",
-                                   "nothing: it is renamed or removed when the write ends"))
+                out.append(
+                    Finding(
+                        "temp-file",
+                        "info",
+                        rel,
+                        None,
+                        f"a temp file written {age(seconds)} ago, probably by a running writer",
+                        "nothing: it is renamed or removed when the write ends",
+                    )
+                )
         return out
 
 
@@ -422,6 +511,13 @@ class RenamePending(Check):
         j = pending(st.root.path)
         if j is None:
             return []
-        return [Finding("rename-pending", "warning", layout.state_rel(layout.RENAME_JOURNAL), None,
-                        f"the rename of {j['old']} to {j['new']} did not finish",
-                        f"`memcli rename {j['old']} {j['new']}` finishes it")]
+        return [
+            Finding(
+                "rename-pending",
+                "warning",
+                layout.state_rel(layout.RENAME_JOURNAL),
+                None,
+                f"the rename of {j['old']} to {j['new']} did not finish",
+                f"`memcli rename {j['old']} {j['new']}` finishes it",
+            )
+        ]

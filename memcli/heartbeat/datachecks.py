@@ -25,9 +25,17 @@ class PersonalData(Check):
         from ..safety.pii import find
 
         severity = "warning" if f.kind in (layout.EPISODE, "index") else "info"
-        return [Finding("pii", severity, f.rel, p.line, f"{p.kind} at line {p.line}, column {p.column}",
-                        f"if it should not be shared, mask it by hand ({p.masked}); git history keeps the old text")
-                for p in find(f.text)]
+        return [
+            Finding(
+                "pii",
+                severity,
+                f.rel,
+                p.line,
+                f"{p.kind} at line {p.line}, column {p.column}",
+                f"if it should not be shared, mask it by hand ({p.masked}); git history keeps the old text",
+            )
+            for p in find(f.text)
+        ]
 
 
 @register
@@ -48,7 +56,14 @@ class ProcedureFailing(Check):
         if failed < FAILING_MIN or 2 * failed < looked:
             return []
         line = next((n for n, ln in enumerate(f.text.split("\n"), 1) if ln.strip().lower() == "## outcomes"), None)
-        return [Finding("procedure-failing", "warning", f.rel, line,
-                        f"{f.detail.id} failed {failed} of its last {looked} uses: " + "; ".join(notes),
-                        f"fix the steps (`memcli update {f.detail.id}`), or lower its importance or retire it "
-                        f"(`memcli update {f.detail.id} --expires 0d`)")]
+        return [
+            Finding(
+                "procedure-failing",
+                "warning",
+                f.rel,
+                line,
+                f"{f.detail.id} failed {failed} of its last {looked} uses: " + "; ".join(notes),
+                f"fix the steps (`memcli update {f.detail.id}`), or lower its importance or retire it "
+                f"(`memcli update {f.detail.id} --expires 0d`)",
+            )
+        ]

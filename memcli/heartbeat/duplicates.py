@@ -26,7 +26,7 @@ def _tokens(text: str, intern=sys.intern) -> tuple:
         elif len(w) == 1:
             out.add(w)
         else:
-            out.update(w[i:i + 2] for i in range(len(w) - 1))
+            out.update(w[i : i + 2] for i in range(len(w) - 1))
     return tuple(intern(t) for t in out)
 
 
@@ -119,11 +119,20 @@ def find(details: list, body_hashes: dict) -> list[Finding]:
             elif texts[i] == texts[keep]:
                 why = "the same title and summary"
             elif fuzz.ratio(texts[i], texts[keep]) < DUPLICATE_RATIO and (
-                    same := _same(d.title, d.summary, k.title, k.summary)):
+                same := _same(d.title, d.summary, k.title, k.summary)
+            ):
                 why = same
             else:
                 why = f"title and summary {fuzz.ratio(texts[i], texts[keep]):.0f}% alike"
-            out.append(Finding("duplicate", "warning", d.path, None, f"{d.id} looks like a duplicate of {k.path} "
-                               f"({why})", f"merge it into {k.id} (`memcli update {k.id} --append ...`) and "
-                               f"`memcli forget {d.id}`, or make the two clearly different"))
+            out.append(
+                Finding(
+                    "duplicate",
+                    "warning",
+                    d.path,
+                    None,
+                    f"{d.id} looks like a duplicate of {k.path} ({why})",
+                    f"merge it into {k.id} (`memcli update {k.id} --append ...`) and "
+                    f"`memcli forget {d.id}`, or make the two clearly different",
+                )
+            )
     return out

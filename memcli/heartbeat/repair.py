@@ -33,16 +33,31 @@ def plan(report: Report) -> list[Action]:
     """The repairs that are safe without a person, in the order ``apply`` makes them. The index's
     are what ``indexrules.plan`` makes of MEMORY.md (``State.index_plan``), the plan every write follows."""
     st = report.state
-    actions = [Action("remove-temp", rel, None, f"remove {rel} (left by a crashed writer, {age(seconds)} old)")
-               for rel, seconds in st.temps if seconds >= TEMP_MIN_AGE]
+    actions = [
+        Action("remove-temp", rel, None, f"remove {rel} (left by a crashed writer, {age(seconds)} old)")
+        for rel, seconds in st.temps
+        if seconds >= TEMP_MIN_AGE
+    ]
     for mid in sorted(st.expired):
         src, dst = layout.detail_rel(mid), layout.detail_rel(mid, archived=True)
-        actions.append(Action("archive", src, mid,
-                              f"archive {mid} (expired {st.expired[mid]}): {src} -> {dst} and drop its index line"))
+        actions.append(
+            Action(
+                "archive",
+                src,
+                mid,
+                f"archive {mid} (expired {st.expired[mid]}): {src} -> {dst} and drop its index line",
+            )
+        )
     if any(f.code == "conflict-markers" and f.path == layout.INDEX for f in report.findings):
         # every other index repair would read the markers as lines: the rebuild does them all
-        actions.append(Action("rebuild-index", layout.INDEX, None,
-                              "rebuild MEMORY.md from both sides of its git conflict and the detail files"))
+        actions.append(
+            Action(
+                "rebuild-index",
+                layout.INDEX,
+                None,
+                "rebuild MEMORY.md from both sides of its git conflict and the detail files",
+            )
+        )
         return actions
     if st.index is None:
         return actions
@@ -51,10 +66,21 @@ def plan(report: Report) -> list[Action]:
     by_line = []
     for n, mid, why in p.dropped:
         if why == indexrules.DUPLICATE:
-            by_line.append((n, Action("drop-line", layout.INDEX, mid, f"drop MEMORY.md line {n}: {mid} is listed twice")))
+            by_line.append(
+                (n, Action("drop-line", layout.INDEX, mid, f"drop MEMORY.md line {n}: {mid} is listed twice"))
+            )
         elif why == indexrules.MISSING:
-            by_line.append((n, Action("drop-line", layout.INDEX, mid,
-                                      f"drop MEMORY.md line {n}: {layout.detail_rel(mid)} does not exist")))
+            by_line.append(
+                (
+                    n,
+                    Action(
+                        "drop-line",
+                        layout.INDEX,
+                        mid,
+                        f"drop MEMORY.md line {n}: {layout.detail_rel(mid)} does not exist",
+                    ),
+                )
+            )
     seen: set = set()
     for n, x in enumerate(st.index.lines, 1):
         if not isinstance(x, Entry) or x.id is None or x.id not in st.details or x.id in seen or x.id in st.expired:
@@ -65,22 +91,61 @@ def plan(report: Report) -> list[Action]:
             continue
         if _line_is_newer(st, d.path):
             what = " and ".join(k for k in ("title", "summary", "tags") if getattr(x, k) != getattr(d.detail.entry, k))
-            by_line.append((n, Action("carry", d.path, x.id, f"carry the hand edit of MEMORY.md line {n} ({what}) "
-                                      f"into {d.path} (the old text goes under its ## History)")))
+            by_line.append(
+                (
+                    n,
+                    Action(
+                        "carry",
+                        d.path,
+                        x.id,
+                        f"carry the hand edit of MEMORY.md line {n} ({what}) "
+                        f"into {d.path} (the old text goes under its ## History)",
+                    ),
+                )
+            )
         else:
-            by_line.append((n, Action("rerender", layout.INDEX, x.id,
-                                      f"re-render the MEMORY.md line of {x.id} from {layout.detail_rel(x.id)}")))
+            by_line.append(
+                (
+                    n,
+                    Action(
+                        "rerender",
+                        layout.INDEX,
+                        x.id,
+                        f"re-render the MEMORY.md line of {x.id} from {layout.detail_rel(x.id)}",
+                    ),
+                )
+            )
     actions += [a for _, a in sorted(by_line, key=lambda t: t[0])]
     act = st.root.activity() if st.root is not None else None
     if act is not None and p.room > 0:  # index.rank: activity: the index follows what is recalled
-        actions += [Action("swap-out", layout.INDEX, mid, f"demote {mid}: less in use than what replaces it "
-                           f"({layout.detail_rel(mid)} stays)") for mid in p.demoted]
-        actions += [Action("swap-in", layout.INDEX, mid, f"promote {mid} into MEMORY.md (recalled "
-                           f"{(act.access.get(mid) or {}).get('count', 0)} times)") for mid in p.promoted]
+        actions += [
+            Action(
+                "swap-out",
+                layout.INDEX,
+                mid,
+                f"demote {mid}: less in use than what replaces it ({layout.detail_rel(mid)} stays)",
+            )
+            for mid in p.demoted
+        ]
+        actions += [
+            Action(
+                "swap-in",
+                layout.INDEX,
+                mid,
+                f"promote {mid} into MEMORY.md (recalled {(act.access.get(mid) or {}).get('count', 0)} times)",
+            )
+            for mid in p.promoted
+        ]
         return actions
     for mid in p.demoted:
-        actions.append(Action("demote", layout.INDEX, mid, f"demote {mid}: drop its MEMORY.md line to fit "
-                              f"{st.max_lines} lines ({layout.detail_rel(mid)} stays)"))
+        actions.append(
+            Action(
+                "demote",
+                layout.INDEX,
+                mid,
+                f"demote {mid}: drop its MEMORY.md line to fit {st.max_lines} lines ({layout.detail_rel(mid)} stays)",
+            )
+        )
     for mid in p.promoted:
         # a free line belongs to a memory (as `remember` would list it): pinned and important ones
         # first, then by rank; a memory a merge brought back is listed again this way

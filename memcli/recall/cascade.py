@@ -26,9 +26,17 @@ class Recall:
 
     __slots__ = ("query", "hits", "trace", "warnings", "methods", "appended", "also", "policy")
 
-    def __init__(self, query: str, hits: list | None = None, trace: list | None = None, warnings: list | None = None,
-                 methods: list | None = None, appended: list | None = None, also: list | None = None,
-                 policy: str = STRICT):
+    def __init__(
+        self,
+        query: str,
+        hits: list | None = None,
+        trace: list | None = None,
+        warnings: list | None = None,
+        methods: list | None = None,
+        appended: list | None = None,
+        also: list | None = None,
+        policy: str = STRICT,
+    ):
         self.query = query
         self.hits = [] if hits is None else hits
         self.trace = [] if trace is None else trace
@@ -39,10 +47,15 @@ class Recall:
         self.policy = policy
 
     def to_dict(self) -> dict:
-        return {"query": self.query, "also": list(self.also), "policy": self.policy,
-                "hits": [flagged(h.to_dict()) for h in self.hits + self.appended],
-                "layer": self.hits[0].layer if self.hits else None, "methods": list(self.methods),
-                "trace": [t.to_dict() for t in self.trace]}
+        return {
+            "query": self.query,
+            "also": list(self.also),
+            "policy": self.policy,
+            "hits": [flagged(h.to_dict()) for h in self.hits + self.appended],
+            "layer": self.hits[0].layer if self.hits else None,
+            "methods": list(self.methods),
+            "trace": [t.to_dict() for t in self.trace],
+        }
 
 
 def flagged(hit: dict) -> dict:
@@ -78,9 +91,22 @@ def _merge(found: list[Candidate], limit: int, answers_first: bool) -> list[Cand
     return out[:limit]
 
 
-def run(root, query: str, *, session: str, scope: str, limit: int, threshold: float, now=None, deep: bool = False,
-        only: list | None = None, fill: bool = False, type: str | None = None,
-        min_success: float | None = None, policy: str = STRICT) -> Recall:
+def run(
+    root,
+    query: str,
+    *,
+    session: str,
+    scope: str,
+    limit: int,
+    threshold: float,
+    now=None,
+    deep: bool = False,
+    only: list | None = None,
+    fill: bool = False,
+    type: str | None = None,
+    min_success: float | None = None,
+    policy: str = STRICT,
+) -> Recall:
     """The cascade over ``only`` (names of layers, default all): the first real answer, or with
     ``deep`` every layer merged. ``fill``: the caller asked for ``limit`` hits (see ``Ask.fill``);
     ``type`` and ``min_success`` keep only such memories; ``policy``: STRICT (only what to act on,
@@ -90,9 +116,21 @@ def run(root, query: str, *, session: str, scope: str, limit: int, threshold: fl
     from .procedures import weigh
 
     signals = list(root.config["recall.signals.explicit"]) + list(root.config["recall.signals.implicit"])
-    ask = Ask(root, query, session, scope, limit, threshold, when(now), text=strip_framing(query, signals), fill=fill,
-              type=type, min_success=min_success, policy=policy,
-              prior=(float(root.config["recall.freshness_weight"]), root.config.seconds("recall.half_life") / 86400))
+    ask = Ask(
+        root,
+        query,
+        session,
+        scope,
+        limit,
+        threshold,
+        when(now),
+        text=strip_framing(query, signals),
+        fill=fill,
+        type=type,
+        min_success=min_success,
+        policy=policy,
+        prior=(float(root.config["recall.freshness_weight"]), root.config.seconds("recall.half_life") / 86400),
+    )
     result = Recall(query, warnings=ask.warnings, policy=policy)
     chosen = [x for x in layers() if only is None or x.name in only]
     floors = [x.evidence for x in chosen if x.evidence is not None and x.active()]
@@ -140,6 +178,7 @@ def episodes_last(found: list[Candidate], threshold: float) -> list[Candidate]:
     """Episodes answer last: an episode section comes after every memory as sure as it (both
     reaching the threshold, or both not), since a memory says what the log recorded; memories keep
     their order."""
+
     def tier(c: Candidate) -> bool:
         return c.relevance >= threshold
 
@@ -150,8 +189,9 @@ def episodes_last(found: list[Candidate], threshold: float) -> list[Candidate]:
     for i, c in enumerate(found):
         if not episode(c):
             last[tier(c)] = i
-    place = {id(c): (last[tier(c)] + 0.5 if episode(c) and last.get(tier(c), -1) > i else i)
-             for i, c in enumerate(found)}
+    place = {
+        id(c): (last[tier(c)] + 0.5 if episode(c) and last.get(tier(c), -1) > i else i) for i, c in enumerate(found)
+    }
     return sorted(found, key=lambda c: place[id(c)])
 
 
@@ -205,18 +245,32 @@ def fuse(results: list, limit: int) -> list:
     lists = {k: sum(1 for res in results if any((h.path, h.id) == k for h in res.hits)) for k in score}
     # a weak hit found by one other phrasing alone is left out: a translation that merely shares a
     # word or two with a note on a neighbouring topic is no answer
-    ranked = sorted((k for k in score if lists[k] > 1 or best[k][0][1] == 0 or best[k][1].sure != "weak"),
-                    key=lambda k: (-score[k], best[k][0]))
+    ranked = sorted(
+        (k for k in score if lists[k] > 1 or best[k][0][1] == 0 or best[k][1].sure != "weak"),
+        key=lambda k: (-score[k], best[k][0]),
+    )
     return [best[k][1] for k in ranked[:limit]]
 
 
 RRF_K = 10  # lists are short: the rank counts more than in a long web result list
 
 
-def recall(root, query: str, *, session: str = "default", scope: str = "default", limit: int | None = None,
-           deep: bool = False, layer: str | None = None, threshold: float | None = None,
-           now: str | None = None, type: str | None = None, min_success: float | None = None,
-           also: list | tuple = (), policy: str = CANDIDATES) -> Recall:
+def recall(
+    root,
+    query: str,
+    *,
+    session: str = "default",
+    scope: str = "default",
+    limit: int | None = None,
+    deep: bool = False,
+    layer: str | None = None,
+    threshold: float | None = None,
+    now: str | None = None,
+    type: str | None = None,
+    min_success: float | None = None,
+    also: list | tuple = (),
+    policy: str = CANDIDATES,
+) -> Recall:
     """The cascade for ``query``; with ``also``, other phrasings of the same question (a
     translation into the other language, a paraphrase), each run through the cascade and fused
     by rank (``fuse``). Asking for ``limit`` or ``threshold`` fills the list (``Ask.fill``).
@@ -255,13 +309,34 @@ def recall(root, query: str, *, session: str = "default", scope: str = "default"
     if limit < 1:
         raise UsageError("--limit must be at least 1")
     threshold = float(root.config["recall.threshold"]) if threshold is None else threshold
-    runs = [run(root, q, session=session, scope=scope, limit=limit, threshold=threshold, now=now, deep=deep,
-                only=[layer] if layer else None, fill=fill, type=type, min_success=min_success, policy=policy)
-            for q in dict.fromkeys([query, *also])]
+    runs = [
+        run(
+            root,
+            q,
+            session=session,
+            scope=scope,
+            limit=limit,
+            threshold=threshold,
+            now=now,
+            deep=deep,
+            only=[layer] if layer else None,
+            fill=fill,
+            type=type,
+            min_success=min_success,
+            policy=policy,
+        )
+        for q in dict.fromkeys([query, *also])
+    ]
     result = runs[0]
     if len(runs) > 1:
-        result = Recall(query, fuse(runs, limit), [t for r in runs for t in r.trace],
-                        list(dict.fromkeys(w for r in runs for w in r.warnings)),
-                        list(dict.fromkeys(m for r in runs for m in r.methods)), also=list(also), policy=policy)
+        result = Recall(
+            query,
+            fuse(runs, limit),
+            [t for r in runs for t in r.trace],
+            list(dict.fromkeys(w for r in runs for w in r.warnings)),
+            list(dict.fromkeys(m for r in runs for m in r.methods)),
+            also=list(also),
+            policy=policy,
+        )
     record(root, "recall", query, result, now)
     return result

@@ -19,8 +19,7 @@ from ..model import Hit
 from ..search import docs
 from ..store import layout
 from ..store.layout import fingerprint as _fingerprint
-from .layer import (CANDIDATES, FILL_FLOOR, RELATE, Ask, Candidate, Layer, conflicted, holds_query, snip,
-                    wants_answer)
+from .layer import CANDIDATES, FILL_FLOOR, RELATE, Ask, Candidate, Layer, conflicted, holds_query, snip, wants_answer
 
 # A store this large is not stat-ed file by file on every call (that alone would cost more than
 # grep): when neither memory/ nor memory/episodes/ changed (every add, delete and rename-on-save
@@ -37,8 +36,13 @@ def detail_doc(root, key: str, ask: Ask | None = None, limit: int | None = None)
     """A SearchDoc for one file of the details layer (``search.docs``: an episode file without the
     user turns that only ask): None when it cannot be read, or when it holds git conflict markers
     or a broken frontmatter (then the recall asking, if any, says it left it out)."""
-    return docs.detail_doc(root.path, key, limit, lambda k, text, path: conflicted(ask, k, text, path),
-                           None if ask is None else lambda k, error: skipped(ask, k, error))
+    return docs.detail_doc(
+        root.path,
+        key,
+        limit,
+        lambda k, text, path: conflicted(ask, k, text, path),
+        None if ask is None else lambda k, error: skipped(ask, k, error),
+    )
 
 
 def skipped(ask: Ask, rel: str, error: Exception) -> None:
@@ -47,8 +51,11 @@ def skipped(ask: Ask, rel: str, error: Exception) -> None:
     head = f"skipped {rel}: "
     if not any(w.startswith(head) for w in ask.warnings):
         problem = getattr(error, "problem", None)
-        why = (f"{problem.message} (line {problem.line})" if problem is not None and problem.line
-               else str(error).removeprefix(f"{rel}: "))
+        why = (
+            f"{problem.message} (line {problem.line})"
+            if problem is not None and problem.line
+            else str(error).removeprefix(f"{rel}: ")
+        )
         ask.warnings.append(f"{head}{why}; fix it by hand (memcli never rewrites a broken file)")
 
 
@@ -69,8 +76,12 @@ def _sync(root, cache, ask: Ask | None = None) -> tuple[int, bool]:
     try:
         with open(marks_file, encoding="utf-8") as f:
             prev = json.load(f)
-        quick = (isinstance(prev, dict) and prev.get("marks") == marks and prev.get("count", 0) > LARGE_STORE
-                 and 0 <= time.time() - float(prev.get("checked", 0)) < FULL_CHECK_EVERY)
+        quick = (
+            isinstance(prev, dict)
+            and prev.get("marks") == marks
+            and prev.get("count", 0) > LARGE_STORE
+            and 0 <= time.time() - float(prev.get("checked", 0)) < FULL_CHECK_EVERY
+        )
     except (OSError, ValueError, TypeError):
         prev, quick = None, False
     if quick:
@@ -81,8 +92,9 @@ def _sync(root, cache, ask: Ask | None = None) -> tuple[int, bool]:
         if len(current) > LARGE_STORE:  # the marks are read only then: below it, no write per recall
             from ..store.fs import atomic_write
 
-            atomic_write(marks_file, json.dumps({"marks": marks, "count": len(current), "checked": time.time()}),
-                         durable=False)  # a cache: lost, the next call checks every file
+            atomic_write(
+                marks_file, json.dumps({"marks": marks, "count": len(current), "checked": time.time()}), durable=False
+            )  # a cache: lost, the next call checks every file
         elif prev is not None:
             os.unlink(marks_file)  # a store that shrank below it
     except (OSError, FileError):
@@ -131,9 +143,12 @@ def answers(found: list, threshold: float, asked: bool = False) -> bool:
     what the question asks about (``Scored.covers``)."""
     from ..search.ranker import TWO_TERMS_SHARE
 
-    return any(s.evidence and (s.covers or not asked)
-               and (s.relevance >= threshold or (s.relevance >= threshold * TWO_TERMS_SHARE and s.units >= 2))
-               for s in found)
+    return any(
+        s.evidence
+        and (s.covers or not asked)
+        and (s.relevance >= threshold or (s.relevance >= threshold * TWO_TERMS_SHARE and s.units >= 2))
+        for s in found
+    )
 
 
 def _answer(ask: Ask, found: list, limit: int) -> list:
@@ -163,11 +178,15 @@ def related(found: list, threshold: float, limit: int, asked: bool = False) -> l
     about (``Scored.covers``)."""
     from ..search.ranker import TWO_TERMS_SHARE
 
-    out = [s for s in found
-           if (s.covers or not asked)
-           and ((s.evidence and s.relevance >= RELATE)
-                or (not s.evidence and (s.rest >= threshold
-                                        or (s.rest >= threshold * TWO_TERMS_SHARE and s.units >= 2))))]
+    out = [
+        s
+        for s in found
+        if (s.covers or not asked)
+        and (
+            (s.evidence and s.relevance >= RELATE)
+            or (not s.evidence and (s.rest >= threshold or (s.rest >= threshold * TWO_TERMS_SHARE and s.units >= 2)))
+        )
+    ]
     return out[:limit]
 
 
@@ -187,9 +206,13 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
     try:
         cache = SearchCache(root.state_dir(layout.SEARCH))
         count, quick = _sync(root, cache, ask)
-        found = _search(ask, lambda threshold, n, floor: cache.search(ask.text, limit=n, threshold=threshold,
-                                                                      now=ask.now, floor=floor, prior=ask.prior),
-                        limit)
+        found = _search(
+            ask,
+            lambda threshold, n, floor: cache.search(
+                ask.text, limit=n, threshold=threshold, now=ask.now, floor=floor, prior=ask.prior
+            ),
+            limit,
+        )
         if quick and found:
             changed = _changed_hits(root, cache, found)
             if changed:
@@ -200,9 +223,13 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
                     cache.remove(gone)
                 if new:
                     cache.update_docs(new, {d.key: fresh[d.key] for d in new})
-                found = _search(ask, lambda threshold, n, floor: cache.search(ask.text, limit=n, threshold=threshold,
-                                                                               now=ask.now, floor=floor,
-                                                                               prior=ask.prior), limit)
+                found = _search(
+                    ask,
+                    lambda threshold, n, floor: cache.search(
+                        ask.text, limit=n, threshold=threshold, now=ask.now, floor=floor, prior=ask.prior
+                    ),
+                    limit,
+                )
         return found, count
     except (SearchCacheError, FileError) as e:
         # The cache only saves time: without it, rank the files in memory.
@@ -214,9 +241,13 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
         from ..search.ranker import MemoryIndex
 
         index = MemoryIndex(found)
-        return _search(ask, lambda threshold, n, floor: index.search(ask.text, limit=n, threshold=threshold,
-                                                                     now=ask.now, floor=floor, prior=ask.prior),
-                       limit), len(current)
+        return _search(
+            ask,
+            lambda threshold, n, floor: index.search(
+                ask.text, limit=n, threshold=threshold, now=ask.now, floor=floor, prior=ask.prior
+            ),
+            limit,
+        ), len(current)
 
 
 def _search(ask: Ask, search, limit: int) -> list:
@@ -273,8 +304,9 @@ class DetailsLayer(Layer):
         found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
         # under the candidates policy, what relates to a question nothing answers: weak, no answer
         asked = wants_answer(ask)
-        weak = (bool(found) and ask.policy == CANDIDATES and ask.threshold > 0
-                and not answers(found, ask.threshold, asked))
+        weak = (
+            bool(found) and ask.policy == CANDIDATES and ask.threshold > 0 and not answers(found, ask.threshold, asked)
+        )
         named = None
         digested = None
         out = []
@@ -301,8 +333,18 @@ class DetailsLayer(Layer):
                 if times and _digested(body, s.matched, times):
                     relevance, score = relevance * DIGESTED, score * DIGESTED
             hit_id = ("episode:" if is_episode else "") + Path(s.key).stem
-            hit = Hit(self.name, hit_id, doc.title, s.key, score, snip(body, ask.text), doc.summary, doc.tags,
-                      s.matched, sure="weak" if weak else "")
+            hit = Hit(
+                self.name,
+                hit_id,
+                doc.title,
+                s.key,
+                score,
+                snip(body, ask.text),
+                doc.summary,
+                doc.tags,
+                s.matched,
+                sure="weak" if weak else "",
+            )
             out.append(Candidate(hit, relevance, answer=not weak))
         if weak:
             # a list filled for -k stands only while something in it still relates

@@ -20,19 +20,35 @@ class IndexLayer(Layer):
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         from ..search.ranker import SearchDoc
+
         if conflicted(ask, "MEMORY.md", path=ask.root.index_path):
             return [], 0
         # a memory with markers in its body, or unreadable because of markers in its frontmatter
-        pairs = [(e, d) for e, d in ask.root.indexed()
-                 if not (conflicted(ask, detail_rel(e.id), d.body, ask.root.path / detail_rel(e.id)) if d is not None
-                         else conflicted(ask, detail_rel(e.id), path=ask.root.path / detail_rel(e.id)))]
+        pairs = [
+            (e, d)
+            for e, d in ask.root.indexed()
+            if not (
+                conflicted(ask, detail_rel(e.id), d.body, ask.root.path / detail_rel(e.id))
+                if d is not None
+                else conflicted(ask, detail_rel(e.id), path=ask.root.path / detail_rel(e.id))
+            )
+        ]
         docs = []
         for e, d in pairs:
             if d is None:
                 docs.append(SearchDoc(key=e.id, title=e.title, summary=e.summary, tags=e.tags))
             else:
-                docs.append(SearchDoc(key=e.id, title=e.title, summary=e.summary, tags=e.tags, aliases=d.aliases,
-                                      importance=d.importance, updated=d.updated or d.created))
+                docs.append(
+                    SearchDoc(
+                        key=e.id,
+                        title=e.title,
+                        summary=e.summary,
+                        tags=e.tags,
+                        aliases=d.aliases,
+                        importance=d.importance,
+                        updated=d.updated or d.created,
+                    )
+                )
         if not docs:
             return [], 0
         by_id = {e.id: (e, d) for e, d in pairs}
@@ -45,7 +61,16 @@ class IndexLayer(Layer):
         for s in found:
             e, d = by_id[s.key]
             body = d.body if d is not None else ""
-            hit = Hit(self.name, e.id, e.title, e.path, s.score, snip(body, ask.text) if body.strip() else "",
-                      d.summary if d is not None else e.summary, e.tags, s.matched)
+            hit = Hit(
+                self.name,
+                e.id,
+                e.title,
+                e.path,
+                s.score,
+                snip(body, ask.text) if body.strip() else "",
+                d.summary if d is not None else e.summary,
+                e.tags,
+                s.matched,
+            )
             out.append(Candidate(hit, s.relevance, answer=decisive(s.relevance) and (s.covers or not asked)))
         return out, len(docs)

@@ -47,13 +47,48 @@ def wants_answer(ask: "Ask") -> bool:
 class Ask:
     """One recall, as every layer sees it (root: the store.Root asked)."""
 
-    __slots__ = ("root", "query", "session", "scope", "limit", "threshold", "now", "warnings", "floor", "scored",
-                 "answered", "skipped", "type", "min_success", "prior", "details", "text", "fill", "answered_by",
-                 "policy", "stated")
+    __slots__ = (
+        "root",
+        "query",
+        "session",
+        "scope",
+        "limit",
+        "threshold",
+        "now",
+        "warnings",
+        "floor",
+        "scored",
+        "answered",
+        "skipped",
+        "type",
+        "min_success",
+        "prior",
+        "details",
+        "text",
+        "fill",
+        "answered_by",
+        "policy",
+        "stated",
+    )
 
-    def __init__(self, root, query: str, session: str, scope: str, limit: int, threshold: float, now: datetime,
-                 warnings: list | None = None, *, type: str | None = None, min_success: float | None = None,
-                 prior: tuple | None = None, text: str = "", fill: bool = False, policy: str = STRICT):
+    def __init__(
+        self,
+        root,
+        query: str,
+        session: str,
+        scope: str,
+        limit: int,
+        threshold: float,
+        now: datetime,
+        warnings: list | None = None,
+        *,
+        type: str | None = None,
+        min_success: float | None = None,
+        prior: tuple | None = None,
+        text: str = "",
+        fill: bool = False,
+        policy: str = STRICT,
+    ):
         self.root, self.query, self.session, self.scope = root, query, session, scope
         self.limit, self.threshold, self.now = limit, threshold, now
         self.warnings = [] if warnings is None else warnings
@@ -155,8 +190,14 @@ def rank(docs, ask: Ask, limit: int | None = None):
     """Rank in-memory SearchDocs for the query."""
     from ..search.ranker import MemoryIndex
 
-    return MemoryIndex(docs).search(ask.text, limit=limit or ask.limit, threshold=ask.threshold, now=ask.now,
-                                    floor=FILL_FLOOR if ask.fill else None, prior=ask.prior)
+    return MemoryIndex(docs).search(
+        ask.text,
+        limit=limit or ask.limit,
+        threshold=ask.threshold,
+        now=ask.now,
+        floor=FILL_FLOOR if ask.fill else None,
+        prior=ask.prior,
+    )
 
 
 def snip(body: str, query: str) -> str:

@@ -18,8 +18,13 @@ _filling = False
 
 def register_layers(register) -> None:
     """The built-in layers, registered as a plugin's are."""
-    for layer in (SessionLayer(), ScopeLayer(), IndexLayer(), DetailsLayer(),
-                  SemanticLayer()):  # semantic: active with the `semantic` extra only
+    for layer in (
+        SessionLayer(),
+        ScopeLayer(),
+        IndexLayer(),
+        DetailsLayer(),
+        SemanticLayer(),
+    ):  # semantic: active with the `semantic` extra only
         register(layer)
 
 

@@ -23,8 +23,21 @@ class ScopeLayer(Layer):
         keys = data["keys"]
         docs = [SearchDoc(key=k, title=k, summary=str(v["value"]), updated=v.get("time")) for k, v in keys.items()]
         path = f".memcli/scopes/{ask.scope}.json"
-        out = [Candidate(Hit(self.name, s.key, s.key, path, s.score, snip(str(keys[s.key]["value"]), ask.text),
-                             summary=f"written by {keys[s.key]['agent']}", matched=s.matched), s.relevance,
-                             answer=decisive(s.relevance))
-               for s in rank(docs, ask)]
+        out = [
+            Candidate(
+                Hit(
+                    self.name,
+                    s.key,
+                    s.key,
+                    path,
+                    s.score,
+                    snip(str(keys[s.key]["value"]), ask.text),
+                    summary=f"written by {keys[s.key]['agent']}",
+                    matched=s.matched,
+                ),
+                s.relevance,
+                answer=decisive(s.relevance),
+            )
+            for s in rank(docs, ask)
+        ]
         return out, len(docs)

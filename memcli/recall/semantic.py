@@ -72,8 +72,13 @@ class SemanticLayer(Layer):
         from ..search.evidence import names
 
         matched = {s.key: s.matched for s in ask.scored or ()}
-        if wants_answer(ask) and not rescue and found and "bm25f" not in found[0][2] and \
-                not next((s.covers for s in ask.scored or () if s.key == found[0][0]), True):
+        if (
+            wants_answer(ask)
+            and not rescue
+            and found
+            and "bm25f" not in found[0][2]
+            and not next((s.covers for s in ask.scored or () if s.key == found[0][0]), True)
+        ):
             # the memory that stands out by meaning is one the words find on the question's topic
             # only, not on what it asks (``ranker.covers_ask``): near the topic is not the answer
             return [], len(found)
@@ -85,8 +90,18 @@ class SemanticLayer(Layer):
                 continue
             if named and not fill and "bm25f" not in methods and not _names_in(named, doc):
                 continue  # a meaning match that names another product or person is no answer
-            hit = Hit(self.name, Path(key).stem, doc.title, key, score, snip(doc.body, ask.text), doc.summary,
-                      doc.tags, tuple(matched.get(key, ())), tuple(methods))
+            hit = Hit(
+                self.name,
+                Path(key).stem,
+                doc.title,
+                key,
+                score,
+                snip(doc.body, ask.text),
+                doc.summary,
+                doc.tags,
+                tuple(matched.get(key, ())),
+                tuple(methods),
+            )
             out.append(Candidate(hit, score))
         return out, len(found)
 
@@ -97,8 +112,11 @@ def _names_in(named: list, doc) -> bool:
     from ..search.evidence import name_forms
     from ..search.tokenize import terms
 
-    have = set(terms("\n".join([doc.title, doc.summary, " ".join(map(str, doc.tags)),
-                                 " ".join(map(str, doc.aliases)), doc.body])))
+    have = set(
+        terms(
+            "\n".join([doc.title, doc.summary, " ".join(map(str, doc.tags)), " ".join(map(str, doc.aliases)), doc.body])
+        )
+    )
     return 2 * sum(1 for n in named if any(set(terms(f)) <= have for f in name_forms(n))) >= len(named)
 
 

@@ -30,8 +30,11 @@ class SessionLayer(Layer):
         if not data["turns"] and not data.get("summary"):
             return [], 0
         docs, texts = [], {}
-        summary = "\n".join(ln for ln in data.get("summary", "").split("\n")
-                            if not (ln.startswith("- user:") and _question(ln[len("- user:"):], ask.query)))
+        summary = "\n".join(
+            ln
+            for ln in data.get("summary", "").split("\n")
+            if not (ln.startswith("- user:") and _question(ln[len("- user:") :], ask.query))
+        )
         if summary.strip():
             docs.append(SearchDoc(key="summary", summary=summary, updated=data.get("updated")))
             texts["summary"] = ("Session summary", summary, "summary")
@@ -43,10 +46,15 @@ class SessionLayer(Layer):
             texts[key] = (f"{t.get('role')} turn {i + 1}", t.get("text", ""), t.get("role"))
         path = f".memcli/sessions/{ask.session}.json"
         out = []
-        for s in (rank(docs, ask) if docs else ()):
+        for s in rank(docs, ask) if docs else ():
             title, text, role = texts[s.key]
-            out.append(Candidate(Hit(self.name, s.key, title, path, s.score, snip(text, ask.text), matched=s.matched),
-                                 s.relevance, answer=role != "user" and decisive(s.relevance)))
+            out.append(
+                Candidate(
+                    Hit(self.name, s.key, title, path, s.score, snip(text, ask.text), matched=s.matched),
+                    s.relevance,
+                    answer=role != "user" and decisive(s.relevance),
+                )
+            )
             ask.stated = ask.stated or (role == "user" and decisive(s.relevance))
         return out, len(docs)
 

@@ -44,8 +44,11 @@ def known_names(root) -> tuple[tuple[str, str], ...]:
     global _names
     pairs = root.indexed()
     seen, names = _names
-    if (names is not None and len(seen) == len(pairs)
-            and all(e is e2 and d is d2 for (e, d), (e2, d2) in zip(seen, pairs))):
+    if (
+        names is not None
+        and len(seen) == len(pairs)
+        and all(e is e2 and d is d2 for (e, d), (e2, d2) in zip(seen, pairs))
+    ):
         return names
     out: list[tuple[str, str]] = []
     for e, d in pairs:

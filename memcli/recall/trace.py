@@ -11,7 +11,13 @@ def record(root, command: str, query: str, result, now: str | None = None) -> No
     log that cannot be written is a warning of the result."""
     from .registry import get
 
-    warning = trace.append(root.path, command, query, result.hits[0].layer if result.hits else None,
-                           [h.id for h in result.hits if getattr(get(h.layer), "memories", False)], now)
+    warning = trace.append(
+        root.path,
+        command,
+        query,
+        result.hits[0].layer if result.hits else None,
+        [h.id for h in result.hits if getattr(get(h.layer), "memories", False)],
+        now,
+    )
     if warning:
         result.warnings.append(warning)

@@ -17,9 +17,12 @@ import re
 import unicodedata
 
 # the letters of other scripts that a reader takes for Latin ones
-CONFUSABLE = dict(zip(
-    "аеорсухіјѕԁԛԝһӏаАВЕКМНОРСТУХІЈЅԌ" "αβεικνορτυχοΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijsdqwhlaABEKMHOPCTYXIJSG" "abeiknoptuxoABEZHIKMNOPTYX"))
+CONFUSABLE = dict(
+    zip(
+        "аеорсухіјѕԁԛԝһӏаАВЕКМНОРСТУХІЈЅԌαβεικνορτυχοΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+        "aeopcyxijsdqwhlaABEKMHOPCTYXIJSGabeiknoptuxoABEZHIKMNOPTYX",
+    )
+)
 DROPPED = frozenset("\u00ad\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u180e\u034f")
 _SPACED = None
 _FOLDABLE = None
@@ -37,8 +40,10 @@ def _foldable():
     space, mathematical and circled letters, the look-alikes (ordinary CJK punctuation is not)."""
     global _FOLDABLE
     if _FOLDABLE is None:
-        _FOLDABLE = re.compile("[" + "".join(sorted(DROPPED)) + "\u3000\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"
-                               "\u249c-\u24e9\U0001d400-\U0001d7ff" + "".join(sorted(CONFUSABLE)) + "]")
+        _FOLDABLE = re.compile(
+            "[" + "".join(sorted(DROPPED)) + "\u3000\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"
+            "\u249c-\u24e9\U0001d400-\U0001d7ff" + "".join(sorted(CONFUSABLE)) + "]"
+        )
     return _FOLDABLE
 
 
@@ -82,8 +87,8 @@ def fold(text: str) -> tuple[str, list[int]] | None:
     folded = "".join(chars)
     out, at, pos = [], [], 0
     for m in _spaced().finditer(folded):
-        out.append(folded[pos:m.start()])
-        at.extend(where[pos:m.start()])
+        out.append(folded[pos : m.start()])
+        at.extend(where[pos : m.start()])
         for k in range(m.start(), m.end(), 2):
             out.append(folded[k])
             at.append(where[k])

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_INVISIBLE_SOURCE = ("[\u200b-\u200d\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff\u180e\u115f\u1160\u3164\uffa0"
-                     "\U000e0000-\U000e007f]+")
+_INVISIBLE_SOURCE = (
+    "[\u200b-\u200d\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff\u180e\u115f\u1160\u3164\uffa0\U000e0000-\U000e007f]+"
+)
 _FLAG_TAGS_SOURCE = "[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f"
 _compiled: dict = {}
 
@@ -27,14 +28,24 @@ def _rx(source: str) -> re.Pattern:
 
 def _emoji(ch: str) -> bool:
     o = ord(ch) if ch else 0
-    return (0x1F000 <= o <= 0x1FAFF or 0x2600 <= o <= 0x27BF or 0x2300 <= o <= 0x23FF or 0x2B00 <= o <= 0x2BFF
-            or o in (0xFE0F, 0x20E3, 0xA9, 0xAE, 0x203C, 0x2049, 0x2122))
+    return (
+        0x1F000 <= o <= 0x1FAFF
+        or 0x2600 <= o <= 0x27BF
+        or 0x2300 <= o <= 0x23FF
+        or 0x2B00 <= o <= 0x2BFF
+        or o in (0xFE0F, 0x20E3, 0xA9, 0xAE, 0x203C, 0x2049, 0x2122)
+    )
 
 
 def _joining_script(ch: str) -> bool:
     o = ord(ch) if ch else 0
-    return ((0x0590 <= o <= 0x1CFF or 0xA800 <= o <= 0xABFF or 0xFB1D <= o <= 0xFDFF or 0xFE70 <= o <= 0xFEFC
-             or 0x10A00 <= o <= 0x11FFF) and unicodedata.category(ch)[0] in "LM")
+    return (
+        0x0590 <= o <= 0x1CFF
+        or 0xA800 <= o <= 0xABFF
+        or 0xFB1D <= o <= 0xFDFF
+        or 0xFE70 <= o <= 0xFEFC
+        or 0x10A00 <= o <= 0x11FFF
+    ) and unicodedata.category(ch)[0] in "LM"
 
 
 def legitimate(text: str, start: int, end: int) -> bool:
@@ -53,14 +64,15 @@ def legitimate(text: str, start: int, end: int) -> bool:
 
 def escape(s: str) -> str:
     """The text with each invisible character written as ``<U+200B>``."""
-    return _rx(_INVISIBLE_SOURCE).sub(lambda m: "".join(f"<U+{ord(c):04X}>" for c in m.group()[:8])
-                                      + ("…" if len(m.group()) > 8 else ""), s)
+    return _rx(_INVISIBLE_SOURCE).sub(
+        lambda m: "".join(f"<U+{ord(c):04X}>" for c in m.group()[:8]) + ("…" if len(m.group()) > 8 else ""), s
+    )
 
 
 def excerpt(s: str, limit: int = 120) -> str:
     """A one-line, visible excerpt of reported text."""
     s = " ".join(escape(s).split())
-    return s if len(s) <= limit else s[:limit - 1] + "…"
+    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def runs(text: str):
@@ -76,7 +88,7 @@ def runs(text: str):
         if len(hidden.strip()) >= 2:
             yield s, e, "hidden prompt", excerpt(f'hidden text: "{hidden}"')
         else:
-            yield s, e, "invisible unicode", excerpt(text[max(0, s - 12):min(len(text), e + 12)])
+            yield s, e, "invisible unicode", excerpt(text[max(0, s - 12) : min(len(text), e + 12)])
 
 
 def strip_invisible(text: str) -> str:

@@ -89,57 +89,163 @@ class Applied(Value):
 _EDGE = r"(?<![0-9A-Za-z_+*#./\\-])"  # no digit, letter or joiner right before
 _END = r"(?![0-9A-Za-z_*]|[.\-/]\d)"  # nor right after (a sentence's full stop is fine)
 
-_EMAIL = _Lazy(r"(?<![A-Za-z0-9._%+\-*/:@=])([A-Za-z0-9][A-Za-z0-9._%+\-]{0,63})@"
-                    r"((?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24})"
-                    r"(?![A-Za-z0-9\-@_]|\.[A-Za-z0-9]|:[^\s:])")
-ROLE_ACCOUNTS = frozenset("""
+_EMAIL = _Lazy(
+    r"(?<![A-Za-z0-9._%+\-*/:@=])([A-Za-z0-9][A-Za-z0-9._%+\-]{0,63})@"
+    r"((?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24})"
+    r"(?![A-Za-z0-9\-@_]|\.[A-Za-z0-9]|:[^\s:])"
+)
+ROLE_ACCOUNTS = frozenset(
+    """
 abuse accounts admin administrator alert alerts backup billing bot build ci contact deploy deployer dev devops
 donotreply feedback finance git github help hello hostmaster hr info it jobs legal mail mailer-daemon marketing
 monitoring news newsletter no-reply noreply notifications notify office ops postmaster press privacy root sales
 security service support sysadmin system team test webmaster
-""".split())
+""".split()
+)
 _SERVICE_DOMAINS = (".iam.gserviceaccount.com", "users.noreply.github.com")
 
 _SEP = r"(?:[ \-.]| - )"
-_CN_MOBILE = _Lazy(_EDGE + r"((?:(?:\+|00)86[ \-]?|\(\+?86\) ?)?1[3-9]\d" + _SEP + r"?\d{4}" + _SEP + r"?\d{4})"
-                   + r"(?![0-9A-Za-z_*]|[\-/]\d|\.\d)")
+_CN_MOBILE = _Lazy(
+    _EDGE
+    + r"((?:(?:\+|00)86[ \-]?|\(\+?86\) ?)?1[3-9]\d"
+    + _SEP
+    + r"?\d{4}"
+    + _SEP
+    + r"?\d{4})"
+    + r"(?![0-9A-Za-z_*]|[\-/]\d|\.\d)"
+)
 _AREA = r"(?:010|02\d|0[3-9]\d{2})"
 _LOCAL = r"[2-9](?:\d{2}[ \-]?\d{4}|\d{3}[ \-]?\d{3,4})"
 _EXT = r"(?:(?:-|转|ext\.? ?| x)\d{1,5})?"
-_CN_LANDLINE = _Lazy(_EDGE + r"((?:\(" + _AREA + r"\) ?|" + _AREA + r"[ \-]|(?:\+|00)86[ \-]?\(?(?:10|2\d|[3-9]\d{2})\)?[ \-]?)"
-                          + _LOCAL + _EXT + r")" + _END)
+_CN_LANDLINE = _Lazy(
+    _EDGE
+    + r"((?:\("
+    + _AREA
+    + r"\) ?|"
+    + _AREA
+    + r"[ \-]|(?:\+|00)86[ \-]?\(?(?:10|2\d|[3-9]\d{2})\)?[ \-]?)"
+    + _LOCAL
+    + _EXT
+    + r")"
+    + _END
+)
 _INTL = _Lazy(r"(?<![0-9A-Za-z_+*#./\\-])((?:\+|(?<!\d )(?<!\d-)00)[1-9]\d{0,2}(?:[ \-.]?\(?\d{1,5}\)?){1,6})" + _END)
-_CC2 = frozenset("20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58 60 61 62 63 64 65 66 "
-                 "81 82 84 86 90 91 92 93 94 95 98".split())
+_CC2 = frozenset(
+    "20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58 60 61 62 63 64 65 66 "
+    "81 82 84 86 90 91 92 93 94 95 98".split()
+)
 
-_CN_ID = _Lazy(r"(?<![0-9A-Za-z_*])([1-8]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx])"
-                    r"(?![0-9A-Za-z_*])")
+_CN_ID = _Lazy(
+    r"(?<![0-9A-Za-z_*])([1-8]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx])"
+    r"(?![0-9A-Za-z_*])"
+)
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
 _CARD = _Lazy(_EDGE + r"(\d(?:[ \-]?\d){12,18})" + _END)
 
 _IBAN = _Lazy(r"(?<![A-Za-z0-9*])([A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30})(?![A-Za-z0-9*])")
 IBAN_LENGTHS = {
-    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "CH": 21,
-    "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18,
-    "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23,
-    "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LI": 21, "LT": 20, "LU": 20, "LV": 21,
-    "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28,
-    "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TN": 24,
-    "TR": 26, "UA": 29, "VG": 24, "XK": 20,
+    "AD": 24,
+    "AE": 23,
+    "AL": 28,
+    "AT": 20,
+    "AZ": 28,
+    "BA": 20,
+    "BE": 16,
+    "BG": 22,
+    "BH": 22,
+    "BR": 29,
+    "CH": 21,
+    "CR": 22,
+    "CY": 28,
+    "CZ": 24,
+    "DE": 22,
+    "DK": 18,
+    "DO": 28,
+    "EE": 20,
+    "EG": 29,
+    "ES": 24,
+    "FI": 18,
+    "FO": 18,
+    "FR": 27,
+    "GB": 22,
+    "GE": 22,
+    "GI": 23,
+    "GL": 18,
+    "GR": 27,
+    "GT": 28,
+    "HR": 21,
+    "HU": 28,
+    "IE": 22,
+    "IL": 23,
+    "IQ": 23,
+    "IS": 26,
+    "IT": 27,
+    "JO": 30,
+    "KW": 30,
+    "KZ": 20,
+    "LB": 28,
+    "LI": 21,
+    "LT": 20,
+    "LU": 20,
+    "LV": 21,
+    "MC": 27,
+    "MD": 24,
+    "ME": 22,
+    "MK": 19,
+    "MR": 27,
+    "MT": 31,
+    "MU": 30,
+    "NL": 18,
+    "NO": 15,
+    "PK": 24,
+    "PL": 28,
+    "PS": 29,
+    "PT": 25,
+    "QA": 29,
+    "RO": 24,
+    "RS": 22,
+    "SA": 24,
+    "SE": 24,
+    "SI": 19,
+    "SK": 24,
+    "SM": 27,
+    "TN": 24,
+    "TR": 26,
+    "UA": 29,
+    "VG": 24,
+    "XK": 20,
 }
 
-_ZH_ADDRESS = _Lazy(f"([{HAN_BASIC}]{{1,24}}?" r"(?:路|街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十]{0,3}段)?)"
-                    r"(\d{1,5})(?=号)")
-_EN_ADDRESS = _Lazy(r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}"
-                         r"(?:Street|Avenue|Road|Boulevard|Lane|Drive|Parkway|Terrace|Court|Place|Square)\b)")
+_ZH_ADDRESS = _Lazy(
+    f"([{HAN_BASIC}]{{1,24}}?"
+    r"(?:路|街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十]{0,3}段)?)"
+    r"(\d{1,5})(?=号)"
+)
+_EN_ADDRESS = _Lazy(
+    r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}"
+    r"(?:Street|Avenue|Road|Boulevard|Lane|Drive|Parkway|Terrace|Court|Place|Square)\b)"
+)
 
 
-_NOT_A_HOUSE = re.compile(r"(?i)\b(?:version|v|release|step|chapter|section|part|page|line|item|rule|issue|pr|"
-                          r"ticket|build|phase|level|round|sprint|stage|test|case|figure|table|option|no|number|"
-                          r"#)\.?\s*$")
-_STREET_WORDS = ("Street", "Avenue", "Road", "Boulevard", "Lane", "Drive", "Parkway", "Terrace", "Court", "Place",
-                 "Square")
+_NOT_A_HOUSE = re.compile(
+    r"(?i)\b(?:version|v|release|step|chapter|section|part|page|line|item|rule|issue|pr|"
+    r"ticket|build|phase|level|round|sprint|stage|test|case|figure|table|option|no|number|"
+    r"#)\.?\s*$"
+)
+_STREET_WORDS = (
+    "Street",
+    "Avenue",
+    "Road",
+    "Boulevard",
+    "Lane",
+    "Drive",
+    "Parkway",
+    "Terrace",
+    "Court",
+    "Place",
+    "Square",
+)
 
 
 def _digits(s: str) -> str:
@@ -203,6 +309,7 @@ def _calling_code(digits: str) -> int:
 
 
 # ---------------------------------------------------------------- masking
+
 
 def _mask_digits(value: str, keep_start: int, keep_end: int = 4, counts=str.isdigit) -> str:
     """Every digit (every character ``counts`` picks: letters too for an IBAN) masked with '*'
@@ -293,35 +400,42 @@ def find(text: str) -> list[Found]:
 
 
 # Words just before a number that make it a count, a size, a time or an id, not personal data.
-_TECHNICAL = _Lazy(r"(?:(?<![A-Za-z])(?:size|bytes?|count|total|sum|offset|len(?:gth)?|limit|max|min|capacity|used|"
-                   r"free|heap|mem(?:ory)?|disk|rows?|records?|inode|pid|tid|thread|trace|span|request|req|order|"
-                   r"seq(?:uence)?|tracking|build|version|uuid|hash|digest|sha\d*|md5|crc\d*|checksum|commit|epoch|"
-                   r"ts|timestamp|nanos(?:econds)?|micros|millis|port|status|snowflake|tweet|partition|lag|gc|cache|"
-                   r"buffer|pool|file|dump|parent|child|node|job|task|shard|slot|batch)(?![A-Za-z])|文件|大小|字节|订单号?|编号|流水号?|序号|版本|长度|数量|总计|偏移)"
-                   r"[\s\W]{0,3}(?:[A-Za-z_][\w.-]{0,23}[\s=:]{1,3})?$", re.I)
+_TECHNICAL = _Lazy(
+    r"(?:(?<![A-Za-z])(?:size|bytes?|count|total|sum|offset|len(?:gth)?|limit|max|min|capacity|used|"
+    r"free|heap|mem(?:ory)?|disk|rows?|records?|inode|pid|tid|thread|trace|span|request|req|order|"
+    r"seq(?:uence)?|tracking|build|version|uuid|hash|digest|sha\d*|md5|crc\d*|checksum|commit|epoch|"
+    r"ts|timestamp|nanos(?:econds)?|micros|millis|port|status|snowflake|tweet|partition|lag|gc|cache|"
+    r"buffer|pool|file|dump|parent|child|node|job|task|shard|slot|batch)(?![A-Za-z])|文件|大小|字节|订单号?|编号|流水号?|序号|版本|长度|数量|总计|偏移)"
+    r"[\s\W]{0,3}(?:[A-Za-z_][\w.-]{0,23}[\s=:]{1,3})?$",
+    re.I,
+)
 # Words near a bare number that say it is a phone.
-_PHONE_WORDS = _Lazy(r"phone|mobile|cell|\btel\b|telephone|\bcall|\bring\b|\bsms\b|\btext\b|whats ?app|wechat|"
-                     r"signal|contact|reach|\bdial|number|on-call|\bmob\b|手机|电话|号码|联系|拨|打给|打到|打这个|回拨|"
-                     r"致电|微信|短信|座机|热线|号", re.I)
+_PHONE_WORDS = _Lazy(
+    r"phone|mobile|cell|\btel\b|telephone|\bcall|\bring\b|\bsms\b|\btext\b|whats ?app|wechat|"
+    r"signal|contact|reach|\bdial|number|on-call|\bmob\b|手机|电话|号码|联系|拨|打给|打到|打这个|回拨|"
+    r"致电|微信|短信|座机|热线|号",
+    re.I,
+)
 
 
 def _in_token(text: str, start: int, end: int) -> bool:
     """The digits are part of a longer token: a hex digest or an identifier (sha256:4…a9f)."""
     before = text[start - 1] if start else " "
     after = text[end] if end < len(text) else " "
-    return (before.isascii() and (before.isalnum() or before in ":_")) or \
-        (after.isascii() and (after.isalpha() or after == "_"))
+    return (before.isascii() and (before.isalnum() or before in ":_")) or (
+        after.isascii() and (after.isalpha() or after == "_")
+    )
 
 
 def _technical(text: str, start: int) -> bool:
     """A technical word (a size, a count, an id, a hash ...) ends just before the number at start."""
-    before = text[max(0, start - 40):start]
+    before = text[max(0, start - 40) : start]
     return any(True for _ in _TECHNICAL.finditer(before))
 
 
 def _said_as_phone(text: str, start: int, end: int) -> bool:
     """A phone word within the 40 characters before the number or the 12 after it."""
-    near = text[max(0, start - 40):start] + " " + text[end:end + 12]
+    near = text[max(0, start - 40) : start] + " " + text[end : end + 12]
     return any(True for _ in _PHONE_WORDS.finditer(near))
 
 
@@ -360,7 +474,7 @@ def _find(text: str) -> list[Found]:
             lead = 2 if v.startswith("00") else 0
             cc = _calling_code(d[lead:])
             national = len(d) - lead - cc
-            if not cc or d[lead:lead + 2] == "86" or not (7 <= len(d) - lead <= 15) or national < 6:
+            if not cc or d[lead : lead + 2] == "86" or not (7 <= len(d) - lead <= 15) or national < 6:
                 continue
             spans.append((m.start(1), m.start(1) + len(v), "phone", _mask_digits(v, lead + cc)))
     if digits >= 13:
@@ -380,7 +494,7 @@ def _find(text: str) -> list[Found]:
             while len(compact) > 15 and not _iban_ok(compact):  # a word may follow the number
                 if " " not in v:
                     break
-                v = v[:v.rstrip().rfind(" ")].rstrip()
+                v = v[: v.rstrip().rfind(" ")].rstrip()
                 compact = v.replace(" ", "").upper()
             if _iban_ok(compact):
                 masked = _mask_digits(v, 4, 4, str.isalnum)
@@ -390,7 +504,7 @@ def _find(text: str) -> list[Found]:
             spans.append((m.start(1), m.end(2), "address", m.group(1) + "*" * len(m.group(2))))
     if digits and any(w in text for w in _STREET_WORDS):
         for m in _EN_ADDRESS.finditer(text):
-            if _NOT_A_HOUSE.search(text[max(0, m.start(1) - 16):m.start(1)]):
+            if _NOT_A_HOUSE.search(text[max(0, m.start(1) - 16) : m.start(1)]):
                 continue  # "version 2 Release Court", "step 3 Station Road": a count, not a house
             spans.append((m.start(1), m.end(2), "address", "*" * len(m.group(1)) + m.group(2)))
     return _resolve(text, spans) if spans else []
@@ -422,7 +536,7 @@ def redact(text: str) -> tuple[str, list[Found]]:
         return text, []
     parts, last = [], 0
     for f in found:
-        parts.append(text[last:f.start])
+        parts.append(text[last : f.start])
         parts.append(f.masked)
         last = f.end
     parts.append(text[last:])
@@ -430,6 +544,7 @@ def redact(text: str) -> tuple[str, list[Found]]:
 
 
 # ---------------------------------------------------------------- policy
+
 
 def describe(found: list[Found]) -> str:
     """'email at line 1, column 5; phone at line 2, column 1' (at most three, then a count)."""
@@ -454,12 +569,14 @@ def apply(text: str, policy: str, field: str = "text") -> Applied:
     if not found:
         return Applied(text)
     if policy == "refuse":
-        raise PiiError(f"refused: the {field} holds personal data ({describe(found)}); mask it, "
-                       "or set write.pii to warn, redact or allow in memcli.yaml",
-                       data={"pii": [{"field": field, "kind": f.kind, "line": f.line, "column": f.column}
-                                     for f in found]})
-    return Applied(text, found, f"personal data in the {field} ({describe(found)}), stored as given; "
-                                "`write.pii: redact` masks it")
+        raise PiiError(
+            f"refused: the {field} holds personal data ({describe(found)}); mask it, "
+            "or set write.pii to warn, redact or allow in memcli.yaml",
+            data={"pii": [{"field": field, "kind": f.kind, "line": f.line, "column": f.column} for f in found]},
+        )
+    return Applied(
+        text, found, f"personal data in the {field} ({describe(found)}), stored as given; `write.pii: redact` masks it"
+    )
 
 
 def apply_fields(fields: dict, policy: str) -> tuple[dict, list[str]]:

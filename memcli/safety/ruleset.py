@@ -24,8 +24,29 @@ FORMAT = 1
 LISTS = ("secrets", "injection")
 _BEFORE = {"any": frozenset(), "word": _code.WORD, "word-dash": _code.WORD_DASH, "word-dot": _code.WORD_DOT}
 _FLAGS = {"i": re.I, "m": re.M, "s": re.S, "x": re.X}
-_RULE_KEYS = frozenset({"about", "kind", "pattern", "finder", "flags", "hints", "fold", "anchor", "within", "lead",
-                        "before", "rank", "group", "check", "require", "differs", "gate", "unless", "options"})
+_RULE_KEYS = frozenset(
+    {
+        "about",
+        "kind",
+        "pattern",
+        "finder",
+        "flags",
+        "hints",
+        "fold",
+        "anchor",
+        "within",
+        "lead",
+        "before",
+        "rank",
+        "group",
+        "check",
+        "require",
+        "differs",
+        "gate",
+        "unless",
+        "options",
+    }
+)
 _SET_KEYS = frozenset({"format", "about", "define", "words", "guards", "defaults", *LISTS})
 _BUILTIN = os.path.join(os.path.dirname(__file__), "rules")
 
@@ -114,13 +135,13 @@ class Guard:
     def holds(self, text: str, start: int, end: int) -> bool:
         if self.after is not None:
             return self.after.compiled().match(text, end) is not None
-        prefix = text[max(0, start - self.window):start]
+        prefix = text[max(0, start - self.window) : start]
         if self.since is not None:
             cut = None
             for m in self.since.compiled().finditer(prefix):  # the last one
                 cut = m
             if cut is not None:
-                prefix = prefix[cut.end():]
+                prefix = prefix[cut.end() :]
         return self.before is not None and self.before.compiled().search(prefix) is not None
 
 
@@ -136,9 +157,31 @@ def _flags(letters, where: str) -> int:
 class Rule:
     """One rule of a set, as the scanner runs it (see the format in ``rules/README.md``)."""
 
-    __slots__ = ("kind", "where", "pattern", "finder", "hints", "fold", "anchor", "within", "lead", "window",
-                 "before", "rank", "group", "check", "require", "differs", "gate", "unless", "options", "memo",
-                 "_flags", "_defines", "_extra")
+    __slots__ = (
+        "kind",
+        "where",
+        "pattern",
+        "finder",
+        "hints",
+        "fold",
+        "anchor",
+        "within",
+        "lead",
+        "window",
+        "before",
+        "rank",
+        "group",
+        "check",
+        "require",
+        "differs",
+        "gate",
+        "unless",
+        "options",
+        "memo",
+        "_flags",
+        "_defines",
+        "_extra",
+    )
     lead: Pattern | None
     pattern: Pattern | None
 
@@ -197,8 +240,9 @@ class Rule:
                 if name not in ctx.validators:
                     raise RuleSetError(f"{where}: unknown validator {name!r}")
                 self.check.append((g, ctx.validators[name]))
-        self.require = [(g, Pattern(_text(p, where), 0, defs, f"{where}: require {g}"))
-                        for g, p in raw.get("require", {}).items()]
+        self.require = [
+            (g, Pattern(_text(p, where), 0, defs, f"{where}: require {g}")) for g, p in raw.get("require", {}).items()
+        ]
         differs = raw.get("differs")
         if differs is not None and (not isinstance(differs, list) or len(differs) != 2):
             raise RuleSetError(f"{where}: differs names two groups")
@@ -217,8 +261,9 @@ class Rule:
             return self.pattern.compiled()
         rx = self._extra.get(extra_flags)
         if rx is None:
-            rx = self._extra[extra_flags] = Pattern(self.pattern.source, self._flags | extra_flags, self._defines,
-                                                    self.where).compiled()
+            rx = self._extra[extra_flags] = Pattern(
+                self.pattern.source, self._flags | extra_flags, self._defines, self.where
+            ).compiled()
         return rx
 
 

@@ -54,8 +54,9 @@ class Hit:
 
     __slots__ = ("_spans", "kind", "excerpt")
 
-    def __init__(self, start: int, end: int, kind: str | None = None, excerpt: str | None = None,
-                 groups: dict | None = None):
+    def __init__(
+        self, start: int, end: int, kind: str | None = None, excerpt: str | None = None, groups: dict | None = None
+    ):
         self._spans = {0: (start, end), **(groups or {})}
         self.kind, self.excerpt = kind, excerpt
 
@@ -74,17 +75,41 @@ WORD_DOT = WORD_DASH | {"."}
 
 _FILLER = r"(?i)x{4}|\*{3}|\.\.\.|…|(.)\1{5}|1234567|abcdefg"
 _FILLER_WORDS = r"(?i)example|placeholder|redacted|changeme|your|dummy|sample|insert|replace"
-_PLACEHOLDER_WORDS = frozenset("""
+_PLACEHOLDER_WORDS = frozenset(
+    """
 password passwd pass pwd pw secret token key apikey api_key api-key changeme changeit none null nil undefined
 true false yes no on off required optional string str int bool test testing todo tbd fixme default empty hidden
 masked secure foo bar foobar baz admin root guest user username sample dummy temp tmp unset env environment vault
 1password bitwarden lastpass keepass keepassxc keychain ssm secretsmanager omitted removed random generated auto
 same set see n/a na -
-""".split())
-_PLACEHOLDER_PARTS = ("xxxx", "****", "...", "…", "${", "{{", "}}", "<", ">", "example", "changeme", "change_me",
-                      "change-me", "placeholder", "redacted", "insert", "replace", "dummy", "sample", "here")
-_CODE_LIKE = (r"[()\[\]{}]|^(?:[a-z_$][a-z0-9_$]*)(?:\.[A-Za-z_$][\w$]*)+$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
-              r"|^![A-Za-z]+$|^(?:~|\.{1,2})?/|://|^[\w.+-]+@[\w-]+\.[\w.]+$")
+""".split()
+)
+_PLACEHOLDER_PARTS = (
+    "xxxx",
+    "****",
+    "...",
+    "…",
+    "${",
+    "{{",
+    "}}",
+    "<",
+    ">",
+    "example",
+    "changeme",
+    "change_me",
+    "change-me",
+    "placeholder",
+    "redacted",
+    "insert",
+    "replace",
+    "dummy",
+    "sample",
+    "here",
+)
+_CODE_LIKE = (
+    r"[()\[\]{}]|^(?:[a-z_$][a-z0-9_$]*)(?:\.[A-Za-z_$][\w$]*)+$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
+    r"|^![A-Za-z]+$|^(?:~|\.{1,2})?/|://|^[\w.+-]+@[\w-]+\.[\w.]+$"
+)
 
 
 def classes(value: str) -> int:
@@ -145,15 +170,19 @@ def mixed(value: str) -> bool:
 @validator
 def token_body(value: str) -> bool:
     """The random part of a prefixed token: mixed characters, no filler, no placeholder words."""
-    return (len(value) <= 1000 and not_filler(value) and not _rx(_FILLER_WORDS).search(value)
-            and classes(value) >= 2)
+    return len(value) <= 1000 and not_filler(value) and not _rx(_FILLER_WORDS).search(value) and classes(value) >= 2
 
 
 @validator
 def looks_random(value: str, min_len: int = 16) -> bool:
     """A token body of some length whose characters are spread out (3 bits each or more)."""
-    return (len(value) >= min_len and classes(value) >= 2 and len(set(value)) >= 8
-            and entropy(value) >= 3.0 and token_body(value))
+    return (
+        len(value) >= min_len
+        and classes(value) >= 2
+        and len(set(value)) >= 8
+        and entropy(value) >= 3.0
+        and token_body(value)
+    )
 
 
 @validator
@@ -222,8 +251,14 @@ def credential_like(value: str) -> bool:
 @validator
 def flag_password(value: str) -> bool:
     """A value given to a password flag or variable: anything password-shaped, words included."""
-    return (6 <= len(value) <= 200 and value.isascii() and value.isprintable() and " " not in value
-            and not is_placeholder(value) and not code_like(value))
+    return (
+        6 <= len(value) <= 200
+        and value.isascii()
+        and value.isprintable()
+        and " " not in value
+        and not is_placeholder(value)
+        and not code_like(value)
+    )
 
 
 # --------------------------------------------------------------------------- finders
@@ -233,8 +268,7 @@ def _options(rule) -> dict:
     """A rule's word lists as sets, made once per rule."""
     memo = rule.memo.get("options")
     if memo is None:
-        memo = rule.memo["options"] = {k: frozenset(v) if isinstance(v, list) else v
-                                       for k, v in rule.options.items()}
+        memo = rule.memo["options"] = {k: frozenset(v) if isinstance(v, list) else v for k, v in rule.options.items()}
     return memo
 
 
@@ -269,7 +303,7 @@ def assignments(rule, text: str, lower: str) -> Iterator[Hit]:
     # is used when lowering kept every offset (the usual case), the slow pattern otherwise.
     matches = rule.regex().finditer(lower) if len(lower) == len(text) else rule.regex(re.I).finditer(text)
     for m in matches:
-        word = text[m.start("w"):m.end("w")]
+        word = text[m.start("w") : m.end("w")]
         i = m.start("w")
         if word in cjk:
             kind, key, dashed = cjk[word], word, False
@@ -277,7 +311,7 @@ def assignments(rule, text: str, lower: str) -> Iterator[Hit]:
             limit = max(0, i - 80)
             while i > limit and text[i - 1] in WORD_DOT:
                 i -= 1
-            key = text[i:m.end("w")]
+            key = text[i : m.end("w")]
             dashed = key.startswith("--")
             key = key.strip("-.")
             kind = _key_type(key, o)
@@ -293,15 +327,16 @@ def assignments(rule, text: str, lower: str) -> Iterator[Hit]:
                 end = amp if amp != -1 else end
             if (key.lower() in o["bare_keys"] or word in cjk) and not dashed:
                 eol = text.find("\n", end, end + 200)
-                rest = text[end:eol if eol != -1 else end + 200].strip()
+                rest = text[end : eol if eol != -1 else end + 200].strip()
                 if rest and not rest.startswith(("#", "//", ",", ";", "}", ")", "]")):
                     continue
         value = text[start:end]
         if not value or is_placeholder(value) or not value.isascii():
             continue
         if kind == "password":
-            env_style = (_rx(r"[A-Z][A-Z0-9_]*").fullmatch(key) is not None
-                         and text[m.end("w"):start].strip("\"'") == "=")
+            env_style = (
+                _rx(r"[A-Z][A-Z0-9_]*").fullmatch(key) is not None and text[m.end("w") : start].strip("\"'") == "="
+            )
             if not (flag_password(value) if env_style else credential_like(value)):
                 continue
         elif " " in value or code_like(value) or not looks_random(value):

@@ -33,8 +33,11 @@ def invalid_values(text: str, detail) -> list[Invalid]:
     for key in ("created", "updated", "expires"):
         value = getattr(detail, key)
         if value is not None and not is_date(value):
-            bad(key, f"{key}: {value!r} is not a date",
-                f"write {key} as a date like 2027-01-31" + (" or null" if key == "expires" else ""))
+            bad(
+                key,
+                f"{key}: {value!r} is not a date",
+                f"write {key} as a date like 2027-01-31" + (" or null" if key == "expires" else ""),
+            )
     raw = frontmatter_data(text)
     if "importance" in raw and raw["importance"] is not None:
         v = raw["importance"]
@@ -43,15 +46,23 @@ def invalid_values(text: str, detail) -> list[Invalid]:
         except (TypeError, ValueError, OverflowError):
             n = None
         if n is None or not 0 <= n <= 1:
-            bad("importance", f"importance: {short(v)!r} is not a number from 0 to 1 "
-                              f"(read as {detail.importance:g})",
-                "write importance as a number from 0 to 1, such as 0.7")
+            bad(
+                "importance",
+                f"importance: {short(v)!r} is not a number from 0 to 1 (read as {detail.importance:g})",
+                "write importance as a number from 0 to 1, such as 0.7",
+            )
     if "type" in raw and raw["type"] is not None and str(raw["type"]).strip() not in TYPES:
-        bad("type", f"type: {short(raw['type'])!r} is not a memory type (one of {', '.join(TYPES)})",
-            f"write one of {', '.join(TYPES)}")
+        bad(
+            "type",
+            f"type: {short(raw['type'])!r} is not a memory type (one of {', '.join(TYPES)})",
+            f"write one of {', '.join(TYPES)}",
+        )
     if "id" in raw and raw["id"] is not None and str(raw["id"]).strip() != detail.id:
-        bad("id", f"id: {short(raw['id'])!r} is not the file name; memcli knows this memory as {detail.id!r}",
-            f"write id: {detail.id}, or rename the file (and its index line) to change the id")
+        bad(
+            "id",
+            f"id: {short(raw['id'])!r} is not the file name; memcli knows this memory as {detail.id!r}",
+            f"write id: {detail.id}, or rename the file (and its index line) to change the id",
+        )
     if "title" in raw and not str(raw["title"] or "").strip():
         bad("title", f"title is blank (shown as {detail.title!r})", "write a one-line title")
     return out

@@ -35,8 +35,7 @@ class Checked:
 
     __slots__ = ("fields", "text", "detail", "redacted")
 
-    def __init__(self, fields: dict | None = None, text: str | None = None, detail=None,
-                 redacted: list | None = None):
+    def __init__(self, fields: dict | None = None, text: str | None = None, detail=None, redacted: list | None = None):
         self.fields = fields if fields is not None else {}
         self.text, self.detail = text, detail
         self.redacted = redacted if redacted is not None else []
@@ -47,7 +46,8 @@ class Checked:
         if where:
             return f"redacted {len(self.redacted)} secret(s) in {where}"
         return f"redacted {len(self.redacted)} secret(s): " + ", ".join(
-            f"{r['kind']} in the {r['field']}" for r in self.redacted)
+            f"{r['kind']} in the {r['field']}" for r in self.redacted
+        )
 
 
 class WriteCheck:
@@ -90,10 +90,12 @@ class WriteCheck:
         if found:
             line, shown = found[0]
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-            raise UsageError(f"{what}: line {line + first_line - 1} ({shown[:20]!r}) would be read by git as a "
-                             f"conflict marker{more}; indent such lines by a space (or write them in an "
-                             "indented block) to keep them as text",
-                             data={"markers": [{"line": n + first_line - 1, "text": t[:40]} for n, t in found]})
+            raise UsageError(
+                f"{what}: line {line + first_line - 1} ({shown[:20]!r}) would be read by git as a "
+                f"conflict marker{more}; indent such lines by a space (or write them in an "
+                "indented block) to keep them as text",
+                data={"markers": [{"line": n + first_line - 1, "text": t[:40]} for n, t in found]},
+            )
 
     def secrets(self, fields: dict) -> tuple[dict, list]:
         """The fields by `write.secrets`: unchanged (allow), redacted (redact, with what was
@@ -113,8 +115,9 @@ class WriteCheck:
             if isinstance(value, (list, tuple)):
                 return type(value)(walk(name, v) for v in value)
             if isinstance(value, dict):
-                return {walk(f"key {k!r}" if isinstance(k, str) else name, k): walk(str(k), v)
-                        for k, v in value.items()}
+                return {
+                    walk(f"key {k!r}" if isinstance(k, str) else name, k): walk(str(k), v) for k, v in value.items()
+                }
             return value
 
         return {name: walk(name, value) for name, value in fields.items()}, redacted
@@ -136,8 +139,16 @@ class WriteCheck:
 
     # ------------------------------------------------------------ a whole file
 
-    def file(self, text: str, rel: str, memory_id: str | None = None, *, edited: bool = False,
-             what: str = "the text", marker_lines: bool = True) -> Checked:
+    def file(
+        self,
+        text: str,
+        rel: str,
+        memory_id: str | None = None,
+        *,
+        edited: bool = False,
+        what: str = "the text",
+        marker_lines: bool = True,
+    ) -> Checked:
         """A whole file about to be written: a detail file (memory_id given: it must parse, and,
         edited by a person, hold its frontmatter block and valid values), MEMORY.md or an episode
         log. marker_lines=False leaves out the conflict-marker lines (a merge that wrote real ones)."""
@@ -164,7 +175,7 @@ class WriteCheck:
             found.append((1, f"larger than {MAX_FILE // 1_000_000} MB"))
         seen: set = set()
         for m in CONTROL.finditer(text):
-            if m.group() == "\r" and text[m.end():m.end() + 1] in ("\n", ""):
+            if m.group() == "\r" and text[m.end() : m.end() + 1] in ("\n", ""):
                 continue
             line = text.count("\n", 0, m.start()) + 1
             if line not in seen:
@@ -192,8 +203,10 @@ class WriteCheck:
         if edited:
             fm, _, _ = dfile.split(text)
             if fm is None:
-                raise UsageError(f"{what}: the frontmatter block is gone (a memory starts with a line '---', "
-                                 "its keys, and another '---'); put it back")
+                raise UsageError(
+                    f"{what}: the frontmatter block is gone (a memory starts with a line '---', "
+                    "its keys, and another '---'); put it back"
+                )
             from .values import invalid_values
 
             bad = invalid_values(text, d)
@@ -209,8 +222,9 @@ def _controls(name: str, value, strict: bool) -> None:
     if value is None:
         return
     if isinstance(value, str):
-        check_text_field(value, {"tags": "tag", "aliases": "alias", "extra": "frontmatter value"}.get(name, name),
-                         name=strict)
+        check_text_field(
+            value, {"tags": "tag", "aliases": "alias", "extra": "frontmatter value"}.get(name, name), name=strict
+        )
     elif isinstance(value, (list, tuple)):
         for v in value:
             _controls(name, v, strict)
@@ -221,15 +235,19 @@ def _controls(name: str, value, strict: bool) -> None:
 
 
 def _raw_controls(text: str, what: str) -> None:
-    m = next((m for m in CONTROL.finditer(text)
-              if not (m.group() == "\r" and text[m.end():m.end() + 1] in ("\n", ""))), None)
+    m = next(
+        (m for m in CONTROL.finditer(text) if not (m.group() == "\r" and text[m.end() : m.end() + 1] in ("\n", ""))),
+        None,
+    )
     if m is None:
         return
     i = m.start()
     line = text.count("\n", 0, i) + 1
     column = i - text.rfind("\n", 0, i)
-    raise UsageError(f"{what}: line {line}, column {column} holds a control character (U+{ord(m.group()):04X}); "
-                     "control characters are not allowed")
+    raise UsageError(
+        f"{what}: line {line}, column {column} holds a control character (U+{ord(m.group()):04X}); "
+        "control characters are not allowed"
+    )
 
 
 def check_merged(kind: str, text: str, full, rel: str, conflicts: int = 0, policy: str = "refuse") -> str:

@@ -44,7 +44,9 @@ SMALL_SEGMENT = 2000  # segments with fewer documents are merged once there are 
 MERGE_AT = 8
 MAX_SEGMENTS = 24  # more than this, or too many removed documents: rewrite everything
 DEAD_MIN = 500  # removed documents tolerated before a rewrite (or a quarter of all, if more)
-_PROBE = "MySQL中文查不到数据 encoding caches speeding states weekly snake_case-kebab 日本語のテキスト 한국어 token爆炸 3.11"
+_PROBE = (
+    "MySQL中文查不到数据 encoding caches speeding states weekly snake_case-kebab 日本語のテキスト 한국어 token爆炸 3.11"
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
@@ -127,7 +129,9 @@ def _signature() -> str:
 def _state(current: Mapping[str, str]) -> str:
     """A digest of key -> fingerprint, in the caller's order (another order only costs a diff)."""
     text = "\n".join(map("\t".join, current.items()))
-    return f"{len(current)}:" + constructor("blake2b")(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return (
+        f"{len(current)}:" + constructor("blake2b")(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    )
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
@@ -309,7 +313,9 @@ class SearchCache:
             conn = self._connection()
             present = 0
             for batch in chunks(keys):
-                present += conn.execute(f"SELECT COUNT(*) FROM docs WHERE key IN ({_marks(len(batch))})", batch).fetchone()[0]
+                present += conn.execute(
+                    f"SELECT COUNT(*) FROM docs WHERE key IN ({_marks(len(batch))})", batch
+                ).fetchone()[0]
             self._write(conn, keys, [])
             return present
 
@@ -431,7 +437,9 @@ class SearchCache:
         conn.executemany("INSERT INTO postings VALUES (?, ?, ?)", merged)
         conn.execute(f"DELETE FROM dead WHERE seg IN ({marks})", segs)
         conn.execute(f"UPDATE docs SET seg = ? WHERE seg IN ({marks})", [seg, *segs])
-        live = conn.execute(f"SELECT COALESCE(SUM(docs - dead), 0) FROM segments WHERE seg IN ({marks})", segs).fetchone()[0]
+        live = conn.execute(
+            f"SELECT COALESCE(SUM(docs - dead), 0) FROM segments WHERE seg IN ({marks})", segs
+        ).fetchone()[0]
         conn.execute(f"DELETE FROM segments WHERE seg IN ({marks})", segs)
         conn.execute("INSERT INTO segments VALUES (?, ?, 0)", (seg, live))
         conn.execute("UPDATE totals SET next_seg = ? WHERE id = 0", (seg + 1,))
@@ -488,11 +496,15 @@ class SearchCache:
         return out
 
     def fuzzy_candidates(self, first: str, min_len: int, max_len: int) -> Sequence[tuple[str, int, int]]:
-        return self._connection().execute(
-            "SELECT term, df, hdf FROM terms WHERE term >= ? AND term < ? AND fz = 1 "
-            "AND length(term) BETWEEN ? AND ? ORDER BY term",
-            (first, chr(ord(first) + 1), min_len, max_len),
-        ).fetchall()
+        return (
+            self._connection()
+            .execute(
+                "SELECT term, df, hdf FROM terms WHERE term >= ? AND term < ? AND fz = 1 "
+                "AND length(term) BETWEEN ? AND ? ORDER BY term",
+                (first, chr(ord(first) + 1), min_len, max_len),
+            )
+            .fetchall()
+        )
 
     def doc_priors(self, refs: Collection[object]) -> dict[object, tuple[float, float, float]]:
         conn = self._connection()
@@ -519,7 +531,7 @@ class SearchCache:
             conn = self._connection()
             out: dict[str, str] = {}
             for i in range(0, len(wanted), 500):
-                part = wanted[i:i + 500]
+                part = wanted[i : i + 500]
                 out.update(conn.execute(f"SELECT key, fp FROM docs WHERE key IN ({_marks(len(part))})", part))
             return out
 
@@ -533,7 +545,11 @@ class SearchCache:
         return self._guarded(lambda: self.size()[0])
 
     def search(
-        self, query: str, limit: int = 5, threshold: float | None = None, now: datetime | None = None,
+        self,
+        query: str,
+        limit: int = 5,
+        threshold: float | None = None,
+        now: datetime | None = None,
         floor: float | None = None,
         prior: tuple[float, float] | None = None,
     ) -> list[Scored]:

@@ -13,9 +13,13 @@ from ..store import layout
 from ..store.fs import decode, inside, read_text
 
 
-def detail_doc(root: Path, key: str, limit: int | None = None,
-               conflicted: Callable[[str, str, Path], bool] | None = None,
-               broken: Callable[[str, Exception], None] | None = None):
+def detail_doc(
+    root: Path,
+    key: str,
+    limit: int | None = None,
+    conflicted: Callable[[str, str, Path], bool] | None = None,
+    broken: Callable[[str, Exception], None] | None = None,
+):
     """A SearchDoc for one file of the root (key: its relative path), or None when it cannot be
     read or ``conflicted(key, text, path)`` says it holds git conflict markers. With a limit, only
     that many bytes of the file are read (whole lines): enough for a snippet. ``broken(key,
@@ -30,8 +34,9 @@ def detail_doc(root: Path, key: str, limit: int | None = None,
         if conflicted is not None and conflicted(key, text, path):
             return None
         if layout.is_episode(key):
-            return SearchDoc(key=key, title=f"episodes {path.stem}", body=without_questions(text), importance=0.3,
-                             updated=path.stem)
+            return SearchDoc(
+                key=key, title=f"episodes {path.stem}", body=without_questions(text), importance=0.3, updated=path.stem
+            )
         d = dfile.parse(text, path.stem, key)
     except (FileError, UsageError) as e:
         if broken is not None:
@@ -39,8 +44,16 @@ def detail_doc(root: Path, key: str, limit: int | None = None,
         return None
     except (UnsafePathError, OSError):
         return None
-    return SearchDoc(key=key, title=d.title, summary=d.summary, tags=d.tags, aliases=d.aliases, body=d.body,
-                     importance=d.importance, updated=d.updated or d.created)
+    return SearchDoc(
+        key=key,
+        title=d.title,
+        summary=d.summary,
+        tags=d.tags,
+        aliases=d.aliases,
+        body=d.body,
+        importance=d.importance,
+        updated=d.updated or d.created,
+    )
 
 
 def without_questions(text: str) -> str:
@@ -62,7 +75,7 @@ def _head(path, key: str, limit: int) -> str:
     with open(path, "rb") as f:
         data = f.read(limit + 1)
     if len(data) > limit:
-        data = data[:data.rfind(b"\n", 0, limit) + 1] or data[:limit]
+        data = data[: data.rfind(b"\n", 0, limit) + 1] or data[:limit]
         while data and data[-1] & 0xC0 == 0x80:  # no line end: never cut a character in two
             data = data[:-1]
         if data and data[-1] >= 0xC0:

@@ -33,9 +33,37 @@ DIM = 512
 MAX_CHARS = 2000  # a longer text is embedded from its start: the encoder averages over tokens
 _UNPACK_FORMAT = "1"
 
-_SMALL = ("scale", "lo", "proj_W", "proj_b", "ln_g_all", "ln_b_all", "w1_2", "w1_3", "w1_5", "b1_2", "b1_3",
-          "b1_5", "w2_2", "w2_3", "w2_5", "b2_2", "b2_3", "b2_5", "ln_g", "ln_b", "cnn_W", "cnn_b", "d0", "d1",
-          "d2", "d3", "p1", "p3", "eps")
+_SMALL = (
+    "scale",
+    "lo",
+    "proj_W",
+    "proj_b",
+    "ln_g_all",
+    "ln_b_all",
+    "w1_2",
+    "w1_3",
+    "w1_5",
+    "b1_2",
+    "b1_3",
+    "b1_5",
+    "w2_2",
+    "w2_3",
+    "w2_5",
+    "b2_2",
+    "b2_3",
+    "b2_5",
+    "ln_g",
+    "ln_b",
+    "cnn_W",
+    "cnn_b",
+    "d0",
+    "d1",
+    "d2",
+    "d3",
+    "p1",
+    "p3",
+    "eps",
+)
 
 
 class ModelUnavailable(Exception):
@@ -120,9 +148,20 @@ class Tokenizer:
         order = sorted(range(len(pure._pieces)), key=pure._pieces.__getitem__)
         n = pure._normalizer
         units = array("I", n._units).tobytes() if n._units is not None else b""
-        return ([pure._pieces[i] for i in order], array("i", order).tobytes(), pure._scores.tobytes(),
-                (units, n._normalized, tuple(n._ascii), n._two_byte, n._add_dummy_prefix,
-                 n._remove_extra_whitespaces, n._space_symbol))
+        return (
+            [pure._pieces[i] for i in order],
+            array("i", order).tobytes(),
+            pure._scores.tobytes(),
+            (
+                units,
+                n._normalized,
+                tuple(n._ascii),
+                n._two_byte,
+                n._add_dummy_prefix,
+                n._remove_extra_whitespaces,
+                n._space_symbol,
+            ),
+        )
 
     def encode(self, text: str, out_type=int, add_bos: bool = True, add_eos: bool = True) -> list[int]:
         ids = self._viterbi(self._normalizer.normalize(text))  # nothing for an empty text
@@ -191,21 +230,29 @@ def unpack(target: Path) -> Path:
         with np.load(res / "weights.npz", allow_pickle=False) as z:
             chunks = sum(1 for k in z.files if k[0] == "q" and k[1:].isdigit())
             rows, dim = z["q1"].shape
-            table = np.lib.format.open_memmap(tmp / "table.npy", mode="w+", dtype=np.uint8,
-                                              shape=(chunks * rows, dim))
+            table = np.lib.format.open_memmap(tmp / "table.npy", mode="w+", dtype=np.uint8, shape=(chunks * rows, dim))
             for i in range(chunks):
                 table[i::chunks] = z[f"q{i + 1}"]
             table.flush()
             del table
             d = {k: z[k] for k in z.files if not (k[0] == "q" and k[1:].isdigit())}
         small = {
-            "scale": d["scale"], "lo": d["lo"],
+            "scale": d["scale"],
+            "lo": d["lo"],
             "proj_W": np.concatenate([d[f"proj{n}"] for n in (2, 3, 5)], axis=1),
             "proj_b": np.concatenate([d[f"proj_b{n}"] for n in (2, 3, 5)]),
             "ln_g_all": np.concatenate([d[f"ln_g{n}"] for n in (2, 3, 5)]),
             "ln_b_all": np.concatenate([d[f"ln_b{n}"] for n in (2, 3, 5)]),
-            "ln_g": d["ln_g"], "ln_b": d["ln_b"], "cnn_W": d["cnn_W"], "cnn_b": d["cnn_b"],
-            "d0": d["d0"], "d1": d["d1"], "d2": d["d2"], "d3": d["d3"], "p1": d["p1"], "p3": d["p3"],
+            "ln_g": d["ln_g"],
+            "ln_b": d["ln_b"],
+            "cnn_W": d["cnn_W"],
+            "cnn_b": d["cnn_b"],
+            "d0": d["d0"],
+            "d1": d["d1"],
+            "d2": d["d2"],
+            "d3": d["d3"],
+            "p1": d["p1"],
+            "p3": d["p3"],
             "eps": np.asarray(d["eps"]),
         }
         for n in (2, 3, 5):

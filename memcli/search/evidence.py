@@ -53,8 +53,10 @@ _FRAMING_EN = (
     r"that one|this one|the (?:first|second|third|other|last) one|instead",
 )
 # Words and characters every framing match starts with: a query holding none is not searched.
-_EN_TRIGGERS = frozenset("""do did can could what how which why last that the other previous previously earlier
-    before as like remind remember recall once again this problem problems issue issues one instead""".split())
+_EN_TRIGGERS = frozenset(
+    """do did can could what how which why last that the other previous previously earlier
+    before as like remind remember recall once again this problem problems issue issues one instead""".split()
+)
 _ZH_TRIGGERS = frozenset("是都又当后最我咱你怎如咋的那这问事还记想回提告请帮上之以先前刚昨继第换改说讲来大")
 
 
@@ -123,8 +125,30 @@ _ZH_QUESTION_RE = (
     r"什么|怎么|为什么|为啥|如何|哪[里儿个些天种位]?|谁|多少|多久|几[点天个次年月号时]|是否|有没有|是不是|能不能|可不可以|"
     r"要不要|会不会|对不对|好不好|行不行|[吗嘛呢][\s。？?！!]*$"
 )
-_ZH_QUESTION_WORDS = ("什么", "怎么", "为啥", "如何", "哪", "谁", "多少", "多久", "几", "是否", "有没有", "是不是", "能不能",
-                      "可不可以", "要不要", "会不会", "对不对", "好不好", "行不行", "吗", "嘛", "呢")
+_ZH_QUESTION_WORDS = (
+    "什么",
+    "怎么",
+    "为啥",
+    "如何",
+    "哪",
+    "谁",
+    "多少",
+    "多久",
+    "几",
+    "是否",
+    "有没有",
+    "是不是",
+    "能不能",
+    "可不可以",
+    "要不要",
+    "会不会",
+    "对不对",
+    "好不好",
+    "行不行",
+    "吗",
+    "嘛",
+    "呢",
+)
 
 
 @lru_cache(maxsize=None)
@@ -224,15 +248,39 @@ GENERIC = frozenset(
 # writing it in either script names it (企业微信, WeCom). Words that are also everyday words or
 # parts of place names (平安, 小米, 京东, 苹果) are left out.
 CJK_NAMES = {
-    "阿里云": ("aliyun",), "阿里巴巴": ("alibaba",), "腾讯云": ("tencentcloud",), "腾讯会议": ("voov",),
-    "腾讯": ("tencent",), "华为云": ("huaweicloud",), "华为": ("huawei",), "百度": ("baidu",),
-    "火山引擎": ("volcengine",), "七牛云": ("qiniu",), "又拍云": ("upyun",), "金山云": ("ksyun",),
-    "钉钉": ("dingtalk",), "飞书": ("feishu", "lark"), "企业微信": ("wecom",), "微信": ("wechat", "weixin"),
-    "支付宝": ("alipay",), "淘宝": ("taobao",), "天猫": ("tmall",), "拼多多": ("pinduoduo",),
-    "美团": ("meituan",), "抖音": ("douyin", "tiktok"), "小红书": ("xiaohongshu", "rednote"),
-    "微博": ("weibo",), "知乎": ("zhihu",), "哔哩哔哩": ("bilibili",), "携程": ("ctrip",),
-    "高德": ("amap",), "字节跳动": ("bytedance",), "网易": ("netease",), "谷歌": ("google",),
-    "微软": ("microsoft",), "亚马逊": ("amazon",),
+    "阿里云": ("aliyun",),
+    "阿里巴巴": ("alibaba",),
+    "腾讯云": ("tencentcloud",),
+    "腾讯会议": ("voov",),
+    "腾讯": ("tencent",),
+    "华为云": ("huaweicloud",),
+    "华为": ("huawei",),
+    "百度": ("baidu",),
+    "火山引擎": ("volcengine",),
+    "七牛云": ("qiniu",),
+    "又拍云": ("upyun",),
+    "金山云": ("ksyun",),
+    "钉钉": ("dingtalk",),
+    "飞书": ("feishu", "lark"),
+    "企业微信": ("wecom",),
+    "微信": ("wechat", "weixin"),
+    "支付宝": ("alipay",),
+    "淘宝": ("taobao",),
+    "天猫": ("tmall",),
+    "拼多多": ("pinduoduo",),
+    "美团": ("meituan",),
+    "抖音": ("douyin", "tiktok"),
+    "小红书": ("xiaohongshu", "rednote"),
+    "微博": ("weibo",),
+    "知乎": ("zhihu",),
+    "哔哩哔哩": ("bilibili",),
+    "携程": ("ctrip",),
+    "高德": ("amap",),
+    "字节跳动": ("bytedance",),
+    "网易": ("netease",),
+    "谷歌": ("google",),
+    "微软": ("microsoft",),
+    "亚马逊": ("amazon",),
 }
 
 

@@ -74,8 +74,9 @@ class EnIndex:
                     terms[w] = got = []
                     first = w.partition(" ")[0]
                     if len(first) < 3 or first in STOPWORDS:  # rare: look for its first word that counts
-                        first = next((x for x in w.replace("-", " ").replace("_", " ").split() if x not in STOPWORDS),
-                                     "")
+                        first = next(
+                            (x for x in w.replace("-", " ").replace("_", " ").split() if x not in STOPWORDS), ""
+                        )
                     if first:
                         starts.setdefault(first[:3], []).append(w)
                 got += cjk
@@ -130,7 +131,7 @@ def chinese_terms(query: str, t: Tables | None = None) -> list[str]:
             i += 1
             continue
         for size in range(min(zh.longest, n - i), 0, -1):
-            w = query[i:i + size]
+            w = query[i : i + size]
             if w in zh.terms and (size > 1 or _alone(query, i)):
                 found[w] = None
                 break
@@ -153,7 +154,7 @@ def english_phrases(words: list[str], t: Tables | None = None) -> list[str]:
         best = None
         for raw in en.starts.get(w[:3], ()):
             p = phrase(raw)
-            if p and p[0] == w and tuple(words[i:i + len(p)]) == p and (best is None or len(p) > len(phrase(best))):
+            if p and p[0] == w and tuple(words[i : i + len(p)]) == p and (best is None or len(p) > len(phrase(best))):
                 best = raw
         if best is not None:
             found[best] = None
@@ -161,6 +162,7 @@ def english_phrases(words: list[str], t: Tables | None = None) -> list[str]:
 
 
 # ---------------------------------------------------------------- words for an alias in the other language
+
 
 @lru_cache(maxsize=1)
 def names() -> Tables:

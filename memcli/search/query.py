@@ -74,8 +74,13 @@ def correct(word: str, candidates: Sequence[tuple[str, int, int]], name: bool = 
     # is not back, catch is not cach, the stem of cache), unless the letter doubles its
     # neighbour (lagg, commmit), the word is a name (John for Jon), or the stem lost a final e
     # the word has in another place (goroutien: goroutin, the stem of goroutine).
-    found = [f for f in found if len(f[0]) >= len(word) or _doubled_letter(word, f[0])
-             or (len(f[0]) == len(word) - 1 and (name or _one_edit(word, f[0] + "e")))]
+    found = [
+        f
+        for f in found
+        if len(f[0]) >= len(word)
+        or _doubled_letter(word, f[0])
+        or (len(f[0]) == len(word) - 1 and (name or _one_edit(word, f[0] + "e")))
+    ]
     if not found:
         return None
     best = min(
@@ -88,7 +93,8 @@ def correct(word: str, candidates: Sequence[tuple[str, int, int]], name: bool = 
 def _doubled_letter(word: str, shorter: str) -> bool:
     """``shorter`` is ``word`` with one of two equal neighbouring letters dropped."""
     return len(word) == len(shorter) + 1 and any(
-        word[i] == word[i + 1] and word[:i] + word[i + 1:] == shorter for i in range(len(word) - 1))
+        word[i] == word[i + 1] and word[:i] + word[i + 1 :] == shorter for i in range(len(word) - 1)
+    )
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -96,8 +102,9 @@ def _one_edit(a: str, b: str) -> bool:
     diff = [i for i in range(len(a)) if a[i] != b[i]] if len(a) == len(b) else None
     if not diff:
         return False
-    return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                              and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    return len(diff) == 1 or (
+        len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    )
 
 
 class Entry:
@@ -127,8 +134,9 @@ class Plan:
         self.names = [] if names is None else names  # per name in the query (``evidence.names``), its units
 
 
-def plan_query(query: str, corpus, n: int, names: Sequence[str | tuple[str, ...]] = (),
-               kinds: Sequence[str] = ()) -> Plan:
+def plan_query(
+    query: str, corpus, n: int, names: Sequence[str | tuple[str, ...]] = (), kinds: Sequence[str] = ()
+) -> Plan:
     """The units of ``query`` with their weights, and the entries to look up in ``corpus`` (a
     ``ranker.Corpus``: the ranker imports this module, so it is not imported back); ``names``,
     the words of the query that name something (``evidence.names``), each as the units it became;
@@ -140,9 +148,7 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str | tuple[str, ...]
         first.setdefault(term, kind)
     words = list(first.items())
     joins = [
-        stem(a + b)
-        for (a, ka), (b, kb) in zip(words, words[1:])
-        if ka == kb == WORD and a.isalpha() and b.isalpha()
+        stem(a + b) for (a, ka), (b, kb) in zip(words, words[1:]) if ka == kb == WORD and a.isalpha() and b.isalpha()
     ]
     dfs = dict(corpus.df([t for t, _ in words] + joins))
     bridge = _bridge(query, [t for t, k in analyze(query) if k == WORD], corpus)
@@ -150,8 +156,11 @@ def plan_query(query: str, corpus, n: int, names: Sequence[str | tuple[str, ...]
     # A CJK bigram no memory holds is often a pair that straddles two words (邮件发送 ->
     # 件发). Its characters that a known bigram (or a term of the glossary) already explains
     # carry no weight.
-    explained = {c for term, kind in words if kind == CJK_BIGRAM and (dfs.get(term) or term in bridged)
-                 for c in term} | STOP_CHARS | QUESTION_CHARS
+    explained = (
+        {c for term, kind in words if kind == CJK_BIGRAM and (dfs.get(term) or term in bridged) for c in term}
+        | STOP_CHARS
+        | QUESTION_CHARS
+    )
     plan = Plan([], [], [], [])
     name_forms = [(n,) if isinstance(n, str) else tuple(n) for n in names]
     named = {t for forms in name_forms for t, _ in analyze(forms[0])} if name_forms else ()
@@ -229,8 +238,9 @@ def _bridge(query: str, words: list, corpus) -> list:
     dfs = dict(corpus.df(list(dict.fromkeys(x for _, forms in pairs for f in forms for x in f))))
     out = []
     for src, forms in pairs:
-        held = [min(((x, dfs[x]) for x in f), key=lambda e: (e[1], e[0])) for f in forms
-                if f and all(dfs.get(x) for x in f)]
+        held = [
+            min(((x, dfs[x]) for x in f), key=lambda e: (e[1], e[0])) for f in forms if f and all(dfs.get(x) for x in f)
+        ]
         if held:
             out.append((src, held))
     return out

@@ -56,8 +56,17 @@ class SearchDoc(Value):
     importance: float
     updated: str | None
 
-    def __init__(self, key: str, title: str = "", summary: str = "", tags: tuple = (), aliases: tuple = (),
-                 body: str = "", importance: float = 0.5, updated: str | None = None):
+    def __init__(
+        self,
+        key: str,
+        title: str = "",
+        summary: str = "",
+        tags: tuple = (),
+        aliases: tuple = (),
+        body: str = "",
+        importance: float = 0.5,
+        updated: str | None = None,
+    ):
         for name, value in zip(self.FIELDS, (key, title, summary, tags, aliases, body, importance, updated)):
             object.__setattr__(self, name, value)
 
@@ -77,8 +86,18 @@ class Scored(Value):
     rest: float
     covers: bool
 
-    def __init__(self, key: str, score: float, relevance: float, matched: tuple = (), fuzzy: tuple = (),
-                 units: int = 0, evidence: bool = True, rest: float = 0.0, covers: bool = True):
+    def __init__(
+        self,
+        key: str,
+        score: float,
+        relevance: float,
+        matched: tuple = (),
+        fuzzy: tuple = (),
+        units: int = 0,
+        evidence: bool = True,
+        rest: float = 0.0,
+        covers: bool = True,
+    ):
         # units: distinct query units matched; evidence: may answer the query (see ``is_evidence``),
         # relevance decides how well; rest: when only the names rule keeps it from being evidence
         # (the question names a product it does not), its relevance to the rest of the question,
@@ -518,8 +537,10 @@ def _index_key(by_key: dict) -> tuple | None:
     """What an index is built from (None when its documents hold too much text to be kept)."""
     if sum(len(d.body) for d in by_key.values()) > 4 * _KEPT_TEXT:
         return None
-    return tuple((k, d.title, d.summary, tuple(d.tags), tuple(d.aliases), d.body, d.importance, d.updated)
-                 for k, d in sorted(by_key.items()))
+    return tuple(
+        (k, d.title, d.summary, tuple(d.tags), tuple(d.aliases), d.body, d.importance, d.updated)
+        for k, d in sorted(by_key.items())
+    )
 
 
 class MemoryIndex:
@@ -597,7 +618,12 @@ class MemoryIndex:
         return {ref: self._keys[ref] for ref in refs}
 
     def search(
-        self, query: str, *, limit: int = 5, threshold: float | None = None, now: datetime | None = None,
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        threshold: float | None = None,
+        now: datetime | None = None,
         floor: float | None = None,
         prior: tuple[float, float] | None = None,
     ) -> list[Scored]:

@@ -52,8 +52,9 @@ def memory_key(key) -> bool:
     if not isinstance(key, str) or not key.startswith(MEMORY + "/") or not key.endswith(".md"):
         return False
     parts = key.split("/")
-    return not ("\\" in key or any(p in ("", ".", "..") for p in parts)
-                or any(ord(c) < 32 or ord(c) == 127 for c in key))
+    return not (
+        "\\" in key or any(p in ("", ".", "..") for p in parts) or any(ord(c) < 32 or ord(c) == 127 for c in key)
+    )
 
 
 def _hits_ok(answer: dict) -> bool:
@@ -61,9 +62,15 @@ def _hits_ok(answer: dict) -> bool:
     if not isinstance(hits, list):
         return False
     for h in hits:
-        if not (isinstance(h, list) and len(h) == 3 and memory_key(h[0])
-                and isinstance(h[1], (int, float)) and not isinstance(h[1], bool)
-                and isinstance(h[2], list) and all(isinstance(m, str) for m in h[2])):
+        if not (
+            isinstance(h, list)
+            and len(h) == 3
+            and memory_key(h[0])
+            and isinstance(h[1], (int, float))
+            and not isinstance(h[1], bool)
+            and isinstance(h[2], list)
+            and all(isinstance(m, str) for m in h[2])
+        ):
             return False
     return True
 

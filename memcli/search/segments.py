@@ -123,8 +123,18 @@ def build_segment(first_id: int, seg: int, items: list[Item]) -> Built:
         lens, head_terms, body_terms = segment.add(doc_id, doc)
         days = updated_days(doc.updated)
         doc_rows.append(
-            (doc_id, key, fp, importance_value(doc.importance), None if days != days else days, seg, *lens,
-             head_terms, body_terms, asking(doc))
+            (
+                doc_id,
+                key,
+                fp,
+                importance_value(doc.importance),
+                None if days != days else days,
+                seg,
+                *lens,
+                head_terms,
+                body_terms,
+                asking(doc),
+            )
         )
         counts[0] += 1
         for f in range(5):

@@ -161,14 +161,17 @@ class EmbeddingCache:
             row = {k: i for i, k in enumerate(self.keys)}
             vectors = np.asarray(self.vectors[[row[k] for k in keep]], dtype=np.float32) if keep else None
             if not todo:
-                self._write(keep, [current[k] for k in keep], vectors if vectors is not None
-                            else np.zeros((0, 2, self.vectors.shape[2]), dtype=np.float32))
+                self._write(
+                    keep,
+                    [current[k] for k in keep],
+                    vectors if vectors is not None else np.zeros((0, 2, self.vectors.shape[2]), dtype=np.float32),
+                )
                 return {"embedded": 0, "removed": removed}
             self.keys, self.fps, self.vectors = keep, [current[k] for k in keep], vectors
         embedded = 0
         progress.report(EMBEDDING, 0, len(todo))
         for start in range(0, len(todo), SYNC_BATCH):
-            docs = [(k, load(k)) for k in todo[start:start + SYNC_BATCH]]
+            docs = [(k, load(k)) for k in todo[start : start + SYNC_BATCH]]
             docs = [(k, d) for k, d in docs if d is not None]
             if not docs:
                 continue
@@ -194,8 +197,9 @@ class EmbeddingCache:
         self.keys, self.fps, self.vectors, self._matrix = keys, fps, vectors, None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            token = hashlib.blake2b("\n".join(f"{k}\t{f}" for k, f in zip(keys, fps)).encode("utf-8", "surrogatepass"),
-                                    digest_size=8).hexdigest()
+            token = hashlib.blake2b(
+                "\n".join(f"{k}\t{f}" for k, f in zip(keys, fps)).encode("utf-8", "surrogatepass"), digest_size=8
+            ).hexdigest()
             name = f"vectors-{token}.npy"
             tmp = self.folder / f".{name}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
@@ -246,8 +250,9 @@ def spread(matrix, sample: int = 256) -> float:
     return float(np.std(sims[~np.eye(len(sims), dtype=bool)])) or SPREAD
 
 
-def fused_scores(keys: Sequence[str], sims, lexical: Mapping[str, float], rule: Rule, depth: int
-                 ) -> list[tuple[str, float]]:
+def fused_scores(
+    keys: Sequence[str], sims, lexical: Mapping[str, float], rule: Rule, depth: int
+) -> list[tuple[str, float]]:
     """The ``depth`` best memories by sim + lex_weight * lexical relevance, best first."""
     import numpy as np
 
@@ -272,14 +277,20 @@ def confidence(fused: Sequence[tuple[str, float]], rule: Rule) -> float:
         return 0.0
     best = fused[0][1]
     runner = fused[1][1] if len(fused) > 1 else 0.0
-    crowd = fused[1:1 + CROWD]
+    crowd = fused[1 : 1 + CROWD]
     mean = sum(s for _, s in crowd) / len(crowd) if crowd else 0.0
     return (best - mean) + rule.margin_weight * (best - runner)
 
 
-def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, float]], limit: int,
-         accepted: bool, candidates: Sequence[tuple[str, float]] = (), fill: bool = False,
-         runner_gap: float = 0.05) -> list[tuple[str, float, tuple[str, ...]]]:
+def fuse(
+    lexical_hits: Sequence[tuple[str, float]],
+    fused: Sequence[tuple[str, float]],
+    limit: int,
+    accepted: bool,
+    candidates: Sequence[tuple[str, float]] = (),
+    fill: bool = False,
+    runner_gap: float = 0.05,
+) -> list[tuple[str, float, tuple[str, ...]]]:
     """The answer list: the lexical layers' hits (``lexical_hits``) in their order; else, when
     a meaning match was accepted, it and the memories whose fused score comes within
     ``runner_gap`` of it. With ``fill`` (the caller wants the best ``limit``, weak ones
@@ -300,14 +311,22 @@ def fuse(lexical_hits: Sequence[tuple[str, float]], fused: Sequence[tuple[str, f
     seen = {k for k, _, _ in out}
     lex_rank = {k: i for i, (k, _) in enumerate(candidates or lexical_hits)}
     emb_rank = {k: i for i, (k, _) in enumerate(fused)}
-    rrf = {k: (RRF_LEX_WEIGHT / (RRF_K + lex_rank[k] + 1) if k in lex_rank else 0.0)
-           + (1.0 / (RRF_K + emb_rank[k] + 1) if k in emb_rank else 0.0) for k in set(lex_rank) | set(emb_rank)}
+    rrf = {
+        k: (RRF_LEX_WEIGHT / (RRF_K + lex_rank[k] + 1) if k in lex_rank else 0.0)
+        + (1.0 / (RRF_K + emb_rank[k] + 1) if k in emb_rank else 0.0)
+        for k in set(lex_rank) | set(emb_rank)
+    }
     for k in sorted(rrf, key=lambda k: (-rrf[k], k)):
         if len(out) >= limit:
             break
         if k not in seen:
-            methods = ("bm25f", "embedding") if k in lex_rank and k in emb_rank else \
-                ("bm25f",) if k in lex_rank else ("embedding",)
+            methods = (
+                ("bm25f", "embedding")
+                if k in lex_rank and k in emb_rank
+                else ("bm25f",)
+                if k in lex_rank
+                else ("embedding",)
+            )
             out.append((k, round(rrf[k], 6), methods))
             seen.add(k)
     return out
@@ -325,9 +344,18 @@ def as_triples(lexical: Sequence) -> list[tuple[str, float, bool]]:
     return out
 
 
-def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int, threshold: float,
-         rule: Rule = DEFAULT_RULE, fill: bool = False, rescue: float | None = None, scale: float = 1.0
-         ) -> list[tuple[str, float, tuple[str, ...]]]:
+def rank(
+    query_vec,
+    keys: Sequence[str],
+    vectors,
+    lexical: Sequence,
+    limit: int,
+    threshold: float,
+    rule: Rule = DEFAULT_RULE,
+    fill: bool = False,
+    rescue: float | None = None,
+    scale: float = 1.0,
+) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
     no threshold (``Scored``, or (key, relevance[, evidence]) tuples: ``as_triples``); those
     that may answer (``ranker.is_evidence``) at or above ``threshold`` are the lexical answer,
@@ -347,8 +375,13 @@ def rank(query_vec, keys: Sequence[str], vectors, lexical: Sequence, limit: int,
         answered = [(k, r) for k, r in pairs if r >= keep]
     sims = similarities(query_vec, vectors) * scale
     fused = fused_scores(keys, sims, lex, rule, max(4 * limit, 50))
-    if answered and rescue is not None and fused and fused[0][0] != answered[0][0] \
-            and confidence(fused, rule) >= rescue:
+    if (
+        answered
+        and rescue is not None
+        and fused
+        and fused[0][0] != answered[0][0]
+        and confidence(fused, rule) >= rescue
+    ):
         answered = []
     accepted = not answered and confidence(fused, rule) >= rule.cut
     return fuse(answered, fused, limit, accepted, sorted(pairs, key=lambda p: -p[1]), fill)
@@ -383,9 +416,19 @@ def cache_for(root, provider=None) -> EmbeddingCache:
     return EmbeddingCache(folder / f"{slug}-{digest}", provider.key)
 
 
-def search_local(root, query: str, lexical: Sequence, limit: int, threshold: float, *, fill: bool = False,
-                 cache: EmbeddingCache | None = None, current: bool = False, rule: Rule | None = None,
-                 rescue: float | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
+def search_local(
+    root,
+    query: str,
+    lexical: Sequence,
+    limit: int,
+    threshold: float,
+    *,
+    fill: bool = False,
+    cache: EmbeddingCache | None = None,
+    current: bool = False,
+    rule: Rule | None = None,
+    rescue: float | None = None,
+) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step in this process, with the configured provider (the bundled model is
     loaded here). ``current``: the caller knows no memory changed since ``cache`` was last
     synced (the files are not read)."""
@@ -398,8 +441,11 @@ def search_local(root, query: str, lexical: Sequence, limit: int, threshold: flo
     rule = rule or Rule(cut=DEFAULT_CUT, lex_weight=LEX_WEIGHT, margin_weight=MARGIN_WEIGHT)
     cache = cache or cache_for(root, provider)
     if not (current and cache.vectors is not None):
-        cache.sync(docs.memory_files(root), lambda key: docs.detail_doc(root.path, key),
-                   lambda texts: provider.encode(texts, "passage"))
+        cache.sync(
+            docs.memory_files(root),
+            lambda key: docs.detail_doc(root.path, key),
+            lambda texts: provider.encode(texts, "passage"),
+        )
     q = provider.encode([query], "query")[0]
     if not cache.keys:
         return []
@@ -407,8 +453,16 @@ def search_local(root, query: str, lexical: Sequence, limit: int, threshold: flo
     return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule, fill, rescue, scale)
 
 
-def search(root, query: str, lexical: Sequence | None, limit: int, threshold: float | None = None, *,
-           fill: bool = False, rescue: float | None = None) -> list[tuple[str, float, tuple[str, ...]]]:
+def search(
+    root,
+    query: str,
+    lexical: Sequence | None,
+    limit: int,
+    threshold: float | None = None,
+    *,
+    fill: bool = False,
+    rescue: float | None = None,
+) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step for a recall, the one entry point of this layer.
 
     ``lexical``: the lexical ranker's candidates over the detail files with no threshold
@@ -425,8 +479,18 @@ def search(root, query: str, lexical: Sequence | None, limit: int, threshold: fl
     triples = None if lexical is None else as_triples(lexical)
     from memcli.search import remote
 
-    answer = remote.ask(root.path, {"op": "search", "query": query, "lexical": triples, "limit": limit,
-                                  "threshold": threshold, "fill": fill, "rescue": rescue})
+    answer = remote.ask(
+        root.path,
+        {
+            "op": "search",
+            "query": query,
+            "lexical": triples,
+            "limit": limit,
+            "threshold": threshold,
+            "fill": fill,
+            "rescue": rescue,
+        },
+    )
     if answer is not None and "hits" in answer:
         return [(k, float(s), tuple(m)) for k, s, m in answer["hits"]]
     if triples is None:

@@ -85,17 +85,25 @@ class Server:
 
                 if self._search is None:
                     self._search = SearchCache(self.store.state_dir(SEARCH))
-                lexical = semantic.as_triples(semantic.lexical_candidates(self.store, str(request["query"]),
-                                                                     cache=self._search))
+                lexical = semantic.as_triples(
+                    semantic.lexical_candidates(self.store, str(request["query"]), cache=self._search)
+                )
             else:
                 lexical = [(str(x[0]), float(x[1]), bool(x[2]) if len(x) > 2 else True) for x in request["lexical"]]
             current = self._observer is not None and not self._dirty
             self._dirty = self._observer is None  # a write from now on marks it again
             try:
-                hits = semantic.search_local(self.store, str(request["query"]), lexical, int(request.get("limit") or 5),
-                                             float(request["threshold"]), fill=bool(request.get("fill")),
-                                             cache=self._cache, current=current,
-                                             rescue=None if request.get("rescue") is None else float(request["rescue"]))
+                hits = semantic.search_local(
+                    self.store,
+                    str(request["query"]),
+                    lexical,
+                    int(request.get("limit") or 5),
+                    float(request["threshold"]),
+                    fill=bool(request.get("fill")),
+                    cache=self._cache,
+                    current=current,
+                    rescue=None if request.get("rescue") is None else float(request["rescue"]),
+                )
             except BaseException:
                 self._dirty = True
                 if self._search is not None:

@@ -99,7 +99,7 @@ def _window(body: str, wanted: set[str]) -> str:
     start = max(0, at - MAX_SCAN // 4)
     start = body.rfind("\n", 0, start) + 1 if start else 0
     end = body.rfind("\n", start, start + MAX_SCAN)
-    return body[start:end if end > at else start + MAX_SCAN]
+    return body[start : end if end > at else start + MAX_SCAN]
 
 
 def snippet(body: str, query: str, width: int = 240) -> str:

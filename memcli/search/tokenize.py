@@ -37,7 +37,9 @@ _PARTICLES = None  # the function words and characters that split a CJK run
 _FUNCTION_WORDS = """可以 什么 怎么 为什么 如何 哪里 哪个 哪些 这个 那个 这样 那样 怎样 时候 没有
     因为 所以 但是 如果 应该 还是 就是 已经 之前 以前 之后 以后 上次 记得 自己 现在 然后
     其实 知道 告诉 请问 是否 关于 有关 帮我 多久 多少 需要 觉得 比较 非常 可能""".split()
-_PARTICLE_CHARS = "的了吗呢吧啊呀嘛哦么是在和与及或把被我你他她它们这那都也就很又而却什怎哪几不のはがをにでともへやかねよ"
+_PARTICLE_CHARS = (
+    "的了吗呢吧啊呀嘛哦么是在和与及或把被我你他她它们这那都也就很又而却什怎哪几不のはがをにでともへやかねよ"
+)
 
 
 def _particles_pattern() -> str:
@@ -82,16 +84,52 @@ STOPWORDS = frozenset(
 # Words the suffix rules would cut into another word or a stub: kept as they are (Porter2's own
 # exceptional forms among them), or given their stem.
 _STEM_EXCEPTIONS = {
-    "user": "user", "users": "user", "alias": "alias", "aliases": "alias", "news": "news",
-    "series": "series", "status": "status", "analysis": "analysis", "bias": "bias", "canvas": "canvas",
-    "atlas": "atlas", "cosmos": "cosmos", "is": "is", "was": "was", "has": "has", "does": "does",
-    "this": "this", "skis": "ski", "skies": "sky", "dying": "die", "lying": "lie", "tying": "tie",
-    "early": "early", "only": "only", "ugly": "ugly", "idly": "idly", "gently": "gentle",
-    "inning": "inning", "outing": "outing", "canning": "canning", "herring": "herring",
-    "earring": "earring", "proceed": "proceed", "exceed": "exceed", "succeed": "succeed",
-    "morning": "morning", "evening": "evening", "nothing": "nothing", "ceiling": "ceiling",
-    "beijing": "beijing", "nanjing": "nanjing", "chongqing": "chongqing", "hundred": "hundred",
-    "embed": "embed", "andes": "andes", "howe": "howe",
+    "user": "user",
+    "users": "user",
+    "alias": "alias",
+    "aliases": "alias",
+    "news": "news",
+    "series": "series",
+    "status": "status",
+    "analysis": "analysis",
+    "bias": "bias",
+    "canvas": "canvas",
+    "atlas": "atlas",
+    "cosmos": "cosmos",
+    "is": "is",
+    "was": "was",
+    "has": "has",
+    "does": "does",
+    "this": "this",
+    "skis": "ski",
+    "skies": "sky",
+    "dying": "die",
+    "lying": "lie",
+    "tying": "tie",
+    "early": "early",
+    "only": "only",
+    "ugly": "ugly",
+    "idly": "idly",
+    "gently": "gentle",
+    "inning": "inning",
+    "outing": "outing",
+    "canning": "canning",
+    "herring": "herring",
+    "earring": "earring",
+    "proceed": "proceed",
+    "exceed": "exceed",
+    "succeed": "succeed",
+    "morning": "morning",
+    "evening": "evening",
+    "nothing": "nothing",
+    "ceiling": "ceiling",
+    "beijing": "beijing",
+    "nanjing": "nanjing",
+    "chongqing": "chongqing",
+    "hundred": "hundred",
+    "embed": "embed",
+    "andes": "andes",
+    "howe": "howe",
 }
 # Porter2's R1 starts after these (generous, communism, arsenal keep their stem whole).
 _R1_PREFIXES = ("gener", "commun", "arsen")
@@ -122,8 +160,7 @@ def _short_syllable(w: str) -> bool:
     vowel and a consonant."""
     if len(w) == 2:
         return w[0] in _VOWELS and w[1] not in _VOWELS
-    return (len(w) > 2 and w[-3] not in _VOWELS and w[-2] in _VOWELS and w[-1] not in _VOWELS
-            and w[-1] not in "wxY")
+    return len(w) > 2 and w[-3] not in _VOWELS and w[-2] in _VOWELS and w[-1] not in _VOWELS and w[-1] not in "wxY"
 
 
 @lru_cache(maxsize=1 << 17)

@@ -156,9 +156,18 @@ def parse(text: str, memory_id: str, path: str = "", use_fast: bool = True) -> D
 def render(d: Detail) -> str:
     """The file text: known keys in a stable order, unknown keys after them, then the body."""
     known = {
-        "id": d.id, "title": d.title, "summary": d.summary, "tags": list(d.tags),
-        "aliases": list(d.aliases), "type": d.type, "importance": d.importance, "pinned": d.pinned,
-        "created": d.created, "updated": d.updated, "expires": d.expires, "source": d.source,
+        "id": d.id,
+        "title": d.title,
+        "summary": d.summary,
+        "tags": list(d.tags),
+        "aliases": list(d.aliases),
+        "type": d.type,
+        "importance": d.importance,
+        "pinned": d.pinned,
+        "created": d.created,
+        "updated": d.updated,
+        "expires": d.expires,
+        "source": d.source,
     }
     lines = [f"{key}: {dump_value(value)}" for key, value in known.items()]
     lines += [dump_key(key, value) for key, value in d.extra.items() if key not in known]
@@ -224,11 +233,15 @@ def render_update(raw: str, old: Detail, new: Detail) -> str:
         return full
     if any(k not in new.extra for k in old.extra):
         return full
-    changes = {k: (getattr(old, k), getattr(new, k)) for k in DETAIL_KEYS
-               if k != "id" and getattr(old, k) != getattr(new, k)}
+    changes = {
+        k: (getattr(old, k), getattr(new, k)) for k in DETAIL_KEYS if k != "id" and getattr(old, k) != getattr(new, k)
+    }
     # other keys (outcome counters and the like) with a plain value are rewritten the same way
-    changes.update((k, (old.extra.get(k), v)) for k, v in new.extra.items()
-                   if k not in DETAIL_KEYS and (k not in old.extra or old.extra[k] != v) and not isinstance(v, (dict, list)))
+    changes.update(
+        (k, (old.extra.get(k), v))
+        for k, v in new.extra.items()
+        if k not in DETAIL_KEYS and (k not in old.extra or old.extra[k] != v) and not isinstance(v, (dict, list))
+    )
     norms = {"tags": lambda v: clean_tags([v])[0] if clean_tags([v]) else ""}
     body = new.body + ("" if new.body.endswith("\n") or not new.body else "\n")
     for in_place in (True, False):

@@ -39,7 +39,9 @@ def appended(root: Path, now: str, heading: str, blocks: list[str]) -> tuple[Pat
     while path.exists() and path.stat().st_size + len(section.encode("utf-8")) > MAX_LOG_BYTES:
         n += 1
         path = episode_path(root, f"{day}-{n}")
-    old = read_text(path, rel(path)) if path.exists() else f"# Episodes {day}" + (f" (part {n})" if n > 1 else "") + "\n"
+    old = (
+        read_text(path, rel(path)) if path.exists() else f"# Episodes {day}" + (f" (part {n})" if n > 1 else "") + "\n"
+    )
     # a turn that quotes a git conflict must not make the log one: such lines are indented
     return path, old.rstrip("\n") + "\n" + markers.escape(section, markers.size_for(path))
 
@@ -131,4 +133,4 @@ def without_user_turns(text: str, drop) -> str:
     text, from after its `**user** (time): `)."""
     parts = _re("block", r"(?m)^(?=## |\*\*\w+\*\* \()").split(text)  # its sections and turns
     user = _re("user", r"\*\*user\*\* \([^)]*\): ")
-    return "".join(p for p in parts if not ((m := user.match(p)) and drop(p[m.end():])))
+    return "".join(p for p in parts if not ((m := user.match(p)) and drop(p[m.end() :])))

@@ -25,8 +25,19 @@ from . import layout
 _IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
 _IN_DELETE_SELF, _IN_MOVE_SELF, _IN_DONT_FOLLOW, _IN_ONLYDIR = 0x400, 0x800, 0x02000000, 0x01000000
-_MASK = (_IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE
-         | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_DONT_FOLLOW | _IN_ONLYDIR)
+_MASK = (
+    _IN_MODIFY
+    | _IN_ATTRIB
+    | _IN_CLOSE_WRITE
+    | _IN_MOVED_FROM
+    | _IN_MOVED_TO
+    | _IN_CREATE
+    | _IN_DELETE
+    | _IN_DELETE_SELF
+    | _IN_MOVE_SELF
+    | _IN_DONT_FOLLOW
+    | _IN_ONLYDIR
+)
 _IN_ISDIR = 0x40000000
 _IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
 
@@ -79,10 +90,10 @@ class Followed:
         touched: set = set()
         at = 0
         while at + 16 <= len(data):
-            wd = int.from_bytes(data[at:at + 4], sys.byteorder, signed=True)
-            mask = int.from_bytes(data[at + 4:at + 8], sys.byteorder)
-            size = int.from_bytes(data[at + 12:at + 16], sys.byteorder)
-            name = os.fsdecode(data[at + 16:at + 16 + size].rstrip(b"\0"))
+            wd = int.from_bytes(data[at : at + 4], sys.byteorder, signed=True)
+            mask = int.from_bytes(data[at + 4 : at + 8], sys.byteorder)
+            size = int.from_bytes(data[at + 12 : at + 16], sys.byteorder)
+            name = os.fsdecode(data[at + 16 : at + 16 + size].rstrip(b"\0"))
             at += 16 + size
             folder = self._folders.get(wd)
             if folder is None or not name or mask & _IN_ISDIR:

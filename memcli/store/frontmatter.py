@@ -105,7 +105,7 @@ def split(text: str) -> tuple[str | None, str, int]:
         return None, text, 1
     for i in range(1, len(lines)):
         if lines[i].rstrip(" \t") == FENCE:
-            body = "\n".join(lines[i + 1:])
+            body = "\n".join(lines[i + 1 :])
             return "\n".join(lines[1:i]), body, i + 2
     raise ValueError(1, "frontmatter opened with '---' on line 1 is never closed")
 
@@ -206,8 +206,14 @@ def plain(value) -> str | None:
     if isinstance(value, (list, tuple)):
         items = []
         for v in value:
-            if (not isinstance(v, str) or not v or "," in v or ":" in v or v.lower() in _YAML11_WORDS
-                    or _scalar(v, in_list=True) != v):
+            if (
+                not isinstance(v, str)
+                or not v
+                or "," in v
+                or ":" in v
+                or v.lower() in _YAML11_WORDS
+                or _scalar(v, in_list=True) != v
+            ):
                 return None
             items.append(v)
         return "[" + ", ".join(items) + "]"
@@ -231,8 +237,9 @@ def dump_key(key, value) -> str:
     """One key of the frontmatter: `key: value`, or a block for a non-empty mapping."""
     if isinstance(value, dict) and value:
         yaml, _, Dumper = yaml_classes()
-        return yaml.dump({key: value}, Dumper=Dumper, allow_unicode=True, default_flow_style=None,
-                         width=10**9, sort_keys=False).rstrip("\n")
+        return yaml.dump(
+            {key: value}, Dumper=Dumper, allow_unicode=True, default_flow_style=None, width=10**9, sort_keys=False
+        ).rstrip("\n")
     return f"{dump_value(key)}: {dump_value(value)}"
 
 
@@ -282,7 +289,7 @@ def _split_comment(text: str) -> tuple[str, str]:
     value = text[:cut].rstrip(" \t")
     if not value or _scalar(value) is _NO:
         return text, ""
-    return value, text[len(value):]
+    return value, text[len(value) :]
 
 
 def _scalar_line(key: str, old_line: str, value) -> str:
@@ -356,8 +363,11 @@ def rewrite(fm: str, changes: dict, in_place: bool = True, norms: dict | None = 
         if in_place and isinstance(value, list):
             repl = _edit_block_list(span, tuple(old), tuple(value), norms.get(key, one_line))
         if repl is None:
-            repl = [_scalar_line(key, span[0], value) if end - start == 1 and not isinstance(value, list)
-                    else f"{key}: {dump_value(value)}"]
+            repl = [
+                _scalar_line(key, span[0], value)
+                if end - start == 1 and not isinstance(value, list)
+                else f"{key}: {dump_value(value)}"
+            ]
         out[start:end] = repl
     while out and not out[-1].strip() and tail:
         out.pop()

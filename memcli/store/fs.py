@@ -174,13 +174,14 @@ def replace_each(files, tag: str = "") -> list:
             raise UnsafePathError(f"refusing to write {Path(item[0]).name}: it is a symbolic link")
     done: list = []
     for i in range(0, len(files), BATCH):
-        chunk = files[i:i + BATCH]
+        chunk = files[i : i + BATCH]
         staged: list = []
         try:
             for item in chunk:
                 path, text = item[0], item[1]
-                staged.append((_stage(path, text, item[2] if len(item) > 2 else "\n", fsync=False,
-                                      prefix=TMP_PREFIX + tag), path))
+                staged.append(
+                    (_stage(path, text, item[2] if len(item) > 2 else "\n", fsync=False, prefix=TMP_PREFIX + tag), path)
+                )
             _flush([t for t, _ in staged])
             for tmp, path in staged:
                 _replace(tmp, path)
@@ -360,8 +361,9 @@ def read_state(path: Path, what: str, hint: str, check) -> dict | None:
         return None
     rel = f"{STATE_DIR}/{path.parent.name}/{path.name}"
     if came_with_git(path):
-        raise FileError(f"{rel}: came with the repository (git tracks it), so it is someone else's: not read; "
-                        f"{TRACKED_FIX}")
+        raise FileError(
+            f"{rel}: came with the repository (git tracks it), so it is someone else's: not read; {TRACKED_FIX}"
+        )
     import json
 
     try:

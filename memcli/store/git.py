@@ -45,16 +45,29 @@ class GitError(MemcliError):
     code = "git"
 
 
-def git(cwd: Path, *args: str, check: bool = True, config: dict | None = None, env: dict | None = None,
-        input: str | None = None) -> subprocess.CompletedProcess:
+def git(
+    cwd: Path,
+    *args: str,
+    check: bool = True,
+    config: dict | None = None,
+    env: dict | None = None,
+    input: str | None = None,
+) -> subprocess.CompletedProcess:
     cmd = ["git"]
     for k, v in (config or {}).items():
         cmd += ["-c", f"{k}={v}"]
     cmd += list(args)
     try:
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, encoding="utf-8", errors="replace",
-                           input=input,
-                           env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})})
+        p = subprocess.run(
+            cmd,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            input=input,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})},
+        )
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)")
     if check and p.returncode != 0:
@@ -133,8 +146,10 @@ def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
     created_repo = False
     if top is None:
         if not init:
-            raise UsageError(f"{root} is not in a git repository: run `git init` there "
-                             "(or `memcli init --git`), or clone the shared memory first")
+            raise UsageError(
+                f"{root} is not in a git repository: run `git init` there "
+                "(or `memcli init --git`), or clone the shared memory first"
+            )
         git(root, "init", "-q")
         created_repo, top = True, root
     ignored = ensure_gitignore(root)
@@ -142,9 +157,14 @@ def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
     config = driver_config(command)
     for k, v in config.items():
         git(top, "config", "--local", k, v)
-    return {"root": str(root), "repository": str(top), "created_repository": created_repo,
-            "gitignore_added": ignored, "gitattributes_added": attributes,
-            "drivers": {k: v for k, v in config.items() if k.endswith(".driver")}}
+    return {
+        "root": str(root),
+        "repository": str(top),
+        "created_repository": created_repo,
+        "gitignore_added": ignored,
+        "gitattributes_added": attributes,
+        "drivers": {k: v for k, v in config.items() if k.endswith(".driver")},
+    }
 
 
 def check(root: Path) -> list:
@@ -159,11 +179,18 @@ def check(root: Path) -> list:
     out = []
     state = tracked_state(root)
     if state:
-        out.append(Finding("state-tracked", "warning", ".memcli/", None,
-                           f"git tracks {len(state)} file(s) under .memcli/ ({', '.join(state[:3])}), local state "
-                           "that must never travel: nothing tracked there is read (a session, the trace, a scope, "
-                           "the configuration), and sync never commits anything there",
-                           "`git rm -r --cached .memcli`, then commit (the files stay on disk)"))
+        out.append(
+            Finding(
+                "state-tracked",
+                "warning",
+                ".memcli/",
+                None,
+                f"git tracks {len(state)} file(s) under .memcli/ ({', '.join(state[:3])}), local state "
+                "that must never travel: nothing tracked there is read (a session, the trace, a scope, "
+                "the configuration), and sync never commits anything there",
+                "`git rm -r --cached .memcli`, then commit (the files stay on disk)",
+            )
+        )
     try:
         text = (root / layout.GITATTRIBUTES).read_text(encoding="utf-8")
     except OSError:
@@ -180,19 +207,40 @@ def check(root: Path) -> list:
     missing = [n for n in DRIVERS if f"merge.{n}.driver" not in have]
     open_path = [n for n in DRIVERS if UNISOLATED.search(registered.get(f"merge.{n}.driver", ""))]
     if open_path:
-        out.append(Finding("git-driver-unisolated", "warning", ".git/config", None,
-                    f"memcli's merge drivers ({', '.join(open_path)}) start Python without -I: git runs them in the "
-                    "work tree, so a memcli/ package or a json.py the repository carries would run",
-                    f"run `memcli --root {shlex.quote(str(root))} git setup` to register them isolated"))
+        out.append(
+            Finding(
+                "git-driver-unisolated",
+                "warning",
+                ".git/config",
+                None,
+                f"memcli's merge drivers ({', '.join(open_path)}) start Python without -I: git runs them in the "
+                "work tree, so a memcli/ package or a json.py the repository carries would run",
+                f"run `memcli --root {shlex.quote(str(root))} git setup` to register them isolated",
+            )
+        )
     if missing:
-        out.append(Finding("git-drivers-missing", severity, ".git/config", None,
-                    f"memcli's merge drivers are not registered in this clone ({', '.join(missing)}); "
-                    "git would merge MEMORY.md and memories line by line and leave conflicts",
-                    f"run `memcli --root {shlex.quote(str(root))} git setup` (git does not copy config into clones)"))
+        out.append(
+            Finding(
+                "git-drivers-missing",
+                severity,
+                ".git/config",
+                None,
+                f"memcli's merge drivers are not registered in this clone ({', '.join(missing)}); "
+                "git would merge MEMORY.md and memories line by line and leave conflicts",
+                f"run `memcli --root {shlex.quote(str(root))} git setup` (git does not copy config into clones)",
+            )
+        )
     if lost:
-        out.append(Finding("git-attributes-missing", severity, ".gitattributes", None,
-                    f".gitattributes does not name memcli's merge drivers for {', '.join(a.split()[0] for a in lost)}",
-                    "run `memcli git setup`, then commit .gitattributes"))
+        out.append(
+            Finding(
+                "git-attributes-missing",
+                severity,
+                ".gitattributes",
+                None,
+                f".gitattributes does not name memcli's merge drivers for {', '.join(a.split()[0] for a in lost)}",
+                "run `memcli git setup`, then commit .gitattributes",
+            )
+        )
     return out
 
 
@@ -207,8 +255,10 @@ class Repo:
         r = git(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
         lines = r.stdout.splitlines()
         if r.returncode != 0 or len(lines) < 2:
-            raise GitError(f"{root} is not in a git repository (run `memcli git setup` after `git init`, "
-                           "or clone the shared memory)")
+            raise GitError(
+                f"{root} is not in a git repository (run `memcli git setup` after `git init`, "
+                "or clone the shared memory)"
+            )
         self.top, self.git_dir = Path(lines[0]).resolve(), Path(lines[1])
         self.settings = {}
         for item in git(root, "config", "--list", "-z", check=False).stdout.split("\0"):
@@ -226,8 +276,16 @@ class Repo:
 
     def run_paths(self, *args, paths: list, check=True):
         """git ARGS with these paths (relative to the work tree's top, taken literally) as its pathspec."""
-        return git(self.top, *args, "--pathspec-from-file=-", "--pathspec-file-nul", check=check,
-                   config=self.config, env={"GIT_LITERAL_PATHSPECS": "1"}, input="\0".join(paths))
+        return git(
+            self.top,
+            *args,
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            check=check,
+            config=self.config,
+            env={"GIT_LITERAL_PATHSPECS": "1"},
+            input="\0".join(paths),
+        )
 
     def stages(self) -> dict:
         """path (relative to the root) -> {stage: object id} of every unmerged path."""
@@ -287,8 +345,9 @@ class Repo:
 
 def status(repo: "Repo", *pathspec: str) -> list:
     """(status, path from the work tree's top, path from the root) of each changed or new file."""
-    out = repo.run("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *pathspec,
-                   *_EXCLUDE).stdout
+    out = repo.run(
+        "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *pathspec, *_EXCLUDE
+    ).stdout
     found = []
     for item in out.split("\0"):
         if len(item) < 4:
@@ -312,5 +371,3 @@ def tracked_state(root: Path) -> list:
     tracking them."""
     r = git(root, "ls-files", "-z", "--", layout.STATE_DIR, check=False)
     return [p for p in r.stdout.split("\0") if p] if r.returncode == 0 else []
-
-

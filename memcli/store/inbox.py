@@ -89,14 +89,30 @@ class Proposal:
         return replace(self, **kw)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "kind": self.kind, "title": self.title, "summary": self.summary, "type": self.type,
-                "target": self.target, "engine": self.engine, "confidence": self.confidence,
-                "created": self.created, "tags": list(self.tags), "aliases": list(self.aliases), "text": self.text,
-                "evidence": [{"role": q.role, "time": q.time, "episode": q.episode, "text": q.text}
-                             for q in self.evidence],
-                "importance": self.importance, "status": self.status, "decided": self.decided,
-                "memory": self.memory, "path": self.path, "pinned": self.pinned, "expires": self.expires,
-                "source": self.source, "changes": dict(self.changes)}
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "title": self.title,
+            "summary": self.summary,
+            "type": self.type,
+            "target": self.target,
+            "engine": self.engine,
+            "confidence": self.confidence,
+            "created": self.created,
+            "tags": list(self.tags),
+            "aliases": list(self.aliases),
+            "text": self.text,
+            "evidence": [{"role": q.role, "time": q.time, "episode": q.episode, "text": q.text} for q in self.evidence],
+            "importance": self.importance,
+            "status": self.status,
+            "decided": self.decided,
+            "memory": self.memory,
+            "path": self.path,
+            "pinned": self.pinned,
+            "expires": self.expires,
+            "source": self.source,
+            "changes": dict(self.changes),
+        }
 
 
 # What a gated `update` asks besides a summary, tags, aliases and text: kept in the proposal's
@@ -128,19 +144,58 @@ def normal_text(text: str) -> str:
     return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip("\n")
 
 
-def make(kind: str, title: str, *, summary: str = "", type: str = "note", target: str | None = None,
-         engine: str = "offline", confidence: float = 0.5, created: str | None = None, tags=(), aliases=(),
-         text: str = "", evidence=(), importance: float = DEFAULT_IMPORTANCE, id: str | None = None,
-         pinned: bool = False, expires: str | None = None, source: str | None = None, changes=None) -> Proposal:
+def make(
+    kind: str,
+    title: str,
+    *,
+    summary: str = "",
+    type: str = "note",
+    target: str | None = None,
+    engine: str = "offline",
+    confidence: float = 0.5,
+    created: str | None = None,
+    tags=(),
+    aliases=(),
+    text: str = "",
+    evidence=(),
+    importance: float = DEFAULT_IMPORTANCE,
+    id: str | None = None,
+    pinned: bool = False,
+    expires: str | None = None,
+    source: str | None = None,
+    changes=None,
+) -> Proposal:
     """A pending proposal in its normal form; its id, unless given, is made from what it says and
     its evidence, so the same proposal made on two clones is one file."""
-    quotes = tuple(Quote(one_line(q.role), one_line(q.time), one_line(q.episode),
-                         (q.text or "").replace("\r\n", "\n").replace("\r", "\n")) for q in evidence)
-    p = Proposal(id or "", kind, one_line(title), one_line(summary), one_line(type), target or None, one_line(engine),
-                 round(float(confidence), 3), created, clean_tags(tags),
-                 tuple(dict.fromkeys(one_line(a) for a in aliases if one_line(a))), normal_text(text), quotes,
-                 float(importance), pinned=bool(pinned), expires=expires or None,
-                 source=one_line(source) if source else None, changes=changes_of(changes))
+    quotes = tuple(
+        Quote(
+            one_line(q.role),
+            one_line(q.time),
+            one_line(q.episode),
+            (q.text or "").replace("\r\n", "\n").replace("\r", "\n"),
+        )
+        for q in evidence
+    )
+    p = Proposal(
+        id or "",
+        kind,
+        one_line(title),
+        one_line(summary),
+        one_line(type),
+        target or None,
+        one_line(engine),
+        round(float(confidence), 3),
+        created,
+        clean_tags(tags),
+        tuple(dict.fromkeys(one_line(a) for a in aliases if one_line(a))),
+        normal_text(text),
+        quotes,
+        float(importance),
+        pinned=bool(pinned),
+        expires=expires or None,
+        source=one_line(source) if source else None,
+        changes=changes_of(changes),
+    )
     return p if id else p.replace(id=proposal_id(p))
 
 
@@ -149,8 +204,11 @@ def proposal_id(p: Proposal) -> str:
 
     The day is that of the earliest turn quoted (the proposal's creation day when it quotes none),
     so the same lesson proposed on two clones, or again on a later day, has one id."""
-    h = hashlib.sha1("\x1f".join([p.kind, p.target or "", p.title, p.summary, *(
-        f"{q.episode}@{q.time}" for q in p.evidence)]).encode("utf-8")).hexdigest()[:6]
+    h = hashlib.sha1(
+        "\x1f".join(
+            [p.kind, p.target or "", p.title, p.summary, *(f"{q.episode}@{q.time}" for q in p.evidence)]
+        ).encode("utf-8")
+    ).hexdigest()[:6]
     quoted = sorted(q.time for q in p.evidence if re.match(r"\d{4}-\d{2}-\d{2}", q.time or ""))
     day = re.sub(r"\D", "", (quoted[0] if quoted else p.created or "")[:10]) or "0"
     slug = slugify(p.title)[:40].strip("-") or "proposal"
@@ -159,9 +217,16 @@ def proposal_id(p: Proposal) -> str:
 
 # ---------------------------------------------------------------- the file format
 
+
 def render(p: Proposal) -> str:
-    extra: dict = {"kind": p.kind, "target": p.target, "engine": p.engine, "confidence": p.confidence,
-             "evidence": [{"episode": q.episode, "time": q.time} for q in p.evidence], "status": p.status}
+    extra: dict = {
+        "kind": p.kind,
+        "target": p.target,
+        "engine": p.engine,
+        "confidence": p.confidence,
+        "evidence": [{"episode": q.episode, "time": q.time} for q in p.evidence],
+        "status": p.status,
+    }
     if p.decided:
         extra["decided"] = p.decided
     if p.memory:
@@ -170,10 +235,27 @@ def render(p: Proposal) -> str:
         extra["changes"] = {k: list(v) if isinstance(v, tuple) else v for k, v in p.changes}
     body = (p.text + "\n\n" if p.text else "") + EVIDENCE + "\n"
     for q in p.evidence:
-        body += f"\n> **{q.role}** ({q.time}):\n" + "\n".join(("> " + ln) if ln else ">" for ln in q.text.split("\n")) + "\n"
-    d = Detail(id=p.id, title=p.title, summary=p.summary, tags=p.tags, aliases=p.aliases, type=p.type,
-               importance=p.importance, pinned=p.pinned, expires=p.expires, source=p.source, created=p.created,
-               updated=p.decided or p.created, extra=extra, body=body)
+        body += (
+            f"\n> **{q.role}** ({q.time}):\n"
+            + "\n".join(("> " + ln) if ln else ">" for ln in q.text.split("\n"))
+            + "\n"
+        )
+    d = Detail(
+        id=p.id,
+        title=p.title,
+        summary=p.summary,
+        tags=p.tags,
+        aliases=p.aliases,
+        type=p.type,
+        importance=p.importance,
+        pinned=p.pinned,
+        expires=p.expires,
+        source=p.source,
+        created=p.created,
+        updated=p.decided or p.created,
+        extra=extra,
+        body=body,
+    )
     return dfile.render(d)
 
 
@@ -201,12 +283,30 @@ def parse(text: str, pid: str, rel: str = "") -> Proposal:
         ref = refs[i] if i < len(refs) and isinstance(refs[i], dict) else {}
         evidence.append(Quote(role, str(ref.get("time") or time), str(ref.get("episode") or ""), said))
     target = x.get("target")
-    return Proposal(d.id, kind, d.title, d.summary, d.type, None if target in (None, "") else one_line(target),
-                    one_line(x.get("engine") or ""), confidence, d.created, d.tags, d.aliases, body,
-                    tuple(evidence), d.importance, status, _stamp(x.get("decided")),
-                    None if x.get("memory") in (None, "") else one_line(x.get("memory")), rel,
-                    pinned=bool(d.pinned), expires=d.expires or None, source=d.source or None,
-                    changes=changes_of(x.get("changes")))
+    return Proposal(
+        d.id,
+        kind,
+        d.title,
+        d.summary,
+        d.type,
+        None if target in (None, "") else one_line(target),
+        one_line(x.get("engine") or ""),
+        confidence,
+        d.created,
+        d.tags,
+        d.aliases,
+        body,
+        tuple(evidence),
+        d.importance,
+        status,
+        _stamp(x.get("decided")),
+        None if x.get("memory") in (None, "") else one_line(x.get("memory")),
+        rel,
+        pinned=bool(d.pinned),
+        expires=d.expires or None,
+        source=d.source or None,
+        changes=changes_of(x.get("changes")),
+    )
 
 
 def _stamp(value) -> str | None:
@@ -226,7 +326,7 @@ def _split_body(body: str) -> tuple[str, list]:
         return normal_text(body), []
     quotes: list = []
     current: list | None = None
-    for ln in lines[at + 1:]:
+    for ln in lines[at + 1 :]:
         m = _QUOTE_HEAD.match(ln)
         if m:
             current = [m.group("role"), m.group("time"), []]
@@ -239,6 +339,7 @@ def _split_body(body: str) -> tuple[str, list]:
 
 
 # ---------------------------------------------------------------- the folder
+
 
 def folder(root: Path, archived: bool = False) -> Path:
     return safe_join(root, *(INBOX_ARCHIVE if archived else INBOX).split("/"))

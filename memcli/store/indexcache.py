@@ -13,8 +13,20 @@ from .layout import INDEX_CACHE, STATE, detail_rel, file_fingerprint, fingerprin
 from .outcomes import LAST, SUCCESSES, USES
 
 _BODY = 65_536
-_FIELDS = ("title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated", "expires",
-           "source", "extra")
+_FIELDS = (
+    "title",
+    "summary",
+    "tags",
+    "aliases",
+    "type",
+    "importance",
+    "pinned",
+    "created",
+    "updated",
+    "expires",
+    "source",
+    "extra",
+)
 _EXTRA = (USES, SUCCESSES, LAST)  # the other frontmatter keys kept: outcome counters, which recall weighs
 
 
@@ -26,6 +38,7 @@ _made_from: dict = {}  # (id, fingerprint) -> that record
 def _fields_of(hit: dict) -> dict:
     """A cached record's Detail fields (KeyError when one is missing)."""
     return {k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS}
+
 
 def indexed(root, entries: list) -> list:
     """(entry, Detail or None) for every entry (of MEMORY.md) with an id, in order; root: a store.Root."""
@@ -78,8 +91,7 @@ def indexed(root, entries: list) -> list:
             d = _made.get((e.id, fp))
             if d is None or _made_from.get((e.id, fp)) is not hit:
                 try:
-                    d = Detail(id=e.id, path=detail_rel(e.id), body=hit.get("body", ""),
-                               **_fields_of(hit))
+                    d = Detail(id=e.id, path=detail_rel(e.id), body=hit.get("body", ""), **_fields_of(hit))
                 except (KeyError, TypeError):
                     d = None
                 if d is not None:
@@ -98,10 +110,16 @@ def indexed(root, entries: list) -> list:
             except (FileError, UnsafePathError, UsageError):
                 d = None
         if d is not None:
-            fresh[e.id] = {"fp": fp, "body": d.body[:_BODY],
-                           **{k: (list(getattr(d, k)) if k in ("tags", "aliases") else getattr(d, k))
-                              for k in _FIELDS if k != "extra"},
-                           "extra": {k: d.extra[k] for k in _EXTRA if k in d.extra}}
+            fresh[e.id] = {
+                "fp": fp,
+                "body": d.body[:_BODY],
+                **{
+                    k: (list(getattr(d, k)) if k in ("tags", "aliases") else getattr(d, k))
+                    for k in _FIELDS
+                    if k != "extra"
+                },
+                "extra": {k: d.extra[k] for k in _EXTRA if k in d.extra},
+            }
         dirty = True
         out.append((e, d))
     if dirty or set(fresh) != set(cache):

@@ -33,8 +33,9 @@ from .layout import check_id
 
 FIX_REBUILD = "run `memcli index rebuild`"
 # The fixes `index check` and the heartbeat both give for a file they cannot use.
-FIX_UNREADABLE_INDEX = ("make MEMORY.md UTF-8 text again (git checkout MEMORY.md), "
-                        "or move it away and run `memcli index rebuild`")
+FIX_UNREADABLE_INDEX = (
+    "make MEMORY.md UTF-8 text again (git checkout MEMORY.md), or move it away and run `memcli index rebuild`"
+)
 FIX_BROKEN_FILE = "fix the frontmatter by hand (memcli never rewrites a broken file)"
 FIX_UNREADABLE_FILE = "make it a UTF-8 text file under 10 MB, or move it out of memory/"
 
@@ -143,7 +144,9 @@ def demote(ranked: list, room: int, fresh: set | None = None) -> tuple[list, lis
             heapq.heappush(waiting, (_weight(d), -i))
             continue
         drop(i)
-        if waiting and fresh is not None and d.id in fresh:  # a fresh one went: those it held back may follow, lowest first
+        if (
+            waiting and fresh is not None and d.id in fresh
+        ):  # a fresh one went: those it held back may follow, lowest first
             w = lightest()
             free = []
             while waiting and (w is None or waiting[0][0] <= w):
@@ -182,10 +185,12 @@ def describe_hand_written(doc: IndexDoc) -> str:
 def crowded(doc: IndexDoc, max_lines: int, listed: int, left_out: list) -> str:
     """The warning when hand-written lines take the room of entries already listed."""
     room = max(free_room(max_lines, doc.fixed_lines()), 0)
-    out = (f"; not listed (detail file kept): {listed_ids(left_out)}" if left_out else "")
-    return (f"MEMORY.md is over its {max_lines} lines: {describe_hand_written(doc)} leave room for {room} "
-            f"entries and {listed} are listed, so no listed entry was moved out{out}. Shorten the "
-            "hand-written lines, or raise index.max_lines in memcli.yaml")
+    out = f"; not listed (detail file kept): {listed_ids(left_out)}" if left_out else ""
+    return (
+        f"MEMORY.md is over its {max_lines} lines: {describe_hand_written(doc)} leave room for {room} "
+        f"entries and {listed} are listed, so no listed entry was moved out{out}. Shorten the "
+        "hand-written lines, or raise index.max_lines in memcli.yaml"
+    )
 
 
 def is_safe_id(memory_id: str) -> bool:
@@ -204,12 +209,25 @@ def check(doc: IndexDoc, lookup: Callable[[str], object], max_lines: int) -> lis
     n_lines = doc.line_count()
     if n_lines >= max_lines:
         fixed = doc.fixed_lines()
-        fix = ("`memcli heartbeat --fix` demotes the lowest-ranked entries (their detail files stay)"
-               if free_room(max_lines, fixed) > 0 else
-               f"{describe_hand_written(doc)} leave no room for entries: shorten them, "
-               "or raise index.max_lines in memcli.yaml")
-        out.append((None, Finding("index-over-limit", "error", "MEMORY.md", max_lines,
-                                  f"{n_lines} lines; the index must stay under {max_lines}", fix)))
+        fix = (
+            "`memcli heartbeat --fix` demotes the lowest-ranked entries (their detail files stay)"
+            if free_room(max_lines, fixed) > 0
+            else f"{describe_hand_written(doc)} leave no room for entries: shorten them, "
+            "or raise index.max_lines in memcli.yaml"
+        )
+        out.append(
+            (
+                None,
+                Finding(
+                    "index-over-limit",
+                    "error",
+                    "MEMORY.md",
+                    max_lines,
+                    f"{n_lines} lines; the index must stay under {max_lines}",
+                    fix,
+                ),
+            )
+        )
     seen: set = set()
     for n, x in enumerate(doc.lines, 1):
         if not isinstance(x, Entry):
@@ -220,29 +238,71 @@ def check(doc: IndexDoc, lookup: Callable[[str], object], max_lines: int) -> lis
                 raise UsageError(f"the link {x.path!r} is not memory/<id>.md")
             check_id(mid)
         except (UsageError, UnsafePathError) as e:
-            out.append((None, Finding("index-bad-link", "warning", "MEMORY.md", n, e.message,
-                                      "point it at memory/<id>.md, or remove the line")))
+            out.append(
+                (
+                    None,
+                    Finding(
+                        "index-bad-link",
+                        "warning",
+                        "MEMORY.md",
+                        n,
+                        e.message,
+                        "point it at memory/<id>.md, or remove the line",
+                    ),
+                )
+            )
             continue
         if mid in seen:
-            out.append((mid, Finding("index-duplicate-line", "warning", "MEMORY.md", n, f"{mid} is listed twice",
-                                     "`memcli heartbeat --fix` keeps the first line")))
+            out.append(
+                (
+                    mid,
+                    Finding(
+                        "index-duplicate-line",
+                        "warning",
+                        "MEMORY.md",
+                        n,
+                        f"{mid} is listed twice",
+                        "`memcli heartbeat --fix` keeps the first line",
+                    ),
+                )
+            )
             continue
         seen.add(mid)
         d = lookup(mid)
         if d == "missing" or d == "archived":
             where = " (it is archived in memory/archive/)" if d == "archived" else ""
-            out.append((mid, Finding("index-missing-file", "error", "MEMORY.md", n,
-                                     f"points at {x.path}, which does not exist{where}",
-                                     "`memcli heartbeat --fix` drops the line")))
+            out.append(
+                (
+                    mid,
+                    Finding(
+                        "index-missing-file",
+                        "error",
+                        "MEMORY.md",
+                        n,
+                        f"points at {x.path}, which does not exist{where}",
+                        "`memcli heartbeat --fix` drops the line",
+                    ),
+                )
+            )
         elif isinstance(d, Detail) and d.entry != x:
             line = d.entry
             what = [k for k in ("title", "summary", "tags") if getattr(line, k) != getattr(x, k)]
-            out.append((mid, Finding("index-drift", "warning", "MEMORY.md", n,
-                                     f"{mid}: the line's {' and '.join(what)} "
-                                     f"{'differs' if len(what) == 1 else 'differ'} from {x.path}",
-                                     "`memcli heartbeat --fix` keeps the newer side: a line edited by hand is carried "
-                                     "into the detail file (the old text under ## History), "
-                                     "else the line is re-rendered from it")))
+            out.append(
+                (
+                    mid,
+                    Finding(
+                        "index-drift",
+                        "warning",
+                        "MEMORY.md",
+                        n,
+                        f"{mid}: the line's {' and '.join(what)} "
+                        f"{'differs' if len(what) == 1 else 'differ'} from {x.path}",
+                        "`memcli heartbeat --fix` keeps the newer side: a line edited by hand is carried "
+                        "into the detail file (the old text under ## History), "
+                        "else the line is re-rendered from it",
+                    ),
+                )
+            )
     return out
 
 
@@ -255,8 +315,10 @@ def conflicts(root) -> list[Finding]:
     archive, episodes) left with unresolved git conflict markers."""
     from . import markers
 
-    return [Finding("conflict-markers", "error", rel, line, "unresolved git conflict markers", markers.way_out(rel))
-            for rel, line in markers.scan_root(root)]
+    return [
+        Finding("conflict-markers", "error", rel, line, "unresolved git conflict markers", markers.way_out(rel))
+        for rel, line in markers.scan_root(root)
+    ]
 
 
 # ---------------------------------------------------------------- the one planner
@@ -274,8 +336,18 @@ class Plan:
 
     __slots__ = ("doc", "listed", "demoted", "promoted", "dropped", "kept", "warnings", "refused", "room")
 
-    def __init__(self, doc: IndexDoc, listed: list, demoted: list, promoted: list, dropped: list, kept: list,
-                 warnings: list, refused: bool, room: int):
+    def __init__(
+        self,
+        doc: IndexDoc,
+        listed: list,
+        demoted: list,
+        promoted: list,
+        dropped: list,
+        kept: list,
+        warnings: list,
+        refused: bool,
+        room: int,
+    ):
         self.doc, self.listed = doc, listed
         self.demoted, self.promoted = demoted, promoted  # ids that lost / got a line
         self.dropped = dropped  # (line number, id, reason) of each line removed
@@ -294,9 +366,20 @@ class Plan:
         return None
 
 
-def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_full: str = "demote",
-         add=None, changed=None, pool: Iterable | None = None, promote: Iterable | None = None,
-         tidy: bool = False, fit: bool = False, activity=None) -> Plan:
+def plan(
+    doc: IndexDoc,
+    memories: Mapping[str, object],
+    *,
+    max_lines: int,
+    on_full: str = "demote",
+    add=None,
+    changed=None,
+    pool: Iterable | None = None,
+    promote: Iterable | None = None,
+    tidy: bool = False,
+    fit: bool = False,
+    activity=None,
+) -> Plan:
     """Which memories MEMORY.md lists, in what order, and what happens to every entry line.
 
     memories: id -> the memory (a Detail or a heartbeat Memo) for each readable one, or
@@ -375,10 +458,15 @@ def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_fu
         if others and add is not None:
             warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + listed_ids(others))
         if add is not None and add.id in demoted:
-            warnings.append(f"the index is full: {add.id} is not listed in MEMORY.md (its detail file is kept): "
-                            + ("every line holds a pinned memory; raise index.max_lines in memcli.yaml" if add.pinned
-                               else "the listed memories are pinned, more important or more in use; "
-                               f"`memcli update {add.id} --pin` or a higher --importance lists it"))
+            warnings.append(
+                f"the index is full: {add.id} is not listed in MEMORY.md (its detail file is kept): "
+                + (
+                    "every line holds a pinned memory; raise index.max_lines in memcli.yaml"
+                    if add.pinned
+                    else "the listed memories are pinned, more important or more in use; "
+                    f"`memcli update {add.id} --pin` or a higher --importance lists it"
+                )
+            )
     elif promote is not None and len(ranked) < room:
         # a free line belongs to a memory, the best ranked first
         import heapq
@@ -389,5 +477,6 @@ def plan(doc: IndexDoc, memories: Mapping[str, object], *, max_lines: int, on_fu
         ranked = rank([*ranked, *best]) if activity is None else rank([*ranked, *best], activity)
     if activity is not None:
         ranked = file_order(ranked)
-    return Plan(base.with_entries([_entry(d) for d in ranked]), ranked, demoted, promoted, dropped, kept,
-                warnings, False, room)
+    return Plan(
+        base.with_entries([_entry(d) for d in ranked]), ranked, demoted, promoted, dropped, kept, warnings, False, room
+    )

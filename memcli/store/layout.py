@@ -13,11 +13,51 @@ from pathlib import Path
 
 from ..lazyre import Lazy
 from ..paths import (  # noqa: F401  (the names and path rules, re-exported)
-    INDEX, CONFIG, MEMORY, ARCHIVE, EPISODES, INBOX, INBOX_ARCHIVE, STATE_DIR, STATE, TMP_PREFIX, SKIP_DIRS,
-    GITIGNORE, GITATTRIBUTES, IGNORED, OWN, LOCK, LOCAL_CONFIG, INDEX_CACHE, HEARTBEAT_CACHE, TRACE,
-    RENAME_JOURNAL, SESSIONS, SCOPES, SEARCH, SEMANTIC, EDITS, DETAIL, ARCHIVED, EPISODE, PROPOSAL, OTHER,
-    FOLDERS, MAX_ID, slugify, check_id, valid_id, detail_rel, episode_rel, state_rel, id_of, memory_ref,
-    is_episode, is_archived, kind_of, is_temp,
+    INDEX,
+    CONFIG,
+    MEMORY,
+    ARCHIVE,
+    EPISODES,
+    INBOX,
+    INBOX_ARCHIVE,
+    STATE_DIR,
+    STATE,
+    TMP_PREFIX,
+    SKIP_DIRS,
+    GITIGNORE,
+    GITATTRIBUTES,
+    IGNORED,
+    OWN,
+    LOCK,
+    LOCAL_CONFIG,
+    INDEX_CACHE,
+    HEARTBEAT_CACHE,
+    TRACE,
+    RENAME_JOURNAL,
+    SESSIONS,
+    SCOPES,
+    SEARCH,
+    SEMANTIC,
+    EDITS,
+    DETAIL,
+    ARCHIVED,
+    EPISODE,
+    PROPOSAL,
+    OTHER,
+    FOLDERS,
+    MAX_ID,
+    slugify,
+    check_id,
+    valid_id,
+    detail_rel,
+    episode_rel,
+    state_rel,
+    id_of,
+    memory_ref,
+    is_episode,
+    is_archived,
+    kind_of,
+    is_temp,
 )
 
 
@@ -48,8 +88,10 @@ def md_entries(folder: Path) -> list[os.DirEntry[str]]:
         return []
     with it:
         # A MEMORY.md under memory/ is another root's index (a nested root), never a memory.
-        return sorted((de for de in it if de.name.endswith(".md") and not de.name.startswith(".")
-                       and de.name != INDEX), key=lambda de: de.name)
+        return sorted(
+            (de for de in it if de.name.endswith(".md") and not de.name.startswith(".") and de.name != INDEX),
+            key=lambda de: de.name,
+        )
 
 
 def md_files(root: Path, sub: str = MEMORY) -> list[Path]:
@@ -132,8 +174,18 @@ def md_ids(root: Path, sub: str = MEMORY) -> list[str]:
 def temp_dirs(root: Path) -> list[Path]:
     """Every folder an atomic write stages its temp files in."""
     state = root / STATE_DIR
-    return [root, root / MEMORY, root / ARCHIVE, root / EPISODES, root / INBOX, root / INBOX_ARCHIVE, state,
-            state / SESSIONS, state / SCOPES, state / SEARCH]
+    return [
+        root,
+        root / MEMORY,
+        root / ARCHIVE,
+        root / EPISODES,
+        root / INBOX,
+        root / INBOX_ARCHIVE,
+        state,
+        state / SESSIONS,
+        state / SCOPES,
+        state / SEARCH,
+    ]
 
 
 def temp_files(root: Path, prefix: str = TMP_PREFIX) -> list[tuple[str, os.stat_result]]:

@@ -62,8 +62,9 @@ class Conflict(Value):
     ours_label: str
     theirs_label: str
 
-    def __init__(self, start: int, end: int, ours: tuple, base: tuple | None, theirs: tuple, ours_label: str,
-                 theirs_label: str):
+    def __init__(
+        self, start: int, end: int, ours: tuple, base: tuple | None, theirs: tuple, ours_label: str, theirs_label: str
+    ):
         for name, value in zip(self.FIELDS, (start, end, ours, base, theirs, ours_label, theirs_label)):
             object.__setattr__(self, name, value)
 
@@ -109,8 +110,18 @@ def _region(lines: list, i: int, size: int = SIZE):
         elif part in ("ours", "base") and ln.rstrip("\r") == sep:
             part = "theirs"
         elif part == "theirs" and _is(ln, CLOSE, size):
-            return (Conflict(i + 1, j + 1, tuple(ours), None if base is None else tuple(base), tuple(theirs),
-                             lines[i][size + 1:].strip(), ln[size + 1:].strip()), j + 1)
+            return (
+                Conflict(
+                    i + 1,
+                    j + 1,
+                    tuple(ours),
+                    None if base is None else tuple(base),
+                    tuple(theirs),
+                    lines[i][size + 1 :].strip(),
+                    ln[size + 1 :].strip(),
+                ),
+                j + 1,
+            )
         else:
             (base if part == "base" and base is not None else theirs if part == "theirs" else ours).append(ln)
     return None
@@ -130,8 +141,10 @@ def way_out(rel: str) -> str:
         return "`memcli heartbeat --fix` rebuilds MEMORY.md from both sides"
     memory_id = layout.id_of(rel)
     if memory_id is not None:
-        return (f"`memcli resolve {memory_id} --ours|--theirs|--both` (the other side goes to ## History), "
-                "or edit the file and delete the marker lines")
+        return (
+            f"`memcli resolve {memory_id} --ours|--theirs|--both` (the other side goes to ## History), "
+            "or edit the file and delete the marker lines"
+        )
     return "edit the file: keep what both sides wrote and delete the marker lines"
 
 
@@ -143,9 +156,17 @@ def findings(rel: str, text: str, size: int = SIZE) -> list:
     if line is None:
         return []
     n = len(parse(text, size)[1])
-    return [Finding("conflict-markers", "error", rel, line,
-                    f"unresolved git conflict markers ({n} conflict{'s' if n > 1 else ''}); memcli will not write it "
-                    "and recall skips it", way_out(rel))]
+    return [
+        Finding(
+            "conflict-markers",
+            "error",
+            rel,
+            line,
+            f"unresolved git conflict markers ({n} conflict{'s' if n > 1 else ''}); memcli will not write it "
+            "and recall skips it",
+            way_out(rel),
+        )
+    ]
 
 
 def scan_root(root: Path) -> list[tuple[str, int]]:
@@ -204,8 +225,9 @@ def guard(paths, root: Path | None = None) -> None:
         if line is None:
             continue
         rel = _rel(path)
-        raise ConflictError(f"{rel}:{line}: unresolved git conflict markers; nothing was written. "
-                            f"Settle it first: {way_out(rel)}")
+        raise ConflictError(
+            f"{rel}:{line}: unresolved git conflict markers; nothing was written. Settle it first: {way_out(rel)}"
+        )
 
 
 def _rel(path: Path) -> str:
@@ -277,7 +299,7 @@ def marker_lines(text: str, size: int = SIZE) -> list[tuple[int, str]]:
     for m in rx.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         end = text.find("\n", m.start())
-        out.append((line, text[m.start():end if end != -1 else len(text)]))
+        out.append((line, text[m.start() : end if end != -1 else len(text)]))
     return out
 
 
@@ -382,6 +404,7 @@ def _matcher(pattern: str):
         except ValueError:
             return False
         return bool(rx.match(rel if anchored else rel.rsplit("/", 1)[-1]))
+
     return match
 
 
@@ -407,7 +430,7 @@ def _glob(pattern: str) -> str:
                 out.append(re.escape(c))
                 i += 1
             else:
-                inner = pattern[i + 1:j].replace("\\", "\\\\")
+                inner = pattern[i + 1 : j].replace("\\", "\\\\")
                 out.append("[" + ("^" + inner[1:] if inner.startswith("!") else inner) + "]")
                 i = j + 1
         else:

@@ -74,8 +74,9 @@ def _span(lines: list) -> tuple[int, int] | None:
     if start is None:
         return None
     end = start + 1
-    while end < len(lines) and (not lines[end].strip() or _LINE.match(lines[end].strip())
-                                or _FOLD.match(lines[end].strip())):
+    while end < len(lines) and (
+        not lines[end].strip() or _LINE.match(lines[end].strip()) or _FOLD.match(lines[end].strip())
+    ):
         end += 1
     while end > start + 1 and not lines[end - 1].strip():
         end -= 1
@@ -89,7 +90,7 @@ def entries(body: str) -> list[tuple[str, str, str]]:
     if span is None:
         return []
     out = []
-    for ln in lines[span[0] + 1:span[1]]:
+    for ln in lines[span[0] + 1 : span[1]]:
         m = _LINE.match(ln.strip())
         if m:
             out.append((m.group(1), m.group(2), (m.group(3) or "").strip()))
@@ -107,8 +108,10 @@ def _section(items: list, uses: int, successes: int) -> list[str]:
     if folded > 0:
         won = max(successes - sum(1 for e in items if e[1] == "success"), 0)
         lost = max(folded - won, 0)
-        lines.append(f"- {folded} earlier outcome{'' if folded == 1 else 's'}: {won} success"
-                     f"{'' if won == 1 else 'es'}, {lost} failure{'' if lost == 1 else 's'}")
+        lines.append(
+            f"- {folded} earlier outcome{'' if folded == 1 else 's'}: {won} success"
+            f"{'' if won == 1 else 'es'}, {lost} failure{'' if lost == 1 else 's'}"
+        )
     return lines + [_line(e) for e in items]
 
 
@@ -144,7 +147,7 @@ def without_section(body: str) -> str:
     span = _span(lines)
     if span is None:
         return body
-    return "\n".join(lines[:span[0]] + lines[span[1]:]).strip("\n") + "\n"
+    return "\n".join(lines[: span[0]] + lines[span[1] :]).strip("\n") + "\n"
 
 
 def record_line(d: Detail) -> str | None:
@@ -180,8 +183,7 @@ def merge(o: Detail | None, a: Detail, b: Detail):
     base = o if o is not None else _NONE
     if not any(count(x, USES) or entries(x.body) for x in (base, a, b)):
         return o, a, b, lambda merged: merged
-    counters = {k: count(base, k) + (count(a, k) - count(base, k)) + (count(b, k) - count(base, k))
-                for k in COUNTERS}
+    counters = {k: count(base, k) + (count(a, k) - count(base, k)) + (count(b, k) - count(base, k)) for k in COUNTERS}
     dates = [str(x.extra.get(LAST)) for x in (a, b) if x.extra.get(LAST)]
     eo, ea, eb = set(entries(base.body)), set(entries(a.body)), set(entries(b.body))
     items = sorted((ea | eb) - (eo - ea) - (eo - eb))
@@ -193,7 +195,7 @@ def merge(o: Detail | None, a: Detail, b: Detail):
         span = _span(lines)
         if span is None:
             return d
-        return d.replace(body="\n".join(lines[:span[0] + 1] + lines[span[1]:]))
+        return d.replace(body="\n".join(lines[: span[0] + 1] + lines[span[1] :]))
 
     def finish(merged: Detail) -> Detail:
         extra = dict(merged.extra)

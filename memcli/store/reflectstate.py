@@ -22,6 +22,7 @@ RUN_LOCK = "reflect.run"
 def load_mark(root: Path) -> dict:
     """{"episodes": {rel: {"fp", "seen"}}, "sessions": {name: hash}}; empty when there is none (or it
     is broken: reflection then reads everything again, and proposal ids keep it from repeating)."""
+
     def shape(d):
         if not isinstance(d, dict) or not isinstance(d.get("episodes", {}), dict):
             raise ValueError("not a watermark")

@@ -104,8 +104,11 @@ class Root:
 
     def misnamed_files(self, archived: bool = False) -> list[Problem]:
         """Markdown files whose names are not ids: never read, never put in the index, reported."""
-        return [Problem(layout.detail_rel(p.stem, archived).encode("unicode_escape").decode(), None, _MISNAMED)
-                for p in self._md_files(archived) if not layout.valid_id(p.stem)]
+        return [
+            Problem(layout.detail_rel(p.stem, archived).encode("unicode_escape").decode(), None, _MISNAMED)
+            for p in self._md_files(archived)
+            if not layout.valid_id(p.stem)
+        ]
 
     def _md_files(self, archived: bool) -> list[Path]:
         self.memory_dir()  # refuses a memory/ that leads outside the root
@@ -140,8 +143,11 @@ class Root:
         if names:
             from rapidfuzz import fuzz, process
 
-            close = [m[0] for m in process.extract(memory_id, list(dict.fromkeys(names)), scorer=fuzz.WRatio,
-                                                   limit=3) if m[1] >= 60]
+            close = [
+                m[0]
+                for m in process.extract(memory_id, list(dict.fromkeys(names)), scorer=fuzz.WRatio, limit=3)
+                if m[1] >= 60
+            ]
         hint = f"; did you mean {', '.join(close)}?" if close else "; `memcli list` shows the ids"
         return NotFoundError(f"no memory with id {memory_id!r}{hint}", data={"candidates": close})
 
@@ -213,21 +219,42 @@ class Root:
             return None
         from .trace import access
 
-        return indexrules.Activity(access(self.path) if trace else {},
-                                   self.config.seconds("recall.half_life") / 86400)
+        return indexrules.Activity(access(self.path) if trace else {}, self.config.seconds("recall.half_life") / 86400)
 
-    def plan_index(self, doc: IndexDoc, *, add: Detail | None = None, changed: Detail | None = None,
-                   pool: list | None = None, memories: dict | None = None, tidy: bool = False,
-                   fit: bool = False, trace: bool = True, promote=None) -> indexrules.Plan:
+    def plan_index(
+        self,
+        doc: IndexDoc,
+        *,
+        add: Detail | None = None,
+        changed: Detail | None = None,
+        pool: list | None = None,
+        memories: dict | None = None,
+        tidy: bool = False,
+        fit: bool = False,
+        trace: bool = True,
+        promote=None,
+    ) -> indexrules.Plan:
         """``indexrules.plan`` under this root's configuration (its `index.rank`: the trace decides
         who keeps a line unless trace=False); the memories the lines name are read through the
         index cache unless given."""
         if memories is None:
-            memories = {e.id: (d if d is not None else indexrules.UNREADABLE)
-                        for e, d in self.indexed([e for e in doc.entries if e.id and indexrules.is_safe_id(e.id)])}
-        return indexrules.plan(doc, memories, max_lines=int(self.config["index.max_lines"]),
-                               on_full=self.config["index.on_full"], add=add, changed=changed, pool=pool,
-                               promote=promote, tidy=tidy, fit=fit, activity=self.activity(trace))
+            memories = {
+                e.id: (d if d is not None else indexrules.UNREADABLE)
+                for e, d in self.indexed([e for e in doc.entries if e.id and indexrules.is_safe_id(e.id)])
+            }
+        return indexrules.plan(
+            doc,
+            memories,
+            max_lines=int(self.config["index.max_lines"]),
+            on_full=self.config["index.on_full"],
+            add=add,
+            changed=changed,
+            pool=pool,
+            promote=promote,
+            tidy=tidy,
+            fit=fit,
+            activity=self.activity(trace),
+        )
 
     def new_index_text(self, plan: indexrules.Plan) -> str | None:
         """MEMORY.md's text after the plan, or None when it would not change."""

@@ -76,7 +76,6 @@ def save(root: Path, data: dict) -> None:
     atomic_write(scope_path(root, data["name"]), dump_state(data))
 
 
-
 def _trim(data: dict) -> None:
     for k in ("log", "collisions"):
         del data[k][:-MAX_LOG]
@@ -89,60 +88,103 @@ def start(root: Path, name: str, task: str, now: str) -> dict:
     data = fresh(name, task, now)
     files = [(scope_path(root, name), dump_state(data))]
     if old is not None:
-        log = episodes.appended(root, now, f"scope {name} left open, replaced by a new task",
-                                [episodes.json_block(old)])
+        log = episodes.appended(
+            root, now, f"scope {name} left open, replaced by a new task", [episodes.json_block(old)]
+        )
         moved = episodes.rel(log[0])
         files.insert(0, log)
     # The old state reaches the episode log in the same step as the fresh scope: both or neither.
     atomic_write_many(files)
-    return {"scope": name, "task": task, "previous": (old or {}).get("task"), "moved_to": moved,
-            "warning": (f"scope {name!r} (task {old.get('task')!r}) was never ended; its state is in {moved}"
-                        if old is not None else aside)}
+    return {
+        "scope": name,
+        "task": task,
+        "previous": (old or {}).get("task"),
+        "moved_to": moved,
+        "warning": (
+            f"scope {name!r} (task {old.get('task')!r}) was never ended; its state is in {moved}"
+            if old is not None
+            else aside
+        ),
+    }
 
 
 def set_key(root: Path, name: str, key: str, value: str, agent: str, now: str, force: bool = False) -> dict:
     if not key.strip() or not agent.strip():
         raise UsageError("a key and an --agent are required")
     if len(value) > MAX_VALUE:
-        raise UsageError(f"the value has {len(value)} characters; the limit is {MAX_VALUE} "
-                         "(put long text in a memory and set its id)")
+        raise UsageError(
+            f"the value has {len(value)} characters; the limit is {MAX_VALUE} "
+            "(put long text in a memory and set its id)"
+        )
     data, aside = load_for_write(root, name)
     data = data or fresh(name, None, now)
     cur = data["keys"].get(key)
     collision = cur is not None and cur["agent"] != agent
     if collision and not force:
-        data["collisions"].append({"time": now, "key": key, "owner": cur["agent"], "agent": agent,
-                                   "old": short(cur["value"], 200), "new": short(value, 200), "forced": False})
+        data["collisions"].append(
+            {
+                "time": now,
+                "key": key,
+                "owner": cur["agent"],
+                "agent": agent,
+                "old": short(cur["value"], 200),
+                "new": short(value, 200),
+                "forced": False,
+            }
+        )
         data["log"].append({"time": now, "agent": agent, "key": key, "action": "refused"})
         save(root, data)
         raise CollisionError(
             f"key {key!r} belongs to agent {cur['agent']!r}: old value {short(cur['value'])!r}, "
             f"{agent!r} tried {short(value)!r}; use another key, or --force to overwrite",
-            data={"key": key, "owner": cur["agent"], "agent": agent, "old": short(cur["value"]),
-                  "new": short(value)})
+            data={"key": key, "owner": cur["agent"], "agent": agent, "old": short(cur["value"]), "new": short(value)},
+        )
     if collision:
-        data["collisions"].append({"time": now, "key": key, "owner": cur["agent"], "agent": agent,
-                                   "old": short(cur["value"], 200), "new": short(value, 200), "forced": True})
+        data["collisions"].append(
+            {
+                "time": now,
+                "key": key,
+                "owner": cur["agent"],
+                "agent": agent,
+                "old": short(cur["value"], 200),
+                "new": short(value, 200),
+                "forced": True,
+            }
+        )
     writers = sorted(set((cur or {}).get("writers", [])) | {agent})
-    data["keys"][key] = {"value": value, "agent": agent, "time": now, "writers": writers,
-                         "writes": int((cur or {}).get("writes", 0)) + 1}
+    data["keys"][key] = {
+        "value": value,
+        "agent": agent,
+        "time": now,
+        "writers": writers,
+        "writes": int((cur or {}).get("writes", 0)) + 1,
+    }
     data["log"].append({"time": now, "agent": agent, "key": key, "action": "forced" if collision else "set"})
     _trim(data)
     size = len(dump_state(data).encode("utf-8"))
     if size > MAX_BYTES:
-        raise UsageError(f"scope {name!r} would hold {size} bytes; the limit is {MAX_BYTES}: "
-                         "end the scope or use shorter values")
+        raise UsageError(
+            f"scope {name!r} would hold {size} bytes; the limit is {MAX_BYTES}: end the scope or use shorter values"
+        )
     save(root, data)
     notes = [aside, f"overwrote {key!r} owned by {cur['agent']!r} (logged as a collision)" if collision else None]
-    return {"scope": name, "key": key, "agent": agent, "forced": collision,
-            "warning": "; ".join(n for n in notes if n) or None}
+    return {
+        "scope": name,
+        "key": key,
+        "agent": agent,
+        "forced": collision,
+        "warning": "; ".join(n for n in notes if n) or None,
+    }
 
 
 def check(data: dict | None) -> dict:
     if data is None:
         return {"collisions": [], "shared_keys": []}
-    shared = [{"key": k, "writers": v.get("writers", [v["agent"]])} for k, v in data["keys"].items()
-              if len(v.get("writers", [])) > 1]
+    shared = [
+        {"key": k, "writers": v.get("writers", [v["agent"]])}
+        for k, v in data["keys"].items()
+        if len(v.get("writers", [])) > 1
+    ]
     return {"collisions": data["collisions"], "shared_keys": shared}
 
 
@@ -151,7 +193,6 @@ def end(root: Path, name: str, now: str) -> dict:
     data, aside = load_for_write(root, name)
     if data is None:
         return {"scope": name, "ended": aside is not None, "episode": None, "warning": aside}
-    episode = episodes.append(root, now, f"scope {name} ended (task {data.get('task')!r})",
-                              [episodes.json_block(data)])
+    episode = episodes.append(root, now, f"scope {name} ended (task {data.get('task')!r})", [episodes.json_block(data)])
     scope_path(root, name).unlink()
     return {"scope": name, "ended": True, "episode": episode, "keys": len(data["keys"]), "warning": None}

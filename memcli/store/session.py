@@ -25,8 +25,7 @@ def empty(name: str) -> dict:
 
 
 def load(root: Path, name: str) -> dict:
-    data = read_state(session_path(root, name), "session", "`memcli session clear` moves it aside",
-                      _check_shape)
+    data = read_state(session_path(root, name), "session", "`memcli session clear` moves it aside", _check_shape)
     if data is None:
         return empty(name)
     data.setdefault("summary", "")
@@ -69,7 +68,6 @@ def save(root: Path, data: dict) -> None:
     atomic_write(session_path(root, data["name"]), dump_state(data))
 
 
-
 def _rounds(turns: list) -> list[int]:
     """Index of the first turn of each user round."""
     starts = [i for i, t in enumerate(turns) if t.get("role") == "user"]
@@ -90,19 +88,22 @@ def extractive(previous: str, turns: list, limit: int) -> str:
     return "\n".join(lines)
 
 
-def summarize(command: str | None, timeout: float, previous: str, turns: list, limit: int,
-              cwd=None) -> tuple[str, str | None]:
+def summarize(
+    command: str | None, timeout: float, previous: str, turns: list, limit: int, cwd=None
+) -> tuple[str, str | None]:
     """(summary, warning). A failing summarizer falls back to the extractive summary. The command
     runs in ``cwd`` (the root: a file it names is the one `memcli trust` recorded)."""
     if not command:
         return extractive(previous, turns, limit), None
     feed = (f"Summary so far:\n{previous}\n\n" if previous else "") + "\n".join(
-        f"{t.get('role')}: {t.get('text')}" for t in turns)
+        f"{t.get('role')}: {t.get('text')}" for t in turns
+    )
     import subprocess
 
     try:
-        p = subprocess.run(command, shell=True, input=feed.encode("utf-8"), capture_output=True, timeout=timeout,
-                           cwd=cwd)
+        p = subprocess.run(
+            command, shell=True, input=feed.encode("utf-8"), capture_output=True, timeout=timeout, cwd=cwd
+        )
         out = p.stdout.decode("utf-8", "replace").strip()
         if p.returncode == 0 and out:
             return out[-limit:], None
@@ -141,8 +142,12 @@ def fold(root: Path, name: str, data: dict, n: int, summary: str, now: str) -> t
     files, episode = [], None
     if folded:
         n = len(folded)
-        log = episodes.appended(root, now, f"session {name}: {n} turn{'' if n == 1 else 's'} folded into the summary",
-                                [episodes.turn_block(t) for t in folded])
+        log = episodes.appended(
+            root,
+            now,
+            f"session {name}: {n} turn{'' if n == 1 else 's'} folded into the summary",
+            [episodes.turn_block(t) for t in folded],
+        )
         episode = episodes.rel(log[0])
         files.append(log)
         data["summary"] = summary
@@ -152,23 +157,40 @@ def fold(root: Path, name: str, data: dict, n: int, summary: str, now: str) -> t
     return episode, folded
 
 
-def add(root: Path, name: str, role: str, text: str, now: str, *, max_rounds: int, summarizer: str | None,
-        timeout: float, limit: int) -> dict:
+def add(
+    root: Path,
+    name: str,
+    role: str,
+    text: str,
+    now: str,
+    *,
+    max_rounds: int,
+    summarizer: str | None,
+    timeout: float,
+    limit: int,
+) -> dict:
     """Add a turn, all in one step (the caller holds the root lock). Returns what happened."""
     check_turn(role, text)
     data, warning = load_for_write(root, name)
     data["turns"].append({"role": role, "text": text, "time": now})
     data["updated"] = now
     n = to_fold(data["turns"], max_rounds)
-    summary, why = (summarize(summarizer, timeout, data.get("summary", ""), data["turns"][:n], limit, root) if n
-                    else ("", None))
+    summary, why = (
+        summarize(summarizer, timeout, data.get("summary", ""), data["turns"][:n], limit, root) if n else ("", None)
+    )
     episode, folded = fold(root, name, data, n, summary, now)
     return result(name, data, folded, episode, warning, why)
 
 
 def result(name: str, data: dict, folded: list, episode: str | None, *warnings) -> dict:
-    return {"session": name, "turns": len(data["turns"]), "folded": len(folded), "episode": episode,
-            "summary": data["summary"], "warning": "; ".join(w for w in warnings if w) or None}
+    return {
+        "session": name,
+        "turns": len(data["turns"]),
+        "folded": len(folded),
+        "episode": episode,
+        "summary": data["summary"],
+        "warning": "; ".join(w for w in warnings if w) or None,
+    }
 
 
 def clear(root: Path, name: str, now: str) -> dict:
@@ -180,8 +202,9 @@ def clear(root: Path, name: str, now: str) -> dict:
     path = session_path(root, name)
     episode = None
     if data["turns"] or data.get("summary"):
-        blocks = ([f"Summary:\n{data['summary']}"] if data.get("summary") else []) + \
-                 [episodes.turn_block(t) for t in data["turns"]]
+        blocks = ([f"Summary:\n{data['summary']}"] if data.get("summary") else []) + [
+            episodes.turn_block(t) for t in data["turns"]
+        ]
         episode = episodes.append(root, now, f"session {name} cleared", blocks)
     if path.exists():
         path.unlink()

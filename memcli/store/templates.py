@@ -23,8 +23,9 @@ def template_text(name: str) -> str:
 def example_files(now: str | None = None) -> list[tuple[str, str]]:
     """The example memories as `init --example` writes them on the day ``now`` (default today)."""
     folder = _templates() / "example"
-    return sorted((p.name, _live(p.read_text(encoding="utf-8"), now)) for p in folder.iterdir()
-                  if p.name.endswith(".md"))
+    return sorted(
+        (p.name, _live(p.read_text(encoding="utf-8"), now)) for p in folder.iterdir() if p.name.endswith(".md")
+    )
 
 
 def _live(text: str, now: str | None) -> str:
@@ -40,4 +41,4 @@ def _live(text: str, now: str | None) -> str:
     today = now_of(now)
     if m is None or until is None or since is None or until.date() >= today.date():
         return text
-    return text[:m.start(1)] + (today + (until - since)).date().isoformat() + text[m.end(1):]
+    return text[: m.start(1)] + (today + (until - since)).date().isoformat() + text[m.end(1) :]

@@ -18,8 +18,13 @@ ACCESS_BYTES = 4_000_000  # how much of the log the heartbeat reads for recent u
 def append(root: Path, command: str, query: str, layer: str | None, ids: list, now: str | None = None) -> str | None:
     """Append one line: time (now, unless given), command, query, the first hit's layer and the ids
     of the memories returned. A warning when the log cannot be written (a recall goes on without it)."""
-    line = json.dumps({"time": now or utcnow(), "command": command, "query": query[:200], "layer": layer, "ids": ids},
-                      ensure_ascii=False) + "\n"
+    line = (
+        json.dumps(
+            {"time": now or utcnow(), "command": command, "query": query[:200], "layer": layer, "ids": ids},
+            ensure_ascii=False,
+        )
+        + "\n"
+    )
     try:
         path = state_dir(root) / TRACE
         fd = _open(path)
@@ -60,7 +65,7 @@ def _tail_lines(path: Path, size: int) -> list[bytes]:
     except OSError:
         return []
     if end > size:  # the window starts inside a line unless the byte before it ends one
-        data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+        data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""
     return data.split(b"\n")
 
 

@@ -52,8 +52,13 @@ def _ask_git(root: Path) -> frozenset | None:
     import subprocess
 
     try:
-        p = subprocess.run(["git", "ls-files", "-z", "--", STATE_DIR], cwd=root, capture_output=True, timeout=30,
-                           env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
+        p = subprocess.run(
+            ["git", "ls-files", "-z", "--", STATE_DIR],
+            cwd=root,
+            capture_output=True,
+            timeout=30,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+        )
     except FileNotFoundError:  # no git here: nothing can have come through it
         return frozenset()
     except (OSError, subprocess.SubprocessError):

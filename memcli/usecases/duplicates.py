@@ -56,8 +56,7 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
         # a near-duplicate title keeps the beginning or the end of its slug: the rest is not compared
         if not (stem.startswith(head) or stem.endswith(tail)):
             continue
-        if (stem in candidates or stem == exclude
-                or abs(len(stem) - len(slug)) * 2 > len(stem) + len(slug)):
+        if stem in candidates or stem == exclude or abs(len(stem) - len(slug)) * 2 > len(stem) + len(slug):
             continue
         score = _bound(slug, slug_counts, stem)
         if score >= SLUG_BOUND:
@@ -92,5 +91,7 @@ def duplicate_warnings(root, detail) -> list[str]:
         return []
     if not ids:
         return []
-    return [f"{detail.id} nearly duplicates {', '.join(ids)}: merge them (`memcli update {ids[0]} --append ...` "
-            f"and `memcli forget {detail.id}`) or make them clearly different"]
+    return [
+        f"{detail.id} nearly duplicates {', '.join(ids)}: merge them (`memcli update {ids[0]} --append ...` "
+        f"and `memcli forget {detail.id}`) or make them clearly different"
+    ]

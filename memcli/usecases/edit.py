@@ -41,8 +41,14 @@ class EditSession:
     marked: int = 0  # conflicts marked in a reopened draft whose file changed since
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "path": str(self.path), "draft": str(self.draft), "archived": self.archived,
-                "reopened": self.reopened, "marked": self.marked}
+        return {
+            "id": self.id,
+            "path": str(self.path),
+            "draft": str(self.draft),
+            "archived": self.archived,
+            "reopened": self.reopened,
+            "marked": self.marked,
+        }
 
 
 BASE = ".base"  # beside each draft: the text the edit started from, for the merge when it is reopened
@@ -82,8 +88,9 @@ def _reopen(root, memory_id: str, path: Path, archived: bool, draft: Path, start
         ours = read_exact(draft, _shown(root, draft))
         text = merge(started, ours, now)
         if text is None:
-            lines, marked = merged_lines(merge3(started.split("\n"), ours.split("\n"), now.split("\n")),
-                                         labels=("your draft", "the file now"))
+            lines, marked = merged_lines(
+                merge3(started.split("\n"), ours.split("\n"), now.split("\n")), labels=("your draft", "the file now")
+            )
             text = "\n".join(lines)
         with markers.overwriting():  # a draft is the person's: markers in it are theirs to settle
             atomic_write(draft, text)
@@ -160,8 +167,10 @@ def finish(root, s: EditSession, text: str | None = None, now: str | None = None
             try:
                 path, archived = root.locate(s.id)  # archived (or restored) meanwhile
             except MemcliError:
-                raise Refused(f"{root.rel(s.path)} was removed while it was open in the editor; "
-                              f"your text is kept in {shown}", data={"draft": shown})
+                raise Refused(
+                    f"{root.rel(s.path)} was removed while it was open in the editor; your text is kept in {shown}",
+                    data={"draft": shown},
+                )
         rel = root.rel(path)
         theirs = read_exact(path, rel)
         action = "edited"
@@ -174,9 +183,12 @@ def finish(root, s: EditSession, text: str | None = None, now: str | None = None
             # them to settle, not an interleaving for memcli to choose
             merged = merge(s.base, ours, theirs, keep_both=False)
             if merged is None:
-                raise Refused(f"{rel} changed while it was open in the editor and the changes overlap; "
-                              f"the file keeps the other change, your text is kept in {shown} "
-                              f"(copy what you need into `memcli edit {s.id}`)", data={"draft": shown})
+                raise Refused(
+                    f"{rel} changed while it was open in the editor and the changes overlap; "
+                    f"the file keeps the other change, your text is kept in {shown} "
+                    f"(copy what you need into `memcli edit {s.id}`)",
+                    data={"draft": shown},
+                )
             new, action = merged, "merged"
         if new == theirs:
             _drop(s.draft)
@@ -187,16 +199,20 @@ def finish(root, s: EditSession, text: str | None = None, now: str | None = None
             newline = dfile.newline_of(text)
             new, d = _bumped(text.replace("\r\n", "\n"), checked.detail, s.base, s.id, rel, now or utcnow())
         except MemcliError as e:
-            raise type(e)(f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
-                          f"(run `memcli edit {s.id}` again and fix it)",
-                          data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown}) from None
+            raise type(e)(
+                f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
+                f"(run `memcli edit {s.id}` again and fix it)",
+                data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown},
+            ) from None
         from ..safety.pii import PiiError
 
         try:
             masked, pii_notes = mask(root, {"edited text": new})  # write.pii: an edit is a deliberate write
         except PiiError as e:
-            raise PiiError(f"{e.message}; {rel} is unchanged, your text is kept in {shown}",
-                           data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown}) from None
+            raise PiiError(
+                f"{e.message}; {rel} is unchanged, your text is kept in {shown}",
+                data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown},
+            ) from None
         if masked["edited text"] != new:
             new = masked["edited text"]
             d = dfile.parse(new, s.id, rel)

@@ -30,8 +30,14 @@ def setup(root, command: str | None = None, check: bool = False) -> Result:
         return Result(repo.setup(root.path, command))
     if repo.toplevel(root.path) is None:
         raise UsageError(f"{root.path} is not in a git repository (run `memcli git setup` after `git init`)")
-    return Result({"findings": [{"code": f.code, "severity": f.severity, "path": f.path, "message": f.message,
-                                 "fix": f.fix} for f in repo.check(root.path)]})
+    return Result(
+        {
+            "findings": [
+                {"code": f.code, "severity": f.severity, "path": f.path, "message": f.message, "fix": f.fix}
+                for f in repo.check(root.path)
+            ]
+        }
+    )
 
 
 def reconcile_index(root) -> bool:
@@ -118,19 +124,25 @@ def resolve(root, memory_id: str, side: str, now: str) -> Result:
     return Result({"id": memory_id, "path": rel, "side": side, "kept_in_history": len(said)})
 
 
-
 # ---------------------------------------------------------------- sync
+
 
 def _message(changes: list) -> str:
     """What the commit holds, in the domain's words."""
     import socket
 
-    groups: dict = {"remembered": [], "updated": [], "forgot": [], "episodes": [], "archive": [], "inbox": [],
-                    "other": []}
+    groups: dict = {
+        "remembered": [],
+        "updated": [],
+        "forgot": [],
+        "episodes": [],
+        "archive": [],
+        "inbox": [],
+        "other": [],
+    }
     moved = {Path(path).stem for change, _, path in changes if path.startswith(layout.ARCHIVE + "/")}
     for change, _, path in changes:
-        if path.startswith(layout.MEMORY + "/") and path.count("/") == 1 and "D" in change \
-                and Path(path).stem in moved:
+        if path.startswith(layout.MEMORY + "/") and path.count("/") == 1 and "D" in change and Path(path).stem in moved:
             continue  # moved to memory/archive/ (forget, or an expiry): said once, as archived
         if path.startswith(layout.EPISODES + "/"):
             groups["episodes"].append(Path(path).stem)
@@ -147,7 +159,9 @@ def _message(changes: list) -> str:
     for key, words in groups.items():
         if words:
             shown = ", ".join(words[:4]) + (f" and {len(words) - 4} more" if len(words) > 4 else "")
-            label = {"episodes": "episodes", "archive": "archived", "inbox": "proposals", "other": "files"}.get(key, key)
+            label = {"episodes": "episodes", "archive": "archived", "inbox": "proposals", "other": "files"}.get(
+                key, key
+            )
             parts.append(f"{label} {shown}")
     host = socket.gethostname() or "this machine"
     return f"memcli sync from {host}: " + ("; ".join(parts) if parts else "index")
@@ -254,8 +268,9 @@ def _settle_merge(repo: Repo, root, warnings: list, fresh: bool) -> tuple[list, 
     failed = []
     for path, st in stages.items():
         full = repo.root / path
-        mine = not path.startswith("../") and (path == layout.INDEX or (path.startswith(layout.MEMORY + "/")
-                                                                        and path.endswith(".md")))
+        mine = not path.startswith("../") and (
+            path == layout.INDEX or (path.startswith(layout.MEMORY + "/") and path.endswith(".md"))
+        )
         if not mine or not full.is_file():
             continue
         texts[path] = full.read_bytes().decode("utf-8", "replace")
@@ -278,8 +293,10 @@ def _settle_merge(repo: Repo, root, warnings: list, fresh: bool) -> tuple[list, 
                 continue
             if markers.text_conflict(texts.get(path, ""), full) is None:
                 if 2 not in st or 3 not in st:
-                    warnings.append(f"{path} was deleted on one side and changed on the other: kept the changed "
-                                    "version (forget it again if it should go)")
+                    warnings.append(
+                        f"{path} was deleted on one side and changed on the other: kept the changed "
+                        "version (forget it again if it should go)"
+                    )
                     if path.count("/") == 1:
                         revived.append(Path(path).stem)
                 repo.run("add", "--", path)
@@ -293,8 +310,10 @@ def _merge(repo: Repo, root, target: str, warnings: list) -> dict:
     staged = repo.staged_elsewhere()
     if staged:
         shown = ", ".join(staged[:3]) + (f" and {len(staged) - 3} more" if len(staged) > 3 else "")
-        raise GitError(f"changes staged outside memcli's files ({shown}) keep git from merging {target}: commit "
-                       "or unstage them, then run `memcli sync` again (nothing was pushed)")
+        raise GitError(
+            f"changes staged outside memcli's files ({shown}) keep git from merging {target}: commit "
+            "or unstage them, then run `memcli sync` again (nothing was pushed)"
+        )
     r = repo.run("merge", "--no-commit", "--no-edit", "-q", "--allow-unrelated-histories", target, check=False)
     if not repo.merging():
         if r.returncode != 0:
@@ -302,8 +321,11 @@ def _merge(repo: Repo, root, target: str, warnings: list) -> dict:
         return {"merged": False, "conflicts": [], "failed": []}
     done = _finish_merge(repo, root, warnings, fresh=True)
     if done["failed"]:
-        said = [ln.strip() for ln in (r.stderr or "").splitlines() if ln.strip() and not ln.startswith(
-            ("CONFLICT", "Auto-merging", "Automatic merge failed"))]
+        said = [
+            ln.strip()
+            for ln in (r.stderr or "").splitlines()
+            if ln.strip() and not ln.startswith(("CONFLICT", "Auto-merging", "Automatic merge failed"))
+        ]
         warnings += [f"merge driver: {ln}" for ln in said[-3:]]
     return done
 
@@ -333,8 +355,9 @@ def _finish_merge(repo: Repo, root, warnings: list, fresh: bool = False) -> dict
 
 def _tree_changes(repo: Repo, base: str, ref: str) -> dict:
     """path (from the root) -> git's status letter (A, M, D) of every memory file ref changed since base."""
-    out = repo.run("diff", "--name-status", "--no-renames", "--relative", "-z", base, ref, "--", layout.MEMORY,
-                   check=False).stdout.split("\0")
+    out = repo.run(
+        "diff", "--name-status", "--no-renames", "--relative", "-z", base, ref, "--", layout.MEMORY, check=False
+    ).stdout.split("\0")
     return {out[i + 1]: out[i][:1] for i in range(0, len(out) - 1, 2) if out[i]}
 
 
@@ -345,13 +368,20 @@ def _sides(repo: Repo) -> dict:
     found: dict = {"both_added": [], "archived_changed": []}
     base = repo.run("merge-base", "HEAD", "MERGE_HEAD", check=False).stdout.strip()
     if not base:  # unrelated histories: every memory both hold counts as added by both
-        names = [set(repo.run("ls-tree", "-r", "--name-only", ref, "--", layout.MEMORY + "/", check=False)
-                     .stdout.splitlines()) for ref in ("HEAD", "MERGE_HEAD")]
+        names = [
+            set(
+                repo.run(
+                    "ls-tree", "-r", "--name-only", ref, "--", layout.MEMORY + "/", check=False
+                ).stdout.splitlines()
+            )
+            for ref in ("HEAD", "MERGE_HEAD")
+        ]
         found["both_added"] = sorted(p for p in names[0] & names[1] if layout.id_of(p, archived=False))
         return found
     ours, theirs = _tree_changes(repo, base, "HEAD"), _tree_changes(repo, base, "MERGE_HEAD")
-    found["both_added"] = sorted(p for p, c in ours.items() if c == "A" and theirs.get(p) == "A"
-                                 and layout.id_of(p, archived=False))
+    found["both_added"] = sorted(
+        p for p, c in ours.items() if c == "A" and theirs.get(p) == "A" and layout.id_of(p, archived=False)
+    )
     for one, other in ((ours, theirs), (theirs, ours)):
         for path, change in one.items():
             mid = layout.id_of(path, archived=False)
@@ -375,10 +405,15 @@ def _remembered_twice(repo: Repo, root, paths: list) -> list:
         mid = Path(path).stem
         full = root.path / path
         marked = full.is_file() and markers.file_conflict(full) is not None
-        out.append(f"{path} was remembered on both sides: here {said[0]}; on the other side {said[1]}. "
-                   + (f"The two conflict: settle it with `memcli resolve {mid} --ours|--theirs|--both`" if marked
-                      else f"Merged into one memory (the summary not kept is under its ## History): "
-                           f"check it with `memcli show {mid}`"))
+        out.append(
+            f"{path} was remembered on both sides: here {said[0]}; on the other side {said[1]}. "
+            + (
+                f"The two conflict: settle it with `memcli resolve {mid} --ours|--theirs|--both`"
+                if marked
+                else f"Merged into one memory (the summary not kept is under its ## History): "
+                f"check it with `memcli show {mid}`"
+            )
+        )
     return out
 
 
@@ -400,8 +435,10 @@ def _unarchive(repo: Repo, root, ids: list, warnings: list) -> list:
             continue
         os.rename(src, dst)
         repo.run("add", "-A", "--", root.rel(src), root.rel(dst))
-        warnings.append(f"{root.rel(dst)} was forgotten on one side and changed on the other: kept the changed "
-                        f"version in memory/ (forget it again if it should go)")
+        warnings.append(
+            f"{root.rel(dst)} was forgotten on one side and changed on the other: kept the changed "
+            f"version in memory/ (forget it again if it should go)"
+        )
         back.append(mid)
     return back
 
@@ -416,15 +453,32 @@ def sync(root, message: str | None = None, push: bool = True, command: str | Non
     repo = Repo(root.path, command)
     branch = repo.branch()
     remote, upstream = repo.remote(branch)
-    result = Result({"root": str(root.path), "branch": branch, "remote": remote, "committed": None,
-                     "merged": 0, "pushed": False, "conflicts": [], "driver_failed": [], "secrets": [], "refused": [],
-                     "left_alone": [], "offline": False, "warnings": [], "code": 0})
+    result = Result(
+        {
+            "root": str(root.path),
+            "branch": branch,
+            "remote": remote,
+            "committed": None,
+            "merged": 0,
+            "pushed": False,
+            "conflicts": [],
+            "driver_failed": [],
+            "secrets": [],
+            "refused": [],
+            "left_alone": [],
+            "offline": False,
+            "warnings": [],
+            "code": 0,
+        }
+    )
     warnings = result.warnings = result["warnings"]
     state = tracked_state(root.path)
     if state:
-        warnings.append(f".memcli/ is tracked by git ({', '.join(state[:2])}{' …' if len(state) > 2 else ''}): "
-                        "sync never commits it and a tracked .memcli/config.yaml is not read; stop tracking it: "
-                        "`git rm -r --cached .memcli`, then commit")
+        warnings.append(
+            f".memcli/ is tracked by git ({', '.join(state[:2])}{' …' if len(state) > 2 else ''}): "
+            "sync never commits it and a tracked .memcli/config.yaml is not read; stop tracking it: "
+            "`git rm -r --cached .memcli`, then commit"
+        )
     for attempt in range(PUSH_TRIES):
         fetched = False
         if remote:
@@ -475,8 +529,10 @@ def sync(root, message: str | None = None, push: bool = True, command: str | Non
                 repo.run("branch", "-q", f"--set-upstream-to={remote}/{upstream}", check=False)
             return result
         text = (p.stderr or "").lower()
-        if not any(w in text for w in ("rejected", "fetch first", "non-fast-forward", "cannot lock ref",
-                                       "failed to update ref")):
+        if not any(
+            w in text
+            for w in ("rejected", "fetch first", "non-fast-forward", "cannot lock ref", "failed to update ref")
+        ):
             raise GitError(f"git push to {remote} failed: {last_line(p.stderr)}")
     raise GitError(f"gave up pushing to {remote} after {PUSH_TRIES} tries: others keep pushing; run sync again")
 

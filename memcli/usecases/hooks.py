@@ -47,6 +47,8 @@ def hook_root(explicit, cwd) -> tuple:
         if note is None:
             from shlex import quote
 
-            note = (f"memcli hook: ignored the memory root {d}: the hook uses only roots you allowed "
-                    f"(`memcli hook allow {quote(str(d))}`)")
+            note = (
+                f"memcli hook: ignored the memory root {d}: the hook uses only roots you allowed "
+                f"(`memcli hook allow {quote(str(d))}`)"
+            )
     return None, note

@@ -38,18 +38,32 @@ def _now(now: str | None) -> str:
 
 # ---------------------------------------------------------------- writing proposals
 
+
 def captured(root, p: store.Proposal) -> tuple[store.Proposal, list]:
     """The one filter every proposal's text passes before it is written: text captured from
     sessions, an extractor or an agent, on its way into a committed file: the secret scan under
     `write.secrets` (redacted or refused as for any write), then personal data under
     `write.pii_captured` (masked by default). Returns the filtered proposal and what was redacted."""
     fields, redacted = WriteCheck(root.config["write.secrets"]).secrets(
-        {"title": p.title, "summary": p.summary, "text": p.text, "tags": p.tags, "aliases": p.aliases,
-         "quotes": tuple(q.text for q in p.evidence)})
+        {
+            "title": p.title,
+            "summary": p.summary,
+            "text": p.text,
+            "tags": p.tags,
+            "aliases": p.aliases,
+            "quotes": tuple(q.text for q in p.evidence),
+        }
+    )
     fields, _ = mask(root, fields, captured=True)
     quotes = tuple(store.Quote(q.role, q.time, q.episode, t) for q, t in zip(p.evidence, fields["quotes"]))
-    return p.replace(title=fields["title"], summary=fields["summary"], text=fields["text"], tags=fields["tags"],
-                     aliases=fields["aliases"], evidence=quotes), redacted
+    return p.replace(
+        title=fields["title"],
+        summary=fields["summary"],
+        text=fields["text"],
+        tags=fields["tags"],
+        aliases=fields["aliases"],
+        evidence=quotes,
+    ), redacted
 
 
 def check(p: store.Proposal) -> None:
@@ -72,8 +86,15 @@ def check(p: store.Proposal) -> None:
         check_text_field(value, f"proposal {name}")
     for q in p.evidence:
         check_text_field(q.text, "evidence turn")
-    check_sizes({"title": p.title, "summary": p.summary, "tags": p.tags, "aliases": p.aliases,
-                 "body": p.text + "".join(q.text for q in p.evidence)})
+    check_sizes(
+        {
+            "title": p.title,
+            "summary": p.summary,
+            "tags": p.tags,
+            "aliases": p.aliases,
+            "body": p.text + "".join(q.text for q in p.evidence),
+        }
+    )
 
 
 def store_proposals(root, proposals: list, now: str | None = None) -> Result:
@@ -110,6 +131,7 @@ def store_proposals(root, proposals: list, now: str | None = None) -> Result:
 
 # ---------------------------------------------------------------- reading
 
+
 def pending(root) -> tuple[list, list]:
     return store.pending(root.path)
 
@@ -131,6 +153,7 @@ def _not_found(root, pid: str) -> NotFoundError:
 
 # ---------------------------------------------------------------- deciding
 
+
 def _source(p: store.Proposal) -> str:
     refs = sorted({q.episode for q in p.evidence if q.episode})
     return one_line(f"inbox {p.id}" + (f" ({', '.join(refs)})" if refs else ""))[:500]
@@ -148,8 +171,15 @@ def accept(root, pid: str, now: str | None = None, *, id: str | None = None, tit
             if done is None:
                 raise _not_found(root, pid)
             what = f"{done.status} on {(done.decided or '?')[:10]}" + (f" as {done.memory}" if done.memory else "")
-            return Result({"id": pid, "action": "already", "memory": done.memory, "status": done.status,
-                           "message": f"{pid} was already {what}; nothing to do"})
+            return Result(
+                {
+                    "id": pid,
+                    "action": "already",
+                    "memory": done.memory,
+                    "status": done.status,
+                    "message": f"{pid} was already {what}; nothing to do",
+                }
+            )
         p = _read_pending(root, pid)
         if id is not None or title is not None:
             p, _ = captured(root, renamed(p, id, title))
@@ -157,8 +187,17 @@ def accept(root, pid: str, now: str | None = None, *, id: str | None = None, tit
         result = _apply(root, p, now)
         record = p.replace(status="accepted", decided=now, memory=result.id)
         _archive(root, p, record)
-    return Result({"id": pid, "action": "accepted", "memory": result.id, "write": result.action,
-                   "path": result.path, "message": f"{pid} → {result.action} {result.id}"}, result.warnings)
+    return Result(
+        {
+            "id": pid,
+            "action": "accepted",
+            "memory": result.id,
+            "write": result.action,
+            "path": result.path,
+            "message": f"{pid} → {result.action} {result.id}",
+        },
+        result.warnings,
+    )
 
 
 def renamed(p: store.Proposal, id: str | None = None, title: str | None = None) -> store.Proposal:
@@ -185,8 +224,10 @@ def _read_pending(root, pid: str) -> store.Proposal:
     text = read_text(store.path(root.path, pid), store.rel(pid))
     line = markers.first_conflict(text)
     if line is not None:
-        raise FileError(f"{store.rel(pid)}:{line}: unresolved git conflict markers; edit the file (keep one "
-                        f"side, delete the marker lines), then decide on it")
+        raise FileError(
+            f"{store.rel(pid)}:{line}: unresolved git conflict markers; edit the file (keep one "
+            f"side, delete the marker lines), then decide on it"
+        )
     return store.parse(text, pid, store.rel(pid))
 
 
@@ -195,12 +236,28 @@ def _apply(root, p: store.Proposal, now: str):
     target = p.target if p.kind == "update" else (p.target or slugify(p.title))
     exists = target and (root.detail_path(target).is_file() or root.detail_path(target, archived=True).is_file())
     if p.kind == "new" and not exists:
-        return write.remember_request(root, RememberRequest(
-            p.title, p.summary, p.tags, p.aliases, p.text, p.type, p.importance, p.pinned or None, p.expires, target,
-            f"{p.source} ({_source(p)})" if p.source else _source(p), now))
+        return write.remember_request(
+            root,
+            RememberRequest(
+                p.title,
+                p.summary,
+                p.tags,
+                p.aliases,
+                p.text,
+                p.type,
+                p.importance,
+                p.pinned or None,
+                p.expires,
+                target,
+                f"{p.source} ({_source(p)})" if p.source else _source(p),
+                now,
+            ),
+        )
     if not exists or not target:
-        raise NotFoundError(f"{p.id} updates {target!r}, which is not a memory (any more); reject it, or edit "
-                            f"its target with `memcli inbox edit {p.id}`")
+        raise NotFoundError(
+            f"{p.id} updates {target!r}, which is not a memory (any more); reject it, or edit "
+            f"its target with `memcli inbox edit {p.id}`"
+        )
     current = root.get(target)
     if _source(p) in (current.source or "") or (p.text and p.text in current.body):
         return WriteResult("unchanged", target, current.path, True)  # applied before (a crash, a merge)
@@ -212,8 +269,9 @@ def _apply(root, p: store.Proposal, now: str):
     if text:
         append = f"{text}\n\n(from {_source(p)}, {now[:10]})"
     changes = dict(p.changes) if p.kind == "update" else {}
-    return write.update_request(root, UpdateRequest(target, summary=summary, append=append, tags=p.tags,
-                                                    aliases=p.aliases, now=now, **changes))
+    return write.update_request(
+        root, UpdateRequest(target, summary=summary, append=append, tags=p.tags, aliases=p.aliases, now=now, **changes)
+    )
 
 
 def _archive(root, p: store.Proposal, record: store.Proposal) -> None:
@@ -227,12 +285,24 @@ def reject(root, pid: str, now: str | None = None) -> Result:
             done = store.decided(root.path, pid)
             if done is None:
                 raise _not_found(root, pid)
-            return Result({"id": pid, "action": "already", "status": done.status,
-                           "message": f"{pid} was already {done.status}; nothing to do"})
+            return Result(
+                {
+                    "id": pid,
+                    "action": "already",
+                    "status": done.status,
+                    "message": f"{pid} was already {done.status}; nothing to do",
+                }
+            )
         p = _read_pending(root, pid)
         _archive(root, p, p.replace(status="rejected", decided=now))
-    return Result({"id": pid, "action": "rejected", "path": store.rel(pid, archived=True),
-                   "message": f"{pid} rejected (kept in {store.rel(pid, archived=True)})"})
+    return Result(
+        {
+            "id": pid,
+            "action": "rejected",
+            "path": store.rel(pid, archived=True),
+            "message": f"{pid} rejected (kept in {store.rel(pid, archived=True)})",
+        }
+    )
 
 
 def select(root, ids=(), all: bool = False, type: str | None = None) -> list:
@@ -253,6 +323,7 @@ def select(root, ids=(), all: bool = False, type: str | None = None) -> list:
 
 
 # ---------------------------------------------------------------- editing
+
 
 def edit_text(root, pid: str) -> str:
     """The file's text, for an editor."""
@@ -285,6 +356,7 @@ def edit_finish(root, pid: str, before: str, after: str) -> dict:
 
 # ---------------------------------------------------------------- gated writes
 
+
 @dataclass
 class Gate:
     """remember and update for one front end under write.gate: direct, or proposals in the inbox."""
@@ -312,11 +384,23 @@ class Gate:
             body = frontmatter.fenced([frontmatter.dump_key(k, v) for k, v in extra.items()]) + req.body
         else:
             body = req.body
-        p = store.make("new", req.title or "", summary=req.summary or "", type=req.type or DEFAULT_TYPE,
-                       target=req.id, engine=self.front_end, confidence=1.0, created=created, tags=req.tags,
-                       aliases=req.aliases, text=body,
-                       importance=DEFAULT_IMPORTANCE if req.importance is None else req.importance,
-                       pinned=bool(req.pinned), expires=expires_at(req.expires, created), source=req.source)
+        p = store.make(
+            "new",
+            req.title or "",
+            summary=req.summary or "",
+            type=req.type or DEFAULT_TYPE,
+            target=req.id,
+            engine=self.front_end,
+            confidence=1.0,
+            created=created,
+            tags=req.tags,
+            aliases=req.aliases,
+            text=body,
+            importance=DEFAULT_IMPORTANCE if req.importance is None else req.importance,
+            pinned=bool(req.pinned),
+            expires=expires_at(req.expires, created),
+            source=req.source,
+        )
         if not p.title:
             raise UsageError("a title is required and must not be blank")
         return self._proposed(p)
@@ -337,9 +421,20 @@ class Gate:
             changes["importance"] = importance_of(req.importance, strict=True)
         if req.expires is not None and req.expires != "never":
             changes["expires"] = expires_at(req.expires, created)  # the date it means today, not on accepting
-        p = store.make("update", req.title or current.title, summary=req.summary or "",
-                       type=req.type or current.type, target=req.id, engine=self.front_end, confidence=1.0,
-                       created=created, tags=req.tags, aliases=req.aliases, text=req.append or "", changes=changes)
+        p = store.make(
+            "update",
+            req.title or current.title,
+            summary=req.summary or "",
+            type=req.type or current.type,
+            target=req.id,
+            engine=self.front_end,
+            confidence=1.0,
+            created=created,
+            tags=req.tags,
+            aliases=req.aliases,
+            text=req.append or "",
+            changes=changes,
+        )
         return self._proposed(p)
 
     def _proposed(self, p: store.Proposal):
@@ -370,8 +465,16 @@ class Inbox:
         """A proposal's file as it is written (pending or decided)."""
         return self.root.read(p.path)
 
-    def accept(self, ids=(), *, all: bool = False, type: str | None = None, now: str | None = None,
-               id: str | None = None, title: str | None = None) -> builtins.list:
+    def accept(
+        self,
+        ids=(),
+        *,
+        all: bool = False,
+        type: str | None = None,
+        now: str | None = None,
+        id: str | None = None,
+        title: str | None = None,
+    ) -> builtins.list:
         """Apply proposals through the ordinary write path; one result each (see `accept`). `id` and
         `title` (one proposal only) rename the memory it becomes and fix its title."""
         if (id is not None or title is not None) and (all or len(list(ids or ())) != 1):
@@ -414,17 +517,36 @@ def search(root, query: str, limit: int | None = None) -> list:
     items = store.pending(root.path)[0]
     if not items or not query.strip():
         return []
-    docs = [SearchDoc(key=p.id, title=p.title, summary=p.summary, tags=p.tags, aliases=p.aliases,
-                      body="\n\n".join([p.text, *(q.text for q in p.evidence)]), importance=p.importance,
-                      updated=p.created) for p in items]
+    docs = [
+        SearchDoc(
+            key=p.id,
+            title=p.title,
+            summary=p.summary,
+            tags=p.tags,
+            aliases=p.aliases,
+            body="\n\n".join([p.text, *(q.text for q in p.evidence)]),
+            importance=p.importance,
+            updated=p.created,
+        )
+        for p in items
+    ]
     by_id = {p.id: p for p in items}
     k = int(limit or root.config["recall.limit"])
-    found = MemoryIndex(docs).search(query, limit=k, threshold=float(root.config["recall.threshold"]),
-                                     now=now_of())
+    found = MemoryIndex(docs).search(query, limit=k, threshold=float(root.config["recall.threshold"]), now=now_of())
     out = []
     for s in found:
         p = by_id[s.key]
-        out.append(Hit("inbox", p.id, p.title, store.rel(p.id), s.score,
-                       snippet(p.text or (p.evidence[0].text if p.evidence else ""), query), p.summary, p.tags,
-                       tuple(getattr(s, "matched", ()) or ())))
+        out.append(
+            Hit(
+                "inbox",
+                p.id,
+                p.title,
+                store.rel(p.id),
+                s.score,
+                snippet(p.text or (p.evidence[0].text if p.evidence else ""), query),
+                p.summary,
+                p.tags,
+                tuple(getattr(s, "matched", ()) or ()),
+            )
+        )
     return out

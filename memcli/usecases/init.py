@@ -23,8 +23,14 @@ def _enclosing_root(path: Path) -> Path | None:
     return None
 
 
-def init_root(path: str | os.PathLike, example: bool = False, *, git: bool = False,
-              command: str | None = None, now: str | None = None) -> Result:
+def init_root(
+    path: str | os.PathLike,
+    example: bool = False,
+    *,
+    git: bool = False,
+    command: str | None = None,
+    now: str | None = None,
+) -> Result:
     """Create a memory root; never overwrites. With example, add the example memories (live on the
     day ``now``, default today); with git, make it git-ready too (`memcli init --git`: a
     repository when there is none, the merge drivers)."""
@@ -36,8 +42,10 @@ def init_root(path: str | os.PathLike, example: bool = False, *, git: bool = Fal
         raise UsageError(f"cannot create {root}: {blocked} is a file, not a folder")
     outer = _enclosing_root(root)
     if outer is not None:
-        raise UsageError(f"{root} is inside the memory folder of the root {outer}; a root there would be "
-                         "read as memories of that root. Choose a folder outside it")
+        raise UsageError(
+            f"{root} is inside the memory folder of the root {outer}; a root there would be "
+            "read as memories of that root. Choose a folder outside it"
+        )
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -12,6 +12,7 @@ from ..store import layout
 
 # ---------------------------------------------------------------- completion
 
+
 def ids(root, prefix: str = "") -> list[str]:
     """The ids of the memories starting with prefix, archived ones after the others (one directory
     scan each: what the shell asks for on every Tab)."""
@@ -39,6 +40,7 @@ def tags(root, prefix: str = "") -> list[str]:
 
 # ---------------------------------------------------------------- stats
 
+
 def stats(root) -> Result:
     """Counts by type, index fullness, expired / stale / archived counts, state and cache sizes."""
     from .maintain import audit
@@ -54,22 +56,29 @@ def stats(root) -> Result:
     doc = root.read_index()
     max_lines = int(root.config["index.max_lines"])
     caches = layout.state_sizes(root.path)
-    return Result({
-        "memories": len(details),
-        "by_type": dict(sorted(by_type.items())),
-        "index": {"entries": len(doc.entries), "lines": doc.line_count(), "max_lines": max_lines - 1,
-                  "free": max(0, max_lines - 1 - doc.line_count())},
-        "expired": codes.get("expired", 0),
-        "stale": codes.get("stale", 0),
-        "archived": len(root.detail_files(archived=True)),
-        "duplicates": codes.get("duplicate", 0),
-        "problems": len(problems),
-        "findings": report.counts(),
-        "state_bytes": caches,
-    })
+    return Result(
+        {
+            "memories": len(details),
+            "by_type": dict(sorted(by_type.items())),
+            "index": {
+                "entries": len(doc.entries),
+                "lines": doc.line_count(),
+                "max_lines": max_lines - 1,
+                "free": max(0, max_lines - 1 - doc.line_count()),
+            },
+            "expired": codes.get("expired", 0),
+            "stale": codes.get("stale", 0),
+            "archived": len(root.detail_files(archived=True)),
+            "duplicates": codes.get("duplicate", 0),
+            "problems": len(problems),
+            "findings": report.counts(),
+            "state_bytes": caches,
+        }
+    )
 
 
 # ---------------------------------------------------------------- search
+
 
 def search(root, pattern: str, regex: bool = False, ignore_case: bool | None = None, archived: bool = True) -> Result:
     """Every line of every memory file matching pattern: literal (or a Python regex), smart case
@@ -104,5 +113,12 @@ def search(root, pattern: str, regex: bool = False, ignore_case: bool | None = N
             m = rx.search(line)
             if m:
                 matches.append({"path": rel, "id": p.stem, "line": n, "column": m.start() + 1, "text": line})
-    return Result({"pattern": pattern, "regex": regex, "matches": matches,
-                   "files": len({m["path"] for m in matches}), "problems": problems})
+    return Result(
+        {
+            "pattern": pattern,
+            "regex": regex,
+            "matches": matches,
+            "files": len({m["path"] for m in matches}),
+            "problems": problems,
+        }
+    )

@@ -30,7 +30,6 @@ from ..store.fs import atomic_write, read_text
 from ..store.index import IndexDoc
 
 
-
 @dataclass
 class Repair:
     """What a repair found and did: the report after the repairs, the plan, what was applied."""
@@ -42,8 +41,12 @@ class Repair:
     warnings: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {**self.report.to_dict(), "actions": [a.to_dict() for a in self.actions], "applied": self.applied,
-                "dry_run": self.dry_run}
+        return {
+            **self.report.to_dict(),
+            "actions": [a.to_dict() for a in self.actions],
+            "applied": self.applied,
+            "dry_run": self.dry_run,
+        }
 
 
 def audit(root, now=None, *, write_cache: bool = True):
@@ -68,6 +71,7 @@ def repair(root, dry_run: bool = False, now=None, *, write_cache: bool | None = 
 
 
 # ---------------------------------------------------------------- the repairs
+
 
 def apply(root, actions: list, now=None) -> list[str]:
     """Make the planned repairs under the root lock; each is checked again first.
@@ -124,8 +128,11 @@ def _carry(root, mid: str, when: datetime) -> str:
     if x is None or x == d.entry:
         return f"skipped carrying the MEMORY.md line of {mid}: it no longer differs from {rel}"
     try:  # the line's text goes through the write check like an update's
-        fields = WriteCheck.of(root, root.rel(path)).fields({"title": x.title, "summary": x.summary,
-                                                             "tags": tuple(x.tags)}).fields
+        fields = (
+            WriteCheck.of(root, root.rel(path))
+            .fields({"title": x.title, "summary": x.summary, "tags": tuple(x.tags)})
+            .fields
+        )
     except MemcliError as e:
         return f"skipped carrying the MEMORY.md line of {mid} into {rel}: {e.message}"
     x = x.__class__(fields["title"], fields["summary"], fields["tags"], x.path)
@@ -210,8 +217,11 @@ def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[s
     for entry in doc.entries:
         if entry.id and indexrules.is_safe_id(entry.id) and entry.id not in memories:
             memories[entry.id] = indexrules.EXPIRED if entry.id in archived else load(entry.id)
-    promote = [d for d in (load(a.id) for a in by_kind["promote"] + by_kind["swap-in"])
-               if isinstance(d, Detail) and not expired(d.expires, today)]
+    promote = [
+        d
+        for d in (load(a.id) for a in by_kind["promote"] + by_kind["swap-in"])
+        if isinstance(d, Detail) and not expired(d.expires, today)
+    ]
     p = root.plan_index(doc, memories=memories, tidy=True, fit=True, promote=promote)
     done = []
     for _, mid, why in p.dropped:
@@ -232,6 +242,7 @@ def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[s
 
 
 # ---------------------------------------------------------------- index rebuild and check
+
 
 def listing(root, tag: str | None = None, type: str | None = None, all: bool = False) -> Listing:
     """The memories (memory/archive/ too with all), in index order, filtered by tag and type."""
@@ -295,8 +306,10 @@ def rebuild_index(root) -> Result:
         pool = [d for d in found.details if not expired(d.expires, today)]
         plan = root.plan_index(doc, pool=pool, memories=memories, tidy=True)
         root.write(plan)
-    return Result({"entries": len(plan.listed), "left_out": plan.demoted,
-                   "problems": [str(p) for p in found.problems]}, plan.warnings)
+    return Result(
+        {"entries": len(plan.listed), "left_out": plan.demoted, "problems": [str(p) for p in found.problems]},
+        plan.warnings,
+    )
 
 
 def check_index(root) -> list[Problem]:
@@ -305,8 +318,9 @@ def check_index(root) -> list[Problem]:
     try:
         doc = root.read_index()
     except (FileError, UsageError, UnsafePathError) as e:
-        return [Problem(layout.INDEX, None,
-                        f"{e.message.removeprefix('MEMORY.md: ')} ({indexrules.FIX_UNREADABLE_INDEX})")]
+        return [
+            Problem(layout.INDEX, None, f"{e.message.removeprefix('MEMORY.md: ')} ({indexrules.FIX_UNREADABLE_INDEX})")
+        ]
     problems: list[Problem] = []
     if not root.index_path.exists():
         f = indexrules.missing_index()

@@ -196,8 +196,20 @@ def merge_bytes(base_path: str, ours_path: str, theirs_path: str, marker: int = 
     1 conflicts left, 2 git could not merge."""
     import subprocess
 
-    cmd = ["git", "merge-file", f"--marker-size={marker}", "-L", "ours", "-L", "base", "-L", "theirs",
-           ours_path, base_path, theirs_path]
+    cmd = [
+        "git",
+        "merge-file",
+        f"--marker-size={marker}",
+        "-L",
+        "ours",
+        "-L",
+        "base",
+        "-L",
+        "theirs",
+        ours_path,
+        base_path,
+        theirs_path,
+    ]
     try:
         code = subprocess.run(cmd, capture_output=True).returncode
     except OSError:
@@ -205,16 +217,16 @@ def merge_bytes(base_path: str, ours_path: str, theirs_path: str, marker: int = 
     return 0 if code == 0 else 1 if 0 < code < 128 else 2
 
 
-def merge_file(kind: str, base_path: str, ours_path: str, theirs_path: str, marker: int = 7,
-               path: str = "") -> int:
+def merge_file(kind: str, base_path: str, ours_path: str, theirs_path: str, marker: int = 7, path: str = "") -> int:
     """Merge the three files git gives (kind index, detail or episode; path as git gives it, %P,
     relative to the repository's top, the working folder of the driver); the result passes the
     write check under the policy of the root that holds the file and replaces ours_path. 0
     merged, 1 conflicts left (2 when git's own merge of a file that is not UTF-8 failed); a
     refusal raises MemcliError (git then leaves the file conflicted, for a person)."""
     try:
-        base, ours, theirs = (Path(p).read_bytes().decode("utf-8").lstrip("\ufeff")
-                              for p in (base_path, ours_path, theirs_path))
+        base, ours, theirs = (
+            Path(p).read_bytes().decode("utf-8").lstrip("\ufeff") for p in (base_path, ours_path, theirs_path)
+        )
     except UnicodeDecodeError:  # not memcli's text: git's merge, byte for byte
         return merge_bytes(base_path, ours_path, theirs_path, marker)
     conflicts = 0

@@ -43,6 +43,17 @@ def record(root, memory_id: str, result: str, note: str | None, now: str) -> Res
         warnings.append(f"redacted {len(redacted)} secret(s) in the note")
     if d.type != "procedure":
         warnings.append(f"{memory_id} is a {d.type}, not a procedure: its outcomes are kept all the same")
-    return Result({"id": memory_id, "path": rel, "result": result, "note": note or None, "uses": uses,
-                   "successes": successes, "success_rate": round(outcomes.rate(uses, successes), 4),
-                   "last_outcome": new.extra[outcomes.LAST], "record": outcomes.record_line(new)}, warnings)
+    return Result(
+        {
+            "id": memory_id,
+            "path": rel,
+            "result": result,
+            "note": note or None,
+            "uses": uses,
+            "successes": successes,
+            "success_rate": round(outcomes.rate(uses, successes), 4),
+            "last_outcome": new.extra[outcomes.LAST],
+            "record": outcomes.record_line(new),
+        },
+        warnings,
+    )

@@ -23,9 +23,21 @@ def recall_request(root, req):
     from ..recall.cascade import recall as cascade
     from ..recall.layer import CANDIDATES, STRICT
 
-    res = cascade(root, req.query, session=req.session, scope=req.scope, limit=req.limit, deep=req.deep,
-                  layer=req.layer, threshold=req.threshold, now=req.now, type=req.type, min_success=req.min_success,
-                  also=req.also, policy=STRICT if req.strict else CANDIDATES)
+    res = cascade(
+        root,
+        req.query,
+        session=req.session,
+        scope=req.scope,
+        limit=req.limit,
+        deep=req.deep,
+        layer=req.layer,
+        threshold=req.threshold,
+        now=req.now,
+        type=req.type,
+        min_success=req.min_success,
+        also=req.also,
+        policy=STRICT if req.strict else CANDIDATES,
+    )
     if req.inbox:
         from .inbox import search
 
@@ -37,8 +49,9 @@ def should_recall(root, text: str) -> Result:
     """explicit / implicit / none for a message, from the configured signals and the index's names."""
     from ..recall.signals import known_names, should_recall as decide
 
-    return Result(decide(text, root.config["recall.signals.explicit"], root.config["recall.signals.implicit"],
-                         known_names(root)))
+    return Result(
+        decide(text, root.config["recall.signals.explicit"], root.config["recall.signals.implicit"], known_names(root))
+    )
 
 
 def prepare(root) -> None:

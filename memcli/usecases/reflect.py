@@ -73,6 +73,7 @@ def _key(sec: dict) -> str:
 
 # ---------------------------------------------------------------- material
 
+
 def material(root, *, everything: bool = False, max_turns: int | None = None) -> tuple[dict, dict]:
     """(the material not reflected on yet, the watermark once it is). `everything` ignores the
     watermark; `max_turns` stops after that many turns (the rest stays for the next call)."""
@@ -120,9 +121,16 @@ def material(root, *, everything: bool = False, max_turns: int | None = None) ->
             refs[ref] = refs.get(ref, 0) + 1
             if refs[ref] > 1:  # sections written in the same second
                 ref += f"~{refs[ref]}"
-            items.append({"ref": ref, "episode": rel, "time": sec["time"],
-                          "heading": sec["heading"], "turns": [{"n": i, **t} for i, t in enumerate(sec["turns"])],
-                          "text": "" if sec["turns"] else sec["text"]})
+            items.append(
+                {
+                    "ref": ref,
+                    "episode": rel,
+                    "time": sec["time"],
+                    "heading": sec["heading"],
+                    "turns": [{"n": i, **t} for i, t in enumerate(sec["turns"])],
+                    "text": "" if sec["turns"] else sec["text"],
+                }
+            )
         mark["episodes"][rel] = {"fp": None if full else fp, "seen": sorted(set(keys) | (known & set(keys)))}
     if not full:
         for name, summary, updated in _summaries(base):
@@ -130,8 +138,16 @@ def material(root, *, everything: bool = False, max_turns: int | None = None) ->
             if h == old["sessions"].get(name) and not everything:
                 continue
             mark["sessions"][name] = h
-            items.append({"ref": f"session:{name}", "episode": f"session {name}", "time": updated or "",
-                          "heading": f"session {name}: summary", "turns": [], "text": summary})
+            items.append(
+                {
+                    "ref": f"session:{name}",
+                    "episode": f"session {name}",
+                    "time": updated or "",
+                    "heading": f"session {name}: summary",
+                    "turns": [],
+                    "text": summary,
+                }
+            )
     existing = [{"id": e.id, "title": e.title, "summary": e.summary} for e in root.read_index().entries if e.id]
     return {"version": 1, "instructions": INSTRUCTIONS, "items": items, "memories": existing}, mark
 
@@ -150,6 +166,7 @@ def _summaries(root) -> list:
 
 # ---------------------------------------------------------------- engines
 
+
 def run_extractor(command: str, timeout: float, feed: dict, cwd=None) -> tuple[list, list]:
     """(proposal objects, warnings): the command gets the material as JSON on stdin and prints
     one JSON object a line. Lines that are not objects are skipped with a warning. It runs in
@@ -157,16 +174,25 @@ def run_extractor(command: str, timeout: float, feed: dict, cwd=None) -> tuple[l
     import subprocess
 
     try:
-        p = subprocess.run(command, shell=True, input=json.dumps(feed, ensure_ascii=False).encode("utf-8"),
-                           capture_output=True, timeout=timeout, cwd=cwd)
+        p = subprocess.run(
+            command,
+            shell=True,
+            input=json.dumps(feed, ensure_ascii=False).encode("utf-8"),
+            capture_output=True,
+            timeout=timeout,
+            cwd=cwd,
+        )
     except subprocess.TimeoutExpired:
         raise MemcliError(f"reflect.extractor timed out after {timeout:g}s; nothing was proposed")
     except OSError as e:
         raise MemcliError(f"reflect.extractor could not start: {e}")
     if p.returncode != 0:
         err = p.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise MemcliError(f"reflect.extractor failed (exit {p.returncode}"
-                          + (f": {err[-1][:200]}" if err else "") + "); nothing was proposed")
+        raise MemcliError(
+            f"reflect.extractor failed (exit {p.returncode}"
+            + (f": {err[-1][:200]}" if err else "")
+            + "); nothing was proposed"
+        )
     out, warnings = [], []
     for n, line in enumerate(p.stdout.decode("utf-8", "replace").splitlines(), 1):
         if not line.strip():
@@ -194,20 +220,23 @@ def engine_for(root, engine: str | None, origin: str | None = None) -> str:
         raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "extractor" and not root.config["reflect.extractor"]:
         why = next((w for w in root.config.warnings if "reflect.extractor" in w), None)
-        raise UsageError(why or "no reflect.extractor is set (memcli.yaml, after `memcli trust`, or "
-                                ".memcli/config.yaml)")
+        raise UsageError(
+            why or "no reflect.extractor is set (memcli.yaml, after `memcli trust`, or .memcli/config.yaml)"
+        )
     return engine
 
 
 # ---------------------------------------------------------------- engine output -> proposals
+
 
 def _turn_at(items_by_ref: dict, ref, turn):
     item = items_by_ref.get(ref)
     if item is None:
         return None
     if not item["turns"]:
-        return store.Quote("summary" if item["ref"].startswith("session:") else "episode", item["time"],
-                           item["episode"], item["text"])
+        return store.Quote(
+            "summary" if item["ref"].startswith("session:") else "episode", item["time"], item["episode"], item["text"]
+        )
     if isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < len(item["turns"]):
         return None
     t = item["turns"][turn]
@@ -244,10 +273,20 @@ def to_proposals(feed: dict, raw: list, engine: str, now: str) -> tuple[list, li
             target = obj.get("target") if isinstance(obj.get("target"), str) else None
             if kind == "new" and not target and isinstance(obj.get("id"), str) and obj["id"].strip():
                 target = slugify(obj["id"])  # the id the new memory gets when it is accepted
-            p = store.make(str(kind), title[:200], summary=str(obj.get("summary") or "")[:2000], type=typ,
-                           target=target,
-                           engine=engine, confidence=conf, created=now, tags=tags, aliases=aliases,
-                           text=str(obj.get("text") or ""), evidence=quotes[:MAX_EVIDENCE])
+            p = store.make(
+                str(kind),
+                title[:200],
+                summary=str(obj.get("summary") or "")[:2000],
+                type=typ,
+                target=target,
+                engine=engine,
+                confidence=conf,
+                created=now,
+                tags=tags,
+                aliases=aliases,
+                text=str(obj.get("text") or ""),
+                evidence=quotes[:MAX_EVIDENCE],
+            )
             inbox.check(p)
         except (UsageError, AttributeError, TypeError, ValueError) as e:
             warnings.append(f"proposal {n} skipped: {getattr(e, 'message', e)}")
@@ -284,18 +323,37 @@ def settle(root, proposals: list) -> tuple[list, list]:
             dropped.append({"id": p.id, "why": f"its turns were already proposed as {pid} ({status})"})
             continue
         sig = _terms(f"{p.title} {p.summary}")
-        twin = next((i for i, s in enumerate(sigs) if _near(sig, s) >= 0.6 and merged[i].kind == p.kind
-                     and (p.kind == "new" or merged[i].target == p.target)), None)
+        twin = next(
+            (
+                i
+                for i, s in enumerate(sigs)
+                if _near(sig, s) >= 0.6
+                and merged[i].kind == p.kind
+                and (p.kind == "new" or merged[i].target == p.target)
+            ),
+            None,
+        )
         if twin is None:
             merged.append(p)
             sigs.append(sig)
             continue
         keep = merged[twin]
         quotes = tuple(dict.fromkeys(keep.evidence + p.evidence))[:MAX_EVIDENCE]
-        merged[twin] = store.make(keep.kind, keep.title, summary=keep.summary, type=keep.type, target=keep.target,
-                                  engine=keep.engine, confidence=max(keep.confidence, p.confidence),
-                                  created=keep.created, tags=keep.tags + p.tags, aliases=keep.aliases,
-                                  text=keep.text, evidence=quotes, importance=keep.importance)
+        merged[twin] = store.make(
+            keep.kind,
+            keep.title,
+            summary=keep.summary,
+            type=keep.type,
+            target=keep.target,
+            engine=keep.engine,
+            confidence=max(keep.confidence, p.confidence),
+            created=keep.created,
+            tags=keep.tags + p.tags,
+            aliases=keep.aliases,
+            text=keep.text,
+            evidence=quotes,
+            importance=keep.importance,
+        )
         dropped.append({"id": p.id, "why": f"merged into {merged[twin].id}"})
     waiting = [(q, _terms(f"{q.title} {q.summary}")) for q in store.pending(root.path)[0]]
     known = _Known(root) if any(p.kind == "new" for p in merged) else None
@@ -312,9 +370,19 @@ def settle(root, proposals: list) -> tuple[list, list]:
                 if covered >= 0.8:
                     dropped.append({"id": p.id, "why": f"memory {d.id} already says it"})
                     continue
-                p = store.make("update", d.title, summary="", type=d.type, target=d.id, engine=p.engine,
-                               confidence=p.confidence, created=p.created, tags=p.tags, text=p.text or p.summary,
-                               evidence=p.evidence)
+                p = store.make(
+                    "update",
+                    d.title,
+                    summary="",
+                    type=d.type,
+                    target=d.id,
+                    engine=p.engine,
+                    confidence=p.confidence,
+                    created=p.created,
+                    tags=p.tags,
+                    text=p.text or p.summary,
+                    evidence=p.evidence,
+                )
         out.append(p)
     return out, dropped
 
@@ -328,10 +396,25 @@ class _Known:
 
         self.root = root
         self.details = {d.id: d for d in root.listing()[0]}
-        self.index = MemoryIndex([SearchDoc(key=d.id, title=d.title, summary=d.summary, tags=d.tags,
-                                            aliases=d.aliases, body=d.body, importance=d.importance,
-                                            updated=d.updated) for d in self.details.values()]) \
-            if self.details else None
+        self.index = (
+            MemoryIndex(
+                [
+                    SearchDoc(
+                        key=d.id,
+                        title=d.title,
+                        summary=d.summary,
+                        tags=d.tags,
+                        aliases=d.aliases,
+                        body=d.body,
+                        importance=d.importance,
+                        updated=d.updated,
+                    )
+                    for d in self.details.values()
+                ]
+            )
+            if self.details
+            else None
+        )
 
     def about(self, p) -> tuple | None:
         """(the memory, the share of the proposal's summary it already holds) when the proposal is
@@ -352,9 +435,18 @@ class _Known:
 
 # ---------------------------------------------------------------- the use case
 
-def reflect(root, *, engine: str | None = None, everything: bool = False, dry_run: bool = False,
-            origin: str | None = None, budget: int | None = None, now: str | None = None,
-            wait: bool = True) -> Result:
+
+def reflect(
+    root,
+    *,
+    engine: str | None = None,
+    everything: bool = False,
+    dry_run: bool = False,
+    origin: str | None = None,
+    budget: int | None = None,
+    now: str | None = None,
+    wait: bool = True,
+) -> Result:
     """Reflect on what is new: proposals written to the inbox (none with dry_run), the watermark
     moved on. Returns {"engine", "items", "turns", "proposed", "skipped", "accepted", "proposals"}
     and the warnings; with wait=False, {"busy": True} when another reflection is running."""
@@ -362,14 +454,25 @@ def reflect(root, *, engine: str | None = None, everything: bool = False, dry_ru
     chosen = engine_for(root, engine, origin)
     with state.RunLock(root.path, wait, root.config.seconds("lock_timeout")) as got:
         if not got:
-            return Result({"busy": True, "engine": chosen, "items": 0, "turns": 0, "proposed": [], "skipped": [],
-                           "accepted": [], "proposals": []})
+            return Result(
+                {
+                    "busy": True,
+                    "engine": chosen,
+                    "items": 0,
+                    "turns": 0,
+                    "proposed": [],
+                    "skipped": [],
+                    "accepted": [],
+                    "proposals": [],
+                }
+            )
         feed, mark = material(root, everything=everything)
         turns = sum(len(i["turns"]) for i in feed["items"])
         warnings: list = []
         if chosen == "extractor":
-            raw, warnings = run_extractor(root.config["reflect.extractor"],
-                                          root.config.seconds("reflect.extractor_timeout"), feed, root.path)
+            raw, warnings = run_extractor(
+                root.config["reflect.extractor"], root.config.seconds("reflect.extractor_timeout"), feed, root.path
+            )
         else:
             from .reflect_engines import offline
 
@@ -380,9 +483,19 @@ def reflect(root, *, engine: str | None = None, everything: bool = False, dry_ru
         known = store.known_ids(root.path)
         skipped += [{"id": p.id, "why": "already proposed or decided"} for p in proposals if p.id in known]
         proposals = [p for p in proposals if p.id not in known]
-        result = Result({"engine": chosen, "items": len(feed["items"]), "turns": turns, "proposed": [],
-                         "skipped": skipped, "accepted": [], "proposals": [p.to_dict() for p in proposals],
-                         "dry_run": dry_run}, warnings)
+        result = Result(
+            {
+                "engine": chosen,
+                "items": len(feed["items"]),
+                "turns": turns,
+                "proposed": [],
+                "skipped": skipped,
+                "accepted": [],
+                "proposals": [p.to_dict() for p in proposals],
+                "dry_run": dry_run,
+            },
+            warnings,
+        )
         if dry_run:
             return result
         stored = inbox.store_proposals(root, proposals, now)
@@ -394,6 +507,7 @@ def reflect(root, *, engine: str | None = None, everything: bool = False, dry_ru
 
 
 # ---------------------------------------------------------------- the agent as the engine
+
 
 def offer(root, max_turns: int = AGENT_TURNS) -> Result:
     """The material for an agent's own model, with the instructions and a mark to pass back to
@@ -422,8 +536,15 @@ def propose(root, objects: list, mark: str | None = None, now: str | None = None
         with root.lock():
             state.save_mark(root.path, saved["watermark"], now)
             state.drop_offer(root.path)
-    return Result({"proposed": stored["proposed"], "skipped": skipped + stored["skipped"],
-                   "accepted": stored["accepted"], "marked": mark is not None}, warnings + stored.warnings)
+    return Result(
+        {
+            "proposed": stored["proposed"],
+            "skipped": skipped + stored["skipped"],
+            "accepted": stored["accepted"],
+            "marked": mark is not None,
+        },
+        warnings + stored.warnings,
+    )
 
 
 # ---------------------------------------------------------------- caps on what an agent may propose
@@ -442,8 +563,11 @@ def _recent(root, now: str) -> list:
     except (OSError, ValueError):
         return []
     start = _seconds(now) - 3600
-    return [r for r in rows if isinstance(r, list) and len(r) == 2 and isinstance(r[1], int)
-            and _seconds(r[0]) > start] if isinstance(rows, list) else []
+    return (
+        [r for r in rows if isinstance(r, list) and len(r) == 2 and isinstance(r[1], int) and _seconds(r[0]) > start]
+        if isinstance(rows, list)
+        else []
+    )
 
 
 def _seconds(stamp) -> float:
@@ -471,12 +595,16 @@ def _within_caps(root, objects: list, now: str) -> None:
     cfg = root.config
     per_call, per_hour = int(cfg["inbox.propose_per_call"]), int(cfg["inbox.propose_per_hour"])
     if len(objects) > per_call:
-        raise LimitError(f"{len(objects)} proposals in one call; at most {per_call} (inbox.propose_per_call): "
-                         "send the best ones", data={"limit": "inbox.propose_per_call", "max": per_call})
+        raise LimitError(
+            f"{len(objects)} proposals in one call; at most {per_call} (inbox.propose_per_call): send the best ones",
+            data={"limit": "inbox.propose_per_call", "max": per_call},
+        )
     done = sum(r[1] for r in _recent(root, now))
     if done + len(objects) > per_hour:
-        raise LimitError(f"{done} proposals in the last hour; at most {per_hour} an hour (inbox.propose_per_hour): "
-                         "try again later", data={"limit": "inbox.propose_per_hour", "max": per_hour})
+        raise LimitError(
+            f"{done} proposals in the last hour; at most {per_hour} an hour (inbox.propose_per_hour): try again later",
+            data={"limit": "inbox.propose_per_hour", "max": per_hour},
+        )
     folder = root.path / layout.INBOX
     sizes = []
     try:
@@ -487,12 +615,16 @@ def _within_caps(root, objects: list, now: str) -> None:
     new_bytes = len(json.dumps(objects, ensure_ascii=False).encode("utf-8"))
     most, room = int(cfg["inbox.max_pending"]), int(cfg["inbox.max_bytes"])
     if len(sizes) + len(objects) > most or sum(sizes) + new_bytes > room:
-        raise LimitError(f"the inbox holds {len(sizes)} proposals ({sum(sizes)} bytes); at most {most} "
-                         f"(inbox.max_pending) and {room} bytes (inbox.max_bytes): review them (`memcli inbox`) "
-                         "before proposing more", data={"limit": "inbox.max_pending", "max": most})
+        raise LimitError(
+            f"the inbox holds {len(sizes)} proposals ({sum(sizes)} bytes); at most {most} "
+            f"(inbox.max_pending) and {room} bytes (inbox.max_bytes): review them (`memcli inbox`) "
+            "before proposing more",
+            data={"limit": "inbox.max_pending", "max": most},
+        )
 
 
 # ---------------------------------------------------------------- running in the background
+
 
 def background(root, origin: str | None = None) -> Result:
     """What `reflect --background` does: reflect unless another reflection runs (which then goes

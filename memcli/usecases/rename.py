@@ -52,22 +52,29 @@ def rename(root, old: str, new: str) -> Result:
         journal = journals.pending(root.path)
         if journal is not None:
             if (journal["old"], journal["new"]) != (old, new):
-                raise Refused(f"a rename of {journal['old']} to {journal['new']} did not finish; run "
-                              f"`memcli rename {journal['old']} {journal['new']}` to finish it first",
-                              data={"pending": {"old": journal["old"], "new": journal["new"]}})
+                raise Refused(
+                    f"a rename of {journal['old']} to {journal['new']} did not finish; run "
+                    f"`memcli rename {journal['old']} {journal['new']}` to finish it first",
+                    data={"pending": {"old": journal["old"], "new": journal["new"]}},
+                )
             return _run(root, journal, resumed=True)
         src = next((p for p in (root.detail_path(old), root.detail_path(old, archived=True)) if p.is_file()), None)
         if src is None:
             raise root.not_found(old)  # with close candidates
         if src.is_symlink():
-            raise UnsafePathError(f"{root.rel(src)} is a symbolic link; rename the file it points to, or replace "
-                                  "the link with the file")
+            raise UnsafePathError(
+                f"{root.rel(src)} is a symbolic link; rename the file it points to, or replace the link with the file"
+            )
         for a in (False, True):
             if root.detail_path(new, archived=a).exists() or root.detail_path(new, archived=a).is_symlink():
                 raise ExistsError(f"a memory with id {new!r} already exists; pick another id")
         dfile.parse(read_text(src, root.rel(src)), old, root.rel(src))  # a broken file is not renamed
-        journal = {"old": old, "new": new, "archived": src.parent.name == "archive",
-                   "tag": f"rename-{secrets.token_hex(4)}-"}
+        journal = {
+            "old": old,
+            "new": new,
+            "archived": src.parent.name == "archive",
+            "tag": f"rename-{secrets.token_hex(4)}-",
+        }
         journals.start(root.path, journal)
         return _run(root, journal, resumed=False)
 
@@ -83,8 +90,10 @@ def _run(root, j: dict, resumed: bool) -> Result:
         atomic_write(dst, rewrite_refs(text, old, new), newline=newline)
     elif not dst.is_file():
         journals.finish(root.path)
-        raise NotFoundError(f"the rename of {old} to {new} cannot go on: neither {root.rel(src)} nor "
-                            f"{root.rel(dst)} is there (the journal is removed)")
+        raise NotFoundError(
+            f"the rename of {old} to {new} cannot go on: neither {root.rel(src)} nor "
+            f"{root.rel(dst)} is there (the journal is removed)"
+        )
     writes, changed, skipped = [], [], []
     for p in progress.each(root.detail_files() + root.detail_files(archived=True), "rewriting references"):
         if p in (src, dst):
@@ -115,11 +124,22 @@ def _run(root, j: dict, resumed: bool) -> Result:
     except FileNotFoundError:
         pass
     except OSError as e:
-        raise FileError(f"renamed to {root.rel(dst)} but cannot remove {root.rel(src)}: {e.strerror or e}; "
-                        f"run `memcli rename {old} {new}` again")
+        raise FileError(
+            f"renamed to {root.rel(dst)} but cannot remove {root.rel(src)}: {e.strerror or e}; "
+            f"run `memcli rename {old} {new}` again"
+        )
     journals.finish(root.path)
-    out = Result({"action": "renamed", "old": old, "id": new, "path": root.rel(dst), "index": index_changed,
-                  "references": changed, "resumed": resumed})
+    out = Result(
+        {
+            "action": "renamed",
+            "old": old,
+            "id": new,
+            "path": root.rel(dst),
+            "index": index_changed,
+            "references": changed,
+            "resumed": resumed,
+        }
+    )
     if skipped:
         out["not_followed"] = skipped
     return out
@@ -130,7 +150,7 @@ def _with_id(raw: str, old: str, new: str, rel: str) -> tuple[str, str]:
     line can be found; otherwise rendered again."""
     fm_id = re.compile(rf"^id:[ \t]*['\"]?{re.escape(old)}['\"]?[ \t]*(\r?)$", re.M)
     block = frontmatter.span(raw)
-    if block is not None and len(fm_id.findall(raw[:block[1]])) == 1:
+    if block is not None and len(fm_id.findall(raw[: block[1]])) == 1:
         start, end = block
         return raw[:start] + fm_id.sub(lambda m: f"id: {new}{m.group(1)}", raw[start:end], count=1) + raw[end:], "\n"
     d = dfile.parse(raw, old, rel)

@@ -72,8 +72,17 @@ class Session:
         session.check_turn(role, text)
         with self.root.lock():
             if not command:
-                return session.add(self.root.path, self.name, role, text, now, max_rounds=max_rounds,
-                                   summarizer=None, timeout=timeout, limit=limit)
+                return session.add(
+                    self.root.path,
+                    self.name,
+                    role,
+                    text,
+                    now,
+                    max_rounds=max_rounds,
+                    summarizer=None,
+                    timeout=timeout,
+                    limit=limit,
+                )
             data, moved = session.load_for_write(self.root.path, self.name)
             data["turns"].append({"role": role, "text": text, "time": now})
             data["updated"] = now
@@ -161,8 +170,13 @@ class Scope:
     def read(self, agent: str | None, keys) -> Result:
         """Only the keys an agent asks for: {"agent", "keys": {key: value}, "missing": [...]}."""
         data = (self._load() or {}).get("keys") or {}
-        return Result({"agent": agent or None, "keys": {k: data[k]["value"] for k in keys if k in data},
-                       "missing": [k for k in keys if k not in data]})
+        return Result(
+            {
+                "agent": agent or None,
+                "keys": {k: data[k]["value"] for k in keys if k in data},
+                "missing": [k for k in keys if k not in data],
+            }
+        )
 
     def show(self) -> dict | None:
         """The whole scope (task, keys, owners, log), or None when it is not started."""

@@ -28,8 +28,22 @@ def export(root, archived: bool = True) -> Result:
     return Result({"memories": records, "problems": [str(p) for p in problems]})
 
 
-_KNOWN = ("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned", "created", "updated",
-          "expires", "source", "body", "archived")
+_KNOWN = (
+    "id",
+    "title",
+    "summary",
+    "tags",
+    "aliases",
+    "type",
+    "importance",
+    "pinned",
+    "created",
+    "updated",
+    "expires",
+    "source",
+    "body",
+    "archived",
+)
 
 
 def _record_detail(rec: dict, where: str):
@@ -48,8 +62,9 @@ def _record_detail(rec: dict, where: str):
     if mtype not in TYPES:
         raise UsageError(f"{where}: type must be one of {', '.join(TYPES)}, got {mtype!r}")
     try:
-        importance = importance_of(DEFAULT_IMPORTANCE if rec.get("importance") is None else rec["importance"],
-                                   strict=True)
+        importance = importance_of(
+            DEFAULT_IMPORTANCE if rec.get("importance") is None else rec["importance"], strict=True
+        )
     except UsageError:
         raise UsageError(f"{where}: importance must be from 0 to 1") from None
 
@@ -70,11 +85,22 @@ def _record_detail(rec: dict, where: str):
     body = rec.get("body") or ""
     if not isinstance(body, str):
         raise UsageError(f"{where}: body must be text")
-    return Detail(id=mid, title=title, summary=one_line(rec.get("summary") or ""), tags=clean_tags(strs("tags")),
-                  aliases=tuple(dict.fromkeys(one_line(a) for a in strs("aliases") if one_line(a))), type=mtype,
-                  importance=importance, pinned=bool(rec.get("pinned")), created=stamp("created"),
-                  updated=stamp("updated"), expires=stamp("expires"), source=stamp("source"), extra=extra,
-                  body=body_text(body)), bool(rec.get("archived"))
+    return Detail(
+        id=mid,
+        title=title,
+        summary=one_line(rec.get("summary") or ""),
+        tags=clean_tags(strs("tags")),
+        aliases=tuple(dict.fromkeys(one_line(a) for a in strs("aliases") if one_line(a))),
+        type=mtype,
+        importance=importance,
+        pinned=bool(rec.get("pinned")),
+        created=stamp("created"),
+        updated=stamp("updated"),
+        expires=stamp("expires"),
+        source=stamp("source"),
+        extra=extra,
+        body=body_text(body),
+    ), bool(rec.get("archived"))
 
 
 def parse_jsonl(text: str, name: str = "input") -> list[dict]:
@@ -135,8 +161,13 @@ def markdown_record(text: str, name: str, source: str) -> dict:
         if not s.startswith(("#", "```", "---", ">", "|")):
             summary = re.sub(r"^[-*+]\s+", "", s)[:300]
             break
-    return {"id": _safe_id(stem), "title": title or stem.replace("-", " ").replace("_", " "), "summary": summary,
-            "body": rest, "source": source}
+    return {
+        "id": _safe_id(stem),
+        "title": title or stem.replace("-", " ").replace("_", " "),
+        "summary": summary,
+        "body": rest,
+        "source": source,
+    }
 
 
 def _safe_id(stem: str) -> str:
@@ -230,8 +261,10 @@ def _read(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]
     if not path.exists():
         raise FileError(f"{source}: no such file or folder")
     if path.suffix.lower() not in SOURCE_SUFFIXES:
-        raise UsageError(f"{source}: import reads a JSONL export (.jsonl), Markdown (.md) or a MEMORY.md of bullet "
-                         "lines, or a folder of Markdown; this is none of them")
+        raise UsageError(
+            f"{source}: import reads a JSONL export (.jsonl), Markdown (.md) or a MEMORY.md of bullet "
+            "lines, or a folder of Markdown; this is none of them"
+        )
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_SOURCE_FILE + 1)
@@ -302,8 +335,15 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
         if writes:
             atomic_write_many(writes)
     index = rebuild_index(root) if written else None
-    return Result({"source": str(source), "kind": kind, "imported": written, "skipped": skipped,
-                   "indexed": index["entries"] if index else None})
+    return Result(
+        {
+            "source": str(source),
+            "kind": kind,
+            "imported": written,
+            "skipped": skipped,
+            "indexed": index["entries"] if index else None,
+        }
+    )
 
 
 def _masked(root, d):
@@ -313,12 +353,21 @@ def _masked(root, d):
     from ..safety.writecheck import mask
 
     try:
-        f, _ = mask(root, {"title": d.title, "summary": d.summary, "body": d.body, "source": d.source or "",
-                         "aliases": tuple(d.aliases)})
+        f, _ = mask(
+            root,
+            {
+                "title": d.title,
+                "summary": d.summary,
+                "body": d.body,
+                "source": d.source or "",
+                "aliases": tuple(d.aliases),
+            },
+        )
     except PiiError as e:
         raise PiiError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
-    return d.replace(title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None,
-                     aliases=f["aliases"])
+    return d.replace(
+        title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None, aliases=f["aliases"]
+    )
 
 
 def _scan(check, d):
@@ -329,8 +378,18 @@ def _scan(check, d):
     from ..model import clean_tags
 
     try:
-        c = check.fields({"title": d.title, "summary": d.summary, "body": d.body, "source": d.source or "",
-                          "aliases": tuple(d.aliases), "tags": tuple(d.tags), "id": d.id, "extra": d.extra})
+        c = check.fields(
+            {
+                "title": d.title,
+                "summary": d.summary,
+                "body": d.body,
+                "source": d.source or "",
+                "aliases": tuple(d.aliases),
+                "tags": tuple(d.tags),
+                "id": d.id,
+                "extra": d.extra,
+            }
+        )
     except SecretError as e:
         raise SecretError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
     f = c.fields
@@ -338,5 +397,13 @@ def _scan(check, d):
         from ..paths import slugify
 
         f["id"] = slugify(f["title"])
-    return d.replace(id=f["id"], title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None,
-                     aliases=f["aliases"], tags=clean_tags(f["tags"]), extra=f["extra"])
+    return d.replace(
+        id=f["id"],
+        title=f["title"],
+        summary=f["summary"],
+        body=f["body"],
+        source=f["source"] or None,
+        aliases=f["aliases"],
+        tags=clean_tags(f["tags"]),
+        extra=f["extra"],
+    )

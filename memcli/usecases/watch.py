@@ -137,8 +137,16 @@ class Watcher:
         except (FileError, UsageError) as e:
             if kind == "index":
                 return []  # reported by the index check
-            return [Finding("file-unreadable", "error", rel, None, e.message.removeprefix(rel + ": "),
-                            "make it a UTF-8 text file under 10 MB, or move it out of memory/")]
+            return [
+                Finding(
+                    "file-unreadable",
+                    "error",
+                    rel,
+                    None,
+                    e.message.removeprefix(rel + ": "),
+                    "make it a UTF-8 text file under 10 MB, or move it out of memory/",
+                )
+            ]
         except OSError:
             return []  # gone again since the event; the next event says so
         from ..store.markers import size_for
@@ -151,16 +159,35 @@ class Watcher:
         try:
             self.store.config = load_config(self.root)
         except ConfigError as e:
-            self._findings([Finding("config-broken", "error", "memcli.yaml", None,
-                                    e.message.removeprefix("memcli.yaml: "),
-                                    "fix memcli.yaml; until then the last good configuration is used")])
+            self._findings(
+                [
+                    Finding(
+                        "config-broken",
+                        "error",
+                        "memcli.yaml",
+                        None,
+                        e.message.removeprefix("memcli.yaml: "),
+                        "fix memcli.yaml; until then the last good configuration is used",
+                    )
+                ]
+            )
 
     def _check_index(self, ids: set, everything: bool) -> None:
         try:
             doc = self.store.read_index()
         except MemcliError as e:
-            self._findings([Finding("index-unreadable", "error", "MEMORY.md", None, e.message,
-                                    "make MEMORY.md UTF-8 text again, or run `memcli index rebuild`")])
+            self._findings(
+                [
+                    Finding(
+                        "index-unreadable",
+                        "error",
+                        "MEMORY.md",
+                        None,
+                        e.message,
+                        "make MEMORY.md UTF-8 text again, or run `memcli index rebuild`",
+                    )
+                ]
+            )
             return
 
         def lookup(mid: str):
@@ -220,12 +247,26 @@ class Watcher:
 
             res = reflect(self.store, wait=False)
             if not res.get("busy"):
-                self.emit({"event": "reflected", "turns": res["turns"], "proposed": res["proposed"],
-                           "accepted": [a["memory"] for a in res["accepted"]]})
+                self.emit(
+                    {
+                        "event": "reflected",
+                        "turns": res["turns"],
+                        "proposed": res["proposed"],
+                        "accepted": [a["memory"] for a in res["accepted"]],
+                    }
+                )
 
 
-def watch(store, emit: Emit, stop: threading.Event, *, debounce: float = 0.3, heartbeat_every: float | None = None,
-          fix: bool = False, reflect: bool = False) -> dict:
+def watch(
+    store,
+    emit: Emit,
+    stop: threading.Event,
+    *,
+    debounce: float = 0.3,
+    heartbeat_every: float | None = None,
+    fix: bool = False,
+    reflect: bool = False,
+) -> dict:
     """Observe a store.Root until ``stop`` is set; raises NotARootError when the root disappears."""
     from watchdog.events import FileSystemEventHandler
     from watchdog.observers import Observer

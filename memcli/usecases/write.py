@@ -10,8 +10,17 @@ from pathlib import Path
 
 from ..dates import expired, expires_at, utcnow
 from ..errors import ExistsError, FileError, IndexFullError, UsageError
-from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, TYPES, Detail, WriteResult, \
-    clean_tags, importance_of, one_line
+from ..model import (
+    DEFAULT_IMPORTANCE,
+    DEFAULT_TYPE,
+    DETAIL_KEYS,
+    TYPES,
+    Detail,
+    WriteResult,
+    clean_tags,
+    importance_of,
+    one_line,
+)
 from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
 from ..store import frontmatter, layout
@@ -40,10 +49,13 @@ def with_frontmatter(req: RememberRequest) -> tuple[RememberRequest, dict]:
         value = getattr(req, key)
         return _front_value(front, key) if value is None else value
 
-    return req.replace(summary=req.summary or one_line(front.get("summary") or ""),
-                       tags=tuple(req.tags) + tuple(dfile.str_list(front.get("tags"))),
-                       aliases=tuple(req.aliases) + tuple(dfile.str_list(front.get("aliases"))), body=body,
-                       **{k: unset(k) for k in ("type", "importance", "pinned", "expires", "source")}), extra
+    return req.replace(
+        summary=req.summary or one_line(front.get("summary") or ""),
+        tags=tuple(req.tags) + tuple(dfile.str_list(front.get("tags"))),
+        aliases=tuple(req.aliases) + tuple(dfile.str_list(front.get("aliases"))),
+        body=body,
+        **{k: unset(k) for k in ("type", "importance", "pinned", "expires", "source")},
+    ), extra
 
 
 def remember_request(root, req: RememberRequest) -> WriteResult:
@@ -67,8 +79,17 @@ def remember_request(root, req: RememberRequest) -> WriteResult:
     now = now or utcnow()
     expires = expires_at(expires, now)
     checked = WriteCheck.of(root, layout.detail_rel(id if id and valid_id(id) else slugify(title))).fields(
-        {"title": title, "summary": one_line(summary or ""), "body": body, "tags": tuple(tags),
-         "aliases": tuple(aliases), "source": source or "", "id": id or "", "extra": extra})
+        {
+            "title": title,
+            "summary": one_line(summary or ""),
+            "body": body,
+            "tags": tuple(tags),
+            "aliases": tuple(aliases),
+            "source": source or "",
+            "id": id or "",
+            "extra": extra,
+        }
+    )
     fields, redacted = checked.fields, checked.redacted
     masked, pii_warnings = mask(root, {k: v for k, v in fields.items() if k != "id"})
     fields.update(masked)
@@ -79,10 +100,19 @@ def remember_request(root, req: RememberRequest) -> WriteResult:
     if memory_id == layout.INDEX[:-3]:
         raise UsageError(f"{memory_id!r} is the index's name; pass another --id")
     d = Detail(
-        id=memory_id, title=fields["title"], summary=fields["summary"], tags=clean_tags(fields["tags"]),
+        id=memory_id,
+        title=fields["title"],
+        summary=fields["summary"],
+        tags=clean_tags(fields["tags"]),
         aliases=tuple(dict.fromkeys(one_line(a) for a in fields["aliases"] if one_line(a))),
-        type=type, importance=importance, pinned=dfile.flag(pinned or False), created=now, updated=now,
-        expires=expires, source=fields["source"] or None, extra=fields["extra"],
+        type=type,
+        importance=importance,
+        pinned=dfile.flag(pinned or False),
+        created=now,
+        updated=now,
+        expires=expires,
+        source=fields["source"] or None,
+        extra=fields["extra"],
         body=body_text(fields["body"]),
     )
     text = dfile.render(d)
@@ -90,27 +120,33 @@ def remember_request(root, req: RememberRequest) -> WriteResult:
     path = root.detail_path(memory_id)
     with root.lock():
         if path.exists():
-            raise ExistsError(f"a memory with id {memory_id!r} already exists; "
-                              f"use `memcli update {memory_id}` or pass another --id")
+            raise ExistsError(
+                f"a memory with id {memory_id!r} already exists; use `memcli update {memory_id}` or pass another --id"
+            )
         if root.detail_path(memory_id, archived=True).exists():
-            raise ExistsError(f"a memory with id {memory_id!r} is archived ({layout.detail_rel(memory_id, True)}): "
-                              f"`memcli restore {memory_id}` brings it back, `memcli forget {memory_id} --purge` "
-                              "deletes it; or pass another --id")
+            raise ExistsError(
+                f"a memory with id {memory_id!r} is archived ({layout.detail_rel(memory_id, True)}): "
+                f"`memcli restore {memory_id}` brings it back, `memcli forget {memory_id} --purge` "
+                "deletes it; or pass another --id"
+            )
         plan = root.plan_index(root.read_index(), add=d)
         if plan.refused:
             raise IndexFullError(
                 f"the index is full ({root.config['index.max_lines']} lines) and index.on_full is refuse; "
-                "nothing was written. Raise index.max_lines or forget an entry")
+                "nothing was written. Raise index.max_lines or forget an entry"
+            )
         root.write(plan, (path, text))
-    result = WriteResult("remembered", memory_id, root.rel(path), memory_id in plan.ids,
-                         redacted=redacted, demoted=plan.demoted)
+    result = WriteResult(
+        "remembered", memory_id, root.rel(path), memory_id in plan.ids, redacted=redacted, demoted=plan.demoted
+    )
     result.line = plan.line_for(memory_id)
     result.warnings += plan.warnings + pii_warnings
     if d.expires and expired(d.expires, now[:10]):
         result.warnings.append(_passed(d.expires))
     if redacted:
-        result.warnings.append(f"redacted {len(redacted)} secret(s): "
-                               + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
+        result.warnings.append(
+            f"redacted {len(redacted)} secret(s): " + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted)
+        )
     from .duplicates import duplicate_warnings  # after the write, outside the lock: it only reads
 
     result.warnings += duplicate_warnings(root, d)
@@ -128,8 +164,14 @@ def update_request(root, req: UpdateRequest) -> WriteResult:
     Only the frontmatter keys that change are rewritten: comments and the layout of the
     other keys stay as they were. Nothing to change gives the action "unchanged"."""
     memory_id, title, summary, append, tags, untags = req.id, req.title, req.summary, req.append, req.tags, req.untags
-    aliases, type, importance, pinned, expires, now = req.aliases, req.type, req.importance, req.pinned, req.expires, \
-        req.now
+    aliases, type, importance, pinned, expires, now = (
+        req.aliases,
+        req.type,
+        req.importance,
+        req.pinned,
+        req.expires,
+        req.now,
+    )
     check_id(memory_id)
     now = now or utcnow()
     _check_input(title=title, summary=summary, tags=tags, aliases=aliases)
@@ -142,8 +184,14 @@ def update_request(root, req: UpdateRequest) -> WriteResult:
     if summary is not None and not one_line(summary):
         raise UsageError("a summary must not be blank")
     checked = WriteCheck.of(root, layout.detail_rel(memory_id)).fields(
-        {"title": one_line(title or ""), "summary": one_line(summary or ""), "append": append or "",
-         "tags": tuple(tags), "aliases": tuple(aliases)})
+        {
+            "title": one_line(title or ""),
+            "summary": one_line(summary or ""),
+            "append": append or "",
+            "tags": tuple(tags),
+            "aliases": tuple(aliases),
+        }
+    )
     fields, redacted = checked.fields, checked.redacted
     fields, warnings = mask(root, fields)
     with root.lock():
@@ -190,8 +238,9 @@ def update_request(root, req: UpdateRequest) -> WriteResult:
         if history:
             body = add_history(body, now[:10], history)
         if not new and body == d.body:
-            result = WriteResult("unchanged", memory_id, root.rel(path),
-                                 memory_id in {e.id for e in root.read_index().entries})
+            result = WriteResult(
+                "unchanged", memory_id, root.rel(path), memory_id in {e.id for e in root.read_index().entries}
+            )
             result.warnings = warnings
             return result
         old, d = d, d.replace(updated=now, body=body, **new)
@@ -199,23 +248,22 @@ def update_request(root, req: UpdateRequest) -> WriteResult:
         text = dfile.render_update(raw, old, d)
         check_rendered(text)
         if path != root.detail_path(memory_id) and expires is not None and not expired(d.expires, now[:10]):
-
-            moved = move_in(root, d, path, root.detail_path(memory_id), text, "restored",
-                            dfile.newline_of(raw))
+            moved = move_in(root, d, path, root.detail_path(memory_id), text, "restored", dfile.newline_of(raw))
             moved.redacted = redacted
             return moved
-        plan = root.plan_index(root.read_index(),
-                                     changed=d if path == root.detail_path(memory_id) else None)
+        plan = root.plan_index(root.read_index(), changed=d if path == root.detail_path(memory_id) else None)
         root.write(plan, (path, text, dfile.newline_of(raw)))
-    result = WriteResult("updated", memory_id, root.rel(path), memory_id in plan.ids, redacted=redacted,
-                         demoted=plan.demoted)
+    result = WriteResult(
+        "updated", memory_id, root.rel(path), memory_id in plan.ids, redacted=redacted, demoted=plan.demoted
+    )
     result.line = plan.line_for(memory_id)
     result.warnings = warnings + plan.warnings
     if "expires" in new and d.expires and expired(d.expires, now[:10]) and path == root.detail_path(memory_id):
         result.warnings.append(_passed(d.expires))
     if redacted:
-        result.warnings.append(f"redacted {len(redacted)} secret(s): "
-                               + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted))
+        result.warnings.append(
+            f"redacted {len(redacted)} secret(s): " + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted)
+        )
     return result
 
 
@@ -232,13 +280,17 @@ def forget(root, memory_id: str, *, purge: bool = False) -> WriteResult:
         had_line = root.drop_line(memory_id)
         if archived:
             r = WriteResult("unchanged", memory_id, root.rel(path), False, line="removed" if had_line else None)
-            r.warnings.append(f"{memory_id} is already archived in {root.rel(path)}: `memcli restore {memory_id}` "
-                              f"brings it back, `memcli forget {memory_id} --purge` deletes it")
+            r.warnings.append(
+                f"{memory_id} is already archived in {root.rel(path)}: `memcli restore {memory_id}` "
+                f"brings it back, `memcli forget {memory_id} --purge` deletes it"
+            )
             return r
         if kept.exists() or kept.is_symlink():
-            raise ExistsError(f"{root.rel(kept)} already exists (archived earlier), so {root.rel(live)} cannot move "
-                              f"there: `memcli rename {memory_id} NEW_ID` first, or `memcli forget {memory_id} "
-                              "--purge` to delete both")
+            raise ExistsError(
+                f"{root.rel(kept)} already exists (archived earlier), so {root.rel(live)} cannot move "
+                f"there: `memcli rename {memory_id} NEW_ID` first, or `memcli forget {memory_id} "
+                "--purge` to delete both"
+            )
         archive(root, live, kept)
     r = WriteResult("forgotten", memory_id, root.rel(kept), False)
     r.line = "removed" if had_line else None
@@ -282,8 +334,10 @@ def restore(root, memory_id: str, now: str) -> WriteResult:
                 raise UsageError(f"{memory_id} is not archived: {layout.detail_rel(memory_id)} is live")
             raise root.not_found(memory_id)
         if dst.exists() or dst.is_symlink():
-            raise ExistsError(f"{layout.detail_rel(memory_id)} already exists; merge or rename one of the two by "
-                              f"hand (the archived one is {root.rel(src)})")
+            raise ExistsError(
+                f"{layout.detail_rel(memory_id)} already exists; merge or rename one of the two by "
+                f"hand (the archived one is {root.rel(src)})"
+            )
         raw = read_exact(src, root.rel(src))
         d = dfile.parse(raw, memory_id, root.rel(src))
         text = raw
@@ -301,8 +355,9 @@ def move_in(root, d: Detail, src: Path, dst: Path, text: str, action: str, newli
     warnings = list(plan.warnings)
     if plan.refused:
         plan = root.plan_index(root.read_index())
-        warnings.append(f"the index is full and index.on_full is refuse: {d.id} is back in memory/ "
-                        "but not listed in MEMORY.md")
+        warnings.append(
+            f"the index is full and index.on_full is refuse: {d.id} is back in memory/ but not listed in MEMORY.md"
+        )
     root.write(plan, (dst, text, newline))
     try:
         os.unlink(src)
@@ -321,7 +376,7 @@ def _check_input(**fields) -> None:
     """Control characters are refused in every text field of a memory (exit 2)."""
     for what, value in fields.items():
         name = what in ("id", "tags")
-        for v in (value if isinstance(value, (list, tuple)) else (value,)):
+        for v in value if isinstance(value, (list, tuple)) else (value,):
             if v is not None:
                 check_text_field(str(v), {"tags": "tag", "aliases": "alias"}.get(what, what), name=name)
 

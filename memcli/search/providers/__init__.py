@@ -83,18 +83,23 @@ def _use(config: Mapping) -> Provider:
 def _openai(config: Mapping) -> Provider:
     from .http import HttpProvider
 
-    return HttpProvider(url=_setting(config, "embed.url"), model=_setting(config, "embed.model"),
-                        key_env=_setting(config, "embed.key_env"),
-                        query_prefix=_setting(config, "embed.query_prefix") or "",
-                        passage_prefix=_setting(config, "embed.passage_prefix") or "")
+    return HttpProvider(
+        url=_setting(config, "embed.url"),
+        model=_setting(config, "embed.model"),
+        key_env=_setting(config, "embed.key_env"),
+        query_prefix=_setting(config, "embed.query_prefix") or "",
+        passage_prefix=_setting(config, "embed.passage_prefix") or "",
+    )
 
 
 def _local(config: Mapping) -> Provider:
     from .local import SentenceTransformersProvider
 
-    return SentenceTransformersProvider(model=_setting(config, "embed.model"),
-                                        query_prefix=_setting(config, "embed.query_prefix") or "",
-                                        passage_prefix=_setting(config, "embed.passage_prefix") or "")
+    return SentenceTransformersProvider(
+        model=_setting(config, "embed.model"),
+        query_prefix=_setting(config, "embed.query_prefix") or "",
+        passage_prefix=_setting(config, "embed.passage_prefix") or "",
+    )
 
 
 def register_providers(add) -> None:

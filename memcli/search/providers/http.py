@@ -35,11 +35,19 @@ def endpoint(url: str) -> str:
 class HttpProvider:
     name = "openai"
 
-    def __init__(self, url: str | None, model: str | None, key_env: str | None = None, query_prefix: str = "",
-                 passage_prefix: str = "", timeout: float = TIMEOUT) -> None:
+    def __init__(
+        self,
+        url: str | None,
+        model: str | None,
+        key_env: str | None = None,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        timeout: float = TIMEOUT,
+    ) -> None:
         if not url:
-            raise ProviderUnavailable("embed.provider openai needs embed.url (an OpenAI-compatible "
-                                      "/v1/embeddings endpoint)")
+            raise ProviderUnavailable(
+                "embed.provider openai needs embed.url (an OpenAI-compatible /v1/embeddings endpoint)"
+            )
         if urlsplit(url).scheme not in ("http", "https"):
             raise ProviderUnavailable(f"embed.url must be an http(s) URL, got {url!r}")
         self.url = endpoint(url)
@@ -76,8 +84,10 @@ class HttpProvider:
 
         rows: list = []
         for start in range(0, len(texts), BATCH):
-            batch = texts[start:start + BATCH]
-            rows += self._request([self.text(t, kind) for t in batch], kind, lambda: [self.text(t, kind) for t in batch])
+            batch = texts[start : start + BATCH]
+            rows += self._request(
+                [self.text(t, kind) for t in batch], kind, lambda: [self.text(t, kind) for t in batch]
+            )
         out = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1) if rows else np.zeros((0, 0), np.float32)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms > 0, norms, 1.0)
@@ -91,8 +101,9 @@ class HttpProvider:
         payload = {"model": self.model, "input": batch}
         if self.input_type:
             payload["input_type"] = kind
-        req = urllib.request.Request(self.url, data=json.dumps(payload).encode("utf-8"), headers=self._headers(),
-                                     method="POST")
+        req = urllib.request.Request(
+            self.url, data=json.dumps(payload).encode("utf-8"), headers=self._headers(), method="POST"
+        )
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 answer = json.loads(resp.read().decode("utf-8"))

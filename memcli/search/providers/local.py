@@ -17,8 +17,10 @@ class SentenceTransformersProvider:
         if not model:
             raise ProviderUnavailable("embed.provider sentence-transformers needs embed.model (a model name or path)")
         if importlib.util.find_spec("sentence_transformers") is None:
-            raise ProviderUnavailable("embed.provider sentence-transformers needs the sentence-transformers "
-                                      "package: pip install sentence-transformers")
+            raise ProviderUnavailable(
+                "embed.provider sentence-transformers needs the sentence-transformers "
+                "package: pip install sentence-transformers"
+            )
         self.model = model
         self.prefixes = {"query": query_prefix, "passage": passage_prefix}
 

@@ -22,39 +22,61 @@ from ...search import glossary
 CJK = re.compile(f"[{HAN}]")  # one Chinese character
 SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 # an error as programs print it: CODES_LIKE_THIS, SomethingError, ERR ..., a quoted message
-ERROR_TOKEN = re.compile(r"\b[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+\b|\b(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception|BackOff)\b"
-                         r"|\bERR [a-z][a-z ]+[a-z]")
-ERROR_PHRASE = re.compile(r"(?:报错|报|errors? ?[:：]|says|fails? with|failed with|exits? with)\s*[:：]?\s*"
-                          r"([A-Za-z][^。，,；;！!？?\n]{6,80})", re.I)
-PROBLEM = re.compile(r"\b(errors?|fail(s|ed|ing|ure)?|broken|crash\w*|exception|timed out|times out|timing out|"
-                     r"garbled|hangs?|stuck|can'?t|cannot|doesn'?t work|not working|keeps? \w+ing|wrong|off by|"
-                     r"missing|leak\w*|too slow|out of memory|refused|denied|crashloopbackoff)\b|报错|挂了|失败|乱码|"
-                     r"出错|异常|不工作|连不上|超时|差了|崩溃|爆了|卡住|不对|投诉", re.I)
-FIX = [re.compile(p, re.I) for p in (
-    r"\bthe (?:fix|solution|workaround|answer) (?:is|was)(?: to)?\s*[:：]?\s*(?P<x>.+)",
-    r"\b(?:fixed|solved) (?:it |this |that )?by\s+(?P<x>.+)",
-    r"^(?:fixed|solution|workaround|fix)\s*[:：]\s*(?P<x>.+)",
-    r"(?:解决办法|解决方法|修复方法|办法)是\s*(?P<x>.+)",
-    r"(?P<x>(?:已经)?改成.+)",
-    r"^(?:so |then |just )?(?P<x>(?:use|add|added|set|install|raise|raised|increase|run|enable|disable|"
-    r"switch|move|moved|"
-    r"upgrade|pin|store|convert|replace|replaced|reuse|restart|re-added|put)\b.+)",
-    r"^(?:i|we)(?: have| 've|'ve)? (?P<x>(?:added|set|installed|raised|increased|moved|switched|replaced|changed|"
-    r"pinned|upgraded|converted|rebuilt)\b.+)",
-)]
+ERROR_TOKEN = re.compile(
+    r"\b[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+\b|\b(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception|BackOff)\b"
+    r"|\bERR [a-z][a-z ]+[a-z]"
+)
+ERROR_PHRASE = re.compile(
+    r"(?:报错|报|errors? ?[:：]|says|fails? with|failed with|exits? with)\s*[:：]?\s*"
+    r"([A-Za-z][^。，,；;！!？?\n]{6,80})",
+    re.I,
+)
+PROBLEM = re.compile(
+    r"\b(errors?|fail(s|ed|ing|ure)?|broken|crash\w*|exception|timed out|times out|timing out|"
+    r"garbled|hangs?|stuck|can'?t|cannot|doesn'?t work|not working|keeps? \w+ing|wrong|off by|"
+    r"missing|leak\w*|too slow|out of memory|refused|denied|crashloopbackoff)\b|报错|挂了|失败|乱码|"
+    r"出错|异常|不工作|连不上|超时|差了|崩溃|爆了|卡住|不对|投诉",
+    re.I,
+)
+FIX = [
+    re.compile(p, re.I)
+    for p in (
+        r"\bthe (?:fix|solution|workaround|answer) (?:is|was)(?: to)?\s*[:：]?\s*(?P<x>.+)",
+        r"\b(?:fixed|solved) (?:it |this |that )?by\s+(?P<x>.+)",
+        r"^(?:fixed|solution|workaround|fix)\s*[:：]\s*(?P<x>.+)",
+        r"(?:解决办法|解决方法|修复方法|办法)是\s*(?P<x>.+)",
+        r"(?P<x>(?:已经)?改成.+)",
+        r"^(?:so |then |just )?(?P<x>(?:use|add|added|set|install|raise|raised|increase|run|enable|disable|"
+        r"switch|move|moved|"
+        r"upgrade|pin|store|convert|replace|replaced|reuse|restart|re-added|put)\b.+)",
+        r"^(?:i|we)(?: have| 've|'ve)? (?P<x>(?:added|set|installed|raised|increased|moved|switched|replaced|changed|"
+        r"pinned|upgraded|converted|rebuilt)\b.+)",
+    )
+]
 # what a restated rule starts with; the rest is the rule
-RULE_LEAD = re.compile(r"^\W*(?:(?:ok(?:ay)?|got it|noted|understood|agreed|confirmed|好的|明白|收到|确认\w{0,3})"
-                       r"(?P<colon>\s*[:：])?[,，.。!！]?\s*)*"
-                       r"(?P<rule>(?:please )?remember(?: that| to)?|note(?: to self)?|from now on|going forward|in the future|"
-                       r"lesson(?: for the team| learned)?|rule|记住|记得|以后|今后|从现在起|约定)?\s*[:：,，]?\s*", re.I)
-RULE = re.compile(r"\b(always|never|must|make sure|from now on|going forward|every)\b|以后|今后|一律|务必|必须|不要|"
-                  r"千万|一定要|记住|记得", re.I)
-LEAD = re.compile(r"^\W*(?:(?:hi|hello|hey|ok(?:ay)?|so|well|also|separately|by the way|btw|yes|right)\b[!,.]?\s*)*"
-                  r"(?:the |our |my |a |an )?", re.I)
+RULE_LEAD = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|got it|noted|understood|agreed|confirmed|好的|明白|收到|确认\w{0,3})"
+    r"(?P<colon>\s*[:：])?[,，.。!！]?\s*)*"
+    r"(?P<rule>(?:please )?remember(?: that| to)?|note(?: to self)?|from now on|going forward|in the future|"
+    r"lesson(?: for the team| learned)?|rule|记住|记得|以后|今后|从现在起|约定)?\s*[:：,，]?\s*",
+    re.I,
+)
+RULE = re.compile(
+    r"\b(always|never|must|make sure|from now on|going forward|every)\b|以后|今后|一律|务必|必须|不要|"
+    r"千万|一定要|记住|记得",
+    re.I,
+)
+LEAD = re.compile(
+    r"^\W*(?:(?:hi|hello|hey|ok(?:ay)?|so|well|also|separately|by the way|btw|yes|right)\b[!,.]?\s*)*"
+    r"(?:the |our |my |a |an )?",
+    re.I,
+)
 IDENT = re.compile(r"[A-Za-z][\w]*(?:[_.:/=+-]+[\w]+)+|\b[A-Za-z]+\d[\w]*|\b\d+[A-Za-z][\w]*")
-ID_SKIP = frozenset("""shows show showing fails failed fail failing with again keeps kept get got into onto
+ID_SKIP = frozenset(
+    """shows show showing fails failed fail failing with again keeps kept get got into onto
     nightly daily new old first every each all some must should always never using use used will one
-    be is are was were has have had do does did it its this that there their our his her your""".split())
+    be is are was were has have had do does did it its this that there their our his her your""".split()
+)
 
 
 def is_cjk(text: str) -> bool:
@@ -68,8 +90,23 @@ def sentences(text: str) -> list:
 def clause(text: str, words: int = 9, chars: int = 30) -> str:
     """The head of a statement: up to the first break, at most `words` words (or `chars` CJK chars)."""
     text = text.strip().rstrip(".!?。！？")
-    for cut in (", not ", ", but ", "; ", ", so ", ", then ", ", and then ", ": RUN ", ", which ", " when ", " because ",
-                " since ", "，然后", "，再", "；", " - "):
+    for cut in (
+        ", not ",
+        ", but ",
+        "; ",
+        ", so ",
+        ", then ",
+        ", and then ",
+        ": RUN ",
+        ", which ",
+        " when ",
+        " because ",
+        " since ",
+        "，然后",
+        "，再",
+        "；",
+        " - ",
+    ):
         at = text.find(cut)
         if at > 8:
             text = text[:at]
@@ -93,7 +130,7 @@ def capital(text: str) -> str:
 def error_tokens(text: str) -> list:
     """Error strings as the turns print them, the most specific first."""
     found = [m.group().strip() for m in ERROR_TOKEN.finditer(text)]
-    found.sort(key=lambda t: (0 if re.fullmatch(r"[A-Z0-9_]+", t) else 1))
+    found.sort(key=lambda t: 0 if re.fullmatch(r"[A-Z0-9_]+", t) else 1)
     phrases = [clause(m.group(1), 8, 40) for m in ERROR_PHRASE.finditer(text)]
     return list(dict.fromkeys(found + [p for p in phrases if len(p.split()) >= 3]))
 
@@ -140,7 +177,7 @@ def rule_of(text: str) -> str | None:
         m = RULE_LEAD.match(s)
         if m is None:  # it matches any text (every part of it is optional)
             continue
-        rest = s[m.end():].strip()
+        rest = s[m.end() :].strip()
         if s.rstrip().endswith(("?", "？")) or not (RULE.search(s) or m.group("colon") or m.group("rule")):
             continue
         if len(rest.split()) + len(CJK.findall(rest)) // 2 >= 4:
@@ -182,7 +219,7 @@ def memory_id(problem: str | None, fix: str | None, title: str) -> str:
         all_words = words(title)
         named = [w for w in all_words if re.search(r"[_.:=-]|[A-Za-z]\d|\d[A-Za-z]", w)]
         plain = [w for w in all_words if w not in named]
-        keep = set(named[:2]) | set(plain[:max(2, 4 - len(named[:2]))])
+        keep = set(named[:2]) | set(plain[: max(2, 4 - len(named[:2]))])
         picked = [w for w in all_words if w in keep]
     slug = slugify(" ".join(dict.fromkeys(picked))) if picked else slugify(title)
     if len(slug) > 48:

@@ -31,19 +31,45 @@ from . import lesson
 _CUES = [
     (r"\bremember (that|to)\b|\bnote to self\b|\bkeep in mind\b|\bdon'?t forget\b", 2.4, "procedure", "rule"),
     (r"\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnext time\b", 2.4, "procedure", "rule"),
-    (r"\b(we|i|they) (have |had )?decided\b|\bdecision (is|was)\b|\bwe('ll| will) go with\b|\bwe agreed\b",
-     2.2, "fact", "decision"),
-    (r"\bthe (fix|solution|workaround|answer) (is|was)\b|\bfixed (it|this|that)? ?by\b|\bsolved (it|this)? ?by\b"
-     r"|\bworks? now\b|\bthat (worked|did it|fixed it)\b", 2.4, "lesson", "fix"),
-    (r"\broot cause\b|\bturn(s|ed) out\b|\bthe (problem|issue|bug|cause) (is|was)\b|\bbecause of\b|\bcaused by\b",
-     2.0, "lesson", "cause"),
-    (r"\blesson\b|\blearn(ed|t)\b|\bgotcha\b|\bpitfall\b|\bmistake\b|\bwatch out\b|\bbe careful\b", 1.6,
-     "lesson", "lesson"),
-    (r"\balways\b|\bnever\b|\bmake sure\b|\bdon'?t ever\b|\bmust\b|\bshould (always|never)\b|\bavoid\b",
-     1.4, "procedure", "rule"),
-    (r"\bi (really )?(prefer|like|love|enjoy|hate|can'?t stand)\b|\bmy (favou?rite|go-to)\b"
-     r"|\bi'?m (a )?(big )?fan of\b"
-     r"|\bi'?m (really )?(into|passionate about|keen on)\b", 1.6, "preference", "preference"),
+    (
+        r"\b(we|i|they) (have |had )?decided\b|\bdecision (is|was)\b|\bwe('ll| will) go with\b|\bwe agreed\b",
+        2.2,
+        "fact",
+        "decision",
+    ),
+    (
+        r"\bthe (fix|solution|workaround|answer) (is|was)\b|\bfixed (it|this|that)? ?by\b|\bsolved (it|this)? ?by\b"
+        r"|\bworks? now\b|\bthat (worked|did it|fixed it)\b",
+        2.4,
+        "lesson",
+        "fix",
+    ),
+    (
+        r"\broot cause\b|\bturn(s|ed) out\b|\bthe (problem|issue|bug|cause) (is|was)\b|\bbecause of\b|\bcaused by\b",
+        2.0,
+        "lesson",
+        "cause",
+    ),
+    (
+        r"\blesson\b|\blearn(ed|t)\b|\bgotcha\b|\bpitfall\b|\bmistake\b|\bwatch out\b|\bbe careful\b",
+        1.6,
+        "lesson",
+        "lesson",
+    ),
+    (
+        r"\balways\b|\bnever\b|\bmake sure\b|\bdon'?t ever\b|\bmust\b|\bshould (always|never)\b|\bavoid\b",
+        1.4,
+        "procedure",
+        "rule",
+    ),
+    (
+        r"\bi (really )?(prefer|like|love|enjoy|hate|can'?t stand)\b|\bmy (favou?rite|go-to)\b"
+        r"|\bi'?m (a )?(big )?fan of\b"
+        r"|\bi'?m (really )?(into|passionate about|keen on)\b",
+        1.6,
+        "preference",
+        "preference",
+    ),
     (r"记住|记得|以后|今后|下次|从现在起", 2.4, "procedure", "rule"),
     (r"决定|定了|约定|商量好", 2.2, "fact", "decision"),
     (r"原因是|根本原因|原来是|问题出在|因为", 2.0, "lesson", "cause"),
@@ -54,32 +80,58 @@ _CUES = [
 ]
 # how people state facts about themselves: first person with an event, a state, a plan or a possession
 _FACTS = [
-    (r"\bi (just |recently |finally |also |really |actually )?(went|got|bought|started|joined|moved|took|made|met|"
-     r"visited|finished|won|lost|ran|signed|adopted|graduated|painted|wrote|built|received|found|tried|learned|quit|"
-     r"left|saw|had|felt|began|became|gave|kept|read|heard|taught|spent|drove|flew|grew|fell|broke|sold|chose|"
-     r"[a-z]+ed)\b", 1.4),
-    (r"\b(i'?m|we'?re|i am|we are) (\w+ly )?[a-z]+ing\b|\bi'?m (so |really |very )?(lucky|proud|grateful|thankful|"
-     r"excited|inspired|passionate|interested|married|single|retired|pregnant)\b", 1.0),
-    (r"\bi'?ve (been|got|had|started|decided|always|never|just|recently|finally)\b|\bi have (been|a|an|two|three)\b", 1.2),
-    (r"\bi'?m (a|an|the|from|working|studying|going to|gonna|planning|thinking of|starting|learning|training|"
-     r"currently|still|now)\b|\bi am (a|an|the|from|working|going to|planning)\b", 1.1),
+    (
+        r"\bi (just |recently |finally |also |really |actually )?(went|got|bought|started|joined|moved|took|made|met|"
+        r"visited|finished|won|lost|ran|signed|adopted|graduated|painted|wrote|built|received|found|tried|learned|quit|"
+        r"left|saw|had|felt|began|became|gave|kept|read|heard|taught|spent|drove|flew|grew|fell|broke|sold|chose|"
+        r"[a-z]+ed)\b",
+        1.4,
+    ),
+    (
+        r"\b(i'?m|we'?re|i am|we are) (\w+ly )?[a-z]+ing\b|\bi'?m (so |really |very )?(lucky|proud|grateful|thankful|"
+        r"excited|inspired|passionate|interested|married|single|retired|pregnant)\b",
+        1.0,
+    ),
+    (
+        r"\bi'?ve (been|got|had|started|decided|always|never|just|recently|finally)\b|\bi have (been|a|an|two|three)\b",
+        1.2,
+    ),
+    (
+        r"\bi'?m (a|an|the|from|working|studying|going to|gonna|planning|thinking of|starting|learning|training|"
+        r"currently|still|now)\b|\bi am (a|an|the|from|working|going to|planning)\b",
+        1.1,
+    ),
     (r"\bi (work|live|study|teach|volunteer|play|practice|practise|run|own|use)\b|\bi'?ll be\b", 1.1),
     (r"\bi (plan|want|hope|intend|aim) to\b|\bgonna\b|\bmy (goal|plan|dream) (is|was)\b", 1.0),
-    (r"\bmy (wife|husband|partner|son|daughter|kids|children|family|mom|mother|dad|father|sister|brother|"
-     r"friend|friends|dog|cat|pet|job|boss|team|house|car|name|birthday)\b", 1.0),
-    (r"\bwe (went|got|bought|started|moved|had|made|visited|took|adopted|are|have|just|recently|finally|[a-z]+ed)\b",
-     0.9),
+    (
+        r"\bmy (wife|husband|partner|son|daughter|kids|children|family|mom|mother|dad|father|sister|brother|"
+        r"friend|friends|dog|cat|pet|job|boss|team|house|car|name|birthday)\b",
+        1.0,
+    ),
+    (
+        r"\bwe (went|got|bought|started|moved|had|made|visited|took|adopted|are|have|just|recently|finally|[a-z]+ed)\b",
+        0.9,
+    ),
     (r"\bmy (youngest|oldest|eldest|son|daughter|kids?|family|fam)\b.*\b(\w+ed|took|went|got|is|was)\b", 0.6),
-    (r"\b(yesterday|last (week|weekend|month|year|night|saturday|sunday|friday)|recently|ago|since|"
-     r"next (week|month|year|weekend)|this (week|weekend|month|summer))\b", 0.7),
+    (
+        r"\b(yesterday|last (week|weekend|month|year|night|saturday|sunday|friday)|recently|ago|since|"
+        r"next (week|month|year|weekend)|this (week|weekend|month|summer))\b",
+        0.7,
+    ),
     (r"我是|我在|我们在|我的|我们的|我刚|我最近|我已经|我打算|我准备|我开始|我去了|我买了", 1.2),
     (r"昨天|上周|上个月|最近|去年|明天|下周", 0.6),
 ]
-_REACTION = re.compile(r"^(wow|oh|aw+|haha|lol|omg|yay|cool|nice|awesome|amazing|great|congrat|that'?s|thanks|"
-                       r"thank you|sounds|so glad|glad|i'?m (so )?(glad|happy|sorry) (to hear|for you)|"
-                       r"hey|hi|hello|好的?|哈哈|谢谢|太好了|不错)\b", re.I)
-_CONFIRM = re.compile(r"^\W*(yes|yeah|yep|right|exactly|agreed|true|ok|okay|got it|noted|understood|will do|confirmed|"
-                      r"that worked|it worked|works|perfect|correct|好的?|对|是的|没错|确认|明白|收到|可以|行)\b", re.I)
+_REACTION = re.compile(
+    r"^(wow|oh|aw+|haha|lol|omg|yay|cool|nice|awesome|amazing|great|congrat|that'?s|thanks|"
+    r"thank you|sounds|so glad|glad|i'?m (so )?(glad|happy|sorry) (to hear|for you)|"
+    r"hey|hi|hello|好的?|哈哈|谢谢|太好了|不错)\b",
+    re.I,
+)
+_CONFIRM = re.compile(
+    r"^\W*(yes|yeah|yep|right|exactly|agreed|true|ok|okay|got it|noted|understood|will do|confirmed|"
+    r"that worked|it worked|works|perfect|correct|好的?|对|是的|没错|确认|明白|收到|可以|行)\b",
+    re.I,
+)
 _YOU = re.compile(r"\b(you|your|you're|you've|yourself)\b|你|您", re.I)
 _ME = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|we|our|we're|we've|us)\b|我", re.I)
 _SPECIFIC = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b|\d|[A-Za-z]+[_./-][A-Za-z0-9]+")
@@ -94,13 +146,22 @@ NEIGHBOUR_MIN = FLOOR - 0.5  # a turn next to the statement joins at this weight
 SHARED_MIN = 0.25
 _THREAD = re.compile(r"^(session|scope) [^\s:]+")  # "session a: 4 turns folded ...", "session a cleared"
 MAX_LESSON = 6  # turns one lesson quotes at most (reflect.MAX_EVIDENCE)
-_ACK = re.compile(r"^\W*(great|perfect|nice|cool|awesome|excellent|thanks|thank you|confirmed|works( now)?|it works|"
-                  r"(that|it|this) (worked|works|did it|fixed it)|yes|yep|yeah|ok(ay)?|got it|noted|understood|will do|"
-                  r"sounds good|done|好的?|可以了|行|没问题|确认|收到|明白|谢谢|太好了|成功了|搞定|记下了)", re.I)
-_ANAPHOR = re.compile(r"^\W*(please )?(remember|note|keep in mind|don'?t forget) (that|this|it)( for (next time|later|"
-                      r"the future))?\W*$|^\W*(记住|记下|记一下)(这个|这点|了)?\W*$", re.I)
-_SHIFT = re.compile(r"^\W*(separately|by the way|btw|another thing|unrelated|on another note|one more thing|"
-                    r"另外|顺便|还有一件事|换个话题)", re.I)
+_ACK = re.compile(
+    r"^\W*(great|perfect|nice|cool|awesome|excellent|thanks|thank you|confirmed|works( now)?|it works|"
+    r"(that|it|this) (worked|works|did it|fixed it)|yes|yep|yeah|ok(ay)?|got it|noted|understood|will do|"
+    r"sounds good|done|好的?|可以了|行|没问题|确认|收到|明白|谢谢|太好了|成功了|搞定|记下了)",
+    re.I,
+)
+_ANAPHOR = re.compile(
+    r"^\W*(please )?(remember|note|keep in mind|don'?t forget) (that|this|it)( for (next time|later|"
+    r"the future))?\W*$|^\W*(记住|记下|记一下)(这个|这点|了)?\W*$",
+    re.I,
+)
+_SHIFT = re.compile(
+    r"^\W*(separately|by the way|btw|another thing|unrelated|on another note|one more thing|"
+    r"另外|顺便|还有一件事|换个话题)",
+    re.I,
+)
 _FILLER_WORDS = """fix fixed cause root problem issue solution work worked great good next note must always never
     every sure need use like look check see 问题 原因 解决 好的 可以 记住 以后"""
 _FILLER: set = set()
@@ -109,18 +170,24 @@ _FILLER: set = set()
 def NEIGHBOURS(n: int) -> tuple:
     return (n + 1, n - 1, n + 2, n - 2)
 
-_LEAD = re.compile(r"^\W*(?:(?:separately|by the way|btw|另外|顺便)[,，]?\s*)?"
-                   r"(?:(?:please )?remember(?: that| to)?|note(?: to self)?|from now on|going forward|"
-                   r"(?:we|i) (?:have )?decided(?: that| to)?|decision|"
-                   r"the (?:fix|solution|lesson|rule|answer) (?:is|was)|lesson(?: learned)?|rule|tip|记住|记得|以后|注意)?"
-                   r"\s*[:：,，]?\s*", re.I)
+
+_LEAD = re.compile(
+    r"^\W*(?:(?:separately|by the way|btw|另外|顺便)[,，]?\s*)?"
+    r"(?:(?:please )?remember(?: that| to)?|note(?: to self)?|from now on|going forward|"
+    r"(?:we|i) (?:have )?decided(?: that| to)?|decision|"
+    r"the (?:fix|solution|lesson|rule|answer) (?:is|was)|lesson(?: learned)?|rule|tip|记住|记得|以后|注意)?"
+    r"\s*[:：,，]?\s*",
+    re.I,
+)
 
 
 def _rules():
     global _COMPILED
     if _COMPILED is None:
-        _COMPILED = ([(re.compile(p, re.I), w, t, tag) for p, w, t, tag in _CUES],
-                     [(re.compile(p, re.I), w) for p, w in _FACTS])
+        _COMPILED = (
+            [(re.compile(p, re.I), w, t, tag) for p, w, t, tag in _CUES],
+            [(re.compile(p, re.I), w) for p, w in _FACTS],
+        )
     return _COMPILED
 
 
@@ -224,12 +291,15 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
         name = (item.get("episode"), m.group(0) if m else head.split(":")[0])
         threads.append(threads[-1] if threads and name == thread else len(threads))
         thread = name
-    turns = [(threads[si], ti, t, si) for si, item in enumerate(material["items"]) for ti, t in enumerate(item["turns"])]
+    turns = [
+        (threads[si], ti, t, si) for si, item in enumerate(material["items"]) for ti, t in enumerate(item["turns"])
+    ]
     if not turns:
         return []
     texts = [t["text"] for _, _, t, _ in turns]
-    mixed = any(lesson.is_cjk(x) for x in texts) and any(len(re.findall(r"[A-Za-z]{2,}", x)) >= 3 and
-                                                         not lesson.is_cjk(x) for x in texts)
+    mixed = any(lesson.is_cjk(x) for x in texts) and any(
+        len(re.findall(r"[A-Za-z]{2,}", x)) >= 3 and not lesson.is_cjk(x) for x in texts
+    )
     scored = []
     for n, (_, _, t, _) in enumerate(turns):
         if t["role"] not in ("user", "assistant") or acknowledges(t["text"]):
@@ -251,11 +321,16 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
             quotes, confirms = _neighbour_turns(turns, n, used)
         used.update(quotes)
         shaped = _shape([turns[q][2] for q in quotes], quotes.index(n), kind, tags, mixed)
-        out.append({"at": n, "kind": "new", **shaped,
-            "text": "\n\n".join(_said(turns[q][2]["text"]) for q in quotes if q not in confirms),
-            "confidence": confidence(s),
-            "evidence": [{"ref": material["items"][turns[q][3]]["ref"], "turn": turns[q][1]} for q in quotes],
-        })
+        out.append(
+            {
+                "at": n,
+                "kind": "new",
+                **shaped,
+                "text": "\n\n".join(_said(turns[q][2]["text"]) for q in quotes if q not in confirms),
+                "confidence": confidence(s),
+                "evidence": [{"ref": material["items"][turns[q][3]]["ref"], "turn": turns[q][1]} for q in quotes],
+            }
+        )
     out.sort(key=lambda x: x.pop("at"))
     return out
 
@@ -299,8 +374,9 @@ def _lesson_turns(turns: list, n: int, used: set, limit: int = MAX_LESSON) -> tu
     confirms: set = set()
 
     def usable(m):
-        return 0 <= m < len(turns) and m not in used and turns[m][0] == si and \
-            turns[m][2]["role"] in ("user", "assistant")
+        return (
+            0 <= m < len(turns) and m not in used and turns[m][0] == si and turns[m][2]["role"] in ("user", "assistant")
+        )
 
     m = n - 1
     while len(group) < limit and usable(m) and not _SHIFT.match(turns[group[0]][2]["text"]):
@@ -309,7 +385,9 @@ def _lesson_turns(turns: list, n: int, used: set, limit: int = MAX_LESSON) -> tu
         if acknowledges(text) or _SHIFT.match(turns[m + 1][2]["text"]):
             break
         if text.rstrip().endswith(("?", "？")) and len(text) < 80 and not mine & words:
-            if usable(m - 1) and (lesson.problem_of(turns[m - 1][2]["text"]) or _content(turns[m - 1][2]["text"]) & words):
+            if usable(m - 1) and (
+                lesson.problem_of(turns[m - 1][2]["text"]) or _content(turns[m - 1][2]["text"]) & words
+            ):
                 m -= 1  # "so how do we fix it?": the turn before it is what it asks about
                 continue
             break
@@ -339,9 +417,9 @@ def _lesson_turns(turns: list, n: int, used: set, limit: int = MAX_LESSON) -> tu
 def _shape(said: list, seed: int, kind: str, tags: list, mixed: bool) -> dict:
     """Title, summary, type, tags, aliases and memory id of a group of turns (see `lesson`)."""
     texts = [t["text"] for t in said]
-    problem = next((p for p in map(lesson.problem_of, texts[:seed + 1]) if p), None)
+    problem = next((p for p in map(lesson.problem_of, texts[: seed + 1]) if p), None)
     fix = next((f for f in map(lesson.fix_of, texts[seed:] + texts[:seed][::-1]) if f), None)
-    after = texts[(texts.index(fix[0]) if fix and fix[0] in texts else seed):]
+    after = texts[(texts.index(fix[0]) if fix and fix[0] in texts else seed) :]
     rules = [r for r in map(lesson.rule_of, after) if r]
     key = _key_sentence(texts[seed])
     if problem and (fix or rules):
@@ -360,10 +438,14 @@ def _shape(said: list, seed: int, kind: str, tags: list, mixed: bool) -> dict:
         other = lesson.other_language(f"{title} {summary}", lesson.is_cjk(title))
         if other:
             aliases.append(other)
-    return {"title": title, "summary": summary[:300], "type": kind,
-            "tags": list(dict.fromkeys(tags + [e for e in errors if len(e.split()) == 1] + names))[:10],
-            "aliases": aliases,
-            "id": lesson.memory_id(problem[1] if problem else None, (fix[1] if fix else None), title)}
+    return {
+        "title": title,
+        "summary": summary[:300],
+        "type": kind,
+        "tags": list(dict.fromkeys(tags + [e for e in errors if len(e.split()) == 1] + names))[:10],
+        "aliases": aliases,
+        "id": lesson.memory_id(problem[1] if problem else None, (fix[1] if fix else None), title),
+    }
 
 
 def acknowledges(text: str) -> bool:

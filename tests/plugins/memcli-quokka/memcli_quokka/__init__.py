@@ -28,8 +28,11 @@ def register_providers(register):
 
 
 def register_rule_sets(add):
-    add("quokka", {
-        "format": 1,
-        "about": "the token of the quokka API",
-        "secrets": [{"kind": "Quokka API token", "pattern": "qk_[a-z0-9]{20}(?![a-z0-9])", "hints": ["qk_"]}],
-    })
+    add(
+        "quokka",
+        {
+            "format": 1,
+            "about": "the token of the quokka API",
+            "secrets": [{"kind": "Quokka API token", "pattern": "qk_[a-z0-9]{20}(?![a-z0-9])", "hints": ["qk_"]}],
+        },
+    )

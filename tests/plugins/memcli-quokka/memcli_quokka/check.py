@@ -9,5 +9,13 @@ class QuokkaCheck(Check):
     def memo(self, m, line, now):
         if "quokka" not in m.title.lower():
             return []
-        return [Finding("QUOKKA001", "info", m.path, line, "this memory is about a quokka",
-                        "nothing to do: the plugin only says so")]
+        return [
+            Finding(
+                "QUOKKA001",
+                "info",
+                m.path,
+                line,
+                "this memory is about a quokka",
+                "nothing to do: the plugin only says so",
+            )
+        ]

@@ -16,6 +16,6 @@ class TrigramProvider:
         for i, text in enumerate(texts):
             padded = f"  {text.lower()}  "
             for j in range(len(padded) - 2):
-                out[i, zlib.crc32(padded[j:j + 3].encode("utf-8")) % DIM] += 1.0
+                out[i, zlib.crc32(padded[j : j + 3].encode("utf-8")) % DIM] += 1.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1, norms)
