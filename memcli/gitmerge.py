@@ -10,14 +10,14 @@ KINDS = ("index", "detail", "episode")
 
 
 def main(argv=None) -> int:
-    """`python -m memcli.gitmerge index|detail|episode %O %A %B [%L] %P`: the drivers without the
+    """`python -I -m memcli.gitmerge index|detail|episode %O %A %B [%L] %P`: the drivers without the
     command line's framework (git starts one process per merged file). Exit 0 merged, 1 conflicts
     left in the file, 2 failure (git then treats the file as conflicted)."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in KINDS or len(args) < 4:
-        sys.stderr.write("usage: python -m memcli.gitmerge index|detail|episode BASE OURS THEIRS [MARKER] [PATH]\n")
+        sys.stderr.write("usage: python -I -m memcli.gitmerge index|detail|episode BASE OURS THEIRS [MARKER] [PATH]\n")
         return 2
     kind, base, ours, theirs, rest = args[0], args[1], args[2], args[3], args[4:]
     marker = 7

@@ -7,7 +7,7 @@ process. ``-I`` leaves the working folder, ``PYTHONPATH`` and the user's site-pa
 child's path; memcli itself is found where it is installed (site-packages, where an editable
 install's ``.pth`` finder is still read). The child's working folder is fixed too.
 
-The one home of that rule: the command lines (``python_command``, ``driver_python``), a detached
+The one home of that rule: the command lines (``python_command``, ``module_command``, ``driver_python``), a detached
 start (``spawn_detached``) and the worker pools (``pool_context``: multiprocessing's ``spawn``
 starts ``python -c …`` in the parent's folder, so its workers and its resource tracker are started
 with ``-I`` as well).
@@ -28,9 +28,14 @@ def python_command(*args: str) -> list[str]:
     return [sys.executable, ISOLATED, *args]
 
 
+def module_command(module: str, *args: str) -> list[str]:
+    """``python -I -m MODULE ARGS`` with this interpreter: memcli's own modules, never a folder's."""
+    return [sys.executable, ISOLATED, "-m", module, *args]
+
+
 def driver_python(module: str) -> str:
     """A shell command line starting ``module`` with this interpreter, isolated (for git's config)."""
-    return " ".join(shlex.quote(a) for a in python_command("-m", module))
+    return " ".join(shlex.quote(a) for a in module_command(module))
 
 
 def working_folder(preferred: str | os.PathLike | None = None) -> str:

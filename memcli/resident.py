@@ -296,18 +296,10 @@ def start(root: str, idle: float = IDLE_EXIT) -> bool:
     if conn is not None:  # one is listening (it may have declined a request: it stays)
         conn.close()
         return False
-    import subprocess
+    from .procs import module_command, spawn_detached
 
     try:
-        subprocess.Popen(
-            [sys.executable, "-I", "-m", "memcli.serve", "--root", root, "--idle-exit", f"{idle:g}"],
-            cwd="/",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
+        spawn_detached(module_command("memcli.serve", "--root", root, "--idle-exit", f"{idle:g}"), cwd="/")
     except OSError:
         return False
     return True

@@ -1,4 +1,4 @@
-"""`memcli serve` (and `python -m memcli.serve --root PATH [--idle-exit SECONDS]`, what the hook
+"""`memcli serve` (and `python -I -m memcli.serve --root PATH [--idle-exit SECONDS]`, what the hook
 starts): one process per memory root that keeps memcli loaded, runs its clients' per-turn
 commands (``memcli.resident`` is the client and the protocol) and holds the semantic extra's
 model for the semantic step (``search.server``).
@@ -457,13 +457,13 @@ def _become(environ: dict) -> None:
 
 
 def main(argv: list | None = None) -> int:
-    """`python -m memcli.serve --root PATH [--idle-exit SECONDS]`."""
+    """`python -I -m memcli.serve --root PATH [--idle-exit SECONDS]`."""
     import argparse
 
     from .core import Memory
     from .errors import MemcliError
 
-    parser = argparse.ArgumentParser(prog="python -m memcli.serve", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -I -m memcli.serve", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=None, help="the memory root (default: found as memcli finds it)")
     parser.add_argument(
         "--idle-exit",

@@ -8,7 +8,9 @@ from memcli.core import Memory
 from memcli.store.git import setup
 from memcli.store import inbox as store
 
-DAY = "2026-12-01T"
+# A fixed day for every stamp the test gives, far from any day it runs on: what it checks never
+# depends on the calendar (the episode log, proposal ids and decisions are dated by these stamps).
+DAY = "2021-03-14T"
 
 
 def talk(m, name, turns, at):
@@ -96,5 +98,5 @@ def test_two_clones_propose_and_accept_concurrently(clones):
         again = m.reflect(all=True, dry_run=True)
         assert not {p["id"] for p in again["proposals"]} & set(cert + pg)
         assert {x["id"] for x in again["skipped"]} >= set(cert + pg)
-        log = (m.root / "memory" / "episodes" / "2026-12-01.md").read_text()
+        log = (m.root / "memory" / "episodes" / f"{DAY[:10]}.md").read_text()
         assert "signing certificate" in log and "Postgres 15" in log  # both clones' episodes kept

@@ -650,10 +650,10 @@ def trigger(root, origin: str | None = None) -> int | None:
     waiting for it (a fold must not slow the turn down). Returns the child's pid, or None."""
     if not root.config["reflect.on_fold"]:
         return None
-    from ..procs import python_command, spawn_detached
+    from ..procs import module_command, spawn_detached
 
     _SPAWNED[:] = [p for p in _SPAWNED if p.poll() is None]  # a long-running server reaps what it started
-    args = python_command("-m", "memcli", "--root", str(root.path), "reflect", "--background")
+    args = module_command("memcli", "--root", str(root.path), "reflect", "--background")
     if origin == "hook":
         args += ["--engine", "offline"]
     try:  # isolated, in the root: nothing in the folder the turn ran in is imported
