@@ -182,7 +182,7 @@ class SearchCache:
             self.path.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.file, timeout=self.timeout, isolation_level=None)
             try:
-                conn.execute("PRAGMA journal_mode=WAL")
+                self._use_wal(conn)
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA cache_size=-32000")
                 row = None
@@ -195,6 +195,26 @@ class SearchCache:
                 raise
             self._conn = conn
         return self._conn
+
+    def _use_wal(self, conn: sqlite3.Connection) -> None:
+        """Put the database in WAL mode (it stays so). Switching needs the file to itself, and SQLite
+        answers "locked" at once rather than waiting, while another process opens or writes it:
+        asked again until ``timeout``."""
+        import time
+
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                    return
+                if conn.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
+                    return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+            if time.monotonic() >= deadline:
+                return  # the cache still works in SQLite's default mode, one writer at a time
+            time.sleep(0.01)
 
     def _create(self, conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")
