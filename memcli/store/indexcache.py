@@ -7,26 +7,13 @@ import json
 import os
 
 from ..errors import FileError, UnsafePathError, UsageError
-from ..model import Detail
+from ..model import DETAIL_KEYS, Detail
 from .fs import atomic_write, state_dir
 from .layout import INDEX_CACHE, STATE, detail_rel, file_fingerprint, fingerprint, valid_id
 from .outcomes import LAST, SUCCESSES, USES
 
 _BODY = 65_536
-_FIELDS = (
-    "title",
-    "summary",
-    "tags",
-    "aliases",
-    "type",
-    "importance",
-    "pinned",
-    "created",
-    "updated",
-    "expires",
-    "source",
-    "extra",
-)
+_FIELDS = (*DETAIL_KEYS[1:], "extra")  # a cached record holds a Detail's fields but its id, body and path
 _EXTRA = (USES, SUCCESSES, LAST)  # the other frontmatter keys kept: outcome counters, which recall weighs
 
 
@@ -43,7 +30,7 @@ def _fields_of(hit: dict) -> dict:
 def indexed(root, entries: list) -> list:
     """(entry, Detail or None) for every entry (of MEMORY.md) with an id, in order; root: a store.Root."""
     global _read
-    entries = [e for e in entries if e.id]
+    listed = [(e, mid) for e in entries if (mid := e.id)]  # an entry's id is parsed from its link once
     cache_path = root.path / STATE / INDEX_CACHE
     try:
         state_dir(root.path)  # a .memcli/ that leads outside the root is not read
@@ -67,50 +54,50 @@ def indexed(root, entries: list) -> list:
         base = str(root.folder())
     except (UnsafePathError, UsageError):
         base = None
-    for e in entries:
+    for e, mid in listed:
         # a memory file that is no symlink is stat-ed once, without a Path; a link goes through the
         # root's rule (followed only when it stays inside the root)
-        if not valid_id(e.id):
+        if not valid_id(mid):
             out.append((e, None))
             continue
         try:
-            st = os.lstat(f"{base}/{e.id}.md") if base is not None else None
+            st = os.lstat(f"{base}/{mid}.md") if base is not None else None
         except OSError:
             st = None
         if base is not None and (st is None or st.st_mode & 0o170000 != 0o120000):
             path, fp = None, None if st is None else fingerprint(st)
         else:
             try:
-                path = root.detail_path(e.id)
+                path = root.detail_path(mid)
             except (UnsafePathError, UsageError):
                 out.append((e, None))
                 continue
             fp = file_fingerprint(path)
-        hit = cache.get(e.id)
+        hit = cache.get(mid)
         if fp is not None and isinstance(hit, dict) and hit.get("fp") == fp:
-            d = _made.get((e.id, fp))
-            if d is None or _made_from.get((e.id, fp)) is not hit:
+            d = _made.get((mid, fp))
+            if d is None or _made_from.get((mid, fp)) is not hit:
                 try:
-                    d = Detail(id=e.id, path=detail_rel(e.id), body=hit.get("body", ""), **_fields_of(hit))
+                    d = Detail(id=mid, path=detail_rel(mid), body=hit.get("body", ""), **_fields_of(hit))
                 except (KeyError, TypeError):
                     d = None
                 if d is not None:
                     if len(_made) >= 4096:
                         _made.clear()
                         _made_from.clear()
-                    _made[(e.id, fp)], _made_from[(e.id, fp)] = d, hit
+                    _made[(mid, fp)], _made_from[(mid, fp)] = d, hit
             if d is not None:
-                fresh[e.id] = hit
+                fresh[mid] = hit
                 out.append((e, d))
                 continue
         d = None
         if fp is not None:
             try:
-                d = root.load(path if path is not None else root.detail_path(e.id))
+                d = root.load(path if path is not None else root.detail_path(mid))
             except (FileError, UnsafePathError, UsageError):
                 d = None
         if d is not None:
-            fresh[e.id] = {
+            fresh[mid] = {
                 "fp": fp,
                 "body": d.body[:_BODY],
                 **{
