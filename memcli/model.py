@@ -188,38 +188,8 @@ class Detail(Value):
     """One memory: a detail file's frontmatter, normalised, and its body (extra: the other
     frontmatter keys; extra and path are not compared)."""
 
-    FIELDS = (
-        "id",
-        "title",
-        "summary",
-        "tags",
-        "aliases",
-        "type",
-        "importance",
-        "pinned",
-        "created",
-        "updated",
-        "expires",
-        "source",
-        "extra",
-        "body",
-        "path",
-    )
-    COMPARE = (
-        "id",
-        "title",
-        "summary",
-        "tags",
-        "aliases",
-        "type",
-        "importance",
-        "pinned",
-        "created",
-        "updated",
-        "expires",
-        "source",
-        "body",
-    )
+    FIELDS = (*DETAIL_KEYS, "extra", "body", "path")
+    COMPARE = (*DETAIL_KEYS, "body")
     __slots__ = FIELDS
     id: str
     title: str

@@ -44,16 +44,7 @@ def detail_doc(
         return None
     except (UnsafePathError, OSError):
         return None
-    return SearchDoc(
-        key=key,
-        title=d.title,
-        summary=d.summary,
-        tags=d.tags,
-        aliases=d.aliases,
-        body=d.body,
-        importance=d.importance,
-        updated=d.updated or d.created,
-    )
+    return SearchDoc.of(d, key)
 
 
 def without_questions(text: str) -> str:

@@ -70,6 +70,21 @@ class SearchDoc(Value):
         for name, value in zip(self.FIELDS, (key, title, summary, tags, aliases, body, importance, updated)):
             object.__setattr__(self, name, value)
 
+    @classmethod
+    def of(cls, d, key: str | None = None) -> SearchDoc:
+        """A memory (a ``Detail``) as the engine sees it, under ``key`` (its id unless given); its
+        freshness is its last update, else its creation."""
+        return cls(
+            key=d.id if key is None else key,
+            title=d.title,
+            summary=d.summary,
+            tags=d.tags,
+            aliases=d.aliases,
+            body=d.body,
+            importance=d.importance,
+            updated=d.updated or d.created,
+        )
+
 
 class Scored(Value):
     """A ranked hit: ``score`` blends ``relevance`` with importance and freshness."""

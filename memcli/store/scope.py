@@ -120,25 +120,6 @@ def set_key(root: Path, name: str, key: str, value: str, agent: str, now: str, f
     data = data or fresh(name, None, now)
     cur = data["keys"].get(key)
     collision = cur is not None and cur["agent"] != agent
-    if collision and not force:
-        data["collisions"].append(
-            {
-                "time": now,
-                "key": key,
-                "owner": cur["agent"],
-                "agent": agent,
-                "old": short(cur["value"], 200),
-                "new": short(value, 200),
-                "forced": False,
-            }
-        )
-        data["log"].append({"time": now, "agent": agent, "key": key, "action": "refused"})
-        save(root, data)
-        raise CollisionError(
-            f"key {key!r} belongs to agent {cur['agent']!r}: old value {short(cur['value'])!r}, "
-            f"{agent!r} tried {short(value)!r}; use another key, or --force to overwrite",
-            data={"key": key, "owner": cur["agent"], "agent": agent, "old": short(cur["value"]), "new": short(value)},
-        )
     if collision:
         data["collisions"].append(
             {
@@ -148,8 +129,16 @@ def set_key(root: Path, name: str, key: str, value: str, agent: str, now: str, f
                 "agent": agent,
                 "old": short(cur["value"], 200),
                 "new": short(value, 200),
-                "forced": True,
+                "forced": bool(force),
             }
+        )
+    if collision and not force:
+        data["log"].append({"time": now, "agent": agent, "key": key, "action": "refused"})
+        save(root, data)
+        raise CollisionError(
+            f"key {key!r} belongs to agent {cur['agent']!r}: old value {short(cur['value'])!r}, "
+            f"{agent!r} tried {short(value)!r}; use another key, or --force to overwrite",
+            data={"key": key, "owner": cur["agent"], "agent": agent, "old": short(cur["value"]), "new": short(value)},
         )
     writers = sorted(set((cur or {}).get("writers", [])) | {agent})
     data["keys"][key] = {

@@ -396,25 +396,7 @@ class _Known:
 
         self.root = root
         self.details = {d.id: d for d in root.listing()[0]}
-        self.index = (
-            MemoryIndex(
-                [
-                    SearchDoc(
-                        key=d.id,
-                        title=d.title,
-                        summary=d.summary,
-                        tags=d.tags,
-                        aliases=d.aliases,
-                        body=d.body,
-                        importance=d.importance,
-                        updated=d.updated,
-                    )
-                    for d in self.details.values()
-                ]
-            )
-            if self.details
-            else None
-        )
+        self.index = MemoryIndex([SearchDoc.of(d) for d in self.details.values()]) if self.details else None
 
     def about(self, p) -> tuple | None:
         """(the memory, the share of the proposal's summary it already holds) when the proposal is

@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import progress
 from ..dates import utcnow
 from ..errors import FileError, MemcliError, UsageError
-from ..model import Result
+from ..model import DETAIL_KEYS, Result
 from ..store import layout
 
 
@@ -28,22 +28,7 @@ def export(root, archived: bool = True) -> Result:
     return Result({"memories": records, "problems": [str(p) for p in problems]})
 
 
-_KNOWN = (
-    "id",
-    "title",
-    "summary",
-    "tags",
-    "aliases",
-    "type",
-    "importance",
-    "pinned",
-    "created",
-    "updated",
-    "expires",
-    "source",
-    "body",
-    "archived",
-)
+_KNOWN = (*DETAIL_KEYS, "body", "archived")  # the keys of an exported record
 
 
 def _record_detail(rec: dict, where: str):
