@@ -412,3 +412,34 @@ def test_one_glossary():
         return len(pairs) >= 20
 
     assert homes(table) == {"memcli.search.glossary_data"}
+
+
+def test_plain_pytest_imports_the_tests_helpers(tmp_path):
+    """`pytest`, not only `python -m pytest`, collects a module that imports `tests.…`: pytest's
+    own script does not put the working folder on the path, so the project says so itself."""
+    import subprocess
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "pytest"
+    if not script.exists():
+        pytest.skip("no pytest script beside this interpreter")
+    done = subprocess.run(
+        [
+            str(script),
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-o",
+            "addopts=",
+            "tests/test_watch.py",
+        ],
+        cwd=ROOT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "errors during collection" not in done.stdout and " error" not in done.stdout.splitlines()[-1]
