@@ -138,14 +138,16 @@ def words(command: str) -> list:
             if not INLINE[name]:
                 raise ValueError(f"'{t}'")
             interpreter = name
-        elif interpreter and t[:1] == "-" and t[1:2] != "-":
-            if set(t[1:]) & set(INLINE[interpreter]):
-                raise ValueError(f"'{interpreter} {t}' (code given as text)")
-            if interpreter in ("python", "pypy") and "m" in t:
-                rest = t[t.index("m") + 1 :]
+        elif interpreter and t[:1] == "-":
+            flags = "" if t[1:2] == "-" else t[1:]  # short options; a long one's value is a word below
+            if set(flags) & set(INLINE[interpreter]) or t.split("=")[0] in ("--eval", "--print", "--command"):
+                raise ValueError(f"'{interpreter} {t.split('=')[0]}' (code given as text)")
+            if interpreter in ("python", "pypy") and "m" in flags:
+                rest = flags[flags.index("m") + 1 :]
                 out += module_files(rest) if rest else []
                 module = not rest
-            continue
+            if flags:
+                continue
         if re.match(r"[A-Za-z_]\w*=", t):
             raise ValueError(f"'{t}' (an environment setting changes what runs)")
         out += [part for part in t.split("=") if part and not part.startswith("-")]  # --script=tools/x.sh

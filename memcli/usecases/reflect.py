@@ -570,8 +570,7 @@ def _count(root, n: int, now: str) -> None:
 
 
 def _within_caps(root, objects: list, now: str) -> None:
-    """An agent's proposals within the write check's sizes, inbox.propose_per_call and _per_hour, and
-    the inbox's inbox.max_pending proposals and inbox.max_bytes: else one clear error, nothing written."""
+    """An agent's proposals within the write check's sizes and the inbox.* caps, or one error and nothing written."""
     from ..errors import LimitError
     from ..safety.writecheck import proposals
 
