@@ -29,7 +29,10 @@ def main(argv=None) -> int:
     try:
         code = merge_file(kind, base, ours, theirs, marker, path)
     except Exception as e:  # git must get an answer: a failed driver leaves the file conflicted
-        sys.stderr.write(f"memcli merge {kind} {path}: {e.__class__.__name__}: {e}\n")
+        from .errors import MemcliError
+
+        said = e.message if isinstance(e, MemcliError) else f"{e.__class__.__name__}: {e}"
+        sys.stderr.write(f"memcli merge {kind} {path}: {said}\n")
         return 2
     if code == 1:
         from pathlib import Path

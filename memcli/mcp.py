@@ -434,7 +434,7 @@ def build(root: str | os.PathLike) -> MCPServer:
     def get(id: MemoryId) -> CallToolResult:
         """One memory in full: frontmatter fields and body."""
         data = m().get(id).to_dict()
-        return _ok(data, read={data["id"]: "\n".join((data["title"], data["summary"], data["body"]))})
+        return _ok(data, read={data["id"]: data})  # every field it hands over is scanned
 
     @tool
     def list_(

@@ -166,17 +166,12 @@ def _gate_values(key: str, value) -> list:
     return list(value.values()) if isinstance(value, dict) else [value]
 
 
-def _trust_state(root: Path) -> "tuple[bool, dict]":
-    """(memcli.yaml is the file `memcli trust` recorded, {a file a trusted command names: changed})."""
-    from . import trust as records
-
-    return records.check(root)
-
-
 def is_trusted(root: Path) -> bool:
     """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root, in the
     user's state folder (a record inside the root, which git could have brought, is never read)."""
-    return _trust_state(root)[0]
+    from . import trust as records
+
+    return records.check(root)[0]
 
 
 def trust(root: Path) -> dict:
@@ -192,7 +187,12 @@ def trust(root: Path) -> dict:
         raise ConfigError("memcli.yaml: no such file to trust")
     load = read_file(path, "memcli.yaml")
     commands = {k: load[k] for k in EXECUTING_KEYS if load.get(k)}
-    files = records.named_files(root, list(commands.values()))
+    files: dict = {}
+    for key, command in commands.items():
+        try:
+            files.update(records.named_files(root, [command]))
+        except ValueError as e:
+            raise ConfigError(f"memcli.yaml's {key} cannot be trusted: {_unanalysable(command, e)}") from None
     where = records.record_trust(root, digest, utcnow(), files)
     return {
         "path": "memcli.yaml",
@@ -232,13 +232,9 @@ def trusted_setting(
         trusted = is_trusted(root)
     value, set_aside = resolve(guard, own, committed, default, bool(trusted))
     if key in EXECUTING_KEYS and value and value == committed and own is None:
-        changed = _trust_state(root)[1]
-        named = [rel for rel in changed if rel in _named(root, value)]
-        if named:
-            return None, (
-                f"memcli.yaml's {key} runs {named[0]}, which changed since `memcli trust`: not run "
-                "(review it, then `memcli trust` again)"
-            )
+        why = _runs_other_files(root, key, str(value))
+        if why:
+            return None, why
     if not set_aside:
         return (None if value == default and key in EXECUTING_KEYS + OUTBOUND_KEYS else value), None
     if guard == COMMAND:
@@ -258,10 +254,31 @@ def trusted_setting(
     )
 
 
-def _named(root: Path, command: str) -> set:
+def _unanalysable(command: str, why: object) -> str:
+    return (
+        f"`{command}` holds {why}, so what it runs cannot be recorded (name the files it runs, e.g. "
+        "`sh tools/summarize.sh`, or set it in your own ~/.config/memcli/config.yaml or .memcli/config.yaml)"
+    )
+
+
+def _runs_other_files(root: Path, key: str, command: str) -> str | None:
+    """Why a trusted command from memcli.yaml is not run: it cannot be analysed, or a file it names
+    (``trust.named_files``) is not what `memcli trust` recorded; None when it may run."""
     from . import trust as records
 
-    return set(records.named_files(root, [command]))
+    try:
+        now = records.named_files(root, [command])
+    except ValueError as e:
+        return f"memcli.yaml's {key} is not run: {_unanalysable(command, e)}"
+    recorded = records.check(root)[1]
+    rel = next((w for w, d in now.items() if w not in recorded or recorded[w] != d), None)
+    if rel is None:
+        return None
+    how = "not recorded then" if rel not in recorded else "added" if recorded[rel] is None else "changed or relinked"
+    return (
+        f"memcli.yaml's {key} runs {rel}, which changed since `memcli trust` ({how}): not run "
+        "(review it, then `memcli trust` again)"
+    )
 
 
 def effective_summarizer(root: Path, committed: str | None, local: str | None) -> tuple[str | None, str | None]:

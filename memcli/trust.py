@@ -31,11 +31,18 @@ def real(root: str | os.PathLike) -> str:
 
 
 def digest(path: Path) -> str | None:
-    """The SHA-256 of a file's bytes, or None when it cannot be read."""
+    """The SHA-256 of a file's bytes (through any symlink), None when it cannot be read, "folder"
+    for a folder. A compiled file in `__pycache__` that Python checks against its source counts
+    as absent (Python writes it itself); one it runs unchecked is recorded."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        data = path.read_bytes()
+    except IsADirectoryError:
+        return "folder"
     except OSError:
         return None
+    if path.parent.name == "__pycache__" and data[4:8] != b"\x01\0\0\0":
+        return None
+    return hashlib.sha256(data).hexdigest()
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -82,44 +89,97 @@ def record_trust(root: str | os.PathLike, sha256: str, now: str, files: dict | N
 
 
 def check(root: str | os.PathLike) -> tuple[bool, dict]:
-    """(memcli.yaml is the file the user trusted, {file a trusted command names: True when it
-    changed since}): a command whose named file changed is not run."""
+    """(memcli.yaml is the file the user trusted, {word of its commands: what `named_files` recorded})."""
     record = _record(root)
     ok = isinstance(record.get("sha256"), str) and record["sha256"] == digest(Path(root) / "memcli.yaml")
-    files = record.get("files") if ok and isinstance(record.get("files"), dict) else None
-    changed = {
-        rel: True for rel, d in (files or {}).items() if isinstance(rel, str) and digest(Path(real(root)) / rel) != d
-    }
-    return ok, changed
+    files = record.get("files")
+    return ok, files if ok and isinstance(files, dict) else {}
+
+
+# Commands that run code given as text (with one of these options; "": always), or that change the
+# folder the next words are read in: a line holding one cannot be analysed.
+INLINE = {"sh": "c", "bash": "c", "dash": "c", "zsh": "c", "ksh": "c", "fish": "c", "python": "c", "pypy": "c"}
+INLINE.update(perl="eE", ruby="e", node="ep", php="r", lua="e", eval="", awk="", gawk="", sed="", cd="", pushd="")
+SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}  # between commands; the rest redirect: a file name follows
+OPERATORS = SEPARATORS | {">", ">>", "<", ">&", "<&", "&>", "&>>", ">|", "<>"}
+
+
+def words(command: str) -> list:
+    """The words of a shell command line that may name a file the root holds, tokenised as the
+    shell does (`x.sh|cat` is two commands), with a `-m` module's files (``module_files``).
+    ValueError saying why a line cannot be analysed: an expansion or a pattern (`$`, a backtick,
+    `*?[{`), a subshell or text fed as input, an environment setting, code given as text."""
+    import re
+    import shlex
+
+    bad = next((c for c in "$`*?[{" if c in command), None)
+    if bad:
+        raise ValueError(f"'{bad}' (what it expands to is decided when it runs)")
+    lex = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lex.whitespace_split, lex.commenters = True, ""
+    try:
+        tokens = list(lex)
+    except ValueError:
+        raise ValueError("an unclosed quote") from None
+    out: list = []
+    interpreter, module = "", False
+    for t in tokens:
+        if t in OPERATORS or (t and not t.strip("();<>|&")):
+            if t not in OPERATORS:
+                raise ValueError(f"'{t}' (a subshell, or text fed to a command as input)")
+            interpreter = "" if t in SEPARATORS else interpreter
+            continue
+        if module:
+            out += module_files(t)
+            module = False
+            continue
+        name = re.sub(r"[\d.]*$", "", os.path.basename(t))
+        if name in INLINE:
+            if not INLINE[name]:
+                raise ValueError(f"'{t}'")
+            interpreter = name
+        elif interpreter and t[:1] == "-":
+            flags = "" if t[1:2] == "-" else t[1:]  # short options; a long one's value is a word below
+            if set(flags) & set(INLINE[interpreter]) or t.split("=")[0] in ("--eval", "--print", "--command"):
+                raise ValueError(f"'{interpreter} {t.split('=')[0]}' (code given as text)")
+            if interpreter in ("python", "pypy") and "m" in flags:
+                rest = flags[flags.index("m") + 1 :]
+                out += module_files(rest) if rest else []
+                module = not rest
+            if flags:
+                continue
+        if re.match(r"[A-Za-z_]\w*=", t):
+            raise ValueError(f"'{t}' (an environment setting changes what runs)")
+        out += [part for part in t.split("=") if part and not part.startswith("-")]  # --script=tools/x.sh
+    return out
+
+
+def module_files(name: str) -> list:
+    """The files in the root that `python -m NAME` may run from there: each package's `__init__`
+    and the module, its package `__init__` and `__main__`, as source, compiled or extension files."""
+    from importlib.machinery import all_suffixes
+    from importlib.util import cache_from_source
+
+    parts = name.split(".")
+    if not all(p.isidentifier() for p in parts):
+        raise ValueError(f"'-m {name}' (not a module name)")
+    stems = ["/".join(parts[:i]) + "/__init__" for i in range(1, len(parts) + 1)]
+    stems += ["/".join(parts), "/".join(parts) + "/__main__"]
+    return [s + x for s in stems for x in all_suffixes()] + [cache_from_source(s + ".py") for s in stems]
 
 
 def named_files(root: str | os.PathLike, commands: list) -> dict:
-    """{path relative to the root: SHA-256, or None when missing} of each word of the commands
-    that names a file in the root (`sh tools/x.sh`, `./x.py`, `python3 tools/x.py --flag`):
-    trust covers them, so a file a later pull changes does not run under the old trust.
-    Commands run in the root, so a relative name is the root's file."""
-    import shlex
-
+    """{word of the commands: ``digest`` of the file it names, relative to the root (the commands
+    run there), None when there is none}: what `memcli trust` records and what must still hold for
+    a trusted command to run. A file added, changed or relinked since is a change. ValueError when
+    a command cannot be analysed (``words``) or names a folder."""
     base = Path(real(root))
     out: dict = {}
     for command in commands:
-        try:
-            words = shlex.split(command or "")
-        except ValueError:
-            words = (command or "").split()
-        for word in words:
-            for part in word.split("="):  # --script=tools/x.sh
-                if not part or part.startswith("-") or ("/" not in part and not (base / part).is_file()):
-                    continue
-                p = Path(os.path.expanduser(part))
-                p = p if p.is_absolute() else base / p
-                try:
-                    rel = Path(os.path.realpath(p)).relative_to(base).as_posix()
-                except ValueError:
-                    continue  # outside the root: the user's own file, not the repository's
-                if rel.startswith(".git/") or rel == ".":
-                    continue
-                out[rel] = digest(base / rel) if (base / rel).is_file() else None
+        for word in words(command or ""):
+            out[word] = digest(base / os.path.expanduser(word))
+            if out[word] == "folder":
+                raise ValueError(f"'{word}' (a folder: what runs from it cannot be recorded)")
     return out
 
 

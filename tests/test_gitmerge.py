@@ -1,6 +1,6 @@
 """The merge drivers and conflict markers as pure functions: symmetric, lossless, deterministic."""
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memcli.usecases.merge import merge3, merge_detail, merge_episode, merge_index, merged_lines
@@ -121,6 +121,27 @@ def test_detail_tags_removed_on_one_side_added_on_other():
     theirs = detail(tags=("a", "b", "c"), updated="2026-01-02T00:00:01Z")
     d = dfile.parse(merge_detail(base, ours, theirs, "m")[0], "m")
     assert set(d.tags) == {"a", "c"}
+
+
+tag_lists = st.lists(st.sampled_from("abcdef"), unique=True, max_size=5).map(tuple)
+days = st.sampled_from(["2026-01-01", "2026-01-02", "2026-01-03"])
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.one_of(st.none(), tag_lists), tag_lists, tag_lists, days)
+@example(o=("a", "b"), a=("a", "b", "c"), b=("a",), day="2026-01-03")  # theirs removed b, and is the newer
+@example(o=("a", "b"), a=("a", "b", "c"), b=("a",), day="2026-01-01")  # theirs removed b, ours is the newer
+def test_detail_tag_merge_is_symmetric_and_a_tag_either_side_removed_stays_removed(o, a, b, day):
+    """The documented symmetry: ours and theirs swapped give the same tags, in the same order, and
+    the merged tags are both sides' minus every tag the base had that either side removed."""
+    base = "" if o is None else detail(tags=o)
+    ours = detail(tags=a, updated="2026-01-02T00:00:00Z")
+    theirs = detail(tags=b, updated=f"{day}T00:00:00Z")
+    one = dfile.parse(merge_detail(base, ours, theirs, "m")[0], "m").tags
+    other = dfile.parse(merge_detail(base, theirs, ours, "m")[0], "m").tags
+    assert one == other
+    removed = set() if o is None else (set(o) - set(a)) | (set(o) - set(b))
+    assert set(one) == (set(a) | set(b)) - removed
 
 
 @settings(max_examples=examples(60), deadline=None)

@@ -28,9 +28,9 @@ def test_09_a_file_that_is_not_utf8_keeps_its_bytes(tmp_path):
     ours = LATIN.replace(b"caf\xe9", b"caf\xe9 cr\xe8me")
     theirs = LATIN.replace(b"d\xe9j\xe0 vu", b"d\xe9j\xe0 vu, encore")
     p = write(tmp_path, base=LATIN, ours=ours, theirs=theirs)
-    for kind in ("detail", "index", "episode"):
+    for kind, path in (("detail", "memory/x.md"), ("index", "MEMORY.md"), ("episode", "memory/episodes/2026-01-01.md")):
         (tmp_path / "ours").write_bytes(ours)
-        args = [kind, p["base"], p["ours"], p["theirs"], *(["7"] if kind == "detail" else []), "memory/x.md"]
+        args = [kind, p["base"], p["ours"], p["theirs"], *(["7"] if kind == "detail" else []), path]
         assert main(args) == 0
         merged = (tmp_path / "ours").read_bytes()
         assert merged == LATIN.replace(b"caf\xe9", b"caf\xe9 cr\xe8me").replace(
@@ -111,3 +111,50 @@ def test_09_matching_blocks_are_common_lines_in_order(a, b):
     for i, j, n in blocks[:-1]:
         assert n > 0 and i >= i0 and j >= j0 and a[i : i + n] == b[j : j + n]
         i0, j0 = i + n, j + n
+
+
+# ---------------------------------------------------------------- only memcli's files (issue 31)
+
+
+def test_31_a_driver_refuses_a_file_memcli_does_not_keep(tmp_path, capsys):
+    text = b"x = 1\n"
+    p = write(tmp_path, base=text, ours=b"x = 2\n", theirs=b"x = 3\n")
+    for kind, path in (("index", "app.py"), ("detail", "src/app.md"), ("episode", "memory/x.md"), ("index", "")):
+        args = [kind, p["base"], p["ours"], p["theirs"], *(["7"] if kind == "detail" else []), path]
+        assert main(args) == 2
+        assert (tmp_path / "ours").read_bytes() == b"x = 2\n"  # left as git gave it
+    assert "is not a file memcli's index driver merges" in capsys.readouterr().err
+
+
+def test_31_a_gitattributes_line_cannot_send_a_code_file_to_memcli(tmp_path, git_env):
+    """`app.py merge=memcli-index` committed, both clones change the same line: `git pull` reports
+    a conflict in app.py (before, the index driver merged it cleanly, keeping both lines), and
+    heartbeat names the line."""
+    import json
+
+    from tests.conftest import git, invoke, shared_origin
+
+    def mc(root, *args):
+        return invoke(["--root", root, *args])
+
+    clone = shared_origin(tmp_path, mc)
+    victim, evil = clone("victim"), clone("evil")
+    (evil / "app.py").write_text("DEBUG = False\n")
+    with open(evil / ".gitattributes", "a") as f:
+        f.write("app.py merge=memcli-index\n")
+    git(evil, "add", "-A")
+    git(evil, "commit", "-qm", "app")
+    git(evil, "push", "-q", "origin", "HEAD")
+    git(victim, "pull", "-q", "--no-rebase")
+    (victim / "app.py").write_text("DEBUG = True  # here\n")
+    git(victim, "commit", "-qam", "mine")
+    (evil / "app.py").write_text("DEBUG = 'verbose'\n")
+    git(evil, "commit", "-qam", "theirs")
+    git(evil, "push", "-q", "origin", "HEAD")
+    r = git(victim, "pull", "--no-rebase", "--no-edit", check=False)
+    assert r.returncode != 0 and "CONFLICT" in r.stdout + r.stderr and "app.py" in r.stdout + r.stderr
+    assert git(victim, "ls-files", "-u", "--", "app.py").stdout.strip()  # unmerged, for a person
+    assert "not a file memcli's index driver merges" in r.stderr
+    found = json.loads(mc(victim, "heartbeat", "--json").stdout)["data"]["findings"]
+    (bad,) = [f for f in found if f["code"] == "git-attributes-foreign"]
+    assert bad["path"] == ".gitattributes" and "app.py merge=memcli-index" in bad["message"] and bad["fix"]

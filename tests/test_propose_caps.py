@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from memcli.core import Memory
-from memcli.errors import LimitError
+from memcli.errors import LimitError, UsageError
 from memcli.store import inbox as store
 from memcli.usecases.init import init_root
 
@@ -89,3 +89,27 @@ def test_24_10_the_caps_exit_4_from_the_command_line(material):
         Memory(root).propose(objects(2))
     assert e.value.exit_code == 4 and e.value.code == "limit"
     assert Cli(root)("heartbeat").exit_code == 0
+
+
+def test_31_mcp_propose_refuses_an_oversized_proposal_at_the_door(material):
+    """The write check's size part runs on MCP `propose` as on every write: a proposal of
+    2,000,000 characters is refused with the documented error, and nothing reaches the inbox
+    (before, it was stored, and `inbox accept` refused it after `sync` had pushed it)."""
+    pytest.importorskip("mcp")
+    from tests.test_mcp import served
+
+    root, objects = material
+    big = objects(1)
+    big[0]["text"] = ("all work and no play " * 95_239)[:2_000_000]
+    assert len(big[0]["text"]) == 2_000_000
+
+    async def body(s):
+        return await s.call_tool("propose", {"proposals": big})
+
+    res = served(root, body)
+    assert res.is_error
+    assert res.structured_content["code"] == "usage" and res.structured_content["exit_code"] == 2
+    assert "the body is larger than 1 MB; memcli keeps text memories" in res.content[0].text
+    assert store.pending(root)[0] == [] and not list((root / "memory" / "inbox").glob("*.md"))
+    with pytest.raises(UsageError, match="larger than 1 MB"):  # the Python API's door: the same check
+        Memory(root).propose(big)

@@ -294,6 +294,24 @@ def test_seed_scope_collision(cli, root):
     assert read["data"]["keys"] == {"reviewResult": "ok"}
 
 
+def test_31_a_forced_key_has_the_forcing_agent_as_its_only_owner(cli, root):
+    cli("scope", "start", "write the weekly article")
+    assert cli("scope", "set", "draft", "v1", "--agent", "Editor").exit_code == 0
+    assert cli("scope", "set", "draft", "v2", "--agent", "Reviewer", "--force").exit_code == 0
+    got = cli.json("scope", "get", "draft")["data"]
+    assert (got["value"], got["agent"]) == ("v2", "Reviewer")
+    res = cli("scope", "set", "draft", "v3", "--agent", "Reviewer")  # the owner now: no collision
+    assert res.exit_code == 0 and "collision" not in res.stderr
+    res = cli("scope", "set", "draft", "v4", "--agent", "Editor")  # the old owner is refused like anyone
+    assert res.exit_code == 4 and "belongs to agent 'Reviewer'" in res.stderr
+    assert cli.json("scope", "get", "draft")["data"]["value"] == "v3"
+    collisions = cli.json("scope", "check", code=1)["data"]["collisions"]
+    assert [(c["owner"], c["agent"], c["forced"]) for c in collisions] == [
+        ("Editor", "Reviewer", True),
+        ("Reviewer", "Editor", False),
+    ]
+
+
 def test_scope_start_on_unended_scope_warns_and_archives(cli, root):
     cli("scope", "start", "task one")
     cli("scope", "set", "k", "v1", "--agent", "A")

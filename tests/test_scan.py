@@ -571,3 +571,42 @@ def test_a_megabyte_of_notes_scans_quickly():
     find_secrets(text)
     find_injection(text)
     assert time.perf_counter() - start < 5
+
+
+# ----------------------------------------------------------------------------- passwords in a sentence (issue 31)
+
+PASSWORD_LINES = [
+    ("password=Hunter2Secret! for root@10.0.0.5", "Hunter2Secret!"),
+    ("password=Hunter2Secret for root", "Hunter2Secret"),
+    ("on the new box: password=Hunter2Secret for root, then rotate", "Hunter2Secret"),
+    ("密码是 S3cretPassw0rd", "S3cretPassw0rd"),
+    ("服务器的密码是 S3cretPassw0rd，别外传", "S3cretPassw0rd"),
+    ("口令：Abcdef1234 用于登录跳板机", "Abcdef1234"),
+    ("VPN 的口令为Xk29vPq7 明天过期", "Xk29vPq7"),
+]
+
+
+@pytest.mark.parametrize("text, secret", PASSWORD_LINES)
+def test_a_password_assignment_is_a_secret_wherever_it_stands(text, secret):
+    (m,) = find_secrets(text)
+    assert text[m.start : m.end] == secret and m.kind == "password in assignment"
+    redacted, _ = redact_secrets(text)
+    assert secret not in redacted and "[REDACTED:password-in-assignment]" in redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["password: must be 12 characters long", "密码是多少？", "他说密码是对的", "密码是8位以上", "口令：见团队保险库"],
+)
+def test_a_password_word_in_prose_is_not_a_secret(text):
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize("text, secret", PASSWORD_LINES[::3])
+def test_the_command_line_refuses_them_with_the_default_configuration(tmp_path, text, secret):
+    from conftest import run_memcli
+
+    run_memcli("init", tmp_path / "r")
+    r = run_memcli("--root", tmp_path / "r", "remember", "Server access", text)
+    assert r.returncode == 4 and "password in assignment" in r.stderr, r.stderr
+    assert not list((tmp_path / "r" / "memory").glob("server-access*.md"))

@@ -229,3 +229,27 @@ def test_11_the_scan_reads_no_file_outside_the_root(origin, tmp_path):
     (a / "memory/link.md").symlink_to(outside)
     data = json.loads(mc(a, "sync", "--json").stdout)["data"]
     assert data["secrets"] == [] and data["pushed"]
+
+
+def test_31_sync_says_what_it_dropped_from_a_remote_index_and_why(origin):
+    """A remote MEMORY.md of 10,000 entries pointing at files nobody committed: the merged index
+    keeps the memories that exist, and sync says in one line how many lines went, which, and why."""
+    from conftest import run_memcli
+
+    victim, evil = origin("victim"), origin("evil")
+    index = (evil / "MEMORY.md").read_text(encoding="utf-8")
+    ghosts = "".join(f"- **Ghost {i}**: nothing here | → memory/ghost-{i}.md\n" for i in range(10_000))
+    (evil / "MEMORY.md").write_text(index + ghosts, encoding="utf-8")
+    git(evil, "commit", "-qam", "an index of memories that do not exist")
+    git(evil, "push", "-q", "origin", "HEAD")
+    mc(victim, "remember", "Cache rule", "clear the cache after a deploy")
+    r = run_memcli("--root", victim, "sync")
+    assert r.returncode == 0, r.stderr
+    said = [ln for ln in r.stderr.splitlines() if "dropped" in ln]
+    assert len(said) == 1 and len(r.stderr.splitlines()) == 4, r.stderr  # committed, merged, pushed
+    assert "dropped 10,000 line(s) of the merged MEMORY.md" in said[0] and "neither side" in said[0]
+    assert "ghost-0, ghost-1, ghost-2 and 9,997 more" in said[0]
+    lines = (victim / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    assert {ln.split("→ memory/")[1][:-3] for ln in lines if "→" in ln} == {"shared-note", "cache-rule"}
+    data = json.loads(mc(victim, "sync", "--json").stdout)["data"]
+    assert data["code"] == 0 and not any("dropped" in w for w in data["warnings"])  # said once, when it happened

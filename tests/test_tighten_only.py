@@ -157,7 +157,8 @@ def test_24_07_a_trusted_command_does_not_run_its_file_once_a_pull_changed_it(tm
     git(evil, "push", "-q", "origin", "HEAD")
     mc(victim, "sync")
     res = mc(victim, "trust", "--json")
-    assert json.loads(res.stdout)["data"]["files"].keys() == {"tools/sum.sh"}
+    files = json.loads(res.stdout)["data"]["files"]
+    assert files.keys() == {"sh", "tools/sum.sh"} and files["sh"] is None  # `sh` is not the root's: absent
     for i in range(3):
         mc(victim, "--session", "a", "session", "add", "user", f"turn {i}")
     assert (marks / "reviewed").exists()  # trusted as reviewed: it runs, in the root

@@ -1,5 +1,7 @@
 """Settings that run commands: never from a committed memcli.yaml without a local trust step."""
 
+import json
+
 import pytest
 
 from memcli.config import user_config_path
@@ -81,3 +83,177 @@ def test_effective_summarizer_rule(root, monkeypatch):
 def test_trust_without_a_file_is_an_error(root):
     with pytest.raises(ConfigError, match="no such file"):
         trust(root)
+
+
+# ---------------------------------------------------------------- what was trusted is what runs (issue 31)
+
+
+def _mc(root, *args):
+    from conftest import invoke
+
+    res = invoke(["--root", root, *args])
+    assert res.exit_code == 0, (args, res.output)
+    return res
+
+
+def _push(clone, message):
+    from conftest import git
+
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", message)
+    git(clone, "push", "-q", "origin", "HEAD")
+
+
+def _script(marks, name):
+    return f"touch {marks}/{name}; cat >/dev/null; echo summary\n"
+
+
+def _module(marks, name):
+    return f"import pathlib, sys\npathlib.Path({str(marks / name)!r}).touch()\nsys.stdin.read()\nprint('summary')\n"
+
+
+def _link(path, target):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink():
+        path.unlink()
+    path.symlink_to(target)
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+# name: (summarizer, the files at trust time, the change a pull brings, the file the warning names)
+BYPASSES = {
+    "operator": (
+        "sh tools/sum.sh|cat",
+        lambda evil, marks, out: _write(evil / "tools/sum.sh", _script(marks, "reviewed")),
+        lambda evil, marks, out: _write(evil / "tools/sum.sh", _script(marks, "PWNED")),
+        "tools/sum.sh",
+    ),
+    "symlink": (
+        "sh tools/sum.sh",
+        lambda evil, marks, out: _link(evil / "tools/sum.sh", out / "a.sh"),
+        lambda evil, marks, out: _link(evil / "tools/sum.sh", out / "b.sh"),
+        "tools/sum.sh",
+    ),
+    "absent": (
+        "sh summarize.sh",
+        lambda evil, marks, out: None,
+        lambda evil, marks, out: _write(evil / "summarize.sh", _script(marks, "PWNED")),
+        "summarize.sh",
+    ),
+    "module": (
+        "python3 -m pkg.summ",
+        lambda evil, marks, out: (
+            _write(evil / "pkg/__init__.py", ""),
+            _write(evil / "pkg/summ.py", _module(marks, "reviewed")),
+        ),
+        lambda evil, marks, out: _write(evil / "pkg/summ.py", _module(marks, "PWNED")),
+        "pkg/summ.py",
+    ),
+}
+
+
+@pytest.mark.usefixtures("git_env")
+@pytest.mark.parametrize("case", BYPASSES)
+def test_31_a_trusted_command_never_runs_what_a_pull_changed(tmp_path, case):
+    """`memcli trust`, then a pull that changes what the command runs (a file behind a shell
+    operator, a symlink retargeted, a file absent at trust time added, a `-m` module rewritten),
+    then three turns that fold: the changed code does not run, and one warning says why."""
+    from conftest import git, run_memcli, shared_origin
+
+    command, before, change, named = BYPASSES[case]
+    marks, out = tmp_path / "marks", tmp_path / "outside"
+    marks.mkdir()
+    _write(out / "a.sh", _script(marks, "reviewed"))
+    _write(out / "b.sh", _script(marks, "PWNED"))
+    clone = shared_origin(tmp_path, _mc)
+    victim, evil = clone("victim"), clone("evil")
+    before(evil, marks, out)
+    (evil / "memcli.yaml").write_text(f'session:\n  summarizer: "{command}"\n  max_rounds: 1\n')
+    _push(evil, "a summarizer")
+    git(victim, "pull", "-q", "--ff-only")
+
+    def turns(session):
+        for i in range(3):
+            r = run_memcli("--root", victim, "--session", session, "session", "add", "user", f"turn {i} on deploys")
+            assert r.returncode == 0, r.stderr
+        return r
+
+    assert run_memcli("--root", victim, "trust").returncode == 0
+    r = turns("a")
+    assert (marks / "reviewed").exists() == (case != "absent")  # trusted as reviewed: it runs
+    assert "changed since" not in r.stderr, r.stderr
+
+    change(evil, marks, out)
+    _push(evil, "tweak")
+    git(victim, "pull", "-q", "--ff-only")
+    r = turns("b")
+    assert not (marks / "PWNED").exists()
+    warned = [ln for ln in r.stderr.splitlines() if "summarizer" in ln]
+    assert len(warned) == 1 and f"runs {named}, which changed since `memcli trust`" in warned[0], r.stderr
+    assert run_memcli("--root", victim, "trust").returncode == 0  # reviewed again: it runs
+    turns("c")
+    assert (marks / "PWNED").exists()
+
+
+@pytest.mark.parametrize(
+    "command, said",
+    [
+        ("sh tools/$TOOL.sh", "'$'"),
+        ("sh tools/sum.sh $(cat list)", "'$'"),
+        ("sh `cat list`", "'`'"),
+        ("eval sh tools/sum.sh", "'eval'"),
+        ("sh -c 'sh tools/sum.sh'", "'sh -c'"),
+        ("bash -lc 'sh tools/sum.sh'", "'bash -lc'"),
+        ("python3 -c 'import tools'", "'python -c'"),
+        ("node --eval 'require(\"./tools/x\")'", "'node --eval'"),
+        ("sh tools/*.sh", "'*'"),
+        ("cd tools && sh sum.sh", "'cd'"),
+        ("PYTHONPATH=lib python3 -m summ", "'PYTHONPATH=lib'"),
+        ("sh <<EOF", "'<<'"),
+        ("sh <(cat tools/sum.sh)", "'<('"),
+        ("python3 -m 'pkg.2x'", "'-m pkg.2x'"),
+        ("sh tools", "'tools'"),
+    ],
+)
+def test_31_a_command_line_that_cannot_be_analysed_is_not_trusted(root, command, said):
+    (root / "tools").mkdir()
+    committed(root, command.replace('"', '\\"'))
+    with pytest.raises(ConfigError, match="cannot be trusted") as e:
+        trust(root)
+    assert said in e.value.message and "your own" in e.value.message
+    assert not is_trusted(root)
+
+
+def test_31_a_record_that_does_not_cover_the_command_runs_nothing(root, tmp_path):
+    """A record an older version wrote (no entry for a word of the command), or one for a line
+    that cannot be analysed, runs nothing; the user's own configuration still may."""
+    from memcli import trust as records
+
+    committed(root, "sh summarize.sh")
+    trust(root)
+    data = json.loads(records._trust_file(root).read_text())
+    records.record_trust(root, data["sha256"], data["trusted"], {})  # as older versions recorded it
+    cfg = load_config(root)
+    assert cfg["session.summarizer"] is None and "(not recorded then): not run" in cfg.warnings[0]
+    committed(root, "sh -c 'sh summarize.sh'")
+    digest = records.digest(root / "memcli.yaml")
+    records.record_trust(root, digest, data["trusted"], {})
+    cfg = load_config(root)
+    assert cfg["session.summarizer"] is None and "is not run" in cfg.warnings[0] and "'sh -c'" in cfg.warnings[0]
+    (root / LOCAL_CONFIG).write_text("session:\n  summarizer: \"sh -c 'cat'\"\n", encoding="utf-8")
+    assert load_config(root)["session.summarizer"] == "sh -c 'cat'"  # the user's own: not analysed
+
+
+def test_31_the_extractor_is_decided_by_the_same_rule(root):
+    (root / "memcli.yaml").write_text('reflect:\n  extractor: "python3 tools/x.py|cat"\n', encoding="utf-8")
+    (root / "tools").mkdir()
+    (root / "tools/x.py").write_text("print('{}')\n")
+    trust(root)
+    assert load_config(root)["reflect.extractor"] == "python3 tools/x.py|cat"
+    (root / "tools/x.py").write_text("print('changed')\n")
+    cfg = load_config(root)
+    assert cfg["reflect.extractor"] is None and "reflect.extractor runs tools/x.py" in cfg.warnings[0]

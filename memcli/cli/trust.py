@@ -15,11 +15,12 @@ def trust(ctx: typer.Context, json_: Json = False):
     """Let memcli.yaml run its commands (session.summarizer, reflect.extractor) and loosen settings, until it changes.
 
     A cloned memory repository never runs code by itself: read memcli.yaml first, and the files
-    in the root its commands name (their SHA-256 is recorded too: a command whose file changed
-    since is not run). The record is kept outside the root ($XDG_STATE_HOME/memcli/trust/), keyed
-    by the root's real path and the file's SHA-256. A setting that protects you (write.*,
-    inbox.auto_accept, reflect.on_fold, embed.*) counts from memcli.yaml only where it tightens
-    yours, or after this step (README "Safety").
+    in the root its commands name (their SHA-256, or their absence, is recorded too: a command
+    whose file changed, appeared or was relinked since is not run; a command line that cannot be
+    analysed, such as `$VAR` or `sh -c`, is refused). The record is kept outside the root
+    ($XDG_STATE_HOME/memcli/trust/), keyed by the root's real path and the file's SHA-256. A
+    setting that protects you (write.*, inbox.auto_accept, reflect.on_fold, embed.*) counts from
+    memcli.yaml only where it tightens yours, or after this step (README "Safety").
 
     Example: memcli trust
     """
@@ -35,8 +36,12 @@ def trust(ctx: typer.Context, json_: Json = False):
                 + "…)"
                 + ("; it may now use: " + "; ".join(f"{k}: {v}" for k, v in cmds.items()) if cmds else "")
             )
-            if res.get("files"):
-                r.talk("and the files they run: " + ", ".join(res["files"]))
+            present = [w for w, d in res["files"].items() if d]
+            if res["files"]:
+                absent = len(res["files"]) - len(present)
+                r.talk(
+                    f"and the files they run: {', '.join(present) or 'none'}; {absent} absent (one added is a change)"
+                )
             if res.get("loosens"):
                 r.talk("it may now loosen: " + "; ".join(f"{k}: {v}" for k, v in res["loosens"].items()))
             r.talk(f"recorded in {res['record']}")

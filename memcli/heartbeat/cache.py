@@ -114,6 +114,7 @@ _FIXED = (
     "memcli.safety.ruleset",
     "memcli.safety.validators",
     "memcli.safety.invisible",
+    "memcli.safety.fold",
     "memcli.model",
     "memcli.store.frontmatter",
     "memcli.store.flatyaml",

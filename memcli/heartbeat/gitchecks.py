@@ -24,10 +24,17 @@ class ConflictMarkers(Check):
 
 @register
 class GitSetup(Check):
-    """A clone whose merge drivers are not set up, and a .memcli/ that git tracks (someone
-    force-added local state: it is never read, and sync never commits it)."""
+    """A clone whose merge drivers are not set up, a .gitattributes line that sends another file
+    to them, and a .memcli/ that git tracks (someone force-added local state: it is never read,
+    and sync never commits it)."""
 
-    codes = ("git-drivers-missing", "git-driver-unisolated", "git-attributes-missing", "state-tracked")
+    codes = (
+        "git-drivers-missing",
+        "git-driver-unisolated",
+        "git-attributes-missing",
+        "git-attributes-foreign",
+        "state-tracked",
+    )
 
     def root(self, st):
         from ..store.git import check

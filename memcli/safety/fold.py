@@ -1,9 +1,14 @@
 """Text as an injection rule should read it: the evasions that keep "ignore previous
 instructions" from matching undone before the rules run.
 
-- compatibility forms (NFKC: full-width ｉｇｎｏｒｅ, ligatures, circled letters),
-- soft hyphens and zero-width characters inside words,
-- Cyrillic and Greek letters that look like Latin ones (іgnore, ρrevious),
+- compatibility forms and accents (NFKD, then every combining mark dropped: full-width
+  ｉｇｎｏｒｅ, ligatures, circled letters, a combining accent after each letter, ïgnörë),
+- soft hyphens, zero-width characters and every variation selector (U+FE00-FE0F,
+  U+E0100-E01EF, the Mongolian U+180B-180F),
+- letters of other scripts that pass for Latin ones (іgnore, ρrevious, Armenian օ): the Unicode
+  confusables data (TR39, ``rules/confusables.txt``, read at the first text that needs it),
+- blank characters (Braille blank U+2800, Hangul fillers) and `_` or `.` joining three or more
+  words of letters as the spaces they stand for (ignore_all_previous_instructions),
 - letters spaced apart (i g n o r e), collapsed; a wider gap between the runs stays a space.
 
 ``fold`` returns the folded text and, for each of its characters, the index of the character of
@@ -13,56 +18,71 @@ undo (most text: a quick scan of ASCII text for spaced letters is all it costs).
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 
-# the letters of other scripts that a reader takes for Latin ones
-CONFUSABLE = dict(
-    zip(
-        "аеорсухіјѕԁԛԝһӏаАВЕКМНОРСТУХІЈЅԌαβεικνορτυχοΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-        "aeopcyxijsdqwhlaABEKMHOPCTYXIJSGabeiknoptuxoABEZHIKMNOPTYX",
-    )
-)
+from ..lazyre import Lazy
+
 DROPPED = frozenset("\u00ad\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u180e\u034f")
-_SPACED = None
-_FOLDABLE = None
+SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef\u180b-\u180f"  # variation selectors (a regex class)
+BLANKS = "\u2800\u3164\u115f\u1160\uffa0"  # blank characters that stand for a space
+_MARKED: dict = {}  # character -> whether it marks its line (``_marks``)
+_OTHER = Lazy(r"[^\x00-\x7f]+")
+# three or more single letters, each followed by one space, dot, dash or underscore
+_SPACED = Lazy(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_·]){2,}[^\W\d_](?![^\W\d_])")
+# three or more words of letters joined by `_` or `.`, not a path, a host name or a file name's end;
+# looked for only in the lines where a search that starts at the `_` or `.` (a quarter of the time
+# over a long text) finds two joins in a row
+_JOINED = Lazy(r"(?<![\w./-])[^\W\d_]+(?:[_.][^\W\d_]+){2,}(?![\w/-]|\.\w)")
+_JOINS = Lazy(r"[_.](?<=[^\W\d_][_.])[^\W\d_]+[_.](?=[^\W\d_])")
+_TABLE: dict = {}
 
 
-def _spaced():
-    global _SPACED
-    if _SPACED is None:  # three or more single letters, each followed by one space, dot, dash or underscore
-        _SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_·]){2,}[^\W\d_](?![^\W\d_])")
-    return _SPACED
+def table() -> dict:
+    """{character: the ASCII it passes for} from ``rules/confusables.txt``, and the blanks."""
+    if not _TABLE:
+        with open(os.path.join(os.path.dirname(__file__), "rules", "confusables.txt"), encoding="utf-8") as f:
+            found = re.findall(r"^([0-9A-F]+) ;\t([0-9A-F ]+) ;", f.read(), re.M)
+        _TABLE.update((chr(int(s, 16)), "".join(chr(int(c, 16)) for c in t.split())) for s, t in found)
+        _TABLE.update(dict.fromkeys(BLANKS, " "))
+    return _TABLE
 
 
-def _foldable():
-    """A character fold changes: dropped ones, full-width letters and digits and the ideographic
-    space, mathematical and circled letters, the look-alikes (ordinary CJK punctuation is not)."""
-    global _FOLDABLE
-    if _FOLDABLE is None:
-        _FOLDABLE = re.compile(
-            "[" + "".join(sorted(DROPPED)) + "\u3000\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"
-            "\u249c-\u24e9\U0001d400-\U0001d7ff" + "".join(sorted(CONFUSABLE)) + "]"
+def _marks(ch: str) -> bool:
+    """Whether a character outside ASCII holds an evasion fold undoes (its line is then read
+    folded): a dropped or blank one, or a letter, digit, mark or format character that folds to
+    something else. Punctuation alone does not (ordinary CJK text is full of it)."""
+    known = _MARKED.get(ch)
+    if known is None:
+        known = _MARKED[ch] = (
+            ch in DROPPED or ch in BLANKS or (unicodedata.category(ch)[0] in "LMNC" and _char(ch) != ch)
         )
-    return _FOLDABLE
+    return known
 
 
 def _char(ch: str) -> str:
     if ch in DROPPED:
         return ""
-    if ch in CONFUSABLE:
-        return CONFUSABLE[ch]
     if ord(ch) < 128:
         return ch
-    return "".join(CONFUSABLE.get(c, c) for c in unicodedata.normalize("NFKC", ch) if not unicodedata.combining(c))
+    tr39 = table()  # NFKD, then no mark (combining, enclosing, a variation selector) is kept
+    return "".join(tr39.get(c, c) for c in unicodedata.normalize("NFKD", ch) if unicodedata.category(c)[0] != "M")
 
 
 def fold(text: str) -> tuple[str, list[int]] | None:
     """(the lines of text that hold an evasion, folded and joined by newlines; the original index of
     each of their characters), or None when no line does. Only those lines are read twice."""
-    marks = [m.start() for m in _spaced().finditer(text)]
+    marks = [m.start() for m in _SPACED.finditer(text)]
+    end = -1
+    for m in _JOINS.finditer(text):
+        if m.start() > end:
+            end = text.find("\n", m.start())
+            end = len(text) if end < 0 else end
+            hit = _JOINED.search(text, text.rfind("\n", 0, m.start()) + 1, end)
+            marks += [hit.start()] if hit else []
     if not text.isascii():
-        marks += [m.start() for m in _foldable().finditer(text)]
+        marks += [m.start() for m in _OTHER.finditer(text) if any(map(_marks, set(m.group())))]
     if not marks:
         return None
     spans, last_end = [], -1
@@ -80,13 +100,18 @@ def fold(text: str) -> tuple[str, list[int]] | None:
         if chars:
             chars.append("\n")
             where.append(start - 1)
+        if text.isascii() or text[start:end].isascii():  # nothing to fold but spaces: one for one
+            chars.extend(text[start:end])
+            where.extend(range(start, end))
+            continue
         for i in range(start, end):
             for c in _char(text[i]):
                 chars.append(c)
                 where.append(i)
-    folded = "".join(chars)
+    # `_` or `.` as the space it stands for, one character for one: `where` still holds
+    folded = _JOINED.sub(lambda m: re.sub("[_.]", " ", m.group()), "".join(chars))
     out, at, pos = [], [], 0
-    for m in _spaced().finditer(folded):
+    for m in _SPACED.finditer(folded):
         out.append(folded[pos : m.start()])
         at.extend(where[pos : m.start()])
         for k in range(m.start(), m.end(), 2):

@@ -1,10 +1,12 @@
 """Invisible characters in memory text: which ones hide something, and text without them.
 
 Zero-width joiners inside emoji sequences, joiners between letters of scripts that need them
-(Arabic, Indic, ...), tag characters of a subdivision flag and a byte-order mark at the very
-start are legitimate and kept; every other zero-width, bidirectional-override or tag character
-is reported by the injection scan (as ``invisible unicode``, or ``hidden prompt`` when tag
-characters spell out text) and removed by ``strip_invisible``.
+(Arabic, Indic, ...), tag characters of a subdivision flag, a byte-order mark at the very start
+and one variation selector after the character whose form it selects (an emoji or a symbol,
+a keycap's digit, a CJK ideograph, a Mongolian letter) are legitimate and kept; every other
+zero-width, bidirectional-override, tag character or variation selector is reported by the
+injection scan (as ``invisible unicode``, or ``hidden prompt`` when tag characters spell out
+text) and removed by ``strip_invisible``.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .fold import SELECTORS
+
 _INVISIBLE_SOURCE = (
-    "[\u200b-\u200d\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff\u180e\u115f\u1160\u3164\uffa0\U000e0000-\U000e007f]+"
+    "[\u200b-\u200d\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff\u180e\u115f\u1160\u3164\uffa0\U000e0000-\U000e007f"
+    + SELECTORS
+    + "]+"
 )
 _FLAG_TAGS_SOURCE = "[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f"
 _compiled: dict = {}
@@ -48,11 +54,23 @@ def _joining_script(ch: str) -> bool:
     ) and unicodedata.category(ch)[0] in "LM"
 
 
+def _selects(prev: str, selector: str, after: str) -> bool:
+    """Whether a variation selector after prev chooses a form of it (not of another selector)."""
+    o = ord(prev) if prev else 0
+    if _rx(f"[{SELECTORS}]").match(prev or " "):
+        return False
+    if "\u180b" <= selector <= "\u180f":
+        return 0x1800 <= o <= 0x18AF
+    return o >= 0x2000 or _emoji(prev) or (bool(prev) and prev in "#*0123456789" and after == "\u20e3")
+
+
 def legitimate(text: str, start: int, end: int) -> bool:
     """Whether the invisible run text[start:end] does a visible job where it stands."""
     run = text[start:end]
     prev = text[start - 1] if start else ""
     nxt = text[end] if end < len(text) else ""
+    if _rx(f"[{SELECTORS}]").match(run) and _selects(prev, run[0], text[start + 1 : start + 2]):
+        return end == start + 1 or legitimate(text, start + 1, end)  # then perhaps a joiner
     if run == "\ufeff":
         return start == 0
     if run == "\u200d" and _emoji(prev) and _emoji(nxt):

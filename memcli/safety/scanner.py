@@ -363,10 +363,23 @@ def fold(text: str):
     return folded(text)
 
 
-def injection_kinds(text: str) -> list[str]:
+def injection_kinds(text) -> list[str]:
     """The kinds of prompt injection a text may hold, sorted (empty when none): the flag every door
-    that hands memory text to an agent carries (recall, context, the inbox, MCP, MEMORY.md)."""
-    return sorted({f.kind for f in find_injection(text or "")})
+    that hands memory text to an agent carries (recall, context, the inbox, MCP, MEMORY.md). Given
+    a value (a memory's fields), every string in it is read, keys and nested values too."""
+    return sorted({f.kind for f in find_injection(text if isinstance(text, str) else "\n".join(_strings(text)))})
+
+
+def _strings(value) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
 
 
 def flag_note(kinds: list) -> str:

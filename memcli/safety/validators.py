@@ -296,7 +296,8 @@ def assignments(rule, text: str, lower: str) -> Iterator[Hit]:
     """``KEY = value`` where the key names a credential (``DB_PASSWORD``, ``api_key``, 密码)
     and the value has a credential's shape: a password for password keys, a random-looking
     token for the others. Keys named ``*_TOKEN``/``*_SECRET``/``*_API_KEY`` need a random value;
-    a bare ``password:`` needs the value alone on its line (not ``password: must be long``)."""
+    a bare ``password:`` needs the value alone on its line (not ``password: must be long``), but
+    ``password=value`` and a Chinese 密码/口令 (``密码是 S3cret``) hold wherever they stand."""
     o = _options(rule)
     cjk = o["cjk_keys"]
     # Searching the lowered text case-sensitively is several times faster than IGNORECASE; it
@@ -325,7 +326,9 @@ def assignments(rule, text: str, lower: str) -> Iterator[Hit]:
             if i and text[i - 1] in "?&":
                 amp = text.find("&", start, end)
                 end = amp if amp != -1 else end
-            if (key.lower() in o["bare_keys"] or word in cjk) and not dashed:
+            if word in cjk:  # 密码是 S3cret，… : the value ends where the sentence goes on
+                end = next((k for k in range(start, end) if not text[k].isascii()), end)
+            elif key.lower() in o["bare_keys"] and not dashed and text[m.end("w") : start] != "=":
                 eol = text.find("\n", end, end + 200)
                 rest = text[end : eol if eol != -1 else end + 200].strip()
                 if rest and not rest.startswith(("#", "//", ",", ";", "}", ")", "]")):

@@ -71,13 +71,7 @@ class WriteCheck:
         lists of text), extra (other frontmatter keys, nested values too), body or append."""
         for name, value in fields.items():
             _controls(name, value, name in NAME_FIELDS)
-        for name in BODY_FIELDS:
-            body = fields.get(name)
-            if body is not None and len(str(body).encode("utf-8")) > MAX_BODY:
-                raise UsageError(f"the {name} is larger than {MAX_BODY // 1_000_000} MB; memcli keeps text memories")
-        sizes = {k: v for k, v in fields.items() if k not in BODY_FIELDS}
-        sizes["body"] = "".join(str(fields.get(k) or "") for k in BODY_FIELDS)
-        check_sizes(sizes)
+        sizes(fields)
         for name in BODY_FIELDS:
             if fields.get(name):
                 self.markers(str(fields[name]), f"the {name}")
@@ -214,6 +208,27 @@ class WriteCheck:
                 x = bad[0]
                 raise UsageError(f"{what}: line {x.line or 1}: {x.message}; {x.fix}")
         return d
+
+
+def sizes(fields: dict) -> None:
+    """The size part of the check: new body text over 1 MB, and what the reader would refuse
+    (UsageError, exit 2). A proposal's fields (title, summary, tags, aliases, its text as the body)
+    pass it before anything is stored (``proposals``)."""
+    for name in BODY_FIELDS:
+        body = fields.get(name)
+        if body is not None and len(str(body).encode("utf-8")) > MAX_BODY:
+            raise UsageError(f"the {name} is larger than {MAX_BODY // 1_000_000} MB; memcli keeps text memories")
+    sized = {k: v for k, v in fields.items() if k not in BODY_FIELDS}
+    sized["body"] = "".join(str(fields.get(k) or "") for k in BODY_FIELDS)
+    check_sizes(sized)
+
+
+def proposals(objects: list) -> None:
+    """``sizes`` of each proposal an agent hands over (MCP `propose`, the API), at the door."""
+    for obj in objects:
+        if isinstance(obj, dict):
+            keys = ("title", "summary", "tags", "aliases", "text")
+            sizes({"body" if k == "text" else k: obj[k] for k in keys if isinstance(obj.get(k), (str, list))})
 
 
 def _controls(name: str, value, strict: bool) -> None:

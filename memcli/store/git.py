@@ -230,6 +230,7 @@ def check(root: Path) -> list:
                 f"run `memcli --root {shlex.quote(str(root))} git setup` (git does not copy config into clones)",
             )
         )
+    out += foreign_attributes(root, top)
     if lost:
         out.append(
             Finding(
@@ -241,6 +242,40 @@ def check(root: Path) -> list:
                 "run `memcli git setup`, then commit .gitattributes",
             )
         )
+    return out
+
+
+def foreign_attributes(root: Path, top: Path) -> list:
+    """Findings for each line of the root's and the repository's .gitattributes that sends a file
+    memcli does not keep to one of its merge drivers (`app.py merge=memcli-index`): the driver
+    refuses such a file and git leaves it conflicted, but the line should not be there."""
+    from ..model import Finding
+
+    own = {tuple(a.split()) for a in ATTRIBUTES}
+    out = []
+    for folder in dict.fromkeys((root, top)):
+        prefix = "" if folder == root else root.relative_to(top).as_posix() + "/"
+        try:
+            lines = (folder / layout.GITATTRIBUTES).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for n, line in enumerate(lines, 1):
+            words = line.split()
+            pattern = words[0].lstrip("/").removeprefix(prefix) if words else ""
+            drivers = [w for w in words[1:] if w.startswith("merge=memcli-")]
+            if drivers and not pattern.startswith("#") and any((pattern, d) not in own for d in drivers):
+                out.append(
+                    Finding(
+                        "git-attributes-foreign",
+                        "warning",
+                        os.path.relpath(folder / layout.GITATTRIBUTES, root),
+                        n,
+                        f"`{line.strip()}` sends files memcli does not keep to its merge driver (it merges only "
+                        "MEMORY.md, memory/**/*.md and the episode logs, and leaves any other file to git as a "
+                        "conflict)",
+                        "remove the line and commit .gitattributes (`memcli git setup` writes memcli's own lines)",
+                    )
+                )
     return out
 
 

@@ -1,7 +1,8 @@
 """The scope layer: the current task's shared keys, with the agent that wrote each one.
 
 A second agent writing a key it does not own is a collision: refused, or with force
-overwritten and logged. Every write is recorded, so `scope check` can say who wrote what.
+overwritten and logged, the forcing agent then the key's only owner. Every write is recorded, so
+`scope check` can say who wrote what.
 """
 
 from __future__ import annotations

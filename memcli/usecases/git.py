@@ -40,11 +40,11 @@ def setup(root, command: str | None = None, check: bool = False) -> Result:
     )
 
 
-def reconcile_index(root) -> bool:
+def reconcile_index(root, dropped: list | None = None) -> bool:
     """Bring MEMORY.md in line with the detail files, as after a git merge: conflict markers
-    settled as both sides, each memory listed once, lines to missing files dropped, the rest
-    ranked and demoted to fit. Deterministic: the same MEMORY.md and detail files give the
-    same bytes. Returns whether the file changed."""
+    settled as both sides, each memory listed once, lines to missing files dropped (their ids
+    added to ``dropped``), the rest ranked and demoted to fit. Deterministic: the same MEMORY.md
+    and detail files give the same bytes. Returns whether the file changed."""
     with root.lock():
         try:
             text = root.index_path.read_text(encoding="utf-8")
@@ -60,6 +60,8 @@ def reconcile_index(root) -> bool:
                     present.append(e)
                 else:
                     memories[e.id] = indexrules.MISSING
+                    if dropped is not None:
+                        dropped.append(e.id)
         memories.update((e.id, d) for e, d in root.indexed(present) if d is not None)
         # the trace is local to each clone: a merged index is planned without it (index.rank: activity),
         # and fitted: both sides' entries may meet over the limit
@@ -284,7 +286,7 @@ def _settle_merge(repo: Repo, root, warnings: list, fresh: bool) -> tuple[list, 
         full = repo.root / path
         in_root = not path.startswith("../")
         if in_root and path == layout.INDEX and _utf8(full):
-            reconcile_index(root)
+            _reconcile(root, warnings)
             repo.run("add", "--", path)
             continue
         if in_root and path.startswith(layout.MEMORY + "/") and path.endswith(".md"):
@@ -341,7 +343,7 @@ def _finish_merge(repo: Repo, root, warnings: list, fresh: bool = False) -> dict
     if left:
         return {"merged": False, "conflicts": left, "failed": []}
     revived += _unarchive(repo, root, sides["archived_changed"], warnings)
-    reconcile_index(root)
+    _reconcile(root, warnings)
     if revived:
         index_revived(root, revived)
     if root.index_path.exists():
@@ -351,6 +353,18 @@ def _finish_merge(repo: Repo, root, warnings: list, fresh: bool = False) -> dict
     # --cleanup=strip: git's "# Conflicts:" lines in MERGE_MSG are notes for an editor, not the message
     repo.run("commit", "-q", "--no-verify", "--no-edit", "--cleanup=strip")
     return {"merged": True, "conflicts": [], "failed": []}
+
+
+def _reconcile(root, warnings: list) -> None:
+    """``reconcile_index`` after a merge, saying in one line what it dropped and why."""
+    gone: list = []
+    reconcile_index(root, gone)
+    if gone:
+        shown = ", ".join(gone[:3]) + (f" and {len(gone) - 3:,} more" if len(gone) > 3 else "")
+        warnings.append(
+            f"dropped {len(gone):,} line(s) of the merged MEMORY.md that point at memory files neither side "
+            f"has ({shown}): an index lists only memories that exist"
+        )
 
 
 def _tree_changes(repo: Repo, base: str, ref: str) -> dict:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import UsageError
 from ..merge3 import merge3 as _merge3
 from ..merge3 import merged_lines, union_lines
 
@@ -217,12 +218,26 @@ def merge_bytes(base_path: str, ours_path: str, theirs_path: str, marker: int = 
     return 0 if code == 0 else 1 if 0 < code < 128 else 2
 
 
+# what each driver merges: the kinds of file (``paths.kind_of``) memcli keeps
+OWNED = {"index": ("index",), "detail": ("detail", "archive", "proposal", "other"), "episode": ("episode",)}
+OWNED_NAMES = "MEMORY.md, memory/**/*.md, memory/episodes/*.md"
+
+
 def merge_file(kind: str, base_path: str, ours_path: str, theirs_path: str, marker: int = 7, path: str = "") -> int:
     """Merge the three files git gives (kind index, detail or episode; path as git gives it, %P,
     relative to the repository's top, the working folder of the driver); the result passes the
     write check under the policy of the root that holds the file and replaces ours_path. 0
     merged, 1 conflicts left (2 when git's own merge of a file that is not UTF-8 failed); a
-    refusal raises MemcliError (git then leaves the file conflicted, for a person)."""
+    refusal raises MemcliError (git then leaves the file conflicted, for a person), and so does a
+    path that is not one of the files this driver keeps (a .gitattributes line sent it here)."""
+    from ..paths import kind_of
+
+    root, rel = _holder(path)
+    if kind_of(rel) not in OWNED.get(kind, ()):
+        raise UsageError(
+            f"{rel or 'a file without a path'} is not a file memcli's {kind} driver merges ({OWNED_NAMES}): "
+            "left to git as a conflict; a .gitattributes line sends it here: remove it (`memcli heartbeat` names it)"
+        )
     try:
         base, ours, theirs = (
             Path(p).read_bytes().decode("utf-8").lstrip("\ufeff") for p in (base_path, ours_path, theirs_path)
@@ -234,26 +249,30 @@ def merge_file(kind: str, base_path: str, ours_path: str, theirs_path: str, mark
         text = merge_index(base, ours, theirs)
     elif kind == "episode":
         text = merge_episode(base, ours, theirs)
-    elif kind == "detail":
-        mid = Path(path).stem if path else "memory"
-        text, conflicts = merge_detail(base, ours, theirs, mid, marker)
     else:
-        raise ValueError(kind)
-    text = checked(kind, text, path, conflicts)
+        text, conflicts = merge_detail(base, ours, theirs, Path(rel).stem, marker)
+    text = checked(kind, text, path, conflicts, root, rel)
     Path(ours_path).write_bytes(text.encode("utf-8"))
     return 1 if conflicts else 0
 
 
-def checked(kind: str, text: str, path: str, conflicts: int = 0) -> str:
-    """A merge's result through the one write check (``safety.writecheck``), under `write.secrets`
-    of the root that holds the file (the nearest folder above it with MEMORY.md or memcli.yaml;
-    the default policy when there is none or its settings cannot be read): the text to write."""
-    from ..errors import MemcliError
-    from ..safety.writecheck import check_merged
+def _holder(path: str) -> tuple:
+    """(the root that holds the file git names: the nearest folder above it with MEMORY.md or
+    memcli.yaml, or None; the path from that root, else as given)."""
     from ..store.layout import is_root
 
     full = Path(path).absolute() if path else None
     root = next((d for d in full.parents if is_root(d)), None) if full is not None else None
+    return root, full.relative_to(root).as_posix() if root is not None and full is not None else str(path)
+
+
+def checked(kind: str, text: str, path: str, conflicts: int = 0, root=None, rel: str = "") -> str:
+    """A merge's result through the one write check (``safety.writecheck``), under `write.secrets`
+    of the root that holds the file (``_holder``; the default policy when there is none or its
+    settings cannot be read): the text to write."""
+    from ..errors import MemcliError
+    from ..safety.writecheck import check_merged
+
     policy = "refuse"
     if root is not None:
         from ..tighten import load_config
@@ -262,5 +281,4 @@ def checked(kind: str, text: str, path: str, conflicts: int = 0) -> str:
             policy = load_config(root)["write.secrets"]
         except MemcliError:
             pass  # an unreadable memcli.yaml: the default policy
-    rel = full.relative_to(root).as_posix() if root is not None and full is not None else str(path)
-    return check_merged(kind, text, full, rel, conflicts, policy)
+    return check_merged(kind, text, Path(path).absolute() if path else None, rel or str(path), conflicts, policy)

@@ -570,10 +570,11 @@ def _count(root, n: int, now: str) -> None:
 
 
 def _within_caps(root, objects: list, now: str) -> None:
-    """An agent's proposals within inbox.propose_per_call, inbox.propose_per_hour, and the inbox's
-    inbox.max_pending proposals and inbox.max_bytes: else one clear error, nothing written."""
+    """An agent's proposals within the write check's sizes and the inbox.* caps, or one error and nothing written."""
     from ..errors import LimitError
+    from ..safety.writecheck import proposals
 
+    proposals(objects)
     cfg = root.config
     per_call, per_hour = int(cfg["inbox.propose_per_call"]), int(cfg["inbox.propose_per_hour"])
     if len(objects) > per_call:
