@@ -78,6 +78,9 @@ def record(folder: Path, sc: dict):
     from memcli.usecases.init import init_root
 
     init_root(folder)
+    if sc.get("config"):  # e.g. session.max_rounds: 1, each round folded into a section of its own
+        with open(folder / "memcli.yaml", "a", encoding="utf-8") as f:
+            f.write(sc["config"])
     m = Memory(folder)
     s = m.session(sc["name"])
     for i, (role, text) in enumerate(sc["turns"]):
