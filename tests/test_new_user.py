@@ -2,12 +2,14 @@
 needs, paths as typed, a broken memcli.yaml, watch, an interrupted edit, the recall panel on a
 terminal, a conflicted memory in recall, a scope's episode, import's messages, the docs' promises."""
 
+import json
 import subprocess
 import venv
 from pathlib import Path
 
 import pytest
 
+from memcli.core import Memory
 from tests.conftest import ROOT_DIR, child_env, run_memcli
 
 
@@ -84,3 +86,30 @@ def test_the_template_names_the_distribution_and_the_safety_page(root):
     helped = run_memcli("trust", "--help", env={"COLUMNS": "200"}).stdout
     assert "(docs/safety.md)" in helped and "README" not in helped
     assert (ROOT_DIR / "docs" / "safety.md").is_file()
+
+
+# ---------------------------------------------------------------- paths as the user typed them
+
+
+def test_show_takes_the_memory_file_as_typed_and_refuses_one_outside_the_root(tmp_path):
+    work = tmp_path / "proj"
+    store = work / "store"
+    Memory.init(store)
+    mc(store, "remember", "Deploy staging", "run make deploy", "--id", "deploy-staging")
+    for typed in (
+        "store/memory/deploy-staging.md",
+        "./store/memory/deploy-staging.md",
+        str(store / "memory" / "deploy-staging.md"),
+        "deploy-staging.md",
+        "memory/deploy-staging.md",
+    ):
+        got = run_memcli("--root", "store", "--json", "show", typed, cwd=work)
+        assert got.returncode == 0, (typed, got.stderr)
+        assert json.loads(got.stdout)["data"]["id"] == "deploy-staging"
+    mc(store, "forget", "deploy-staging")
+    got = run_memcli("--root", "store", "restore", "store/memory/archive/deploy-staging.md", cwd=work)
+    assert got.returncode == 0, got.stderr
+    (tmp_path / "outside.md").write_text("---\ntitle: Outside\n---\nnot a memory of the root\n")
+    for typed in ("outside.md", "../outside.md", str(tmp_path / "outside.md"), "store/memory/../../../outside.md"):
+        got = run_memcli("--root", "store", "show", typed, cwd=work)
+        assert got.returncode == 3 and not got.stdout and "memcli: error: " in got.stderr, (typed, got.stdout)

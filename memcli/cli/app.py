@@ -136,7 +136,7 @@ def remember(
 def update(
     ctx: typer.Context,
     id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
     ],
     title: Annotated[
         Optional[str], typer.Option("--title", metavar="TEXT", help="New title (the old one becomes an alias).")
@@ -183,7 +183,7 @@ def update(
 def show(
     ctx: typer.Context,
     id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
     ],
     json_: Json = False,
 ):
@@ -244,7 +244,7 @@ def list_(
 def edit(
     ctx: typer.Context,
     id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
     ],
     json_: Json = False,
 ):
@@ -293,7 +293,7 @@ def edit(
 def forget(
     ctx: typer.Context,
     id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
     ],
     purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
     yes: Annotated[
