@@ -367,6 +367,8 @@ def watch_event(event: dict, as_json: bool) -> None:
         out(f"{kind} {event['path']}")
     elif kind == "fixed":
         out(event["message"])
+    elif kind == "indexed":
+        out(f"indexed {event['id']}: {event['line']}")
     elif kind == "heartbeat":
         out(
             f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "

@@ -113,3 +113,34 @@ def test_show_takes_the_memory_file_as_typed_and_refuses_one_outside_the_root(tm
     for typed in ("outside.md", "../outside.md", str(tmp_path / "outside.md"), "store/memory/../../../outside.md"):
         got = run_memcli("--root", "store", "show", typed, cwd=work)
         assert got.returncode == 3 and not got.stdout and "memcli: error: " in got.stderr, (typed, got.stdout)
+
+
+# ---------------------------------------------------------------- a broken memcli.yaml
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("index:\n  max_lines: [oops\n", 3, "did not find expected ',' or ']'"),
+        ("index:\n  max_lines: lots\n", None, "index.max_lines must be a whole number of at least 1, got 'lots'"),
+    ],
+)
+def test_a_broken_memcli_yaml_is_a_heartbeat_finding_with_the_rest_of_the_audit(root, text, line, message):
+    Memory(root).remember("Deploy staging", "run make deploy")
+    (root / "memory" / "loose.md").write_text("# Loose\n\nno frontmatter\n")
+    (root / "memcli.yaml").write_text(text)
+    mc(root, "list", code=3)  # every other command stops on it
+    data = json.loads(mc(root, "--json", "heartbeat").stdout)["data"]
+    found = {f["code"]: f for f in data["findings"]}
+    assert found["config-broken"]["severity"] == "error" and found["config-broken"]["path"] == "memcli.yaml"
+    assert found["config-broken"]["line"] == line and message in found["config-broken"]["message"]
+    assert "frontmatter-missing" in found  # the rest of the audit
+    before = {p.name: p.read_bytes() for p in (root / "memory").iterdir() if p.is_file()}
+    index = (root / "MEMORY.md").read_bytes()
+    fixed = mc(root, "heartbeat", "--fix", "--check", code=1)
+    assert "no repair was made: the configuration cannot be read" in fixed.stderr
+    assert (root / "MEMORY.md").read_bytes() == index
+    assert {p.name: p.read_bytes() for p in (root / "memory").iterdir() if p.is_file()} == before
+    event = json.dumps({"prompt": "what did we do last time", "cwd": str(root)})
+    hook = run_memcli("--root", root, "hook", "claude-code", input=event)
+    assert hook.returncode == 0, hook.stderr
