@@ -234,12 +234,13 @@ class Memory:
 
         return restore(self.store, check_id(self._id(memory_id)), now or utcnow())
 
-    def edit_begin(self, memory_id: str):
+    def edit_begin(self, memory_id: str, reuse_draft: bool | None = True):
         """Start a hand edit: an EditSession whose `draft` (a copy under .memcli/edits/) the
-        editor opens. No lock is held while the editor runs."""
+        editor opens. No lock is held while the editor runs. A draft an earlier edit left is
+        reopened (reuse_draft True), left aside (False), or named by a UsageError (None)."""
         from .usecases.edit import begin
 
-        return begin(self.store, self._id(memory_id))
+        return begin(self.store, self._id(memory_id), reuse_draft)
 
     def edit_finish(self, session, text: str | None = None) -> WriteResult:
         """End a hand edit (the draft's text, or `text`): under the lock, the file is re-read; a change

@@ -2,8 +2,16 @@
 needs, paths as typed, a broken memcli.yaml, watch, an interrupted edit, the recall panel on a
 terminal, a conflicted memory in recall, a scope's episode, import's messages, the docs' promises."""
 
+import fcntl
 import json
+import os
+import re
+import select
+import struct
 import subprocess
+import sys
+import termios
+import time
 import venv
 from pathlib import Path
 
@@ -144,3 +152,68 @@ def test_a_broken_memcli_yaml_is_a_heartbeat_finding_with_the_rest_of_the_audit(
     event = json.dumps({"prompt": "what did we do last time", "cwd": str(root)})
     hook = run_memcli("--root", root, "hook", "claude-code", input=event)
     assert hook.returncode == 0, hook.stderr
+
+
+# ---------------------------------------------------------------- an interrupted edit
+
+
+def _on_terminal(args, answer: bytes, env=None, cols=100) -> tuple[int, str]:
+    """memcli with stdin, stdout and stderr on a pseudo-terminal `cols` wide, `answer` typed once
+    it asks (or at once): (exit code, what the terminal showed, escape sequences removed)."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+    e = child_env()
+    e.update(TERM="xterm-256color", COLUMNS=str(cols), **(env or {}))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "memcli", *map(str, args)], stdin=slave, stdout=slave, stderr=slave, env=e
+    )
+    os.close(slave)
+    got, sent = b"", not answer
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            got += chunk
+            if not sent and b"?" in got:
+                os.write(master, answer)
+                sent = True
+        elif p.poll() is not None:
+            break
+    p.wait(timeout=30)
+    os.close(master)
+    return p.returncode, re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", got).decode("utf-8", "replace")
+
+
+def test_an_interrupted_edit_is_not_saved_by_the_next_one_unasked(root, tmp_path):
+    mc(root, "remember", "Deploy staging", "run make deploy", "--id", "deploy-staging")
+    before = (root / "memory/deploy-staging.md").read_text()
+    interrupted = tmp_path / "interrupted.sh"  # types a line, then the person presses Ctrl-C
+    interrupted.write_text('#!/bin/sh\necho "half a thought" >> "$1"\nkill -INT $PPID\nsleep 5\n')
+    interrupted.chmod(0o755)
+    got = mc(root, "edit", "deploy-staging", env={"EDITOR": str(interrupted)}, code=130)
+    (draft,) = (root / ".memcli/edits").glob("deploy-staging-*.md")
+    assert "half a thought" in draft.read_text() and "interrupted" in got.stderr
+    unchanged = {"EDITOR": "true"}  # an editor closed without a change
+    got = mc(root, "edit", "deploy-staging", env=unchanged, code=2)
+    assert f"left a draft (.memcli/edits/{draft.name})" in got.stderr and "--reuse-draft" in got.stderr
+    assert "--new-draft" in got.stderr
+    assert (root / "memory/deploy-staging.md").read_text() == before
+    got = mc(root, "--json", "edit", "deploy-staging", "--new-draft", env=unchanged)
+    assert json.loads(got.stdout)["data"]["action"] == "unchanged" and draft.is_file()
+    assert (root / "memory/deploy-staging.md").read_text() == before
+    assert "edit-draft-kept" not in mc(root, "heartbeat").stdout  # an editor may be open on a fresh one
+    os.utime(draft, (draft.stat().st_mtime - 7200, draft.stat().st_mtime - 7200))
+    said = mc(root, "heartbeat", "--check", code=1).stdout
+    assert f"warning edit-draft-kept .memcli/edits/{draft.name} a draft of deploy-staging left by an edit" in said
+    code, shown = _on_terminal(["--root", root, "edit", "deploy-staging"], b"n\n", env=unchanged)
+    assert code == 0 and "go on with it? [y/N]" in shown and "the earlier draft stays in" in shown, shown
+    assert (root / "memory/deploy-staging.md").read_text() == before and draft.is_file()
+    code, shown = _on_terminal(["--root", root, "edit", "deploy-staging"], b"y\n", env=unchanged)
+    assert code == 0 and "reopening the draft" in shown, shown
+    assert "half a thought" in (root / "memory/deploy-staging.md").read_text() and not draft.exists()

@@ -560,7 +560,7 @@ def test_18_layer_semantic_without_the_extra_names_the_extra(mem, monkeypatch):
 
     monkeypatch.setattr(semantic, "enabled", lambda: False)
     res = DCli(mem.root)("recall", "deploy", "--layer", "semantic")
-    assert res.exit_code == 2 and "memcli[semantic]" in res.stderr
+    assert res.exit_code == 2 and "memcli-md[semantic]" in res.stderr
 
 
 # ====================================================================== item 19
