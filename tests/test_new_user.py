@@ -217,3 +217,31 @@ def test_an_interrupted_edit_is_not_saved_by_the_next_one_unasked(root, tmp_path
     code, shown = _on_terminal(["--root", root, "edit", "deploy-staging"], b"y\n", env=unchanged)
     assert code == 0 and "reopening the draft" in shown, shown
     assert "half a thought" in (root / "memory/deploy-staging.md").read_text() and not draft.exists()
+
+
+# ---------------------------------------------------------------- the recall panel on a terminal
+
+GRPC_BODY = """The inventory gRPC client used the default 1 s deadline.
+
+Raise it to 5 s in config/inventory.yaml:
+
+    grpc:
+      deadline: 5s
+
+Then restart the checkout service so it picks the setting up.
+Confirmed on staging."""
+
+
+def test_the_recall_panel_shows_the_body_and_cuts_a_long_path_with_an_ellipsis(root):
+    mc(root, "remember", "gRPC inventory deadline exceeded", "Inventory calls time out under load.", "--id",
+       "grpc-inventory-deadline-exceeded-under-load", "--body", GRPC_BODY)  # fmt: skip
+    code, shown = _on_terminal(["--root", root, "recall", "grpc inventory deadline"], b"", cols=80)
+    assert code == 0, shown
+    top = next(line for line in shown.splitlines() if "gRPC inventory deadline exceeded" in line)
+    assert re.search(r"memory/grpc-inventory-de\S*… · index · \d\.\d\d", top), top
+    flat = " ".join(" ".join(line.strip(" │\r") for line in shown.splitlines()).split())  # wrapped lines joined
+    for said in ("Inventory calls time out under load.", "Raise it to 5 s in config/inventory.yaml:",
+                 "deadline: 5s", "Then restart the checkout service", "Confirmed on staging."):  # fmt: skip
+        assert said in flat, (said, shown)
+    piped = mc(root, "recall", "grpc inventory deadline").stdout
+    assert "memory/grpc-inventory-deadline-exceeded-under-load.md" in piped  # the whole path where it fits

@@ -130,8 +130,26 @@ def recall_action(st: State, query, **options) -> Out:
         with reporting(m, False):
             res = ask()
     out = Out.of(res)
-    out.human, out.code = (lambda: r.recall(out.data)), 0 if out.data["hits"] else 1
+    out.human, out.code = (lambda: r.recall(out.data, _bodies(m, out.data["hits"]))), 0 if out.data["hits"] else 1
     return out
+
+
+def _bodies(m, hits: list) -> dict | None:
+    """{path: body} of the memories among the hits, for a person at a terminal (None elsewhere)."""
+    from ..errors import MemcliError
+    from ..paths import id_of
+
+    if not r.is_tty():
+        return None
+    found = {}
+    for h in hits:
+        mid = id_of(h["path"])
+        try:
+            if mid is not None:
+                found[h["path"]] = m.get(mid).body
+        except MemcliError:
+            continue
+    return found
 
 
 def should_recall_action(st: State, text) -> Out:
