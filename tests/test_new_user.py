@@ -245,3 +245,26 @@ def test_the_recall_panel_shows_the_body_and_cuts_a_long_path_with_an_ellipsis(r
         assert said in flat, (said, shown)
     piped = mc(root, "recall", "grpc inventory deadline").stdout
     assert "memory/grpc-inventory-deadline-exceeded-under-load.md" in piped  # the whole path where it fits
+
+
+# ---------------------------------------------------------------- a conflicted memory in recall
+
+
+def test_a_memory_with_conflict_markers_stays_in_recall_with_its_warning(root):
+    mc(root, "remember", "Shared note", "the release train leaves on beta", "--id", "shared-note", "--body", "beta")
+    path = root / "memory/shared-note.md"
+    text = path.read_text().replace("\nbeta\n", "\n<<<<<<< ours\nbeta A\n=======\nbeta B\n>>>>>>> theirs\n")
+    path.write_text(text)
+    line = text.splitlines().index("<<<<<<< ours") + 1
+    for layer in ([], ["--layer", "index"], ["--layer", "details"]):
+        got = json.loads(mc(root, "--json", "recall", "release train beta", *layer).stdout)
+        assert [h["id"] for h in got["data"]["hits"]][:1] == ["shared-note"], (layer, got)
+        assert [w for w in got["warnings"] if "shared-note" in w] == [
+            f"memory/shared-note.md holds unresolved git conflict markers (line {line}): both sides are shown; "
+            "`memcli resolve shared-note --ours|--theirs|--both` (the other side goes to ## History), or edit the "
+            "file and delete the marker lines"
+        ]
+    said = mc(root, "recall", "release train beta")
+    assert "## Shared note" in said.stdout and "unresolved git conflict markers" in said.stderr
+    mc(root, "update", "shared-note", "--append", "more", code=3)  # nothing lands on the markers
+    assert path.read_text() == text
