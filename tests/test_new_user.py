@@ -268,3 +268,22 @@ def test_a_memory_with_conflict_markers_stays_in_recall_with_its_warning(root):
     assert "## Shared note" in said.stdout and "unresolved git conflict markers" in said.stderr
     mc(root, "update", "shared-note", "--append", "more", code=3)  # nothing lands on the markers
     assert path.read_text() == text
+
+
+# ---------------------------------------------------------------- a scope's episode
+
+
+def test_an_ended_scope_is_found_as_readable_text_not_json(root):
+    scope = {"MEMCLI_SCOPE": "rollout"}
+    mc(root, "scope", "start", "roll out the payment service to eu-west", env=scope)
+    mc(root, "scope", "set", "region", "eu-west-1 first, then eu-central-1", "--agent", "planner", env=scope)
+    mc(root, "scope", "set", "rollback", "keep the old task definition\nfor 24h", "--agent", "deployer", env=scope)
+    mc(root, "scope", "end", env=scope)
+    got = json.loads(mc(root, "--json", "recall", "which region did the payment rollout start with").stdout)
+    (hit,) = [h for h in got["data"]["hits"] if h["path"].startswith("memory/episodes/")]
+    assert "region: eu-west-1 first, then eu-central-1 (planner)" in hit["snippet"], hit["snippet"]
+    assert "Task: roll out the payment service to eu-west" in hit["snippet"]
+    assert not any(c in hit["snippet"] for c in ("{", '"value"', "```")), hit["snippet"]
+    log = next((root / "memory/episodes").glob("*.md")).read_text()
+    assert "- rollback: keep the old task definition\n  for 24h (deployer)" in log  # a later line stays in its key
+    assert mc(root, "heartbeat", "--check").returncode == 0
