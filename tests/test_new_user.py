@@ -287,3 +287,26 @@ def test_an_ended_scope_is_found_as_readable_text_not_json(root):
     log = next((root / "memory/episodes").glob("*.md")).read_text()
     assert "- rollback: keep the old task definition\n  for 24h (deployer)" in log  # a later line stays in its key
     assert mc(root, "heartbeat", "--check").returncode == 0
+
+
+# ---------------------------------------------------------------- import's messages
+
+
+def test_import_names_three_skipped_ids_and_the_count_and_says_memory_for_one(root, tmp_path):
+    mc(root, "remember", "Kept", "already here", "--id", "note-00")
+    lines = [{"id": f"note-{i:02d}", "title": f"Note {i}", "summary": "s"} for i in range(30)]
+    source = tmp_path / "notes.jsonl"
+    source.write_text("".join(json.dumps(x) + "\n" for x in lines[:1] + lines[2:]))  # note-00 is here already
+    for i in range(2, 30):
+        mc(root, "remember", f"Note {i}", "s", "--id", f"note-{i:02d}")
+    (tmp_path / "one.jsonl").write_text(json.dumps(lines[1]) + "\n")
+    got = mc(root, "import", str(tmp_path / "one.jsonl"))
+    assert "imported 1 memory (jsonl)" in got.stderr, got.stderr
+    got = mc(root, "import", str(source))
+    warned = [line for line in got.stderr.splitlines() if line.startswith("memcli: warning: skipped")]
+    assert len(warned) == 4, got.stderr
+    assert warned[:3] == [f"memcli: warning: skipped note-{i:02d}: a memory with this id exists" for i in (0, 2, 3)]
+    assert warned[3] == "memcli: warning: skipped 26 more (`memcli --json import` lists every one with its reason)"
+    assert "imported 0 memories (jsonl); skipped 29" in got.stderr
+    data = json.loads(mc(root, "--json", "import", str(source)).stdout)["data"]
+    assert len(data["skipped"]) == 29
