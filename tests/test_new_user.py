@@ -310,3 +310,24 @@ def test_import_names_three_skipped_ids_and_the_count_and_says_memory_for_one(ro
     assert "imported 0 memories (jsonl); skipped 29" in got.stderr
     data = json.loads(mc(root, "--json", "import", str(source)).stdout)["data"]
     assert len(data["skipped"]) == 29
+
+
+# ---------------------------------------------------------------- what the README promises
+
+
+def test_the_readme_sample_is_what_the_quick_start_prints_on_any_day(tmp_path):
+    readme = (ROOT_DIR / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("$ memcli --root demo recall 'MySQL中文查不到数据'\n", 1)[1].split("```", 1)[0]
+    assert run_memcli("init", "demo", "--example", cwd=tmp_path).returncode == 0
+    got = run_memcli("--root", "demo", "recall", "MySQL中文查不到数据", cwd=tmp_path)
+    assert got.returncode == 0 and got.stdout == shown, (got.stdout, shown)
+
+
+def test_the_quick_start_leaves_the_checkout_clean(tmp_path):
+    """The quick start makes demo/ in the checkout it runs in; git does not list it as untracked."""
+    got = subprocess.run(
+        ["git", "-C", str(ROOT_DIR), "check-ignore", "demo/MEMORY.md", "demo/memory/mysql-charset.md"],
+        capture_output=True,
+        text=True,
+    )
+    assert got.returncode == 0 and got.stdout.split() == ["demo/MEMORY.md", "demo/memory/mysql-charset.md"], got
