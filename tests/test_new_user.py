@@ -331,3 +331,17 @@ def test_the_quick_start_leaves_the_checkout_clean(tmp_path):
         text=True,
     )
     assert got.returncode == 0 and got.stdout.split() == ["demo/MEMORY.md", "demo/memory/mysql-charset.md"], got
+
+
+def test_the_user_guides_name_no_source_file():
+    """The guides speak to users: memcli's modules, tests and benchmark scripts are named in the
+    architecture, contributing and evaluation pages (a command a user may run is fine)."""
+    source = re.compile(r"`(?:memcli|tests)/[^`]*`|`(?!(?:\.venv/bin/)?python )[\w./-]+\.py\b[^`]*`|`memcli\.[a-z_]+\.")
+    named = [
+        f"{page.name}:{n}: {m.group()}"
+        for page in sorted((ROOT_DIR / "docs" / "guide").glob("*.md"))
+        if page.name != "serve.md"  # rewritten with the resident server
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        for m in source.finditer(line)
+    ]
+    assert not named, named
