@@ -290,12 +290,9 @@ def recall(data: dict, bodies: dict | None = None) -> None:
 def _first_lines(body: str | None, hit: dict, lines: int = 12) -> str:
     """A memory's body as far as a panel shows it (its first lines, "…" where it goes on), and the
     snippet that matched when it lies further down; the snippet alone without a body."""
-    snippet = (hit["snippet"] or "").strip()
-    if not body or not body.strip():
-        return snippet
-    said = body.strip("\n").splitlines()
+    snippet, said = (hit["snippet"] or "").strip(), (body or "").strip("\n").splitlines()
     head = "\n".join(said[:lines]) + ("\n\n…" if len(said) > lines else "")
-    if snippet and " ".join(snippet.strip("…").split())[:60] not in " ".join(head.split()):
+    if not head.strip() or snippet and " ".join(snippet.strip("…").split())[:60] not in " ".join(head.split()):
         head += "\n\n" + snippet
     return head
 

@@ -136,19 +136,17 @@ def recall_action(st: State, query, **options) -> Out:
 
 def _bodies(m, hits: list) -> dict | None:
     """{path: body} of the memories among the hits, for a person at a terminal (None elsewhere)."""
+    from contextlib import suppress
+
     from ..errors import MemcliError
     from ..paths import id_of
 
     if not r.is_tty():
         return None
     found = {}
-    for h in hits:
-        mid = id_of(h["path"])
-        try:
-            if mid is not None:
-                found[h["path"]] = m.get(mid).body
-        except MemcliError:
-            continue
+    for h, mid in ((h, id_of(h["path"])) for h in hits):
+        with suppress(MemcliError):  # a memory that cannot be read shows its snippet
+            found[h["path"]] = m.get(mid).body if mid else None
     return found
 
 

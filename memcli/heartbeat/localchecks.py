@@ -1,5 +1,4 @@
-"""Checks of what is this machine's own: the configuration memcli reads, and the drafts an edit
-left in .memcli/edits/."""
+"""Checks of what is this machine's own: the configuration memcli reads, the drafts of edits."""
 
 from __future__ import annotations
 
@@ -14,10 +13,17 @@ from .checks import Check, register
 DRAFT_MIN_AGE = 3600.0  # seconds a draft must be untouched before it counts as left behind
 
 
+def config_finding(e: ConfigError, fix: str) -> Finding:
+    """A configuration memcli cannot use, with its file and line as the error names them."""
+    m = re.match(r"(\S+?)(?: line (\d+))?: (.+)", e.message, re.S)
+    where, line, what = m.groups() if m else (layout.CONFIG, None, e.message)
+    return Finding("config-broken", "error", where, int(line) if line else None, what, fix)
+
+
 @register
 class ConfigFiles(Check):
-    """A configuration file memcli cannot use: every other command stops on it (exit 3), so the
-    audit, which runs with the defaults then, reports it with the rest."""
+    """Every other command stops on a broken configuration (exit 3); the audit runs with the
+    defaults then, and reports it with the rest."""
 
     codes = ("config-broken",)
 
@@ -27,25 +33,13 @@ class ConfigFiles(Check):
         try:
             load_config(st.root.path)
         except ConfigError as e:
-            m = re.match(r"(\S+?)(?: line (\d+))?: (.+)", e.message, re.S)
-            where, line, what = m.groups() if m else (layout.CONFIG, None, e.message)
-            return [
-                Finding(
-                    "config-broken",
-                    "error",
-                    where,
-                    int(line) if line else None,
-                    what,
-                    "correct it: until then the other commands stop on it, and heartbeat uses the defaults",
-                )
-            ]
+            return [config_finding(e, "correct it: until then the other commands stop on it")]
         return []
 
 
 @register
 class EditDrafts(Check):
-    """A draft in .memcli/edits/ that no edit is working on: the text of an edit that was
-    interrupted or refused, which the next `memcli edit` of the memory offers to go on with."""
+    """A draft in .memcli/edits/ left by an edit that was interrupted or refused."""
 
     codes = ("edit-draft-kept",)
 
@@ -53,17 +47,10 @@ class EditDrafts(Check):
         folder = st.root.path / layout.STATE_DIR / layout.EDITS
         out = []
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else ():
-            idle = st.when.timestamp() - path.stat().st_mtime
-            mid = re.sub(r"-\d{8}T\d{6}Z(-\d+)?$", "", path.stem)
+            idle, mid = st.when.timestamp() - path.stat().st_mtime, re.sub(r"-\d{8}T\d{6}Z(-\d+)?$", "", path.stem)
+            said = f"a draft of {mid} left by an edit that did not finish, {age(idle)} ago"
+            fix = f"`memcli edit {mid}` asks whether to go on with it; delete it if you do not need it"
             if idle >= DRAFT_MIN_AGE:
-                out.append(
-                    Finding(
-                        "edit-draft-kept",
-                        "warning",
-                        layout.state_rel(layout.EDITS, path.name),
-                        None,
-                        f"a draft of {mid} left by an edit that did not finish, {age(idle)} ago",
-                        f"`memcli edit {mid}` asks whether to go on with it; delete it if you do not need it",
-                    )
-                )
+                rel = layout.state_rel(layout.EDITS, path.name)
+                out.append(Finding("edit-draft-kept", "warning", rel, None, said, fix))
         return out

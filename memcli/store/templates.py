@@ -28,8 +28,7 @@ def example_files(now: str | None = None) -> list[tuple[str, str]]:
 
     folder = _templates() / "example"
     texts = sorted((p.name, p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".md"))
-    # made after they were written, their updates move on with the day, so that a recall ranks them
-    # as fresh as on the day they were written: on any day, as the README shows it
+    # their updates move on with the day they are made: a recall ranks them alike on any day
     when = {u: d for _, t in texts for u in re.findall(r"^updated: (\S+)$", t, re.M) if (d := parse(u)) is not None}
     ahead = now_of(now) - max(when.values())
 

@@ -148,16 +148,8 @@ class Watcher:
         except (FileError, UsageError) as e:
             if kind == "index":
                 return []  # reported by the index check
-            return [
-                Finding(
-                    "file-unreadable",
-                    "error",
-                    rel,
-                    None,
-                    e.message.removeprefix(rel + ": "),
-                    "make it a UTF-8 text file under 10 MB, or move it out of memory/",
-                )
-            ]
+            fix = "make it a UTF-8 text file under 10 MB, or move it out of memory/"
+            return [Finding("file-unreadable", "error", rel, None, e.message.removeprefix(rel + ": "), fix)]
         except OSError:
             return []  # gone again since the event; the next event says so
         from ..store.markers import size_for
@@ -170,18 +162,9 @@ class Watcher:
         try:
             self.store.config = load_config(self.root)
         except ConfigError as e:
-            self._findings(
-                [
-                    Finding(
-                        "config-broken",
-                        "error",
-                        "memcli.yaml",
-                        None,
-                        e.message.removeprefix("memcli.yaml: "),
-                        "fix memcli.yaml; until then the last good configuration is used",
-                    )
-                ]
-            )
+            from ..heartbeat.localchecks import config_finding
+
+            self._findings([config_finding(e, "correct it; until then the last good configuration is used")])
 
     def _index(self, ids: list) -> None:
         """Memories written while watching get their index line, as `remember` gives one."""
@@ -202,18 +185,8 @@ class Watcher:
         try:
             doc = self.store.read_index()
         except MemcliError as e:
-            self._findings(
-                [
-                    Finding(
-                        "index-unreadable",
-                        "error",
-                        "MEMORY.md",
-                        None,
-                        e.message,
-                        "make MEMORY.md UTF-8 text again, or run `memcli index rebuild`",
-                    )
-                ]
-            )
+            fix = "make MEMORY.md UTF-8 text again, or run `memcli index rebuild`"
+            self._findings([Finding("index-unreadable", "error", "MEMORY.md", None, e.message, fix)])
             return
 
         def lookup(mid: str):

@@ -93,23 +93,8 @@ def sentences(text: str) -> list:
 def clause(text: str, words: int = 9, chars: int = 30) -> str:
     """The head of a statement: up to the first break, at most `words` words (or `chars` CJK chars)."""
     text = text.strip().rstrip(".!?。！？")
-    for cut in (
-        ", not ",
-        ", but ",
-        "; ",
-        ", so ",
-        ", then ",
-        ", and then ",
-        ": RUN ",
-        ", which ",
-        " when ",
-        " because ",
-        " since ",
-        "，然后",
-        "，再",
-        "；",
-        " - ",
-    ):
+    cuts = ", not |, but |; |, so |, then |, and then |: RUN |, which | when | because | since |，然后|，再|；| - "
+    for cut in cuts.split("|"):
         at = text.find(cut)
         if at > 8:
             text = text[:at]
