@@ -72,6 +72,14 @@ class Memory:
         return init_root(path, example, git=git, command=command)
 
     @classmethod
+    def with_defaults(cls, root: str | os.PathLike | None = None, *, door: str = "api") -> "Memory":
+        """The root (found as `find` finds it) with the default settings, whatever its configuration
+        says: what `heartbeat` audits when a configuration file cannot be used, and reports it."""
+        from .config import find_root
+
+        return cls(find_root(root), Config(), door=door)
+
+    @classmethod
     def find(cls, root: str | os.PathLike | None = None, *, root_commands: bool = True, door: str = "api") -> "Memory":
         """The root named (else MEMCLI_ROOT, else the nearest ancestor of the working folder with
         MEMORY.md or memcli.yaml), opened. root_commands=False: no command from its files."""

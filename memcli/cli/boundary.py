@@ -139,14 +139,13 @@ def _bodies(m, hits: list) -> dict | None:
     from contextlib import suppress
 
     from ..errors import MemcliError
-    from ..paths import id_of
 
     if not r.is_tty():
         return None
     found = {}
-    for h, mid in ((h, id_of(h["path"])) for h in hits):
-        with suppress(MemcliError):  # a memory that cannot be read shows its snippet
-            found[h["path"]] = m.get(mid).body if mid else None
+    for h in hits:
+        with suppress(MemcliError):  # an episode, or a memory that cannot be read: its snippet
+            found[h["path"]] = m.get(h["path"]).body
     return found
 
 

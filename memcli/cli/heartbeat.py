@@ -11,7 +11,6 @@ from .typer_app import Json, app, memory, run, state
 from .boundary import Out
 from .longrun import seconds, until_signal
 from .progress import reporting
-from ..config import Config
 from ..errors import ConfigError, UsageError
 
 
@@ -38,9 +37,8 @@ def heartbeat(
             m, broken = memory(ctx), False
         except ConfigError:  # a finding of the audit, which runs with the defaults and repairs nothing
             from ..core import Memory
-            from ..frontend import find_root
 
-            m, broken = Memory(find_root(state(ctx).root), Config(), door="cli"), True
+            m, broken = Memory.with_defaults(state(ctx).root, door="cli"), True
         with reporting(m, json_ or state(ctx).json):
             res = m.repair(dry_run=dry_run or not fix or broken, write_cache=not dry_run)
         data = {

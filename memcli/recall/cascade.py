@@ -296,7 +296,7 @@ def recall(
         known = get(layer)
         extra = getattr(known, "extra", None)
         if extra:
-            from ..install import add_extra
+            from ..errors import add_extra
 
             raise UsageError(f"--layer {layer} needs the {extra} extra: {add_extra(extra)}")
         raise UsageError(f"--layer must be one of {', '.join(names)}, got {layer!r}")

