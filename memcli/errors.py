@@ -100,10 +100,8 @@ DIST = "memcli-md"
 
 
 def add_extra(extra: str) -> str:
-    """The command that adds a missing extra to memcli as it was installed: pip install
-    'memcli-md[mcp]'; pipx inject memcli-md 'mcp>=2' or uv tool install --with 'mcp>=2' SOURCE for
-    the environments pipx and uv tool keep (marked by the file each leaves there), which `pip
-    install` does not reach."""
+    """The command that adds an extra to memcli as installed: pip's, or pipx's or uv tool's for the
+    environments they keep (marked by the file each leaves there), which `pip install` does not reach."""
     import re
     import shlex
     import sys

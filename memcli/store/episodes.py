@@ -75,9 +75,8 @@ def turn_block(turn: dict) -> str:
 
 
 def scope_text(data: dict) -> str:
-    """A scope's state as the log keeps it, for a person and for search: its task, each key's value
-    and the agents that wrote it, the collisions (a value's later lines indented: none of them
-    starts a section or a turn)."""
+    """A scope as the log keeps it: its task, each key's value and who wrote it, the collisions (a
+    value's later lines indented, so none starts a section or a turn)."""
 
     def said(value) -> str:
         return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)).replace("\n", "\n  ")

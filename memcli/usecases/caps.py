@@ -1,5 +1,4 @@
-"""Caps on what an agent may propose through `propose`: per call, per hour (counted in
-.memcli/propose-rate.json) and the inbox's size."""
+"""Caps on what an agent may `propose`: per call, per hour (.memcli/propose-rate.json), the inbox's size."""
 
 from __future__ import annotations
 
