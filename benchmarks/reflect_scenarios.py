@@ -3,6 +3,7 @@ next session's question then find them first?
 
     python benchmarks/reflect_scenarios.py                  # the dev split, offline engine and scripted agent
     python benchmarks/reflect_scenarios.py --split fresh    # the fresh split (scored once, at the end)
+    python benchmarks/reflect_scenarios.py --split fresh-2  # the second fresh split (reflect_scenarios/fresh-2.json)
     python benchmarks/reflect_scenarios.py --show           # every proposal's id, title and summary
 
 Each session of benchmarks/reflect_scenarios/scenarios.json is recorded turn by turn in a root of
@@ -19,6 +20,11 @@ Figures, per engine:
   rule or decision as stated);
 - one each: the share of covered lessons that exactly one proposal covers (not split across several);
 - noise: proposals that cover no lesson or whose own statement is a confirmation or small talk;
+- cut: proposals whose title or summary stops inside an identifier the turns name (`order.` of
+  `order.created`);
+- tagged: the share of proposals covering a lesson whose tags hold a word of the lesson's subject
+  (its "tags", when it lists them) and no word of the engine's own (a type or cue such as `decision`,
+  `cause`, or an abbreviation such as `e.g`);
 - kept: the share of proposals covering a lesson whose title a reviewer would keep: it holds a word
   of each of the lesson's word groups (the problem and the fix), stems compared;
 - first: the share of questions whose first hit is a memory made from a proposal covering the
@@ -42,6 +48,21 @@ import locomo  # noqa: E402  (BM25)
 
 DATA = HERE / "reflect_scenarios" / "scenarios.json"
 AGENT = HERE / "reflect_scenarios" / "agent.json"
+FRESH2 = HERE / "reflect_scenarios" / "fresh-2.json"  # scenarios and the scripted agent's proposals
+NOT_SUBJECT = {
+    "e.g",
+    "i.e",
+    "etc",
+    "decision",
+    "decided",
+    "fix",
+    "cause",
+    "lesson",
+    "rule",
+    "preference",
+    "fact",
+    "note",
+}
 START = "2026-12-01T09:00:00Z"
 NOW = "2026-12-01T18:00:00Z"
 ASKED = "2026-12-02T09:00:00Z"
@@ -57,6 +78,9 @@ def record(folder: Path, sc: dict):
     from memcli.usecases.init import init_root
 
     init_root(folder)
+    if sc.get("config"):  # e.g. session.max_rounds: 1, each round folded into a section of its own
+        with open(folder / "memcli.yaml", "a", encoding="utf-8") as f:
+            f.write(sc["config"])
     m = Memory(folder)
     s = m.session(sc["name"])
     for i, (role, text) in enumerate(sc["turns"]):
@@ -130,6 +154,28 @@ def title_kept(title: str, groups: list) -> bool:
     return all(any(holds(w) for w in g) for g in groups)
 
 
+def cuts(p: dict, sc: dict) -> bool:
+    """True when the proposal's title or summary ends inside a dotted identifier of the turns."""
+    import re
+
+    said = " ".join(text for _, text in sc["turns"])
+    names = set(re.findall(r"[\w*/-]+(?:\.[\w*/-]+)+", said))
+    for field in (p["title"], p["summary"]):
+        last = (field.split() or [""])[-1].rstrip("…")
+        if any(
+            n != last.rstrip(".") and (n.startswith(last) and last.endswith(".") or n.startswith(last + "."))
+            for n in names
+        ):
+            return True
+    return False
+
+
+def tagged(p: dict, les: dict) -> bool:
+    tags = {t.lower() for t in p["tags"]}
+    subject = {t.lower() for t in les.get("tags", [])}
+    return not tags & NOT_SUBJECT and (not subject or bool(tags & subject))
+
+
 def score(sc: dict, props: list, m) -> dict:
     from memcli.recall import recall
 
@@ -141,6 +187,7 @@ def score(sc: dict, props: list, m) -> dict:
         if not any(set(p["turns"]) & set(les["turns"]) for les in lessons) or p["own"] in sc.get("noise", [])
     ]
     kept = [title_kept(p["title"], les["title_words"]) for les, cov in zip(lessons, covering) for p in cov]
+    tags = [tagged(p, les) for les, cov in zip(lessons, covering) for p in cov]
     accepted = m.inbox.accept(all=True, now=NOW)
     memory_of = {a["id"]: a["memory"] for a in accepted}
     from_lesson = [{memory_of[p["id"]] for p in cov if p["id"] in memory_of} for cov in covering]
@@ -176,22 +223,25 @@ def score(sc: dict, props: list, m) -> dict:
         "noise": len(noise),
         "kept": sum(kept),
         "kept_of": len(kept),
+        "cut": sum(cuts(p, sc) for p in props),
+        "tagged": sum(tags),
         "asked": asked,
     }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--split", choices=("dev", "fresh", "all"), default="dev")
+    ap.add_argument("--split", choices=("dev", "fresh", "fresh-2", "all"), default="dev")
     ap.add_argument("--engines", nargs="*", default=["offline", "agent"])
     ap.add_argument("--show", action="store_true", help="print each proposal and each question's first hit")
     args = ap.parse_args(argv)
+    fresh2 = json.loads(FRESH2.read_text(encoding="utf-8"))
     scenarios = [
         s
-        for s in json.loads(DATA.read_text(encoding="utf-8"))["scenarios"]
+        for s in json.loads(DATA.read_text(encoding="utf-8"))["scenarios"] + fresh2["scenarios"]
         if args.split == "all" or s["split"] == args.split
     ]
-    agent = json.loads(AGENT.read_text(encoding="utf-8"))["proposals"]
+    agent = {**json.loads(AGENT.read_text(encoding="utf-8"))["proposals"], **fresh2["proposals"]}
     rows = {}
     with tempfile.TemporaryDirectory(prefix="memcli-scenarios-") as tmp:
         for engine in args.engines:
@@ -218,7 +268,7 @@ def main(argv=None) -> int:
     )
     print(
         f"{'engine':8} {'lessons':>7} {'one each':>8} {'props':>5} {'noise':>5} {'kept':>5} "
-        f"{'first':>5} {'en':>5} {'zh':>5} {'BM25':>5}"
+        f"{'first':>5} {'en':>5} {'zh':>5} {'BM25':>5} {'cut':>4} {'tagged':>6}"
     )
     for engine, rr in rows.items():
         n = sum(r["lessons"] for r in rr)
@@ -233,7 +283,8 @@ def main(argv=None) -> int:
             f"{sum(r['proposals'] for r in rr):>5} {sum(r['noise'] for r in rr):>5} "
             f"{sum(r['kept'] for r in rr) / max(sum(r['kept_of'] for r in rr), 1):>5.2f} "
             f"{share([a['first'] for a in asked]):>5.2f} {share([a['first'] for a in asked if a['lang'] == 'en']):>5.2f} "
-            f"{share([a['first'] for a in asked if a['lang'] == 'zh']):>5.2f} {share([a['bm25'] for a in asked]):>5.2f}"
+            f"{share([a['first'] for a in asked if a['lang'] == 'zh']):>5.2f} {share([a['bm25'] for a in asked]):>5.2f} "
+            f"{sum(r['cut'] for r in rr):>4} {sum(r['tagged'] for r in rr) / max(sum(r['kept_of'] for r in rr), 1):>6.2f}"
         )
     return 0
 

@@ -72,6 +72,14 @@ class Memory:
         return init_root(path, example, git=git, command=command)
 
     @classmethod
+    def with_defaults(cls, root: str | os.PathLike | None = None, *, door: str = "api") -> "Memory":
+        """The root (found as `find` finds it) with the default settings, whatever its configuration
+        says: what `heartbeat` audits when a configuration file cannot be used, and reports it."""
+        from .config import find_root
+
+        return cls(find_root(root), Config(), door=door)
+
+    @classmethod
     def find(cls, root: str | os.PathLike | None = None, *, root_commands: bool = True, door: str = "api") -> "Memory":
         """The root named (else MEMCLI_ROOT, else the nearest ancestor of the working folder with
         MEMORY.md or memcli.yaml), opened. root_commands=False: no command from its files."""
@@ -94,11 +102,11 @@ class Memory:
     # ---------- reading ----------
     def get(self, memory_id: str) -> Detail:
         """One memory by exact id (archived ones too); NotFoundError suggests close ids."""
-        return self.store.get(_id(memory_id))
+        return self.store.get(self._id(memory_id))
 
     def raw(self, memory_id: str) -> str:
         """A memory's file as it is written."""
-        return self.store.raw(_id(memory_id))
+        return self.store.raw(self._id(memory_id))
 
     def index_text(self) -> str:
         """MEMORY.md as it is ("" when there is none)."""
@@ -109,7 +117,7 @@ class Memory:
         "title"} (title None when its frontmatter is broken); NotFoundError suggests close ids."""
         from .errors import MemcliError
 
-        memory_id = _id(memory_id)
+        memory_id = self._id(memory_id)
         path, archived = self.store.locate(memory_id)
         try:
             title = self.store.load(path).title
@@ -204,7 +212,7 @@ class Memory:
         return update_request(
             self.store,
             UpdateRequest(
-                id=_id(memory_id),
+                id=self._id(memory_id),
                 title=title,
                 summary=summary,
                 append=append,
@@ -224,7 +232,7 @@ class Memory:
         to memory/archive/, where `restore` finds it. purge=True deletes the file instead."""
         from .usecases.write import forget
 
-        return forget(self.store, _id(memory_id), purge=purge)
+        return forget(self.store, self._id(memory_id), purge=purge)
 
     def restore(self, memory_id: str, now: str | None = None) -> WriteResult:
         """Bring an archived memory back to memory/ (a passed expiry is cleared) and into the index."""
@@ -232,14 +240,15 @@ class Memory:
         from .paths import check_id
         from .usecases.write import restore
 
-        return restore(self.store, check_id(_id(memory_id)), now or utcnow())
+        return restore(self.store, check_id(self._id(memory_id)), now or utcnow())
 
-    def edit_begin(self, memory_id: str):
+    def edit_begin(self, memory_id: str, reuse_draft: bool | None = True):
         """Start a hand edit: an EditSession whose `draft` (a copy under .memcli/edits/) the
-        editor opens. No lock is held while the editor runs."""
+        editor opens. No lock is held while the editor runs. A draft an earlier edit left is
+        reopened (reuse_draft True), left aside (False), or named by a UsageError (None)."""
         from .usecases.edit import begin
 
-        return begin(self.store, _id(memory_id))
+        return begin(self.store, self._id(memory_id), reuse_draft)
 
     def edit_finish(self, session, text: str | None = None) -> WriteResult:
         """End a hand edit (the draft's text, or `text`): under the lock, the file is re-read; a change
@@ -261,13 +270,13 @@ class Memory:
         from .dates import utcnow
         from .usecases.outcome import record
 
-        return record(self.store, _id(memory_id), result, note, now or utcnow())
+        return record(self.store, self._id(memory_id), result, note, now or utcnow())
 
     def rename(self, old: str, new: str) -> Result:
         """A new id for a memory: its file, frontmatter, index link and references, under the lock."""
         from .usecases.rename import rename
 
-        return rename(self.store, _id(old), new)
+        return rename(self.store, self._id(old), new)
 
     def gate(self, front_end: str):
         """remember/update as `front_end` (cli, mcp, hook) writes them under write.gate."""
@@ -497,7 +506,7 @@ class Memory:
         from .dates import utcnow
         from .usecases.git import resolve
 
-        return resolve(self.store, _id(memory_id), side, now or utcnow())
+        return resolve(self.store, self._id(memory_id), side, now or utcnow())
 
     # ---------- what the user decides, kept outside the root ----------
     def trust(self) -> Result:
@@ -507,16 +516,24 @@ class Memory:
 
         return Result(trust(self.root))
 
+    def _id(self, ref: str) -> str:
+        """A memory's id from what a person or an agent gives: the id, the path recall prints
+        (memory/<id>.md, memory/archive/<id>.md), or its file as a path (relative to the working
+        folder, or absolute) or a name (<id>.md) that leads to a memory of this root."""
+        from .paths import ARCHIVE, MEMORY, memory_ref
+
+        rid = memory_ref(ref)
+        if rid != ref or not isinstance(ref, str) or not ref.endswith(".md"):
+            return rid
+        if "/" not in ref and os.sep not in ref:
+            return ref[:-3] if any((self.root / d / ref).is_file() for d in (MEMORY, ARCHIVE)) else ref
+        try:
+            return memory_ref(Path(ref).resolve().relative_to(self.root.resolve()).as_posix())
+        except (OSError, ValueError):
+            return ref  # outside the root: the id check refuses it
+
     def semantic_server(self):
         """The resident semantic step for this root (search.remote.Server: bind, then serve)."""
         from .search.server import Server
 
         return Server(self.store)
-
-
-def _id(ref: str) -> str:
-    """A memory's id from what a person or an agent gives: the id, or the path recall prints
-    (memory/<id>.md, memory/archive/<id>.md)."""
-    from .paths import memory_ref
-
-    return memory_ref(ref)

@@ -94,3 +94,30 @@ class LimitError(Refused):
     """Past a cap on what may be added (MCP propose: per call, per hour, the inbox's size)."""
 
     code = "limit"
+
+
+DIST = "memcli-md"
+
+
+def add_extra(extra: str) -> str:
+    """The command that adds an extra to memcli as installed: pip's, or pipx's or uv tool's for the
+    environments they keep (marked by the file each leaves there), which `pip install` does not reach."""
+    import re
+    import shlex
+    import sys
+    from importlib import metadata
+    from pathlib import Path
+
+    env, needs = Path(sys.prefix), []
+    try:  # the extra's requirements, as installed
+        needs = [r.split(";")[0].strip() for r in metadata.requires(DIST) or () if re.search(f"extra == .{extra}.", r)]
+    except metadata.PackageNotFoundError:
+        pass
+    needs = [shlex.quote(r) for r in needs or [f"{DIST}[{extra}]"]]
+    if (env / "pipx_metadata.json").is_file():
+        return f"pipx inject {DIST} {' '.join(needs)}"
+    if (env / "uv-receipt.toml").is_file():  # a tool installed from a wheel or a checkout is named by its path
+        receipt = (env / "uv-receipt.toml").read_text(encoding="utf-8", errors="replace")
+        found = re.search(rf'name = "{DIST}", (?:path|directory|editable) = "([^"]+)"', receipt)
+        return f"uv tool install {' '.join('--with ' + r for r in needs)} {shlex.quote(found[1]) if found else DIST}"
+    return f"pip install '{DIST}[{extra}]'"

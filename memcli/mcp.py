@@ -7,7 +7,7 @@ memory text (the data note, injection flags, warnings) leads both (`mcp_result`)
 and message; the server keeps running. Resources: MEMORY.md and every memory, listed in pages.
 The stdio transport (`mcp_stdio`) stops on Ctrl-C and answers what was asked before stdin closed.
 
-Needs the `mcp` extra: pip install 'memcli[mcp]'.
+Needs the `mcp` extra (`memcli.errors.add_extra` names the command for the way memcli was installed).
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ try:
 
     from .mcp_result import ARGUMENTS, DATA_NOTE, answer, error_result, tool_words  # noqa: F401  (DATA_NOTE: API)
 except ImportError as e:  # the extra is not installed
-    raise MemcliError("`memcli mcp` needs the mcp extra: pip install 'memcli[mcp]'") from e
+    from .errors import add_extra
+
+    raise MemcliError(f"`memcli mcp` needs the mcp extra: {add_extra('mcp')}") from e
 
 from . import __version__
 from .core import Memory

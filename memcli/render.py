@@ -238,7 +238,9 @@ def problems(items: list, ok_text: str) -> None:
         out(str(p))
 
 
-def recall(data: dict) -> None:
+def recall(data: dict, bodies: dict | None = None) -> None:
+    """The hits: on a terminal a panel each (title, path and how it was found over the summary and
+    the first lines of the memory's body, from `bodies` {path: body}, else the snippet); piped, Markdown."""
     hits = data["hits"]
     query = data["query"]
     if not hits:
@@ -250,13 +252,20 @@ def recall(data: dict) -> None:
         from rich.markdown import Markdown
         from rich.panel import Panel
 
+        from rich.cells import cell_len
+        from rich.text import Text
+
         c = console()
         for h in hits:
-            head = f"[bold]{_esc(h['title'])}[/]  [dim]{_esc(h['path'])} · {_esc(h['layer'])} · {h['score']:.2f}[/]"
+            title, where = safe(h["title"]), f" · {h['layer']} · {h['score']:.2f}"
+            room = max(c.width - 8 - cell_len(title) - len(where), 12)
+            path = h["path"] if len(h["path"]) <= room else h["path"][: room - 1] + "…"
+            head = Text.assemble((title, "bold"), "  ", (safe(path) + where, "dim"))
             if h.get("injection"):
-                head += f"  [red]flagged: {_esc(', '.join(h['injection']))} (data, not instructions)[/]"
-            body = (h["summary"] + "\n\n" if h["summary"] else "") + (h["snippet"] or "")
-            c.print(Panel(Markdown(safe(body.strip() or "-")), title=head, title_align="left"))
+                head.append(f"  flagged: {safe(', '.join(h['injection']))} (data, not instructions)", "red")
+            head.truncate(c.width - 6, overflow="ellipsis")
+            body = (h["summary"] + "\n\n" if h["summary"] else "") + _first_lines((bodies or {}).get(h["path"]), h)
+            c.print(Panel(Markdown(safe(body.strip() or "-")), title=head, title_align="left"), soft_wrap=False)
         return
     from .model import how_found
 
@@ -276,6 +285,16 @@ def recall(data: dict) -> None:
             block.append(h["snippet"].strip())
         parts.append("\n".join(block))
     out("\n\n".join(parts))
+
+
+def _first_lines(body: str | None, hit: dict, lines: int = 12) -> str:
+    """A memory's body as far as a panel shows it (its first lines, "…" where it goes on), and the
+    snippet that matched when it lies further down; the snippet alone without a body."""
+    snippet, said = (hit["snippet"] or "").strip(), (body or "").strip("\n").splitlines()
+    head = "\n".join(said[:lines]) + ("\n\n…" if len(said) > lines else "")
+    if not head.strip() or snippet and " ".join(snippet.strip("…").split())[:60] not in " ".join(head.split()):
+        head += "\n\n" + snippet
+    return head
 
 
 # ---------- heartbeat and watch ----------
@@ -367,6 +386,8 @@ def watch_event(event: dict, as_json: bool) -> None:
         out(f"{kind} {event['path']}")
     elif kind == "fixed":
         out(event["message"])
+    elif kind == "indexed":
+        out(f"indexed {event['id']}: {event['line']}")
     elif kind == "heartbeat":
         out(
             f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "

@@ -33,13 +33,27 @@ def test_24_calendar_the_example_is_live_on_the_day_it_is_made(tmp_path, day):
         assert until > day  # given as long again as it was, from that day
 
 
-def test_24_calendar_only_an_expiry_that_passed_moves():
-    moved = [
+def test_24_calendar_only_an_expiry_that_passed_and_the_updates_move():
+    """The updates move on with the day (a recall ranks the example alike on any day); an expiry
+    only once it passed; nothing else."""
+
+    def kept(text):
+        return [ln for ln in text.splitlines() if not ln.startswith(("updated: ", "expires: "))]
+
+    later, sooner = example_files("2031-07-15T00:00:00Z"), example_files("2026-12-01T00:00:00Z")
+    assert all(kept(t) == kept(same) for (_, t), (_, same) in zip(later, sooner))
+    expiring = [
         t
-        for (_, t), (_, same) in zip(example_files("2031-07-15T00:00:00Z"), example_files("2026-12-01T00:00:00Z"))
-        if t != same
+        for (_, t), (_, same) in zip(later, sooner)
+        if "expires: " in t and _line(t, "expires") != _line(same, "expires")
     ]
-    assert len(moved) == 1 and "id: release-2026-12" in moved[0]
+    assert len(expiring) == 1 and "id: release-2026-12" in expiring[0]
+    newest = max(_line(t, "updated") for _, t in later)
+    assert newest == "2031-07-15T00:00:00Z" and max(_line(t, "updated") for _, t in sooner) == "2026-12-01T00:00:00Z"
+
+
+def _line(text, key):
+    return next(ln.split(": ", 1)[1] for ln in text.splitlines() if ln.startswith(f"{key}: "))
 
 
 FAKETIME = shutil.which("faketime")

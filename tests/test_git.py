@@ -148,12 +148,13 @@ def test_a_body_conflict_is_a_first_class_state(origin):
     p = mc(b, "recall", "beta", "--json", code=None)
     warnings = json.loads(p.stdout)["warnings"]
     line = text.splitlines().index("<<<<<<< ours") + 1
-    # one warning for the file (the index and the details layers both skip it), with the file's own line
+    # one warning for the file (the index and the details layers both keep it), with the file's own line
     assert [w for w in warnings if "shared-note" in w] == [
-        f"skipped memory/shared-note.md: unresolved git conflict markers (line {line}); `memcli resolve shared-note "
-        "--ours|--theirs|--both` (the other side goes to ## History), or edit the file and delete the marker lines"
+        f"memory/shared-note.md holds unresolved git conflict markers (line {line}): both sides are shown; "
+        "`memcli resolve shared-note --ours|--theirs|--both` (the other side goes to ## History), or edit the "
+        "file and delete the marker lines"
     ]
-    assert all(h["id"] != "shared-note" for h in json.loads(p.stdout)["data"]["hits"])
+    assert any(h["id"] == "shared-note" for h in json.loads(p.stdout)["data"]["hits"])
     p = mc(b, "update", "shared-note", "--append", "more", code=3)
     assert "memcli resolve shared-note" in p.stderr
     assert (b / "memory/shared-note.md").read_text() == text  # nothing landed on the markers

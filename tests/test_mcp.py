@@ -367,7 +367,7 @@ def test_without_the_extra_one_line_says_how_to_install(root):
     )
     assert r.returncode == 3 and r.stdout == ""
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pip install 'memcli[mcp]'" in lines[0]
+    assert len(lines) == 1 and "pip install 'memcli-md[mcp]'" in lines[0]
 
 
 # ---------------------------------------------------------------- protocol details (in process)

@@ -96,7 +96,7 @@ def test_the_offline_engine_keeps_statements_and_drops_chatter():
     assert any("Postgres 16" in s for s in said) and any("make lint" in s for s in said)
     assert not any(s.startswith(("hi", "what time", "lol", "Anything")) for s in said)
     decided = next(p for p in out if "Postgres" in p["summary"])
-    assert decided["type"] == "fact" and "decision" in decided["tags"]
+    assert decided["type"] == "fact" and "postgres" in decided["tags"] and "decision" not in decided["tags"]
     assert [e["turn"] for e in decided["evidence"]] == [2, 3]  # the statement and the reply that confirmed it
     rule = next(p for p in out if "make lint" in p["summary"])
     assert rule["type"] == "procedure" and 0 < rule["confidence"] <= 1

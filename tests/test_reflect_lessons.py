@@ -22,6 +22,10 @@ SCENARIOS = {
 }
 ORDERS = SCENARIOS["orders-import-garbled"]["turns"]
 CERT = SCENARIOS["new-user-cert-session"]["turns"]
+KAFKA = SCENARIOS["kafka-consumer-lag"]["turns"]
+KAFKA_ZH = SCENARIOS["kafka-lag-and-topic-names"]["turns"]
+STAGING = SCENARIOS["staging-readiness-bilingual"]["turns"]
+ENGINE_WORDS = {"fix", "cause", "decision", "rule", "lesson", "preference", "e.g", "i.e"}
 
 
 def mc(root, *args, code=0):
@@ -63,6 +67,56 @@ def test_the_four_turn_fix_is_one_proposal_a_person_would_keep(root):
     ):
         hit = first_hit(root, q)
         assert hit and hit["id"] == "orders-import-utf8mb4-connection", (q, hit)
+
+
+def reflect_one_round_a_section(root, turns) -> list:
+    """The session recorded with session.max_rounds: 1 (each round folded into a section of its
+    own), ended by `session clear`, then `memcli reflect`: its proposals."""
+    with open(root / "memcli.yaml", "a", encoding="utf-8") as f:
+        f.write("session:\n  max_rounds: 1\n")
+    record(root, turns)
+    res = json.loads(mc(root, "--json", "reflect").stdout)["data"]
+    return res["proposals"]
+
+
+def test_a_fix_its_cause_and_its_confirmation_are_one_proposal(root):
+    (p,) = reflect_one_round_a_section(root, KAFKA)
+    assert [q["text"] for q in p["evidence"]] == [t for _, t in KAFKA[:4]]  # the symptom to the rule kept
+    assert "max.poll.records to 50" in p["title"] and "order.created" in p["title"]
+    assert p["summary"] == "Keep max.poll.records at 50 for the order consumers."
+    assert "the group rebalances" in p["text"] and "nginx" not in p["text"]  # the cause; not the next subject
+    assert {"max.poll.records", "order.created"} <= set(p["tags"]) and not ENGINE_WORDS & set(p["tags"])
+    assert p["type"] == "lesson"
+
+
+def test_a_chinese_session_keeps_its_identifiers_whole_one_proposal_per_fact(root):
+    props = reflect_one_round_a_section(root, KAFKA_ZH)
+    assert len(props) == 2, [p["title"] for p in props]
+    fix = next(p for p in props if "50" in p["summary"])
+    assert fix["summary"] == "订单相关的消费者 max.poll.records 保持 50。"
+    assert "max.poll.records" in fix["title"] and fix["title"].startswith("order.created")
+    assert len(fix["evidence"]) == 4 and "max.poll.records" in fix["tags"]
+    rule = next(p for p in props if p is not fix)
+    assert "e.g. order.created、payment.refunded" in rule["summary"], rule["summary"]
+    assert rule["title"].endswith("payment.refunded")
+    assert "topic" in rule["tags"] and not ENGINE_WORDS & set(rule["tags"])
+    assert not any(w.endswith((".", "-e-g")) for p in props for w in (p["summary"], p["title"], p["target"]))
+
+
+def test_a_title_cut_short_keeps_an_identifier_whole(root):
+    record(root, [("user", "以后我们所有的订单消费者都要把参数max.poll.records设置成五十条以内，不然会一直重平衡的。")])
+    (p,) = json.loads(mc(root, "--json", "reflect").stdout)["data"]["proposals"]
+    assert p["title"] == "我们所有的订单消费者都要把参数max.poll.records…", p["title"]
+    assert "max.poll.records" in p["tags"]
+
+
+def test_a_fix_restated_in_the_other_language_is_one_proposal(root):
+    (p,) = reflect_one_round_a_section(root, STAGING)
+    assert len(p["evidence"]) == len(STAGING)
+    assert {"readinessprobe", "initialdelayseconds"} <= set(p["tags"])
+    mc(root, "inbox", "accept", "--all")
+    for q in ("why do staging deploys time out at the health check", "staging 部署健康检查超时怎么办"):
+        assert first_hit(root, q)["id"] == p["target"], q
 
 
 def test_a_new_users_session_gives_one_proposal_per_lesson_and_rejected_stays_rejected(root):

@@ -111,7 +111,8 @@ def test_a_failed_edit_reopens_its_kept_draft(example_root, tmp_path):
         tmp_path / "fix.py",
         "'my careful new paragraph' in t or sys.exit(7)\nt = t.replace('importance: lots', 'importance: 0.9')",
     )
-    p = mc(r, "edit", "mysql-charset", env=fix)
+    mc(r, "edit", "mysql-charset", env=fix, code=2)  # not reopened unasked: the draft is named
+    p = mc(r, "edit", "mysql-charset", "--reuse-draft", env=fix)
     assert "reopening the draft" in p.stderr
     text = (r / "memory/mysql-charset.md").read_text()
     assert "importance: 0.9" in text and "my careful new paragraph" in text and "a line added meanwhile" in text
@@ -130,7 +131,7 @@ def test_a_reopened_draft_shows_an_overlapping_change_between_markers(example_ro
     mc(r, "edit", "mysql-charset", env=ours, code=2)
     mc(r, "update", "mysql-charset", "--summary", "THEIRS")
     keep = _editor(tmp_path / "keep.py", "")  # the person looks and saves nothing yet
-    p = mc(r, "edit", "mysql-charset", env=keep, code=None)
+    p = mc(r, "edit", "mysql-charset", "--reuse-draft", env=keep, code=None)
     assert p.returncode != 0 and "1 place where both differ" in p.stderr
     draft = next((r / ".memcli/edits").glob("mysql-charset-*.md")).read_text()
     assert "<<<<<<< your draft" in draft and "summary: OURS" in draft and "summary: THEIRS" in draft
@@ -140,7 +141,7 @@ def test_a_reopened_draft_shows_an_overlapping_change_between_markers(example_ro
         "t = re.sub(r'<<<<<<< your draft\\n(.*?)=======\\n.*?>>>>>>> the file now\\n', r'\\1', t, flags=re.S)\n"
         "t = t.replace('importance: x', 'importance: 0.8')",
     )
-    mc(r, "edit", "mysql-charset", env=settle)
+    mc(r, "edit", "mysql-charset", "--reuse-draft", env=settle)
     text = (r / "memory/mysql-charset.md").read_text()
     assert "summary: OURS" in text and "importance: 0.8" in text and "<<<<<<<" not in text
 

@@ -359,3 +359,21 @@ def test_an_event_overflow_triggers_a_rescan():
     finally:
         lost.remove()
     assert events.get_nowait() == RESCAN and events.empty()
+
+
+def test_a_memory_written_while_watching_gets_its_index_line_and_one_without_frontmatter_a_finding(root, watcher):
+    """What docs/guide/commands.md says of watch: it validates and re-indexes edits as they happen."""
+    w = watcher(root)
+    (root / "memory/grpc-deadline.md").write_text(
+        "---\ntitle: gRPC deadline\nsummary: inventory calls need a 5 s deadline\ntags: [grpc]\n---\nbody\n"
+    )
+    got = w.wait_for(lambda e: e.get("event") == "indexed")
+    assert got["id"] == "grpc-deadline" and "memory/grpc-deadline.md" in got["line"]
+    assert "→ memory/grpc-deadline.md" in (root / "MEMORY.md").read_text()
+    (root / "memory/loose-note.md").write_text("# Loose note\n\nwritten without a frontmatter\n")
+    f = w.wait_for(lambda e: e.get("event") == "finding" and e.get("path") == "memory/loose-note.md")
+    assert f["code"] == "frontmatter-missing" and f["severity"] == "warning"
+    assert "loose-note" not in (root / "MEMORY.md").read_text()
+    w.terminate()
+    assert Cli(root)("heartbeat").exit_code == 0
+    assert "frontmatter-missing memory/loose-note.md:1" in Cli(root)("heartbeat").stdout

@@ -171,8 +171,9 @@ def test_05_conflict_detection_honours_conflict_marker_size(tmp_path):
     assert [(f["path"], f["line"]) for f in found] == [("memory/shared.md", 15)]
     assert any("memory/shared.md" in p["path"] for p in cli.json("index", "check", code=1)["problems"])
     assert cli("update", "shared", "--append", "more").exit_code == 3
-    res = cli.json("recall", "shared note line", "--layer", "details")
-    assert "shared" not in [h["id"] for h in res["hits"]]
+    got = json.loads(cli("--json", "recall", "shared note line", "--layer", "details").stdout)
+    assert "shared" in [h["id"] for h in got["data"]["hits"]]  # shown, both sides, with the warning
+    assert any("memory/shared.md holds unresolved git conflict markers (line 15)" in w for w in got["warnings"])
     # with size 9 in force, 9-character marker lines are refused on the way in too
     assert cli("remember", "Nine", "s", "--body", "=========").exit_code == 2
     assert m.resolve("shared", "theirs")["kept_in_history"] == 1
@@ -560,7 +561,7 @@ def test_18_layer_semantic_without_the_extra_names_the_extra(mem, monkeypatch):
 
     monkeypatch.setattr(semantic, "enabled", lambda: False)
     res = DCli(mem.root)("recall", "deploy", "--layer", "semantic")
-    assert res.exit_code == 2 and "memcli[semantic]" in res.stderr
+    assert res.exit_code == 2 and "memcli-md[semantic]" in res.stderr
 
 
 # ====================================================================== item 19

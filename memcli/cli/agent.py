@@ -22,9 +22,9 @@ app.add_typer(hook_app, name="hook")
 def mcp(ctx: typer.Context):
     """Serve this memory to agents over the Model Context Protocol (stdio).
 
-    Needs the mcp extra (pip install 'memcli[mcp]'). Tools: recall, should_recall, context,
-    remember, update, forget, get, list, session_add, scope_set, scope_get, scope_check, heartbeat,
-    reflect, reflect_material, propose, inbox;
+    Needs the mcp extra (without it, it names the command that adds it to this install). Tools:
+    recall, should_recall, context, remember, update, forget, get, list, session_add, scope_set,
+    scope_get, scope_check, heartbeat, reflect, reflect_material, propose, inbox;
     resources: memcli://index and memcli://memory/{id}. Claude Code: claude mcp add memcli -- memcli
     --root ~/notes mcp
 

@@ -136,7 +136,7 @@ def remember(
 def update(
     ctx: typer.Context,
     id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
     ],
     title: Annotated[
         Optional[str], typer.Option("--title", metavar="TEXT", help="New title (the old one becomes an alias).")
@@ -183,7 +183,7 @@ def update(
 def show(
     ctx: typer.Context,
     id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
     ],
     json_: Json = False,
 ):
@@ -244,16 +244,21 @@ def list_(
 def edit(
     ctx: typer.Context,
     id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
     ],
+    reuse: Annotated[
+        Optional[bool],
+        typer.Option("--reuse-draft/--new-draft", help="Go on with a draft an earlier edit left, or start anew."),
+    ] = None,
     json_: Json = False,
 ):
     """Open a memory in $VISUAL or $EDITOR, then check it and refresh its index line.
 
     The editor works on a copy under .memcli/edits/; a change made meanwhile is merged, or the copy
-    is kept and named (exit 4). The result is checked like `remember` (exit 2; 3 when its
-    frontmatter cannot be read; 4 for a secret), the copy kept; a change sets `updated`. The next
-    edit of the memory reopens a kept copy.
+    is kept and named (exit 4). The result is checked like `remember` (exit 2, also for a missing
+    opening ---; 3 when its frontmatter cannot be read; 4 for a secret), the copy kept; a change
+    sets `updated`. A copy an earlier edit left (interrupted, or refused) is offered on a terminal;
+    elsewhere --reuse-draft or --new-draft says what to do with it.
 
     Example: EDITOR=nano memcli edit mysql-charset
     """
@@ -265,7 +270,16 @@ def edit(
         m = memory(ctx)
         m.locate(id_)  # an unknown id is said before the editor starts
         editor = editors.chosen("edit ID")
-        s = m.edit_begin(id_)
+        try:
+            s = m.edit_begin(id_, reuse)
+        except UsageError as e:
+            if not (isinstance(e.data, dict) and "draft" in e.data and r.is_tty(sys.stdin) and r.is_tty(sys.stderr)):
+                raise
+            kept = e.data["draft"]
+            again = typer.confirm(f"An earlier edit of {id_} left a draft ({kept}); go on with it?", err=True)
+            s = m.edit_begin(id_, again)
+            if not again:
+                r.talk(f"starting again from the file; the earlier draft stays in {kept}")
         if s.reopened:
             r.talk(
                 f"reopening the draft an earlier edit of {s.id} kept: {os.path.relpath(s.draft, m.root)}"
@@ -293,7 +307,7 @@ def edit(
 def forget(
     ctx: typer.Context,
     id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
     ],
     purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
     yes: Annotated[

@@ -130,8 +130,23 @@ def recall_action(st: State, query, **options) -> Out:
         with reporting(m, False):
             res = ask()
     out = Out.of(res)
-    out.human, out.code = (lambda: r.recall(out.data)), 0 if out.data["hits"] else 1
+    out.human, out.code = (lambda: r.recall(out.data, _bodies(m, out.data["hits"]))), 0 if out.data["hits"] else 1
     return out
+
+
+def _bodies(m, hits: list) -> dict | None:
+    """{path: body} of the memories among the hits, for a person at a terminal (None elsewhere)."""
+    from contextlib import suppress
+
+    from ..errors import MemcliError
+
+    if not r.is_tty():
+        return None
+    found = {}
+    for h in hits:
+        with suppress(MemcliError):  # an episode, or a memory that cannot be read: its snippet
+            found[h["path"]] = m.get(h["path"]).body
+    return found
 
 
 def should_recall_action(st: State, text) -> Out:

@@ -11,7 +11,7 @@ from .typer_app import Json, app, memory, run, state
 from .boundary import Out
 from .longrun import seconds, until_signal
 from .progress import reporting
-from ..errors import UsageError
+from ..errors import ConfigError, UsageError
 
 
 @app.command()
@@ -33,9 +33,14 @@ def heartbeat(
     def act():
         if dry_run and not fix:
             raise UsageError("--dry-run goes with --fix (heartbeat without --fix changes nothing anyway)")
-        m = memory(ctx)
+        try:
+            m, broken = memory(ctx), False
+        except ConfigError:  # a finding of the audit, which runs with the defaults and repairs nothing
+            from ..core import Memory
+
+            m, broken = Memory.with_defaults(state(ctx).root, door="cli"), True
         with reporting(m, json_ or state(ctx).json):
-            res = m.repair(dry_run=dry_run or not fix, write_cache=not dry_run)
+            res = m.repair(dry_run=dry_run or not fix or broken, write_cache=not dry_run)
         data = {
             **res.report.to_dict(),
             "actions": [a.to_dict() for a in res.actions],
@@ -44,7 +49,8 @@ def heartbeat(
             "dry_run": dry_run,
         }
         code = 1 if check and res.report.needs_attention else 0
-        return Out(data, lambda: r.heartbeat(data), code=code)
+        said = ["no repair was made: the configuration cannot be read (config-broken)"] if broken and fix else []
+        return Out(data, lambda: r.heartbeat(data), code=code, warnings=said)
 
     run(ctx, "heartbeat", json_, act)
 

@@ -16,7 +16,7 @@ from .complete import ids
 def outcome(
     ctx: typer.Context,
     id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id (or its path, memory/ID.md).", autocompletion=ids)
+        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
     ],
     result: Annotated[str, typer.Argument(metavar="success|failure", help="Did it work?")],
     note: Annotated[Optional[str], typer.Option("--note", "-n", help="What happened, in one line.")] = None,

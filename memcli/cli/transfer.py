@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from .. import render as r
+from ..model import LISTED_IDS
 from .boundary import Out, stdin_bytes
 from .progress import reporting
 from .typer_app import Json, app, memory, run, state
@@ -71,12 +72,15 @@ def import_(
         def human():
             for i in data["imported"]:
                 r.out(i)
+            skipped = data["skipped"]
             r.talk(
-                f"imported {len(data['imported'])} memories ({data['kind']})"
-                + (f"; skipped {len(data['skipped'])}" if data["skipped"] else "")
+                f"imported {r.plural(len(data['imported']), 'memory', 'memories')} ({data['kind']})"
+                + (f"; skipped {len(skipped)}" if skipped else "")
             )
-            for s in data["skipped"]:
+            for s in skipped if len(skipped) <= LISTED_IDS else skipped[:3]:
                 r.warn(f"skipped {s['id']}: {s['reason']}")
+            if len(skipped) > LISTED_IDS:
+                r.warn(f"skipped {len(skipped) - 3} more (`memcli --json import` lists every one with its reason)")
 
         return Out.of(data, human)
 

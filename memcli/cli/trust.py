@@ -20,7 +20,7 @@ def trust(ctx: typer.Context, json_: Json = False):
     analysed, such as `$VAR` or `sh -c`, is refused). The record is kept outside the root
     ($XDG_STATE_HOME/memcli/trust/), keyed by the root's real path and the file's SHA-256. A
     setting that protects you (write.*, inbox.auto_accept, reflect.on_fold, embed.*) counts from
-    memcli.yaml only where it tightens yours, or after this step (README "Safety").
+    memcli.yaml only where it tightens yours, or after this step (docs/safety.md).
 
     Example: memcli trust
     """

@@ -24,6 +24,7 @@ from .checks import CHECKS, Check, check_text, register
 from . import gitchecks  # noqa: E402,F401  (registers the git checks)
 from . import datachecks  # noqa: E402,F401  (registers pii and procedure-failing)
 from . import inboxchecks  # noqa: E402,F401  (registers the inbox checks)
+from . import localchecks  # noqa: E402,F401  (registers the configuration and edit-draft checks)
 from .repair import Action, plan
 
 __all__ = [

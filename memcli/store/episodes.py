@@ -74,8 +74,20 @@ def turn_block(turn: dict) -> str:
     return f"**{turn.get('role', '?')}** ({turn.get('time', '')}): {turn.get('text', '')}"
 
 
-def json_block(data: dict) -> str:
-    return "```json\n" + json.dumps(data, ensure_ascii=False, indent=2) + "\n```"
+def scope_text(data: dict) -> str:
+    """A scope as the log keeps it: its task, each key's value and who wrote it, the collisions (a
+    value's later lines indented, so none starts a section or a turn)."""
+
+    def said(value) -> str:
+        return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)).replace("\n", "\n  ")
+
+    lines = [f"Task: {said(data.get('task') or '-')} (started {data.get('started')})"]
+    for key, v in data.get("keys", {}).items():
+        lines.append(f"- {key}: {said(v.get('value'))} ({', '.join(v.get('writers') or [v.get('agent')])})")
+    for c in data.get("collisions", []):
+        forced = " (forced)" if c["forced"] else ""
+        lines.append(f"- collision on {c['key']}: {c['agent']} wrote over {c['owner']}{forced}")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- reading the log back

@@ -90,7 +90,7 @@ def start(root: Path, name: str, task: str, now: str) -> dict:
     files = [(scope_path(root, name), dump_state(data))]
     if old is not None:
         log = episodes.appended(
-            root, now, f"scope {name} left open, replaced by a new task", [episodes.json_block(old)]
+            root, now, f"scope {name} left open, replaced by a new task", [episodes.scope_text(old)]
         )
         moved = episodes.rel(log[0])
         files.insert(0, log)
@@ -183,6 +183,6 @@ def end(root: Path, name: str, now: str) -> dict:
     data, aside = load_for_write(root, name)
     if data is None:
         return {"scope": name, "ended": aside is not None, "episode": None, "warning": aside}
-    episode = episodes.append(root, now, f"scope {name} ended (task {data.get('task')!r})", [episodes.json_block(data)])
+    episode = episodes.append(root, now, f"scope {name} ended (task {data.get('task')!r})", [episodes.scope_text(data)])
     scope_path(root, name).unlink()
     return {"scope": name, "ended": True, "episode": episode, "keys": len(data["keys"]), "warning": None}

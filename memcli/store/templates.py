@@ -22,10 +22,22 @@ def template_text(name: str) -> str:
 
 def example_files(now: str | None = None) -> list[tuple[str, str]]:
     """The example memories as `init --example` writes them on the day ``now`` (default today)."""
+    import re
+
+    from ..dates import now_of, parse
+
     folder = _templates() / "example"
-    return sorted(
-        (p.name, _live(p.read_text(encoding="utf-8"), now)) for p in folder.iterdir() if p.name.endswith(".md")
-    )
+    texts = sorted((p.name, p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".md"))
+    # their updates move on with the day they are made: a recall ranks them alike on any day
+    when = {u: d for _, t in texts for u in re.findall(r"^updated: (\S+)$", t, re.M) if (d := parse(u)) is not None}
+    ahead = now_of(now) - max(when.values())
+
+    def moved(m) -> str:
+        return "updated: " + (when[m.group(1)] + ahead).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    if ahead.total_seconds() > 0:
+        texts = [(n, re.sub(r"^updated: (\S+)$", moved, t, flags=re.M)) for n, t in texts]
+    return [(n, _live(t, now)) for n, t in texts]
 
 
 def _live(text: str, now: str | None) -> str:

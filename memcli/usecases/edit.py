@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..dates import utcnow
-from ..errors import FileError, MemcliError, Refused
+from ..errors import FileError, MemcliError, Refused, UsageError
 from ..model import Detail, WriteResult
 from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
@@ -54,13 +54,22 @@ class EditSession:
 BASE = ".base"  # beside each draft: the text the edit started from, for the merge when it is reopened
 
 
-def begin(root, memory_id: str) -> EditSession:
-    """Copy a memory (broken ones too) to a draft under .memcli/edits/ for the editor; a draft kept
-    by an edit of it that failed is opened again instead, with the text that edit started from."""
+def begin(root, memory_id: str, reuse: bool | None = True) -> EditSession:
+    """Copy a memory (broken ones too) to a draft under .memcli/edits/ for the editor. A draft kept
+    by an edit of it that failed or was interrupted is opened again instead (with the text that
+    edit started from) when reuse is True, left where it is when False; None: UsageError naming it
+    (data: {"draft"}), for the person to choose."""
     path, archived = root.locate(memory_id)
     folder = root.state_dir(EDITS)
-    kept = _kept(folder, memory_id)
+    kept = _kept(folder, memory_id) if reuse is not False else None
     base = read_exact(path, root.rel(path))
+    if kept is not None and reuse is None:
+        shown = _shown(root, kept[0])
+        raise UsageError(
+            f"an earlier edit of {memory_id} left a draft ({shown}): `memcli edit {memory_id} --reuse-draft` "
+            "goes on with it, `--new-draft` starts again from the file and leaves the draft where it is",
+            data={"draft": shown},
+        )
     if kept is not None:
         return _reopen(root, memory_id, path, archived, *kept, base)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -201,7 +210,7 @@ def finish(root, s: EditSession, text: str | None = None, now: str | None = None
         except MemcliError as e:
             raise type(e)(
                 f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
-                f"(run `memcli edit {s.id}` again and fix it)",
+                f"(`memcli edit {s.id} --reuse-draft` opens it again to fix it)",
                 data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown},
             ) from None
         from ..safety.pii import PiiError

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 
 from ..dates import utcnow
 from ..errors import FileError, MemcliError, UsageError
@@ -33,7 +32,7 @@ from ..store import episodes, layout
 from ..store import inbox as store
 from ..store import reflectstate as state
 from ..paths import slugify, valid_id
-from . import inbox
+from . import caps, inbox
 
 ENGINES = ("offline", "extractor")
 MAX_EVIDENCE = 6
@@ -121,16 +120,9 @@ def material(root, *, everything: bool = False, max_turns: int | None = None) ->
             refs[ref] = refs.get(ref, 0) + 1
             if refs[ref] > 1:  # sections written in the same second
                 ref += f"~{refs[ref]}"
-            items.append(
-                {
-                    "ref": ref,
-                    "episode": rel,
-                    "time": sec["time"],
-                    "heading": sec["heading"],
-                    "turns": [{"n": i, **t} for i, t in enumerate(sec["turns"])],
-                    "text": "" if sec["turns"] else sec["text"],
-                }
-            )
+            said = [{"n": i, **t} for i, t in enumerate(sec["turns"])]
+            items.append({"ref": ref, "episode": rel, "time": sec["time"], "heading": sec["heading"], "turns": said})
+            items[-1]["text"] = "" if said else sec["text"]
         mark["episodes"][rel] = {"fp": None if full else fp, "seen": sorted(set(keys) | (known & set(keys)))}
     if not full:
         for name, summary, updated in _summaries(base):
@@ -273,20 +265,9 @@ def to_proposals(feed: dict, raw: list, engine: str, now: str) -> tuple[list, li
             target = obj.get("target") if isinstance(obj.get("target"), str) else None
             if kind == "new" and not target and isinstance(obj.get("id"), str) and obj["id"].strip():
                 target = slugify(obj["id"])  # the id the new memory gets when it is accepted
-            p = store.make(
-                str(kind),
-                title[:200],
-                summary=str(obj.get("summary") or "")[:2000],
-                type=typ,
-                target=target,
-                engine=engine,
-                confidence=conf,
-                created=now,
-                tags=tags,
-                aliases=aliases,
-                text=str(obj.get("text") or ""),
-                evidence=quotes[:MAX_EVIDENCE],
-            )
+            kw: dict = dict(type=typ, target=target, engine=engine, confidence=conf, created=now, tags=tags)
+            kw.update(summary=str(obj.get("summary") or "")[:2000], text=str(obj.get("text") or ""), aliases=aliases)
+            p = store.make(str(kind), title[:200], evidence=quotes[:MAX_EVIDENCE], **kw)
             inbox.check(p)
         except (UsageError, AttributeError, TypeError, ValueError) as e:
             warnings.append(f"proposal {n} skipped: {getattr(e, 'message', e)}")
@@ -339,21 +320,8 @@ def settle(root, proposals: list) -> tuple[list, list]:
             continue
         keep = merged[twin]
         quotes = tuple(dict.fromkeys(keep.evidence + p.evidence))[:MAX_EVIDENCE]
-        merged[twin] = store.make(
-            keep.kind,
-            keep.title,
-            summary=keep.summary,
-            type=keep.type,
-            target=keep.target,
-            engine=keep.engine,
-            confidence=max(keep.confidence, p.confidence),
-            created=keep.created,
-            tags=keep.tags + p.tags,
-            aliases=keep.aliases,
-            text=keep.text,
-            evidence=quotes,
-            importance=keep.importance,
-        )
+        tags, confidence = keep.tags + p.tags, max(keep.confidence, p.confidence)
+        merged[twin] = _remade(keep, keep.kind, keep.title, confidence=confidence, tags=tags, evidence=quotes)
         dropped.append({"id": p.id, "why": f"merged into {merged[twin].id}"})
     waiting = [(q, _terms(f"{q.title} {q.summary}")) for q in store.pending(root.path)[0]]
     known = _Known(root) if any(p.kind == "new" for p in merged) else None
@@ -370,21 +338,17 @@ def settle(root, proposals: list) -> tuple[list, list]:
                 if covered >= 0.8:
                     dropped.append({"id": p.id, "why": f"memory {d.id} already says it"})
                     continue
-                p = store.make(
-                    "update",
-                    d.title,
-                    summary="",
-                    type=d.type,
-                    target=d.id,
-                    engine=p.engine,
-                    confidence=p.confidence,
-                    created=p.created,
-                    tags=p.tags,
-                    text=p.text or p.summary,
-                    evidence=p.evidence,
+                p = _remade(
+                    p, "update", d.title, summary="", type=d.type, target=d.id, text=p.text or p.summary, aliases=()
                 )
         out.append(p)
     return out, dropped
+
+
+def _remade(p, kind: str, title: str, **changed):
+    """The proposal with these changes, its id made again from what it now says."""
+    keys = ("summary", "type", "target", "engine", "confidence", "created", "tags", "aliases", "text", "evidence")
+    return store.make(kind, title, **{**{k: getattr(p, k) for k in keys}, "importance": p.importance, **changed})
 
 
 class _Known:
@@ -436,18 +400,8 @@ def reflect(
     chosen = engine_for(root, engine, origin)
     with state.RunLock(root.path, wait, root.config.seconds("lock_timeout")) as got:
         if not got:
-            return Result(
-                {
-                    "busy": True,
-                    "engine": chosen,
-                    "items": 0,
-                    "turns": 0,
-                    "proposed": [],
-                    "skipped": [],
-                    "accepted": [],
-                    "proposals": [],
-                }
-            )
+            nothing: dict = {k: [] for k in ("proposed", "skipped", "accepted", "proposals")}
+            return Result({"busy": True, "engine": chosen, "items": 0, "turns": 0, **nothing})
         feed, mark = material(root, everything=everything)
         turns = sum(len(i["turns"]) for i in feed["items"])
         warnings: list = []
@@ -465,19 +419,9 @@ def reflect(
         known = store.known_ids(root.path)
         skipped += [{"id": p.id, "why": "already proposed or decided"} for p in proposals if p.id in known]
         proposals = [p for p in proposals if p.id not in known]
-        result = Result(
-            {
-                "engine": chosen,
-                "items": len(feed["items"]),
-                "turns": turns,
-                "proposed": [],
-                "skipped": skipped,
-                "accepted": [],
-                "proposals": [p.to_dict() for p in proposals],
-                "dry_run": dry_run,
-            },
-            warnings,
-        )
+        said = {"engine": chosen, "items": len(feed["items"]), "turns": turns, "proposed": [], "skipped": skipped}
+        said.update(accepted=[], proposals=[p.to_dict() for p in proposals], dry_run=dry_run)
+        result = Result(said, warnings)
         if dry_run:
             return result
         stored = inbox.store_proposals(root, proposals, now)
@@ -505,7 +449,7 @@ def propose(root, objects: list, mark: str | None = None, now: str | None = None
     """Proposals from an agent (the engines' format). Evidence refs are checked against the
     material last offered (or, without an offer, all the material not reflected on)."""
     now = _now(now)
-    _within_caps(root, objects, now)
+    caps.within(root, objects, now)
     saved = state.load_offer(root.path)
     if mark is not None and (saved is None or saved.get("mark") != mark):
         raise UsageError("mark is not the one the last reflect_material gave; call reflect_material again")
@@ -513,97 +457,13 @@ def propose(root, objects: list, mark: str | None = None, now: str | None = None
     proposals, warnings = to_proposals(feed, objects, "agent", now)
     proposals, skipped = settle(root, proposals)
     stored = inbox.store_proposals(root, proposals, now)
-    _count(root, len(stored["proposed"]), now)
+    caps.count(root, len(stored["proposed"]), now)
     if mark is not None and saved is not None:  # (a mark without its offer was refused above)
         with root.lock():
             state.save_mark(root.path, saved["watermark"], now)
             state.drop_offer(root.path)
-    return Result(
-        {
-            "proposed": stored["proposed"],
-            "skipped": skipped + stored["skipped"],
-            "accepted": stored["accepted"],
-            "marked": mark is not None,
-        },
-        warnings + stored.warnings,
-    )
-
-
-# ---------------------------------------------------------------- caps on what an agent may propose
-
-RATE_LOG = "propose-rate.json"  # in .memcli/: [[time, proposals written], ...] of the last hour
-
-
-def _recent(root, now: str) -> list:
-    from ..store.fs import came_with_git, state_dir
-
-    path = state_dir(root.path) / RATE_LOG
-    if came_with_git(path):
-        return []
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    start = _seconds(now) - 3600
-    return (
-        [r for r in rows if isinstance(r, list) and len(r) == 2 and isinstance(r[1], int) and _seconds(r[0]) > start]
-        if isinstance(rows, list)
-        else []
-    )
-
-
-def _seconds(stamp) -> float:
-    """A stamp as seconds since 1970 (0 for one that is no stamp)."""
-    from ..dates import parse
-
-    when = parse(stamp)
-    return when.timestamp() if when is not None else 0.0
-
-
-def _count(root, n: int, now: str) -> None:
-    if not n:
-        return
-    from ..store.fs import atomic_write, state_dir
-
-    with root.lock():
-        atomic_write(state_dir(root.path) / RATE_LOG, json.dumps(_recent(root, now) + [[now, n]]) + "\n")
-
-
-def _within_caps(root, objects: list, now: str) -> None:
-    """An agent's proposals within the write check's sizes and the inbox.* caps, or one error and nothing written."""
-    from ..errors import LimitError
-    from ..safety.writecheck import proposals
-
-    proposals(objects)
-    cfg = root.config
-    per_call, per_hour = int(cfg["inbox.propose_per_call"]), int(cfg["inbox.propose_per_hour"])
-    if len(objects) > per_call:
-        raise LimitError(
-            f"{len(objects)} proposals in one call; at most {per_call} (inbox.propose_per_call): send the best ones",
-            data={"limit": "inbox.propose_per_call", "max": per_call},
-        )
-    done = sum(r[1] for r in _recent(root, now))
-    if done + len(objects) > per_hour:
-        raise LimitError(
-            f"{done} proposals in the last hour; at most {per_hour} an hour (inbox.propose_per_hour): try again later",
-            data={"limit": "inbox.propose_per_hour", "max": per_hour},
-        )
-    folder = root.path / layout.INBOX
-    sizes = []
-    try:
-        with os.scandir(folder) as it:
-            sizes = [e.stat().st_size for e in it if e.name.endswith(".md") and e.is_file()]
-    except OSError:
-        pass
-    new_bytes = len(json.dumps(objects, ensure_ascii=False).encode("utf-8"))
-    most, room = int(cfg["inbox.max_pending"]), int(cfg["inbox.max_bytes"])
-    if len(sizes) + len(objects) > most or sum(sizes) + new_bytes > room:
-        raise LimitError(
-            f"the inbox holds {len(sizes)} proposals ({sum(sizes)} bytes); at most {most} "
-            f"(inbox.max_pending) and {room} bytes (inbox.max_bytes): review them (`memcli inbox`) "
-            "before proposing more",
-            data={"limit": "inbox.max_pending", "max": most},
-        )
+    said = {"proposed": stored["proposed"], "skipped": skipped + stored["skipped"], "accepted": stored["accepted"]}
+    return Result({**said, "marked": mark is not None}, warnings + stored.warnings)
 
 
 # ---------------------------------------------------------------- running in the background

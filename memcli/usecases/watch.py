@@ -72,6 +72,7 @@ class Watcher:
         self.fix = fix
         self.reflect = reflect
         self.snapshot = self._snapshot()
+        self.fresh: set = set()  # memory files that appeared while watching, not yet given an index line
 
     # ---- what is on disk
     def _snapshot(self) -> dict[str, str]:
@@ -95,21 +96,25 @@ class Watcher:
 
     # ---- one batch of changed paths
     def process(self, rels: set) -> None:
-        rels = set(rels)
+        rels, known = set(rels), set(self.snapshot)
         if RESCAN in rels:
             rels.discard(RESCAN)
             rels |= self._rescan()
         now = datetime.now(timezone.utc)
         index_changed = False
         ids: set = set()
+        added: list = []
         cache_keys: list = []
         for rel in sorted(rels):
             path = self.root / rel
             exists = path.is_file()
             self.emit({"event": "changed" if exists else "removed", "path": rel})
             fp = _fingerprint(path)
+            if fp is not None and rel not in known:
+                self.fresh.add(rel)
             if fp is None:
                 self.snapshot.pop(rel, None)
+                self.fresh.discard(rel)
             elif rel.startswith(layout.MEMORY + "/") or rel in ROOT_FILES:
                 self.snapshot[rel] = fp
             kind = layout.kind_of(rel)
@@ -124,7 +129,13 @@ class Watcher:
             if kind in (layout.DETAIL, layout.EPISODE):
                 cache_keys.append(rel)
             if exists and kind is not None:
-                self._findings(self._check_file(rel, path, kind, now))
+                found = self._check_file(rel, path, kind, now)
+                self._findings(found)
+                if rel in self.fresh and kind == layout.DETAIL and not any(f.severity != "info" for f in found):
+                    added.append(rel.rsplit("/", 1)[1][:-3])
+                    self.fresh.discard(rel)
+        if added:
+            self._index(added)
         if index_changed or ids:
             self._check_index(ids, index_changed)
         if cache_keys:
@@ -137,16 +148,8 @@ class Watcher:
         except (FileError, UsageError) as e:
             if kind == "index":
                 return []  # reported by the index check
-            return [
-                Finding(
-                    "file-unreadable",
-                    "error",
-                    rel,
-                    None,
-                    e.message.removeprefix(rel + ": "),
-                    "make it a UTF-8 text file under 10 MB, or move it out of memory/",
-                )
-            ]
+            fix = "make it a UTF-8 text file under 10 MB, or move it out of memory/"
+            return [Finding("file-unreadable", "error", rel, None, e.message.removeprefix(rel + ": "), fix)]
         except OSError:
             return []  # gone again since the event; the next event says so
         from ..store.markers import size_for
@@ -159,35 +162,31 @@ class Watcher:
         try:
             self.store.config = load_config(self.root)
         except ConfigError as e:
-            self._findings(
-                [
-                    Finding(
-                        "config-broken",
-                        "error",
-                        "memcli.yaml",
-                        None,
-                        e.message.removeprefix("memcli.yaml: "),
-                        "fix memcli.yaml; until then the last good configuration is used",
-                    )
-                ]
-            )
+            from ..heartbeat.localchecks import config_finding
+
+            self._findings([config_finding(e, "correct it; until then the last good configuration is used")])
+
+    def _index(self, ids: list) -> None:
+        """Memories written while watching get their index line, as `remember` gives one."""
+        with self.store.lock():
+            for mid in ids:
+                try:
+                    doc = self.store.read_index()
+                    if any(e.id == mid for e in doc.entries):
+                        continue
+                    plan = self.store.plan_index(doc, add=self.store.load(self.store.detail_path(mid)))
+                    if not plan.refused:
+                        self.store.write(plan)
+                        self.emit({"event": "indexed", "id": mid, "line": plan.line_for(mid)})
+                except MemcliError:
+                    continue  # an unreadable index or memory: reported by the checks
 
     def _check_index(self, ids: set, everything: bool) -> None:
         try:
             doc = self.store.read_index()
         except MemcliError as e:
-            self._findings(
-                [
-                    Finding(
-                        "index-unreadable",
-                        "error",
-                        "MEMORY.md",
-                        None,
-                        e.message,
-                        "make MEMORY.md UTF-8 text again, or run `memcli index rebuild`",
-                    )
-                ]
-            )
+            fix = "make MEMORY.md UTF-8 text again, or run `memcli index rebuild`"
+            self._findings([Finding("index-unreadable", "error", "MEMORY.md", None, e.message, fix)])
             return
 
         def lookup(mid: str):

@@ -20,7 +20,7 @@ from ...cjk import HAN
 from ...search import glossary
 
 CJK = re.compile(f"[{HAN}]")  # one Chinese character
-SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+|(?<=[。！？])|\n+")  # not inside "e.g. x.y"
 # an error as programs print it: CODES_LIKE_THIS, SomethingError, ERR ..., a quoted message
 ERROR_TOKEN = re.compile(
     r"\b[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+\b|\b(?:[\w.]*\.)?[A-Z]\w*(?:Error|Exception|BackOff)\b"
@@ -35,7 +35,7 @@ PROBLEM = re.compile(
     r"\b(errors?|fail(s|ed|ing|ure)?|broken|crash\w*|exception|timed out|times out|timing out|"
     r"garbled|hangs?|stuck|can'?t|cannot|doesn'?t work|not working|keeps? \w+ing|wrong|off by|"
     r"missing|leak\w*|too slow|out of memory|refused|denied|crashloopbackoff)\b|报错|挂了|失败|乱码|"
-    r"出错|异常|不工作|连不上|超时|差了|崩溃|爆了|卡住|不对|投诉",
+    r"出错|异常|不工作|连不上|超时|差了|崩溃|爆了|卡住|不对|投诉|延迟|积压|一直在涨",
     re.I,
 )
 FIX = [
@@ -44,7 +44,7 @@ FIX = [
         r"\bthe (?:fix|solution|workaround|answer) (?:is|was)(?: to)?\s*[:：]?\s*(?P<x>.+)",
         r"\b(?:fixed|solved) (?:it |this |that )?by\s+(?P<x>.+)",
         r"^(?:fixed|solution|workaround|fix)\s*[:：]\s*(?P<x>.+)",
-        r"(?:解决办法|解决方法|修复方法|办法)是\s*(?P<x>.+)",
+        r"(?:解决办法|解决方法|修复方法|办法)[是:：]\s*(?P<x>.+)",
         r"(?P<x>(?:已经)?改成.+)",
         r"^(?:so |then |just )?(?P<x>(?:use|add|added|set|install|raise|raised|increase|run|enable|disable|"
         r"switch|move|moved|"
@@ -63,7 +63,7 @@ RULE_LEAD = re.compile(
 )
 RULE = re.compile(
     r"\b(always|never|must|make sure|from now on|going forward|every)\b|以后|今后|一律|务必|必须|不要|"
-    r"千万|一定要|记住|记得",
+    r"千万|一定要|记住|记得|统一|保持|^\W*keep\b",
     re.I,
 )
 LEAD = re.compile(
@@ -71,10 +71,13 @@ LEAD = re.compile(
     r"(?:the |our |my |a |an )?",
     re.I,
 )
-IDENT = re.compile(r"[A-Za-z][\w]*(?:[_.:/=+-]+[\w]+)+|\b[A-Za-z]+\d[\w]*|\b\d+[A-Za-z][\w]*")
+ABBREVIATION = re.compile(r"(?:[a-z]\.)+[a-z]?", re.I)  # e.g, i.e: never a tag nor part of an id
+IDENT = re.compile(  # dotted, snake, kebab and camel names, names with digits: ASCII, so never a Chinese run
+    r"[A-Za-z]\w*(?:[_.:/=+-]+\w+)+|\b[a-z]+[A-Z][A-Za-z0-9]*|\b[A-Za-z]+\d\w*|\b\d+[A-Za-z]\w*", re.A
+)
 ID_SKIP = frozenset(
     """shows show showing fails failed fail failing with again keeps kept get got into onto
-    nightly daily new old first every each all some must should always never using use used will one
+    nightly daily new old first every each all some must should always never using use used uses set will one
     be is are was were has have had do does did it its this that there their our his her your""".split()
 )
 
@@ -90,23 +93,8 @@ def sentences(text: str) -> list:
 def clause(text: str, words: int = 9, chars: int = 30) -> str:
     """The head of a statement: up to the first break, at most `words` words (or `chars` CJK chars)."""
     text = text.strip().rstrip(".!?。！？")
-    for cut in (
-        ", not ",
-        ", but ",
-        "; ",
-        ", so ",
-        ", then ",
-        ", and then ",
-        ": RUN ",
-        ", which ",
-        " when ",
-        " because ",
-        " since ",
-        "，然后",
-        "，再",
-        "；",
-        " - ",
-    ):
+    cuts = ", not |, but |; |, so |, then |, and then |: RUN |, which | when | because | since |，然后|，再|；| - "
+    for cut in cuts.split("|"):
         at = text.find(cut)
         if at > 8:
             text = text[:at]
@@ -116,15 +104,22 @@ def clause(text: str, words: int = 9, chars: int = 30) -> str:
     if is_cjk(text):
         parts = re.split(r"[，,]", text)
         text = parts[0] if len(parts[0]) >= 6 or len(parts) == 1 else parts[0] + "，" + parts[1]
-        cut = text[:chars]
-        m = re.match(r"[\w=.:/+-]*", text[chars:])
-        return (cut + (m.group() if m and cut[-1:].isascii() and cut[-1:].strip() else "")).rstrip("，, ")
+        return cut_at(text, chars).rstrip("，, ")
     ws = text.split()
     return " ".join(ws[:words]).rstrip(",;:")
 
 
+def cut_at(text: str, chars: int) -> str:
+    """The first `chars` characters of a text without spaces, an identifier cut there kept whole."""
+    cut = text[:chars]
+    if cut[-1:].isascii() and cut[-1:].strip():
+        cut += re.match(r"[A-Za-z0-9_=.:/+-]*", text[chars:]).group()  # type: ignore[union-attr]
+    return cut
+
+
 def capital(text: str) -> str:
-    return text[:1].upper() + text[1:] if text[:1].islower() else text
+    first = text.split(maxsplit=1)[0] if text.strip() else ""
+    return text[:1].upper() + text[1:] if text[:1].islower() and not IDENT.fullmatch(first) else text
 
 
 def error_tokens(text: str) -> list:
@@ -167,7 +162,7 @@ def problem_of(text: str) -> tuple[str, str] | None:
                 return s, f"{before} {errors[0]}".strip()
             return s, capital(" ".join(words + [errors[0]]).strip())
         body = re.sub(r"\s*(again|又)\s*$", "", body.rstrip(".!?。！？"))
-        return s, capital(clause(body, 7, 20))
+        return s, capital(clause(body, 10, 20))
     return None
 
 
@@ -190,7 +185,7 @@ def identifiers(text: str) -> list:
     out = []
     for m in IDENT.finditer(text):
         w = m.group().strip(".:/=-+")
-        if len(w) < 3 or w.lower().startswith(("http", "www")):
+        if len(w) < 3 or w.lower().startswith(("http", "www")) or ABBREVIATION.fullmatch(w):
             continue
         out.append(w)
     return list(dict.fromkeys(out))
@@ -205,7 +200,7 @@ def memory_id(problem: str | None, fix: str | None, title: str) -> str:
         for w in re.findall(r"[A-Za-z0-9][\w.+-]*[A-Za-z0-9]|[A-Za-z0-9]|" f"[{HAN}]+", text or ""):
             if CJK.match(w):
                 out.append(max(re.split(f"[{_PARTICLES}]", w), key=len)[:4])
-            elif w.lower() not in ID_SKIP and w.lower() not in _stop():
+            elif w.lower() not in ID_SKIP and w.lower() not in _stop() and not ABBREVIATION.fullmatch(w):
                 out.append(w)
         return out
 

@@ -39,7 +39,7 @@ _CUES = [
     ),
     (
         r"\bthe (fix|solution|workaround|answer) (is|was)\b|\bfixed (it|this|that)? ?by\b|\bsolved (it|this)? ?by\b"
-        r"|\bworks? now\b|\bthat (worked|did it|fixed it)\b",
+        r"|\bworks? now\b|\bthat (worked|did it|fixed it)\b|^fix(ed)?:",
         2.4,
         "lesson",
         "fix",
@@ -70,7 +70,7 @@ _CUES = [
         "preference",
         "preference",
     ),
-    (r"记住|记得|以后|今后|下次|从现在起", 2.4, "procedure", "rule"),
+    (r"记住|记得|以后|今后|下次|从现在起|规矩|统一用", 2.4, "procedure", "rule"),
     (r"决定|定了|约定|商量好", 2.2, "fact", "decision"),
     (r"原因是|根本原因|原来是|问题出在|因为", 2.0, "lesson", "cause"),
     (r"解决了|修好了|搞定了|修复|解决办法|解决方法|办法是|改成", 2.4, "lesson", "fix"),
@@ -135,7 +135,6 @@ _CONFIRM = re.compile(
 _YOU = re.compile(r"\b(you|your|you're|you've|yourself)\b|你|您", re.I)
 _ME = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|we|our|we're|we've|us)\b|我", re.I)
 _SPECIFIC = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b|\d|[A-Za-z]+[_./-][A-Za-z0-9]+")
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
 _COMPILED: tuple[list, list] | None = None
 
 FLOOR = 1.5  # a turn scoring below this is never proposed
@@ -149,7 +148,8 @@ MAX_LESSON = 6  # turns one lesson quotes at most (reflect.MAX_EVIDENCE)
 _ACK = re.compile(
     r"^\W*(great|perfect|nice|cool|awesome|excellent|thanks|thank you|confirmed|works( now)?|it works|"
     r"(that|it|this) (worked|works|did it|fixed it)|yes|yep|yeah|ok(ay)?|got it|noted|understood|will do|"
-    r"sounds good|done|好的?|可以了|行|没问题|确认|收到|明白|谢谢|太好了|成功了|搞定|记下了)",
+    r"sounds good|done|好的?|可以了|行|没问题|确认|收到|明白|谢谢|太好了|成功了|搞定|记下了|"
+    r"改(?:了|完)(?:以后|之后)?好了)",
     re.I,
 )
 _ANAPHOR = re.compile(
@@ -158,7 +158,7 @@ _ANAPHOR = re.compile(
     re.I,
 )
 _SHIFT = re.compile(
-    r"^\W*(separately|by the way|btw|another thing|unrelated|on another note|one more thing|"
+    r"^\W*(?:ok(?:ay)?,?\s*)?(separately|by the way|btw|another thing|unrelated|on another note|one more thing|next:|"
     r"另外|顺便|还有一件事|换个话题)",
     re.I,
 )
@@ -217,7 +217,7 @@ def score(text: str) -> tuple[float, str, list]:
     flat = " ".join(text.split())
     if not flat:
         return 0.0, "fact", []
-    sentences = [x.strip() for x in _SENTENCE.findall(flat) if x.strip()] or [flat]
+    sentences = lesson.sentences(flat) or [flat]
     weighed = [_sentence_weight(x) for x in sentences]
     s, kind, _, _ = max(weighed, key=lambda w: w[0])
     tags = list(dict.fromkeys(t for w in weighed for t in w[2]))
@@ -241,7 +241,7 @@ def confidence(s: float) -> float:
 
 def _key_sentence(text: str, cue_first: bool = True) -> str:
     """The sentence that carries the statement: the first with a cue, else the first stated one."""
-    sentences = [x.strip() for x in _SENTENCE.findall(" ".join(text.split())) if x.strip()]
+    sentences = lesson.sentences(" ".join(text.split()))
     if not sentences:
         return " ".join(text.split())
     cues, facts = _rules()
@@ -261,10 +261,11 @@ def _title(sentence: str) -> str:
         sentence = tail  # "I looked at the logs: the root cause is ..." -> what follows the colon
     rest = _LEAD.sub("", sentence, count=1).strip()
     if len(rest) >= 8:
-        sentence = rest[0].upper() + rest[1:]
+        sentence = lesson.capital(rest)
     words = sentence.rstrip(".!?。！？").split()
     if len(words) <= 1 and len(sentence) > 40:  # Chinese: no spaces
-        return sentence[:30].rstrip("，,。") + ("…" if len(sentence) > 30 else "")
+        short = lesson.cut_at(sentence.rstrip(".!?。！？"), 30)
+        return short.rstrip("，,。.") + ("…" if len(short) < len(sentence.rstrip(".!?。！？")) else "")
     return " ".join(words[:12]) + ("…" if len(words) > 12 else "")
 
 
@@ -382,7 +383,14 @@ def _lesson_turns(turns: list, n: int, used: set, limit: int = MAX_LESSON) -> tu
     while len(group) < limit and usable(m) and not _SHIFT.match(turns[group[0]][2]["text"]):
         text = turns[m][2]["text"]
         mine = _content(text)
-        if acknowledges(text) or _SHIFT.match(turns[m + 1][2]["text"]):
+        if _SHIFT.match(turns[m + 1][2]["text"]):
+            break
+        if acknowledges(text):  # a confirmation between this and the fix it confirms, restated here
+            if usable(m - 1) and _content(turns[m - 1][2]["text"]) & words:
+                group.insert(0, m)
+                confirms.add(m)
+                m -= 1
+                continue
             break
         if text.rstrip().endswith(("?", "？")) and len(text) < 80 and not mine & words:
             if usable(m - 1) and (
@@ -438,14 +446,11 @@ def _shape(said: list, seed: int, kind: str, tags: list, mixed: bool) -> dict:
         other = lesson.other_language(f"{title} {summary}", lesson.is_cjk(title))
         if other:
             aliases.append(other)
-    return {
-        "title": title,
-        "summary": summary[:300],
-        "type": kind,
-        "tags": list(dict.fromkeys(tags + [e for e in errors if len(e.split()) == 1] + names))[:10],
-        "aliases": aliases,
-        "id": lesson.memory_id(problem[1] if problem else None, (fix[1] if fix else None), title),
-    }
+    mid = lesson.memory_id(problem[1] if problem else None, (fix[1] if fix else None), title)
+    tags = list(dict.fromkeys([e for e in errors if len(e.split()) == 1] + names))
+    if len(tags) < 3:  # the subject's words, as the id names them
+        tags += [w for w in mid.split("-") if len(w) > 2 and not w.isdigit() and not any(w in t for t in tags)]
+    return {"title": title, "summary": summary[:300], "type": kind, "tags": tags[:10], "aliases": aliases, "id": mid}
 
 
 def acknowledges(text: str) -> bool:
