@@ -245,8 +245,9 @@ def test_a_pinned_memory_that_finds_the_index_full_of_pinned_ones_is_saved_and_n
     Memory.init(r)
     (r / "memcli.yaml").write_text("index:\n  max_lines: 6\n", encoding="utf-8")  # 4 fixed lines: room for 1
     mem = Memory(r)
-    assert mem.remember("Pinned first", "p", pinned=True).warnings == []
-    res = mem.remember("Pinned second", "q", pinned=True)
+    # the more important one keeps the line whatever second each is written in (the newer wins a tie)
+    assert mem.remember("Pinned first", "p", pinned=True, importance=0.9).warnings == []
+    res = mem.remember("Pinned second", "q", pinned=True, importance=0.5)
     assert "the index is full of pinned entries; some pinned memories are not listed" in res.warnings
     assert any("pinned-second is not listed in MEMORY.md" in w for w in res.warnings), res.warnings
     text = (r / "MEMORY.md").read_text(encoding="utf-8")
