@@ -130,7 +130,10 @@ def main() -> None:
         ap.error("--baseline SRC is needed")
     sides = {"this": HERE.parent, "other": args.baseline.resolve()}
     envs = {k: {**os.environ, "PYTHONPATH": str(src), "MEMCLI_SERVE": "off"} for k, src in sides.items()}
+    for src in sides.values():  # compiled ahead, as an install is: each process would compile again otherwise
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(src / "memcli")], check=True)
     args.dir.mkdir(parents=True, exist_ok=True)
+    os.chdir(args.dir)  # not the checkout: `python -m` puts the working folder first on the path
     rows: list = []
     for n in args.sizes:
         root = args.dir / f"store-{n}"
@@ -150,7 +153,7 @@ def main() -> None:
             for k in sides:
                 cmd = [
                     sys.executable,
-                    __file__,
+                    str(HERE / Path(__file__).name),
                     "--child",
                     str(docs_file),
                     str(copies[k] / ".memcli" / "search"),

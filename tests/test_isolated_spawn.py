@@ -174,7 +174,7 @@ def test_24_02_the_heartbeats_worker_pool_runs_isolated(tmp_path, monkeypatch):
 
 
 def test_24_02_the_search_caches_worker_pool_runs_isolated(tmp_path, monkeypatch):
-    from memcli.search import cache
+    from memcli.search import segments
     from memcli.search.ranker import SearchDoc
 
     marks = tmp_path / "marks"
@@ -182,11 +182,11 @@ def test_24_02_the_search_caches_worker_pool_runs_isolated(tmp_path, monkeypatch
     folder = tmp_path / "clone"
     plant(folder, marks)
     monkeypatch.chdir(folder)
-    monkeypatch.setattr(cache, "PARALLEL_MIN", 4)
-    monkeypatch.setattr(cache, "CHUNK", 2)
+    monkeypatch.setattr(segments, "PARALLEL_MIN", 4)
+    monkeypatch.setattr(segments, "CHUNK", 2)
     items = [(f"k{i}", "fp", SearchDoc(f"k{i}", f"title {i}", body=f"body words {i}")) for i in range(8)]
-    built = _with_a_thread(lambda: list(cache.tokenised(iter(items), len(items), 2)))
-    assert [len(b) for b in built] == [2, 2, 2, 2]
+    built = _with_a_thread(lambda: list(segments.segments(iter(items), 0, 0, len(items), 2)))
+    assert len(built) == 4
     assert sorted(p.name for p in marks.iterdir()) == []
 
 

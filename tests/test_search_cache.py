@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memcli.search import cache as cache_module
+from memcli.search import segments as segments_module
 from memcli.search.cache import FILENAME, SearchCache, SearchCacheError, SyncStats
 from memcli.search.ranker import MemoryIndex, SearchDoc
 from tests.conftest import examples
@@ -225,7 +226,9 @@ def test_a_cache_from_another_tokenizer_version_is_rebuilt(folder):
     assert again.sync(fps(DOCS), DOCS.get) == SyncStats(added=5)
 
 
-def test_many_small_writes_and_removals_keep_the_same_results(folder):
+def test_many_small_writes_and_removals_keep_the_same_results(folder, monkeypatch):
+    monkeypatch.setattr(cache_module, "MERGE_AT", 3)  # small writes merged and removals purged early
+    monkeypatch.setattr(cache_module, "DEAD_MIN", 2)
     cache = SearchCache(folder, workers=0)
     docs = {}
     for i in range(12):
@@ -243,8 +246,8 @@ def test_many_small_writes_and_removals_keep_the_same_results(folder):
 
 
 def test_a_large_build_in_worker_processes_matches(folder, monkeypatch):
-    monkeypatch.setattr(cache_module, "PARALLEL_MIN", 40)
-    monkeypatch.setattr(cache_module, "CHUNK", 15)
+    monkeypatch.setattr(segments_module, "PARALLEL_MIN", 40)
+    monkeypatch.setattr(segments_module, "CHUNK", 15)
     words = "mysql charset kafka lag nginx timeout deploy rollback 中文 乱码 发布 流程 缓存 索引".split()
     docs = {}
     for i in range(60):
