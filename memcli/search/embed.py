@@ -30,37 +30,11 @@ DIM = 512
 MAX_CHARS = 2000  # a longer text is embedded from its start: the encoder averages over tokens
 _UNPACK_FORMAT = "1"
 
-_SMALL = (
-    "scale",
-    "lo",
-    "proj_W",
-    "proj_b",
-    "ln_g_all",
-    "ln_b_all",
-    "w1_2",
-    "w1_3",
-    "w1_5",
-    "b1_2",
-    "b1_3",
-    "b1_5",
-    "w2_2",
-    "w2_3",
-    "w2_5",
-    "b2_2",
-    "b2_3",
-    "b2_5",
-    "ln_g",
-    "ln_b",
-    "cnn_W",
-    "cnn_b",
-    "d0",
-    "d1",
-    "d2",
-    "d3",
-    "p1",
-    "p3",
-    "eps",
+_SMALL = (  # the arrays besides the embedding table, each unpacked into NAME.npy
+    *"scale lo proj_W proj_b ln_g_all ln_b_all ln_g ln_b cnn_W cnn_b d0 d1 d2 d3 p1 p3 eps".split(),
+    *(f"{w}_{n}" for w in ("w1", "b1", "w2", "b2") for n in (2, 3, 5)),
 )
+_JOINED = {"proj_W": ("proj", 1), "proj_b": ("proj_b", 0), "ln_g_all": ("ln_g", 0), "ln_b_all": ("ln_b", 0)}
 
 
 class ModelUnavailable(Exception):
@@ -123,28 +97,10 @@ def unpack(target: Path) -> Path:
             table.flush()
             del table
             d = {k: z[k] for k in z.files if not (k[0] == "q" and k[1:].isdigit())}
-        small = {
-            "scale": d["scale"],
-            "lo": d["lo"],
-            "proj_W": np.concatenate([d[f"proj{n}"] for n in (2, 3, 5)], axis=1),
-            "proj_b": np.concatenate([d[f"proj_b{n}"] for n in (2, 3, 5)]),
-            "ln_g_all": np.concatenate([d[f"ln_g{n}"] for n in (2, 3, 5)]),
-            "ln_b_all": np.concatenate([d[f"ln_b{n}"] for n in (2, 3, 5)]),
-            "ln_g": d["ln_g"],
-            "ln_b": d["ln_b"],
-            "cnn_W": d["cnn_W"],
-            "cnn_b": d["cnn_b"],
-            "d0": d["d0"],
-            "d1": d["d1"],
-            "d2": d["d2"],
-            "d3": d["d3"],
-            "p1": d["p1"],
-            "p3": d["p3"],
-            "eps": np.asarray(d["eps"]),
-        }
-        for n in (2, 3, 5):
-            for w in ("w1", "b1", "w2", "b2"):
-                small[f"{w}_{n}"] = d[f"{w}_{n}"]
+        small = {name: d[name] for name in _SMALL if name in d}  # as the wheel has them
+        for name, (stem, axis) in _JOINED.items():  # the three convolutions' side by side
+            small[name] = np.concatenate([d[f"{stem}{n}"] for n in (2, 3, 5)], axis=axis)
+        small["eps"] = np.asarray(d["eps"])
         for name in _SMALL:
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(small[name]))
         (tmp / "FORMAT").write_text(f"{_UNPACK_FORMAT} {chunks}\n", encoding="ascii")
@@ -176,10 +132,8 @@ class Model:
         backend.table = np.load(folder / "table.npy", mmap_mode="r")
         for name in _SMALL:
             setattr(backend, name, np.asarray(np.load(folder / f"{name}.npy", mmap_mode="r")))
-        backend.w1 = [backend.w1_2, backend.w1_3, backend.w1_5]
-        backend.b1 = [backend.b1_2, backend.b1_3, backend.b1_5]
-        backend.w2 = [backend.w2_2, backend.w2_3, backend.w2_5]
-        backend.b2 = [backend.b2_2, backend.b2_3, backend.b2_5]
+        for w in ("w1", "b1", "w2", "b2"):
+            setattr(backend, w, [getattr(backend, f"{w}_{n}") for n in (2, 3, 5)])
         backend.eps = float(backend.eps.reshape(-1)[0])
         backend._feat_dim = backend.ln_g.shape[0]  # the width of what the last layer norm normalises
         if int(chunks) != backend.scale.shape[0]:
