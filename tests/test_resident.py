@@ -6,6 +6,7 @@ says no) the command runs in its own process as before."""
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -143,6 +144,20 @@ def test_files_changed_behind_the_servers_back_are_seen(example_root):
         stop(proc)
 
 
+def settled(followed, root) -> tuple:
+    """(what the followed files say, what a scan says), once they agree or ten seconds passed:
+    watchdog reports a change from its own threads, a moment after it is made."""
+    from memcli.store import layout
+
+    deadline = time.monotonic() + 10
+    while True:
+        want = list(layout.scan_detail_files(root).items())
+        got = list(followed.detail_files().items())
+        if got == want or time.monotonic() > deadline:
+            return got, want
+        select.select([followed], [], [], 0.05)
+
+
 def test_followed_files_are_the_scan_after_every_kind_of_change(example_root):
     from memcli.store import layout
     from memcli.store.follow import Followed
@@ -166,8 +181,8 @@ def test_followed_files_are_the_scan_after_every_kind_of_change(example_root):
         ]
         for change in changes:
             change()
-            got = followed.detail_files()
-            assert list(got.items()) == list(layout.scan_detail_files(root).items()), change  # the scan's order too
+            got, want = settled(followed, root)
+            assert got == want, change  # the scan's order too
         assert "memory/episodes/2026-12-01.md" in followed.detail_files()
         scans = followed.scans
         from memcli.store.fs import atomic_write
@@ -176,10 +191,20 @@ def test_followed_files_are_the_scan_after_every_kind_of_change(example_root):
             f.write("more\n")
         atomic_write(some[7], some[7].read_text(encoding="utf-8") + "saved\n")
         atomic_write(root / "memory" / "episodes" / "2026-12-01.md", "## y\n")
-        assert list(followed.detail_files().items()) == list(layout.scan_detail_files(root).items())
+        got, want = settled(followed, root)
+        assert got == want
         assert followed.scans == scans  # stat-ed again, not scanned
+        os.rename(root / "memory", root / "old-memory")  # memory/ made again: followed anew
+        shutil.copytree(root / "old-memory", root / "memory")
+        (root / "memory" / "later.md").write_text("---\ntitle: L\n---\n", encoding="utf-8")
+        got, want = settled(followed, root)
+        assert got == want and "memory/later.md" in dict(got)
+        (root / "memory" / "later.md").write_text("---\ntitle: Later\n---\n", encoding="utf-8")
+        got, want = settled(followed, root)
+        assert got == want
     finally:
         followed.close()
+    assert followed.detail_files() is None  # closed: the caller scans
 
 
 def test_a_server_answers_only_its_root_and_its_umask(example_root, tmp_path):
@@ -387,8 +412,9 @@ def test_a_change_under_followed_folders_is_seen(tmp_path):
     try:
         assert not watch()
         (tmp_path / "b.py").write_text("x")  # elsewhere
-        assert not watch()
+        assert not select.select([watch], [], [], 0.3)[0] and not watch()
         (tmp_path / "a" / "c.py").write_text("x")
+        assert select.select([watch], [], [], 10)[0]
         assert watch() and watch()  # it stays changed
     finally:
         watch.close()

@@ -402,7 +402,7 @@ def test_model_tokenizer_matches_the_package(tmp_path_factory, monkeypatch):
         "日本語のテキスト 한국어",
         "token爆炸 3.11 snake_case-kebab",
     ):
-        assert model.tokenizer.encode(text) == pure.encode(text)
+        assert model.tokenizer.encode(text, add_bos=True, add_eos=True) == pure.encode(text)
     v = model.encode(["hello world", "你好，世界"])
     assert v.shape == (2, embed.DIM)
     assert abs(float((v * v).sum(axis=1)[0]) - 1.0) < 1e-3
