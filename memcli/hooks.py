@@ -121,7 +121,7 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
             res = mem.hook_event(event, data, session=session, scope=scope, budget=budget)
             return HookResult(res["stdout"], warnings + [f"memcli hook: {w}" for w in res.warnings], root=mem.root)
         except MemcliError as e:
-            return HookResult(stderr=warnings + [f"memcli hook: {event}: {e.message}"], root=mem.root)
+            return HookResult(stderr=warnings + [f"memcli hook: {event}: nothing recorded: {e.message}"], root=mem.root)
     out = ""
     try:
         if mem.should_recall(prompt)["kind"] != "none":

@@ -298,16 +298,19 @@ def _set_hooks(doc: dict, events: tuple, entry: dict) -> None:
 
 
 def _drop_hooks(doc: dict) -> None:
-    if not isinstance(doc.get("hooks"), dict):
-        return
-    for event in list(doc["hooks"]):
-        groups = _groups(doc, event)
-        for g in groups:
-            g["hooks"] = [h for h in g["hooks"] if not (isinstance(h, dict) and ours(h.get("command")) is not None)]
-        if groups and all(not g["hooks"] for g in groups):
-            doc["hooks"][event] = [g for g in doc["hooks"][event] if g not in groups]
-            if not doc["hooks"][event]:
-                del doc["hooks"][event]
+    hooks = doc.get("hooks")
+    for event, groups in list(hooks.items()) if isinstance(hooks, dict) else ():
+        kept = []
+        for g in groups if isinstance(groups, list) else ():
+            if isinstance(g, dict) and isinstance(g.get("hooks"), list) and g["hooks"]:
+                g["hooks"] = [h for h in g["hooks"] if not (isinstance(h, dict) and ours(h.get("command")) is not None)]
+                if not g["hooks"]:
+                    continue  # a group that held only memcli's hook
+            kept.append(g)
+        if isinstance(groups, list) and groups and not kept:
+            del hooks[event]
+        elif isinstance(groups, list):
+            hooks[event] = kept
 
 
 def _hooks(doc) -> dict:

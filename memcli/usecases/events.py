@@ -55,11 +55,12 @@ def transcript_reply(path: str) -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return ""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return ""
     with os.fdopen(fd, "rb") as f:
-        size = os.fstat(fd).st_size
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        f.seek(max(size - TRANSCRIPT_TAIL, 0))
+        f.seek(max(st.st_size - TRANSCRIPT_TAIL, 0))
         lines = f.read(TRANSCRIPT_TAIL).splitlines()
     for line in reversed(lines):
         try:
