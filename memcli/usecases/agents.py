@@ -299,7 +299,9 @@ def _set_hooks(doc: dict, events: tuple, entry: dict) -> None:
 
 def _drop_hooks(doc: dict) -> None:
     hooks = doc.get("hooks")
-    for event, groups in list(hooks.items()) if isinstance(hooks, dict) else ():
+    if not isinstance(hooks, dict):
+        return
+    for event, groups in list(hooks.items()):
         kept = []
         for g in groups if isinstance(groups, list) else ():
             if isinstance(g, dict) and isinstance(g.get("hooks"), list) and g["hooks"]:
