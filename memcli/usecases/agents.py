@@ -255,7 +255,12 @@ def _set_server(doc, server: dict):
         return _toml_set(doc, server)
     servers = _table(doc, "mcpServers", "the file")
     old = servers.get("memcli")
-    servers["memcli"] = {**(old if isinstance(old, dict) else {}), **server}
+    servers["memcli"] = {**server, **(old if isinstance(old, dict) else {}), **_own(server)}
+
+
+def _own(server: dict) -> dict:
+    """What memcli sets in its server entry whatever was there: the command line."""
+    return {k: server[k] for k in ("command", "args")}
 
 
 def _drop_server(doc):
@@ -392,7 +397,9 @@ def _toml_set(text: str, server: dict) -> str:
             skip += ln.count("[") - ln.count("]")
             continue
         m = _KEY.match(ln)
-        if m and m.group(2) in server:
+        if m and m.group(2) in server and m.group(2) not in _own(server):
+            done.add(m.group(2))  # a setting the user gave (a timeout) stays theirs
+        elif m and m.group(2) in server:
             if m.group(2) not in done:
                 body.append(f"{m.group(2)} = {_value(server[m.group(2)])}")
                 done.add(m.group(2))
