@@ -1,4 +1,5 @@
-"""The per-turn commands with and without `memcli serve`, whole processes, beside `python -c pass`.
+"""The per-turn commands (and the hook's Stop event, which records the assistant's reply) with and
+without `memcli serve`, whole processes, beside `python -c pass`.
 
     .venv/bin/python benchmarks/resident_bench.py                  # 1k (and 10k for the details rows), 21 rounds
     .venv/bin/python benchmarks/resident_bench.py --runs 41 --size 1000 --details-size 10000
@@ -93,11 +94,12 @@ def main() -> None:
     for root in (small, large):  # the caches (index, search, plugins) as a first run leaves them
         subprocess.run([MEMCLI, "--root", str(root), "recall", DETAIL_WORD], env=alone, capture_output=True)
 
-    def event(prompt: str) -> bytes:
+    def event(prompt: str, name: str = "UserPromptSubmit", key: str = "prompt") -> bytes:
         return json.dumps(
-            {"session_id": "bench", "cwd": str(small), "hook_event_name": "UserPromptSubmit", "prompt": prompt},
-            ensure_ascii=False,
+            {"session_id": "bench", "cwd": str(small), "hook_event_name": name, key: prompt}, ensure_ascii=False
         ).encode()
+
+    reply = "The cause was the connection charset; SET NAMES utf8mb4 on the connection fixed the garbled import."
 
     m, ml = [MEMCLI, "--root", str(small)], [MEMCLI, "--root", str(large)]
     commands = [  # (name, command, stdin, root it runs on)
@@ -112,6 +114,12 @@ def main() -> None:
             small,
         ),
         ("hook, prompt does not", m + ["hook", "claude-code"], event("write a haiku about autumn rain"), small),
+        (
+            "hook, Stop (the reply recorded)",
+            m + ["hook", "claude-code"],
+            event(reply, "Stop", "last_assistant_message"),
+            small,
+        ),
         (f"recall, details layer, {a.details_size // 1000}k", ml + ["recall", DETAIL_WORD], b"", large),
     ]
     rows = [
@@ -181,6 +189,7 @@ def main() -> None:
         ("should-recall", 25),
         ("hook, prompt needs memory", 35),
         ("hook, prompt does not", 35),
+        ("hook, Stop (the reply recorded)", 35),
     ):
         print(f"| {name} ≤ {goal} ms | {med[name + ' · own process']:.0f} | {med[name + ' · memcli serve']:.0f} |")
     print(

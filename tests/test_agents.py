@@ -73,7 +73,7 @@ def test_project_scope_writes_the_projects_files(root, tmp_path, home):
     project = tmp_path / "project"
     project.mkdir()
     data = ok(add(root, "claude-code", "--scope", "project", cwd=project))
-    assert data["mcp"]["file"] == str(project / ".mcp.json")
+    assert data["files"][0] == str(project / ".mcp.json")
     assert "memcli" in json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert set(memcli_hooks(json.loads((project / ".claude" / "settings.json").read_text()))) == {
         "SessionStart",
@@ -118,7 +118,7 @@ def test_codex_edits_its_own_table_and_keeps_the_rest(root, home):
     ok(add(root, "codex"))
     text = config.read_text()
     got = tomllib.loads(text)
-    assert "# my settings" in text and "# mine" in text and got["model"] == "gpt-5"
+    assert "# my settings" in text and "# the default model" in text and got["model"] == "gpt-5"
     assert got["projects"] == {"/home/me/my project": {"trust_level": "trusted"}}
     server = got["mcp_servers"]["memcli"]
     assert server["args"] == ["--root", os.path.realpath(root), "mcp"] and server["required"] is True

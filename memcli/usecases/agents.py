@@ -1,10 +1,8 @@
-"""Wiring memcli into the agents people run: each client's MCP server entry and hooks, merged into
-the client's own configuration files (`memcli agents add|list|remove`).
+"""memcli's MCP server and hooks in the agents' own configuration files (`memcli agents`).
 
-A change keeps every key the user wrote (JSON is read and written back whole; a TOML table is
-edited line by line and the whole file compared before and after), leaves the file as it was
-beside it (`<file>.memcli-backup`), and a second run with the same root changes nothing.
-"""
+A change keeps every key the user wrote (JSON is read and written back whole; Codex's TOML gets
+its [mcp_servers.memcli] table rewritten and the whole file is compared before and after), keeps
+the file as it was beside it (FILE.memcli-backup), and a second run changes nothing."""
 
 from __future__ import annotations
 
@@ -13,188 +11,174 @@ import os
 import re
 import shlex
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import FileError, UsageError
 
-HOOK_WORDS = ("hook", "claude-code")  # the one hook command: the event's hook_event_name says which event
+HOOK_WORDS = ["hook", "claude-code"]  # one command for every event: the event's hook_event_name says which
 BACKUP = ".memcli-backup"
+EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
 
 
-@dataclass(frozen=True)
-class Client:
-    name: str
-    title: str
-    home: tuple  # (environment variable naming its folder, the folder under ~ otherwise)
-    mcp: tuple  # (user file, project file) under home / the project; .toml or .json
-    hooks: tuple  # (user file, project file)
+class Client(NamedTuple):
+    home: tuple  # (the variable naming its folder, its folder under ~)
+    user: tuple  # (server file, hooks file) in that folder
+    project: tuple  # (server file, hooks file) in the project
     events: tuple
-    timeout: int  # a hook's timeout in the client's unit
-    server: tuple  # extra keys of the MCP server entry, as (key, value) pairs
-    note: str  # what the user still has to do, if anything
+    timeout: int  # of a hook, in the client's unit
+    server: dict  # memcli's server entry besides the command line (a setting the user gave stays theirs)
+    note: str = ""  # what the user still does
 
 
 CLIENTS = {
-    c.name: c
-    for c in (
-        Client(
-            "claude-code",
-            "Claude Code",
-            ("CLAUDE_CONFIG_DIR", ""),
-            (".claude.json", ".mcp.json"),
-            (".claude/settings.json", ".claude/settings.json"),
-            ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"),
-            10,
-            (("type", "stdio"),),
-            "",
-        ),
-        Client(
-            "codex",
-            "Codex CLI",
-            ("CODEX_HOME", ".codex"),
-            ("config.toml", ".codex/config.toml"),
-            ("hooks.json", ".codex/hooks.json"),
-            ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"),
-            10,
-            (("required", True), ("startup_timeout_sec", 60)),
-            "Codex runs a hook only once you review it: start `codex` and trust memcli's hooks when it says "
-            "a hook needs review",
-        ),
-        Client(
-            "gemini",
-            "Gemini CLI",
-            ("GEMINI_CLI_HOME", ".gemini"),
-            ("settings.json", ".gemini/settings.json"),
-            ("settings.json", ".gemini/settings.json"),
-            ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"),
-            10000,
-            (("timeout", 30000),),
-            "Gemini CLI runs hooks and MCP servers only in a folder you trust (it asks when you start `gemini`)",
-        ),
-    )
+    "claude-code": Client(
+        ("CLAUDE_CONFIG_DIR", ""),
+        (".claude.json", ".claude/settings.json"),
+        (".mcp.json", ".claude/settings.json"),
+        EVENTS,
+        10,
+        {"type": "stdio"},
+    ),
+    "codex": Client(
+        ("CODEX_HOME", ".codex"),
+        ("config.toml", "hooks.json"),
+        (".codex/config.toml", ".codex/hooks.json"),
+        EVENTS,
+        10,
+        {"required": True, "startup_timeout_sec": 60},
+        "Codex runs a hook only once you review it: start `codex` and trust memcli's hooks when it says a hook "
+        "needs review",
+    ),
+    "gemini": Client(
+        ("GEMINI_CLI_HOME", ".gemini"),
+        ("settings.json", "settings.json"),
+        (".gemini/settings.json", ".gemini/settings.json"),
+        ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd"),
+        10000,
+        {"timeout": 30000},
+        "Gemini CLI runs hooks and MCP servers only in a folder you trust (it asks when you start `gemini`)",
+    ),
 }
 
 
 def program() -> list[str]:
-    """This memcli as a command line: the `memcli` script beside this interpreter, else python -m memcli."""
+    """This memcli as a command: the `memcli` script beside this interpreter, else python -m memcli."""
     script = os.path.join(os.path.dirname(sys.executable), "memcli")
     return [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "memcli"]
 
 
 def ours(command) -> str | None:
-    """The root a hook or server command line of memcli names ("" for none), None when it is not memcli's."""
+    """The root a command line of memcli's hook or server names ("" for none), None when it is not one."""
     try:
         argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
     except (ValueError, TypeError):
         return None
     if not argv or os.path.basename(argv[0]) != "memcli" and argv[1:3] != ["-m", "memcli"]:
         return None
-    if not any(argv[i : i + 2] == list(HOOK_WORDS) for i in range(len(argv))) and argv[-1] != "mcp":
+    if argv[-1] != "mcp" and not any(argv[i : i + 2] == HOOK_WORDS for i in range(len(argv))):
         return None
     return argv[argv.index("--root") + 1] if "--root" in argv[:-1] else ""
 
 
 class Agents:
-    """The agents' configuration files, for the user (`scope="user"`) or a project folder."""
+    """The agents' files, the user's (scope "user") or a project folder's ("project")."""
 
-    def __init__(self, project: str | os.PathLike | None = None, home: str | os.PathLike | None = None):
+    def __init__(self, project: str | os.PathLike | None = None):
         self.project = Path(project or os.getcwd())
-        self.home = Path(home or os.path.expanduser("~"))
 
-    def files(self, c: Client, scope: str) -> tuple[Path, Path]:
+    def files(self, name: str, scope: str) -> tuple[Path, Path]:
+        c = CLIENTS[name]
         if scope == "project":
-            return self.project / c.mcp[1], self.project / c.hooks[1]
+            return self.project / c.project[0], self.project / c.project[1]
         from ..config import env
 
         given = env(c.home[0])  # GEMINI_CLI_HOME names the home that holds .gemini
-        base = Path(given) / (".gemini" if c.name == "gemini" else "") if given else self.home / c.home[1]
-        hooks = "settings.json" if given and c.name == "claude-code" else c.hooks[0]
-        return base / c.mcp[0], base / hooks
-
-    @staticmethod
-    def client(name: str) -> Client:
-        if name not in CLIENTS:
-            raise UsageError(f"unknown agent {name!r}; memcli wires {', '.join(CLIENTS)} (`memcli agents add NAME`)")
-        return CLIENTS[name]
+        base = Path(given) / (".gemini" if name == "gemini" else "") if given else Path.home() / c.home[1]
+        return base / c.user[0], base / ("settings.json" if given and name == "claude-code" else c.user[1])
 
     def add(self, name: str, root: str | os.PathLike, scope: str = "user") -> dict:
-        c, root = self.client(name), os.path.realpath(root)
-        prog = program()
-        hook = shlex.join([*prog, "--root", root, *HOOK_WORDS])
-        server = {"command": prog[0], "args": [*prog[1:], "--root", root, "mcp"], **dict(c.server)}
-        mcp_file, hooks_file = self.files(c, _scope(scope))
-        backups = [p for p in (mcp_file, hooks_file) if p.exists()]
-        changed = [_edit(mcp_file, lambda doc: _set_server(doc, server))]
-        entry = {"type": "command", "command": hook, "timeout": c.timeout}
-        changed.append(_edit(hooks_file, lambda doc: _set_hooks(doc, c.events, entry)))
+        """memcli for root in the agent's files; for an agent memcli does not know, the command to paste."""
+        prog, root = program(), os.path.realpath(root)
+        server = {"command": prog[0], "args": [*prog[1:], "--root", root, "mcp"]}
+        if name not in CLIENTS:
+            block = json.dumps({"mcpServers": {"memcli": server}}, ensure_ascii=False)
+            return {"agent": name, "snippet": {"command": shlex.join([prog[0], *server["args"]]), "json": block}}
+        c, files = _client(name, scope), self.files(name, scope)
+        hook = {"type": "command", "command": shlex.join([*prog, "--root", root, *HOOK_WORDS]), "timeout": c.timeout}
+        kept = [str(p) + BACKUP for p in files if p.exists()]
+        changed = _edit(files[0], lambda d: _put_server(d, server, c.server))
+        changed += _edit(files[1], lambda d: _put_hooks(d, c.events, hook))
         from ..trust import allow_hook_root
 
         allow_hook_root(root)
-        return {
-            "agent": name,
-            "scope": scope,
-            "root": root,
-            "mcp": {"file": str(mcp_file), "server": server},
-            "hooks": {"file": str(hooks_file), "events": list(c.events), "command": hook},
-            "changed": [str(p) for p in dict.fromkeys(changed) if p],
-            "backups": [str(p) + BACKUP for p in dict.fromkeys(changed) if p in backups],
-            "note": c.note,
-        }
+        res = dict(agent=name, scope=scope, root=root, note=c.note, changed=changed, events=list(c.events))
+        return {**res, "files": [str(p) for p in files], "backups": [b for b in kept if b[: -len(BACKUP)] in changed]}
 
     def remove(self, name: str, scope: str = "user") -> dict:
-        c = self.client(name)
-        mcp_file, hooks_file = self.files(c, _scope(scope))
-        changed = [_edit(mcp_file, _drop_server, create=False), _edit(hooks_file, _drop_hooks, create=False)]
-        files = [str(p) for p in dict.fromkeys(changed) if p]
-        return {"agent": name, "scope": scope, "changed": files, "backups": [f + BACKUP for f in files]}
-
-    @staticmethod
-    def snippet(root: str | os.PathLike) -> dict:
-        """What any other MCP client needs: the stdio command and the usual JSON block."""
-        prog = program()
-        args = [*prog[1:], "--root", os.path.realpath(root), "mcp"]
-        server = {"mcpServers": {"memcli": {"command": prog[0], "args": args}}}
-        return {"command": shlex.join([prog[0], *args]), "json": json.dumps(server, ensure_ascii=False)}
+        _client(name, scope)
+        mcp, hooks = self.files(name, scope)
+        changed = _edit(mcp, lambda d: _put_server(d, None), create=False)
+        changed += _edit(hooks, lambda d: _put_hooks(d, (), None), create=False)
+        return {"agent": name, "scope": scope, "changed": changed, "backups": [f + BACKUP for f in changed]}
 
     def listing(self) -> list[dict]:
-        """Every agent and scope where memcli is wired: its files, the root and the events hooked."""
+        """Where memcli is wired: each agent and scope, its files, root, events hooked and missing."""
         out = []
-        for c in CLIENTS.values():
+        for name, c in CLIENTS.items():
             for scope in ("user", "project"):
-                mcp_file, hooks_file = self.files(c, scope)
-                server, found = _server(_load(mcp_file)), _hooks(_load(hooks_file))
-                order = {e: i for i, e in enumerate(c.events)}
-                hooks = dict(sorted(found.items(), key=lambda kv: order.get(kv[0], len(order))))
-                if server or hooks:
-                    command = [server["command"], *server.get("args", [])] if server else None
-                    out.append(
-                        {
-                            "agent": c.name,
-                            "title": c.title,
-                            "scope": scope,
-                            "mcp": {"file": str(mcp_file), "command": command} if server else None,
-                            "hooks": {"file": str(hooks_file), "events": hooks} if hooks else None,
-                            "root": ours(command or next(iter(hooks.values()))[0]),
-                            "missing": [e for e in c.events if e not in hooks],
-                            "note": c.note,
-                            "unreviewed": unreviewed(hooks_file, self.files(c, "user")[0]) if c.name == "codex" else [],
-                        }
-                    )
+                hooks: dict
+                mcp_file, hooks_file = self.files(name, scope)
+                server, hooks = _server(_load(mcp_file)), {e: [] for e in c.events}  # the client's order first
+                for event, _, _, hook in _walk(_load(hooks_file)):
+                    hooks[event] = hooks.get(event, []) + ([hook["command"]] if _mine(hook) else [])
+                hooks = {e: commands for e, commands in hooks.items() if commands}
+                if not server and not hooks:
+                    continue
+                command = [server["command"], *server.get("args", [])] if server else None
+                seen = unreviewed(hooks_file, self.files(name, "user")[0]) if name == "codex" else []
+                row: dict = dict(agent=name, scope=scope, note=c.note, missing=[e for e in c.events if e not in hooks])
+                row["mcp"] = {"file": str(mcp_file), "command": command} if server else None
+                row["hooks"] = {"file": str(hooks_file), "events": hooks} if hooks else None
+                out.append({**row, "root": ours(command or next(iter(hooks.values()))[0]), "unreviewed": seen})
         return out
 
 
-def _scope(scope: str) -> str:
+def _client(name: str, scope: str) -> Client:
+    if name not in CLIENTS:
+        raise UsageError(f"unknown agent {name!r}; memcli wires {', '.join(CLIENTS)}")
     if scope not in ("user", "project"):
         raise UsageError(f"--scope must be user or project, got {scope!r}")
-    return scope
+    return CLIENTS[name]
+
+
+def unreviewed(hooks_file: Path, config: Path) -> list[str]:
+    """The events of memcli's hooks in a Codex hooks.json that Codex has no review of (no entry
+    [hooks.state."FILE:EVENT:GROUP:HOOK"] in its config.toml)."""
+    state = (_toml(_load(config) or "", config).get("hooks") or {}).get("state") or {}
+    key = os.path.realpath(hooks_file) + ":{}:{}:{}"
+    return [
+        e
+        for e, g, h, hook in _walk(_load(hooks_file))
+        if _mine(hook) and key.format(re.sub(r"(?<!^)(?=[A-Z])", "_", e).lower(), g, h) not in state
+    ]
+
+
+def _walk(doc):
+    """(event, group number, hook number, hook) of every hook of a JSON configuration."""
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    for event, groups in hooks.items() if isinstance(hooks, dict) else ():
+        for g, group in enumerate(groups if isinstance(groups, list) else ()):
+            listed = group.get("hooks") if isinstance(group, dict) else None
+            for h, hook in enumerate(listed if isinstance(listed, list) else ()):
+                yield event, g, h, hook
 
 
 # ---------------------------------------------------------------- one configuration file
 
 
 def _load(path: Path):
-    """A configuration file's content: a dict for JSON, the text for TOML; None when it is missing."""
+    """A file's content (a dict for JSON, the text for TOML), None when it is missing."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -213,61 +197,45 @@ def _load(path: Path):
     return doc
 
 
-def _edit(path: Path, change, create: bool = True) -> Path | None:
-    """Apply change to the file's content and write it back when it differs (the old file kept
-    beside it); the path written, else None."""
+def _edit(path: Path, change, create: bool = True) -> list[str]:
+    """Change a file's content and write it when it differs, the old one beside it: [path] or []."""
     doc = _load(path)
     if doc is None and not create:
-        return None
-    before = doc if path.suffix == ".toml" else json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+        return []
     if path.suffix == ".toml":
-        after = change(doc or "")
-        _same_besides_memcli(doc or "", after, path)
+        before, after = doc, change(doc or "")
     else:
-        doc = doc if doc is not None else {}
+        before, doc = json.dumps(doc, ensure_ascii=False, indent=2) + "\n", doc or {}
         change(doc)
         after = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
-    if doc is not None and after == before:
-        return None
+    if after == before:
+        return []
+    import shutil
+
     from ..store.fs import atomic_write
 
     real = Path(os.path.realpath(path))
     if real.exists():
-        import shutil
-
         shutil.copy2(real, real.with_name(real.name + BACKUP))
     atomic_write(real, after)
-    return path
+    return [str(path)]
 
 
-# ---------------------------------------------------------------- JSON: servers and hooks
-
-
-def _table(doc: dict, key: str, path: str) -> dict:
+def _table(doc: dict, key: str) -> dict:
     value = doc.setdefault(key, {})
     if not isinstance(value, dict):
-        raise FileError(f'"{key}" in {path} is not an object; fix it, then run this again')
+        raise FileError(f'"{key}" is not a JSON object in the file; fix it, then run this again')
     return value
 
 
-def _set_server(doc, server: dict):
+def _put_server(doc, command: dict | None, extra: dict | None = None):
+    """memcli's server entry (command None: taken out); a key the user added to it stays."""
     if isinstance(doc, str):
-        return _toml_set(doc, server)
-    servers = _table(doc, "mcpServers", "the file")
-    old = servers.get("memcli")
-    servers["memcli"] = {**server, **(old if isinstance(old, dict) else {}), **_own(server)}
-
-
-def _own(server: dict) -> dict:
-    """What memcli sets in its server entry whatever was there: the command line."""
-    return {k: server[k] for k in ("command", "args")}
-
-
-def _drop_server(doc):
-    if isinstance(doc, str):
-        return _toml_drop(doc)
-    if isinstance(doc.get("mcpServers"), dict):
-        doc["mcpServers"].pop("memcli", None)
+        return _toml_put(doc, command, extra or {})
+    servers = _table(doc, "mcpServers")
+    old = servers.pop("memcli", None)
+    if command is not None:
+        servers["memcli"] = {**(extra or {}), **(old if isinstance(old, dict) else {}), **command}
 
 
 def _server(doc) -> dict | None:
@@ -276,89 +244,41 @@ def _server(doc) -> dict | None:
     return s if isinstance(s, dict) and isinstance(s.get("command"), str) else None
 
 
-def _groups(doc: dict, event: str) -> list:
-    groups = doc.get("hooks", {}).get(event) if isinstance(doc.get("hooks"), dict) else None
-    return (
-        [g for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)]
-        if isinstance(groups, list)
-        else []
-    )
+def _mine(hook) -> bool:
+    return isinstance(hook, dict) and ours(hook.get("command")) is not None
 
 
-def _set_hooks(doc: dict, events: tuple, entry: dict) -> None:
-    hooks = _table(doc, "hooks", "the file")
-    for event in events:
-        placed = False
-        for g in _groups(doc, event):
-            keep = []
-            for h in g["hooks"]:
-                if isinstance(h, dict) and ours(h.get("command")) is not None:
-                    if placed:
-                        continue  # a second memcli hook for the event would record each turn twice
-                    h, placed = {**h, **entry}, True
-                keep.append(h)
-            g["hooks"] = keep
-        if not placed:
-            hooks.setdefault(event, []).append({"hooks": [entry]})
-
-
-def _drop_hooks(doc: dict) -> None:
-    hooks = doc.get("hooks")
-    if not isinstance(hooks, dict):
-        return
-    for event, groups in list(hooks.items()):
-        kept = []
-        for g in groups if isinstance(groups, list) else ():
-            if isinstance(g, dict) and isinstance(g.get("hooks"), list) and g["hooks"]:
-                g["hooks"] = [h for h in g["hooks"] if not (isinstance(h, dict) and ours(h.get("command")) is not None)]
+def _put_hooks(doc: dict, events: tuple, entry: dict | None) -> None:
+    """memcli's hook, once, in each of events (entry None: in none); every other hook stays."""
+    hooks = _table(doc, "hooks")
+    for event in [*hooks, *(e for e in events if e not in hooks)]:
+        groups, kept, placed = hooks.get(event, []), [], entry is None or event not in events
+        if not isinstance(groups, list):
+            continue
+        for g in groups:
+            if isinstance(g, dict) and isinstance(g.get("hooks"), list) and any(map(_mine, g["hooks"])):
+                g["hooks"] = [h for h in g["hooks"] if not _mine(h)] + ([] if placed else [entry])
+                placed = True
                 if not g["hooks"]:
                     continue  # a group that held only memcli's hook
             kept.append(g)
-        if isinstance(groups, list) and groups and not kept:
-            del hooks[event]
-        elif isinstance(groups, list):
+        if not placed:
+            kept.append({"hooks": [entry]})
+        if kept or not groups:
             hooks[event] = kept
+        else:
+            del hooks[event]
 
 
-def _hooks(doc) -> dict:
-    """{event: [memcli's hook commands]} of a JSON configuration."""
-    if not isinstance(doc, dict):
-        return {}
-    found: dict = {}
-    for event in doc.get("hooks", {}) if isinstance(doc.get("hooks"), dict) else ():
-        for g in _groups(doc, event):
-            for h in g["hooks"]:
-                if isinstance(h, dict) and ours(h.get("command")) is not None:
-                    found.setdefault(event, []).append(h["command"])
-    return found
-
-
-def unreviewed(hooks_file: Path, config: Path) -> list[str]:
-    """The events of memcli's hooks in a Codex hooks.json that Codex has no review of (no trusted_hash
-    under [hooks.state."FILE:EVENT:GROUP:HOOK"] in its config.toml)."""
-    hooks, text = (_load(hooks_file) or {}).get("hooks"), _load(config) or ""
-    state = (_toml(text, config).get("hooks") or {}).get("state") or {}
-    out = []
-    for event, groups in hooks.items() if isinstance(hooks, dict) else ():
-        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
-        for g, group in enumerate(groups if isinstance(groups, list) else ()):
-            for h, hook in enumerate(group.get("hooks") or () if isinstance(group, dict) else ()):
-                key = f"{os.path.realpath(hooks_file)}:{snake}:{g}:{h}"
-                if isinstance(hook, dict) and ours(hook.get("command")) is not None and key not in state:
-                    out.append(event)
-    return out
-
-
-# ---------------------------------------------------------------- TOML: the [mcp_servers.memcli] table
+# ---------------------------------------------------------------- TOML: Codex's [mcp_servers.memcli]
 
 _PART = r"""(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
-_HEADER = re.compile(rf"""^\s*\[\s*mcp_servers\s*\.\s*(?:memcli|"memcli")\s*((?:\.\s*{_PART}\s*)*)\]\s*(#.*)?$""")
-_ANY_HEADER = re.compile(rf"^\s*\[\[?\s*{_PART}(?:\s*\.\s*{_PART})*\s*\]\]?\s*(#.*)?$")
-_KEY = re.compile(r'^\s*("?)([A-Za-z0-9_-]+)\1\s*=')
+_MINE = re.compile(rf"""^\s*\[\s*mcp_servers\s*\.\s*(?:memcli|"memcli")\s*(?:\.\s*{_PART}\s*)*\]\s*(#.*)?$""")
+_HEADER = re.compile(rf"^\s*\[\[?\s*{_PART}(?:\s*\.\s*{_PART})*\s*\]\]?\s*(#.*)?$")
 
 
 def _toml(text: str, path: Path | None) -> dict:
-    if sys.version_info >= (3, 11):  # Python 3.10 has no tomllib: the file is edited without the check
+    if sys.version_info >= (3, 11):  # Python 3.10 has no tomllib: nothing read, nothing to compare
         import tomllib
 
         try:
@@ -369,74 +289,47 @@ def _toml(text: str, path: Path | None) -> dict:
 
 
 def _value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + "}"
     if isinstance(v, list):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    return str(v) if isinstance(v, int) else json.dumps(v)
+        return "[" + ", ".join(map(_value, v)) + "]"
+    return json.dumps(v) if isinstance(v, (str, int, float, bool)) else str(v)  # str: a TOML date
 
 
-def _spans(lines: list) -> list[tuple[int, int, str | None]]:
-    """(start, end, which) of each table, its header line up to the next header; which: None for
-    another's, "" for [mcp_servers.memcli], ".env" for [mcp_servers.memcli.env] and so on."""
-    heads = [i for i, ln in enumerate(lines) if _ANY_HEADER.match(ln)]
-    mine = [_HEADER.match(lines[i]) for i in heads]
-    return [(s, e, m and m.group(1)) for s, e, m in zip(heads, heads[1:] + [len(lines)], mine)]
+def _key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
 
 
-def _toml_set(text: str, server: dict) -> str:
-    lines = text.splitlines()
-    table = next(((s, e) for s, e, which in _spans(lines) if which == ""), None)
-    new = [f"{k} = {_value(v)}" for k, v in server.items()]
-    if table is None:
-        return "\n".join([*lines, *([""] if lines and lines[-1].strip() else []), "[mcp_servers.memcli]", *new]) + "\n"
-    s, e = table
-    body, skip, done = [], 0, set()
-    for ln in lines[s + 1 : e]:
-        if skip:  # the rest of a value we replace (an array over several lines)
-            skip += ln.count("[") - ln.count("]")
-            continue
-        m = _KEY.match(ln)
-        if m and m.group(2) in server and m.group(2) not in _own(server):
-            done.add(m.group(2))  # a setting the user gave (a timeout) stays theirs
-        elif m and m.group(2) in server:
-            if m.group(2) not in done:
-                body.append(f"{m.group(2)} = {_value(server[m.group(2)])}")
-                done.add(m.group(2))
-            rest = ln.split("=", 1)[1]
-            skip = max(rest.count("[") - rest.count("]"), 0)
-            continue
-        body.append(ln)
-    while body and not body[-1].strip():
-        body.pop()
-    body += [f"{k} = {_value(v)}" for k, v in server.items() if k not in done]
-    tail = lines[e:]
-    return "\n".join([*lines[: s + 1], *body, *([""] if tail else []), *tail]) + "\n"
+def _others(doc: dict) -> dict:
+    servers = doc.get("mcp_servers")
+    return {**doc, "mcp_servers": {k: v for k, v in (servers or {}).items() if k != "memcli"}}
 
 
-def _toml_drop(text: str) -> str:
-    lines = text.splitlines()
-    cut = {i for s, e, which in _spans(lines) if which is not None for i in range(s, e)}
-    kept = [ln for i, ln in enumerate(lines) if i not in cut]
-    while kept and not kept[-1].strip():
-        kept.pop()
-    return "\n".join(kept) + "\n" if kept else ""
-
-
-def _same_besides_memcli(before: str, after: str, path: Path) -> None:
-    """The edit changed nothing but memcli's own table (checked where tomllib reads TOML)."""
-    old = _toml(before, path)
+def _toml_put(text: str, command: dict | None, extra: dict) -> str:
+    """The text with memcli's tables taken out and, for a command, memcli's one table at the end,
+    a key the user gave it kept; refused when anything else would differ (memcli's server written
+    another way: dotted keys, an inline table)."""
+    lines, old = text.splitlines(), _toml(text, None)
+    heads = [i for i, ln in enumerate(lines) if _HEADER.match(ln)] + [len(lines)]
+    cut = {i for s, e in zip(heads, heads[1:]) if _MINE.match(lines[s]) for i in range(s, e)}
+    kept = "\n".join(ln for i, ln in enumerate(lines) if i not in cut).rstrip()
+    user = (old.get("mcp_servers") or {}).get("memcli")
+    table = {**extra, **(user if isinstance(user, dict) else {}), **command} if command else {}
+    body = "\n".join(["[mcp_servers.memcli]", *(f"{_key(k)} = {_value(v)}" for k, v in table.items())])
+    new = (kept + "\n\n" if kept else "") + body if command else kept
+    new += "\n" if new else ""
+    if new == text or not cut and command is None:
+        return text
+    if sys.version_info < (3, 11) and cut:
+        raise FileError("Python 3.10 cannot read Codex's config.toml to keep your settings; edit it by hand")
     try:
-        new = _toml(after, path)
+        got = _toml(new, None)
     except FileError:
-        new = None
-    for d in (old, new or {}):
-        if isinstance(d.get("mcp_servers"), dict):
-            d["mcp_servers"].pop("memcli", None)
-            if not d["mcp_servers"]:
-                del d["mcp_servers"]
-    if old != new:
+        got = None
+    mine = (got or {}).get("mcp_servers", {}).get("memcli", {})
+    if got is None or _others(got) != _others(old) or got and mine != table:
         raise FileError(
-            f"{path}: memcli could not change its [mcp_servers.memcli] table without touching the rest; "
-            "edit that table by hand"
+            "Codex's config.toml holds memcli's server in another form than a [mcp_servers.memcli] table; "
+            "edit it by hand"
         )
+    return new

@@ -1,146 +1,114 @@
-"""`memcli doctor`: every agent memcli is wired into, checked for real. Each hook command runs
-with a sample event of its own, the MCP server starts and lists its tools, each in its own
-process; the roots they name get heartbeat's audit. A command that is not this memcli is not
-run: it is reported, with the fix."""
+"""`memcli doctor`: every wired agent checked for real, each hook command run with a sample event
+and the MCP server asked for its tools, in their own processes; heartbeat's summary of the roots
+they name. A command that is not this memcli is reported, never run."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 from ..model import Result
+from .agents import Agents, ours, program
 
 DOCTOR = "memcli-doctor"  # the sample events' session, dropped afterwards
-RUN_TIMEOUT = 60  # seconds for one hook or the MCP server (a loaded machine starts it in seconds)
-SAMPLE_REPLY = "memcli doctor: a sample reply"
-EVENT_KEYS = {"Stop": "last_assistant_message", "AfterAgent": "prompt_response"}
+RUN_TIMEOUT = 60  # seconds for one hook or the server (a loaded machine starts it in seconds)
+REPLY = "memcli doctor: a sample reply"
+REPLIES = {"Stop": "last_assistant_message", "AfterAgent": "prompt_response"}
 
 
-def doctor(agents) -> Result:
-    """{"agents": [{agent, scope, root, checks: [{what, ok, said, fix}], note}], "roots": [...], "ok"}."""
-    rows: list = []
-    roots: dict = {}
+def doctor(agents: Agents) -> Result:
+    """{"agents": [{... agents.listing()'s row, "checks": [{what, ok, said, fix}]}], "roots": [...], "ok"}."""
+    from ..store.layout import is_root
+    from ..store.session import drop
+
+    rows = []
     for row in agents.listing():
         fix = f"`memcli agents add {row['agent']}" + (" --scope project`" if row["scope"] == "project" else "`")
-        checks = [{"what": e, "ok": False, "said": "not wired", "fix": fix} for e in row["missing"]]
+        checks = [_check(e, False, "not wired", fix) for e in row["missing"]]
         for event, commands in (row["hooks"] or {}).get("events", {}).items():
-            for command in commands:
-                checks.append(_hook(event, command, agents.project, fix))
+            checks += [_hook(event, c, agents.project, fix) for c in commands]
         if row["unreviewed"]:
-            said = f"Codex has no review of memcli's hooks ({', '.join(row['unreviewed'])}) and will not run them"
-            checks.append({"what": "hook review", "ok": False, "said": said, "fix": row["note"]})
-        if row["mcp"]:
-            checks.append(_mcp(row["mcp"]["command"], fix))
-        else:
-            checks.append({"what": "MCP server", "ok": False, "said": "not wired", "fix": fix})
+            said = f"Codex has no review of memcli's hooks ({', '.join(row['unreviewed'])}) and runs none of them"
+            checks.append(_check("hook review", False, said, row["note"]))
+        checks.append(_mcp(row["mcp"]["command"], fix) if row["mcp"] else _check("MCP server", False, "not wired", fix))
+        if row["root"] and is_root(Path(row["root"])):
+            drop(Path(row["root"]), DOCTOR)
         rows.append({**row, "checks": checks})
-        roots.setdefault(row["root"], None)
-    health = [_health(r) for r in roots if r]
+    health = [_health(r) for r in dict.fromkeys(row["root"] for row in rows) if r]
     ok = all(c["ok"] for r in rows for c in r["checks"]) and all(h["ok"] for h in health)
     return Result({"agents": rows, "roots": health, "ok": ok})
 
 
-def runnable(argv: list) -> list | None:
-    """The command line to run for a wired memcli command (isolated), None when it is another program."""
-    from .agents import program
+def _check(what: str, ok: bool, said: str, fix: str = "") -> dict:
+    return {"what": what, "ok": ok, "said": said, "fix": "" if ok else fix}
 
-    here = [os.path.realpath(p) for p in program()[:1]] + [os.path.realpath(sys.executable)]
-    if not argv or os.path.realpath(argv[0]) not in here:
+
+def runnable(argv: list) -> list | None:
+    """The isolated command line of a wired memcli command, None when it runs another program."""
+    if not argv:
         return None
-    if os.path.realpath(argv[0]) == here[-1]:  # python -m memcli ...
-        return [sys.executable, "-I", *argv[1:]] if argv[1:3] == ["-m", "memcli"] else None
-    return [sys.executable, "-I", argv[0], *argv[1:]]
+    exe, here = os.path.realpath(argv[0]), os.path.realpath(sys.executable)
+    if exe == here and argv[1:3] == ["-m", "memcli"]:
+        return [sys.executable, "-I", *argv[1:]]
+    return [sys.executable, "-I", argv[0], *argv[1:]] if exe == os.path.realpath(program()[0]) != here else None
 
 
 def _run(argv: list, stdin: str, cwd) -> tuple[int, str, str]:
     try:
         p = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=cwd)
-    except subprocess.TimeoutExpired:
-        return -1, "", f"no answer within {RUN_TIMEOUT} s"
-    except OSError as e:
-        return -1, "", str(e.strerror or e)
+    except (subprocess.TimeoutExpired, OSError) as e:
+        return -1, "", f"no answer within {RUN_TIMEOUT} s" if isinstance(e, subprocess.TimeoutExpired) else str(e)
     return p.returncode, p.stdout, p.stderr
 
 
+def _last(err: str) -> str:
+    return ([ln for ln in err.splitlines() if ln.strip()] or ["no message"])[-1]
+
+
 def _hook(event: str, command: str, project, fix: str) -> dict:
-    import shlex
-
-    from .agents import ours
-
-    check = {"what": event, "ok": False, "said": "", "fix": ""}
-    argv = runnable(shlex.split(command))
+    argv, root = runnable(shlex.split(command)), Path(ours(command) or ".")
     if argv is None:
-        return {**check, "said": f"runs {command.split()[0]}, not this memcli", "fix": fix}
-    root = Path(ours(command) or ".")
-    sample = {"hook_event_name": event, "session_id": DOCTOR, "cwd": str(project)}
+        return _check(event, False, f"runs {shlex.split(command)[0]}, not this memcli", fix)
+    from ..store.layout import is_root
+
+    if not is_root(root):
+        return _check(event, False, f"{root} is not a memory root", f"`memcli init {root}`, or {fix}")
+    sample = {"hook_event_name": event, "session_id": DOCTOR, "cwd": str(project), "source": "startup"}
     if event in ("UserPromptSubmit", "BeforeAgent"):
-        sample["prompt"] = _question(root)
-    sample.update({EVENT_KEYS[event]: SAMPLE_REPLY} if event in EVENT_KEYS else {})
-    if event == "SessionEnd":  # a session with no turns: nothing goes to the episode log
+        sample["prompt"] = "what did we decide last time?"
+    if event in REPLIES:
+        sample[REPLIES[event]] = REPLY
+    if event == "SessionEnd":  # a session with no turns: nothing reaches the episode log
         sample["session_id"] = DOCTOR + "-end"
     code, out, err = _run(argv, json.dumps(sample), project)
-    problems = [ln for ln in err.splitlines() if ln.strip()]
-    if code != 0:
-        return {**check, "said": f"exit {code}: {problems[-1] if problems else 'no message'}", "fix": fix}
-    said = _gets(event, out, root)
-    if said is None:
-        return {**check, "said": "answered with output the client cannot read: " + out[:200], "fix": fix}
-    return {**check, "ok": True, "said": "; ".join([said, *problems])}
-
-
-def _question(root) -> str:
-    """A prompt about the first memory the index lists (a prompt about nothing gets nothing)."""
-    from ..store.root import Root
-    from ..tighten import load_config
-
+    if code:
+        return _check(event, False, f"exit {code}: {_last(err)}", fix)
+    text = out
     try:
-        entries = Root(Path(root), load_config(Path(root), root_commands=False)).read_index().entries
-    except Exception:  # noqa: BLE001 - the hook itself says what is wrong with the root
-        entries = []
-    return f"what did we note last time about {entries[0].title}?" if entries else "what did we decide last time?"
-
-
-def _gets(event: str, out: str, root) -> str | None:
-    """What the agent gets from a hook's output, None when the output is not what the client reads."""
-    from ..store.session import drop, load_or_skip
+        text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.startswith("{") else out
+    except (ValueError, KeyError, TypeError):
+        return _check(event, False, "answered with output the client cannot read: " + out[:200], fix)
+    from ..store.session import load_or_skip
     from .context import tokens
 
-    if event in EVENT_KEYS or event == "SessionEnd":
-        if out.strip():
-            return None
-        if event == "SessionEnd":
-            return "ends the session into the episode log"
-        turns = load_or_skip(root, DOCTOR)[0]["turns"]
-        drop(root, DOCTOR)
-        if not any(t["role"] == "assistant" and t["text"] == SAMPLE_REPLY for t in turns):
-            return None
-        return "records the assistant's reply in the session"
-    text = out
-    if out.lstrip().startswith("{"):
-        try:
-            text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
-        except (ValueError, KeyError, TypeError):
-            return None
-    if event == "SessionStart":
-        return f"the index at session start ({tokens(text)} tokens)" if text else "nothing (the memory is empty)"
-    return (
-        f"memory context for a sample question ({tokens(text)} tokens)" if text else "no context for a sample question"
-    )
+    if event in REPLIES or event == "SessionEnd":
+        recorded = event == "SessionEnd" or any(t["text"] == REPLY for t in load_or_skip(root, DOCTOR)[0]["turns"])
+        said = "records the assistant's reply in the session" if event in REPLIES else "ends the session"
+        return _check(event, recorded and not out, said if recorded and not out else "recorded nothing", fix)
+    what = "the index at session start" if event == "SessionStart" else "memory context for a sample question"
+    said = f"{what} ({tokens(text)} tokens)" if text else f"nothing: {what} is empty"
+    return _check(event, True, said + (f"; {_last(err)}" if err.strip() else ""))
 
 
 def _mcp(command: list, fix: str) -> dict:
-    check = {"what": "MCP server", "ok": False, "said": "", "fix": ""}
     argv = runnable(command)
     if argv is None:
-        return {**check, "said": f"runs {command[0]}, not this memcli", "fix": fix}
-    hello = {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "memcli-doctor", "version": "1"},
-    }
+        return _check("MCP server", False, f"runs {command[0]}, not this memcli", fix)
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": DOCTOR, "version": "1"}}
     talk = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -149,23 +117,20 @@ def _mcp(command: list, fix: str) -> dict:
     code, out, err = _run(argv, "".join(json.dumps(m) + "\n" for m in talk), None)
     for line in out.splitlines():
         try:
-            msg = json.loads(line)
-        except ValueError:
+            tools = json.loads(line)["result"]["tools"] if '"id":2' in line.replace(" ", "") else None
+        except (ValueError, KeyError, TypeError):
             continue
-        if isinstance(msg, dict) and msg.get("id") == 2 and isinstance(msg.get("result"), dict):
-            names = [t.get("name") for t in msg["result"].get("tools", [])]
-            return {**check, "ok": True, "said": f"{len(names)} tools: {', '.join(names)}"}
-    problems = [ln for ln in err.splitlines() if ln.strip()]
-    return {**check, "said": f"no tool list (exit {code}): {problems[-1] if problems else 'no message'}", "fix": fix}
+        if tools is not None:
+            return _check("MCP server", True, f"{len(tools)} tools: {', '.join(t.get('name', '?') for t in tools)}")
+    return _check("MCP server", False, f"no tool list (exit {code}): {_last(err)}", fix)
 
 
 def _health(root: str) -> dict:
     from ..errors import MemcliError
+    from ..store.layout import is_root
     from ..store.root import Root
     from ..tighten import load_config
     from .maintain import audit
-
-    from ..store.layout import is_root
 
     try:
         if not is_root(Path(root)):
