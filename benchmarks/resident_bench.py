@@ -3,6 +3,7 @@ without `memcli serve`, whole processes, beside `python -c pass`.
 
     .venv/bin/python benchmarks/resident_bench.py                  # 1k (and 10k for the details rows), 21 rounds
     .venv/bin/python benchmarks/resident_bench.py --runs 41 --size 1000 --details-size 10000
+    .venv/bin/python benchmarks/resident_bench.py --hooks --runs 61   # the hook's events only (prompt, Stop)
 
 Run it from a regular install (`pip install .` in a venv: an editable install puts a path
 finder in every process's start-up, ~9 ms that a user's install does not pay), and unset
@@ -83,6 +84,7 @@ def main() -> None:
     ap.add_argument("--details-size", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
+    ap.add_argument("--hooks", action="store_true", help="only the hook's rows, beside the baselines")
     a = ap.parse_args()
     a.dir.mkdir(parents=True, exist_ok=True)
     small, large = store(a.dir, a.size), store(a.dir, a.details_size)
@@ -122,6 +124,8 @@ def main() -> None:
         ),
         (f"recall, details layer, {a.details_size // 1000}k", ml + ["recall", DETAIL_WORD], b"", large),
     ]
+    if a.hooks:
+        commands = [c for c in commands if c[0].startswith("hook")]
     rows = [
         ("python -c pass", [sys.executable, "-c", "pass"], b"", alone, small, None),
         (
@@ -185,13 +189,21 @@ def main() -> None:
     details = f"recall, details layer, {a.details_size // 1000}k"
     print("\n| goal | own process | memcli serve |\n|---|---:|---:|")
     for name, goal in (
-        ("recall, index hit", 30),
-        ("should-recall", 25),
-        ("hook, prompt needs memory", 35),
-        ("hook, prompt does not", 35),
-        ("hook, Stop (the reply recorded)", 35),
+        ()
+        if a.hooks
+        else (
+            ("recall, index hit", 30),
+            ("should-recall", 25),
+            ("hook, prompt needs memory", 35),
+            ("hook, prompt does not", 35),
+            ("hook, Stop (the reply recorded)", 35),
+        )
     ):
         print(f"| {name} ≤ {goal} ms | {med[name + ' · own process']:.0f} | {med[name + ' · memcli serve']:.0f} |")
+    for name, *_ in commands if a.hooks else ():
+        print(f"| {name} ≤ 35 ms | {med[name + ' · own process']:.0f} | {med[name + ' · memcli serve']:.0f} |")
+    if a.hooks:
+        return
     print(
         f"| {details} ≤ 1.0× grep -ril ({grep:.0f} ms) | {med[details + ' · own process'] / grep:.2f}× "
         f"| {med[details + ' · memcli serve'] / grep:.2f}× |"
