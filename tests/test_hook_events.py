@@ -200,3 +200,12 @@ def test_the_learning_loop_from_a_reply_to_the_next_prompt(project, example_root
     )
     r = hook(later, cwd=project)
     assert f"memory/{memory}.md" in r.stdout and "lifecycle rule" in r.stdout
+
+
+@pytest.mark.parametrize("name", ["SessionStart", "Stop", "SessionEnd"])
+def test_the_events_load_no_framework(example_root, project, name):
+    from tests.conftest import loaded_modules
+
+    r, mods = loaded_modules("hook", "claude-code", input=event(name, project, last_assistant_message=FIX), cwd=project)
+    assert r.returncode == 0, r.stderr
+    assert not mods & {"typer", "click", "rich", "yaml", "rapidfuzz", "watchdog", "mcp", "pydantic"}, mods
