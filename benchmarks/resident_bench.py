@@ -1,7 +1,9 @@
-"""The per-turn commands with and without `memcli serve`, whole processes, beside `python -c pass`.
+"""The per-turn commands (and the hook's Stop event, which records the assistant's reply) with and
+without `memcli serve`, whole processes, beside `python -c pass`.
 
     .venv/bin/python benchmarks/resident_bench.py                  # 1k (and 10k for the details rows), 21 rounds
     .venv/bin/python benchmarks/resident_bench.py --runs 41 --size 1000 --details-size 10000
+    .venv/bin/python benchmarks/resident_bench.py --hooks --runs 61   # the hook's events only (prompt, Stop)
 
 Run it from a regular install (`pip install .` in a venv: an editable install puts a path
 finder in every process's start-up, ~9 ms that a user's install does not pay), and unset
@@ -82,6 +84,7 @@ def main() -> None:
     ap.add_argument("--details-size", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memcli-bench"))
+    ap.add_argument("--hooks", action="store_true", help="only the hook's rows, beside the baselines")
     a = ap.parse_args()
     a.dir.mkdir(parents=True, exist_ok=True)
     small, large = store(a.dir, a.size), store(a.dir, a.details_size)
@@ -93,11 +96,12 @@ def main() -> None:
     for root in (small, large):  # the caches (index, search, plugins) as a first run leaves them
         subprocess.run([MEMCLI, "--root", str(root), "recall", DETAIL_WORD], env=alone, capture_output=True)
 
-    def event(prompt: str) -> bytes:
+    def event(prompt: str, name: str = "UserPromptSubmit", key: str = "prompt") -> bytes:
         return json.dumps(
-            {"session_id": "bench", "cwd": str(small), "hook_event_name": "UserPromptSubmit", "prompt": prompt},
-            ensure_ascii=False,
+            {"session_id": "bench", "cwd": str(small), "hook_event_name": name, key: prompt}, ensure_ascii=False
         ).encode()
+
+    reply = "The cause was the connection charset; SET NAMES utf8mb4 on the connection fixed the garbled import."
 
     m, ml = [MEMCLI, "--root", str(small)], [MEMCLI, "--root", str(large)]
     commands = [  # (name, command, stdin, root it runs on)
@@ -112,8 +116,16 @@ def main() -> None:
             small,
         ),
         ("hook, prompt does not", m + ["hook", "claude-code"], event("write a haiku about autumn rain"), small),
+        (
+            "hook, Stop (the reply recorded)",
+            m + ["hook", "claude-code"],
+            event(reply, "Stop", "last_assistant_message"),
+            small,
+        ),
         (f"recall, details layer, {a.details_size // 1000}k", ml + ["recall", DETAIL_WORD], b"", large),
     ]
+    if a.hooks:
+        commands = [c for c in commands if c[0].startswith("hook")]
     rows = [
         ("python -c pass", [sys.executable, "-c", "pass"], b"", alone, small, None),
         (
@@ -177,12 +189,21 @@ def main() -> None:
     details = f"recall, details layer, {a.details_size // 1000}k"
     print("\n| goal | own process | memcli serve |\n|---|---:|---:|")
     for name, goal in (
-        ("recall, index hit", 30),
-        ("should-recall", 25),
-        ("hook, prompt needs memory", 35),
-        ("hook, prompt does not", 35),
+        ()
+        if a.hooks
+        else (
+            ("recall, index hit", 30),
+            ("should-recall", 25),
+            ("hook, prompt needs memory", 35),
+            ("hook, prompt does not", 35),
+            ("hook, Stop (the reply recorded)", 35),
+        )
     ):
         print(f"| {name} ≤ {goal} ms | {med[name + ' · own process']:.0f} | {med[name + ' · memcli serve']:.0f} |")
+    for name, *_ in commands if a.hooks else ():
+        print(f"| {name} ≤ 35 ms | {med[name + ' · own process']:.0f} | {med[name + ' · memcli serve']:.0f} |")
+    if a.hooks:
+        return
     print(
         f"| {details} ≤ 1.0× grep -ril ({grep:.0f} ms) | {med[details + ' · own process'] / grep:.2f}× "
         f"| {med[details + ' · memcli serve'] / grep:.2f}× |"

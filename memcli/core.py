@@ -369,6 +369,29 @@ class Memory:
 
         return Session(self.store, name)
 
+    def hook_event(self, event: str, data: dict, *, session: str, scope: str, budget: int | None = None) -> Result:
+        """An agent's SessionStart, Stop (AfterAgent) or SessionEnd event: {"stdout": what the client reads}."""
+        from .usecases.events import answer
+
+        return answer(self.store, event, data, session, scope, budget)
+
+    @staticmethod
+    def agents(project: str | os.PathLike | None = None):
+        """The agents memcli wires (claude-code, codex, gemini), for the user or a project folder:
+        add, remove, listing, doctor."""
+        from .usecases.agents import Agents
+
+        return Agents(project)
+
+    @staticmethod
+    def doctor(project: str | os.PathLike | None = None) -> Result:
+        """Every wired agent's hooks run with a sample event and its MCP server asked for its tools,
+        each in its own process; the health of the roots they name."""
+        from .usecases.agents import Agents
+        from .usecases.doctor import doctor
+
+        return doctor(Agents(project))
+
     def scope(self, name: str = "default"):
         """The scope `name`: start, set, get, read, show, check, end."""
         from .usecases.state import Scope

@@ -1,9 +1,11 @@
-"""Agent hooks: `memcli hook claude-code` runs before every prompt Claude Code sends.
+"""Agent hooks: `memcli hook claude-code` runs on an agent's events (Claude Code's, which Codex
+shares, and Gemini CLI's), named by the event's hook_event_name.
 
-It reads the UserPromptSubmit JSON on stdin (prompt, session_id, cwd, hook_event_name,
-transcript_path), asks should-recall about the prompt, prints the memory context on stdout when
+For a prompt (UserPromptSubmit, Gemini's BeforeAgent) it reads the JSON on stdin (prompt,
+session_id, cwd), asks should-recall about the prompt, prints the memory context on stdout when
 memory is needed (Claude Code adds a hook's stdout to the prompt's context) and records the turn
-in the session named after session_id. A running `memcli serve` for the root answers it (see
+in the session named after session_id; SessionStart, Stop (AfterAgent) and SessionEnd are
+``memcli.usecases.events``'. A running `memcli serve` for the root answers it (see
 ``memcli.resident``); when this process answered instead, it starts one in the background for
 the next prompts (MEMCLI_SERVE=off or manual: none), which exits after ten idle minutes. It never
 blocks a prompt: Claude Code blocks on exit 2, so broken input exits 1 (shown to the person, the
@@ -14,10 +16,15 @@ light: this runs on every turn.
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 BROKEN_INPUT = 1  # a non-blocking error for Claude Code; 2 would block the prompt
 HOOK_EVENT = "UserPromptSubmit"
+_GEMINI_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.S)
+PROMPT_EVENTS = (HOOK_EVENT, "BeforeAgent")  # Claude Code and Codex; Gemini CLI
+SESSION_EVENTS = ("SessionStart", "Stop", "AfterAgent", "SessionEnd")  # memcli.usecases.events
+EVENTS = (*PROMPT_EVENTS, *SESSION_EVENTS)
 
 
 class HookResult:
@@ -50,14 +57,18 @@ def _event(raw: bytes) -> dict | HookResult:
         return HookResult(
             stderr=[f"memcli hook: stdin is {why}; expected Claude Code's UserPromptSubmit JSON"], code=BROKEN_INPUT
         )
+    event = data.get("hook_event_name") if isinstance(data, dict) else None
+    if event in SESSION_EVENTS:
+        return data
+    if event not in (None, *PROMPT_EVENTS):
+        return HookResult(stderr=[f"memcli hook: ignored {event!r} (wire it to {', '.join(EVENTS)})"])
     if not isinstance(data, dict) or not isinstance(data.get("prompt"), str):
         return HookResult(
             stderr=['memcli hook: the input has no "prompt" text; expected Claude Code\'s UserPromptSubmit JSON'],
             code=BROKEN_INPUT,
         )
-    event = data.get("hook_event_name")
-    if event not in (None, HOOK_EVENT):
-        return HookResult(stderr=[f"memcli hook: ignored {event!r} (wire it to {HOOK_EVENT})"])
+    if event == "BeforeAgent":  # Gemini CLI puts the SessionStart context before the first prompt
+        data["prompt"] = _GEMINI_CONTEXT.sub("", data["prompt"])
     if not data["prompt"].strip():
         return HookResult()
     return data
@@ -88,7 +99,7 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
     data = _event(raw)
     if isinstance(data, HookResult):
         return data
-    prompt = data["prompt"]
+    prompt = data.get("prompt", "")
     warnings: list = []
     try:
         from .core import Memory
@@ -104,6 +115,13 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
         return HookResult(stderr=warnings + [f"memcli hook: {e.message}"])
     session = session_name(data.get("session_id"))
     scope = session_names(None, scope)[1]
+    event = data.get("hook_event_name") or HOOK_EVENT
+    if event in SESSION_EVENTS:
+        try:
+            res = mem.hook_event(event, data, session=session, scope=scope, budget=budget)
+            return HookResult(res["stdout"], warnings + [f"memcli hook: {w}" for w in res.warnings], root=mem.root)
+        except MemcliError as e:
+            return HookResult(stderr=warnings + [f"memcli hook: {event}: nothing recorded: {e.message}"], root=mem.root)
     out = ""
     try:
         if mem.should_recall(prompt)["kind"] != "none":
@@ -118,6 +136,8 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
     from .frontend import plugin_problems
 
     warnings += [f"memcli hook: {p}" for p in plugin_problems()]  # a broken plugin is said, never fatal
+    if out and event == "BeforeAgent":  # Gemini CLI reads a hook's context from its JSON only
+        out = json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": out}}, ensure_ascii=False)
     return HookResult(out, warnings, root=mem.root)
 
 

@@ -363,16 +363,18 @@ def heartbeat(data: dict) -> None:
             out(f"would {m}")
         for f in findings:
             out(finding_line(f))
+    talk(heartbeat_head(s, len(data["actions"]) if not data["fix"] and not data["dry_run"] else 0))
+
+
+def heartbeat_head(s: dict, fixable: int = 0) -> str:
+    """heartbeat's summary in one line (s: the report's summary counts)."""
+    if not s["error"] + s["warning"] + s["info"]:
+        return f"heartbeat: all clear ({plural(s['files'], 'file')})"
     head = (
         f"heartbeat: {_plural(s['error'], 'error')}, {_plural(s['warning'], 'warning')}, {s['info']} info "
         f"in {plural(s['files'], 'file')}"
     )
-    fixable = len(data["actions"]) if not data["fix"] and not data["dry_run"] else 0
-    if not findings:
-        head = f"heartbeat: all clear ({plural(s['files'], 'file')})"
-    elif fixable:
-        head += f"; {fixable} fixable with `memcli heartbeat --fix`"
-    talk(head)
+    return head + (f"; {fixable} fixable with `memcli heartbeat --fix`" if fixable else "")
 
 
 def watch_event(event: dict, as_json: bool) -> None:

@@ -43,7 +43,21 @@ TASKS = (
     ("Keep it healthy", ("heartbeat", "watch", "index rebuild", "index check")),
     ("Learn from sessions", ("reflect", "inbox", "inbox show", "inbox accept", "inbox reject", "inbox edit")),
     ("Share through git", ("git setup", "sync", "resolve", "merge index", "merge detail", "merge episode")),
-    ("Agents", ("mcp", "hook claude-code", "hook allow", "hook deny", "hook list", "serve")),
+    (
+        "Agents",
+        (
+            "agents add",
+            "agents list",
+            "agents remove",
+            "doctor",
+            "mcp",
+            "hook claude-code",
+            "hook allow",
+            "hook deny",
+            "hook list",
+            "serve",
+        ),
+    ),
     ("Move memories in and out", ("export", "import")),
     ("Trust and plugins", ("trust", "plugins")),
 )

@@ -4,11 +4,15 @@ APIs on 127.0.0.1 that log what reaches the model (benchmarks/clients/fakeapi.py
 
     .venv/bin/python -m pytest -m clients          # not in the default run; .ci/run runs it when node is there
 
-Through each client: the server connects; every tool is listed with its schema; a recall round
-trip reaches the model with the data note and the injection flag; a bad argument comes back as
-a tool error. Through Claude Code also: the hook's context reaches the model for a prompt that
-needs memory and nothing for one that does not, and an MCP recall sees the turns the hook
-recorded (one session). Nothing leaves the machine (see harness.py).
+Through each client, wired by `memcli agents add` and checked by `memcli doctor`: the server
+connects; every tool is listed with its schema; a recall round trip reaches the model with the
+data note and the injection flag; a bad argument comes back as a tool error; the index reaches
+the model at session start, and the session (the prompt and the model's reply) lands in the
+episode log when it ends. Through Claude Code also: the hook's context reaches the model for a
+prompt that needs memory and nothing for one that does not, an MCP recall sees the turns the
+hook recorded (one session), and the learning loop: a fix the model gave in one session is
+proposed by `memcli reflect` and, accepted, reaches the next session's prompt. Nothing leaves the
+machine (see harness.py).
 """
 
 from __future__ import annotations
@@ -98,10 +102,25 @@ def same_schema(shown: dict, schema: dict, added: tuple = ()) -> bool:
     ) == sorted(schema.get("required", []))
 
 
+def doctor(client, project, *agents) -> dict:
+    """`memcli doctor` in the client's environment: every check of the agents passed."""
+    ran = harness.memcli(client.env, project, "doctor", "--json")
+    data = json.loads(ran.stdout)["data"]
+    checks = {(x["agent"], c["what"]): c for x in data["agents"] for c in x["checks"]}
+    assert ran.code == 0 and {a for a, _ in checks} == set(agents), "memcli doctor failed:\n" + ran.describe()
+    return checks
+
+
+def episodes(root: Path) -> str:
+    return "".join(p.read_text() for p in sorted((root / "memory" / "episodes").glob("*.md")))
+
+
 def test_claude_code(clients, memory, api, project, tmp_path):
     cc = harness.ClaudeCode(clients, tmp_path / "home-claude", memory, api)
     added = cc.setup(cwd=project)
-    assert added.code == 0, "claude mcp add failed:\n" + added.describe()
+    assert added.code == 0, "memcli agents add claude-code failed:\n" + added.describe()
+    checks = doctor(cc, project, "claude-code")
+    assert "the index at session start" in checks[("claude-code", "SessionStart")]["said"]
     listed = cc("mcp", "list", cwd=project)
     assert "memcli" in listed.stdout and "Connected" in listed.stdout, (
         "claude mcp list does not show memcli connected:\n" + listed.describe()
@@ -144,6 +163,13 @@ def test_claude_code(clients, memory, api, project, tmp_path):
         "the hook's context did not reach the model for a prompt that needs memory"
     )
     assert "memcli flagged this memory" in everything, "the hook's context lost its injection flag"
+    assert (
+        "SessionStart hook additional context: <!-- memcli context" in everything and "## Memory index" in everything
+    ), "the index did not reach the model at session start"
+    log = episodes(memory)
+    assert f"session {sid} cleared" in log and "**assistant**" in log and "DONE" in log, (
+        "the session's prompt and the model's reply did not reach the episode log at its end:\n" + log[-1500:]
+    )
 
     results = harness.anthropic_tool_results(first.requests)
     assert len(results) == 3, f"expected three tool results, got {len(results)}:\n" + first.describe()
@@ -170,13 +196,57 @@ def test_claude_code(clients, memory, api, project, tmp_path):
     # a prompt that does not need memory gets nothing from the hook
     plain = cc.ask("write a haiku about autumn leaves", cwd=project)
     assert plain.code == 0 and plain.requests, "claude -p failed:\n" + plain.describe()
-    assert not any("memcli context" in json.dumps(r["body"], ensure_ascii=False) for r in plain.requests), (
+    assert not any("## Recalled memories" in json.dumps(r["body"], ensure_ascii=False) for r in plain.requests), (
         "the hook added memory to a prompt that does not need it"
+    )
+
+
+FIX = (
+    "The cause is the ledger bucket retention policy: old exports are never deleted, so the quota fills up. "
+    "The fix is to set the lifecycle rule to expire exports after 30 days (gsutil lifecycle set expire-30d.json "
+    "gs://ledger). After that the export ran fine."
+)
+
+
+def test_claude_code_learning_loop(clients, api, project, tmp_path):
+    """The model answers with a fix in one session; `memcli reflect` proposes it; accepted, it
+    reaches the prompt of a new session that asks about the symptom in other words."""
+    from memcli import Memory
+
+    root = tmp_path / "notes"
+    Memory.init(root)
+    cc = harness.ClaudeCode(clients, tmp_path / "home-claude", root, api)
+    assert cc.setup(cwd=project).code == 0
+    ask = "The nightly invoice export fails with error E4021 quota exceeded on the ledger bucket. Why?"
+    api.replies[ask] = FIX
+    first = cc.ask(ask, cwd=project)
+    assert first.code == 0 and FIX in first.stdout, "claude -p failed:\n" + first.describe()
+    assert "expire exports after 30 days" in episodes(root), "the model's reply was not recorded"
+    reflected = harness.memcli(cc.env, project, "--root", root, "reflect", "--json")
+    proposed = json.loads(reflected.stdout)["data"]["proposed"]
+    assert reflected.code == 0 and proposed, "memcli reflect proposed nothing:\n" + reflected.describe()
+    accepted = harness.memcli(cc.env, project, "--root", root, "inbox", "accept", "--all", "--json")
+    memory_id = json.loads(accepted.stdout)["data"]["results"][0]["memory"]
+    other = "Remember when the ledger storage ran out of space and the invoice job broke? What did we do about it?"
+    later = cc.ask(other, cwd=project)
+    assert later.code == 0 and later.requests, "claude -p failed:\n" + later.describe()
+    prompt = json.dumps(later.requests[0]["body"], ensure_ascii=False)
+    assert f"memory/{memory_id}.md" in prompt and "lifecycle rule" in prompt, (
+        "the accepted fix did not reach the new session's prompt"
     )
 
 
 def test_codex(clients, memory, api, project, tmp_path):
     codex = harness.Codex(clients, tmp_path / "home-codex", memory, api)
+    added = codex.setup(cwd=project)
+    assert added.code == 0, "memcli agents add codex failed:\n" + added.describe()
+    unreviewed = harness.memcli(codex.env, project, "doctor", "--json")
+    assert unreviewed.code == 1 and "hook review" in unreviewed.stdout, (
+        "doctor did not say Codex skips unreviewed hooks"
+    )
+    reviewed = codex.review_hooks(project)
+    assert {h["eventName"] for h in reviewed} == {"sessionStart", "userPromptSubmit", "stop", "sessionEnd"}, reviewed
+    doctor(codex, project, "codex")
     listed = codex("mcp", "list", cwd=project)
     assert listed.code == 0 and "memcli" in listed.stdout and "enabled" in listed.stdout, (
         "codex mcp list does not show memcli:\n" + listed.describe()
@@ -196,15 +266,28 @@ def test_codex(clients, memory, api, project, tmp_path):
     assert "memcli error (usage): unknown argument 'bogus'" in outputs[1], (
         "a bad argument did not come back as a tool error: " + outputs[1]
     )
+    everything = json.dumps(ran.requests[0]["body"], ensure_ascii=False)
+    assert "memcli context" in everything and "## Memory index" in everything, (
+        "the index did not reach the model at session start"
+    )
+    log = episodes(memory)
+    assert "**user**" in log and "weekly report format" in log and "DONE" in log, (
+        "the session's prompt and the model's reply did not reach the episode log:\n" + log[-1500:]
+    )
 
 
 def test_gemini_cli(clients, memory, api, project, tmp_path):
     gemini = harness.Gemini(clients, tmp_path / "home-gemini", memory, api)
+    added = gemini.setup(cwd=project)
+    assert added.code == 0, "memcli agents add gemini failed:\n" + added.describe()
+    settings = json.loads((gemini.home / ".gemini" / "settings.json").read_text())
+    assert settings["mcpServers"]["memcli"]["timeout"] == 60000 and settings["privacy"], "agents add lost a setting"
     untrusted = gemini("mcp", "list", cwd=project)
     assert "Disabled" in untrusted.stdout + untrusted.stderr and "untrusted" in untrusted.stdout + untrusted.stderr, (
         "Gemini CLI ran MCP servers in an untrusted folder:\n" + untrusted.describe()
     )
     gemini.trust(project)
+    doctor(gemini, project, "gemini")
     listed = gemini("mcp", "list", cwd=project)
     assert "memcli" in listed.stdout + listed.stderr and "Connected" in listed.stdout + listed.stderr, (
         "gemini mcp list does not show memcli connected in a trusted folder:\n" + listed.describe()
@@ -232,6 +315,15 @@ def test_gemini_cli(clients, memory, api, project, tmp_path):
     assert FLAG in recalled, "the injection flag did not reach the model through Gemini CLI"
     assert "memcli error (usage): unknown argument 'bogus'" in bad, (
         "a bad argument did not come back as a tool error: " + bad
+    )
+    everything = json.dumps([r["body"] for r in ran.requests], ensure_ascii=False)
+    # Gemini CLI escapes a hook's context as HTML: <!-- memcli context. --> reaches the model as &lt;!-- …
+    assert "<hook_context>&lt;!-- memcli context." in everything and "## Memory index" in everything, (
+        "the index did not reach the model at session start"
+    )
+    log = episodes(memory)
+    assert "**user**" in log and "weekly report format" in log and "<hook_context>" not in log and "DONE" in log, (
+        "the session's prompt and the model's reply did not reach the episode log:\n" + log[-1500:]
     )
 
 

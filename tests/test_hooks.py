@@ -127,7 +127,7 @@ def test_damaged_session_file_is_set_aside_and_the_prompt_still_gets_memory(exam
 
 
 def test_other_events_and_blank_prompts_are_ignored(example_root, project):
-    r = hook(payload("x", project, hook_event_name="Stop"), cwd=project)
+    r = hook(payload("x", project, hook_event_name="PreToolUse"), cwd=project)
     assert r.returncode == 0 and r.stdout == "" and "UserPromptSubmit" in r.stderr
     r = hook(payload("   ", project), cwd=project)
     assert (r.returncode, r.stdout) == (0, "")

@@ -162,23 +162,14 @@ def test_the_agents_hook_uses_the_mcp_servers_root():
 
 
 def test_the_readmes_agent_lines_are_the_guides():
-    """Each client's one line in README is what the guide (tested against the real clients by
-    `pytest -m clients`) says, word for word."""
-    guide = page("docs/guide/agents.md")
-    lines = section("Agents")
-    spans = re.findall(r"`([^`]+)`", lines)
-    add = next(s for s in spans if s.startswith("claude mcp add"))
-    assert f"```sh\n{add}\n```" in guide
-    hook = next(s for s in spans if s.startswith('{"hooks"'))
-    assert f"```json\n{hook}\n```" in guide
-    for name in ("Codex CLI", "Gemini CLI"):
-        said = lines.split(f"**{name}**", 1)[1].split("\n- **", 1)[0]
-        for span in re.findall(r"`([^`]+)`", said):
-            if span.startswith("~/"):
-                continue
-            assert span in guide, (name, span)
-    inspector = next(s for s in spans if s.startswith("npx @modelcontextprotocol/inspector"))
-    assert f"`{inspector}`" in guide
+    """README's one command per client names each agent `agents add` wires (tests/test_agents.py and
+    `pytest -m clients` run them), then `memcli doctor`; the guide shows the same command."""
+    from memcli.usecases.agents import CLIENTS
+
+    block = re.search(r"```sh\n(.*?)\n```", section("Agents"), re.S).group(1)
+    assert re.findall(r"^memcli --root ~/notes agents add (\S+)", block, re.M) == list(CLIENTS)
+    assert re.search(r"^memcli doctor", block, re.M)
+    assert "memcli --root ~/notes agents add claude-code" in page("docs/guide/agents.md")
 
 
 def test_the_test_time_readme_states_is_checked(monkeypatch):

@@ -41,8 +41,8 @@ def normalised(text: str, root) -> str:
     return re.sub(r'"ms": [0-9.e-]+', '"ms": 0', text)
 
 
-def event(root, prompt):
-    return json.dumps({"session_id": "s-1", "cwd": str(root), "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+def event(root, prompt, name="UserPromptSubmit", **fields):
+    return json.dumps({"session_id": "s-1", "cwd": str(root), "hook_event_name": name, "prompt": prompt, **fields})
 
 
 # (command line, stdin, whether a server runs it): the per-turn commands, their errors, and lines
@@ -72,6 +72,9 @@ LINES = [
     (["hook", "claude-code"], "EVENT:上次那个 charset 的方案是怎么做的?", True),
     (["hook", "claude-code", "--json"], "EVENT:write a haiku", True),
     (["hook", "claude-code"], "not json", False),  # broken input: no root to check, said here
+    (["hook", "claude-code"], "EVENT:SessionStart:", True),  # the whole turn is served
+    (["hook", "claude-code"], "EVENT:Stop:The charset fix was SET NAMES utf8mb4.", True),
+    (["hook", "claude-code"], "EVENT:SessionEnd:", True),
 ]
 
 
@@ -79,7 +82,9 @@ def run_lines(root, mode: str) -> list:
     out = []
     for args, data, _ in LINES:
         if data is not None and data.startswith("EVENT:"):
-            data = event(root, data[6:])
+            name, _, said = data[6:].partition(":")
+            known = name in ("SessionStart", "Stop", "SessionEnd")
+            data = event(root, "", name, last_assistant_message=said) if known else event(root, data[6:])
         before = served(root) if mode != "off" else None
         r = run_memcli("--root", root, *args, input=data, env={"MEMCLI_SERVE": mode}, cwd=root)
         ran = None if before is None else served(root) - before

@@ -8,7 +8,8 @@ order, one per turn, as the client hands back each result; then it answers `DONE
 as the server names it (`recall`); the client's name for it (`mcp__memcli__recall`,
 `mcp_memcli_recall`, Codex's `recall` in the `mcp__memcli` namespace) is found in the request's
 tool list. A test may also give a question's script aside (`FakeAPI.aside[question] = "CALL ..."`),
-so that the prompt a client's hook reads is the question alone. Nothing here reaches beyond the
+so that the prompt a client's hook reads is the question alone, and the model's last answer to a
+request holding a question (`FakeAPI.replies[question] = "..."`; else `DONE`). Nothing here reaches beyond the
 loopback interface.
 """
 
@@ -66,7 +67,13 @@ class Recorder:
     def __init__(self):
         self.requests: list[dict] = []
         self.aside: dict[str, str] = {}
+        self.replies: dict[str, str] = {}
         self.lock = threading.Lock()
+
+    def final(self, body) -> str:
+        """The model's answer once the script is done: a reply given for a question the request holds."""
+        said = json.dumps(body, ensure_ascii=False)
+        return next((text for q, text in self.replies.items() if q in said), "DONE")
 
     def add(self, api: str, path: str, body):
         with self.lock:
@@ -165,12 +172,14 @@ class Handler(BaseHTTPRequestHandler):
             delta = {"type": "text_delta", "text": "DONE"}
             stop = "end_turn"
         usage = {"input_tokens": 10, "output_tokens": 1}
+        if not name:
+            delta["text"] = self.server.recorder.final(body)
         if not body.get("stream"):
             full = dict(block)
             if name:
                 full["input"] = json.loads(m)
             else:
-                full["text"] = "DONE"
+                full["text"] = delta["text"]
             return self._send(
                 200,
                 {
@@ -256,7 +265,7 @@ class Handler(BaseHTTPRequestHandler):
                 "id": "msg_01",
                 "role": "assistant",
                 "status": "completed",
-                "content": [{"type": "output_text", "text": "DONE", "annotations": []}],
+                "content": [{"type": "output_text", "text": self.server.recorder.final(body), "annotations": []}],
             }
         usage = {
             "input_tokens": 10,
@@ -304,7 +313,7 @@ class Handler(BaseHTTPRequestHandler):
             done += sum("functionResponse" in p for p in parts)
         names = [f.get("name", "") for t in body.get("tools", []) for f in t.get("functionDeclarations", []) or []]
         nxt = step(script, done, names)
-        part = {"functionCall": {"name": nxt[0], "args": nxt[1]}} if nxt else {"text": "DONE"}
+        part = {"functionCall": {"name": nxt[0], "args": nxt[1]}} if nxt else {"text": self.server.recorder.final(body)}
         resp = {
             "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11},
@@ -340,6 +349,10 @@ class FakeAPI:
     @property
     def aside(self) -> dict[str, str]:
         return self.recorder.aside
+
+    @property
+    def replies(self) -> dict[str, str]:
+        return self.recorder.replies
 
     @property
     def requests(self):

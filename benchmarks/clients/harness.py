@@ -29,6 +29,11 @@ def memcli_command(root: Path, *args: str) -> list[str]:
     return [PYTHON, "-m", "memcli", "--root", str(root), *args]
 
 
+def memcli(env: dict, cwd: Path, *args) -> "Run":
+    """memcli itself, in a client's environment (its HOME and client folders)."""
+    return run([PYTHON, "-m", "memcli", *args], env, cwd)
+
+
 @dataclass
 class Run:
     """One client command: its exit code and output, and the model requests it made meanwhile."""
@@ -58,6 +63,9 @@ def base_env(home: Path) -> dict:
         "XDG_DATA_HOME": str(home / ".local/share"),
         "XDG_STATE_HOME": str(home / ".local/state"),
         "TMPDIR": str(home / "tmp"),
+        # the hook answers each event itself and starts no `memcli serve` that would outlive the check
+        # (tests/test_resident.py shows a served hook answers the same)
+        "MEMCLI_SERVE": "off",
         "DO_NOT_TRACK": "1",
         "NO_COLOR": "1",
         "CI": "1",
@@ -105,8 +113,8 @@ def connected(log: Path) -> bool:
 
 
 class ClaudeCode:
-    """Claude Code with the memcli server added in user scope (`claude mcp add`) and the hook in
-    ~/.claude/settings.json, as docs/guide/agents.md says."""
+    """Claude Code with memcli wired by `memcli agents add claude-code` (the server in ~/.claude.json,
+    the hooks in ~/.claude/settings.json), as README.md says."""
 
     def __init__(self, where: Path, home: Path, root: Path, api):
         self.bin, self.home, self.root, self.api = binary(where, "claude"), home, root, api
@@ -126,16 +134,7 @@ class ClaudeCode:
         )
 
     def setup(self, cwd: Path) -> Run:
-        command = shlex.join(memcli_command(self.root, "hook", "claude-code"))
-        hook = {"type": "command", "command": command, "timeout": 30}
-        settings = {"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}}
-        (self.home / ".claude").mkdir(parents=True, exist_ok=True)
-        (self.home / ".claude" / "settings.json").write_text(json.dumps(settings))
-        return run(
-            [self.bin, "mcp", "add", "--scope", "user", "memcli", "--", *memcli_command(self.root, "mcp")],
-            self.env,
-            cwd,
-        )
+        return memcli(self.env, cwd, "--root", self.root, "agents", "add", "claude-code")
 
     def __call__(self, *args, cwd: Path) -> Run:
         return run([self.bin, *args], self.env, cwd, self.api)
@@ -193,9 +192,9 @@ class ClaudeCode:
 
 
 class Codex:
-    """Codex CLI with a model provider on the fake Responses API and memcli in config.toml, marked
-    `required`: without it Codex sends the first model request without waiting for the server to
-    start, and the model never sees memcli's tools."""
+    """Codex CLI with a model provider on the fake Responses API, and memcli wired by `memcli agents
+    add codex` (the server in config.toml, marked `required`: without it Codex sends the first model
+    request without waiting for the server to start; the hooks in hooks.json)."""
 
     def __init__(self, where: Path, home: Path, root: Path, api):
         self.bin, self.home, self.root, self.api = binary(where, "codex"), home, root, api
@@ -203,7 +202,6 @@ class Codex:
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
         self.env.update(CODEX_HOME=str(codex_home), FAKE_OPENAI_KEY="sk-dummy-key")
-        command = memcli_command(root, "mcp")
         (codex_home / "config.toml").write_text(f'''model = "gpt-fake"
 model_provider = "fake"
 check_for_update_on_startup = false
@@ -216,13 +214,44 @@ name = "fake"
 base_url = "{api.url}/v1"
 wire_api = "responses"
 env_key = "FAKE_OPENAI_KEY"
-
-[mcp_servers.memcli]
-command = {json.dumps(command[0])}
-args = {json.dumps(command[1:])}
-required = true
-startup_timeout_sec = 60
 ''')
+
+    def setup(self, cwd: Path) -> Run:
+        return memcli(self.env, cwd, "--root", self.root, "agents", "add", "codex")
+
+    def review_hooks(self, cwd: Path) -> list:
+        """What accepting the hooks in Codex's review records: each hook's key and current hash (as
+        its app server's hooks/list gives them) under [hooks.state] in config.toml. Returns the hooks."""
+        p = subprocess.Popen(
+            [self.bin, "app-server"],
+            env=self.env,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        hello = {"clientInfo": {"name": "memcli-check", "version": "1"}}
+        try:
+            for m in (
+                {"id": 1, "method": "initialize", "params": hello},
+                {"method": "initialized"},
+                {"id": 2, "method": "hooks/list", "params": {"cwds": [str(cwd)]}},
+            ):
+                p.stdin.write(json.dumps({"jsonrpc": "2.0", **m}) + "\n")
+                p.stdin.flush()
+                while "id" in m:
+                    answer = json.loads(p.stdout.readline())
+                    if answer.get("id") == m["id"]:
+                        break
+        finally:
+            p.kill()
+            p.communicate()
+        hooks = [h for entry in answer["result"]["data"] for h in entry["hooks"]]
+        with open(self.home / ".codex" / "config.toml", "a") as f:
+            for h in hooks:
+                f.write(f"\n[hooks.state.{json.dumps(h['key'])}]\ntrusted_hash = {json.dumps(h['currentHash'])}\n")
+        return hooks
 
     def __call__(self, *args, cwd: Path) -> Run:
         return run([self.bin, *args], self.env, cwd, self.api)
@@ -257,6 +286,10 @@ class Gemini:
         (home / ".gemini").mkdir(parents=True, exist_ok=True)
         (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
 
+    def setup(self, cwd: Path) -> Run:
+        """`memcli agents add gemini`: the server (the timeout above kept) and the hooks in settings.json."""
+        return memcli(self.env, cwd, "--root", self.root, "agents", "add", "gemini")
+
     def trust(self, folder: Path) -> None:
         """What the trust dialog records: the folder in ~/.gemini/trustedFolders.json."""
         (self.home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(folder): "TRUST_FOLDER"}))
@@ -269,12 +302,16 @@ class Gemini:
 
 
 class Inspector:
+    """The Inspector's CLI mode on the stdio command `memcli agents add` gives any other MCP client."""
+
     def __init__(self, where: Path, home: Path, root: Path):
         self.bin, self.root = binary(where, "mcp-inspector"), root
         self.env = base_env(home)
+        snippet = json.loads(memcli(self.env, home, "--root", root, "agents", "add", "mcp-inspector", "--json").stdout)
+        self.server = shlex.split(snippet["data"]["snippet"]["command"])
 
     def __call__(self, *args, cwd: Path) -> Run:
-        return run([self.bin, "--cli", *memcli_command(self.root, "mcp"), *args], self.env, cwd)
+        return run([self.bin, "--cli", *self.server, *args], self.env, cwd)
 
 
 # ---------------------------------------------------------------- what reached the model

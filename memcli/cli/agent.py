@@ -54,10 +54,13 @@ def claude_code(
     ] = None,
     json_: Json = False,
 ):
-    """Claude Code's UserPromptSubmit hook: memory context for prompts that need it.
+    """An agent's hook (Claude Code, Codex, Gemini CLI): the index, memory for prompts, replies kept.
 
-    Reads the hook's JSON on stdin, records the prompt in the session named after
-    session_id and prints the context block when should-recall says so. The root is
+    Reads the event's JSON on stdin; its hook_event_name says which. SessionStart prints the
+    index as additionalContext; UserPromptSubmit (Gemini: BeforeAgent) records the prompt in
+    the session named after session_id and prints the context block when should-recall says
+    so; Stop (AfterAgent) records the assistant's reply; SessionEnd puts the session in the
+    episode log. `memcli agents add` wires it. The root is
     --root, MEMCLI_ROOT or the nearest one above the prompt's cwd that `memcli hook
     allow` registered; no other is touched. Broken input exits 1 (never 2, which
     would block the prompt). Runs without the CLI framework: it runs before every

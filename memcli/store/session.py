@@ -193,6 +193,11 @@ def result(name: str, data: dict, folded: list, episode: str | None, *warnings) 
     }
 
 
+def drop(root: Path, name: str) -> None:
+    """Delete a session's state file, turns and all (memcli doctor's sample session only)."""
+    session_path(root, name).unlink(missing_ok=True)
+
+
 def clear(root: Path, name: str, now: str) -> dict:
     """Drop the session; its turns and summary go to the episode log first. A broken file is
     moved aside instead (never deleted)."""

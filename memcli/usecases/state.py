@@ -113,12 +113,18 @@ class Session:
         data, warning = session.load_or_skip(self.root.path, self.name)
         return Result(data, [warning])
 
-    def clear(self, now: str | None = None) -> Result:
-        """End the session; its turns and summary go to the episode log first."""
+    def clear(self, now: str | None = None, *, via: str | None = None) -> Result:
+        """End the session; its turns and summary go to the episode log first (and, under
+        reflect.on_fold, a reflection starts in the background)."""
         from ..store import session
 
         with self.root.lock():
-            return _result(session.clear(self.root.path, self.name, _now(now)))
+            res = _result(session.clear(self.root.path, self.name, _now(now)))
+        if res.get("episode") and self.root.config["reflect.on_fold"]:
+            from .reflect import trigger
+
+            trigger(self.root, via)
+        return res
 
 
 class Scope:
