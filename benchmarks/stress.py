@@ -154,9 +154,9 @@ def _emit(argv, code, err, t) -> None:
 
 def _has_heartbeat() -> bool:
     try:
-        from memcli.cli.app import command
+        from memcli.cli.typer_app import command
 
-        return "heartbeat" in command().commands
+        return "heartbeat" in command().list_commands(None)
     except Exception:  # noqa: BLE001
         return False
 

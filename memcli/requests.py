@@ -1,175 +1,238 @@
-"""One request per operation whose options cross several layers: what a door (the argv table and
-Typer, MCP, the Python API, an agent hook) hands on, unchanged, through the facade and the write
-gate to the use case that acts on it: `remember` and `update` (door, gate, proposal, use case) and
-`recall` (door, the command's action, facade, use case).
+"""One request per operation whose options cross several layers, declared once: `remember` and
+`update` (door, write gate, proposal, use case) and `recall` (door, facade, use case).
 
-Adding an option is a field here, its declaration at each door that offers it (a Typer option, a
-row of ``cli/argv.py`` for a command the fast path answers, an MCP parameter, a keyword of
-``Memory``), and the use case that acts on it; nothing between them changes. A door builds its
-request with ``of(values)``: its parameters by name, the door's own spellings (``type_``, ``tag``,
-``pin``) read through ``NAMES``, so a door passes what it parsed without naming each option again.
-
-Slotted value classes (``model.Value``): a dataclass costs every turn its import.
+Each field says how it is offered (``Door``): as a command-line option (its flags) or argument,
+as an MCP tool's parameter, as a keyword of ``Memory``, with its help. The doors are made from
+these declarations (``cli.requestopts``, ``mcp``, ``core.Memory``), so adding an option is a field
+here and the use case that acts on it; nothing between them changes. A door hands what it parsed
+to ``of``; a name that is no field is an error, never dropped.
 """
 
-from __future__ import annotations
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import Any, ClassVar, Optional
 
-from .model import Value
+from .model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
 
-# Parameter names of the doors that stand for a field (Python keywords and Typer's singular
-# repeatable options), for every request.
-NAMES = {
-    "type_": "type",
-    "id_": "id",
-    "tag": "tags",
-    "alias": "aliases",
-    "untag": "untags",
-    "pin": "pinned",
-    "queries": "also",
-}
-LISTS = ("tags", "aliases", "untags", "also")  # repeatable: any iterable, kept as a tuple
+EVERY_DOOR = ("cli", "tool", "api")
 
 
-class Request(Value):
-    """A request's fields (``FIELDS``, in the constructor's order) and ``of``."""
+@dataclass(frozen=True)
+class Door:
+    """How a field is offered. ``flags``: its command-line option names (none: an argument);
+    ``tool``: the MCP description when it differs from ``help``, ``name`` the parameter's name
+    there; ``at``: the doors offering it (cli, tool, api); ``ge``/``le``/``most``: bounds a tool
+    states; ``choices``: "layers" or "types", the values the library has; ``complete``: what the
+    shell completes (tags, ids, layers); ``stdin``: '-' reads standard input on the command line."""
 
-    __slots__ = ()
-    DEFAULTS: dict = {}  # a field's value when it is not given (None)
-    FLAGS: tuple = ()  # fields a door gives as a flag: off means "not given" (None), not "no"
+    help: str
+    flags: tuple[str, ...] = ()
+    metavar: Optional[str] = None
+    tool: Optional[str] = None
+    name: Optional[str] = None
+    at: tuple[str, ...] = EVERY_DOOR
+    ge: Optional[float] = None
+    le: Optional[float] = None
+    most: Optional[int] = None
+    choices: Optional[str] = None
+    complete: Optional[str] = None
+    stdin: bool = False
 
-    def __init__(self, *args, **kw):
-        if len(args) > len(self.FIELDS):
-            raise TypeError(f"{type(self).__name__} takes at most {len(self.FIELDS)} fields")
-        unknown = set(kw) - set(self.FIELDS)
-        if unknown:
-            raise TypeError(f"{type(self).__name__} has no field {', '.join(sorted(unknown))}")
-        given = dict(zip(self.FIELDS, args), **kw)
-        for name in self.FIELDS:
-            value = given.get(name)
-            if value is None:
-                value = self.DEFAULTS.get(name)
-            if name in LISTS:
-                value = tuple(value or ())
-            object.__setattr__(self, name, value)
+
+def option(default: Any, help: str, *flags: str, **door: Any) -> Any:
+    """A field with a default, offered as ``Door(help, flags, **door)`` says."""
+    return field(default=default, metadata={"door": Door(help, flags, **door)})
+
+
+def argument(help: str, **door: Any) -> Any:
+    """A field every door must give."""
+    return field(metadata={"door": Door(help, **door)})
+
+
+def door(f) -> Door:
+    return f.metadata.get("door") or Door("", at=("api",))
+
+
+@dataclass(frozen=True)
+class Request:
+    """A request's fields and ``of``; None given for a field is its default, and a repeatable
+    field (a tuple) takes any iterable."""
+
+    FLAGS: ClassVar[tuple[str, ...]] = ()  # given as a flag at a door: off means "not given" (None)
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None and f.default is not MISSING:
+                object.__setattr__(self, f.name, f.default)
+            elif isinstance(f.default, tuple):
+                object.__setattr__(self, f.name, tuple(value or ()))
+
+    def replace(self, **changes: Any):
+        """A copy with some fields changed."""
+        return replace(self, **changes)
 
     @classmethod
-    def of(cls, values: dict, **given) -> "Request":
-        """The request a door parsed: ``values`` by parameter name (``NAMES`` maps a door's own
-        spelling; ``None`` is "not given"), then ``given`` (what the door read itself, such as a
-        text from stdin). A name that is no field is an error, never dropped."""
-        fields: dict = {}
+    def of(cls, values: dict, **given: Any):
+        """The request a door parsed: ``values`` by field name (or the door's own name for one;
+        ``None`` is "not given"), then ``given`` (what the door read itself, such as a text from
+        stdin). A name that is no field is an error, never dropped."""
+        names = {door(f).name or f.name: f.name for f in fields(cls)} | {f.name: f.name for f in fields(cls)}
+        chosen: dict = {}
         for name, value in values.items():
-            field = NAMES.get(name, name)
-            if field not in cls.FIELDS:
-                raise TypeError(f"{cls.__name__} has no field {field} (from the option {name!r})")
-            if value is None or (field in cls.FLAGS and value is False):
+            if name not in names:
+                raise TypeError(f"{cls.__name__} has no field {name} (from the option {name!r})")
+            if value is None or (names[name] in cls.FLAGS and value is False):
                 continue
-            fields[field] = value
-        fields.update(given)
-        return cls(**fields)
+            chosen[names[name]] = value
+        return cls(**{**chosen, **given})
 
 
-class RememberRequest(Request):
-    """One `remember`. Unset options are None (the body's frontmatter, then the defaults, fill
-    them); the write gate keeps the whole request in a proposal."""
-
-    FIELDS = (
-        "title",
-        "summary",
-        "tags",
-        "aliases",
-        "body",
-        "type",
-        "importance",
-        "pinned",
-        "expires",
-        "id",
-        "source",
-        "now",
-    )
-    DEFAULTS = {"summary": "", "body": ""}
-    FLAGS = ("pinned",)
-    __slots__ = FIELDS
-    title: str
-    summary: str
-    tags: tuple[str, ...]
-    aliases: tuple[str, ...]
-    body: str
-    type: str | None
-    importance: float | None
-    pinned: bool | None
-    expires: str | None
-    id: str | None
-    source: str | None
-    now: str | None
+LAYERS_HELP = "Search only this layer"
+SESSION = (
+    "Session name (default: the agent's own session, CLAUDE_CODE_SESSION_ID, which the Claude Code hook records "
+    "turns under; else MEMCLI_SESSION; else 'default')."
+)
+KINDS = "fact | preference | lesson | procedure | event | note"
+EXPIRES = "A date (2027-01-31) or a duration from now (30d); 'never' clears it."
 
 
-class UpdateRequest(Request):
-    """One `update` of the memory ``id``: what to change (None and empty: leave it), ``append`` to
-    add to the body, ``untags`` to remove."""
-
-    FIELDS = (
-        "id",
-        "title",
-        "summary",
-        "append",
-        "tags",
-        "untags",
-        "aliases",
-        "type",
-        "importance",
-        "pinned",
-        "expires",
-        "now",
-    )
-    __slots__ = FIELDS
-    id: str
-    title: str | None
-    summary: str | None
-    append: str | None
-    tags: tuple[str, ...]
-    untags: tuple[str, ...]
-    aliases: tuple[str, ...]
-    type: str | None
-    importance: float | None
-    pinned: bool | None
-    expires: str | None
-    now: str | None
-
-
+@dataclass(frozen=True)
 class RecallRequest(Request):
     """One `recall`: the question and how to look. ``also``: other phrasings of it (a translation,
     a paraphrase), fused by rank; ``strict``: only hits to act on (memory put into a prompt
     unasked); ``inbox``: proposals waiting for review too; ``type`` and ``min_success``: only
     memories of that type whose smoothed success rate reaches it."""
 
-    FIELDS = (
-        "query",
-        "limit",
-        "deep",
-        "layer",
-        "session",
-        "scope",
-        "threshold",
-        "now",
-        "type",
-        "min_success",
-        "inbox",
-        "also",
-        "strict",
+    query: str = argument(
+        "What to look for ('-' reads stdin).",
+        tool="What to look for, in the user's words (Chinese or English).",
+        stdin=True,
     )
-    DEFAULTS = {"deep": False, "session": "default", "scope": "default", "inbox": False, "strict": False}
-    __slots__ = FIELDS
-    query: str
-    limit: int | None
-    deep: bool
-    layer: str | None
-    session: str
-    scope: str
-    threshold: float | None
-    now: str | None
-    type: str | None
-    min_success: float | None
-    inbox: bool
-    also: tuple[str, ...]
-    strict: bool
+    limit: Optional[int] = option(
+        None, "At most this many hits.", "--limit", "-k", metavar="N", ge=1, le=100,
+        tool="At most this many hits (default: recall.limit).",
+    )  # fmt: skip
+    deep: bool = option(
+        False, "Search every layer and merge (not with --layer).", "--deep",
+        tool="Search every layer and merge the hits instead of stopping at the first that answers.",
+    )  # fmt: skip
+    layer: Optional[str] = option(
+        None, LAYERS_HELP, "--layer", "-l", choices="layers", complete="layers",
+        tool="Search only this layer. Leave empty for the cascade (cheapest layer first).",
+    )  # fmt: skip
+    threshold: Optional[float] = option(
+        None,
+        "How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones included.",
+        "--threshold", metavar="FLOAT", at=("cli", "api"),
+    )  # fmt: skip
+    inbox: bool = option(
+        False, "Also search the proposals waiting in memory/inbox/.", "--inbox",
+        tool="Also search proposals waiting for review in memory/inbox/ (layer 'inbox'; not yet accepted by a person).",
+    )  # fmt: skip
+    type: Optional[str] = option(
+        None,
+        "Only memories of this type (e.g. procedure).",
+        "--type",
+        choices="types",
+        tool="What kind of memory it is.",
+    )
+    min_success: Optional[float] = option(
+        None, "Only memories whose smoothed success rate (memcli outcome) reaches RATE, 0..1.", "--min-success",
+        metavar="RATE", ge=0, le=1,
+        tool="Only memories whose smoothed success rate (report_outcome) reaches this, e.g. 0.7 with type procedure.",
+    )  # fmt: skip
+    also: tuple[str, ...] = option(
+        (),
+        "Another phrasing of the same question (repeatable): a translation into the other language, a paraphrase. "
+        "The results are fused by rank.",
+        "--also", metavar="TEXT", name="queries", most=8,
+        tool="Other phrasings of the same question, fused with it by rank: when the memory holds both Chinese and "
+        "English, the question translated into the other language; a paraphrase with other words. Recall matches "
+        "words, so a translation finds memories written in the other language.",
+    )  # fmt: skip
+    strict: bool = option(
+        False, "Only hits to act on, never weak candidates: for memory put into a prompt unasked.", "--strict",
+        at=("cli", "api"),
+    )  # fmt: skip
+    session: str = option("default", SESSION, at=("tool", "api"))
+    scope: str = option("default", "Scope (task) name (default: MEMCLI_SCOPE or 'default').", at=("tool", "api"))
+    now: Optional[str] = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))
+
+
+@dataclass(frozen=True)
+class RememberRequest(Request):
+    """One `remember`. Unset options are None (the body's frontmatter, then the defaults, fill
+    them); the write gate keeps the whole request in a proposal."""
+
+    FLAGS: ClassVar[tuple[str, ...]] = ("pinned",)
+    title: str = argument(
+        "One line naming the memory ('-' reads stdin).", tool="One line naming the memory (under 200 characters).",
+        stdin=True,
+    )  # fmt: skip
+    summary: str = option(
+        "", "The conclusion, in one line ('-' reads stdin).", tool="The conclusion in one line: what to do or know.",
+        stdin=True,
+    )  # fmt: skip
+    tags: tuple[str, ...] = option(
+        (), "A tag (repeatable).", "--tag", "-t", complete="tags", tool="Short topic tags, e.g. ['mysql', 'encoding']."
+    )
+    aliases: tuple[str, ...] = option(
+        (), "Another name it is known by (repeatable).", "--alias", "-a",
+        tool="Other names the memory may be asked by. Include the title translated into the other language (Chinese "
+        "for an English title, English for a Chinese one): recall matches words, so an alias is what lets a question "
+        "in one language find a memory written in the other.",
+    )  # fmt: skip
+    body: str = option(
+        "", "The full text ('-' reads stdin).", "--body", "-b", metavar="TEXT", stdin=True,
+        tool="The full text in Markdown: context, steps, why.",
+    )  # fmt: skip
+    type: Optional[str] = option(
+        None, f"{KINDS} (default {DEFAULT_TYPE})", "--type", choices="types", tool="What kind of memory it is."
+    )
+    importance: Optional[float] = option(
+        None, f"0..1 (default {DEFAULT_IMPORTANCE})", "--importance", "-i", metavar="0..1", ge=0, le=1,
+        tool="0..1; higher ranks first.",
+    )  # fmt: skip
+    pinned: Optional[bool] = option(None, "Always keep it in MEMORY.md.", "--pin")
+    expires: Optional[str] = option(
+        None, "A date (2027-01-31) or a duration (30d).", "--expires", metavar="DATE|30d", tool=EXPIRES
+    )
+    id: Optional[str] = option(None, "Use this id instead of one made from the title.", "--id")
+    source: Optional[str] = option(None, "Where it came from.", "--source")
+    now: Optional[str] = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))
+
+
+@dataclass(frozen=True)
+class UpdateRequest(Request):
+    """One `update` of the memory ``id``: what to change (None and empty: leave it), ``append`` to
+    add to the body, ``untags`` to remove."""
+
+    id: str = argument(
+        "The exact id (or its path, memory/ID.md).", metavar="ID", complete="ids",
+        tool="The memory's exact id, as returned by remember, recall or list (the file memory/<id>.md).",
+    )  # fmt: skip
+    title: Optional[str] = option(None, "New title (the old one becomes an alias).", "--title", metavar="TEXT")
+    summary: Optional[str] = option(
+        None, "New summary ('-' reads stdin).", "--summary", "-s", metavar="TEXT", stdin=True,
+        tool="New summary; the old one goes to ## History.",
+    )  # fmt: skip
+    append: Optional[str] = option(
+        None, "Text to add to the body ('-' reads stdin).", "--append", metavar="TEXT", stdin=True,
+        tool="Text to add at the end of the body.",
+    )  # fmt: skip
+    tags: tuple[str, ...] = option((), "Add a tag.", "--tag", "-t", complete="tags", tool="Tags to add.")
+    untags: tuple[str, ...] = option((), "Remove a tag.", "--untag", metavar="TAG", complete="tags")
+    aliases: tuple[str, ...] = option(
+        (), "Add an alias.", "--alias", "-a", tool="Aliases to add (other language welcome)."
+    )
+    type: Optional[str] = option(None, KINDS, "--type", choices="types", tool="What kind of memory it is.")
+    importance: Optional[float] = option(
+        None, "0..1", "--importance", "-i", metavar="0..1", ge=0, le=1, tool="0..1; higher ranks first in MEMORY.md."
+    )
+    pinned: Optional[bool] = option(
+        None, "Keep it in MEMORY.md always, or not.", "--pin/--unpin", tool="Pin (true) or unpin (false)."
+    )
+    expires: Optional[str] = option(
+        None, "A date, a duration (30d) or 'never'.", "--expires", metavar="DATE|30d|never", tool=EXPIRES
+    )
+    now: Optional[str] = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))

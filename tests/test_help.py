@@ -16,7 +16,7 @@ from tests.conftest import invoke, run_memcli
 
 def all_commands():
     """Every command path of the app, sub-apps and commands registered later included."""
-    from memcli.cli.app import command
+    from memcli.cli.typer_app import command
 
     out = []
 
@@ -26,7 +26,7 @@ def all_commands():
             if not sub.hidden:
                 walk(sub, path + [name])
 
-    walk(command(), [])
+    walk(command().every(), [])
     return out
 
 

@@ -8,7 +8,7 @@ import typer
 from typing import Annotated
 
 from .. import render as r
-from .typer_app import Json, app, memory, run
+from .typer_app import Json, app, memory, output, run
 from .boundary import Out
 
 
@@ -37,8 +37,6 @@ def serve(
 
     Example: memcli serve --idle-exit 10m &
     """
-    import os
-
     from ..errors import Refused
     from ..serve import Resident
     from .longrun import seconds, until_signal
@@ -46,14 +44,13 @@ def serve(
     def act():
         idle = None if idle_exit is None else seconds(idle_exit, "--idle-exit", positive=False)
         server = Resident(memory(ctx), idle=idle)
-        os.chdir("/")  # a fixed working folder: nothing here depends on where it was started
         try:
             server.lock()
             server.preload()
             sock = server.bind()
         except RuntimeError as e:
             raise Refused(str(e)) from None
-        r.talk(f"memcli: serving {server.root} on {server.path}")
+        output(ctx).talk(f"memcli: serving {server.root} on {server.path}")
         with until_signal(server.stop) as why:
             stopped = server.serve(sock)
         res = {
@@ -64,7 +61,9 @@ def serve(
         }
         return Out(
             res,
-            lambda: r.talk(f"memcli: stopped serving ({res['stopped_by']}, {r.plural(server.served, 'command')} run)"),
+            lambda o: o.talk(
+                f"memcli: stopped serving ({res['stopped_by']}, {r.plural(server.served, 'command')} run)"
+            ),
         )
 
     run(ctx, "serve", json_, act)

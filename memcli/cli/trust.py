@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import typer
 
-from .. import render as r
 from .typer_app import Json, app, memory, run
 from .boundary import Out
 
@@ -27,19 +26,19 @@ def trust(ctx: typer.Context, json_: Json = False):
     def act():
         res = memory(ctx).trust()
 
-        def human():
+        def human(o):
             cmds = res["commands"]
-            r.talk(
+            o.talk(
                 "trusted memcli.yaml (sha256 "
                 + res["sha256"][:12]
                 + "…)"
                 + ("; it may now use: " + "; ".join(f"{k}: {v}" for k, v in cmds.items()) if cmds else "")
             )
             if res.get("files"):
-                r.talk("and the files they run: " + ", ".join(res["files"]))
+                o.talk("and the files they run: " + ", ".join(res["files"]))
             if res.get("loosens"):
-                r.talk("it may now loosen: " + "; ".join(f"{k}: {v}" for k, v in res["loosens"].items()))
-            r.talk(f"recorded in {res['record']}")
+                o.talk("it may now loosen: " + "; ".join(f"{k}: {v}" for k, v in res["loosens"].items()))
+            o.talk(f"recorded in {res['record']}")
 
         return Out.of(res, human)
 

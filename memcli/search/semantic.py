@@ -35,9 +35,7 @@ from pathlib import Path
 
 from .. import progress
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 FORMAT = "1"
 # Chosen on the dev split of the bilingual evaluation (benchmarks/semantic_bench.py quality).
