@@ -202,7 +202,7 @@ def takes(request):
         elif f.type is bool or f.name in request.FLAGS:
             kind, default = bool, False
         else:
-            kind, default = Optional[kind], None
+            kind, default = kind | None, None
         return inspect.Parameter(
             d.name or f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info]
         )

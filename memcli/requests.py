@@ -9,7 +9,7 @@ to ``of``; a name that is no field is an error, never dropped.
 """
 
 from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
 from .model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
 
@@ -26,15 +26,15 @@ class Door:
 
     help: str
     flags: tuple[str, ...] = ()
-    metavar: Optional[str] = None
-    tool: Optional[str] = None
-    name: Optional[str] = None
+    metavar: str | None = None
+    tool: str | None = None
+    name: str | None = None
     at: tuple[str, ...] = EVERY_DOOR
-    ge: Optional[float] = None
-    le: Optional[float] = None
-    most: Optional[int] = None
-    choices: Optional[str] = None
-    complete: Optional[str] = None
+    ge: float | None = None
+    le: float | None = None
+    most: int | None = None
+    choices: str | None = None
+    complete: str | None = None
     stdin: bool = False
 
 
@@ -108,7 +108,7 @@ class RecallRequest(Request):
         tool="What to look for, in the user's words (Chinese or English).",
         stdin=True,
     )
-    limit: Optional[int] = option(
+    limit: int | None = option(
         None, "At most this many hits.", "--limit", "-k", metavar="N", ge=1, le=100,
         tool="At most this many hits (default: recall.limit).",
     )  # fmt: skip
@@ -116,11 +116,11 @@ class RecallRequest(Request):
         False, "Search every layer and merge (not with --layer).", "--deep",
         tool="Search every layer and merge the hits instead of stopping at the first that answers.",
     )  # fmt: skip
-    layer: Optional[str] = option(
+    layer: str | None = option(
         None, LAYERS_HELP, "--layer", "-l", choices="layers", complete="layers",
         tool="Search only this layer. Leave empty for the cascade (cheapest layer first).",
     )  # fmt: skip
-    threshold: Optional[float] = option(
+    threshold: float | None = option(
         None,
         "How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones included.",
         "--threshold", metavar="FLOAT", at=("cli", "api"),
@@ -129,14 +129,14 @@ class RecallRequest(Request):
         False, "Also search the proposals waiting in memory/inbox/.", "--inbox",
         tool="Also search proposals waiting for review in memory/inbox/ (layer 'inbox'; not yet accepted by a person).",
     )  # fmt: skip
-    type: Optional[str] = option(
+    type: str | None = option(
         None,
         "Only memories of this type (e.g. procedure).",
         "--type",
         choices="types",
         tool="What kind of memory it is.",
     )
-    min_success: Optional[float] = option(
+    min_success: float | None = option(
         None, "Only memories whose smoothed success rate (memcli outcome) reaches RATE, 0..1.", "--min-success",
         metavar="RATE", ge=0, le=1,
         tool="Only memories whose smoothed success rate (report_outcome) reaches this, e.g. 0.7 with type procedure.",
@@ -156,7 +156,7 @@ class RecallRequest(Request):
     )  # fmt: skip
     session: str = option("default", SESSION, at=("tool", "api"))
     scope: str = option("default", "Scope (task) name (default: MEMCLI_SCOPE or 'default').", at=("tool", "api"))
-    now: Optional[str] = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))
+    now: str | None = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))
 
 
 @dataclass(frozen=True)
@@ -186,20 +186,20 @@ class RememberRequest(Request):
         "", "The full text ('-' reads stdin).", "--body", "-b", metavar="TEXT", stdin=True,
         tool="The full text in Markdown: context, steps, why.",
     )  # fmt: skip
-    type: Optional[str] = option(
+    type: str | None = option(
         None, f"{KINDS} (default {DEFAULT_TYPE})", "--type", choices="types", tool="What kind of memory it is."
     )
-    importance: Optional[float] = option(
+    importance: float | None = option(
         None, f"0..1 (default {DEFAULT_IMPORTANCE})", "--importance", "-i", metavar="0..1", ge=0, le=1,
         tool="0..1; higher ranks first.",
     )  # fmt: skip
-    pinned: Optional[bool] = option(None, "Always keep it in MEMORY.md.", "--pin")
-    expires: Optional[str] = option(
+    pinned: bool | None = option(None, "Always keep it in MEMORY.md.", "--pin")
+    expires: str | None = option(
         None, "A date (2027-01-31) or a duration (30d).", "--expires", metavar="DATE|30d", tool=EXPIRES
     )
-    id: Optional[str] = option(None, "Use this id instead of one made from the title.", "--id")
-    source: Optional[str] = option(None, "Where it came from.", "--source")
-    now: Optional[str] = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))
+    id: str | None = option(None, "Use this id instead of one made from the title.", "--id")
+    source: str | None = option(None, "Where it came from.", "--source")
+    now: str | None = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))
 
 
 @dataclass(frozen=True)
@@ -211,12 +211,12 @@ class UpdateRequest(Request):
         "The exact id (or its path, memory/ID.md).", metavar="ID", complete="ids",
         tool="The memory's exact id, as returned by remember, recall or list (the file memory/<id>.md).",
     )  # fmt: skip
-    title: Optional[str] = option(None, "New title (the old one becomes an alias).", "--title", metavar="TEXT")
-    summary: Optional[str] = option(
+    title: str | None = option(None, "New title (the old one becomes an alias).", "--title", metavar="TEXT")
+    summary: str | None = option(
         None, "New summary ('-' reads stdin).", "--summary", "-s", metavar="TEXT", stdin=True,
         tool="New summary; the old one goes to ## History.",
     )  # fmt: skip
-    append: Optional[str] = option(
+    append: str | None = option(
         None, "Text to add to the body ('-' reads stdin).", "--append", metavar="TEXT", stdin=True,
         tool="Text to add at the end of the body.",
     )  # fmt: skip
@@ -225,14 +225,14 @@ class UpdateRequest(Request):
     aliases: tuple[str, ...] = option(
         (), "Add an alias.", "--alias", "-a", tool="Aliases to add (other language welcome)."
     )
-    type: Optional[str] = option(None, KINDS, "--type", choices="types", tool="What kind of memory it is.")
-    importance: Optional[float] = option(
+    type: str | None = option(None, KINDS, "--type", choices="types", tool="What kind of memory it is.")
+    importance: float | None = option(
         None, "0..1", "--importance", "-i", metavar="0..1", ge=0, le=1, tool="0..1; higher ranks first in MEMORY.md."
     )
-    pinned: Optional[bool] = option(
+    pinned: bool | None = option(
         None, "Keep it in MEMORY.md always, or not.", "--pin/--unpin", tool="Pin (true) or unpin (false)."
     )
-    expires: Optional[str] = option(
+    expires: str | None = option(
         None, "A date, a duration (30d) or 'never'.", "--expires", metavar="DATE|30d|never", tool=EXPIRES
     )
-    now: Optional[str] = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))
+    now: str | None = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))

@@ -308,14 +308,9 @@ def _written(root: str, answer: list | None) -> int:
     if events is None:
         raise Lost(root)
     for e in events:
-        kind, text = e[:1], e[1:]
-        if kind not in (b"1", b"2", b"F", b"G"):
+        if e[:1] not in (b"1", b"2"):
             raise Lost(root)
-        out = sys.stdout if kind in (b"1", b"F") else sys.stderr
-        if kind in (b"F", b"G"):
-            out.flush()
-        else:
-            out.write(text.decode("utf-8", "surrogatepass"))
+        (sys.stdout if e[:1] == b"1" else sys.stderr).write(e[1:].decode("utf-8", "surrogatepass"))
     return int(answer[1])
 
 

@@ -45,30 +45,16 @@ class Declined(Exception):
 
 
 class _Recorder(io.TextIOBase):
-    """A text stream recording what is written to it, for the client to write in turn."""
+    """A text stream recording what is written to it (``stream``: b"1" stdout, b"2" stderr), in
+    order with the other one's, for the client to write in turn."""
 
-    def __init__(self, events: list, write: bytes, flush: bytes):
-        self.events, self._write, self._flush = events, write, flush
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return "utf-8"
+    def __init__(self, events: list, stream: bytes):
+        self.events, self.stream = events, stream
 
     def write(self, text: str) -> int:
-        if not isinstance(text, str):
-            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if text:
-            self.events.append(self._write + text.encode("utf-8", "surrogatepass"))
+            self.events.append(self.stream + text.encode("utf-8", "surrogatepass"))
         return len(text)
-
-    def flush(self) -> None:
-        self.events.append(self._flush)
-
-    def isatty(self) -> bool:
-        return False
-
-    def writable(self) -> bool:
-        return True
 
 
 def _code_files() -> dict:
@@ -400,7 +386,7 @@ class _Run:
         self.events: list = []
         self.command: str | None = None
         self.stdin: bytes | None = None
-        out = Output(_Recorder(self.events, b"1", b"F"), _Recorder(self.events, b"2", b"G"))
+        out = Output(_Recorder(self.events, b"1"), _Recorder(self.events, b"2"))
         self.call = Call(out, self.read, settings, cwd, self.admit)
 
     def ask(self, *what: bytes) -> list:
@@ -422,10 +408,10 @@ class _Run:
         """Before the command acts: decline what this server does not run, else ready, go."""
         if command not in resident.PER_TURN:
             raise Declined("not a per-turn command")
-        key = self.server.memory.config["embed.key_env"]
+        key = self.server.memory.config["embed.key_env"]  # the embedding service's key: the client's too?
         if key and key not in self.settings:
             have = self.ask(b"env", os.fsencode(key))[1]
-            if (have[1:] if have[:1] == b"1" else None) != os.fsencode(os.environ.get(key, "\0")).replace(b"\0", b""):
+            if (os.fsdecode(have[1:]) if have[:1] == b"1" else None) != os.environ.get(key):
                 raise Declined(f"another environment ({key})")
         target = root()
         if target != self.server.root:

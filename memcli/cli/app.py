@@ -347,16 +347,3 @@ def index_check(ctx: typer.Context, json_: Json = False):
         return Out({"problems": items}, lambda o: r.problems(o, probs, "index ok"), code=1 if probs else 0)
 
     run(ctx, "index check", json_, act)
-
-
-from . import cascade  # noqa: E402,F401  (registers the cascade's commands)
-from . import heartbeat  # noqa: E402,F401  (registers heartbeat and watch)
-from . import trust  # noqa: E402,F401  (registers trust)
-from . import git  # noqa: E402,F401  (registers git setup, merge, sync and resolve)
-from . import agent  # noqa: E402,F401  (registers mcp and hook)
-from . import lookup  # noqa: E402,F401  (registers stats and search)
-from . import transfer  # noqa: E402,F401  (registers export and import)
-from . import serve  # noqa: E402,F401  (registers serve)
-from . import outcome  # noqa: E402,F401  (registers outcome)
-from . import reflect  # noqa: E402,F401  (registers reflect and inbox)
-from . import plugins  # noqa: E402,F401  (registers plugins)

@@ -20,7 +20,7 @@ from ..requests import door
 from .boundary import Call, Out, State, execute
 
 # Each command of the top level (in the order the help lists them: commands, then groups) and the
-# module of memcli.cli that registers it; a plugin's commands come after (tests/test_cli_store.py
+# module of memcli.cli that registers it; a plugin's commands come after (tests/test_help.py
 # checks the table against what the modules register).
 COMMANDS = {
     **dict.fromkeys(("init", "remember", "update", "show", "list", "edit", "forget", "restore", "rename"), "app"),
@@ -277,9 +277,9 @@ def _parameter(f) -> inspect.Parameter:
     default: Any = None if given else ...
     if isinstance(f.default, tuple):
         kind = Optional[List[str]]
-    elif f.type in (bool, Optional[bool]) and "/" not in "".join(d.flags):
+    elif f.type in (bool, bool | None) and "/" not in "".join(d.flags):
         kind, default = bool, False
     elif given:
-        kind = Optional[f.type] if f.type in (str, int, float) else f.type
+        kind = f.type | None if f.type in (str, int, float) else f.type
     info = typer.Option(*d.flags, **kw) if d.flags else typer.Argument(**kw)
     return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info])
