@@ -1,34 +1,19 @@
 """The client side of the resident path: where a root's `memcli serve` listens, who may answer,
 and one exchange with it (docs/serve.md is the protocol's page).
 
-A cold process spends most of a per-turn command importing memcli. A `memcli serve` process
-(``memcli.serve``) has done that once: it parses the command line its client sends, runs it with
-the client's values (its working folder, the settings its environment gives) and hands back what
-the command wrote to stdout and stderr, in order, and its exit code, which the client writes as
-its own. When no server answers, or it declines, the client runs the command itself. This module
-is all the client imports of memcli besides ``memcli.roots`` (which root) and ``memcli.xdg``
-(where the sockets are).
+The client offers a command line to the server of its root, which parses it, runs it with the
+client's values and hands back what it wrote and its exit code; when no server answers, or it
+declines, the client runs the command itself. Besides this module the client imports
+``memcli.roots`` (which root) and ``memcli.xdg`` (where the sockets are), and ``socket`` once a
+socket is there.
 
-Where: one socket per root, named after a hash of the root's real path, in a folder only this
-user can enter: ``$XDG_RUNTIME_DIR/memcli/``, else ``memcli-<uid>/`` in the temp folder
-(``$TMPDIR``, else ``/tmp``; there too when the first path is too long for a socket). A lock
-file beside the socket keeps it to one server per root.
-
-Who: the client uses a socket only when its folder belongs to this user with no access for
-anyone else, the socket belongs to this user too, and (on Linux) the process at the other end
-runs as this user (SO_PEERCRED); the server answers only peers of its own user.
-
-The exchange, in frames (ten decimal digits of length, then fields: ``pack``):
-
-    client -> ["run", stamp, root, cwd, umask, argv, settings, sys.path]
-    server -> ["need", "stdin"] or ["need", "env", NAME]   (each at most once: what the command reads)
-    client -> ["stdin", bytes] or ["env", "1" + value or "0"]
-    server -> ["ready"] or ["declined", why]               (before the command acts)
-    client -> ["go"]                                       (a client that gave up sends nothing)
-    server -> ["done", exit code, events]                  (events: what was written, in order)
-
-Requests of the semantic step are one frame ``["json", request]`` answered by ``["json",
-answer]`` (``memcli.search.remote``).
+Where: one socket per root, in a folder only this user can enter: ``$XDG_RUNTIME_DIR/memcli/``,
+else ``memcli-<uid>/`` in the temp folder (``$TMPDIR``, else ``/tmp``; there too when the first
+path is too long for a socket); a lock file beside it keeps one server per root. Who: the client
+uses a socket only when its folder and the socket are this user's, no one else may enter the
+folder, and (on Linux) the process answering runs as this user (SO_PEERCRED); the server answers
+only peers of its own user. Requests of the semantic step are one frame ``["json", request]``
+answered by ``["json", answer]`` (``memcli.search.remote``).
 """
 
 from __future__ import annotations
@@ -326,7 +311,7 @@ def mode() -> str:
 
 def start(root: str, idle: float = IDLE_EXIT) -> bool:
     """Start a server for root in the background unless one is listening already (or starting):
-    `python -I -m memcli.serve --root ROOT --idle-exit SECONDS`, in its own session, working
+    `python -I -m memcli --root ROOT serve --idle-exit SECONDSs`, in its own session, working
     in /, with no terminal. False when none was started."""
     if mode() != "auto":
         return False
@@ -337,7 +322,7 @@ def start(root: str, idle: float = IDLE_EXIT) -> bool:
     from .procs import module_command, spawn_detached
 
     try:
-        spawn_detached(module_command("memcli.serve", "--root", root, "--idle-exit", f"{idle:g}"), cwd="/")
+        spawn_detached(module_command("memcli", "--root", root, "serve", "--idle-exit", f"{idle:g}s"), cwd="/")
     except OSError:
         return False
     return True

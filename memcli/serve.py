@@ -1,29 +1,18 @@
-"""`memcli serve` (and `python -I -m memcli.serve --root PATH [--idle-exit SECONDS]`, what a per-turn
-command starts): one process per memory root that keeps memcli loaded, runs its clients'
+"""`memcli serve`: one process per memory root that keeps memcli loaded, runs its clients'
 per-turn commands (``memcli.resident`` is the client and the protocol, docs/serve.md its page)
 and holds the semantic extra's model for the semantic step (``search.server``).
 
-A request is parsed by the Typer app, the one parser, and run by the same code a cold process
-runs, given the client's values as a ``cli.boundary.Call``: its working folder, the settings its
-environment gives, a record of what it writes to stdout and stderr, its stdin (asked for when
-the command reads it). The process's own environment, working folder and streams are never
-touched. It runs only what a cold process would run the same: the same memcli (package folder,
-version, interpreter; its files unchanged on disk since the server started), the same umask, the
-same plugins (none failed), the same settings of the environment beside the ones handed on (the
-user's folders, MEMCLI_SUMMARIZER, the embedding key), a per-turn command whose options parse,
-for this root. Otherwise the client is told no and runs the command itself.
-
-What the server keeps between requests is keyed by what it depends on: the index cache and the
-search cache by the root's files (their fingerprints), the followed details-layer files by the
-root's and memory/'s folders (a root replaced by another folder is followed anew), the plugins
-and the user's settings by an environment the server declines to differ.
+A request is parsed by the Typer app and run by the same code a cold process runs, given the
+client's values as a ``cli.boundary.Call`` (its working folder, its environment's settings, a
+record of its stdout and stderr, its stdin asked for when read): the process's own environment,
+working folder and streams are never touched. What declines a request, and what the server keeps
+between requests keyed by what, is docs/serve.md's.
 """
 
 from __future__ import annotations
 
 import io
 import os
-import sys
 import time
 import traceback
 from typing import Any
@@ -442,41 +431,3 @@ class _Run:
         if self.command is None:
             return "not a per-turn command", 0  # help, a usage error, the version: said by the client
         return None, code
-
-
-def main(argv: list | None = None) -> int:
-    """`python -I -m memcli.serve --root PATH [--idle-exit SECONDS]`."""
-    import argparse
-
-    from .core import Memory
-    from .errors import MemcliError
-
-    parser = argparse.ArgumentParser(prog="python -I -m memcli.serve", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", default=None, help="the memory root (default: found as memcli finds it)")
-    parser.add_argument(
-        "--idle-exit",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="exit after this many seconds without a request",
-    )
-    args = parser.parse_args(argv)
-    try:
-        server = Resident(Memory.find(args.root), idle=args.idle_exit)
-        server.lock()
-        server.preload()
-        sock = server.bind()
-    except (MemcliError, RuntimeError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"serving {server.root} on {server.path}", file=sys.stderr, flush=True)
-    import signal
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: server.stop())
-    server.serve(sock)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -190,12 +190,16 @@ def run_memcli(*args, input=None, env=None, cwd=None, timeout=60):
 
 
 def start_server(root, *extra, env=None):
-    """`python -m memcli.serve --root ROOT` in its own process, listening when this returns. It
-    imports the memcli that ``run_memcli`` runs (the installed one: a test works in a folder of its
-    own), since a server answers only a client of the same memcli."""
+    """`memcli --root ROOT serve` in its own process, listening when this returns. It imports the
+    memcli that ``run_memcli`` runs (the installed one: a test works in a folder of its own), since
+    a server answers only a client of the same memcli."""
     e = dict(os.environ, **(env or {}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memcli.serve", "--root", str(root), *extra], env=e, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "memcli", "--root", str(root), "serve", *extra],
+        env=e,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     line = proc.stderr.readline()
     assert "serving" in line, line + proc.stderr.read()

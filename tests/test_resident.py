@@ -334,15 +334,9 @@ def test_a_client_never_uses_a_socket_others_may_reach(example_root):
 
 
 def test_idle_exit_and_a_second_server(example_root):
-    proc = start_server(example_root, "--idle-exit", "1")
-    second = subprocess.run(
-        [sys.executable, "-m", "memcli.serve", "--root", str(example_root)],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(ROOT_DIR)),
-        timeout=60,
-    )
-    assert second.returncode == 1 and "already answers" in second.stderr
+    proc = start_server(example_root, "--idle-exit", "1s")
+    second = run_memcli("--root", example_root, "serve")
+    assert second.returncode == 4 and "already answers" in second.stderr
     assert proc.wait(30) == 0
     assert not os.path.exists(resident.socket_path(str(example_root.resolve())))
 
@@ -383,7 +377,15 @@ def test_the_hook_starts_a_server_for_its_root(example_root):
     pid = remote.ask(example_root, {"op": "ping"})["pid"]
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        assert cmdline[:5] == [sys.executable.encode(), b"-I", b"-m", b"memcli.serve", b"--root"]
+        assert cmdline[:7] == [
+            sys.executable.encode(),
+            b"-I",
+            b"-m",
+            b"memcli",
+            b"--root",
+            os.fsencode(str(example_root.resolve())),
+            b"serve",
+        ]
         assert os.readlink(f"/proc/{pid}/cwd") == "/"
         again = run_memcli(
             "hook", "claude-code", input=event(example_root, "上次那个 charset 的方案?"), env=env, cwd=example_root
