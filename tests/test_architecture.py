@@ -466,3 +466,19 @@ def test_plain_pytest_imports_the_tests_helpers(tmp_path):
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "errors during collection" not in done.stdout and " error" not in done.stdout.splitlines()[-1]
+
+
+def test_no_module_swaps_the_process_wide_state():
+    """A command gets its streams, environment and working folder as values (``cli.boundary.Call``):
+    no module assigns os.environ or the standard streams, or changes the working folder."""
+    swaps = []
+    for name, tree in module_trees():
+        for n in ast.walk(tree):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+            for t in targets:
+                text = ast.unparse(t)
+                if text in ("sys.stdout", "sys.stderr", "sys.stdin", "os.environ") or text.startswith("os.environ["):
+                    swaps.append((name, n.lineno, text))
+            if isinstance(n, ast.Call) and ast.unparse(n.func) in ("os.chdir", "os.environ.update", "os.putenv"):
+                swaps.append((name, n.lineno, ast.unparse(n.func)))
+    assert swaps == []

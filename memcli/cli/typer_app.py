@@ -198,12 +198,6 @@ def output(ctx: typer.Context) -> r.Output:
     return state(ctx).out
 
 
-def options(ctx: typer.Context) -> dict:
-    """The command's own parameters as Click parsed them, by name (--json, the boundary's, left
-    out): what a command hands ``requests.*.of``."""
-    return {k: v for k, v in ctx.params.items() if k != "json_"}
-
-
 def memory(ctx: typer.Context):
     return state(ctx).memory()
 
