@@ -73,6 +73,7 @@ LINES = [
     (["session", "show"], None, False),  # not a per-turn command
     (["recall", "-"], "charset", True),  # stdin: the server asks the client for it
     (["remember", "Piped note", "-", "--json"], "the summary, piped", True),
+    (["remember", "Filed note", "s", "--body-file", "body.txt"], None, True),  # in the client's folder
     (["hook", "claude-code"], "EVENT:上次那个 charset 的方案是怎么做的?", True),
     (["hook", "claude-code", "--json"], "EVENT:write a haiku", True),
     (["hook", "claude-code"], "not json", False),  # broken input: no root to check, said here
@@ -93,6 +94,7 @@ def run_lines(root, mode: str) -> list:
 
 
 def test_the_same_lines_give_the_same_output_with_and_without_a_server(example_root, tmp_path):
+    (example_root / "body.txt").write_text("The body, from a file.\n", encoding="utf-8")
     template = tmp_path / "template"
     shutil.copytree(example_root, template)
     assert run_memcli("hook", "allow", example_root).returncode == 0
