@@ -443,15 +443,14 @@ def _keywords(method, request, *first: str) -> None:
     """Give a method taking a request's fields as keywords the signature they make: its own
     parameters (self and ``first``), then each field offered to the Python API, with its default."""
     import inspect
-    from dataclasses import MISSING, fields
 
-    from .requests import door
+    from .requests import REQUIRED
 
     own = list(inspect.signature(method).parameters.values())[: 1 + len(first)]
     made = [
-        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
-        for f in fields(request)
-        if f.name not in first and "api" in door(f).at and f.default is not MISSING
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=d.default, annotation=kind)
+        for name, (kind, d) in request.DOORS.items()
+        if name not in first and "api" in d.at and d.default is not REQUIRED
     ]
     method.__signature__ = inspect.Signature(
         [*own, *made], return_annotation=inspect.signature(method).return_annotation

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import os
-from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 from urllib.parse import quote
@@ -47,7 +46,7 @@ from .config import agent_session, names
 from .core import Memory
 from .model import CONTEXT_BUDGET, MIN_BUDGET, TYPES
 from .recall.registry import layers
-from .requests import SESSION, RecallRequest, RememberRequest, UpdateRequest, door
+from .requests import REQUIRED, SESSION, Door, RecallRequest, RememberRequest, UpdateRequest
 
 INSTRUCTIONS = """memcli is a memory kept as Markdown files: MEMORY.md (a short index) and memory/<id>.md.
 Before answering a message that refers to earlier work ("last time", "上次", "that one"), call
@@ -187,29 +186,26 @@ def takes(request):
     """A tool taking a request's fields offered to MCP (``memcli.requests``), each by its tool name,
     with its description and bounds, declared there once."""
 
-    def parameter(f) -> inspect.Parameter:
-        d = door(f)
-        kind: Any = f.type
+    def parameter(name: str, kind: Any, d: Door) -> inspect.Parameter:
         if d.choices:
             kind = Literal[tuple(x.name for x in layers())] if d.choices == "layers" else TypeName
         bounds: dict[str, Any] = {"ge": d.ge, "le": d.le, "max_length": d.most}
         info = Field(description=d.tool or d.help, **{k: v for k, v in bounds.items() if v is not None})
         default: Any = inspect.Parameter.empty
-        if f.default is MISSING:
+        if d.default is REQUIRED:
             pass
-        elif isinstance(f.default, tuple):
+        elif isinstance(d.default, tuple):
             kind, default = list[str], []
-        elif f.type is bool or f.name in request.FLAGS:
+        elif kind is bool or name in request.FLAGS:
             kind, default = bool, False
         else:
             kind, default = kind | None, None
-        return inspect.Parameter(
-            d.name or f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info]
-        )
+        annotation = Annotated[kind, info]
+        return inspect.Parameter(d.name or name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
     def wrap(fn):
         m = next(iter(inspect.signature(fn).parameters.values()))
-        made = [parameter(f) for f in fields(request) if "tool" in door(f).at]
+        made = [parameter(n, kind, d) for n, (kind, d) in request.DOORS.items() if "tool" in d.at]
         fn.__signature__ = inspect.Signature([m, *made], return_annotation=CallToolResult)
         return fn
 

@@ -8,75 +8,88 @@ here and the use case that acts on it; nothing between them changes. A door hand
 to ``of``; a name that is no field is an error, never dropped.
 """
 
-from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import Any, ClassVar
+from typing import Any
 
-from .model import DEFAULT_IMPORTANCE, DEFAULT_TYPE
+from .model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, Value
 
 EVERY_DOOR = ("cli", "tool", "api")
+REQUIRED: Any = object()  # the default of a field every door must give
 
 
-@dataclass(frozen=True)
 class Door:
     """How a field is offered. ``flags``: its command-line option names (none: an argument);
     ``tool``: the MCP description when it differs from ``help``, ``name`` the parameter's name
     there; ``at``: the doors offering it (cli, tool, api); ``ge``/``le``/``most``: bounds a tool
     states; ``choices``: "layers" or "types", the values the library has; ``complete``: what the
-    shell completes (tags, ids, layers); ``stdin``: '-' reads standard input on the command line."""
+    shell completes (tags, ids, layers); ``stdin``: '-' reads standard input on the command line.
+    A plain class (a dataclass costs a command run in its own process milliseconds to make)."""
 
-    help: str
-    flags: tuple[str, ...] = ()
-    metavar: str | None = None
-    tool: str | None = None
-    name: str | None = None
-    at: tuple[str, ...] = EVERY_DOOR
-    ge: float | None = None
-    le: float | None = None
-    most: int | None = None
-    choices: str | None = None
-    complete: str | None = None
-    stdin: bool = False
+    __slots__ = (
+        *("default", "help", "flags", "metavar", "tool", "name", "at"),
+        *("ge", "le", "most", "choices", "complete", "stdin"),
+    )
+
+    def __init__(self, default: Any, help: str, flags: tuple[str, ...] = (), **door: Any):
+        self.default, self.help, self.flags = default, help, flags
+        self.at: tuple[str, ...] = door.pop("at", EVERY_DOOR)
+        self.stdin: bool = door.pop("stdin", False)
+        self.metavar = self.tool = self.name = self.choices = self.complete = None
+        self.ge = self.le = self.most = None
+        for key, value in door.items():
+            setattr(self, key, value)  # an unknown key is an AttributeError: the slots are the keys
 
 
 def option(default: Any, help: str, *flags: str, **door: Any) -> Any:
-    """A field with a default, offered as ``Door(help, flags, **door)`` says."""
-    return field(default=default, metadata={"door": Door(help, flags, **door)})
+    """A field with a default, offered as ``Door`` says."""
+    return Door(default, help, flags, **door)
 
 
 def argument(help: str, **door: Any) -> Any:
     """A field every door must give."""
-    return field(metadata={"door": Door(help, **door)})
+    return Door(REQUIRED, help, **door)
 
 
-def door(f) -> Door:
-    return f.metadata.get("door") or Door("", at=("api",))
+class Request(Value):
+    """A request: its fields are the annotated class attributes holding a ``Door`` (in order, a
+    subclass's after its base's: ``DOORS``, name -> (type, door)); None given for a field is its
+    default, and a repeatable field (a tuple) takes any iterable. ``of`` builds one from what a door
+    parsed."""
 
+    DOORS: dict[str, tuple[Any, Door]] = {}
+    FLAGS: tuple[str, ...] = ()  # given as a flag at a door: off means "not given" (None)
 
-@dataclass(frozen=True)
-class Request:
-    """A request's fields and ``of``; None given for a field is its default, and a repeatable
-    field (a tuple) takes any iterable."""
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        own = cls.__dict__.get("__annotations__", {})
+        cls.DOORS = {
+            **cls.DOORS,
+            **{n: (t, cls.__dict__[n]) for n, t in own.items() if isinstance(cls.__dict__.get(n), Door)},
+        }
+        cls.FIELDS = tuple(cls.DOORS)
 
-    FLAGS: ClassVar[tuple[str, ...]] = ()  # given as a flag at a door: off means "not given" (None)
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is None and f.default is not MISSING:
-                object.__setattr__(self, f.name, f.default)
-            elif isinstance(f.default, tuple):
-                object.__setattr__(self, f.name, tuple(value or ()))
-
-    def replace(self, **changes: Any):
-        """A copy with some fields changed."""
-        return replace(self, **changes)
+    def __init__(self, *args: Any, **kw: Any):
+        if len(args) > len(self.FIELDS):
+            raise TypeError(f"{type(self).__name__} takes at most {len(self.FIELDS)} fields")
+        unknown = set(kw) - set(self.FIELDS)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {', '.join(sorted(unknown))}")
+        given = dict(zip(self.FIELDS, args), **kw)
+        for name, (_, door) in self.DOORS.items():
+            value = given.get(name)
+            if value is None:
+                if door.default is REQUIRED:
+                    raise TypeError(f"{type(self).__name__} needs {name}")
+                value = door.default
+            if isinstance(door.default, tuple):
+                value = tuple(value or ())
+            object.__setattr__(self, name, value)
 
     @classmethod
     def of(cls, values: dict, **given: Any):
         """The request a door parsed: ``values`` by field name (or the door's own name for one;
         ``None`` is "not given"), then ``given`` (what the door read itself, such as a text from
         stdin). A name that is no field is an error, never dropped."""
-        names = {door(f).name or f.name: f.name for f in fields(cls)} | {f.name: f.name for f in fields(cls)}
+        names = {door.name or n: n for n, (_, door) in cls.DOORS.items()} | {n: n for n in cls.DOORS}
         chosen: dict = {}
         for name, value in values.items():
             if name not in names:
@@ -96,7 +109,6 @@ KINDS = "fact | preference | lesson | procedure | event | note"
 EXPIRES = "A date (2027-01-31) or a duration from now (30d); 'never' clears it."
 
 
-@dataclass(frozen=True)
 class RecallRequest(Request):
     """One `recall`: the question and how to look. ``also``: other phrasings of it (a translation,
     a paraphrase), fused by rank; ``strict``: only hits to act on (memory put into a prompt
@@ -159,12 +171,11 @@ class RecallRequest(Request):
     now: str | None = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))
 
 
-@dataclass(frozen=True)
 class RememberRequest(Request):
     """One `remember`. Unset options are None (the body's frontmatter, then the defaults, fill
     them); the write gate keeps the whole request in a proposal."""
 
-    FLAGS: ClassVar[tuple[str, ...]] = ("pinned",)
+    FLAGS = ("pinned",)
     title: str = argument(
         "One line naming the memory ('-' reads stdin).", tool="One line naming the memory (under 200 characters).",
         stdin=True,
@@ -202,7 +213,6 @@ class RememberRequest(Request):
     now: str | None = option(None, "The time it is (an ISO stamp; default: now).", at=("api",))
 
 
-@dataclass(frozen=True)
 class UpdateRequest(Request):
     """One `update` of the memory ``id``: what to change (None and empty: leave it), ``append`` to
     add to the body, ``untags`` to remove."""

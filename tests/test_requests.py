@@ -8,14 +8,13 @@ every door with nothing else edited.
 """
 
 import inspect
-from dataclasses import fields
 
 import anyio
 import pytest
 
 from memcli.core import Memory
 from memcli.errors import MemcliError
-from memcli.requests import RecallRequest, RememberRequest, UpdateRequest, door
+from memcli.requests import RecallRequest, RememberRequest, UpdateRequest
 from memcli.usecases.init import init_root
 from tests.conftest import Cli
 
@@ -53,7 +52,7 @@ def reached(tmp_path, monkeypatch):
 
 def _expect(values: dict, cls=RecallRequest) -> dict:
     """The request's fields a door's parameter values stand for (by a field's name at that door)."""
-    names = {door(f).name or f.name: f.name for f in fields(cls)}
+    names = {d.name or n: n for n, (_, d) in cls.DOORS.items()}
     out = {}
     for name, value in values.items():
         if name in READ_INTO:
@@ -183,13 +182,11 @@ def test_a_name_that_is_no_field_is_refused_never_dropped():
 
 _ADDED = """
 import json, sys
-from dataclasses import dataclass
 from typing import Optional
 
 import memcli.requests as requests
 
 
-@dataclass(frozen=True)
 class Wider(requests.RecallRequest):
     colour: Optional[str] = requests.option(None, "Only memories of this colour.", "--colour")
 

@@ -12,25 +12,28 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from .. import render as r
 from ..errors import MemcliError
 
 
-@dataclass
 class Call:
     """What one run of a command line is given. ``admit``: set by a server, which checks the
     command and its root there before it acts (``memcli.serve``); ``json``: --json is among the
     words (what the version and a usage error answer before the options are read)."""
 
-    out: r.Output
-    stdin: Callable[[], bytes]
-    env: Mapping[str, str]
-    cwd: str
-    admit: Callable[[str, Callable[[], str | None]], None] | None = None
-    json: bool = False
+    __slots__ = ("out", "stdin", "env", "cwd", "admit", "json")
+
+    def __init__(
+        self,
+        out: r.Output,
+        stdin: Callable[[], bytes],
+        env: Mapping[str, str],
+        cwd: str,
+        admit: Callable[[str, Callable[[], str | None]], None] | None = None,
+    ):
+        self.out, self.stdin, self.env, self.cwd, self.admit, self.json = out, stdin, env, cwd, admit, False
 
     @classmethod
     def here(cls, stdin: bytes | None = None) -> Call:
@@ -62,17 +65,16 @@ class _Stdin:
         return data
 
 
-@dataclass
 class State:
     """The global options (--root, --json, --session, --scope: None when not given) and the run's
     ``Call``; ``opened``: the root a per-turn command opened (a server may start for it)."""
 
-    root: str | None = None
-    json: bool = False
-    session: str | None = None
-    scope: str | None = None
-    call: Call = field(default_factory=Call.here)
-    opened: str | None = None
+    __slots__ = ("root", "json", "session", "scope", "call", "opened")
+
+    def __init__(self, root: str | None = None, json: bool = False, session=None, scope=None, call: Call | None = None):
+        self.root, self.json, self.session, self.scope = root, json, session, scope
+        self.call = Call.here() if call is None else call
+        self.opened: str | None = None
 
     @property
     def out(self) -> r.Output:

@@ -32,8 +32,9 @@ def serve(
     the model loaded. A command asks the server of its root and runs in its own process when none answers, with
     the same output either way. The socket lives in a folder only you can enter
     ($XDG_RUNTIME_DIR/memcli, else memcli-UID in the temp folder); a socket, folder or process
-    of another user is never used. The agent hook starts one by itself (exiting after ten idle
-    minutes) unless MEMCLI_SERVE=off or manual. Stops cleanly on Ctrl-C or SIGTERM.
+    of another user is never used. A per-turn command run in its own process starts one by itself
+    (exiting after ten idle minutes) unless MEMCLI_SERVE=off or manual. Stops cleanly on Ctrl-C or
+    SIGTERM.
 
     Example: memcli serve --idle-exit 10m &
     """

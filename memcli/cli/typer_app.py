@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import MISSING, fields
 from importlib import import_module
 from typing import Annotated, Any, List, Optional
 
@@ -16,7 +15,7 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from .. import render as r
-from ..requests import door
+from ..requests import REQUIRED, Door
 from .boundary import Call, Out, State, execute
 
 # Each command of the top level (in the order the help lists them: commands, then groups) and the
@@ -247,7 +246,7 @@ class _Taking:
     @functools.cached_property
     def __signature__(self) -> inspect.Signature:
         ctx, *own = inspect.signature(self.fn, eval_str=True).parameters.values()
-        made = [_parameter(f) for f in fields(self.request) if "cli" in door(f).at]
+        made = [_parameter(n, kind, d) for n, (kind, d) in self.request.DOORS.items() if "cli" in d.at]
         return inspect.Signature(
             [ctx, *made, *(p.replace(kind=p.KEYWORD_ONLY) for p in own if p.kind is not p.VAR_KEYWORD)]
         )
@@ -257,23 +256,20 @@ class _Taking:
         return {p.name: p.annotation for p in self.__signature__.parameters.values()}
 
 
-def _parameter(f) -> inspect.Parameter:
+def _parameter(name: str, kind: Any, d: Door) -> inspect.Parameter:
     """A request's field as a Typer option, or an argument (a field without flags)."""
     from ..recall.registry import layer_names
     from .complete import COMPLETIONS
 
-    d = door(f)
     kw: dict = {"help": d.help, "metavar": d.metavar, "autocompletion": COMPLETIONS.get(d.complete or "")}
     if d.choices == "layers":
         kw["help"] = f"{d.help}: {' | '.join(layer_names())}."
-    given = f.default is not MISSING
-    kind: Any = f.type
-    default: Any = None if given else ...
-    if isinstance(f.default, tuple):
+    default: Any = ... if d.default is REQUIRED else None
+    if isinstance(d.default, tuple):
         kind = Optional[List[str]]
-    elif f.type in (bool, bool | None) and "/" not in "".join(d.flags):
+    elif kind in (bool, bool | None) and "/" not in "".join(d.flags):
         kind, default = bool, False
-    elif given:
-        kind = f.type | None if f.type in (str, int, float) else f.type
+    elif default is None and kind in (str, int, float):
+        kind = kind | None
     info = typer.Option(*d.flags, **kw) if d.flags else typer.Argument(**kw)
-    return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info])
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info])
