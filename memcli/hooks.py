@@ -12,7 +12,7 @@ the person, the prompt goes on) and a memory that cannot be read is a warning on
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable
 
 BROKEN_INPUT = 1  # a non-blocking error for Claude Code; 2 would block the prompt
 HOOK_EVENT = "UserPromptSubmit"
@@ -53,27 +53,18 @@ def _event(raw: bytes) -> dict | HookResult:
     return data
 
 
-def target(raw: bytes, root, env: Mapping[str, str], cwd: str) -> str | None:
-    """The real path of the root the hook would use for this event, None when it would use none
-    (broken input, a blank prompt, no root it may use)."""
-    from .core import Memory
-    from .errors import MemcliError
-
-    data = _event(raw)
-    if isinstance(data, HookResult):
-        return None
-    try:
-        mem, _ = Memory.for_hook(root, data.get("cwd"), env=env, here=cwd)
-    except MemcliError:
-        return None
-    return None if mem is None else str(mem.root)
-
-
 def claude_code(
-    raw: bytes, root=None, budget: int | None = None, scope: str | None = None, env=None, cwd: str | None = None
+    raw: bytes,
+    root=None,
+    budget: int | None = None,
+    scope: str | None = None,
+    env=None,
+    cwd: str | None = None,
+    admit: Callable[[str], None] | None = None,
 ) -> HookResult:
     """What the hook prints for one UserPromptSubmit payload (env and cwd: the process's own when
-    not given)."""
+    not given). ``admit(root)``: asked with the root the hook found before it acts (a server's
+    check, ``cli.boundary.Call.admit``)."""
     from .config import agent_session, names
     from .errors import MemcliError
 
@@ -93,6 +84,8 @@ def claude_code(
             return HookResult(stderr=warnings)
     except MemcliError as e:
         return HookResult(stderr=warnings + [f"memcli hook: {e.message}"])
+    if admit is not None:
+        admit(str(mem.root))
     session = agent_session(data.get("session_id"), env)
     scope = names(None, scope, env)[1]
     out = ""

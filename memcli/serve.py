@@ -429,5 +429,5 @@ class _Run:
             self.call.out.stderr.write(traceback.format_exc())
             code = 1
         if self.command is None:
-            return "not a per-turn command", 0  # help, a usage error, the version: said by the client
+            return "no per-turn command acted", 0  # help, a usage error, the version, a hook without a root
         return None, code

@@ -65,10 +65,9 @@ def claude_code(
 
     st = state(ctx)
     where, call = root or st.root, st.call
-    raw = call.stdin()
-    if call.admit is not None:
-        call.admit("hook claude-code", lambda: hooks.target(raw, where, call.env, call.cwd))
-    res = hooks.claude_code(raw, where, budget, st.scope, call.env, call.cwd)
+    admit = call.admit
+    served = None if admit is None else (lambda found: admit("hook claude-code", lambda: found))
+    res = hooks.claude_code(call.stdin(), where, budget, st.scope, call.env, call.cwd, admit=served)
     code = hooks.answer(res, st.out, as_json=json_ or st.json)
     if call.admit is None and res.root is not None:  # answered here: a server answers the next prompts
         from .. import resident
