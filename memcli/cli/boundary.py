@@ -46,8 +46,10 @@ class Call:
         return cls(r.Output(sys.stdout, sys.stderr), _Stdin(stdin), os.environ, cwd)
 
     def path(self, name: str) -> str:
-        """A path given on the command line, as the caller's working folder makes it."""
-        return os.path.join(self.cwd, os.path.expanduser(name))
+        """A path given on the command line, as the caller's working folder and home make it."""
+        from ..roots import expand
+
+        return os.path.join(self.cwd, expand(name, self.env))
 
 
 class _Stdin:
