@@ -37,6 +37,9 @@ def _stress_run(config) -> bool:
 
 
 def pytest_configure(config):
+    # No command started by a fixture of any scope asks or starts a `memcli serve` (isolated_env
+    # says it again for each test): a test that wants one says so.
+    os.environ["MEMCLI_SERVE"] = "off"
     if config.getoption("hypothesis_profile", None):  # --hypothesis-profile NAME chose one
         return
     full = os.environ.get("CI_FULL", "") not in ("", "0") or _stress_run(config)
