@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 ENV = {
+    "MEMCLI_SERVE": "off",  # each memcli in its own process, none started for the clones
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_AUTHOR_NAME": "stress",
     "GIT_AUTHOR_EMAIL": "stress@example.org",

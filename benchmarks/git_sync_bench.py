@@ -31,6 +31,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ENV = {
+    "MEMCLI_SERVE": "off",  # each memcli in its own process, none started for the clones
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@example.org",

@@ -1,6 +1,6 @@
 """Whole-process time of `memcli hook claude-code`, the hook Claude Code runs before every
 prompt, on a generated store; beside it, in the same run, `python -c pass`, `memcli --version`
-and `memcli should-recall` (the framework-free per-turn fast path).
+and `memcli should-recall`, each in its own process (resident_bench.py times them with `memcli serve`).
 
     .venv/bin/python benchmarks/hook_bench.py                 # 1k memories, 9 runs after a warm-up
     .venv/bin/python benchmarks/hook_bench.py --size 10000 --runs 15
@@ -12,9 +12,8 @@ The root is one the hook may use (`memcli hook allow`, recorded in a temporary s
 and as `python -m memcli` with this one, in the same rounds.
 
 Two prompts: one that needs memory (explicit signal and a word the index knows: the context
-block is printed) and one that does not (only the turn is recorded). The hook runs on the
-command line's framework-free path, like should-recall. Prints a Markdown table of medians in
-milliseconds and the machine's load average.
+block is printed) and one that does not (only the turn is recorded). Prints a Markdown table of
+medians in milliseconds and the machine's load average.
 """
 
 from __future__ import annotations

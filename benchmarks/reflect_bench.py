@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args(argv)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")} | {"MEMCLI_SERVE": "off"}
     with tempfile.TemporaryDirectory(prefix="memcli-fold-") as tmp:
         roots = {"off": make_root(Path(tmp) / "off", False), "on": make_root(Path(tmp) / "on", True)}
         times: dict = {"python -c pass": [], "session add, fold, on_fold off": [], "session add, fold, on_fold on": []}

@@ -257,7 +257,7 @@ def _run(cmd: list[str], env: dict, check: bool = False) -> tuple[float, dict]:
 def timing(args) -> None:
     from gen_store import INDEX_WORD, generate  # benchmarks/gen_store.py
 
-    env = dict(os.environ)
+    env = dict(os.environ, MEMCLI_SERVE="manual")  # the server this benchmark starts, none started by a recall
     env.pop("MEMCLI_ROOT", None)
     py = sys.executable
     print(f"{'memories':>8} {'case':28} {'median ms':>10} {'layer':>9}")

@@ -154,9 +154,9 @@ def _emit(argv, code, err, t) -> None:
 
 def _has_heartbeat() -> bool:
     try:
-        from memcli.cli.app import command
+        from memcli.cli.typer_app import command
 
-        return "heartbeat" in command().commands
+        return "heartbeat" in command().list_commands(None)
     except Exception:  # noqa: BLE001
         return False
 
@@ -226,7 +226,7 @@ def run(
     root = Path(root)
     prepare(root, max_lines, lock_timeout)
     stop = root.parent / f"{root.name}.stop"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")} | {"MEMCLI_SERVE": "off"}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     plan = [("remember", *remember), ("scope", *scope), ("session", *session), ("update", *update)]
     t0 = time.perf_counter()
@@ -411,7 +411,7 @@ def _index_full(root: Path, index) -> bool:
 
 
 def _cli(root: Path, *args):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")} | {"MEMCLI_SERVE": "off"}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     return subprocess.run(
         [sys.executable, "-m", "memcli", "--root", str(root), *args],

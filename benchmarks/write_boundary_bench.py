@@ -29,7 +29,7 @@ WORK: list = []
 
 
 def memcli(src: Path, *args) -> float:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")} | {"MEMCLI_SERVE": "off"}
     env["PYTHONPATH"] = str(src)
     t0 = time.perf_counter()
     # run from the bench folder: `-m` puts the working folder first on sys.path

@@ -10,16 +10,14 @@ Each name is imported when it is first asked for, so a plugin pays only for what
 
 from __future__ import annotations
 
+from types import ModuleType
+
 _LAYER = ("Layer", "Ask", "Candidate", "decisive", "rank", "snip")
 _MODEL = ("Hit", "Finding", "Detail")
 _CHECK = ("Check", "FileFacts")
 _AUDIT = ("Memo", "SEVERITIES")
 _PROVIDER = ("Provider", "ProviderUnavailable")
 _ERRORS = ("MemcliError", "UsageError")
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from types import ModuleType
-
 __all__ = sorted((*_LAYER, *_MODEL, *_CHECK, *_AUDIT, *_PROVIDER, *_ERRORS, "Memory"))
 
 

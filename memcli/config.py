@@ -316,20 +316,32 @@ def env(name: str) -> str | None:
     return value if value else None
 
 
-def find_root(explicit: str | os.PathLike | None = None, cwd: Path | None = None) -> Path:
-    """--root > MEMCLI_ROOT > nearest ancestor holding MEMORY.md or memcli.yaml."""
-    given = explicit if explicit not in (None, "") else env("MEMCLI_ROOT")
-    if given is not None:
-        root = Path(given).expanduser()
-        if root.exists() and not root.is_dir():
-            raise NotARootError(f"not a memory root: {root} is a file, not a folder")
-        if not root.is_dir():
-            raise NotARootError(f"not a memory root: {root} does not exist (run `memcli init {root}`)")
-        if not ((root / "MEMORY.md").exists() or (root / "memcli.yaml").exists()):
-            raise NotARootError(f"not a memory root: {root} (run `memcli init`)")
-        return root.resolve()
-    here = (cwd or Path.cwd()).resolve()
-    for d in (here, *here.parents):
-        if (d / "MEMORY.md").is_file() or (d / "memcli.yaml").is_file():
-            return d
-    raise NotARootError("not a memory root (run `memcli init`)")
+def find_root(explicit: str | os.PathLike | None = None, env=None, cwd: str | None = None) -> Path:
+    """--root > MEMCLI_ROOT > the nearest folder at or above cwd holding MEMORY.md or memcli.yaml
+    (``roots.find``; env and cwd: the process's own when not given); NotARootError otherwise."""
+    from .roots import find
+
+    path, why = find(explicit, env, None if cwd is None else os.fspath(cwd))
+    if path is None:
+        raise NotARootError(why)
+    return Path(path)
+
+
+def names(session: str | None = None, scope: str | None = None, env=None) -> tuple[str, str]:
+    """The session and scope names: given, else MEMCLI_SESSION / MEMCLI_SCOPE, else 'default'."""
+    env = os.environ if env is None else env
+    return session or env.get("MEMCLI_SESSION") or "default", scope or env.get("MEMCLI_SCOPE") or "default"
+
+
+def agent_session(session_id=None, env=None) -> str:
+    """The session an agent's turn belongs to: its session id (the hook event's `session_id`, else
+    Claude Code's CLAUDE_CODE_SESSION_ID, which it also gives the MCP server), made a valid state-file
+    name; else MEMCLI_SESSION; else 'default'. The hook and the MCP tools share it, so an MCP recall
+    sees the turns the hook recorded."""
+    from .paths import slugify, valid_id
+
+    env = os.environ if env is None else env
+    sid = str(session_id or "").strip() or (env.get("CLAUDE_CODE_SESSION_ID") or "").strip()
+    if not sid:
+        return env.get("MEMCLI_SESSION") or "default"
+    return sid if valid_id(sid) else slugify(sid)

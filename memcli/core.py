@@ -4,10 +4,9 @@ and the repository of the root (``store.Root``).
 Every method makes one use-case call and returns its typed result: a Detail, a WriteResult, a
 Recall, a Listing, a heartbeat Report or Repair, or a Result (a dict of data with its warnings
 apart). Each has ``to_dict()`` (what `--json` prints as data) and ``warnings``. Nothing here
-prints, exits or reads the environment; the front ends (cli/, hooks.py, mcp.py, serve.py,
-gitmerge.py) import this module, ``frontend`` (what they need besides a root: names from the
-environment, the hook's allowed roots, the plugins, the merge driver), ``errors``, ``model`` and
-``render``, nothing else of memcli.
+prints or exits; the environment and the working folder that find a root are given, or the
+process's own. ``recall``, ``remember`` and ``update`` take the fields of their request
+(``memcli.requests``) as keywords: their signatures are made from it.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from __future__ import annotations
 import builtins
 import os
 from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 
 from .config import Config
@@ -80,24 +80,35 @@ class Memory:
         return cls(find_root(root), Config(), door=door)
 
     @classmethod
-    def find(cls, root: str | os.PathLike | None = None, *, root_commands: bool = True, door: str = "api") -> "Memory":
+    def find(
+        cls,
+        root: str | os.PathLike | None = None,
+        *,
+        root_commands: bool = True,
+        door: str = "api",
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> "Memory":
         """The root named (else MEMCLI_ROOT, else the nearest ancestor of the working folder with
-        MEMORY.md or memcli.yaml), opened. root_commands=False: no command from its files."""
+        MEMORY.md or memcli.yaml), opened; env and cwd: the process's own when not given.
+        root_commands=False: no command from its files."""
         from .config import find_root
         from .tighten import load_config
 
-        path = find_root(root)
+        path = find_root(root, env, cwd)
         return cls(path, None if root_commands else load_config(path, root_commands=False), door=door)
 
     @classmethod
-    def for_hook(cls, explicit: str | None, cwd) -> tuple["Memory | None", str | None]:
+    def for_hook(
+        cls, explicit: str | None, cwd, *, env: Mapping[str, str] | None = None, here: str | None = None
+    ) -> tuple["Memory | None", str | None]:
         """(the root an agent hook may use, a note): --root or MEMCLI_ROOT, else the nearest root above
-        the prompt's folder that `memcli hook allow` registered; a command named by the root's own
-        files never runs from the hook."""
+        the prompt's folder (else ``here``) that `memcli hook allow` registered; a command named by
+        the root's own files never runs from the hook."""
         from .usecases.hooks import hook_root
 
-        path, note = hook_root(explicit, cwd)
-        return (None if path is None else cls.find(path, root_commands=False, door="hook")), note
+        path, note = hook_root(explicit, cwd, env, here)
+        return (None if path is None else cls.find(path, root_commands=False, door="hook", env=env, cwd=here)), note
 
     # ---------- reading ----------
     def get(self, memory_id: str) -> Detail:
@@ -144,22 +155,7 @@ class Memory:
         return tags(self.store, prefix)
 
     # ---------- writing ----------
-    def remember(
-        self,
-        title: str,
-        summary: str = "",
-        *,
-        tags=(),
-        aliases=(),
-        body: str = "",
-        type: str | None = None,
-        importance: float | None = None,
-        pinned: bool | None = None,
-        expires: str | None = None,
-        id: str | None = None,
-        source: str | None = None,
-        now: str | None = None,
-    ) -> WriteResult:
+    def remember(self, title: str, summary: str = "", **options) -> WriteResult:
         """Write a new detail file and its index line (demoting the lowest entry when full).
 
         A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
@@ -168,40 +164,9 @@ class Memory:
         from .requests import RememberRequest
         from .usecases.write import remember_request
 
-        return remember_request(
-            self.store,
-            RememberRequest(
-                title=title,
-                summary=summary,
-                tags=tags,
-                aliases=aliases,
-                body=body,
-                type=type,
-                importance=importance,
-                pinned=pinned,
-                expires=expires,
-                id=id,
-                source=source,
-                now=now,
-            ),
-        )
+        return remember_request(self.store, RememberRequest(title, summary, **options))
 
-    def update(
-        self,
-        memory_id: str,
-        *,
-        title: str | None = None,
-        summary: str | None = None,
-        append: str | None = None,
-        tags=(),
-        untags=(),
-        aliases=(),
-        type: str | None = None,
-        importance: float | None = None,
-        pinned: bool | None = None,
-        expires: str | None = None,
-        now: str | None = None,
-    ) -> WriteResult:
+    def update(self, memory_id: str, **changes) -> WriteResult:
         """Change a memory; a replaced title or summary is kept under a dated ## History section.
 
         Only the frontmatter keys that change are rewritten: comments and the layout of the
@@ -209,23 +174,7 @@ class Memory:
         from .requests import UpdateRequest
         from .usecases.write import update_request
 
-        return update_request(
-            self.store,
-            UpdateRequest(
-                id=self._id(memory_id),
-                title=title,
-                summary=summary,
-                append=append,
-                tags=tags,
-                untags=untags,
-                aliases=aliases,
-                type=type,
-                importance=importance,
-                pinned=pinned,
-                expires=expires,
-                now=now,
-            ),
-        )
+        return update_request(self.store, UpdateRequest(self._id(memory_id), **changes))
 
     def forget(self, memory_id: str, *, purge: bool = False) -> WriteResult:
         """Take a memory out of use (exact id, or its path): its index line goes and its file moves
@@ -285,23 +234,7 @@ class Memory:
         return Gate(self.store, front_end)
 
     # ---------- the cascade ----------
-    def recall(
-        self,
-        query: str,
-        *,
-        limit: int | None = None,
-        deep: bool = False,
-        layer: str | None = None,
-        session: str = "default",
-        scope: str = "default",
-        threshold: float | None = None,
-        now: str | None = None,
-        type: str | None = None,
-        min_success: float | None = None,
-        inbox: bool = False,
-        also: builtins.list | tuple = (),
-        strict: bool = False,
-    ):
+    def recall(self, query: str, **options):
         """Session, then scope, then the index, then the details: a Recall with hits and a trace.
         type and min_success keep only memories of that type whose smoothed success rate reaches it;
         inbox: the proposals waiting for review are searched too, their hits listed after the rest;
@@ -309,26 +242,8 @@ class Memory:
         A question asked gets the candidates that relate to it when nothing answers it (weak);
         ``strict``: only hits to act on, for memory put into a prompt unasked (``policy`` in the result)."""
         from .requests import RecallRequest
-        from .usecases.recall import recall_request
 
-        return recall_request(
-            self.store,
-            RecallRequest(
-                query=query,
-                limit=limit,
-                deep=deep,
-                layer=layer,
-                session=session,
-                scope=scope,
-                threshold=threshold,
-                now=now,
-                type=type,
-                min_success=min_success,
-                inbox=inbox,
-                also=also,
-                strict=strict,
-            ),
-        )
+        return self.recall_request(RecallRequest(query, **options))
 
     def recall_request(self, req):
         """``recall`` of a ``requests.RecallRequest``, as a front end hands it on."""
@@ -515,6 +430,15 @@ class Memory:
 
         return sync(self.store, message, push=push, command=command)
 
+    @staticmethod
+    def merge_file(kind: str, base: str, ours: str, theirs: str, marker: int = 7, path: str = "") -> int:
+        """git's merge driver for one file (kind index, detail or episode; the paths git gives): the
+        result replaces ours, through the write check. 0 merged, 1 conflicts left, 2 not UTF-8 and
+        git could not merge it; a refusal raises MemcliError."""
+        from .usecases.merge import merge_file
+
+        return merge_file(kind, base, ours, theirs, marker, path)
+
     def reconcile_index(self) -> bool:
         """Bring MEMORY.md in line with the detail files, as after a git merge: conflict markers
         settled as both sides, each memory listed once, lines to missing files dropped, the rest
@@ -560,3 +484,32 @@ class Memory:
         from .search.server import Server
 
         return Server(self.store)
+
+
+def _keywords(method, request, *first: str) -> None:
+    """Give a method taking a request's fields as keywords the signature they make: its own
+    parameters (self and ``first``), then each field offered to the Python API, with its default."""
+    import inspect
+
+    from .requests import REQUIRED
+
+    own = list(inspect.signature(method).parameters.values())[: 1 + len(first)]
+    made = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=d.default, annotation=kind)
+        for name, (kind, d) in request.DOORS.items()
+        if name not in first and "api" in d.at and d.default is not REQUIRED
+    ]
+    method.__signature__ = inspect.Signature(
+        [*own, *made], return_annotation=inspect.signature(method).return_annotation
+    )
+
+
+def _signatures() -> None:
+    from .requests import RecallRequest, RememberRequest, UpdateRequest
+
+    _keywords(Memory.recall, RecallRequest, "query")
+    _keywords(Memory.remember, RememberRequest, "title", "summary")
+    _keywords(Memory.update, UpdateRequest, "memory_id")
+
+
+_signatures()

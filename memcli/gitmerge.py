@@ -1,6 +1,6 @@
 """`python -I -m memcli.gitmerge index|detail|episode %O %A %B [%L] %P`: the git merge drivers'
 entry point. git starts one process per merged file, so this reads its arguments without the
-command line's framework, calls the merge (``usecases.merge`` through ``memcli.frontend``) and
+command line's framework, calls the merge (``Memory.merge_file``) and
 says what git and a person need on stderr; `memcli merge ...` runs the same.
 """
 
@@ -24,10 +24,10 @@ def main(argv=None) -> int:
     if kind == "detail" and rest and rest[0].isdigit():
         marker = int(rest.pop(0))
     path = rest[0] if rest else ""
-    from .frontend import merge_file
+    from .core import Memory
 
     try:
-        code = merge_file(kind, base, ours, theirs, marker, path)
+        code = Memory.merge_file(kind, base, ours, theirs, marker, path)
     except Exception as e:  # git must get an answer: a failed driver leaves the file conflicted
         from .errors import MemcliError
 

@@ -5,19 +5,17 @@ For a prompt (UserPromptSubmit, Gemini's BeforeAgent) it reads the JSON on stdin
 session_id, cwd), asks should-recall about the prompt, prints the memory context on stdout when
 memory is needed (Claude Code adds a hook's stdout to the prompt's context) and records the turn
 in the session named after session_id; SessionStart, Stop (AfterAgent) and SessionEnd are
-``memcli.usecases.events``'. A running `memcli serve` for the root answers it (see
-``memcli.resident``); when this process answered instead, it starts one in the background for
-the next prompts (MEMCLI_SERVE=off or manual: none), which exits after ten idle minutes. It never
-blocks a prompt: Claude Code blocks on exit 2, so broken input exits 1 (shown to the person, the
-prompt goes on) and a memory that cannot be read is a warning on stderr with exit 0. Imports stay
-light: this runs on every turn.
+``memcli.usecases.events``'. A running `memcli serve` for the root answers it; when
+the hook's own process answered, it starts one for the next prompts (``cli.typer_app.run``). It
+never blocks a prompt: Claude Code blocks on exit 2, so broken input or arguments exit 1 (shown to
+the person, the prompt goes on) and a memory that cannot be read is a warning on stderr with exit 0.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
+from collections.abc import Callable
 
 BROKEN_INPUT = 1  # a non-blocking error for Claude Code; 2 would block the prompt
 HOOK_EVENT = "UserPromptSubmit"
@@ -32,14 +30,6 @@ class HookResult:
 
     def __init__(self, stdout: str = "", stderr: list | None = None, code: int = 0, root=None):
         self.stdout, self.stderr, self.code, self.root = stdout, stderr or [], code, root
-
-
-def session_name(session_id) -> str:
-    """The session an agent's turn belongs to, shared by the hook and the MCP tools (its session id,
-    else CLAUDE_CODE_SESSION_ID, else MEMCLI_SESSION, else 'default'; see Memory's hook_session)."""
-    from .frontend import hook_session
-
-    return hook_session(session_id)
 
 
 def _event(raw: bytes) -> dict | HookResult:
@@ -74,26 +64,19 @@ def _event(raw: bytes) -> dict | HookResult:
     return data
 
 
-def target(raw: bytes, root=None) -> str | None:
-    """The real path of the root the hook would use for this event, None when it would use none
-    (broken input, a blank prompt, no root it may use)."""
-    import os
-
-    from .core import Memory
-    from .errors import MemcliError
-
-    data = _event(raw)
-    if isinstance(data, HookResult):
-        return None
-    try:
-        mem, _ = Memory.for_hook(root, data.get("cwd"))
-    except MemcliError:
-        return None
-    return None if mem is None else os.path.realpath(mem.root)
-
-
-def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | None = None) -> HookResult:
-    """What the hook prints for one UserPromptSubmit payload."""
+def claude_code(
+    raw: bytes,
+    root=None,
+    budget: int | None = None,
+    scope: str | None = None,
+    env=None,
+    cwd: str | None = None,
+    admit: Callable[[str], None] | None = None,
+) -> HookResult:
+    """What the hook prints for one UserPromptSubmit payload (env and cwd: the process's own when
+    not given). ``admit(root)``: asked with the root the hook found before it acts (a server's
+    check, ``cli.boundary.Call.admit``)."""
+    from .config import agent_session, names
     from .errors import MemcliError
 
     data = _event(raw)
@@ -103,18 +86,19 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
     warnings: list = []
     try:
         from .core import Memory
-        from .frontend import session_names
 
         # the root the user chose; a command named by the root's own files (a summarizer) never runs here
-        mem, note = Memory.for_hook(root, data.get("cwd"))
+        mem, note = Memory.for_hook(root, data.get("cwd"), env=env, here=cwd)
         if note:
             warnings.append(note)
         if mem is None:
             return HookResult(stderr=warnings)
     except MemcliError as e:
         return HookResult(stderr=warnings + [f"memcli hook: {e.message}"])
-    session = session_name(data.get("session_id"))
-    scope = session_names(None, scope)[1]
+    if admit is not None:
+        admit(str(mem.root))
+    session = agent_session(data.get("session_id"), env)
+    scope = names(None, scope, env)[1]
     event = data.get("hook_event_name") or HOOK_EVENT
     if event in SESSION_EVENTS:
         try:
@@ -133,115 +117,33 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
         warnings += [f"memcli hook: {w}" for w in res.warnings]
     except MemcliError as e:
         warnings.append(f"memcli hook: the turn was not recorded: {e.message}")
-    from .frontend import plugin_problems
+    from .plugins import problems
 
-    warnings += [f"memcli hook: {p}" for p in plugin_problems()]  # a broken plugin is said, never fatal
+    warnings += [f"memcli hook: {p}" for p in problems()]  # a broken plugin is said, never fatal
     if out and event == "BeforeAgent":  # Gemini CLI reads a hook's context from its JSON only
         out = json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": out}}, ensure_ascii=False)
     return HookResult(out, warnings, root=mem.root)
 
 
-USAGE = "usage: memcli hook claude-code [--budget N] [--json]"
-AGENTS = ("claude-code",)
-
-
-def run(
-    argv: list,
-    root=None,
-    scope=None,
-    stdin=None,
-    stdout=None,
-    stderr=None,
-    as_json: bool = False,
-    error: str | None = None,
-) -> int:
-    """`memcli hook AGENT [--budget N] [--root R] [--json]` (argv: what follows `hook`), read by the
-    command line's one parser (``memcli.cli.argv``) and run without the framework; a wrong word
-    exits 1, never 2. ``error``: what was wrong before `hook` (a global option that is not one).
-    Returns the exit code. With --json the outcome is one envelope on stdout (the context block in
-    data.context)."""
-    from .cli.argv import parse
-
-    stdin = stdin or sys.stdin.buffer
-    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    line = parse(["hook", *argv])
-    given = line.values
-    if error is None and line.words is None:
-        words = argv[: argv.index("--")] if "--" in argv else argv
-        given = {"json_": True} if "--json" in words else {}
-        kind = argv[0] if argv and not argv[0].startswith("-") else None
-        error = (
-            f"unknown agent {kind!r}; known: {', '.join(AGENTS)}"
-            if kind
-            else f"no such option {argv[0]!r} before the agent"
-            if argv
-            else "which agent?"
-        )
-    return answer(
-        error or line.error,
-        given.get("root", root),
-        given.get("budget"),
-        scope,
-        as_json=as_json or bool(given.get("json_")),
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-    )
-
-
-def answer(
-    error: str | None,
-    root,
-    budget: int | None,
-    scope: str | None,
-    *,
-    as_json: bool = False,
-    stdin=None,
-    stdout=None,
-    stderr=None,
-) -> int:
-    """The hook's outcome for arguments already read: ``error`` (what was wrong with them) or the
-    context block for the event on stdin; with ``as_json`` one envelope on stdout."""
-    stdin = stdin or sys.stdin.buffer
-    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    if as_json:
-        return _answer_json(error, root, budget, scope, stdin, stdout)
-    if error is not None:
-        stderr.write(f"memcli hook: {error.rstrip('.')} ({USAGE})\n")
-        return BROKEN_INPUT
-    res = claude_code(stdin.read(), root, budget, scope)
-    code = emit(res, stdout, stderr)
-    if res.root is not None:  # answered here: a server for the root answers the next prompts
-        from .resident import start
-
-        start(str(res.root))
-    return code
-
-
-def _answer_json(error, root, budget, scope, stdin, stdout) -> int:
-    """The hook's outcome as one JSON envelope: data {"context": the block or ""}, the warnings,
-    and for broken input or arguments an error (exit 1 still: Claude Code blocks on 2)."""
-    import io
-
+def answer(res: HookResult, out, as_json: bool = False) -> int:
+    """Print the hook's outcome on ``out`` (a ``render.Output``): the context block on stdout and the
+    warnings on stderr, or with ``as_json`` one envelope on stdout (the block in data.context; for
+    broken input an error, exit 1 still: Claude Code blocks on 2)."""
+    if not as_json:
+        if res.stdout:
+            out.stdout.write(res.stdout)
+            out.stdout.flush()
+        for line in res.stderr:
+            out.stderr.write(line + "\n")
+        return res.code
     from .render import envelope
 
-    out, err = io.StringIO(), io.StringIO()
-    code = answer(error, root, budget, scope, stdin=stdin, stdout=out, stderr=err)
-    lines = [ln.removeprefix("memcli hook: ") for ln in err.getvalue().splitlines() if ln]
+    lines = [ln.removeprefix("memcli hook: ") for ln in res.stderr]
     failure = None
-    if code:
+    if res.code:
         failure = {"code": "usage", "message": lines[0] if lines else "hook failed"}
         lines = lines[1:]
-    stdout.write(envelope("hook", code == 0, {"context": out.getvalue()} if not code else None, lines, failure) + "\n")
-    stdout.flush()
-    return code
-
-
-def emit(res: HookResult, stdout=None, stderr=None) -> int:
-    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
-    if res.stdout:
-        stdout.write(res.stdout)
-        stdout.flush()
-    for line in res.stderr:
-        stderr.write(line + "\n")
+    data = {"context": res.stdout} if not res.code else None
+    out.stdout.write(envelope("hook", res.code == 0, data, lines, failure) + "\n")
+    out.stdout.flush()
     return res.code

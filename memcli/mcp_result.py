@@ -56,7 +56,7 @@ _FLAG = re.compile(r"(?<![\w`-])--([a-z][a-z-]*)\b(?!-)")
 
 def injection_flags(items: dict) -> dict:
     """id -> the injection kinds found in that memory's text (only the flagged ones)."""
-    from .frontend import injection_kinds
+    from .safety.scanner import injection_kinds
 
     out = {}
     for key, text in items.items():

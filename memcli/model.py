@@ -8,10 +8,9 @@ import re
 from .errors import UsageError
 from .paths import detail_rel, id_of
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a per-turn command does without it)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
     from typing_extensions import Self
 
 _WS = re.compile(r"\s+")
@@ -35,6 +34,7 @@ TYPES = ("fact", "preference", "lesson", "procedure", "event", "note")
 # The defaults of a new memory: the one place every front end takes them from.
 DEFAULT_TYPE = "note"
 DEFAULT_IMPORTANCE = 0.5
+CONTEXT_BUDGET, MIN_BUDGET = 2000, 50  # tokens of a context block unless asked otherwise; the least
 
 
 def importance_of(value, *, strict: bool = False) -> float:

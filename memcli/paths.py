@@ -15,10 +15,9 @@ import re
 import unicodedata
 
 from .errors import UnsafePathError, UsageError
-from .lazyre import Lazy
 
-INDEX = "MEMORY.md"
-CONFIG = "memcli.yaml"
+from .roots import CONFIG, INDEX  # noqa: F401  (the two files that make a folder a root)
+
 MEMORY = "memory"
 ARCHIVE = "memory/archive"
 EPISODES = "memory/episodes"
@@ -52,8 +51,8 @@ FOLDERS = ((MEMORY, DETAIL), (ARCHIVE, ARCHIVED), (EPISODES, EPISODE), (INBOX, P
 # ---------------------------------------------------------------- ids: the names of memory files
 
 MAX_ID = 80
-_ID_RE = Lazy(r"[^\W_][\w.-]*")
-_SLUG_DROP = Lazy(r"[^\w]+")
+_ID_RE = re.compile(r"[^\W_][\w.-]*")
+_SLUG_DROP = re.compile(r"[^\w]+")
 _PLAIN_ID = re.compile(r"[0-9a-z][0-9a-z_-]{0,79}")
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 
 ENVELOPE_VERSION = 1
 
@@ -42,49 +41,54 @@ def envelope(command: str, ok: bool, data=None, warnings=(), error: dict | None 
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def is_tty(stream=None) -> bool:
-    stream = stream or sys.stdout
+def is_tty(stream) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
 
 
-def out(text: str = "") -> None:
-    text = safe(text)
-    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+class Output:
+    """Where one run of a command writes: data on ``stdout``, talk on ``stderr`` (text streams);
+    rich for a terminal, plain text for a pipe. A command is given one: its process's streams, or
+    a server's record of what it wrote for its client."""
 
+    def __init__(self, stdout, stderr):
+        self.stdout, self.stderr = stdout, stderr
 
-def write(text: str) -> None:
-    """Data on stdout as it is, control characters escaped, no newline added."""
-    sys.stdout.write(safe(text))
+    def tty(self, err: bool = False) -> bool:
+        return is_tty(self.stderr if err else self.stdout)
 
+    def out(self, text: str = "") -> None:
+        text = safe(text)
+        self.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
-def talk(text: str) -> None:
-    text = safe(text)
-    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+    def write(self, text: str) -> None:
+        """Data on stdout as it is, control characters escaped, no newline added."""
+        self.stdout.write(safe(text))
 
+    def talk(self, text: str) -> None:
+        text = safe(text)
+        self.stderr.write(text if text.endswith("\n") else text + "\n")
 
-def console(stderr: bool = False):
-    from rich.console import Console
+    def console(self, stderr: bool = False):
+        from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+        return Console(file=self.stderr if stderr else self.stdout, highlight=False, soft_wrap=True)
 
+    def warn(self, message: str) -> None:
+        if self.tty(err=True):
+            self.console(stderr=True).print(f"[yellow]warning:[/] {_esc(message)}")
+        else:
+            self.talk(f"memcli: warning: {message}")
 
-def warn(message: str) -> None:
-    if is_tty(sys.stderr):
-        console(stderr=True).print(f"[yellow]warning:[/] {_esc(message)}")
-    else:
-        talk(f"memcli: warning: {message}")
-
-
-def error(message: str, hint: str | None = None) -> None:
-    if is_tty(sys.stderr):
-        console(stderr=True).print(f"[bold red]error:[/] {_esc(message)}")
-    else:
-        talk(f"memcli: error: {message}")
-    if hint:
-        talk(f"  {hint}")
+    def error(self, message: str, hint: str | None = None) -> None:
+        if self.tty(err=True):
+            self.console(stderr=True).print(f"[bold red]error:[/] {_esc(message)}")
+        else:
+            self.talk(f"memcli: error: {message}")
+        if hint:
+            self.talk(f"  {hint}")
 
 
 def _esc(text: str) -> str:
@@ -96,10 +100,10 @@ def _esc(text: str) -> str:
 # ---------- per-command human output ----------
 
 
-def write_result(data: dict) -> None:
+def write_result(o: Output, data: dict) -> None:
     """remember / update / forget / edit: the id on stdout, the rest on stderr."""
-    if is_tty():
-        c = console()
+    if o.tty():
+        c = o.console()
         c.print(f"[green]✓[/] {data['action']} [bold]{_esc(data['id'])}[/] ({_esc(data['path'])})")
         if data["action"] == "proposed":
             c.print("  [dim]waiting for review (write.gate is inbox): memcli inbox accept ID[/]")
@@ -114,32 +118,32 @@ def write_result(data: dict) -> None:
         else:
             c.print("  [dim]not in MEMORY.md (the index is full); the detail file is kept[/]")
         return
-    out(data["id"])
+    o.out(data["id"])
     if data["action"] == "proposed":
-        talk(
+        o.talk(
             f"proposed {data['id']}: waiting in {data['path']} for review (write.gate is inbox); "
             f"`memcli inbox accept {data['id']}` applies it"
         )
     if data["action"] == "unchanged":
-        talk(f"unchanged {data['id']}: nothing to change")
+        o.talk(f"unchanged {data['id']}: nothing to change")
     if data["action"] == "forgotten":
-        talk(
+        o.talk(
             f"forgot {data['id']}: moved to {data['path']}"
             + (", its index line removed" if data.get("line") else "")
             + f"; `memcli restore {data['id']}` brings it back"
         )
     if data["action"] == "purged":
-        talk(f"purged {data['id']}: deleted {data['path']}" + (" and its index line" if data.get("line") else ""))
+        o.talk(f"purged {data['id']}: deleted {data['path']}" + (" and its index line" if data.get("line") else ""))
 
 
-def show(detail: dict, text: str) -> None:
-    if not is_tty():
-        out(text)
+def show(o: Output, detail: dict, text: str) -> None:
+    if not o.tty():
+        o.out(text)
         return
     from rich.markdown import Markdown
     from rich.panel import Panel
 
-    c = console()
+    c = o.console()
     meta = [f"[bold]{_esc(detail['title'])}[/]", f"[dim]{_esc(detail['path'])}[/]"]
     if detail.get("summary"):
         meta.append(_esc(detail["summary"]))
@@ -164,8 +168,8 @@ LIST_FLAGS = (("📌", "pinned"), ("★", "indexed"), ("🗄", "archived"))  # t
 LIST_LEGEND = (("📌", "pinned"), ("★", "in MEMORY.md (indexed)"), ("🗄", "archived"))
 
 
-def listing(rows: list, problems: list) -> None:
-    if is_tty():
+def listing(o: Output, rows: list, problems: list) -> None:
+    if o.tty():
         from rich.cells import cell_len
         from rich.table import Table
 
@@ -184,7 +188,7 @@ def listing(rows: list, problems: list) -> None:
         ]
         heads = ("id", "title", "type", "imp.", "flags", "tags")
         need = [max([cell_len(c[i]) for c in cells] + [len(h)]) for i, h in enumerate(heads)]
-        c = console()
+        c = o.console()
         room = max(c.width - 2 * len(heads) - need[0] - need[2] - need[3] - need[4], 2)
         tags = need[5] if need[1] + need[5] <= room else min(need[5], max(room * 2 // 5, 1))
         widths = [need[0], max(min(need[1], room - tags), 1), need[2], need[3], need[4], max(min(tags, room - 1), 1)]
@@ -196,11 +200,11 @@ def listing(rows: list, problems: list) -> None:
         c.print(t, soft_wrap=False)
         used = {m for row in cells for m in row[4]}
         if used:
-            console(stderr=True).print(
+            o.console(stderr=True).print(
                 "[dim]flags: " + " · ".join(f"{m} {what}" for m, what in LIST_LEGEND if m in used) + "[/]"
             )
         if not rows:
-            console(stderr=True).print("[dim]no memories[/]")
+            o.console(stderr=True).print("[dim]no memories[/]")
     else:
         for r in rows:
             flags = (
@@ -211,7 +215,7 @@ def listing(rows: list, problems: list) -> None:
                 )
                 or "-"
             )
-            out(
+            o.out(
                 "\t".join(
                     [
                         r["id"],
@@ -224,38 +228,38 @@ def listing(rows: list, problems: list) -> None:
                 )
             )
     for p in problems:
-        warn(f"skipped {p}")
+        o.warn(f"skipped {p}")
 
 
-def problems(items: list, ok_text: str) -> None:
+def problems(o: Output, items: list, ok_text: str) -> None:
     if not items:
-        if is_tty():
-            console().print(f"[green]✓[/] {ok_text}")
+        if o.tty():
+            o.console().print(f"[green]✓[/] {ok_text}")
         else:
-            out(ok_text)
+            o.out(ok_text)
         return
     for p in items:
-        out(str(p))
+        o.out(str(p))
 
 
-def recall(data: dict, bodies: dict | None = None) -> None:
+def recall(o: Output, data: dict, bodies: dict | None = None) -> None:
     """The hits: on a terminal a panel each (title, path and how it was found over the summary and
     the first lines of the memory's body, from `bodies` {path: body}, else the snippet); piped, Markdown."""
     hits = data["hits"]
     query = data["query"]
     if not hits:
-        talk(f"nothing found for {query if len(query) <= 80 else query[:79] + '…'!r}")
+        o.talk(f"nothing found for {query if len(query) <= 80 else query[:79] + '…'!r}")
         return
     if all(h.get("sure") == "weak" for h in hits):
-        talk(f"no sure answer for {query if len(query) <= 80 else query[:79] + '…'!r}: candidates that relate")
-    if is_tty():
+        o.talk(f"no sure answer for {query if len(query) <= 80 else query[:79] + '…'!r}: candidates that relate")
+    if o.tty():
         from rich.markdown import Markdown
         from rich.panel import Panel
 
         from rich.cells import cell_len
         from rich.text import Text
 
-        c = console()
+        c = o.console()
         for h in hits:
             title, where = safe(h["title"]), f" · {h['layer']} · {h['score']:.2f}"
             room = max(c.width - 8 - cell_len(title) - len(where), 12)
@@ -284,7 +288,7 @@ def recall(data: dict, bodies: dict | None = None) -> None:
             block.append("")
             block.append(h["snippet"].strip())
         parts.append("\n".join(block))
-    out("\n\n".join(parts))
+    o.out("\n\n".join(parts))
 
 
 def _first_lines(body: str | None, hit: dict, lines: int = 12) -> str:
@@ -318,16 +322,16 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if word == "info" else plural(n, word)
 
 
-def heartbeat(data: dict) -> None:
+def heartbeat(o: Output, data: dict) -> None:
     """Repairs (made or planned) and findings grouped by severity on stdout; the summary on stderr."""
     done = data["applied"]
     planned = [] if done or not data["dry_run"] else [a["message"] for a in data["actions"]]
     findings = data["findings"]
     s = data["summary"]
-    if is_tty():
+    if o.tty():
         from rich.table import Table
 
-        c = console()
+        c = o.console()
         for m in done:
             c.print(f"[green]✓[/] {_esc(m)}")
         for m in planned:
@@ -358,12 +362,12 @@ def heartbeat(data: dict) -> None:
             c.print(t)
     else:
         for m in done:
-            out(m)
+            o.out(m)
         for m in planned:
-            out(f"would {m}")
+            o.out(f"would {m}")
         for f in findings:
-            out(finding_line(f))
-    talk(heartbeat_head(s, len(data["actions"]) if not data["fix"] and not data["dry_run"] else 0))
+            o.out(finding_line(f))
+    o.talk(heartbeat_head(s, len(data["actions"]) if not data["fix"] and not data["dry_run"] else 0))
 
 
 def heartbeat_head(s: dict, fixable: int = 0) -> str:
@@ -377,35 +381,35 @@ def heartbeat_head(s: dict, fixable: int = 0) -> str:
     return head + (f"; {fixable} fixable with `memcli heartbeat --fix`" if fixable else "")
 
 
-def watch_event(event: dict, as_json: bool) -> None:
+def watch_event(o: Output, event: dict, as_json: bool) -> None:
     """One line per event, written at once: JSON lines with --json."""
     kind = event.get("event")
     if as_json:
-        out(json.dumps(event, ensure_ascii=False, default=str))
+        o.out(json.dumps(event, ensure_ascii=False, default=str))
     elif kind == "finding":
-        out(finding_line(event))
+        o.out(finding_line(event))
     elif kind in ("changed", "removed"):
-        out(f"{kind} {event['path']}")
+        o.out(f"{kind} {event['path']}")
     elif kind == "fixed":
-        out(event["message"])
+        o.out(event["message"])
     elif kind == "indexed":
-        out(f"indexed {event['id']}: {event['line']}")
+        o.out(f"indexed {event['id']}: {event['line']}")
     elif kind == "heartbeat":
-        out(
+        o.out(
             f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "
             f"{event['info']} info in {plural(event['files'], 'file')}"
         )
     elif kind == "reflected":
-        out(
+        o.out(
             f"reflected on {plural(event['turns'], 'turn')}: proposed {len(event['proposed'])}"
             + (f", auto-accepted {len(event['accepted'])}" if event["accepted"] else "")
         )
     elif kind == "ready":
-        talk(f"memcli: watching {event['root']} (Ctrl-C to stop)")
+        o.talk(f"memcli: watching {event['root']} (Ctrl-C to stop)")
     elif kind == "warning":
-        warn(event["message"])
-    sys.stdout.flush()
-    sys.stderr.flush()
+        o.warn(event["message"])
+    o.stdout.flush()
+    o.stderr.flush()
 
 
 # ---------------------------------------------------------------- list and export formats

@@ -1,45 +1,38 @@
 """The client side of the resident path: where a root's `memcli serve` listens, who may answer,
-and one exchange with it.
+and one exchange with it (docs/serve.md is the protocol's page).
 
-A cold process spends most of a per-turn command importing memcli and compiling its patterns. A
-`memcli serve` process (``memcli.serve``) has done that once: it runs the same code for each
-request, in the client's environment and working folder, and hands back what the command wrote
-to stdout and stderr, in order, and its exit code, which the client writes as its own. When no
-server answers, the client runs the command itself, the way it always did. This module is all
-the client imports beyond ``memcli.cli.argv``: ``os``, ``sys``, the C socket module and ``memcli.xdg``.
+The client offers a command line to the server of its root, which parses it, runs it with the
+client's values and hands back what it wrote and its exit code; when no server answers, or it
+declines, the client runs the command itself. Besides this module the client imports
+``memcli.roots`` (which root) and ``memcli.xdg`` (where the sockets are), and ``socket`` once a
+socket is there.
 
-Where: one socket per root, named after a hash of the root's real path, in a folder only this
-user can enter: ``$XDG_RUNTIME_DIR/memcli/``, else ``memcli-<uid>/`` in the temp folder
-(``$TMPDIR``, else ``/tmp``; there too when the first path is too long for a socket). A lock
-file beside the socket keeps it to one server per root.
-
-Who: the client uses a socket only when its folder belongs to this user with no access for
-anyone else, the socket belongs to this user too, and (on Linux) the process at the other end
-runs as this user (SO_PEERCRED); the server answers only peers of its own user. Another local
-user can neither answer in a server's place nor be served.
-
-The exchange, in frames (ten decimal digits of length, then fields: ``pack``):
-
-    client -> ["run", stamp, root, cwd, umask, argv, env, sys.path, stdin]
-    server -> ["ready"] or ["declined", why]        (checked before anything runs)
-    client -> ["go"]                                (a client that gave up sends nothing)
-    server -> ["done", exit code, events]           (events: what was written, in order)
-
-The server runs nothing before the client's "go", so a client that gave up waiting (READY_WAIT)
-and ran the command itself never sees it run twice. Requests of the semantic step are one frame
-``["json", request]`` answered by ``["json", answer]`` (``memcli.search.remote``).
+Where: one socket per root, in a folder only this user can enter: ``$XDG_RUNTIME_DIR/memcli/``,
+else ``memcli-<uid>/`` in the temp folder (``$TMPDIR``, else ``/tmp``; there too when the first
+path is too long for a socket); a lock file beside it keeps one server per root. Who: the client
+uses a socket only when its folder and the socket are this user's, no one else may enter the
+folder, and (on Linux) the process answering runs as this user (SO_PEERCRED); the server answers
+only peers of its own user. Requests of the semantic step are one frame ``["json", request]``
+answered by ``["json", answer]`` (``memcli.search.remote``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from .xdg import VARIABLES, runtime
 
 CONNECT_WAIT = 0.5  # seconds to connect (a unix socket connects at once, or not at all)
 READY_WAIT = 2.0  # seconds a busy server may take to say whether it runs a request
 MAX_FRAME = 64 * 1024 * 1024
 _UNIX_PATH_MAX = 100  # bytes of a socket's path that every system accepts
-IDLE_EXIT = 600.0  # seconds: how long a server the hook started waits for a request before it exits
+IDLE_EXIT = 600.0  # seconds: how long a server a command started waits for a request before it exits
+
+# The commands a server runs, and after which a command run in its own process starts one.
+PER_TURN = ("recall", "should-recall", "context", "session add", "scope set", "remember", "hook claude-code")
+# What a client sends of its environment: every MEMCLI_* variable and these. The server hands on
+# the root's and the session's names as values, and declines a client whose others differ from its own.
+SETTINGS = ("CLAUDE_CODE_SESSION_ID", *VARIABLES)
 
 
 # ---------------------------------------------------------------- where
@@ -48,8 +41,6 @@ IDLE_EXIT = 600.0  # seconds: how long a server the hook started waits for a req
 def runtime_folder() -> str:
     """The folder of this user's sockets: $XDG_RUNTIME_DIR/memcli, else the temp folder's
     memcli-<uid>."""
-    from .xdg import runtime
-
     return runtime() or _temp_folder()
 
 
@@ -59,12 +50,13 @@ def _temp_folder() -> str:
 
 
 def socket_path(root: str) -> str:
-    """The socket of the server of a root (given as its real path)."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # an interpreter without the module: hashlib has the same function
-        from hashlib import blake2b
-    name = blake2b(os.fsencode(root), digest_size=8).hexdigest() + ".sock"
+    """The socket of the server of a root (given as its real path), named by two checksums of the
+    path (zlib's: hashlib would load OpenSSL, milliseconds a turn need not pay; a name two roots
+    share makes the second one's commands run in their own process, as its server cannot start)."""
+    import zlib
+
+    real = os.fsencode(root)
+    name = f"{zlib.crc32(real):08x}{zlib.adler32(real):08x}.sock"
     path = os.path.join(runtime_folder(), name)
     if len(os.fsencode(path)) > _UNIX_PATH_MAX:
         path = os.path.join(_temp_folder(), name)
@@ -106,12 +98,12 @@ def own_socket(path: str) -> bool:
 def peer_uid(conn) -> int | None:
     """The user id of the process at the other end of a unix socket (SO_PEERCRED), None where the
     system does not say (there the folder's and the socket's owner are the check)."""
-    import _socket
+    import socket
 
-    opt = getattr(_socket, "SO_PEERCRED", None)
+    opt = getattr(socket, "SO_PEERCRED", None)
     if opt is None:
         return None
-    cred = conn.getsockopt(_socket.SOL_SOCKET, opt, 12)  # struct ucred: pid, uid, gid
+    cred = conn.getsockopt(socket.SOL_SOCKET, opt, 12)  # struct ucred: pid, uid, gid
     return int.from_bytes(cred[4:8], sys.byteorder)
 
 
@@ -174,15 +166,21 @@ def stamp() -> bytes:
     return os.fsencode(f"{os.path.dirname(os.path.abspath(__file__))}\0{sys.prefix}\0{sys.hexversion}")
 
 
+def settings(environ=None) -> dict[str, str]:
+    """What a client sends of its environment (``SETTINGS``)."""
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in environ.items() if k.startswith("MEMCLI_") or k in SETTINGS}
+
+
 def connect(root: str, wait: float = CONNECT_WAIT):
     """A connection to the server of root (its real path), or None: none runs, or the folder, the
     socket or the process answering is not this user's."""
     path = socket_path(root)
     if private_folder(os.path.dirname(path)) is not None or not own_socket(path):
         return None
-    import _socket
+    import socket
 
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(wait)
         conn.connect(path)
@@ -200,97 +198,122 @@ class Lost(Exception):
     """The server took the request and stopped before answering: the command may have run."""
 
 
-def run(root: str, argv: list, stdin: bytes | None) -> tuple[int, list] | None:
-    """Have the server of root run a command line: (exit code, [(stream, text or None)...]), the
-    stream 1 or 2 and None for a flush; None when no server runs it (the caller runs it).
-    Raises Lost when the server took it and went away."""
-    conn = connect(root)
+def _tty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _root_option(args: list) -> str | None:
+    """The first --root of a command line (before a `--`): which server to ask. The server parses
+    the line and declines it when its root is another."""
+    for i, a in enumerate(args):
+        if a == "--":
+            return None
+        if a == "--root" and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith("--root="):
+            return a[len("--root=") :]
+    return None
+
+
+def offer(args: list) -> tuple[int | None, bytes | None]:
+    """Offer a command line to the server of its root: (exit code, None) when it ran it, its
+    output written here; (None, what was read of stdin, or None) when this process runs it (no
+    server, one that declined, MEMCLI_SERVE=off, an output that is a terminal: rich draws for it)."""
+    if mode() == "off" or _tty(sys.stdout) or _tty(sys.stderr) or "_MEMCLI_COMPLETE" in os.environ:
+        return None, None
+    from .roots import find
+
+    root = find(_root_option(args))[0]
+    conn = None if root is None else connect(root)
     if conn is None:
-        return None
+        return None, None
+    data = None
     try:
         conn.settimeout(READY_WAIT)
         mask = os.umask(0o022)
         os.umask(mask)
+        env = settings()
         send(
             conn,
             b"run",
             stamp(),
-            os.fsencode(root),
+            os.fsencode(root),  # type: ignore[arg-type]
             os.fsencode(os.getcwd()),
             b"%d" % mask,
-            pack(*map(os.fsencode, argv)),
-            pack(*(os.fsencode(k) + b"=" + os.fsencode(v) for k, v in os.environ.items())),
+            pack(*map(os.fsencode, args)),
+            pack(*(os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items())),
             pack(*map(os.fsencode, sys.path)),
-            b"" if stdin is None else b"1" + stdin,
         )
-        reply = receive(conn)
-        if not reply or reply[0] != b"ready":
-            return None
+        while True:
+            reply = receive(conn)
+            if not reply or reply[0] != b"need":
+                break
+            data = _answer(conn, reply, data)
+        if reply != [b"ready"]:  # declined (or gone) before the command acted: it runs here
+            conn.close()
+            return None, data
         send(conn, b"go")
     except OSError:
         conn.close()
-        return None
+        return None, data
     try:
         conn.settimeout(None)  # committed: the command takes as long as it takes
-        answer = receive(conn)
+        while True:
+            answer = receive(conn)
+            if not answer or answer[0] != b"need":
+                break
+            data = _answer(conn, answer, data)
     except OSError:
         answer = None
     finally:
         conn.close()
+    return _written(root, answer), None  # type: ignore[arg-type]
+
+
+def _answer(conn, need: list, data: bytes | None) -> bytes | None:
+    """Give the server what the command reads: stdin (read once) or a variable of the environment."""
+    if need[1:] == [b"stdin"]:
+        if data is None:
+            data = sys.stdin.buffer.read()
+        send(conn, b"stdin", data)
+    elif len(need) == 3 and need[1] == b"env":
+        value = os.environ.get(os.fsdecode(need[2]))
+        send(conn, b"env", b"0" if value is None else b"1" + os.fsencode(value))
+    return data
+
+
+def _written(root: str, answer: list | None) -> int:
+    """Write what the server's run wrote, in order; its exit code. Lost when it went away."""
     if not answer or answer[0] != b"done" or len(answer) != 3 or not answer[1].lstrip(b"-").isdigit():
         raise Lost(root)
     events = unpack(answer[2])
     if events is None:
         raise Lost(root)
-    out = []
     for e in events:
-        kind, text = e[:1], e[1:]
-        if kind not in (b"1", b"2", b"F", b"G"):
+        if e[:1] not in (b"1", b"2"):
             raise Lost(root)
-        out.append(
-            (1 if kind in (b"1", b"F") else 2, None if kind in (b"F", b"G") else text.decode("utf-8", "surrogatepass"))
-        )
-    return int(answer[1]), out
-
-
-def find_root(explicit: str | None) -> str | None:
-    """Which root's server to ask: the real path of --root, else of MEMCLI_ROOT, else of the
-    nearest folder above the working one with MEMORY.md or memcli.yaml (the way memcli finds a
-    root; the server checks the command resolves to its own root before it runs anything)."""
-    given = explicit or os.environ.get("MEMCLI_ROOT")
-    if given:
-        return os.path.realpath(os.path.expanduser(given))
-    try:
-        here = os.path.realpath(os.getcwd())
-    except OSError:
-        return None
-    while True:
-        if os.path.isfile(os.path.join(here, "MEMORY.md")) or os.path.isfile(os.path.join(here, "memcli.yaml")):
-            return here
-        up = os.path.dirname(here)
-        if up == here:
-            return None
-        here = up
+        (sys.stdout if e[:1] == b"1" else sys.stderr).write(e[1:].decode("utf-8", "surrogatepass"))
+    return int(answer[1])
 
 
 def mode() -> str:
-    """MEMCLI_SERVE: "off" (no resident path: never ask a server, the hook starts none), "manual"
-    (ask a running server, start none), else "auto" (the hook starts one for its root)."""
+    """MEMCLI_SERVE: "off" (no resident path: never ask a server, start none), "manual" (ask a
+    running server, start none), else "auto" (a per-turn command run in its own process starts
+    one for its root)."""
     if not hasattr(os, "getuid"):  # no unix sockets of one user's own (Windows): no resident path
         return "off"
     value = os.environ.get("MEMCLI_SERVE", "").strip().lower()
     return value if value in ("off", "manual") else "auto"
 
 
-# A process that is itself the server (memcli.serve) sets this: it never asks or starts one.
-serving = False
-
-
 def start(root: str, idle: float = IDLE_EXIT) -> bool:
     """Start a server for root in the background unless one is listening already (or starting):
-    `python -I -m memcli.serve --root ROOT --idle-exit SECONDS`, in its own session, working
+    `python -I -m memcli --root ROOT serve --idle-exit SECONDSs`, in its own session, working
     in /, with no terminal. False when none was started."""
-    if serving or mode() != "auto":
+    if mode() != "auto":
         return False
     conn = connect(root)
     if conn is not None:  # one is listening (it may have declined a request: it stays)
@@ -299,7 +322,7 @@ def start(root: str, idle: float = IDLE_EXIT) -> bool:
     from .procs import module_command, spawn_detached
 
     try:
-        spawn_detached(module_command("memcli.serve", "--root", root, "--idle-exit", f"{idle:g}"), cwd="/")
+        spawn_detached(module_command("memcli", "--root", root, "serve", "--idle-exit", f"{idle:g}s"), cwd="/")
     except OSError:
         return False
     return True

@@ -1,64 +1,49 @@
-"""`memcli serve` (and `python -I -m memcli.serve --root PATH [--idle-exit SECONDS]`, what the hook
-starts): one process per memory root that keeps memcli loaded, runs its clients' per-turn
-commands (``memcli.resident`` is the client and the protocol) and holds the semantic extra's
-model for the semantic step (``search.server``).
+"""`memcli serve`: one process per memory root that keeps memcli loaded, runs its clients'
+per-turn commands (``memcli.resident`` is the client and the protocol, docs/serve.md its page)
+and holds the semantic extra's model for the semantic step (``search.server``).
 
-A request is run by the same code a cold process runs (``memcli.cli.answer``), in the client's
-environment, working folder and umask, its stdout and stderr recorded in the order written; so
-it reads the root's files as a cold process would, and sees what an editor, git or another
-process changed. It runs only when nothing could make its output differ from the client's own:
-the same memcli (package folder, version, interpreter; its files unchanged on disk since the
-server started), the same root (resolved in the client's environment by the same code), the
-same umask, and the same plugins (none failed). Otherwise the client is told no and runs the
-command itself.
+A request is parsed by the Typer app and run by the same code a cold process runs, given the
+client's values as a ``cli.boundary.Call`` (its working folder, its environment's settings, a
+record of its stdout and stderr, its stdin asked for when read): the process's own environment,
+working folder and streams are never touched. What declines a request, and what the server keeps
+between requests keyed by what, is docs/serve.md's.
 """
 
 from __future__ import annotations
 
 import io
 import os
-import sys
 import time
 import traceback
+from typing import Any
 
 from . import resident
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from typing import Any
 
 _CHECK_EVERY = 2.0  # seconds between checks, while idle, that the socket and the root are still there
 # Seconds after a command that wrote, or after the kernel said the details layer's files changed
 # (whoever changed them), before the server brings the search cache up to date (``Resident.prepare``):
 # the client is gone by then, and the next turn seconds away.
 PREPARE_AFTER = 0.05
+READ_ONLY = ("recall", "should-recall", "context")  # the per-turn commands that write nothing
+# The environment's settings a server hands on as values; any other it compares with its own.
+HANDED_ON = ("MEMCLI_ROOT", "MEMCLI_SESSION", "MEMCLI_SCOPE", "MEMCLI_SERVE", "CLAUDE_CODE_SESSION_ID")
 
 
-class _Recorder:
-    """A text stream that records what is written to it, for the client to write in turn."""
+class Declined(Exception):
+    """The server does not run this request (before it acted): the client runs it itself."""
 
-    def __init__(self, events: list, write: bytes, flush: bytes, encoding: str = "utf-8"):
-        self.events, self._write, self._flush = events, write, flush
-        self.encoding, self.errors = encoding, "strict"
+
+class _Recorder(io.TextIOBase):
+    """A text stream recording what is written to it (``stream``: b"1" stdout, b"2" stderr), in
+    order with the other one's, for the client to write in turn."""
+
+    def __init__(self, events: list, stream: bytes):
+        self.events, self.stream = events, stream
 
     def write(self, text: str) -> int:
-        if not isinstance(text, str):
-            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if text:
-            self.events.append(self._write + text.encode("utf-8", "surrogatepass"))
+            self.events.append(self.stream + text.encode("utf-8", "surrogatepass"))
         return len(text)
-
-    def flush(self) -> None:
-        self.events.append(self._flush)
-
-    def isatty(self) -> bool:
-        return False
-
-    def writable(self) -> bool:
-        return True
-
-    def fileno(self) -> int:
-        raise io.UnsupportedOperation("fileno")
 
 
 def _code_files() -> dict:
@@ -89,35 +74,43 @@ def _code_changed(code: dict) -> bool:
     return any(_times(path) != was for path, was in code.items())
 
 
+def _folders(root: str) -> tuple | None:
+    """(device, inode) of the root and of its memory/ folder: which folders they are now."""
+    try:
+        return tuple((st.st_dev, st.st_ino) for st in (os.stat(root), os.stat(os.path.join(root, "memory"))))
+    except OSError:
+        return None
+
+
 class Resident:
     """The server of one root: ``bind``, then ``serve`` until stopped or idle."""
 
     def __init__(self, memory, idle: float | None = None):
+        from .plugins import installed
+        from .store.follow import changed
+
         self.memory = memory
         self.root = os.path.realpath(memory.root)
         self.path = resident.socket_path(self.root)
         self.idle = idle
         self.stamp = resident.stamp()
         self.code = _code_files()
-        from .frontend import watch_changes
-
         # the folders of memcli's own files, followed by the kernel: no stat per request
-        self.code_watch = watch_changes(sorted({os.path.dirname(p) for p in self.code}))
+        self.code_watch = changed(sorted({os.path.dirname(p) for p in self.code}))
         mask = os.umask(0o022)
         os.umask(mask)
         self.umask = mask
         self.semantic = None
-        self.followed: Any = None  # memcli.core.follow_files: the details layer's files, followed
-        from .frontend import plugins
-
-        plugins()  # found now, in the server's own environment (a request compares its client's)
+        self.followed: Any = None  # store.follow.Followed: the details layer's files, followed
+        self.folders = _folders(self.root)  # the root and memory/ the files are followed in
+        installed()  # the plugins, found now in the server's own environment (a request compares its client's)
         self.served = 0
         self.stopping = False
         self._busy = False
         self._lock: int | None = None
         self._inode: int | None = None
-        self._prepare: tuple | None = None  # (environment, working folder, when): a prepare due
-        self._last: tuple | None = None  # (environment, working folder) of the last request run
+        self._prepare: float | None = None  # when a prepare is due
+        self._asked = False  # a client has been served: the details layer's files are worth preparing
 
     # ---------------------------------------------------------------- start and stop
     def lock(self) -> None:
@@ -138,9 +131,9 @@ class Resident:
 
     def preload(self) -> None:
         """With the semantic extra: load the model now, so the first recall does not wait for it."""
-        from .frontend import semantic_available
+        from .search.semantic import enabled
 
-        if semantic_available():
+        if enabled():
             self._semantic().preload()
 
     def bind(self):
@@ -170,12 +163,9 @@ class Resident:
                 os.unlink(self.path)
         except OSError:
             pass
-        if self.semantic is not None:
-            self.semantic.close()
-        if self.followed is not None:
-            self.followed.close()
-        if self.code_watch is not None:
-            self.code_watch.close()
+        for held in (self.semantic, self.followed, self.code_watch):
+            if held is not None:
+                held.close()
         if self._lock is not None:
             os.close(self._lock)
             self._lock = None
@@ -186,14 +176,22 @@ class Resident:
         if not self._busy:
             raise KeyboardInterrupt
 
+    def follow(self) -> None:
+        """Follow the details layer's files of the root as its folders are now: again when the root
+        or memory/ is another folder than the one followed (moved away, a copy put in its place)."""
+        from .store.follow import follow
+
+        if self.followed is not None:
+            self.followed.close()
+        self.folders = _folders(self.root)
+        self.followed = follow(self.memory.root)
+
     def prepare(self) -> None:
         """PREPARE_AFTER seconds after a command that wrote or a change of the details layer's
         files (a turn folded into the episode log, a new memory, an edit, a pull), between
-        requests: do in the last client's environment and working folder what the next details
-        recall would do first, so the next turn does not wait for it."""
-        if self._prepare is None:
-            return
-        environ, cwd, _ = self._prepare
+        requests: do what the next details recall would do first, so the next turn does not wait."""
+        from .core import Memory
+
         self._prepare = None
         self._busy = True
         try:
@@ -201,15 +199,15 @@ class Resident:
                 # the kernel's queue read first, whatever the prepare needs: a change made while it
                 # runs leaves the queue readable, and the next prepare is due
                 self.followed.detail_files()
-            with _Client(environ, cwd) as client:
-                if client.error is None:
-                    client.prepare(self.memory.root)
+            Memory(self.root).prepare_recall()
+        except Exception:  # a cache: whatever fails here, the next recall meets it itself and says so
+            pass
         finally:
             self._busy = False
 
     def _due(self) -> None:
-        if self._prepare is None and self._last is not None:
-            self._prepare = (*self._last, time.monotonic() + PREPARE_AFTER)
+        if self._prepare is None:
+            self._prepare = time.monotonic() + PREPARE_AFTER
 
     def _still_here(self) -> bool:
         try:
@@ -223,17 +221,16 @@ class Resident:
         import select
         import socket
 
-        from .frontend import answer_semantic_here, follow_files
+        from .search.remote import answer_here
 
-        resident.serving = True
-        answer_semantic_here(self.root, self._semantic_request)
-        self.followed = follow_files(self.memory.root)
+        answer_here(self.root, self._semantic_request)
+        self.follow()
         last = time.monotonic()
         try:
             while not self.stopping:
                 wait = _CHECK_EVERY
                 if self._prepare is not None:
-                    left = self._prepare[2] - time.monotonic()
+                    left = self._prepare - time.monotonic()
                     if left <= 0:
                         self.prepare()
                         continue
@@ -244,8 +241,8 @@ class Resident:
                         return "idle"
                     wait = min(wait, left)
                 sock.settimeout(wait)
-                # the details layer's files, followed once a request gave an environment to prepare in
-                follow = self.followed if self._prepare is None and self._last is not None else None
+                # the details layer's files, followed once a client has been served
+                follow = self.followed if self._prepare is None and self._asked else None
                 ready = select.select([sock] if follow is None else [sock, follow], [], [], wait)[0]
                 if follow is not None and follow in ready:
                     self._due()
@@ -272,13 +269,9 @@ class Resident:
 
     # ---------------------------------------------------------------- one connection
     def _connection(self, conn) -> None:
-        import socket
-
         try:
-            peer = (
-                conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12) if hasattr(socket, "SO_PEERCRED") else None
-            )
-            if peer is not None and int.from_bytes(peer[4:8], sys.byteorder) != os.getuid():
+            uid = resident.peer_uid(conn)
+            if uid is not None and uid != os.getuid():
                 return  # never another user's
             conn.settimeout(resident.READY_WAIT)  # a client sends its request as soon as it connects
             request = resident.receive(conn)
@@ -286,7 +279,7 @@ class Resident:
                 return
             if request[0] == b"json" and len(request) == 2:
                 self._json(conn, request[1])
-            elif request[0] == b"run" and len(request) == 9:
+            elif request[0] == b"run" and len(request) == 8:
                 self._run(conn, request)
         except OSError:
             return
@@ -322,39 +315,32 @@ class Resident:
         resident.send(conn, b"json", json.dumps(answer, ensure_ascii=False).encode("utf-8"))
 
     def _run(self, conn, request: list) -> None:
-        _, stamp, root, cwd, umask, argv, env, path, stdin = request
+        _, stamp, root, cwd, umask, argv, env, path = request
         args = [os.fsdecode(a) for a in resident.unpack(argv) or ()]
-        environ = {}
+        settings = {}
         for item in resident.unpack(env) or ():
             key, sep, value = item.partition(b"=")
             if sep:
-                environ[os.fsdecode(key)] = os.fsdecode(value)
-        data = stdin[1:] if stdin[:1] == b"1" else None
-        with _Client(environ, os.fsdecode(cwd)) as client:
-            why = client.error or self._declines(
-                stamp, os.fsdecode(root), umask, args, data, [os.fsdecode(p) for p in resident.unpack(path) or ()]
-            )
-            if why is not None:
-                resident.send(conn, b"declined", why.encode("utf-8", "replace"))
-                return
-            resident.send(conn, b"ready")
-            conn.settimeout(READY_WAIT_GO)
-            if resident.receive(conn) != [b"go"]:
-                return  # the client gave up and runs it itself
-            code, events = client.run(args, data)
+                settings[os.fsdecode(key)] = os.fsdecode(value)
+        sys_path = [os.fsdecode(p) for p in resident.unpack(path) or ()]
+        why = self._declines(stamp, os.fsdecode(root), umask, settings, sys_path, os.fsdecode(cwd))
+        if why is None:
+            run = _Run(self, conn, settings, os.fsdecode(cwd))
+            why, code = run.run(args)
+        if why is not None:
+            resident.send(conn, b"declined", why.encode("utf-8", "replace"))
+            return
         self.served += 1
-        resident.send(conn, b"done", b"%d" % code, resident.pack(*events))
-        from .cli.hot import writes
-
-        self._last = (environ, os.fsdecode(cwd))
-        if writes(args):  # where the files are not followed, the command line says it
+        resident.send(conn, b"done", b"%d" % code, resident.pack(*run.events))
+        self._asked = True
+        if run.command not in READ_ONLY:  # where the files are not followed, the command says it wrote
             self._due()
 
-    def _declines(
-        self, stamp: bytes, root: str, umask: bytes, args: list, data: bytes | None, sys_path: list
-    ) -> str | None:
-        """Why this server does not run the request (None: it runs it), checked in the client's
-        environment and working folder before anything runs."""
+    def _declines(self, stamp: bytes, root: str, umask: bytes, settings: dict, sys_path: list, cwd: str) -> str | None:
+        """Why this server does not run the request (None: it may, if the command line is one it
+        serves), checked before anything is parsed."""
+        from .plugins import same_as_here
+
         if stamp != self.stamp:
             return "another memcli"
         if self.code_watch() if self.code_watch is not None else _code_changed(self.code):
@@ -364,132 +350,84 @@ class Resident:
             return "another root"
         if umask != b"%d" % self.umask:
             return "another umask"
-        from .cli.hot import runs_here
-
-        if not runs_here(args):
-            return "not a per-turn command"
-        from .frontend import plugins_match
-
-        if not plugins_match(sys_path, os.getcwd()):
+        names = set(resident.settings()) | set(settings)
+        differ = sorted(n for n in names - set(HANDED_ON) if settings.get(n) != os.environ.get(n))
+        if differ:
+            return f"another environment ({differ[0]})"
+        if not os.path.isdir(cwd):
+            return "its working folder is gone"
+        if not same_as_here(sys_path, cwd):
             return "other plugins"
-        target = _target(args, data)
-        if target != self.root:
-            return "the command is for another root" if target else "no root"
+        if _folders(self.root) != self.folders:
+            self.follow()  # the root or memory/ was replaced: its files are followed anew
         return None
 
 
-READY_WAIT_GO = resident.READY_WAIT + 1.0  # how long the server waits for the client's go
+class _Run:
+    """One request run: the command line parsed and run by the Typer app for the client's values;
+    ``admit`` is asked by the command before it acts."""
 
+    def __init__(self, server: Resident, conn, settings: dict, cwd: str):
+        from .cli.boundary import Call
+        from .render import Output
 
-def _target(args: list, data: bytes | None) -> str | None:
-    """The real path of the root a command line would use here, None when it would fail to find one."""
-    from . import hooks
-    from .cli import argv
-    from .cli.hot import hook_root_option
-    from .frontend import find_root
-    from .errors import MemcliError
+        self.server, self.conn, self.settings = server, conn, settings
+        self.events: list = []
+        self.command: str | None = None
+        self.stdin: bytes | None = None
+        out = Output(_Recorder(self.events, b"1"), _Recorder(self.events, b"2"))
+        self.call = Call(out, self.read, settings, cwd, self.admit)
 
-    line = argv.parse(args)
-    hook = hook_root_option(args, line)
-    if hook is not None:
-        return None if data is None else hooks.target(data, hook[0])
-    try:
-        return os.path.realpath(find_root(line.value("root") or None))
-    except MemcliError:
-        return None
+    def ask(self, *what: bytes) -> list:
+        resident.send(self.conn, b"need", *what)
+        reply = resident.receive(self.conn)
+        if not reply or reply[0] != what[0] or len(reply) != 2:
+            raise Declined("the client went away")
+        return reply
 
+    def read(self) -> bytes:
+        """The client's stdin, asked for the first time the command reads it."""
+        if self.stdin is None:
+            self.stdin = self.ask(b"stdin")[1]
+            return self.stdin
+        data, self.stdin = self.stdin, b""
+        return data
 
-class _Client:
-    """The client's environment and working folder, in place while its request is checked and run."""
+    def admit(self, command: str, root) -> None:
+        """Before the command acts: decline what this server does not run, else ready, go."""
+        if command not in resident.PER_TURN:
+            raise Declined("not a per-turn command")
+        key = self.server.memory.config["embed.key_env"]  # the embedding service's key: the client's too?
+        if key and key not in self.settings:
+            have = self.ask(b"env", os.fsencode(key))[1]
+            if (os.fsdecode(have[1:]) if have[:1] == b"1" else None) != os.environ.get(key):
+                raise Declined(f"another environment ({key})")
+        target = root()
+        if target != self.server.root:
+            raise Declined("the command is for another root" if target else "no root")
+        resident.send(self.conn, b"ready")
+        self.conn.settimeout(resident.READY_WAIT + 1.0)
+        if resident.receive(self.conn) != [b"go"]:
+            raise Declined("the client gave up")  # it runs the command itself
+        self.conn.settimeout(None)
+        self.command = command
 
-    def __init__(self, environ: dict, cwd: str):
-        self.environ, self.cwd = environ, cwd
-        self.error: str | None = None
+    def run(self, args: list) -> tuple[str | None, int]:
+        """(why the server declines, None) or (None, the exit code)."""
+        from .cli.boundary import run_app
+        from .cli.typer_app import command
 
-    def __enter__(self):
-        self._saved = dict(os.environ), sys.stdin, sys.stdout, sys.stderr
-        _become(self.environ)
         try:
-            os.chdir(self.cwd)
-        except OSError:
-            self.error = "its working folder cannot be entered"
-        return self
-
-    def run(self, args: list, data: bytes | None) -> tuple[int, list]:
-        from .cli.hot import answer
-
-        events: list = []
-        sys.stdout = _Recorder(events, b"1", b"F", self.environ.get("PYTHONIOENCODING") or "utf-8")
-        sys.stderr = _Recorder(events, b"2", b"G", self.environ.get("PYTHONIOENCODING") or "utf-8")
-        sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
-        try:
-            code = answer(args, None if data is None else io.BytesIO(data))
+            code = run_app(command(), args, self.call)
+        except Declined as e:
+            return str(e), 0
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
         except Exception:  # a bug: its traceback, as the client's own process would print it
-            sys.stderr.write(traceback.format_exc())
+            if self.command is None:
+                return "the command failed before it ran", 0
+            self.call.out.stderr.write(traceback.format_exc())
             code = 1
-        return (1 if code is None else code), events
-
-    def prepare(self, root) -> None:
-        """Bring the search cache up to date, as the next details recall would first."""
-        from .core import Memory
-
-        try:
-            Memory.find(root).prepare_recall()
-        except Exception:  # a cache: whatever fails here, the next recall meets it itself and says so
-            pass
-
-    def __exit__(self, *exc):
-        environ, sys.stdin, sys.stdout, sys.stderr = self._saved
-        _become(environ)
-        os.chdir("/")
-        return False
-
-
-def _become(environ: dict) -> None:
-    """Make os.environ equal environ, touching only the variables that differ."""
-    for key in [k for k in os.environ if k not in environ]:
-        del os.environ[key]
-    for key, value in environ.items():
-        if os.environ.get(key) != value:
-            os.environ[key] = value
-
-
-def main(argv: list | None = None) -> int:
-    """`python -I -m memcli.serve --root PATH [--idle-exit SECONDS]`."""
-    import argparse
-
-    from .core import Memory
-    from .errors import MemcliError
-
-    parser = argparse.ArgumentParser(prog="python -I -m memcli.serve", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", default=None, help="the memory root (default: found as memcli finds it)")
-    parser.add_argument(
-        "--idle-exit",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="exit after this many seconds without a request",
-    )
-    args = parser.parse_args(argv)
-    try:
-        server = Resident(Memory.find(args.root), idle=args.idle_exit)
-        os.chdir("/")  # a fixed working folder: nothing here depends on where it was started
-        server.lock()
-        server.preload()
-        sock = server.bind()
-    except (MemcliError, RuntimeError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"serving {server.root} on {server.path}", file=sys.stderr, flush=True)
-    import signal
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: server.stop())
-    server.serve(sock)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        if self.command is None:
+            return "no per-turn command acted", 0  # help, a usage error, the version, a hook without a root
+        return None, code

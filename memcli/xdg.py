@@ -19,6 +19,7 @@ _HOMES = {
     "state": ("XDG_STATE_HOME", (".local", "state")),
     "cache": ("XDG_CACHE_HOME", (".cache",)),
 }
+VARIABLES = ("HOME", *(var for var, _ in _HOMES.values()))  # what says where the user's folders are
 
 
 def home(kind: str) -> str:

@@ -37,6 +37,9 @@ def _stress_run(config) -> bool:
 
 
 def pytest_configure(config):
+    # No command started by a fixture of any scope asks or starts a `memcli serve` (isolated_env
+    # says it again for each test): a test that wants one says so.
+    os.environ["MEMCLI_SERVE"] = "off"
     if config.getoption("hypothesis_profile", None):  # --hypothesis-profile NAME chose one
         return
     full = os.environ.get("CI_FULL", "") not in ("", "0") or _stress_run(config)
@@ -190,12 +193,16 @@ def run_memcli(*args, input=None, env=None, cwd=None, timeout=60):
 
 
 def start_server(root, *extra, env=None):
-    """`python -m memcli.serve --root ROOT` in its own process, listening when this returns. It
-    imports the memcli that ``run_memcli`` runs (the installed one: a test works in a folder of its
-    own), since a server answers only a client of the same memcli."""
+    """`memcli --root ROOT serve` in its own process, listening when this returns. It imports the
+    memcli that ``run_memcli`` runs (the installed one: a test works in a folder of its own), since
+    a server answers only a client of the same memcli."""
     e = dict(os.environ, **(env or {}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memcli.serve", "--root", str(root), *extra], env=e, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "memcli", "--root", str(root), "serve", *extra],
+        env=e,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     line = proc.stderr.readline()
     assert "serving" in line, line + proc.stderr.read()

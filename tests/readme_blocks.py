@@ -33,9 +33,9 @@ ROOT_NAME = "demo"  # the Quick start's root
 def _commands(cmd=None, path=()):
     """(path, click command) of every visible leaf command of memcli's own, in the app's order."""
     if cmd is None:
-        from memcli.cli.app import command
+        from memcli.cli.typer_app import command
 
-        cmd = command()
+        cmd = command().every()
     subs = getattr(cmd, "commands", None)
     if subs is None or (path and getattr(cmd, "invoke_without_command", False)):
         yield path, cmd  # a command, or a group that does something on its own (`inbox` lists)

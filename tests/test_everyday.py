@@ -333,7 +333,7 @@ def test_remember_warns_about_a_near_duplicate(cli):
 def test_typer_and_the_library_warn_alike(root):
     from typer.testing import CliRunner
 
-    from memcli.cli.app import app
+    from memcli.cli.typer_app import app
 
     m = Memory(root)
     m.remember("Kafka consumer lag alert", "page when lag exceeds ten thousand")

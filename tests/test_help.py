@@ -16,7 +16,7 @@ from tests.conftest import invoke, run_memcli
 
 def all_commands():
     """Every command path of the app, sub-apps and commands registered later included."""
-    from memcli.cli.app import command
+    from memcli.cli.typer_app import command
 
     out = []
 
@@ -26,7 +26,7 @@ def all_commands():
             if not sub.hidden:
                 walk(sub, path + [name])
 
-    walk(command(), [])
+    walk(command().every(), [])
     return out
 
 
@@ -159,3 +159,32 @@ def test_an_unreadable_index_gets_the_heartbeats_fix(root):
     problems = Memory(root).check_index()
     found = [f for f in Memory(root).audit().findings if f.code == "index-unreadable"]
     assert found and problems and problems[0].message.endswith(f"({found[0].fix})")
+
+
+_REGISTERED = """
+import json
+from importlib import import_module
+
+from memcli.cli import typer_app
+
+seen, found = set(), {}
+for module in dict.fromkeys(typer_app.COMMANDS.values()):
+    import_module("memcli.cli." + module)
+    names = {name for name, _ in typer_app._infos()}
+    found[module], seen = sorted(names - seen), names
+print(json.dumps(found))
+"""
+
+
+def test_the_command_table_names_each_commands_module():
+    """typer_app.COMMANDS, what the lazy group imports for a command, is what each module registers."""
+    import json
+    import subprocess
+    import sys
+
+    from memcli.cli.typer_app import COMMANDS
+    from tests.conftest import child_env
+
+    done = subprocess.run([sys.executable, "-c", _REGISTERED], capture_output=True, text=True, env=child_env())
+    found = json.loads(done.stdout)
+    assert found == {m: sorted(n for n, where in COMMANDS.items() if where == m) for m in found}, done.stderr

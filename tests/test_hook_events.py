@@ -203,9 +203,23 @@ def test_the_learning_loop_from_a_reply_to_the_next_prompt(project, example_root
 
 
 @pytest.mark.parametrize("name", ["SessionStart", "Stop", "SessionEnd"])
-def test_the_events_load_no_framework(example_root, project, name):
-    from tests.conftest import loaded_modules
+def test_a_served_event_imports_only_the_client(example_root, project, name):
+    """With a `memcli serve` answering, an event costs a turn what a prompt does: the thin client."""
+    from tests.conftest import loaded_modules, start_server, stop_server
+    from tests.test_startup import HEAVY, THIN
 
-    r, mods = loaded_modules("hook", "claude-code", input=event(name, project, last_assistant_message=FIX), cwd=project)
+    run_memcli("--root", example_root, "recall", "charset")  # the plugin cache, as a first run leaves it
+    proc = start_server(example_root)
+    try:
+        r, mods = loaded_modules(
+            "hook",
+            "claude-code",
+            input=event(name, project, last_assistant_message=FIX),
+            cwd=project,
+            env={"MEMCLI_SERVE": "manual"},
+            full=True,
+        )
+    finally:
+        stop_server(proc)
     assert r.returncode == 0, r.stderr
-    assert not mods & {"typer", "click", "rich", "yaml", "rapidfuzz", "watchdog", "mcp", "pydantic"}, mods
+    assert {m for m in mods if m.startswith("memcli")} == THIN and not mods & HEAVY, mods & HEAVY

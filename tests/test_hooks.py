@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.conftest import loaded_modules, run_memcli
+from tests.conftest import run_memcli
 
 SESSION = "9f1c2d4e-6b7a-4c3e-9d2f-1a2b3c4d5e6f"
 
@@ -165,7 +165,7 @@ def test_without_a_session_id_the_agent_session_then_memcli_session_then_default
 def test_the_command_and_the_typer_command_agree(example_root, project):
     from typer.testing import CliRunner
 
-    from memcli.cli.app import app
+    from memcli.cli.typer_app import app
 
     text = payload("previously we fixed the mysql charset, what was it?", project)
     fast = hook(text, "--root", example_root, "--session", "unused")
@@ -213,11 +213,3 @@ def test_global_options_before_hook(example_root, tmp_path):
         cwd=elsewhere,
     )
     assert r.returncode == 0 and "## Scope `shop`" in r.stdout and "ship friday" in r.stdout
-
-
-def test_the_hook_loads_no_framework(example_root, project):
-    text = payload("上次那个 MySQL charset 乱码是怎么修的?", project)
-    hook(text, cwd=project)  # fills the indexed-memory cache
-    r, mods = loaded_modules("hook", "claude-code", input=text, cwd=project)
-    assert "memory/mysql-charset.md" in r.stdout
-    assert not mods & {"typer", "click", "rich", "yaml", "rapidfuzz", "watchdog", "mcp", "pydantic"}, mods

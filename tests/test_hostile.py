@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memcli.cli.app import command
+from memcli.cli.typer_app import command
 from tests.conftest import examples, invoke as run_main, child_env, run_memcli
 from memcli.core import Memory
 from memcli.usecases.init import init_root
@@ -34,7 +34,7 @@ from memcli.store import details as dfile
 from memcli.store.layout import valid_id
 from memcli.store.index import IndexDoc
 
-HAS_HEARTBEAT = "heartbeat" in command().commands
+HAS_HEARTBEAT = "heartbeat" in command().list_commands(None)
 SLOW_COMMAND = 30  # seconds: a command that takes longer is a hang
 
 

@@ -491,7 +491,7 @@ def test_unknown_arguments_are_refused_and_descriptions_are_dedented(example_roo
     tools, (bogus, fix, fine, gemini) = in_process(example_root, body)
     assert bogus.is_error and bogus.structured_content["code"] == "usage"
     assert bogus.content[0].text.startswith(
-        "memcli error (usage): unknown argument 'bogus' for recall (it takes: query, limit, layer, deep, session, scope"
+        "memcli error (usage): unknown argument 'bogus' for recall (it takes: query, limit, deep, layer, inbox, type"
     )
     assert fix.is_error and "unknown argument 'fix' for heartbeat (it takes: no arguments)" in fix.content[0].text
     assert not fine.is_error

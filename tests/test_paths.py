@@ -323,7 +323,7 @@ def test_symlinked_file_out_of_the_root(cli, root, tmp_path, name, dangling):
 def test_root_that_is_a_symlink_works(tmp_path):
     from typer.testing import CliRunner
 
-    from memcli.cli.app import app
+    from memcli.cli.typer_app import app
 
     real = tmp_path / "real"
     link = tmp_path / "link"
@@ -350,7 +350,7 @@ def test_root_that_is_a_symlink_works(tmp_path):
 def test_root_found_through_a_symlinked_working_folder(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from memcli.cli.app import app
+    from memcli.cli.typer_app import app
 
     real = tmp_path / "real"
     assert CliRunner().invoke(app, ["init", str(real)], catch_exceptions=False).exit_code == 0

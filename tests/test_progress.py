@@ -35,7 +35,7 @@ def on_terminal(*args, cwd=None) -> tuple[int, str]:
     terminal received, escape sequences removed)."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_") or k == "MEMCLI_SERVE"}
     env.update(TERM="xterm-256color", COLUMNS="100")
     p = subprocess.Popen(
         [sys.executable, "-m", "memcli", *map(str, args)], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd

@@ -261,10 +261,9 @@ def test_fusion_leaves_out_a_weak_hit_only_another_phrasing_found():
 
 
 def test_a_lexical_recall_imports_no_numpy(example_root):
-    from tests.conftest import run_memcli
-    from tests.test_startup import loaded
+    from tests.conftest import loaded_modules, run_memcli
 
     for query in ("charset", "alembic migrations before the deploy"):  # the index, then the details layer
         run_memcli("--root", example_root, "recall", query)
-        mods = loaded("--root", example_root, "recall", query)
+        mods = loaded_modules("--root", example_root, "recall", query)[1]
         assert "numpy" not in mods and "memcli.search.providers.http" not in mods, query

@@ -1,9 +1,10 @@
-"""One request per operation, carried unchanged from every door to the use case.
+"""One request per operation, declared once and carried unchanged from every door to the use case.
 
-Each door (the argv table the fast path reads, the Typer app, the MCP server, the Python API) is
-given a distinct value for every parameter it declares; the use case must receive each one in its
-request. A door that drops an option (as the write gate once dropped --pin, --expires and
---source) fails here, and so does a new option with no field (``Request.of`` refuses it).
+Each door (the Typer app, the MCP server, the Python API) is given a distinct value for every
+parameter it offers; the use case must receive each one in its request. A door that drops an
+option (as the write gate once dropped --pin, --expires and --source) fails here, and so does a
+name that is no field (``Request.of`` refuses it). An option added to a request is offered at
+every door with nothing else edited.
 """
 
 import inspect
@@ -11,13 +12,11 @@ import inspect
 import anyio
 import pytest
 
-from memcli import requests
-from memcli.cli import argv
 from memcli.core import Memory
 from memcli.errors import MemcliError
-from memcli.requests import NAMES, RecallRequest, RememberRequest, UpdateRequest
+from memcli.requests import RecallRequest, RememberRequest, UpdateRequest
 from memcli.usecases.init import init_root
-from tests.conftest import Cli, invoke
+from tests.conftest import Cli
 
 # operation -> (the request, the use case it reaches, the module holding it)
 OPERATIONS = {
@@ -51,14 +50,14 @@ def reached(tmp_path, monkeypatch):
     return root, got
 
 
-def _expect(values: dict) -> dict:
-    """The request's fields a door's parameter values stand for."""
+def _expect(values: dict, cls=RecallRequest) -> dict:
+    """The request's fields a door's parameter values stand for (by a field's name at that door)."""
+    names = {d.name or n: n for n, (_, d) in cls.DOORS.items()}
     out = {}
     for name, value in values.items():
         if name in READ_INTO:
             continue
-        field = NAMES.get(name, name)
-        out[field] = tuple(value) if isinstance(value, list) else value
+        out[names.get(name, name)] = tuple(value) if isinstance(value, list) else value
     return out
 
 
@@ -69,11 +68,11 @@ def _check(req, cls, expect: dict) -> None:
 
 
 def _click_command(words):
-    from memcli.cli.app import command
+    from memcli.cli.typer_app import command
 
     cmd = command()
     for w in words:
-        cmd = cmd.commands[w]
+        cmd = cmd.get_command(None, w)
     return cmd
 
 
@@ -103,46 +102,18 @@ def _click_line(cmd) -> tuple[list, dict]:
 
 @pytest.mark.parametrize("op", sorted(OPERATIONS))
 def test_every_typer_option_reaches_the_use_case(reached, op):
-    from memcli.cli.boundary import run_app
+    from memcli.cli.boundary import Call, run_app
 
     root, got = reached
     cmd = _click_command([op])
     args, values = _click_line(cmd)
-    assert (
-        run_app(_click_command([]), ["--root", str(root), "--session", "x-s", "--scope", "x-c", op, *args])
-        == Reached.exit_code
-    )
-    expect = _expect(values)
+    line = ["--root", str(root), "--session", "x-s", "--scope", "x-c", op, *args]
+    assert run_app(_click_command([]), line, Call.here()) == Reached.exit_code
+    expect = _expect(values, OPERATIONS[op][0])
     if op == "recall":
         expect.update(session="x-s", scope="x-c")
     _check(got[-1], OPERATIONS[op][0], expect)
-    assert set(expect) - {"session", "scope"} == {NAMES.get(n, n) for n in values}
-
-
-@pytest.mark.parametrize("words", [w for w in argv.COMMANDS if " ".join(w) in OPERATIONS])
-def test_every_option_of_the_fast_path_table_reaches_the_use_case(reached, words):
-    """The argv table's rows (the fast path, no Typer): each parameter, by each of its spellings."""
-    root, got = reached
-    names, options = argv.COMMANDS[words]
-    by_param: dict = {}
-    for opt, (param, kind, _) in options.items():
-        if param != "json_" and param not in READ_INTO:
-            by_param.setdefault(param, []).append((opt, kind))
-    for spelling in (0, -1):  # the long option, then the last one (the short where there is one)
-        args, values = [], {}
-        for n in names:
-            n = n.rstrip("?")
-            values[n] = f"x-{n}"
-            args.append(f"x-{n}")
-        for param, spellings in by_param.items():
-            opt, kind = spellings[spelling]
-            value = {bool: True, float: 0.25, int: 3, list: [f"x-{param}"]}.get(kind, f"x-{param}")
-            values[param] = value
-            args += [opt] if kind is bool else [opt, str(value[0] if kind is list else value)]
-        line = argv.parse(["--root", str(root), *words, *args])
-        assert line.words == words and line.error is None
-        assert invoke(["--root", str(root), *words, *args]).exit_code == Reached.exit_code
-        _check(got[-1], OPERATIONS[" ".join(words)][0], _expect(values))
+    assert set(expect) - {"session", "scope"} == set(values)
 
 
 def _schema_value(name: str, schema: dict):
@@ -170,7 +141,7 @@ def test_every_mcp_argument_reaches_the_use_case(reached, op):
     args = {name: _schema_value(name, schema) for name, schema in tool.parameters["properties"].items()}
     res = anyio.run(server.call_tool, op, args)
     assert "reached" in str(res), res
-    _check(got[-1], OPERATIONS[op][0], _expect(args))
+    _check(got[-1], OPERATIONS[op][0], _expect(args, OPERATIONS[op][0]))
 
 
 @pytest.mark.parametrize("op", sorted(OPERATIONS))
@@ -195,24 +166,82 @@ def test_every_keyword_of_the_python_api_reaches_the_use_case(reached, op):
         method(**values)
     if op == "update":
         values["id"] = values.pop("memory_id")
-    _check(got[-1], OPERATIONS[op][0], _expect(values))
+    _check(got[-1], OPERATIONS[op][0], _expect(values, OPERATIONS[op][0]))
 
 
 def test_a_name_that_is_no_field_is_refused_never_dropped():
     with pytest.raises(TypeError, match="no field colour"):
         RememberRequest.of({"title": "t", "colour": "red"})
-    with pytest.raises(TypeError, match="no field colour"):
+    with pytest.raises(TypeError, match="colour"):
         UpdateRequest(id="x", colour="red")
-    req = RememberRequest.of({"title": "t", "tag": ["a"], "pin": False, "type_": None})
+    req = RememberRequest.of({"title": "t", "tags": ["a"], "pinned": False, "type": None})
     assert (req.tags, req.pinned, req.type, req.summary) == (("a",), None, None, "")  # a flag off is "not given"
-    assert UpdateRequest.of({"id_": "x", "pin": False}).pinned is False  # --unpin is a change
+    assert UpdateRequest.of({"id": "x", "pinned": False}).pinned is False  # --unpin is a change
+    assert RecallRequest.of({"query": "q", "queries": ["p"]}).also == ("p",)  # a field's name at a door
 
 
-def test_each_request_is_a_slotted_value_without_dataclasses():
-    for cls in (RememberRequest, UpdateRequest, RecallRequest):
-        assert cls.__slots__ == cls.FIELDS and not hasattr(cls, "__dataclass_fields__")
-        assert cls(**{cls.FIELDS[0]: "a"}) == cls(**{cls.FIELDS[0]: "a"})
-    assert "dataclasses" not in inspect.getsource(requests)
+_ADDED = """
+import json, sys
+from typing import Optional
+
+import memcli.requests as requests
+
+
+class Wider(requests.RecallRequest):
+    colour: Optional[str] = requests.option(None, "Only memories of this colour.", "--colour")
+
+
+requests.RecallRequest = Wider  # before any door is made
+
+import anyio
+from memcli.cli.boundary import Call, run_app
+from memcli.cli.typer_app import command
+from memcli.core import Memory
+from memcli.mcp import build
+import memcli.usecases.recall as recall
+
+from memcli.errors import MemcliError
+
+got = []
+
+
+def reached(store, req):
+    got.append(req.colour)
+    raise MemcliError("reached")
+
+
+recall.recall_request = reached
+root = sys.argv[1]
+recall_cmd = command().get_command(None, "recall")
+server = build(root)
+schema = server._tool_manager.get_tool("recall").parameters["properties"]["colour"]
+anyio.run(server.call_tool, "recall", {"query": "q", "colour": "teal"})
+try:
+    Memory(root).recall("q", colour="amber")
+except MemcliError:
+    pass
+run_app(command(), ["--root", root, "recall", "q", "--colour", "red"], Call.here())
+print(json.dumps({"cli": [o for p in recall_cmd.params for o in p.opts], "tool": schema["description"], "got": got}))
+"""
+
+
+def test_an_option_added_to_the_request_is_offered_at_every_door(root):
+    """A field added to RecallRequest (here in a subclass put in its place before the doors are
+    made) is a Typer option, an MCP parameter and a keyword of Memory.recall, and reaches the use
+    case from each, with nothing else edited."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import child_env
+
+    done = subprocess.run(
+        [sys.executable, "-c", _ADDED, str(root)], capture_output=True, text=True, env=child_env(), timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert "--colour" in seen["cli"] and seen["tool"] == "Only memories of this colour."
+    assert seen["got"] == ["teal", "amber", "red"]
 
 
 # ---------------------------------------------------------------- the gate keeps every option

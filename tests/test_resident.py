@@ -1,7 +1,8 @@
 """The resident path: a running `memcli serve` runs the per-turn commands of its root for the
 real CLI in other processes, with the output they would print themselves, and only for its own
-user and root; it sees what other processes change in the root; and without one (or when it
-says no) the command runs in its own process as before."""
+user, root and environment; it sees what other processes change in the root, a root replaced
+by another folder included; and without one (or when it says no) the command runs in its own
+process as before. A per-turn command run in its own process starts one."""
 
 import json
 import os
@@ -66,15 +67,21 @@ LINES = [
     (["remember", "Secret inside", "--body", SECRET], None, True),
     (["remember", "Bad importance", "s", "-i", "7", "--json"], None, True),
     (["scope", "set", "plan", "ship friday", "--agent", "Planner"], None, True),
-    (["recall", "--bogus", "x"], None, False),  # a usage error: Typer's
+    (["recall", "--bogus", "x"], None, False),  # a usage error: said by the client's own run
+    (["recall", "--help"], None, False),  # help: printed by the client's own run
+    (["--version"], None, False),
+    (["session"], None, False),  # a group without its command: the help
     (["session", "show"], None, False),  # not a per-turn command
-    (["recall", "-"], "charset", False),  # stdin: read by the process itself
+    (["recall", "-"], "charset", True),  # stdin: the server asks the client for it
+    (["remember", "Piped note", "-", "--json"], "the summary, piped", True),
+    (["remember", "Filed note", "s", "--body-file", "body.txt"], None, True),  # in the client's folder
     (["hook", "claude-code"], "EVENT:上次那个 charset 的方案是怎么做的?", True),
     (["hook", "claude-code", "--json"], "EVENT:write a haiku", True),
     (["hook", "claude-code"], "not json", False),  # broken input: no root to check, said here
     (["hook", "claude-code"], "EVENT:SessionStart:", True),  # the whole turn is served
     (["hook", "claude-code"], "EVENT:Stop:The charset fix was SET NAMES utf8mb4.", True),
     (["hook", "claude-code"], "EVENT:SessionEnd:", True),
+    (["hook", "claude-code", "--bogus"], "EVENT:hello", False),  # one line, exit 1: the client's own run
 ]
 
 
@@ -93,6 +100,7 @@ def run_lines(root, mode: str) -> list:
 
 
 def test_the_same_lines_give_the_same_output_with_and_without_a_server(example_root, tmp_path):
+    (example_root / "body.txt").write_text("The body, from a file.\n", encoding="utf-8")
     template = tmp_path / "template"
     shutil.copytree(example_root, template)
     assert run_memcli("hook", "allow", example_root).returncode == 0
@@ -212,7 +220,7 @@ def test_followed_files_are_the_scan_after_every_kind_of_change(example_root):
     assert followed.detail_files() is None  # closed: the caller scans
 
 
-def test_a_server_answers_only_its_root_and_its_umask(example_root, tmp_path):
+def test_a_server_answers_only_its_root_its_umask_and_its_environment(example_root, tmp_path):
     other = tmp_path / "other"
     shutil.copytree(example_root, other)
     proc = start_server(example_root)
@@ -223,15 +231,14 @@ def test_a_server_answers_only_its_root_and_its_umask(example_root, tmp_path):
             conn,
             b"run",
             server_stamp(),
-            os.fsencode(str(other.resolve())),
+            os.fsencode(str(example_root.resolve())),
             os.fsencode(str(tmp_path)),
             b"%d" % 0o022,
             resident.pack(b"--root", os.fsencode(str(other)), b"recall", b"charset"),
-            resident.pack(*(f"{k}={v}".encode() for k, v in os.environ.items())),
+            resident.pack(*(f"{k}={v}".encode() for k, v in resident.settings().items())),
             resident.pack(*map(os.fsencode, sys.path)),
-            b"",
         )
-        assert resident.receive(conn) == [b"declined", b"another root"]
+        assert resident.receive(conn) == [b"declined", b"the command is for another root"]
         conn.close()
         n = served(example_root)
         mine = run_memcli("--root", example_root, "recall", "charset", env={"MEMCLI_SERVE": "manual"})
@@ -244,6 +251,61 @@ def test_a_server_answers_only_its_root_and_its_umask(example_root, tmp_path):
             preexec_fn=lambda: os.umask(0o077),
         )
         assert served(example_root) == n + 1 and (masked.returncode, masked.stdout) == (mine.returncode, mine.stdout)
+        state = tmp_path / "other-state"  # the user's trust records and hook roots elsewhere: not this server's
+        elsewhere = run_memcli(
+            "--root", example_root, "recall", "charset", env={"MEMCLI_SERVE": "manual", "XDG_STATE_HOME": str(state)}
+        )
+        assert served(example_root) == n + 1 and (elsewhere.returncode, elsewhere.stdout) == (0, mine.stdout)
+    finally:
+        stop(proc)
+
+
+def test_each_client_is_served_with_its_own_session_scope_and_folder(example_root, tmp_path):
+    """The names and the root a client's environment gives, and the folder it works in, are values
+    of its request: two clients with other ones, one after the other, each get their own."""
+    inner = example_root / "memory"
+    proc = start_server(example_root)
+    try:
+        run_memcli("--root", example_root, "recall", "warm", env={"MEMCLI_SERVE": "off"})
+        n = served(example_root)
+        for name in ("alpha", "beta"):
+            env = {"MEMCLI_SERVE": "manual", "MEMCLI_SESSION": name, "MEMCLI_SCOPE": f"task-{name}"}
+            assert run_memcli("session", "add", "user", f"turn of {name}", env=env, cwd=inner).returncode == 0
+            env["MEMCLI_ROOT"] = str(example_root)
+            assert run_memcli("scope", "set", "k", name, "--agent", "A", env=env, cwd=tmp_path).returncode == 0
+        assert served(example_root) == n + 4
+    finally:
+        stop(proc)
+    for name in ("alpha", "beta"):
+        turns = json.loads((example_root / ".memcli" / "sessions" / f"{name}.json").read_text(encoding="utf-8"))
+        assert [t["text"] for t in turns["turns"]] == [f"turn of {name}"]
+        scope = run_memcli("--root", example_root, "--scope", f"task-{name}", "scope", "get", "k")
+        assert scope.stdout.strip() == name
+
+
+def test_the_client_reads_stdin_only_when_the_command_does(example_root):
+    """A served recall whose stdin stays open and empty does not wait for it; `recall -` is served,
+    its query read from stdin when the server asks for it."""
+    proc = start_server(example_root)
+    try:
+        run_memcli("--root", example_root, "recall", "warm", env={"MEMCLI_SERVE": "off"})
+        n = served(example_root)
+        held, kept = os.pipe()  # stdin open, nothing written, never closed while the client runs
+        try:
+            waited = subprocess.run(
+                [sys.executable, "-m", "memcli", "--root", str(example_root), "recall", "charset"],
+                stdin=held,
+                capture_output=True,
+                env={**os.environ, "MEMCLI_SERVE": "manual"},
+                timeout=30,
+            )
+        finally:
+            os.close(held)
+            os.close(kept)
+        assert waited.returncode == 0 and b"charset" in waited.stdout.lower()
+        piped = run_memcli("--root", example_root, "recall", "-", input="charset", env={"MEMCLI_SERVE": "manual"})
+        assert piped.returncode == 0 and "charset" in piped.stdout.lower()
+        assert served(example_root) == n + 2
     finally:
         stop(proc)
 
@@ -304,15 +366,9 @@ def test_a_client_never_uses_a_socket_others_may_reach(example_root):
 
 
 def test_idle_exit_and_a_second_server(example_root):
-    proc = start_server(example_root, "--idle-exit", "1")
-    second = subprocess.run(
-        [sys.executable, "-m", "memcli.serve", "--root", str(example_root)],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(ROOT_DIR)),
-        timeout=60,
-    )
-    assert second.returncode == 1 and "already answers" in second.stderr
+    proc = start_server(example_root, "--idle-exit", "1s")
+    second = run_memcli("--root", example_root, "serve")
+    assert second.returncode == 4 and "already answers" in second.stderr
     assert proc.wait(30) == 0
     assert not os.path.exists(resident.socket_path(str(example_root.resolve())))
 
@@ -353,7 +409,15 @@ def test_the_hook_starts_a_server_for_its_root(example_root):
     pid = remote.ask(example_root, {"op": "ping"})["pid"]
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        assert cmdline[:5] == [sys.executable.encode(), b"-I", b"-m", b"memcli.serve", b"--root"]
+        assert cmdline[:7] == [
+            sys.executable.encode(),
+            b"-I",
+            b"-m",
+            b"memcli",
+            b"--root",
+            os.fsencode(str(example_root.resolve())),
+            b"serve",
+        ]
         assert os.readlink(f"/proc/{pid}/cwd") == "/"
         again = run_memcli(
             "hook", "claude-code", input=event(example_root, "上次那个 charset 的方案?"), env=env, cwd=example_root
@@ -376,6 +440,28 @@ def test_the_hook_starts_a_server_for_its_root(example_root):
         assert not alive
 
 
+def test_a_per_turn_command_starts_a_server_for_its_root(example_root):
+    """MEMCLI_SERVE unset: a shell script's first recall runs in its own process and starts a server
+    for the root (isolated, working in /), which answers its next commands; a command that is not
+    per-turn starts none."""
+    env = {"MEMCLI_SERVE": "auto"}
+    assert run_memcli("--root", example_root, "list", env=env).returncode == 0
+    time.sleep(0.5)
+    assert served(example_root) < 0  # none started by a listing
+    first = run_memcli("--root", example_root, "recall", "charset", env=env)
+    assert first.returncode == 0
+    deadline = time.time() + 30
+    while served(example_root) < 0 and time.time() < deadline:
+        time.sleep(0.1)
+    pid = remote.ask(example_root, {"op": "ping"})["pid"]
+    try:
+        assert os.readlink(f"/proc/{pid}/cwd") == "/"
+        again = run_memcli("--root", example_root, "recall", "charset", env=env)
+        assert (again.returncode, again.stdout) == (first.returncode, first.stdout) and served(example_root) == 1
+    finally:
+        os.kill(pid, signal.SIGTERM)
+
+
 def test_frames():
     assert resident.unpack(resident.pack(b"", b"a:b", "é".encode())) == [b"", b"a:b", "é".encode()]
     for bad in (b"3:ab", b"x:a", b":", b"-1:", b"2a:ab"):
@@ -387,26 +473,19 @@ def test_declined_when_the_code_or_the_interpreter_differs(example_root):
     from memcli.serve import Resident
 
     server = Resident(Memory(example_root))
-    root = os.fsencode(server.root)
-    args = ["--root", str(example_root), "recall", "charset"]
-    assert server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path) in (
-        None,
-        "other plugins",
+    env, cwd, mask = resident.settings(), str(example_root), b"%d" % server.umask
+    assert server._declines(server.stamp, server.root, mask, env, sys.path, cwd) in (None, "other plugins")
+    assert server._declines(b"elsewhere", server.root, mask, env, sys.path, cwd) == "another memcli"
+    assert server._declines(server.stamp, server.root, mask, {**env, "HOME": "/elsewhere"}, sys.path, cwd) == (
+        "another environment (HOME)"
     )
-    assert server._declines(b"elsewhere", server.root, b"%d" % server.umask, args, None, sys.path) == "another memcli"
     assert server.code_watch is not None and not server.code_watch()
     server.code_watch = lambda: True  # as if a file of memcli changed after it started
-    assert (
-        server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path)
-        == "memcli changed on disk"
-    )
-    assert server.stopping and root
+    assert server._declines(server.stamp, server.root, mask, env, sys.path, cwd) == "memcli changed on disk"
+    assert server.stopping
     server.stopping, server.code_watch = False, None  # where inotify is missing: a stat of each file
     server.code = {**server.code, next(iter(server.code)): (0, 0, 0)}
-    assert (
-        server._declines(server.stamp, server.root, b"%d" % server.umask, args, None, sys.path)
-        == "memcli changed on disk"
-    )
+    assert server._declines(server.stamp, server.root, mask, env, sys.path, cwd) == "memcli changed on disk"
 
 
 def test_a_change_under_followed_folders_is_seen(tmp_path):
@@ -477,3 +556,27 @@ def test_after_a_turn_that_wrote_the_server_brings_the_search_cache_up_to_date(e
     # the same turn in a process of its own leaves the work to the next recall
     assert run_memcli("--root", root, "session", "add", "user", "a turn alone").returncode == 0
     assert _search_cache_behind(root) != (0, 0, 0)
+
+
+def test_a_root_replaced_under_the_server_is_followed_anew(example_root):
+    """`mv root root.old && cp -a root.old root`, then an edit in the new folder: the server sees the
+    root and memory/ are other folders now (their inodes), not only that they went, and its recall
+    reads the new files."""
+    root = example_root
+    manual = {"MEMCLI_SERVE": "manual"}
+    run_memcli("--root", root, "recall", "alembic", "--layer", "details", env={"MEMCLI_SERVE": "off"})
+    proc = start_server(root)
+    try:
+        assert run_memcli("--root", root, "recall", "alembic", "--layer", "details", env=manual).returncode == 0
+        old = root.with_name("ex.old")
+        os.rename(root, old)
+        subprocess.run(["cp", "-a", str(old), str(root)], check=True)
+        detail = next(p for p in (root / "memory").glob("*.md") if "charset" in p.read_text(encoding="utf-8"))
+        with open(detail, "a", encoding="utf-8") as f:
+            f.write("\nThe qwertzuiop collation matters too.\n")
+        n = served(root)
+        found = run_memcli("--root", root, "recall", "qwertzuiop", "--layer", "details", "--json", env=manual)
+        assert served(root) == n + 1  # the server answered
+        assert found.returncode == 0 and json.loads(found.stdout)["data"]["hits"][0]["id"] == detail.stem
+    finally:
+        stop(proc)

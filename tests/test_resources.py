@@ -83,10 +83,10 @@ FAULTS = {
     "second rename ENOSPC": lambda m: m.setattr(os, "replace", _nth_replace_fails(2)),
     "fsync ENOSPC": lambda m: m.setattr(os, "fsync", _raiser(errno.ENOSPC)),
     "write ENOSPC": lambda m: m.setattr(os, "fdopen", lambda fd, *a, **kw: _FailingFile(fd)),
-    # every temp file of a write is made by fs.temp_file (tempfile.mkstemp's way, without tempfile)
-    "mkstemp ENOSPC": lambda m: m.setattr(fs, "temp_file", _raiser(errno.ENOSPC)),
-    "read-only folder": lambda m: m.setattr(fs, "temp_file", _raiser(errno.EROFS)),
-    "permission denied": lambda m: m.setattr(fs, "temp_file", _raiser(errno.EACCES)),
+    # every temp file of a write is made by tempfile.mkstemp (store/fs.py)
+    "mkstemp ENOSPC": lambda m: m.setattr(fs.tempfile, "mkstemp", _raiser(errno.ENOSPC)),
+    "read-only folder": lambda m: m.setattr(fs.tempfile, "mkstemp", _raiser(errno.EROFS)),
+    "permission denied": lambda m: m.setattr(fs.tempfile, "mkstemp", _raiser(errno.EACCES)),
 }
 
 WRITES = [

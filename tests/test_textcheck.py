@@ -125,9 +125,12 @@ def test_safe_keeps_text_tabs_and_newlines():
 
 
 def test_out_and_talk_escape(capsys):
-    render.out("title \x1b]0;PWNED\x07")
-    render.talk("key \x1b[2J")
-    render.write("ctx \x9b2J")
+    import sys
+
+    o = render.Output(sys.stdout, sys.stderr)
+    o.out("title \x1b]0;PWNED\x07")
+    o.talk("key \x1b[2J")
+    o.write("ctx \x9b2J")
     got = capsys.readouterr()
     assert "\x1b" not in got.out + got.err and "\x9b" not in got.out and "\x07" not in got.out
     assert got.out == "title \\x1b]0;PWNED\\x07\nctx \\x9b2J" and got.err == "key \\x1b[2J\n"

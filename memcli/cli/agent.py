@@ -7,14 +7,13 @@ from typing import Annotated, Optional
 import typer
 
 from .typer_app import Json, app, run, state
-from .boundary import Out, stdin_bytes
+from .boundary import Out
 
 hook_app = typer.Typer(
     help="Hooks an agent runs on its own events (reads the event's JSON on stdin), and the "
     "roots they may use (allow, deny, list).\n\n"
     "Example: memcli hook claude-code < event.json",
-    no_args_is_help=True,
-)
+)  # no help for a bare `memcli hook`: an agent runs it, and gets one line and exit 1 (boundary.HOOK)
 app.add_typer(hook_app, name="hook")
 
 
@@ -32,9 +31,7 @@ def mcp(ctx: typer.Context):
     """
 
     def act():
-        from ..frontend import find_root
-
-        root = find_root(state(ctx).root)
+        root = _root(ctx, None)
         from ..mcp import serve  # a missing extra is a one-line error naming the install command
 
         serve(root)
@@ -62,34 +59,35 @@ def claude_code(
     so; Stop (AfterAgent) records the assistant's reply; SessionEnd puts the session in the
     episode log. `memcli agents add` wires it. The root is
     --root, MEMCLI_ROOT or the nearest one above the prompt's cwd that `memcli hook
-    allow` registered; no other is touched. Broken input exits 1 (never 2, which
-    would block the prompt). Runs without the CLI framework: it runs before every
-    prompt.
+    allow` registered; no other is touched. Broken input or arguments exit 1 (never 2,
+    which would block the prompt).
 
     Example: echo '{"prompt": "用上次那个方案", "session_id": "s1"}' | memcli hook claude-code
     """
-    from ..hooks import answer
+    from .. import hooks
 
     st = state(ctx)
-    code = answer(None, root or st.root, budget, st.scope, as_json=json_ or st.json, stdin=_Stdin())
+    where, call = root or st.root, st.call
+    admit = call.admit
+    served = None if admit is None else (lambda found: admit("hook claude-code", lambda: found))
+    res = hooks.claude_code(call.stdin(), where, budget, st.scope, call.env, call.cwd, admit=served)
+    code = hooks.answer(res, st.out, as_json=json_ or st.json)
+    if call.admit is None and res.root is not None:  # answered here: a server answers the next prompts
+        from .. import resident
+
+        resident.start(str(res.root))
     if code:
         raise typer.Exit(code)
-
-
-class _Stdin:
-    """stdin as the hook reads it: bytes (a test's text stdin encoded)."""
-
-    def read(self) -> bytes:
-        return stdin_bytes()
 
 
 Where = Annotated[Optional[str], typer.Argument(metavar="PATH", help="A memory root (default: the current root).")]
 
 
-def _hook_root(ctx: typer.Context, path: Optional[str]):
-    from ..frontend import find_root
+def _root(ctx: typer.Context, path: Optional[str]):
+    from ..config import find_root
 
-    return find_root(path if path else state(ctx).root)
+    st = state(ctx)
+    return find_root(path or st.root, st.call.env, st.call.cwd)
 
 
 @hook_app.command("allow")
@@ -102,19 +100,18 @@ def hook_allow(ctx: typer.Context, path: Where = None, json_: Json = False):
 
     Example: memcli hook allow ~/notes
     """
-    from .. import render as r
-    from ..frontend import hook_allow
+    from ..trust import allow_hook_root
 
     def act():
-        root = _hook_root(ctx, path)
-        added = hook_allow(root)
+        root = _root(ctx, path)
+        added = allow_hook_root(root)
 
-        def human():
-            r.talk(
+        def human(o):
+            o.talk(
                 f"the hook {'now uses' if added else 'already used'} {root}: it records every prompt there "
                 "(turns beyond session.max_rounds go into memory/episodes/, which sync commits)"
             )
-            r.out(str(root))
+            o.out(str(root))
 
         return Out({"root": str(root), "added": added}, human)
 
@@ -127,16 +124,15 @@ def hook_deny(ctx: typer.Context, path: Where = None, json_: Json = False):
 
     Example: memcli hook deny ~/notes
     """
-    from .. import render as r
-    from ..frontend import hook_deny, real_path
+    from ..trust import deny_hook_root, real
 
     def act():
-        root = real_path(path) if path else str(_hook_root(ctx, None))
-        removed = hook_deny(root)
+        root = real(path) if path else str(_root(ctx, None))
+        removed = deny_hook_root(root)
 
-        def human():
-            r.talk(f"the hook no longer uses {root}" if removed else f"{root} was not allowed; nothing changed")
-            r.out(str(root))
+        def human(o):
+            o.talk(f"the hook no longer uses {root}" if removed else f"{root} was not allowed; nothing changed")
+            o.out(str(root))
 
         return Out({"root": str(root), "removed": removed}, human)
 
@@ -149,17 +145,16 @@ def hook_list(ctx: typer.Context, json_: Json = False):
 
     Example: memcli hook list
     """
-    from .. import render as r
-    from ..frontend import hook_roots
+    from ..trust import hook_roots
 
     def act():
         roots = hook_roots()
 
-        def human():
+        def human(o):
             for x in roots:
-                r.out(x)
+                o.out(x)
             if not roots:
-                r.talk("no root allowed: the hook acts only with --root or MEMCLI_ROOT (`memcli hook allow PATH`)")
+                o.talk("no root allowed: the hook acts only with --root or MEMCLI_ROOT (`memcli hook allow PATH`)")
 
         return Out({"roots": roots}, human)
 

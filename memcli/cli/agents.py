@@ -21,11 +21,11 @@ Name = Annotated[str, typer.Argument(metavar="NAME", help="claude-code, codex, g
 Scope = Annotated[str, typer.Option("--scope", metavar="user|project", help="Your own files, or this folder's.")]
 
 
-def _wrote(res: dict, said: str = "") -> None:
+def _wrote(o: r.Output, res: dict, said: str = "") -> None:
     for f in res["changed"]:
-        r.talk(f"wrote {f}" + (f" (the old one: {f}.memcli-backup)" if f + ".memcli-backup" in res["backups"] else ""))
+        o.talk(f"wrote {f}" + (f" (the old one: {f}.memcli-backup)" if f + ".memcli-backup" in res["backups"] else ""))
     if said:
-        r.out(said)
+        o.out(said)
 
 
 @agents_app.command("add")
@@ -40,23 +40,24 @@ def agents_add(ctx: typer.Context, name: Name, scope: Scope = "user", json_: Jso
     Example: memcli --root ~/notes agents add claude-code
     """
     from ..core import Memory
-    from ..frontend import find_root
+    from ..config import find_root
 
     def act():
-        res = Memory.agents().add(name, find_root(state(ctx).root), scope)
+        st = state(ctx)
+        res = Memory.agents().add(name, find_root(st.root, st.call.env, st.call.cwd), scope)
 
-        def human():
+        def human(o):
             if "snippet" in res:
-                r.talk(f"memcli does not edit {name}'s files; give it this MCP server (stdio), or the JSON block:")
-                r.out(res["snippet"]["command"])
-                return r.out(res["snippet"]["json"])
-            _wrote(res)
-            r.out(
+                o.talk(f"memcli does not edit {name}'s files; give it this MCP server (stdio), or the JSON block:")
+                o.out(res["snippet"]["command"])
+                return o.out(res["snippet"]["json"])
+            _wrote(o, res)
+            o.out(
                 f"{name} ({scope}): the MCP server in {res['files'][0]}, hooks {', '.join(res['events'])} in "
                 f"{res['files'][1]}; the hook may use {res['root']}. Check it: memcli doctor"
             )
             if res["note"] or not res["changed"]:
-                r.talk(res["note"] or "nothing changed: it was there already")
+                o.talk(res["note"] or "nothing changed: it was there already")
 
         return Out(res, human)
 
@@ -74,12 +75,12 @@ def agents_list(ctx: typer.Context, json_: Json = False):
     def act():
         rows = Memory.agents().listing()
 
-        def human():
+        def human(o):
             for x in rows:
                 hooks = ", ".join((x["hooks"] or {}).get("events", {})) or "no hooks"
-                r.out(f"{x['agent']} ({x['scope']}): root {x['root'] or '?'}, server {bool(x['mcp'])}, {hooks}")
+                o.out(f"{x['agent']} ({x['scope']}): root {x['root'] or '?'}, server {bool(x['mcp'])}, {hooks}")
             if not rows:
-                r.talk("no agent has memcli: memcli agents add claude-code (or codex, gemini)")
+                o.talk("no agent has memcli: memcli agents add claude-code (or codex, gemini)")
 
         return Out({"agents": rows}, human)
 
@@ -97,7 +98,8 @@ def agents_remove(ctx: typer.Context, name: Name, scope: Scope = "user", json_: 
     def act():
         res = Memory.agents().remove(name, scope)
         return Out(
-            res, lambda: _wrote(res, f"{name} ({scope}): memcli {'removed' if res['changed'] else 'was not there'}")
+            res,
+            lambda o: _wrote(o, res, f"{name} ({scope}): memcli {'removed' if res['changed'] else 'was not there'}"),
         )
 
     run(ctx, "agents remove", json_, act)
@@ -118,20 +120,20 @@ def doctor(ctx: typer.Context, json_: Json = False):
     def act():
         res = Memory.doctor()
 
-        def human():
+        def human(o):
             for x in res["agents"]:
-                r.out(f"{x['agent']} ({x['scope']}), root {x['root'] or '?'}")
+                o.out(f"{x['agent']} ({x['scope']}), root {x['root'] or '?'}")
                 for c in x["checks"]:
-                    r.out(
+                    o.out(
                         f"  {'ok  ' if c['ok'] else 'FAIL'} {c['what']}: {c['said']}"
                         + (f" -> fix: {c['fix']}" if c["fix"] else "")
                     )
                 if x["note"] and all(c["fix"] != x["note"] for c in x["checks"]):
-                    r.out(f"  note: {x['note']}")
+                    o.out(f"  note: {x['note']}")
             for h in res["roots"]:
-                r.out(f"root {h['root']}: {r.heartbeat_head(h['summary']) if h['summary'] else h['said']}")
+                o.out(f"root {h['root']}: {r.heartbeat_head(h['summary']) if h['summary'] else h['said']}")
             if not res["agents"]:
-                r.talk("no agent has memcli: memcli agents add claude-code (or codex, gemini)")
+                o.talk("no agent has memcli: memcli agents add claude-code (or codex, gemini)")
 
         return Out.of(res, human, code=0 if res["ok"] and res["agents"] else 1)
 

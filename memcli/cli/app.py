@@ -1,56 +1,24 @@
-"""The thin command line: parse, make one library call, render, map errors to exit codes.
-
-This module holds the commands of a memory's life (init, remember, update, show, list, edit,
-forget, restore, rename, index) and gathers the others' modules; the Typer app they share is in
-``typer_app``."""
+"""The commands of a memory's life: init, remember, update, show, list, edit, forget, restore,
+rename and index (the Typer app they share with the other command modules is ``typer_app``)."""
 
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
+from typing import Annotated, Optional
 
 import typer
-from typing import Annotated
 
 from .. import render as r
 from ..errors import UsageError
-from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, listed_ids
-from .boundary import Out, read_input, stdin_bytes
+from ..model import listed_ids
+from ..requests import RememberRequest, UpdateRequest
+from .boundary import Out, read_input
 from .complete import ids, tags
 from .progress import reporting
-from .typer_app import Json, app, index_app, memory, options, run, state
+from .typer_app import Json, app, memory, output, run, state, takes
 
-
-def command():
-    """The app's Click command, built once per process (`main` and in-process tests share it)."""
-    global _COMMAND
-    if _COMMAND is None:
-        from ..frontend import add_plugin_commands
-
-        add_plugin_commands(app)  # the plugins' commands (memcli.plugins), tidied like the rest
-        _COMMAND = tidy(typer.main.get_command(app))
-    return _COMMAND
-
-
-def tidy(cmd):
-    """What every command of the tree gets, however and whenever it was registered: its help's
-    closing `Example:` paragraph printed last (after the options), a positional `id_` shown as
-    `id`, and "Did you mean" said once (Click says it; Typer would say it again)."""
-    if hasattr(cmd, "suggest_commands"):
-        cmd.suggest_commands = False
-    for p in cmd.params:
-        if p.param_type_name == "argument" and p.name.endswith("_"):
-            p.opts = [p.name.rstrip("_")]  # `id_` (a Python name) is shown as `id` / ID
-    help_text = (cmd.help or "").rstrip()
-    head, sep, example = help_text.rpartition("\n\n")
-    if sep and example.lstrip().startswith("Example:") and not cmd.epilog:
-        cmd.help, cmd.epilog = head, example.strip()
-    for sub in getattr(cmd, "commands", {}).values():
-        tidy(sub)
-    return cmd
-
-
-_COMMAND = None
+index_app = typer.Typer(help="Regenerate or verify MEMORY.md.\n\nExample: memcli index check", no_args_is_help=True)
+app.add_typer(index_app, name="index")
 
 
 # ---------------------------------------------------------------- commands
@@ -73,15 +41,15 @@ def init(
     def act():
         res = Memory.create(path or state(ctx).root or ".", example, git=git_)
 
-        def human():
+        def human(o):
             for c in res["created"]:
                 if not c.startswith("memory/") or c.endswith("/"):
-                    r.talk(f"created {c}")
+                    o.talk(f"created {c}")
             for k in res["kept"]:
-                r.talk(f"kept    {k} (exists)")
+                o.talk(f"kept    {k} (exists)")
             if res["examples"]:
-                r.talk(f"added {len(res['examples'])} example memories")
-            r.out(res["root"])
+                o.talk(f"added {len(res['examples'])} example memories")
+            o.out(res["root"])
 
         return Out.of(res, human)
 
@@ -89,92 +57,52 @@ def init(
 
 
 @app.command()
+@takes(RememberRequest)
 def remember(
     ctx: typer.Context,
-    title: Annotated[str, typer.Argument(help="One line naming the memory ('-' reads stdin).")],
-    summary: Annotated[Optional[str], typer.Argument(help="The conclusion, in one line ('-' reads stdin).")] = None,
-    tag: Annotated[
-        Optional[List[str]], typer.Option("--tag", "-t", help="A tag (repeatable).", autocompletion=tags)
-    ] = None,
-    alias: Annotated[
-        Optional[List[str]], typer.Option("--alias", "-a", help="Another name it is known by (repeatable).")
-    ] = None,
-    body: Annotated[
-        Optional[str], typer.Option("--body", "-b", metavar="TEXT", help="The full text ('-' reads stdin).")
-    ] = None,
     body_file: Annotated[
         Optional[str], typer.Option("--body-file", "-f", metavar="FILE", help="Read the body from a file ('-': stdin).")
     ] = None,
-    type_: Annotated[
-        Optional[str],
-        typer.Option("--type", help=f"fact | preference | lesson | procedure | event | note (default {DEFAULT_TYPE})"),
-    ] = None,
-    importance: Annotated[
-        Optional[float], typer.Option("--importance", "-i", metavar="0..1", help=f"0..1 (default {DEFAULT_IMPORTANCE})")
-    ] = None,
-    pin: Annotated[bool, typer.Option("--pin", help="Always keep it in MEMORY.md.")] = False,
-    expires: Annotated[
-        Optional[str], typer.Option("--expires", metavar="DATE|30d", help="A date (2027-01-31) or a duration (30d).")
-    ] = None,
-    id_: Annotated[Optional[str], typer.Option("--id", help="Use this id instead of one made from the title.")] = None,
-    source: Annotated[Optional[str], typer.Option("--source", help="Where it came from.")] = None,
     json_: Json = False,
+    **options,
 ):
     """Write a detail file and its index line.
 
     Example: memcli remember "MySQL charset double encoding" "set utf8mb4 on the connection" -t mysql
     """
-    from .boundary import remember_action
+    st = state(ctx)
 
     def act():
-        return remember_action(state(ctx), **options(ctx))
+        title, summary, body = options.pop("title"), options.pop("summary"), options.pop("body")
+        if [title, summary, body].count("-") + (body_file == "-") > 1:
+            raise UsageError("only one argument can read standard input ('-')")
+        m = st.memory()
+        t = read_input(st.call, title, None, "title")
+        s = read_input(st.call, summary, None, "summary")
+        b = read_input(st.call, body, body_file, "body")
+        res = m.gate("cli").remember(RememberRequest.of(options, title=t, summary=s, body=b))
+        return Out.of(res, lambda o: r.write_result(o, res.to_dict()), warnings=m.config.warnings)
 
     run(ctx, "remember", json_, act)
 
 
 @app.command()
-def update(
-    ctx: typer.Context,
-    id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
-    ],
-    title: Annotated[
-        Optional[str], typer.Option("--title", metavar="TEXT", help="New title (the old one becomes an alias).")
-    ] = None,
-    summary: Annotated[
-        Optional[str], typer.Option("--summary", "-s", metavar="TEXT", help="New summary ('-' reads stdin).")
-    ] = None,
-    append: Annotated[
-        Optional[str], typer.Option("--append", metavar="TEXT", help="Text to add to the body ('-' reads stdin).")
-    ] = None,
-    tag: Annotated[Optional[List[str]], typer.Option("--tag", "-t", help="Add a tag.", autocompletion=tags)] = None,
-    untag: Annotated[
-        Optional[List[str]], typer.Option("--untag", metavar="TAG", help="Remove a tag.", autocompletion=tags)
-    ] = None,
-    alias: Annotated[Optional[List[str]], typer.Option("--alias", "-a", help="Add an alias.")] = None,
-    type_: Annotated[
-        Optional[str], typer.Option("--type", help="fact | preference | lesson | procedure | event | note")
-    ] = None,
-    importance: Annotated[Optional[float], typer.Option("--importance", "-i", metavar="0..1", help="0..1")] = None,
-    pin: Annotated[Optional[bool], typer.Option("--pin/--unpin", help="Keep it in MEMORY.md always, or not.")] = None,
-    expires: Annotated[
-        Optional[str], typer.Option("--expires", metavar="DATE|30d|never", help="A date, a duration (30d) or 'never'.")
-    ] = None,
-    json_: Json = False,
-):
+@takes(UpdateRequest)
+def update(ctx: typer.Context, json_: Json = False, **options):
     """Change a memory; a replaced summary goes under a dated ## History section.
 
     Example: memcli update mysql-charset --summary "use utf8mb4 everywhere" --tag encoding
     """
-    from ..requests import UpdateRequest
+    st = state(ctx)
 
     def act():
+        summary, append = options.pop("summary"), options.pop("append")
         if [summary, append].count("-") > 1:
             raise UsageError("only one argument can read standard input ('-')")
-        s = read_input(summary, None, stdin_bytes, "summary") if summary is not None else None
-        a = read_input(append, None, stdin_bytes, "append") if append is not None else None
-        res = memory(ctx).gate("cli").update(UpdateRequest.of(options(ctx), summary=s, append=a))
-        return Out.of(res, lambda: r.write_result(res.to_dict()))
+        s = read_input(st.call, summary, None, "summary") if summary is not None else None
+        a = read_input(st.call, append, None, "append") if append is not None else None
+        res = st.memory().gate("cli").update(UpdateRequest.of(options, summary=s, append=a))
+        return Out.of(res, lambda o: r.write_result(o, res.to_dict()))
 
     run(ctx, "update", json_, act)
 
@@ -196,7 +124,7 @@ def show(
         m = memory(ctx)
         data = m.get(id_).to_dict()
         text = m.raw(id_)
-        return Out(data, lambda: r.show(data, text))
+        return Out(data, lambda o: r.show(o, data, text))
 
     run(ctx, "show", json_, act)
 
@@ -225,15 +153,15 @@ def list_(
     def act():
         data = memory(ctx).list(tag=tag, type=type_, all=all_).to_dict()
         rows, probs = data["memories"], data["problems"]
-        fmt = format_ or (None if r.is_tty() else "tsv")
+        fmt = format_ or (None if output(ctx).tty() else "tsv")
         text = r.format_listing(rows, fmt) if fmt else None
 
-        def human():
+        def human(o):
             if text is None:
-                return r.listing(rows, probs)
-            r.write(text)
+                return r.listing(o, rows, probs)
+            o.write(text)
             for p in probs:
-                r.warn(f"skipped {p}")
+                o.warn(f"skipped {p}")
 
         return Out(data, human)
 
@@ -270,18 +198,19 @@ def edit(
         m = memory(ctx)
         m.locate(id_)  # an unknown id is said before the editor starts
         editor = editors.chosen("edit ID")
+        o = output(ctx)
         try:
             s = m.edit_begin(id_, reuse)
         except UsageError as e:
-            if not (isinstance(e.data, dict) and "draft" in e.data and r.is_tty(sys.stdin) and r.is_tty(sys.stderr)):
+            if not (isinstance(e.data, dict) and "draft" in e.data and r.is_tty(sys.stdin) and o.tty(err=True)):
                 raise
             kept = e.data["draft"]
             again = typer.confirm(f"An earlier edit of {id_} left a draft ({kept}); go on with it?", err=True)
             s = m.edit_begin(id_, again)
             if not again:
-                r.talk(f"starting again from the file; the earlier draft stays in {kept}")
+                o.talk(f"starting again from the file; the earlier draft stays in {kept}")
         if s.reopened:
-            r.talk(
+            output(ctx).talk(
                 f"reopening the draft an earlier edit of {s.id} kept: {os.path.relpath(s.draft, m.root)}"
                 + (
                     f" (the file changed since: {r.plural(s.marked, 'place')} where both differ "
@@ -298,7 +227,7 @@ def edit(
                 + (f" (your text is kept in {kept})" if kept else "")
             )
         res = m.edit_finish(s)
-        return Out.of(res, lambda: r.write_result(res.to_dict()))
+        return Out.of(res, lambda o: r.write_result(o, res.to_dict()))
 
     run(ctx, "edit", json_, act)
 
@@ -326,7 +255,7 @@ def forget(
         m = memory(ctx)
         found = m.locate(id_)
         if purge and not yes:
-            if not (r.is_tty(sys.stdin) and r.is_tty(sys.stderr)):
+            if not (r.is_tty(sys.stdin) and output(ctx).tty(err=True)):
                 raise UsageError(
                     "forget --purge deletes a file: pass --yes when not on a terminal "
                     "(without --purge, forget archives it)"
@@ -334,9 +263,9 @@ def forget(
             what = found["title"] if found["title"] is not None else "its frontmatter cannot be read"
             if not typer.confirm(f"Delete {found['path']} ({what}) and its index line for good?", err=True):
                 kept = {"action": "kept", "id": found["id"], "path": found["path"], "line": None}
-                return Out(kept, lambda: r.talk(f"kept {found['id']}: nothing deleted"))
+                return Out(kept, lambda o: o.talk(f"kept {found['id']}: nothing deleted"))
         res = m.forget(id_, purge=purge)
-        return Out.of(res, lambda: r.write_result(res.to_dict()))
+        return Out.of(res, lambda o: r.write_result(o, res.to_dict()))
 
     run(ctx, "forget", json_, act)
 
@@ -356,7 +285,7 @@ def restore(
 
     def act():
         res = memory(ctx).restore(id_)
-        return Out.of(res, lambda: r.write_result(res.to_dict()))
+        return Out.of(res, lambda o: r.write_result(o, res.to_dict()))
 
     run(ctx, "restore", json_, act)
 
@@ -375,14 +304,14 @@ def rename(
 
     def act():
         m = memory(ctx)
-        with reporting(m, json_ or state(ctx).json):
+        with reporting(m, json_ or state(ctx).json, output(ctx)):
             data = m.rename(old, new)
 
-        def human():
-            r.out(data["id"])
+        def human(o):
+            o.out(data["id"])
             refs = data["references"]
             refs = f"; references updated in {listed_ids(refs, '--json names them all')}" if refs else ""
-            r.talk(f"renamed {old} to {new} ({data['path']}){refs}")
+            o.talk(f"renamed {old} to {new} ({data['path']}){refs}")
 
         return Out.of(data, human)
 
@@ -398,20 +327,20 @@ def index_rebuild(ctx: typer.Context, json_: Json = False):
 
     def act():
         m = memory(ctx)
-        with reporting(m, json_ or state(ctx).json):
+        with reporting(m, json_ or state(ctx).json, output(ctx)):
             res = m.rebuild_index()
 
-        def human():
-            r.out(f"MEMORY.md rebuilt: {r.plural(res['entries'], 'entry', 'entries')}")
+        def human(o):
+            o.out(f"MEMORY.md rebuilt: {r.plural(res['entries'], 'entry', 'entries')}")
             left = res["left_out"]
             if left:
                 names = listed_ids(left, "`memcli list` shows every memory, --json names them all")
-                r.talk(
+                o.talk(
                     f"{len(left):,} {'memory' if len(left) == 1 else 'memories'} not listed for lack of room "
                     f"(detail files kept): {names}"
                 )
             for p in res["problems"]:
-                r.warn(f"skipped {p}")
+                o.warn(f"skipped {p}")
 
         return Out.of(res, human)
 
@@ -430,20 +359,6 @@ def index_check(ctx: typer.Context, json_: Json = False):
     def act():
         probs = memory(ctx).check_index()
         items = [{"path": p.path, "line": p.line, "message": p.message} for p in probs]
-        return Out({"problems": items}, lambda: r.problems(probs, "index ok"), code=1 if probs else 0)
+        return Out({"problems": items}, lambda o: r.problems(o, probs, "index ok"), code=1 if probs else 0)
 
     run(ctx, "index check", json_, act)
-
-
-from . import cascade  # noqa: E402,F401  (registers the cascade's commands)
-from . import heartbeat  # noqa: E402,F401  (registers heartbeat and watch)
-from . import trust  # noqa: E402,F401  (registers trust)
-from . import git  # noqa: E402,F401  (registers git setup, merge, sync and resolve)
-from . import agent  # noqa: E402,F401  (registers mcp and hook)
-from . import agents  # noqa: E402,F401  (registers agents and doctor)
-from . import lookup  # noqa: E402,F401  (registers stats and search)
-from . import transfer  # noqa: E402,F401  (registers export and import)
-from . import serve  # noqa: E402,F401  (registers serve)
-from . import outcome  # noqa: E402,F401  (registers outcome)
-from . import reflect  # noqa: E402,F401  (registers reflect and inbox)
-from . import plugins  # noqa: E402,F401  (registers plugins)

@@ -1,31 +1,103 @@
-"""The one error boundary, shared by the Typer commands and the start-up fast path.
+"""The one error boundary every command goes through, and what one run of a command line is given.
 
-It runs a command's action, maps MemcliError to its exit code, and prints: the JSON
-envelope with --json, else warnings and errors on stderr and the human rendering.
+A run is given a ``Call``: where it writes (``render.Output``), its stdin, the settings its
+environment gives (MEMCLI_ROOT, MEMCLI_SESSION, MEMCLI_SCOPE, CLAUDE_CODE_SESSION_ID) and its
+working folder, as values; a cold process gives its own, a `memcli serve` its client's
+(``memcli.serve``). ``execute`` runs a command's action, maps MemcliError to its exit code, and
+prints: the JSON envelope with --json, else warnings and errors on stderr and the human rendering.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .. import render as r
 from ..errors import MemcliError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a turn does without it)
-if TYPE_CHECKING:
-    from typing import Any
+
+class Call:
+    """What one run of a command line is given. ``admit``: set by a server, which checks the
+    command and its root there before it acts (``memcli.serve``); ``json``: --json is among the
+    words (what the version and a usage error answer before the options are read)."""
+
+    __slots__ = ("out", "stdin", "env", "cwd", "admit", "json")
+
+    def __init__(
+        self,
+        out: r.Output,
+        stdin: Callable[[], bytes],
+        env: Mapping[str, str],
+        cwd: str,
+        admit: Callable[[str, Callable[[], str | None]], None] | None = None,
+    ):
+        self.out, self.stdin, self.env, self.cwd, self.admit, self.json = out, stdin, env, cwd, admit, False
+
+    @classmethod
+    def here(cls, stdin: bytes | None = None) -> Call:
+        """This process's own streams, environment and working folder (``stdin``: what was read
+        of it already)."""
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            cwd = "/"
+        return cls(r.Output(sys.stdout, sys.stderr), _Stdin(stdin), os.environ, cwd)
+
+    def path(self, name: str) -> str:
+        """A path given on the command line, as the caller's working folder and home make it."""
+        from ..roots import expand
+
+        return os.path.join(self.cwd, expand(name, self.env))
+
+
+class _Stdin:
+    """Standard input, read once, as bytes."""
+
+    def __init__(self, data: bytes | None = None):
+        self.data = data
+
+    def __call__(self) -> bytes:
+        if self.data is None:
+            stream = sys.stdin
+            self.data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
+            return self.data
+        data, self.data = self.data, b""
+        return data
 
 
 class State:
-    """The global options: --root, --json, --session, --scope (None when not given)."""
+    """The global options (--root, --json, --session, --scope: None when not given) and the run's
+    ``Call``; ``opened``: the root a per-turn command opened (a server may start for it)."""
 
-    __slots__ = ("root", "json", "session", "scope")
+    __slots__ = ("root", "json", "session", "scope", "call", "opened")
 
-    def __init__(
-        self, root: str | None = None, json: bool = False, session: str | None = None, scope: str | None = None
-    ):
+    def __init__(self, root: str | None = None, json: bool = False, session=None, scope=None, call: Call | None = None):
         self.root, self.json, self.session, self.scope = root, json, session, scope
+        self.call = Call.here() if call is None else call
+        self.opened: str | None = None
+
+    @property
+    def out(self) -> r.Output:
+        return self.call.out
+
+    def memory(self):
+        from ..core import Memory
+
+        m = Memory.find(self.root, door="cli", env=self.call.env, cwd=self.call.cwd)
+        self.opened = str(m.root)
+        return m
+
+    def names(self, session: bool = True, scope: bool = True) -> tuple[str, str]:
+        """The session and scope names: the options, else MEMCLI_SESSION / MEMCLI_SCOPE, else 'default'."""
+        from ..config import names
+
+        return names(self.session if session else None, self.scope if scope else None, self.call.env)
+
+    def text(self, value: str, what: str) -> str:
+        """An argument's text: itself, or stdin for '-'."""
+        return read_input(self.call, value, None, what)
 
 
 class Out:
@@ -35,181 +107,63 @@ class Out:
     data: Any  # what --json prints (a result's to_dict())
 
     def __init__(
-        self, data: object = None, human: Callable[[], None] | None = None, code: int = 0, warnings: list | None = None
+        self,
+        data: object = None,
+        human: Callable[[r.Output], None] | None = None,
+        code: int = 0,
+        warnings: list | None = None,
     ):
         self.data, self.human, self.code = data, human, code
         self.warnings = [] if warnings is None else warnings
 
     @classmethod
-    def of(cls, result, human: Callable[[], None] | None = None, code: int = 0, warnings=()) -> "Out":
+    def of(cls, result, human: Callable[[r.Output], None] | None = None, code: int = 0, warnings=()) -> Out:
         """A library result (anything with to_dict() and warnings): its data, its warnings after any given."""
         return cls(result.to_dict(), human, code, [*warnings, *result.warnings])
 
 
-def execute(command: str, as_json: bool, action: Callable[[], Out]) -> int:
+def execute(command: str, as_json: bool, action: Callable[[], Out], o: r.Output) -> int:
     try:
         res = action()
     except MemcliError as e:
         if as_json:
-            r.out(r.envelope(command, False, e.data, [], {"code": e.code, "message": e.message}))
+            o.out(r.envelope(command, False, e.data, [], {"code": e.code, "message": e.message}))
         else:
-            r.error(e.message, e.hint)
+            o.error(e.message, e.hint)
         return e.exit_code
     except KeyboardInterrupt:
-        r.talk("memcli: interrupted")
+        o.talk("memcli: interrupted")
         return 130
-    from ..frontend import plugin_problems
+    from ..plugins import problems
 
-    res.warnings = [*res.warnings, *plugin_problems()]  # a plugin that failed is said, never fatal
+    res.warnings = [*res.warnings, *problems()]  # a plugin that failed is said, never fatal
     if as_json:
-        r.out(r.envelope(command, True, res.data, res.warnings))
+        o.out(r.envelope(command, True, res.data, res.warnings))
     else:
         for w in res.warnings:
-            r.warn(w)
+            o.warn(w)
         if res.human is not None:
-            res.human()
+            res.human(o)
     return res.code
 
 
-def read_input(text: str | None, file: str | None, stdin_text, what: str) -> str:
-    """TEXT, or '-' for stdin, or a file; binary, non-UTF-8 and over-1-MB input is refused."""
+def read_input(call: Call, text: str | None, file: str | None, what: str, limit: int = 1_000_000) -> str:
+    """TEXT, or '-' for stdin, or a file; binary, non-UTF-8 and over-limit input is refused."""
     from ..errors import UsageError
-    from ..frontend import decode_input as decode
-    from ..frontend import read_input_file
+    from ..store.fs import decode, read_bytes
 
     if text is not None and file is not None:
         raise UsageError(f"give the {what} as text or as a file, not both")
+    if file == "-" or (file is None and text == "-"):
+        return decode(call.stdin(), f"{what} (stdin)", limit)
     if file is not None:
-        if file == "-":
-            return decode(stdin_text(), f"{what} (stdin)")
-        return read_input_file(file)
-    if text == "-":
-        return decode(stdin_text(), f"{what} (stdin)")
+        return decode(read_bytes(call.path(file), file, limit), file, limit)
     return text or ""
 
 
-def stdin_bytes() -> bytes:
-    return sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-
-
-def open_memory(root: str | None):
-    from ..core import Memory
-
-    return Memory.find(root, door="cli")
-
-
-def names(session: str | None, scope: str | None) -> tuple[str, str]:
-    from ..frontend import session_names
-
-    return session_names(session, scope)
-
-
-def text_arg(value: str, what: str) -> str:
-    return read_input(value, None, stdin_bytes, what)
-
-
-# ---- the hot commands' actions: called by the Typer commands and by the fast path alike, with
-# the global options and each command's own parameters under the Typer parameter names ----
-
-
-def recall_action(st: State, query, **options) -> Out:
-    from ..requests import RecallRequest
-
-    sess, sc = names(st.session, st.scope)
-    m = open_memory(st.root)
-    req = RecallRequest.of(options, query=text_arg(query, "query"), session=sess, scope=sc)
-
-    def ask():
-        return m.recall_request(req)
-
-    if st.json or not r.is_tty(sys.stderr):  # what an agent runs: nothing drawn, nothing more imported
-        res = ask()
-    else:  # a person at a terminal: the first search of the details shows its progress
-        from .progress import reporting
-
-        with reporting(m, False):
-            res = ask()
-    out = Out.of(res)
-    out.human, out.code = (lambda: r.recall(out.data, _bodies(m, out.data["hits"]))), 0 if out.data["hits"] else 1
-    return out
-
-
-def _bodies(m, hits: list) -> dict | None:
-    """{path: body} of the memories among the hits, for a person at a terminal (None elsewhere)."""
-    from contextlib import suppress
-
-    from ..errors import MemcliError
-
-    if not r.is_tty():
-        return None
-    found = {}
-    for h in hits:
-        with suppress(MemcliError):  # an episode, or a memory that cannot be read: its snippet
-            found[h["path"]] = m.get(h["path"]).body
-    return found
-
-
-def should_recall_action(st: State, text) -> Out:
-    res = open_memory(st.root).should_recall(text_arg(text, "text"))
-    return Out.of(res, lambda: r.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
-
-
-def remember_action(st: State, title, summary=None, body=None, body_file=None, **options) -> Out:
-    from ..errors import UsageError
-    from ..requests import RememberRequest
-
-    if [title, summary, body].count("-") + (body_file == "-") > 1:
-        raise UsageError("only one argument can read standard input ('-')")
-    m = open_memory(st.root)
-    t = read_input(title, None, stdin_bytes, "title")
-    s = read_input(summary, None, stdin_bytes, "summary")
-    b = read_input(body, body_file, stdin_bytes, "body")
-    res = m.gate("cli").remember(RememberRequest.of(options, title=t, summary=s, body=b))
-    return Out.of(res, lambda: r.write_result(res.to_dict()), warnings=m.config.warnings)
-
-
-def scope_set_action(st: State, key, value, agent=None, force=False) -> Out:
-    _, sc = names(None, st.scope)
-    m = open_memory(st.root)
-    res = m.scope(sc).set(key, text_arg(value, "value"), agent or "", force)
-    return Out.of(res, lambda: r.talk(f"{key} set by {agent}"))
-
-
-def session_add_action(st: State, role, text) -> Out:
-    sess, _ = names(st.session, None)
-    m = open_memory(st.root)
-    res = m.session(sess).add(role, text_arg(text, "text"))
-
-    def human():
-        r.talk(
-            f"session {res['session']}: {r.plural(res['turns'], 'turn')}"
-            + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else "")
-        )
-
-    return Out.of(res, human, warnings=m.config.warnings)
-
-
-def context_action(st: State, query=None, budget=None) -> Out:
-    sess, sc = names(st.session, st.scope)
-    m = open_memory(st.root)
-    res = m.context(text_arg(query, "query") if query else None, budget=budget, session=sess, scope=sc)
-    return Out.of(res, lambda: r.write(res["text"]))
-
-
-# command -> action, for the fast path (cli/argv.py declares their arguments)
-HOT: dict[str, Callable[..., Out]] = {
-    "recall": recall_action,
-    "should-recall": should_recall_action,
-    "remember": remember_action,
-    "scope set": scope_set_action,
-    "session add": session_add_action,
-    "context": context_action,
-}
-
-
-# ---- the Typer path: Click's own errors (a missing argument, an unknown option or command, a
-# value of the wrong type) go through the same boundary as memcli's, so --json always gets an
-# envelope and a pipe always gets plain text ----
+# ---- Click's own errors (a missing argument, an unknown option or command, a value of the wrong
+# type) go through the same boundary as memcli's, so --json always gets an envelope and a pipe
+# always gets plain text ----
 
 
 def wants_json(args: list) -> bool:
@@ -230,48 +184,65 @@ def _command_words(ctx) -> str:
     return " ".join(ctx.command_path.split()[1:]) if ctx is not None else ""
 
 
-def _groups(cmd):
-    yield cmd
-    for sub in getattr(cmd, "commands", {}).values():
-        yield from _groups(sub)
+HOOK = "hook claude-code"  # a usage error of the agent hook exits 1: Claude Code blocks a prompt on 2
+HOOK_USAGE = "usage: memcli hook claude-code [--budget N] [--json]"
 
 
-def run_app(cmd, args: list) -> int:
-    """Run the Typer app's Click command on args; its usage errors become one error on stderr (one
-    envelope on stdout with --json) and exit 2."""
+def _hook_line(words: str, args: list) -> bool:
+    """Whether a usage error belongs to the agent hook: raised in `hook` or `hook claude-code`, or
+    before the command on a line that runs it."""
+    if words in ("hook", HOOK):
+        return True
+    return words == "" and any(args[i : i + 2] == HOOK.split() for i in range(len(args)))
+
+
+def run_app(cmd, args: list, call: Call) -> int:
+    """Run the Typer app's Click command on args for a call; its usage errors become one error on
+    stderr (one envelope on stdout with --json) and exit 2. A server's call gets no help option:
+    -h and --help are then usage errors, which the server declines (the client prints the help)."""
     exc = _click()
-    as_json = wants_json(args)
-    # With --json a group called without a command says so in the envelope instead of printing help.
-    lifted = [g for g in _groups(cmd) if getattr(g, "no_args_is_help", False)] if as_json else []
-    for g in lifted:
-        g.no_args_is_help = False
+    as_json = call.json = wants_json(args)
+    o = call.out
+    # With --json (or in a server) a group called without a command says so in the envelope
+    # instead of printing help (``typer_app.Commands.lift``).
+    if as_json or call.admit is not None:
+        cmd.lifted = []
+        cmd.lift(cmd)
+    extra: dict = {} if call.admit is None else {"help_option_names": []}
     try:
-        rv = cmd.main(args=args, prog_name="memcli", standalone_mode=False)
+        rv = cmd.main(args=args, prog_name="memcli", standalone_mode=False, obj=call, **extra)
     except exc.UsageError as e:
         if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
             return e.exit_code
         words = _command_words(e.ctx)
         message = e.format_message()
+        if _hook_line(words, args):  # one line, exit 1, whatever was wrong
+            if as_json:
+                o.out(r.envelope("hook", False, None, [], {"code": "usage", "message": message}))
+            else:
+                o.talk(f"memcli hook: {message.rstrip('.')} ({HOOK_USAGE})")
+            return 1
         if as_json:
-            r.out(r.envelope(words, False, None, [], {"code": "usage", "message": message}))
+            o.out(r.envelope(words, False, None, [], {"code": "usage", "message": message}))
         else:
             path = e.ctx.command_path if e.ctx is not None else "memcli"
             usage = e.ctx.get_usage().removeprefix("Usage: ") if e.ctx is not None else "memcli COMMAND"
-            r.error(message, f"Usage: {usage}  (see '{path} --help')")
+            o.error(message, f"Usage: {usage}  (see '{path} --help')")
         return e.exit_code
     except exc.Abort:
         if as_json:
-            r.out(r.envelope("", False, None, [], {"code": "aborted", "message": "aborted"}))
+            o.out(r.envelope("", False, None, [], {"code": "aborted", "message": "aborted"}))
         else:
-            r.talk("memcli: aborted")
+            o.talk("memcli: aborted")
         return 1
     except exc.ClickException as e:  # Click's file errors and the like: not a usage fault
         if as_json:
-            r.out(r.envelope("", False, None, [], {"code": "error", "message": e.format_message()}))
+            o.out(r.envelope("", False, None, [], {"code": "error", "message": e.format_message()}))
         else:
-            r.error(e.format_message())
+            o.error(e.format_message())
         return e.exit_code
     finally:
-        for g in lifted:
+        for g in cmd.lifted or ():
             g.no_args_is_help = True
+        cmd.lifted = None
     return rv if isinstance(rv, int) else 0

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
-from typing import Annotated
 
 from .. import render as r
-from ..frontend import CONTEXT_BUDGET
-from .typer_app import Json, app, memory, options, run, state
-from .boundary import Out, State, names, recall_action, should_recall_action, text_arg
-from .complete import layer_help, layers
+from ..requests import RecallRequest
+from ..model import CONTEXT_BUDGET
+from .boundary import Out
+from .typer_app import Json, app, memory, run, state, takes
 
 session_app = typer.Typer(
     help="The short-term layer: recent turns plus a summary.\n\n"
@@ -27,54 +26,9 @@ app.add_typer(session_app, name="session")
 app.add_typer(scope_app, name="scope")
 
 
-def _names(ctx):
-    st = state(ctx)
-    return names(st.session, st.scope)
-
-
 @app.command()
-def recall(
-    ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="What to look for ('-' reads stdin).")],
-    limit: Annotated[Optional[int], typer.Option("--limit", "-k", metavar="N", help="At most this many hits.")] = None,
-    deep: Annotated[bool, typer.Option("--deep", help="Search every layer and merge (not with --layer).")] = False,
-    layer: Annotated[Optional[str], typer.Option("--layer", "-l", help=layer_help(), autocompletion=layers)] = None,
-    threshold: Annotated[
-        Optional[float],
-        typer.Option(
-            "--threshold",
-            metavar="FLOAT",
-            help="How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones "
-            "included.",
-        ),
-    ] = None,
-    inbox: Annotated[bool, typer.Option("--inbox", help="Also search the proposals waiting in memory/inbox/.")] = False,
-    type_: Annotated[Optional[str], typer.Option("--type", help="Only memories of this type (e.g. procedure).")] = None,
-    min_success: Annotated[
-        Optional[float],
-        typer.Option(
-            "--min-success",
-            metavar="RATE",
-            help="Only memories whose smoothed success rate (memcli outcome) reaches RATE, 0..1.",
-        ),
-    ] = None,
-    also: Annotated[
-        Optional[List[str]],
-        typer.Option(
-            "--also",
-            metavar="TEXT",
-            help="Another phrasing of the same question (repeatable): a translation into the other language, a "
-            "paraphrase. The results are fused by rank.",
-        ),
-    ] = None,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict", help="Only hits to act on, never weak candidates: for memory put into a prompt unasked."
-        ),
-    ] = False,
-    json_: Json = False,
-):
+@takes(RecallRequest)
+def recall(ctx: typer.Context, json_: Json = False, **options):
     """Find the memory that fits: session, then scope, then the index, then the details.
 
     The answer; when nothing answers, the candidates that relate, marked weak. -k N asks for up to N.
@@ -84,8 +38,37 @@ def recall(
     Example: memcli recall "MySQL中文查不到数据" --also "MySQL Chinese text garbled"
     """
     st = state(ctx)
-    st = State(st.root, json_ or st.json, st.session, st.scope)  # --json after the command counts too
-    run(ctx, "recall", json_, lambda: recall_action(st, **options(ctx)))
+
+    def act():
+        sess, sc = st.names()
+        m = st.memory()
+        req = RecallRequest.of(options, query=st.text(options["query"], "query"), session=sess, scope=sc)
+        if json_ or st.json or not st.out.tty(err=True):  # what an agent runs: nothing drawn
+            res = m.recall_request(req)
+        else:  # a person at a terminal: the first search of the details shows its progress
+            from .progress import reporting
+
+            with reporting(m, False, st.out):
+                res = m.recall_request(req)
+        out = Out.of(res)
+        out.human = lambda o: r.recall(o, out.data, _bodies(m, out.data["hits"]) if o.tty() else None)
+        out.code = 0 if out.data["hits"] else 1
+        return out
+
+    run(ctx, "recall", json_, act)
+
+
+def _bodies(m, hits: list) -> dict:
+    """{path: body} of the memories among the hits, for a person at a terminal."""
+    from contextlib import suppress
+
+    from ..errors import MemcliError
+
+    found = {}
+    for h in hits:
+        with suppress(MemcliError):  # an episode, or a memory that cannot be read: its snippet
+            found[h["path"]] = m.get(h["path"]).body
+    return found
 
 
 @app.command("should-recall")
@@ -98,7 +81,13 @@ def should_recall(
 
     Example: memcli should-recall "用上次那个方案"
     """
-    run(ctx, "should-recall", json_, lambda: should_recall_action(state(ctx), text))
+    st = state(ctx)
+
+    def act():
+        res = st.memory().should_recall(st.text(text, "text"))
+        return Out.of(res, lambda o: o.out(res["kind"]), code=0 if res["kind"] != "none" else 1)
+
+    run(ctx, "should-recall", json_, act)
 
 
 @app.command()
@@ -117,9 +106,15 @@ def context(
 
     Example: memcli context "deploy to staging" --budget 800
     """
-    from .boundary import context_action
+    st = state(ctx)
 
-    run(ctx, "context", json_, lambda: context_action(state(ctx), query, budget))
+    def act():
+        sess, sc = st.names()
+        m = st.memory()
+        res = m.context(st.text(query, "query") if query else None, budget=budget, session=sess, scope=sc)
+        return Out.of(res, lambda o: o.write(res["text"]))
+
+    run(ctx, "context", json_, act)
 
 
 # ---------------------------------------------------------------- session
@@ -136,9 +131,22 @@ def session_add(
 
     Example: memcli session add user "用上次那个方案部署"
     """
-    from .boundary import session_add_action
+    st = state(ctx)
 
-    run(ctx, "session add", json_, lambda: session_add_action(state(ctx), role, text))
+    def act():
+        sess, _ = st.names(scope=False)
+        m = st.memory()
+        res = m.session(sess).add(role, st.text(text, "text"))
+
+        def human(o):
+            o.talk(
+                f"session {res['session']}: {r.plural(res['turns'], 'turn')}"
+                + (f"; folded {res['folded']} into the summary ({res['episode']})" if res["folded"] else "")
+            )
+
+        return Out.of(res, human, warnings=m.config.warnings)
+
+    run(ctx, "session add", json_, act)
 
 
 @session_app.command("show")
@@ -149,18 +157,18 @@ def session_show(ctx: typer.Context, json_: Json = False):
     """
 
     def act():
-        sess, _ = _names(ctx)
+        sess, _ = state(ctx).names(scope=False)
         data = memory(ctx).session(sess).show()
 
-        def human():
+        def human(o):
             if data.get("summary"):
-                r.out("## Summary\n\n" + data["summary"] + "\n")
+                o.out("## Summary\n\n" + data["summary"] + "\n")
             if data["turns"]:
-                r.out("## Recent turns\n")
+                o.out("## Recent turns\n")
                 for t in data["turns"]:
-                    r.out(f"**{t['role']}**: {t['text']}")
+                    o.out(f"**{t['role']}**: {t['text']}")
             if not data.get("summary") and not data["turns"]:
-                r.talk(f"session {sess} is empty")
+                o.talk(f"session {sess} is empty")
 
         return Out.of(data, human)
 
@@ -175,10 +183,10 @@ def session_clear(ctx: typer.Context, json_: Json = False):
     """
 
     def act():
-        sess, _ = _names(ctx)
+        sess, _ = state(ctx).names(scope=False)
         res = memory(ctx).session(sess).clear()
         return Out.of(
-            res, lambda: r.talk(f"session {sess} cleared" + (f"; kept in {res['episode']}" if res["episode"] else ""))
+            res, lambda o: o.talk(f"session {sess} cleared" + (f"; kept in {res['episode']}" if res["episode"] else ""))
         )
 
     run(ctx, "session clear", json_, act)
@@ -197,9 +205,9 @@ def scope_start(
     """
 
     def act():
-        _, sc = _names(ctx)
-        res = memory(ctx).scope(sc).start(text_arg(task, "task"))
-        return Out.of(res, lambda: r.talk(f"scope {sc} started: {res['task']}"))
+        _, sc = state(ctx).names(session=False)
+        res = memory(ctx).scope(sc).start(state(ctx).text(task, "task"))
+        return Out.of(res, lambda o: o.talk(f"scope {sc} started: {res['task']}"))
 
     run(ctx, "scope start", json_, act)
 
@@ -219,9 +227,14 @@ def scope_set(
 
     Example: memcli scope set editedArticle "..." --agent Editor
     """
-    from .boundary import scope_set_action
+    st = state(ctx)
 
-    run(ctx, "scope set", json_, lambda: scope_set_action(state(ctx), key, value, agent, force))
+    def act():
+        _, sc = st.names(session=False)
+        res = st.memory().scope(sc).set(key, st.text(value, "value"), agent or "", force)
+        return Out.of(res, lambda o: o.talk(f"{key} set by {agent}"))
+
+    run(ctx, "scope set", json_, act)
 
 
 @scope_app.command("get")
@@ -232,11 +245,11 @@ def scope_get(ctx: typer.Context, key: Annotated[str, typer.Argument(help="The k
     """
 
     def act():
-        _, sc = _names(ctx)
+        _, sc = state(ctx).names(session=False)
         res = memory(ctx).scope(sc).get(key)
         if res["value"] is None:
-            return Out.of(res, lambda: r.talk(f"{key} is not set in scope {sc}"), code=1)
-        return Out.of(res, lambda: r.out(str(res["value"])))
+            return Out.of(res, lambda o: o.talk(f"{key} is not set in scope {sc}"), code=1)
+        return Out.of(res, lambda o: o.out(str(res["value"])))
 
     run(ctx, "scope get", json_, act)
 
@@ -254,14 +267,14 @@ def scope_read(
     """
 
     def act():
-        _, sc = _names(ctx)
+        _, sc = state(ctx).names(session=False)
         res = memory(ctx).scope(sc).read(agent, keys)
 
-        def human():
+        def human(o):
             for k, v in res["keys"].items():
-                r.out(f"## {k}\n\n{v}\n")
+                o.out(f"## {k}\n\n{v}\n")
             if res["missing"]:
-                r.talk(f"not set: {', '.join(res['missing'])}")
+                o.talk(f"not set: {', '.join(res['missing'])}")
 
         return Out.of(res, human, code=1 if res["missing"] else 0)
 
@@ -277,16 +290,16 @@ def scope_show(ctx: typer.Context, json_: Json = False):
     from ..model import short
 
     def act():
-        _, sc = _names(ctx)
+        _, sc = state(ctx).names(session=False)
         data = memory(ctx).scope(sc).show()
 
-        def human():
+        def human(o):
             if data is None:
-                r.talk(f"scope {sc} is not started")
+                o.talk(f"scope {sc} is not started")
                 return
-            r.out(f"# Scope {sc}" + (f": {data['task']}" if data.get("task") else ""))
+            o.out(f"# Scope {sc}" + (f": {data['task']}" if data.get("task") else ""))
             for k, v in data["keys"].items():
-                r.out(f"- {k} ({v['agent']}): {short(v['value'], 100)}")
+                o.out(f"- {k} ({v['agent']}): {short(v['value'], 100)}")
 
         return Out(data.to_dict() if data is not None else None, human)
 
@@ -301,19 +314,19 @@ def scope_check(ctx: typer.Context, json_: Json = False):
     """
 
     def act():
-        _, sc = _names(ctx)
+        _, sc = state(ctx).names(session=False)
         res = memory(ctx).scope(sc).check()
 
-        def human():
+        def human(o):
             for c in res["collisions"]:
-                r.out(
+                o.out(
                     f"collision: {c['key']} owned by {c['owner']}, written by {c['agent']}"
                     f" ({'forced' if c['forced'] else 'refused'}) at {c['time']}"
                 )
             for s in res["shared_keys"]:
-                r.out(f"shared key: {s['key']} written by {', '.join(s['writers'])}")
+                o.out(f"shared key: {s['key']} written by {', '.join(s['writers'])}")
             if not res["collisions"] and not res["shared_keys"]:
-                r.out("no collisions")
+                o.out("no collisions")
 
         return Out.of(res, human, code=1 if res["collisions"] or res["shared_keys"] else 0)
 
@@ -328,11 +341,11 @@ def scope_end(ctx: typer.Context, json_: Json = False):
     """
 
     def act():
-        _, sc = _names(ctx)
+        _, sc = state(ctx).names(session=False)
         res = memory(ctx).scope(sc).end()
         return Out.of(
             res,
-            lambda: r.talk(
+            lambda o: o.talk(
                 f"scope {sc} ended"
                 + (f"; kept in {res['episode']}" if res["episode"] else "" if res.warnings else " (it was not started)")
             ),

@@ -35,12 +35,9 @@ def tags(ctx: typer.Context, incomplete: str) -> list:
 
 def layers(incomplete: str) -> list:
     """The recall layers, in cascade order, each with its place as the help."""
-    from ..frontend import layer_names
+    from ..recall.registry import layer_names
 
     return [(n, f"layer {i} of the cascade") for i, n in enumerate(layer_names(), 1) if n.startswith(incomplete)]
 
 
-def layer_help() -> str:
-    from ..frontend import layer_names
-
-    return f"Search only this layer: {' | '.join(layer_names())}."
+COMPLETIONS = {"ids": ids, "tags": tags, "layers": layers}

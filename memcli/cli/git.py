@@ -6,7 +6,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import render as r
 from ..errors import UsageError
 from .typer_app import Json, app, memory, run
 from .boundary import Out
@@ -52,22 +51,22 @@ def git_setup(
             found = m.git_setup(check=True)
             items = found["findings"]
 
-            def show_findings():
+            def show_findings(o):
                 for f in items:
-                    r.out(f"{f['severity']} {f['code']} {f['path']} {f['message']} (fix: {f['fix']})")
+                    o.out(f"{f['severity']} {f['code']} {f['path']} {f['message']} (fix: {f['fix']})")
                 if not items:
-                    r.out("git setup ok")
+                    o.out("git setup ok")
 
             return Out.of(found, show_findings, code=1 if items else 0)
         res = m.git_setup(command)
 
-        def human():
+        def human(o):
             if res["gitignore_added"]:
-                r.talk(f".gitignore: added {', '.join(res['gitignore_added'])}")
+                o.talk(f".gitignore: added {', '.join(res['gitignore_added'])}")
             if res["gitattributes_added"]:
-                r.talk(f".gitattributes: added {len(res['gitattributes_added'])} lines (commit it)")
-            r.talk(f"merge drivers registered in {res['repository']}/.git/config")
-            r.out(res["root"])
+                o.talk(f".gitattributes: added {len(res['gitattributes_added'])} lines (commit it)")
+            o.talk(f"merge drivers registered in {res['repository']}/.git/config")
+            o.out(res["root"])
 
         return Out.of(res, human)
 
@@ -143,17 +142,17 @@ def sync(
     def act():
         res = memory(ctx).sync(message, push=not no_push, command=command)
 
-        def human():
+        def human(o):
             if res["committed"]:
-                r.talk(f"committed: {res['committed']}")
+                o.talk(f"committed: {res['committed']}")
             if res["merged"]:
-                r.talk(f"merged {res['remote']}/{res['branch']}")
+                o.talk(f"merged {res['remote']}/{res['branch']}")
             if res["pushed"]:
-                r.talk(f"pushed to {res['remote']}")
+                o.talk(f"pushed to {res['remote']}")
             for p in res["conflicts"]:
-                r.warn(f"conflict in {p}: settle it ({_way(p)}), then run `memcli sync` again")
+                o.warn(f"conflict in {p}: settle it ({_way(p)}), then run `memcli sync` again")
             for p in res["driver_failed"]:
-                r.warn(
+                o.warn(
                     f"the merge driver failed on {p}: "
                     + (
                         "it holds only this side; settle it by hand (theirs: `git show :3:" + p + "`), `git add` it "
@@ -164,16 +163,16 @@ def sync(
                 )
             for x in res["refused"]:
                 what = "the secret" if x in res["secrets"] else "it"
-                r.warn(
+                o.warn(
                     f"{x['path']}:{x['line']}: {x['kind']}: not committed, nothing pushed; remove {what} "
                     "and run `memcli sync` again"
                 )
             if res["left_alone"]:
                 shown = res["left_alone"][:5]
                 more = f" and {len(res['left_alone']) - 5} more" if len(res["left_alone"]) > 5 else ""
-                r.talk(f"not memcli's files, left for you to commit: {', '.join(shown)}{more}")
+                o.talk(f"not memcli's files, left for you to commit: {', '.join(shown)}{more}")
             if res["code"] == 0:
-                r.out(
+                o.out(
                     "synced"
                     if res["remote"] and not res["offline"]
                     else "committed here only (no remote configured)"
@@ -187,7 +186,7 @@ def sync(
 
 
 def _way(path: str) -> str:
-    from ..frontend import way_out
+    from ..store.markers import way_out
 
     return way_out(path) if path.endswith(".md") else "edit it, then `git add` it"
 
@@ -212,9 +211,9 @@ def resolve(
             raise UsageError("choose one of --ours, --theirs or --both")
         res = memory(ctx).resolve(id_, sides[0])
 
-        def human():
+        def human(o):
             kept = "; the other side is in its ## History" if res["kept_in_history"] else ""
-            r.out(f"resolved {res['path']} with {res['side']}{kept}")
+            o.out(f"resolved {res['path']} with {res['side']}{kept}")
 
         return Out.of(res, human)
 

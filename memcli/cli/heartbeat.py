@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import render as r
-from .typer_app import Json, app, memory, run, state
+from .typer_app import Json, app, memory, output, run, state
 from .boundary import Out
 from .longrun import seconds, until_signal
 from .progress import reporting
@@ -39,7 +39,7 @@ def heartbeat(
             from ..core import Memory
 
             m, broken = Memory.with_defaults(state(ctx).root, door="cli"), True
-        with reporting(m, json_ or state(ctx).json):
+        with reporting(m, json_ or state(ctx).json, output(ctx)):
             res = m.repair(dry_run=dry_run or not fix or broken, write_cache=not dry_run)
         data = {
             **res.report.to_dict(),
@@ -50,7 +50,7 @@ def heartbeat(
         }
         code = 1 if check and res.report.needs_attention else 0
         said = ["no repair was made: the configuration cannot be read (config-broken)"] if broken and fix else []
-        return Out(data, lambda: r.heartbeat(data), code=code, warnings=said)
+        return Out(data, lambda o: r.heartbeat(o, data), code=code, warnings=said)
 
     run(ctx, "heartbeat", json_, act)
 
@@ -97,7 +97,7 @@ def watch(
         stop = threading.Event()
         with until_signal(stop.set) as why:
             res = m.watch(
-                lambda ev: r.watch_event(ev, as_json),
+                lambda ev: r.watch_event(output(ctx), ev, as_json),
                 stop,
                 debounce=wait,
                 heartbeat_every=every,
@@ -105,6 +105,6 @@ def watch(
                 reflect=reflect,
             )
         res["stopped_by"] = why[0] if why else None
-        return Out(res, lambda: r.talk("memcli: stopped watching"))
+        return Out(res, lambda o: o.talk("memcli: stopped watching"))
 
     run(ctx, "watch", json_, act)

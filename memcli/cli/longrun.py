@@ -11,7 +11,7 @@ from ..errors import ConfigError, UsageError
 def seconds(value: str, option: str, *, positive: bool = True) -> float:
     """'10s', '1.5h', '90d' given to option, in seconds; UsageError for anything else (and for 0
     when positive)."""
-    from ..frontend import parse_duration
+    from ..dates import parse_duration
 
     try:
         got = parse_duration(value, option)

@@ -7,10 +7,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import render as r
 from .boundary import Out
 from .progress import reporting
-from .typer_app import Json, app, memory, run, state
+from .typer_app import Json, app, memory, output, run, state
 
 
 @app.command()
@@ -25,20 +24,20 @@ def stats(ctx: typer.Context, json_: Json = False):
 
     def act():
         m = memory(ctx)
-        with reporting(m, json_ or state(ctx).json):
+        with reporting(m, json_ or state(ctx).json, output(ctx)):
             data = m.stats()
 
-        def human():
+        def human(o):
             ix = data["index"]
-            r.out(f"memories   {data['memories']}  (" + ", ".join(f"{k} {v}" for k, v in data["by_type"].items()) + ")")
-            r.out(f"index      {ix['lines']}/{ix['max_lines']} lines, {ix['entries']} entries")
-            r.out(f"expired    {data['expired']}")
-            r.out(f"stale      {data['stale']}")
-            r.out(f"archived   {data['archived']}")
-            r.out(f"duplicates {data['duplicates']}")
+            o.out(f"memories   {data['memories']}  (" + ", ".join(f"{k} {v}" for k, v in data["by_type"].items()) + ")")
+            o.out(f"index      {ix['lines']}/{ix['max_lines']} lines, {ix['entries']} entries")
+            o.out(f"expired    {data['expired']}")
+            o.out(f"stale      {data['stale']}")
+            o.out(f"archived   {data['archived']}")
+            o.out(f"duplicates {data['duplicates']}")
             if data["problems"]:
-                r.out(f"unreadable {data['problems']}")
-            r.out("state      " + (", ".join(f"{k} {_bytes(v)}" for k, v in data["state_bytes"].items()) or "-"))
+                o.out(f"unreadable {data['problems']}")
+            o.out("state      " + (", ".join(f"{k} {_bytes(v)}" for k, v in data["state_bytes"].items()) or "-"))
 
         return Out.of(data, human)
 
@@ -76,11 +75,11 @@ def search(
     def act():
         data = memory(ctx).search(pattern, regex=regex, ignore_case=ignore_case)
 
-        def human():
+        def human(o):
             for m in data["matches"]:
-                r.out(f"{m['path']}:{m['line']}:{m['text']}")
+                o.out(f"{m['path']}:{m['line']}:{m['text']}")
             for p in data["problems"]:
-                r.warn(f"skipped {p}")
+                o.warn(f"skipped {p}")
 
         return Out.of(data, human, code=0 if data["matches"] else 1)
 

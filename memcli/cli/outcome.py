@@ -6,7 +6,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from .. import render as r
 from .typer_app import Json, app, memory, run
 from .boundary import Out
 from .complete import ids
@@ -32,6 +31,6 @@ def outcome(
 
     def act():
         res = memory(ctx).outcome(id_, result, note)
-        return Out.of(res, lambda: r.out(f"{res['id']}: {res['record']}"))
+        return Out.of(res, lambda o: o.out(f"{res['id']}: {res['record']}"))
 
     run(ctx, "outcome", json_, act)

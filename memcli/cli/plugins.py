@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from .. import render as r
 from .boundary import Out
 from .typer_app import Json, app, run
 
@@ -25,17 +24,17 @@ def plugins_(ctx: typer.Context, json_: Json = False):
 
     Example: memcli plugins
     """
-    from ..frontend import plugins
+    from ..plugins import installed
 
     def act():
-        found = plugins(refresh=True)
+        found = installed(refresh=True)
 
-        def human():
+        def human(o):
             for p in found:
                 what = ", ".join(WHAT[h] for h in p["hooks"]) or "nothing"
-                r.out(f"{p['name']}\t{p['dist']} {p['version']}\t{what}")
+                o.out(f"{p['name']}\t{p['dist']} {p['version']}\t{what}")
             if not found:
-                r.talk("no plugin installed (a plugin is a package with a memcli.plugins entry point)")
+                o.talk("no plugin installed (a plugin is a package with a memcli.plugins entry point)")
 
         return Out({"plugins": found}, human)
 

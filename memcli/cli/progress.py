@@ -11,9 +11,9 @@ readers, which is safe only while the process has one thread).
 
 from __future__ import annotations
 
-import sys
 import time
 from contextlib import contextmanager
+from typing import Any
 
 from .. import render as r
 
@@ -24,8 +24,9 @@ REDRAW = 12
 class Bars:
     """The callback: one bar per kind of work, started on its first report of enough items."""
 
-    def __init__(self):
-        self._progress = None
+    def __init__(self, o: r.Output):
+        self.o = o
+        self._progress: Any = None
         self._tasks: dict = {}
         self._last = 0.0
 
@@ -35,7 +36,7 @@ class Bars:
             if total is not None and total < MIN_ITEMS:
                 return
             if self._progress is None:
-                self._progress = self._start()
+                self._progress = self._start(self.o)
             for other in self._tasks.values():  # one kind of work at a time: the last one shows
                 self._progress.update(other, visible=False)
             task = self._tasks[what] = self._progress.add_task(what, total=total)
@@ -48,7 +49,7 @@ class Bars:
             self._progress.refresh()
 
     @staticmethod
-    def _start():
+    def _start(o: r.Output):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         p = Progress(
@@ -57,7 +58,7 @@ class Bars:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=r.console(stderr=True),
+            console=o.console(stderr=True),
             transient=True,
             auto_refresh=False,
         )
@@ -71,12 +72,12 @@ class Bars:
 
 
 @contextmanager
-def shown(as_json: bool):
+def shown(as_json: bool, o: r.Output):
     """The callback for Memory.reporting while the block runs (None off a terminal or with --json)."""
-    if as_json or not r.is_tty(sys.stderr):
+    if as_json or not o.tty(err=True):
         yield None
         return
-    bars = Bars()
+    bars = Bars(o)
     try:
         yield bars
     finally:
@@ -84,9 +85,9 @@ def shown(as_json: bool):
 
 
 @contextmanager
-def reporting(m, as_json: bool):
-    """Long work of the Memory m inside the block draws its bars on a terminal (see ``shown``)."""
-    with shown(as_json) as bars:
+def reporting(m, as_json: bool, o: r.Output):
+    """Long work of the Memory m inside the block draws its bars on o's terminal (see ``shown``)."""
+    with shown(as_json, o) as bars:
         if bars is None:
             yield
             return

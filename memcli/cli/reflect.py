@@ -62,13 +62,13 @@ def reflect(
             raise UsageError("--budget must be at least 1")
         res = m.reflect(engine=engine, all=all_, dry_run=dry_run, budget=budget)
 
-        def human():
+        def human(o):
             shown = res["proposals"]
             verb = "would propose" if dry_run else "proposed"
             for p in shown:
                 if dry_run or p["id"] in res["proposed"]:
-                    r.out(f"{p['id']}\t{p['kind']}\t{p['type']}\t{p['confidence']:.2f}\t{p['title']}")
-            r.talk(
+                    o.out(f"{p['id']}\t{p['kind']}\t{p['type']}\t{p['confidence']:.2f}\t{p['title']}")
+            o.talk(
                 f"reflected on {r.plural(res['turns'], 'turn')} ({r.plural(res['items'], 'section')}, "
                 f"{res['engine']}): {verb} {len(shown) if dry_run else len(res['proposed'])}"
                 + (f", auto-accepted {len(res['accepted'])}" if res["accepted"] else "")
@@ -98,9 +98,9 @@ def inbox(ctx: typer.Context, json_: Json = False):
         items, problems = memory(ctx).inbox.list()
         rows = [_row(p) for p in items]
 
-        def human():
+        def human(o):
             for x in rows:
-                r.out(
+                o.out(
                     "\t".join(
                         [
                             x["id"],
@@ -115,11 +115,11 @@ def inbox(ctx: typer.Context, json_: Json = False):
                     )
                 )
                 if x["summary"]:
-                    r.out(f"    {x['summary']}")
+                    o.out(f"    {x['summary']}")
             if not rows:
-                r.talk("the inbox is empty")
+                o.talk("the inbox is empty")
             for p in problems:
-                r.warn(f"skipped {p}")
+                o.warn(f"skipped {p}")
 
         return Out({"proposals": rows, "problems": [str(p) for p in problems]}, human)
 
@@ -136,8 +136,7 @@ def inbox_show(
     """
 
     def act():
-        from ..frontend import injection_kinds
-        from ..frontend import injection_note as flag_note
+        from ..safety.scanner import flag_note, injection_kinds
 
         inbox = memory(ctx).inbox
         p = inbox.get(id_)
@@ -145,7 +144,7 @@ def inbox_show(
         data, kinds = p.to_dict(), injection_kinds(text)
         if kinds:  # what it quotes may try to instruct whoever reads it
             data["injection"] = kinds
-        return Out(data, lambda: r.out((flag_note(kinds) + "\n" if kinds else "") + text.rstrip("\n")))
+        return Out(data, lambda o: o.out((flag_note(kinds) + "\n" if kinds else "") + text.rstrip("\n")))
 
     run(ctx, "inbox show", json_, act)
 
@@ -157,11 +156,11 @@ def _decide(ctx, command: str, ids, all_, type_, json_, verb: str, **renamed):
         results = (inbox.accept if verb == "accept" else inbox.reject)(ids or (), all=all_, type=type_, **renamed)
         warnings = [w for x in results for w in x.warnings]
 
-        def human():
+        def human(o):
             for x in results:
-                (r.talk if x["action"] == "already" else r.out)(x["message"])
+                (o.talk if x["action"] == "already" else o.out)(x["message"])
             if not results:
-                r.talk("nothing to " + verb)
+                o.talk("nothing to " + verb)
 
         return Out({"results": results}, human, warnings=warnings)
 
@@ -236,6 +235,6 @@ def inbox_edit(
             e.message = f"{e.message} (your text is kept in {draft})"
             raise
         os.unlink(draft)
-        return Out.of(res, lambda: r.out(f"{res['action']} {res['path']}"))
+        return Out.of(res, lambda o: o.out(f"{res['action']} {res['path']}"))
 
     run(ctx, "inbox edit", json_, act)

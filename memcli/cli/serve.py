@@ -8,7 +8,7 @@ import typer
 from typing import Annotated
 
 from .. import render as r
-from .typer_app import Json, app, memory, run
+from .typer_app import Json, app, memory, output, run
 from .boundary import Out
 
 
@@ -32,13 +32,12 @@ def serve(
     the model loaded. A command asks the server of its root and runs in its own process when none answers, with
     the same output either way. The socket lives in a folder only you can enter
     ($XDG_RUNTIME_DIR/memcli, else memcli-UID in the temp folder); a socket, folder or process
-    of another user is never used. The agent hook starts one by itself (exiting after ten idle
-    minutes) unless MEMCLI_SERVE=off or manual. Stops cleanly on Ctrl-C or SIGTERM.
+    of another user is never used. A per-turn command run in its own process starts one by itself
+    (exiting after ten idle minutes) unless MEMCLI_SERVE=off or manual. Stops cleanly on Ctrl-C or
+    SIGTERM.
 
     Example: memcli serve --idle-exit 10m &
     """
-    import os
-
     from ..errors import Refused
     from ..serve import Resident
     from .longrun import seconds, until_signal
@@ -46,14 +45,13 @@ def serve(
     def act():
         idle = None if idle_exit is None else seconds(idle_exit, "--idle-exit", positive=False)
         server = Resident(memory(ctx), idle=idle)
-        os.chdir("/")  # a fixed working folder: nothing here depends on where it was started
         try:
             server.lock()
             server.preload()
             sock = server.bind()
         except RuntimeError as e:
             raise Refused(str(e)) from None
-        r.talk(f"memcli: serving {server.root} on {server.path}")
+        output(ctx).talk(f"memcli: serving {server.root} on {server.path}")
         with until_signal(server.stop) as why:
             stopped = server.serve(sock)
         res = {
@@ -64,7 +62,9 @@ def serve(
         }
         return Out(
             res,
-            lambda: r.talk(f"memcli: stopped serving ({res['stopped_by']}, {r.plural(server.served, 'command')} run)"),
+            lambda o: o.talk(
+                f"memcli: stopped serving ({res['stopped_by']}, {r.plural(server.served, 'command')} run)"
+            ),
         )
 
     run(ctx, "serve", json_, act)

@@ -9,9 +9,9 @@ import typer
 
 from .. import render as r
 from ..model import LISTED_IDS
-from .boundary import Out, stdin_bytes
+from .boundary import Out, read_input
 from .progress import reporting
-from .typer_app import Json, app, memory, run, state
+from .typer_app import Json, app, memory, output, run, state
 
 
 @app.command()
@@ -27,13 +27,13 @@ def export(
 
     def act():
         m = memory(ctx)
-        with reporting(m, json_ or state(ctx).json):
+        with reporting(m, json_ or state(ctx).json, output(ctx)):
             data = m.export(archived=archived)
 
-        def human():
-            r.write(r.jsonl(data["memories"]))
+        def human(o):
+            o.write(r.jsonl(data["memories"]))
             for p in data["problems"]:
-                r.warn(f"not exported: {p}")
+                o.warn(f"not exported: {p}")
 
         return Out.of(data, human)
 
@@ -60,27 +60,24 @@ def import_(
     """
 
     def act():
-        text = None
-        if source == "-":
-            from ..frontend import decode_input
-
-            text = decode_input(stdin_bytes(), "stdin", 100_000_000)
+        st = state(ctx)
+        text = read_input(st.call, source, None, "import", 100_000_000) if source == "-" else None
         m = memory(ctx)
-        with reporting(m, json_ or state(ctx).json):
+        with reporting(m, json_ or state(ctx).json, output(ctx)):
             data = m.import_(source, text)
 
-        def human():
+        def human(o):
             for i in data["imported"]:
-                r.out(i)
+                o.out(i)
             skipped = data["skipped"]
-            r.talk(
+            o.talk(
                 f"imported {r.plural(len(data['imported']), 'memory', 'memories')} ({data['kind']})"
                 + (f"; skipped {len(skipped)}" if skipped else "")
             )
             for s in skipped if len(skipped) <= LISTED_IDS else skipped[:3]:
-                r.warn(f"skipped {s['id']}: {s['reason']}")
+                o.warn(f"skipped {s['id']}: {s['reason']}")
             if len(skipped) > LISTED_IDS:
-                r.warn(f"skipped {len(skipped) - 3} more (`memcli --json import` lists every one with its reason)")
+                o.warn(f"skipped {len(skipped) - 3} more (`memcli --json import` lists every one with its reason)")
 
         return Out.of(data, human)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import typer
 
-from .. import render as r
 from .typer_app import Json, app, memory, run
 from .boundary import Out
 
@@ -28,9 +27,9 @@ def trust(ctx: typer.Context, json_: Json = False):
     def act():
         res = memory(ctx).trust()
 
-        def human():
+        def human(o):
             cmds = res["commands"]
-            r.talk(
+            o.talk(
                 "trusted memcli.yaml (sha256 "
                 + res["sha256"][:12]
                 + "…)"
@@ -39,12 +38,12 @@ def trust(ctx: typer.Context, json_: Json = False):
             present = [w for w, d in res["files"].items() if d]
             if res["files"]:
                 absent = len(res["files"]) - len(present)
-                r.talk(
+                o.talk(
                     f"and the files they run: {', '.join(present) or 'none'}; {absent} absent (one added is a change)"
                 )
             if res.get("loosens"):
-                r.talk("it may now loosen: " + "; ".join(f"{k}: {v}" for k, v in res["loosens"].items()))
-            r.talk(f"recorded in {res['record']}")
+                o.talk("it may now loosen: " + "; ".join(f"{k}: {v}" for k, v in res["loosens"].items()))
+            o.talk(f"recorded in {res['record']}")
 
         return Out.of(res, human)
 

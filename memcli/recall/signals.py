@@ -6,9 +6,7 @@ from __future__ import annotations
 from ..cjk import has_cjk
 from ..errors import UsageError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from collections.abc import Sequence
+from collections.abc import Sequence
 
 
 def _finds(phrase: str, text: str, lowered: str) -> bool:

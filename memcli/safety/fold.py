@@ -22,20 +22,18 @@ import os
 import re
 import unicodedata
 
-from ..lazyre import Lazy
-
 DROPPED = frozenset("\u00ad\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u180e\u034f")
 SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef\u180b-\u180f"  # variation selectors (a regex class)
 BLANKS = "\u2800\u3164\u115f\u1160\uffa0"  # blank characters that stand for a space
 _MARKED: dict = {}  # character -> whether it marks its line (``_marks``)
-_OTHER = Lazy(r"[^\x00-\x7f]+")
+_OTHER = re.compile(r"[^\x00-\x7f]+")
 # three or more single letters, each followed by one space, dot, dash or underscore
-_SPACED = Lazy(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_·]){2,}[^\W\d_](?![^\W\d_])")
+_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_·]){2,}[^\W\d_](?![^\W\d_])")
 # three or more words of letters joined by `_` or `.`, not a path, a host name or a file name's end;
 # looked for only in the lines where a search that starts at the `_` or `.` (a quarter of the time
 # over a long text) finds two joins in a row
-_JOINED = Lazy(r"(?<![\w./-])[^\W\d_]+(?:[_.][^\W\d_]+){2,}(?![\w/-]|\.\w)")
-_JOINS = Lazy(r"[_.](?<=[^\W\d_][_.])[^\W\d_]+[_.](?=[^\W\d_])")
+_JOINED = re.compile(r"(?<![\w./-])[^\W\d_]+(?:[_.][^\W\d_]+){2,}(?![\w/-]|\.\w)")
+_JOINS = re.compile(r"[_.](?<=[^\W\d_][_.])[^\W\d_]+[_.](?=[^\W\d_])")
 _TABLE: dict = {}
 
 
@@ -110,14 +108,16 @@ def fold(text: str) -> tuple[str, list[int]] | None:
                 where.append(i)
     # `_` or `.` as the space it stands for, one character for one: `where` still holds
     folded = _JOINED.sub(lambda m: re.sub("[_.]", " ", m.group()), "".join(chars))
-    out, at, pos = [], [], 0
+    out: list[str] = []
+    origin: list[int] = []
+    pos = 0
     for m in _SPACED.finditer(folded):
         out.append(folded[pos : m.start()])
-        at.extend(where[pos : m.start()])
+        origin.extend(where[pos : m.start()])
         for k in range(m.start(), m.end(), 2):
             out.append(folded[k])
-            at.append(where[k])
+            origin.append(where[k])
         pos = m.end()
     out.append(folded[pos:])
-    at.extend(where[pos:])
-    return "".join(out), at
+    origin.extend(where[pos:])
+    return "".join(out), origin

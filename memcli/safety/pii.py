@@ -38,7 +38,6 @@ import re
 from ..cjk import HAN_BASIC
 from ..config import PII_POLICIES as POLICIES  # the settings' values: write.pii, write.pii_captured
 from ..errors import Refused
-from ..lazyre import Lazy as _Lazy  # a turn without the digits or the '@' a rule needs never compiles it
 from ..model import Value
 
 _set = object.__setattr__
@@ -89,7 +88,7 @@ class Applied(Value):
 _EDGE = r"(?<![0-9A-Za-z_+*#./\\-])"  # no digit, letter or joiner right before
 _END = r"(?![0-9A-Za-z_*]|[.\-/]\d)"  # nor right after (a sentence's full stop is fine)
 
-_EMAIL = _Lazy(
+_EMAIL = re.compile(
     r"(?<![A-Za-z0-9._%+\-*/:@=])([A-Za-z0-9][A-Za-z0-9._%+\-]{0,63})@"
     r"((?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24})"
     r"(?![A-Za-z0-9\-@_]|\.[A-Za-z0-9]|:[^\s:])"
@@ -105,7 +104,7 @@ security service support sysadmin system team test webmaster
 _SERVICE_DOMAINS = (".iam.gserviceaccount.com", "users.noreply.github.com")
 
 _SEP = r"(?:[ \-.]| - )"
-_CN_MOBILE = _Lazy(
+_CN_MOBILE = re.compile(
     _EDGE
     + r"((?:(?:\+|00)86[ \-]?|\(\+?86\) ?)?1[3-9]\d"
     + _SEP
@@ -117,7 +116,7 @@ _CN_MOBILE = _Lazy(
 _AREA = r"(?:010|02\d|0[3-9]\d{2})"
 _LOCAL = r"[2-9](?:\d{2}[ \-]?\d{4}|\d{3}[ \-]?\d{3,4})"
 _EXT = r"(?:(?:-|转|ext\.? ?| x)\d{1,5})?"
-_CN_LANDLINE = _Lazy(
+_CN_LANDLINE = re.compile(
     _EDGE
     + r"((?:\("
     + _AREA
@@ -129,21 +128,21 @@ _CN_LANDLINE = _Lazy(
     + r")"
     + _END
 )
-_INTL = _Lazy(r"(?<![0-9A-Za-z_+*#./\\-])((?:\+|(?<!\d )(?<!\d-)00)[1-9]\d{0,2}(?:[ \-.]?\(?\d{1,5}\)?){1,6})" + _END)
+_INTL = re.compile(_EDGE + r"((?:\+|(?<!\d )(?<!\d-)00)[1-9]\d{0,2}(?:[ \-.]?\(?\d{1,5}\)?){1,6})" + _END)
 _CC2 = frozenset(
     "20 27 30 31 32 33 34 36 39 40 41 43 44 45 46 47 48 49 51 52 53 54 55 56 57 58 60 61 62 63 64 65 66 "
     "81 82 84 86 90 91 92 93 94 95 98".split()
 )
 
-_CN_ID = _Lazy(
+_CN_ID = re.compile(
     r"(?<![0-9A-Za-z_*])([1-8]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx])"
     r"(?![0-9A-Za-z_*])"
 )
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
-_CARD = _Lazy(_EDGE + r"(\d(?:[ \-]?\d){12,18})" + _END)
+_CARD = re.compile(_EDGE + r"(\d(?:[ \-]?\d){12,18})" + _END)
 
-_IBAN = _Lazy(r"(?<![A-Za-z0-9*])([A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30})(?![A-Za-z0-9*])")
+_IBAN = re.compile(r"(?<![A-Za-z0-9*])([A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30})(?![A-Za-z0-9*])")
 IBAN_LENGTHS = {
     "AD": 24,
     "AE": 23,
@@ -217,12 +216,12 @@ IBAN_LENGTHS = {
     "XK": 20,
 }
 
-_ZH_ADDRESS = _Lazy(
+_ZH_ADDRESS = re.compile(
     f"([{HAN_BASIC}]{{1,24}}?"
     r"(?:路|街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十]{0,3}段)?)"
     r"(\d{1,5})(?=号)"
 )
-_EN_ADDRESS = _Lazy(
+_EN_ADDRESS = re.compile(
     r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}"
     r"(?:Street|Avenue|Road|Boulevard|Lane|Drive|Parkway|Terrace|Court|Place|Square)\b)"
 )
@@ -400,7 +399,7 @@ def find(text: str) -> list[Found]:
 
 
 # Words just before a number that make it a count, a size, a time or an id, not personal data.
-_TECHNICAL = _Lazy(
+_TECHNICAL = re.compile(
     r"(?:(?<![A-Za-z])(?:size|bytes?|count|total|sum|offset|len(?:gth)?|limit|max|min|capacity|used|"
     r"free|heap|mem(?:ory)?|disk|rows?|records?|inode|pid|tid|thread|trace|span|request|req|order|"
     r"seq(?:uence)?|tracking|build|version|uuid|hash|digest|sha\d*|md5|crc\d*|checksum|commit|epoch|"
@@ -410,7 +409,7 @@ _TECHNICAL = _Lazy(
     re.I,
 )
 # Words near a bare number that say it is a phone.
-_PHONE_WORDS = _Lazy(
+_PHONE_WORDS = re.compile(
     r"phone|mobile|cell|\btel\b|telephone|\bcall|\bring\b|\bsms\b|\btext\b|whats ?app|wechat|"
     r"signal|contact|reach|\bdial|number|on-call|\bmob\b|手机|电话|号码|联系|拨|打给|打到|打这个|回拨|"
     r"致电|微信|短信|座机|热线|号",

@@ -34,7 +34,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from memcli import progress
 from memcli.model import Value
-from memcli.hashes import constructor
+import hashlib
 from memcli.search.ranker import Norms, Posting, Scored, SearchDoc, is_fuzzy_candidate, search_corpus, weighted_tf
 from memcli.search.segments import chunks, pack, segments, unpack
 from memcli.search.tokenize import terms
@@ -110,16 +110,14 @@ class SyncStats(Value):
 def _signature() -> str:
     """Changes whenever the format, the byte order or the tokenizer's output changes."""
     probe = "\x1f".join(terms(_PROBE))
-    digest = constructor("sha1")(probe.encode("utf-8")).hexdigest()[:16]
+    digest = hashlib.sha1(probe.encode("utf-8")).hexdigest()[:16]
     return f"{FORMAT}:{sys.byteorder}:{digest}"
 
 
 def _state(current: Mapping[str, str]) -> str:
     """A digest of key -> fingerprint, in the caller's order (another order only costs a diff)."""
     text = "\n".join(map("\t".join, current.items()))
-    return (
-        f"{len(current)}:" + constructor("blake2b")(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    )
+    return f"{len(current)}:" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

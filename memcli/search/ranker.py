@@ -12,6 +12,7 @@ import math
 from collections import Counter
 from datetime import datetime, timezone
 from functools import lru_cache
+from typing import Protocol
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from memcli.dates import days
@@ -230,14 +231,7 @@ def weighted_tf(tfs: Sequence[int], codes: Sequence[int], norms: Norms) -> float
     return total
 
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a turn does without it)
-if TYPE_CHECKING:
-    from typing import Protocol as _Interface
-else:
-    _Interface = object
-
-
-class Corpus(_Interface):
+class Corpus(Protocol):
     """What the scorer needs to know about a collection of documents (the interface ``MemoryIndex``
     and ``cache.SearchCache`` give)."""
 

@@ -24,7 +24,7 @@ lexical answer's best hit first and fills the rest by reciprocal rank fusion of 
 and embedding orders, so it finds more without a plain recall answering more often.
 
 Nothing here imports numpy until vectors are needed; ``search`` never loads the model when a
-resident ``python -I -m memcli.serve`` answers for it (see ``memcli.serve``).
+resident `memcli serve` answers for it (see ``memcli.serve``).
 """
 
 from __future__ import annotations
@@ -35,9 +35,7 @@ from pathlib import Path
 
 from .. import progress
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 FORMAT = "1"
 # Chosen on the dev split of the bilingual evaluation (benchmarks/semantic_bench.py quality).
@@ -471,7 +469,7 @@ def search(
     recall threshold; infinity when the lexical layers found nothing) count as the lexical
     answer, the rest as evidence. ``fill``: return the best ``limit``, weak ones included.
     ``rescue``: see ``rank``.
-    Asks a running ``python -I -m memcli.serve`` for this root, or does the work here when none
+    Asks a running `memcli serve` for this root, or does the work here when none
     answers. Returns (key, score, methods), best first; methods are "bm25f" and/or "embedding"."""
     from memcli.search.ranker import DEFAULT_THRESHOLD
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
 

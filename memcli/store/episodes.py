@@ -7,6 +7,8 @@ section that git would read as a conflict marker is written indented by one spac
 
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 
@@ -54,16 +56,9 @@ def rel(path: Path) -> str:
 
 SECTION = r"^## (\d{4}-\d{2}-\d{2}T\S+) ?(.*)$"  # a section's heading: its time (UTC), then its heading
 TURN = r"^\*\*(user|assistant|system|tool)\*\* \(([^()]*)\): ?(.*)$"  # a turn: role, time, its text
-_compiled: dict = {}  # compiled on first use: a turn that only appends pays for none of them
-
-
-def _re(name: str, pattern: str):
-    got = _compiled.get(name)
-    if got is None:
-        import re
-
-        got = _compiled[name] = re.compile(pattern)
-    return got
+_SECTION, _TURN = re.compile(SECTION), re.compile(TURN)
+_BLOCK = re.compile(r"(?m)^(?=## |\*\*\w+\*\* \()")  # where a section or a turn starts
+_USER = re.compile(r"\*\*user\*\* \([^)]*\): ")
 
 
 def section_head(now: str, heading: str) -> str:
@@ -97,7 +92,7 @@ def sections(text: str) -> list[dict]:
     """The dated sections of an episode file, each {"time", "heading", "text", "turns"}; a turn is
     {"role", "time", "text"} for every `**role** (time): text` block (text verbatim, several lines
     when it had them). Text before the first section is not a section."""
-    section, turn = _re("section", SECTION), _re("turn", TURN)
+    section, turn = _SECTION, _TURN
     out: list[dict] = []
     lines = text.replace("\r\n", "\n").split("\n")
     for ln in lines:
@@ -127,7 +122,7 @@ def sections(text: str) -> list[dict]:
 def split(text: str) -> tuple[str, list]:
     """(the text before the first section, each section's text from its heading), with CRLF read
     as LF and blank lines at the edges dropped: what the git merge puts in time order."""
-    section = _re("section", SECTION)
+    section = _SECTION
     pre: list = []
     secs: list = []
     for ln in text.replace("\r\n", "\n").split("\n"):
@@ -143,6 +138,6 @@ def split(text: str) -> tuple[str, list]:
 def without_user_turns(text: str, drop) -> str:
     """An episode file without the user turns whose words ``drop`` picks (a function of a turn's
     text, from after its `**user** (time): `)."""
-    parts = _re("block", r"(?m)^(?=## |\*\*\w+\*\* \()").split(text)  # its sections and turns
-    user = _re("user", r"\*\*user\*\* \([^)]*\): ")
+    parts = _BLOCK.split(text)  # its sections and turns
+    user = _USER
     return "".join(p for p in parts if not ((m := user.match(p)) and drop(p[m.end() :])))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from ..errors import FileError
-from ..lazyre import Lazy
 from ..model import Problem, one_line
 
 FENCE = "---"
@@ -245,8 +244,8 @@ def dump_key(key, value) -> str:
 
 # ---------------------------------------------------------------- rewriting only the keys that change
 
-_TOP_KEY = Lazy(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
-_ITEM = Lazy(r"^(?P<indent>[ \t]*)-(?:[ \t]+(?P<rest>.*))?$")
+_TOP_KEY = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
+_ITEM = re.compile(r"^(?P<indent>[ \t]*)-(?:[ \t]+(?P<rest>.*))?$")
 
 
 def _key_spans(lines: list[str]) -> dict | None:

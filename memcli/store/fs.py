@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import os
 import time
 from pathlib import Path
@@ -252,20 +253,6 @@ def _flush_dirs(folders) -> None:
             os.close(fd)
 
 
-def temp_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
-    """A new file of this user alone (mode 0600) under a random name in folder: (fd, path), as
-    tempfile.mkstemp makes it, without importing tempfile (and random, shutil behind it) on
-    every write of a turn."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    for _ in range(100):
-        name = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
-        try:
-            return os.open(name, flags, 0o600), name
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no unused temporary name in {folder}")
-
-
 def _stage(path: Path, text: str, newline: str, fsync: bool = True, prefix: str = TMP_PREFIX) -> str:
     """A fsynced temp file next to path, with path's mode; returns its name."""
     data = text.replace("\n", newline).encode("utf-8") if newline != "\n" else text.encode("utf-8")
@@ -275,7 +262,7 @@ def _stage(path: Path, text: str, newline: str, fsync: bool = True, prefix: str 
             mode = path.stat().st_mode & 0o777
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
-        fd, tmp = temp_file(path.parent, prefix, ".tmp")
+        fd, tmp = tempfile.mkstemp(".tmp", prefix, path.parent)  # this user's alone (0600), O_EXCL
     except OSError as e:
         raise FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact") from None
     try:

@@ -460,9 +460,11 @@ def draft(root: Path, pid: str, text: str) -> Path:
     """A copy of a proposal under .memcli/edits/ for an editor."""
     import os
 
-    from .fs import state_dir, temp_file
+    import tempfile
 
-    fd, name = temp_file(state_dir(root, "edits"), f"{pid}-", ".md")
+    from .fs import state_dir
+
+    fd, name = tempfile.mkstemp(".md", f"{pid}-", state_dir(root, "edits"))
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     return Path(name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..lazyre import Lazy
+import re
 from ..paths import (  # noqa: F401  (the names and path rules, re-exported)
     INDEX,
     CONFIG,
@@ -59,11 +59,7 @@ from ..paths import (  # noqa: F401  (the names and path rules, re-exported)
     kind_of,
     is_temp,
 )
-
-
-def is_root(path: Path) -> bool:
-    """A folder holding MEMORY.md or memcli.yaml."""
-    return (path / INDEX).exists() or (path / CONFIG).exists()
+from ..roots import is_root  # noqa: F401  (re-exported)
 
 
 def fingerprint(st: os.stat_result) -> str:
@@ -120,7 +116,7 @@ def detail_files(root: Path) -> dict:
     return scan_detail_files(root)
 
 
-_PLAIN_MD = Lazy(r"[0-9a-z][0-9a-z_-]{0,79}\.md")  # a plain id's file: no further check
+_PLAIN_MD = re.compile(r"[0-9a-z][0-9a-z_-]{0,79}\.md")  # a plain id's file: no further check
 
 
 def scan_detail_files(root: Path) -> dict:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 
-from ..lazyre import Lazy
 from ..model import Detail
 
 HEADING = "## Outcomes"
@@ -38,9 +37,9 @@ RESULTS = ("success", "failure")
 PRIOR = 1.0  # Laplace smoothing: (successes + 1) / (uses + 2); one outcome moves the rate to 2/3 or 1/3
 MAX_NOTE = 500
 
-_LINE = Lazy(r"^- (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z) (success|failure)(?:: (.*))?$")
-_FOLD = Lazy(r"^- \d+ earlier outcomes?: ")
-_HEADING = Lazy(r"^##\s+(?:outcomes|结果记录)\s*$", re.I)
+_LINE = re.compile(r"^- (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z) (success|failure)(?:: (.*))?$")
+_FOLD = re.compile(r"^- \d+ earlier outcomes?: ")
+_HEADING = re.compile(r"^##\s+(?:outcomes|结果记录)\s*$", re.I)
 
 
 def count(d: Detail, key: str) -> int:

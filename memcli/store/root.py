@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from _thread import get_ident  # threading's own; importing threading costs a per-turn command
+from threading import get_ident
 from pathlib import Path
 
 from .. import progress

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from ..hashes import constructor
+import hashlib
 from .layout import STATE_DIR
 
 _memo: dict = {}  # root -> (index identity, frozenset of tracked paths)
@@ -81,7 +81,7 @@ def state_tracked(root: Path) -> frozenset | None:
     if memo is not None and memo[0] == key:
         return memo[1]
     real = os.path.realpath(root)
-    key_of_root = constructor("sha256")(os.fsencode(real)).hexdigest()[:16]
+    key_of_root = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
     cache = git_dir / "memcli" / f"state-tracked-{key_of_root}.json"
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))

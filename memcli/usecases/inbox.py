@@ -27,7 +27,8 @@ from ..store import inbox as store
 from ..paths import memory_ref, slugify
 from . import write
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from ..store.root import Root
 

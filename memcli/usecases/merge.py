@@ -15,7 +15,7 @@ histories hold the same files.
 - memory/episodes/*.md: the sections of both sides, in time order; never a conflict.
 
 git runs them through ``memcli.gitmerge`` (the entry point, `python -I -m memcli.gitmerge`), which
-reads its arguments and calls ``merge_file`` here through ``memcli.frontend``.
+reads its arguments and calls ``merge_file`` here through ``Memory.merge_file``.
 """
 
 from __future__ import annotations

@@ -7,13 +7,6 @@ from __future__ import annotations
 from ..model import Result
 
 
-def recall(root, query: str, **options):
-    """``recall_request`` with the request's fields (``requests.RecallRequest``) as arguments."""
-    from ..requests import RecallRequest
-
-    return recall_request(root, RecallRequest(query, **options))
-
-
 def recall_request(root, req):
     """Session, then scope, then the index, then the details: a Recall with hits and a trace.
     type and min_success: only memories of that type whose smoothed success rate reaches it;
