@@ -1,4 +1,4 @@
-"""How `memcli serve` follows the details layer's files (``memcli.store.follow``), this checkout's
+"""How `memcli serve` follows the details layer's files (``memcli.store.watcher``), this checkout's
 beside another's (``--baseline SRC``, say ctypes inotify before watchdog), on a generated store,
 rounds interleaved, medians:
 
@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 def child(root: Path, rounds: int) -> dict:
     import memcli
     from memcli.store import layout
-    from memcli.store.follow import changed, follow
+    from memcli.store.watcher import changed, follow
 
     out: dict = {}
     t = time.perf_counter()

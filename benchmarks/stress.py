@@ -405,7 +405,7 @@ def verify(root: Path, results: dict) -> Report:
 
 
 def _index_full(root: Path, index) -> bool:
-    from memcli.tighten import load_config
+    from memcli.settings_guard import load_config
 
     return len(index.lines) >= int(load_config(root)["index.max_lines"]) - 1
 

@@ -3,7 +3,7 @@
 root's folder.
 
 Which file's value holds for a setting that protects the user (a committed memcli.yaml only
-tightens) is decided by ``tighten``, whose ``load_config`` reads a root's settings.
+tightens) is decided by ``settings_guard``, whose ``load_config`` reads a root's settings.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ class Memory:
 
         path = root_path(root)
         if config is None:
-            from .tighten import load_config
+            from .settings_guard import load_config
 
             config = load_config(path)
         # door: the front end writing through this instance (cli, api, mcp or hook), for write.pii
@@ -93,7 +93,7 @@ class Memory:
         MEMORY.md or memcli.yaml), opened; env and cwd: the process's own when not given.
         root_commands=False: no command from its files."""
         from .config import find_root
-        from .tighten import load_config
+        from .settings_guard import load_config
 
         path = find_root(root, env, cwd)
         return cls(path, None if root_commands else load_config(path, root_commands=False), door=door)
@@ -280,7 +280,7 @@ class Memory:
 
     def session(self, name: str = "default"):
         """The session `name`: add, show, clear."""
-        from .usecases.state import Session
+        from .usecases.session_scope import Session
 
         return Session(self.store, name)
 
@@ -309,7 +309,7 @@ class Memory:
 
     def scope(self, name: str = "default"):
         """The scope `name`: start, set, get, read, show, check, end."""
-        from .usecases.state import Scope
+        from .usecases.session_scope import Scope
 
         return Scope(self.store, name)
 
@@ -459,7 +459,7 @@ class Memory:
     def trust(self) -> Result:
         """Let this root's memcli.yaml, as it is now, run the commands it names (recorded in the
         user's state folder, keyed by the root's real path and the file's SHA-256)."""
-        from .tighten import trust
+        from .settings_guard import trust
 
         return Result(trust(self.root))
 

@@ -87,7 +87,7 @@ class Resident:
 
     def __init__(self, memory, idle: float | None = None):
         from .plugins import installed
-        from .store.follow import changed
+        from .store.watcher import changed
 
         self.memory = memory
         self.root = os.path.realpath(memory.root)
@@ -179,7 +179,7 @@ class Resident:
     def follow(self) -> None:
         """Follow the details layer's files of the root as its folders are now: again when the root
         or memory/ is another folder than the one followed (moved away, a copy put in its place)."""
-        from .store.follow import follow
+        from .store.watcher import follow
 
         if self.followed is not None:
             self.followed.close()

@@ -1,7 +1,7 @@
 """The parts of docs/ made from the code, so they cannot drift from it: the commands by task and
 every command's `--help` (from the Typer app, run in a clean child process as README's blocks
 are: tests/readme_blocks.py), the Python API (from the facade's signatures and docstrings), the
-configuration keys (from memcli/config.py's SCHEMA and memcli/tighten.py's GUARDS), the error
+configuration keys (from memcli/config.py's SCHEMA and memcli/settings_guard.py's GUARDS), the error
 codes (from the MemcliError classes), the test extra (from pyproject.toml) and transcripts of
 real runs.
 
@@ -225,7 +225,7 @@ def _value(value) -> str:
 
 
 def _accepts(key: str, kind: str) -> str:
-    from memcli import config, model, tighten
+    from memcli import config, model, settings_guard
 
     if kind.startswith("choice:"):
         return " or ".join(f"`{c}`" for c in kind[7:].split("|"))
@@ -243,7 +243,9 @@ def _accepts(key: str, kind: str) -> str:
         "gate?": gates,
         "text": "one line of text, or `null`",
         "prefix": "a string (may be empty)",
-        "pii": (", ".join(f"`{p}`" for p in tighten.PII) + ", or a mapping of front end (cli, api, mcp, hook) to one"),
+        "pii": (
+            ", ".join(f"`{p}`" for p in settings_guard.PII) + ", or a mapping of front end (cli, api, mcp, hook) to one"
+        ),
     }
     if kind not in kinds:
         raise ValueError(f"{key}: the config kind {kind!r} is new; say in tests/docs_blocks.py what it accepts")
@@ -275,24 +277,24 @@ def _config_order(key: str):
 
 def _guard_of(key: str):
     """(the guard, whether it is per front end) of a key; (None, False) when it is set freely."""
-    from memcli import config, tighten
+    from memcli import config, settings_guard
 
     if key in config.GATE_KEYS:
-        return tighten.GUARDS["write.gate"], True
-    guard = tighten.GUARDS.get(key)
-    return guard, guard is tighten.PII
+        return settings_guard.GUARDS["write.gate"], True
+    guard = settings_guard.GUARDS.get(key)
+    return guard, guard is settings_guard.PII
 
 
 def _rule(key: str) -> str:
-    """What a committed memcli.yaml may do with a key, from its guard in memcli/tighten.py."""
-    from memcli import tighten
+    """What a committed memcli.yaml may do with a key, from its guard in memcli/settings_guard.py."""
+    from memcli import settings_guard
 
     guard, per_door = _guard_of(key)
     if guard is None:
         return "freely"
-    if guard == tighten.COMMAND:
+    if guard == settings_guard.COMMAND:
         return "a command: only after trust (and the files it names unchanged); yours wins"
-    if guard == tighten.OUTBOUND:
+    if guard == settings_guard.OUTBOUND:
         return "only after trust; yours wins"
     if isinstance(guard, dict):
         order = sorted(guard, key=lambda v: guard[v])
@@ -330,11 +332,11 @@ def _why(key: str) -> str:
 
 def tighten_table() -> str:
     """Every key: what a committed memcli.yaml may do with it and why; keys that share both on one row."""
-    from memcli import tighten
+    from memcli import settings_guard
 
-    stale = set(tighten.GUARDS) - set(_schema())
-    if stale or set(WHY) - set(tighten.GUARDS):
-        raise ValueError(f"tests/docs_blocks.py WHY and memcli/tighten.py GUARDS disagree: {sorted(stale)}")
+    stale = set(settings_guard.GUARDS) - set(_schema())
+    if stale or set(WHY) - set(settings_guard.GUARDS):
+        raise ValueError(f"tests/docs_blocks.py WHY and memcli/settings_guard.py GUARDS disagree: {sorted(stale)}")
     rows, order = {}, []
     for key in sorted(_schema(), key=_config_order):
         row = (_rule(key), _why(key))
@@ -498,7 +500,7 @@ def api_reference() -> str:
     from memcli.usecases.edit import EditSession
     from memcli.usecases.inbox import Gate, Inbox
     from memcli.usecases.maintain import Repair
-    from memcli.usecases.state import Scope, Session
+    from memcli.usecases.session_scope import Scope, Session
 
     parts = ["## Memory\n", api_class(Memory, "m.", heading="###").split("\n", 1)[1]]
     parts.append("## What the methods return\n")

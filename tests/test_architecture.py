@@ -49,7 +49,7 @@ FACADE = {
     "memcli.dates": "durations given as options",
 }
 # and the server: the details layer's files it follows, the model it holds for the semantic step
-SERVED = ("memcli.store.follow", "memcli.search.remote", "memcli.search.semantic")
+SERVED = ("memcli.store.watcher", "memcli.search.remote", "memcli.search.semantic")
 MAX_LINES = 600
 
 
@@ -81,7 +81,7 @@ BOTTOM = (
     "memcli.store",
     "memcli.config",
     "memcli.trust",
-    "memcli.tighten",
+    "memcli.settings_guard",
     "memcli.safety",
 )
 
@@ -147,7 +147,7 @@ def test_the_store_is_the_bottom_layer():
             b,
             "memcli.config",
             "memcli.trust",
-            "memcli.tighten",
+            "memcli.settings_guard",
             "memcli.search",
             "memcli.safety",
             "memcli.recall",
@@ -392,7 +392,7 @@ def test_one_home_for_launching_the_editor():
 
 
 def test_one_home_for_the_near_duplicate_rule():
-    """The ratio's threshold and the prefilter before it are memcli/similar.py's: the two modules
+    """The ratio's threshold and the prefilter before it are memcli/near_duplicates.py's: the two modules
     that compare memories by a rapidfuzz ratio import them (a typo's scorer is another rule), and
     no module compares with a bare 90."""
     users = {
@@ -410,14 +410,14 @@ def test_one_home_for_the_near_duplicate_rule():
         used = {
             (a.name)
             for n in ast.walk(dict(module_trees())[name])
-            if isinstance(n, ast.ImportFrom) and (n.module or "").endswith("similar")
+            if isinstance(n, ast.ImportFrom) and (n.module or "").endswith("near_duplicates")
             for a in n.names
         }
         assert {"DUPLICATE_RATIO", "lengths_allow"} <= used, (name, used)
     bare = [
         (name, n.lineno)
         for name, tree in module_trees()
-        if name != "memcli.similar"
+        if name != "memcli.near_duplicates"
         for n in ast.walk(tree)
         if isinstance(n, ast.Compare)
         and any(isinstance(c, ast.Constant) and c.value in (90, 90.0) for c in [n.left, *n.comparators])

@@ -1,7 +1,7 @@
 import pytest
 
 from memcli.config import find_root, parse_duration
-from memcli.tighten import load_config
+from memcli.settings_guard import load_config
 from memcli.errors import ConfigError, NotARootError
 
 

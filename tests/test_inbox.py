@@ -245,7 +245,7 @@ def test_the_write_gate_per_front_end(root, cli):
     (root / "memcli.yaml").write_text("write:\n  gate: inbox\n  gate.cli: direct\n")
     assert cli.json("remember", "Direct again", "y")["data"]["action"] == "remembered"
     from memcli.config import write_gate
-    from memcli.tighten import load_config
+    from memcli.settings_guard import load_config
 
     cfg = load_config(root)
     assert [write_gate(cfg, f) for f in ("cli", "mcp", "hook")] == ["direct", "inbox", "inbox"]

@@ -161,7 +161,7 @@ def test_31_variation_selectors_between_letters_are_reported_as_invisible(name):
         "ᠠ\u180bᠡ",  # a Mongolian free variation selector
         "≩︀ (a standardized variant)",
         "Braille ⠓⠑⠇⠇⠕⠀⠺⠕⠗⠇⠙ is text",
-        "call os.path.join or memcli.safety.fold and snake_case_names",
+        "call os.path.join or memcli.safety.normalize and snake_case_names",
     ],
 )
 def test_31_legitimate_selectors_and_separators_stay_unflagged(text):

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import Cli
 from memcli.config import pii_policy
-from memcli.tighten import load_config
+from memcli.settings_guard import load_config
 from memcli.core import Memory
 from memcli.errors import ConfigError
 from memcli.safety import pii
@@ -85,7 +85,7 @@ def test_policy_per_front_end_and_bad_settings(root):
     assert [pii_policy(cfg, d) for d in ("cli", "mcp", "hook")] == ["warn", "redact", "refuse"]
     # keeping captured text unmasked loosens the default: memcli.yaml needs trust for it
     assert pii_policy(cfg, "hook", captured=True) == "redact" and "write.pii_captured" in cfg.warnings[0]
-    from memcli.tighten import trust
+    from memcli.settings_guard import trust
 
     trust(root)
     assert pii_policy(load_config(root), "hook", captured=True) == "warn"

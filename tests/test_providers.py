@@ -196,7 +196,7 @@ def test_a_committed_endpoint_is_not_used_before_trust(root):
     mem = Memory(root)
     assert mem.config["embed.provider"] == "use" and mem.config["embed.url"] is None
     assert any("embed.url" in w and "memcli trust" in w for w in mem.config.warnings)
-    from memcli.tighten import trust
+    from memcli.settings_guard import trust
 
     trust(root)
     assert Memory(root).config["embed.url"] == "http://127.0.0.1:9/v1"

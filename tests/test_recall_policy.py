@@ -223,7 +223,7 @@ def test_episode_sections_an_accepted_memory_quotes_weigh_less(root, monkeypatch
 
 def test_a_rejected_or_pending_proposal_digests_nothing(root):
     from memcli.store import inbox
-    from memcli.store.digested import digested
+    from memcli.store.quoted_turns import digested
 
     m = _store(root)
     quotes = [inbox.Quote("assistant", "2026-11-20T10:00:05Z", "memory/episodes/2026-11-20.md", "vpn")]

@@ -173,7 +173,7 @@ def settled(followed, root) -> tuple:
 
 def test_followed_files_are_the_scan_after_every_kind_of_change(example_root):
     from memcli.store import layout
-    from memcli.store.follow import Followed
+    from memcli.store.watcher import Followed
 
     root = example_root.resolve()
     followed = Followed(root)
@@ -489,7 +489,7 @@ def test_declined_when_the_code_or_the_interpreter_differs(example_root):
 
 
 def test_a_change_under_followed_folders_is_seen(tmp_path):
-    from memcli.store.follow import changed
+    from memcli.store.watcher import changed
 
     (tmp_path / "a").mkdir()
     watch = changed([tmp_path / "a"])

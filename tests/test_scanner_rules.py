@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.safety import ruleset, scanner, validators
+from memcli.safety import rule_functions, ruleset, scanner
 from memcli.safety.scanner import RuleSetError, add_rule_set, find_injection, find_secrets, redact_secrets
 from tests.test_scan import ALNUM, SECRET_CASES, pick
 
@@ -192,8 +192,8 @@ def test_an_unreadable_rule_file_is_a_rule_set_error(registry, tmp_path):
 
 
 def test_validators_and_finders_are_registered_by_name():
-    assert {"token_body", "looks_random", "jwt_header", "credential_like"} <= set(validators.VALIDATORS)
-    assert {"assignments", "html_comments", "invisible_unicode"} == set(validators.FINDERS)
+    assert {"token_body", "looks_random", "jwt_header", "credential_like"} <= set(rule_functions.VALIDATORS)
+    assert {"assignments", "html_comments", "invisible_unicode"} == set(rule_functions.FINDERS)
 
 
 PROBE = """

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import ROOT_DIR, git, invoke, shared_origin
 from memcli.config import SCHEMA, write_gate
-from memcli.tighten import load_config, trust
+from memcli.settings_guard import load_config, trust
 from memcli.core import Memory
 
 pytestmark = pytest.mark.usefixtures("git_env")
@@ -134,7 +134,7 @@ def test_24_06_the_docs_list_every_key_and_its_decision():
     table = table[: table.index("\n\n")]
     listed = set(re.findall(r"`([a-z_]+(?:\.[a-z_]+)*)`", table))
     assert set(SCHEMA) <= listed, set(SCHEMA) - listed
-    from memcli.tighten import GUARDS
+    from memcli.settings_guard import GUARDS
 
     for key in GUARDS:
         row = next(ln for ln in table.splitlines() if f"`{key}`" in ln)
@@ -232,7 +232,7 @@ def test_24_08_a_tracked_trace_does_not_rank_memory_md(tmp_path):
 
 
 def test_24_08_tracked_state_costs_no_git_process_once_known(tmp_path, monkeypatch):
-    from memcli.store import tracked
+    from memcli.store import committed_state as tracked
 
     root = tmp_path / "r"
     mc(tmp_path, "init", root, "--git")

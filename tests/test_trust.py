@@ -6,7 +6,7 @@ import pytest
 
 from memcli.config import user_config_path
 from memcli.paths import LOCAL_CONFIG
-from memcli.tighten import effective_summarizer, is_trusted, load_config, trust
+from memcli.settings_guard import effective_summarizer, is_trusted, load_config, trust
 from memcli.errors import ConfigError
 
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import git, invoke, run_memcli
 from memcli.config import user_config_path
 from memcli.paths import LOCAL_CONFIG
-from memcli.tighten import is_trusted, load_config, trust
+from memcli.settings_guard import is_trusted, load_config, trust
 from memcli.core import Memory
 from memcli.usecases.init import init_root
 
@@ -32,7 +32,7 @@ def cli(*args, input=None):
 
 
 def trusted_setting(*args, **kw):
-    from memcli.tighten import trusted_setting
+    from memcli.settings_guard import trusted_setting
 
     return trusted_setting(*args, **kw)
 
@@ -128,7 +128,7 @@ def test_01_a_committed_secrets_allow_needs_trust(root):
 
 
 def test_01_untracked_local_config_asks_git_once_per_change_of_the_index(repo_root, monkeypatch):
-    from memcli.store import tracked
+    from memcli.store import committed_state as tracked
 
     calls = []
     real = tracked._ask_git

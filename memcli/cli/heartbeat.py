@@ -9,7 +9,7 @@ import typer
 from .. import render as r
 from .typer_app import Json, app, memory, output, run, state
 from .boundary import Out
-from .longrun import seconds, until_signal
+from .long_running import seconds, until_signal
 from .progress import reporting
 from ..errors import ConfigError, UsageError
 

@@ -40,7 +40,7 @@ def serve(
     """
     from ..errors import Refused
     from ..serve import Resident
-    from .longrun import seconds, until_signal
+    from .long_running import seconds, until_signal
 
     def act():
         idle = None if idle_exit is None else seconds(idle_exit, "--idle-exit", positive=False)

@@ -15,7 +15,7 @@ from ..store.fs import inside
 from ..paths import STATE_DIR
 from . import checks
 from ..store.frontmatter import key_line
-from ..similar import compared
+from ..near_duplicates import compared
 from .base import read_file
 
 # What one file says, independent of the time and of the other files, is kept per file in
@@ -112,14 +112,14 @@ _FIXED = (
     "memcli.paths",
     "memcli.safety.scanner",
     "memcli.safety.ruleset",
-    "memcli.safety.validators",
+    "memcli.safety.rule_functions",
     "memcli.safety.invisible",
-    "memcli.safety.fold",
+    "memcli.safety.normalize",
     "memcli.model",
     "memcli.store.frontmatter",
     "memcli.store.flatyaml",
     "memcli.dates",
-    "memcli.similar",
+    "memcli.near_duplicates",
 )
 
 

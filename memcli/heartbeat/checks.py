@@ -159,7 +159,7 @@ class ControlCharacters(Check):
     kinds = TEXT_KINDS
 
     def file(self, f):
-        from ..textcheck import CONTROL, control_chars
+        from ..safety.text_limits import CONTROL, control_chars
 
         out = [Finding(**x) for x in control_chars(f.rel, f.text)]
         d = f.detail
@@ -188,10 +188,10 @@ class FrontmatterValues(Check):
 
     codes = ("frontmatter-invalid",)
     kinds = MEMORY_KINDS
-    sources = ("memcli.safety.values",)
+    sources = ("memcli.safety.frontmatter_values",)
 
     def file(self, f):
-        from ..safety.values import invalid_values
+        from ..safety.frontmatter_values import invalid_values
 
         if f.detail is None:
             return []

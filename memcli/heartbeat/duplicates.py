@@ -8,8 +8,8 @@ from collections import Counter, defaultdict
 
 from ..cjk import CJK
 from ..model import Finding
-from ..similar import DUPLICATE_RATIO, compared, identifiers as _identifiers, lengths_allow, normal as _normal
-from ..similar import same_memory as _same
+from ..near_duplicates import DUPLICATE_RATIO, compared, identifiers as _identifiers, lengths_allow, normal as _normal
+from ..near_duplicates import same_memory as _same
 from .base import rank
 
 _BLOCK_MAX = 30  # a word in more memories than this makes no duplicate block

@@ -28,7 +28,7 @@ class ConfigFiles(Check):
     codes = ("config-broken",)
 
     def root(self, st):
-        from ..tighten import load_config
+        from ..settings_guard import load_config
 
         try:
             load_config(st.root.path)

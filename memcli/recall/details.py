@@ -326,7 +326,7 @@ class DetailsLayer(Layer):
                 if body != doc.body and not _still_matches(body, s.matched):
                     continue
                 if digested is None:
-                    from ..store.digested import digested as read_digested
+                    from ..store.quoted_turns import digested as read_digested
 
                     digested = read_digested(ask.root)
                 times = digested.get(s.key)
@@ -357,7 +357,7 @@ class DetailsLayer(Layer):
 def _digested(body: str, matched, times: frozenset) -> bool:
     """Every section of an episode file that holds a matched term is one an accepted memory quotes."""
     from ..search.tokenize import terms
-    from ..store.digested import sections
+    from ..store.quoted_turns import sections
 
     hits = [done for text, done in sections(body, times) if not set(matched).isdisjoint(terms(text))]
     return bool(hits) and all(hits)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .fold import SELECTORS
+from .normalize import SELECTORS
 
 _INVISIBLE_SOURCE = (
     "[\u200b-\u200d\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff\u180e\u115f\u1160\u3164\uffa0\U000e0000-\U000e007f"

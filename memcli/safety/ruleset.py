@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Callable
 
-from . import validators as _code
+from . import rule_functions as _code
 
 FORMAT = 1
 LISTS = ("secrets", "injection")
@@ -336,7 +336,7 @@ _builtins_added = False
 def add_rule_set(name: str, source, *, validators: dict | None = None, finders: dict | None = None) -> None:
     """Add (or, under a name already added, replace) a rule set: a path to a JSON file or the
     parsed mapping. ``validators`` and ``finders`` are the named functions its rules refer to
-    beyond the built-in ones (``safety.validators``). Read and checked at the next scan."""
+    beyond the built-in ones (``safety.rule_functions``). Read and checked at the next scan."""
     _ensure_builtins()
     global _compiled
     entry = (name, source, dict(validators or {}), dict(finders or {}))

@@ -2,7 +2,7 @@
 
 Every write is scanned for secrets (spec §8) and heartbeat audits every file for both (§6).
 The rules are data (``ruleset``): each is a pattern behind cheap substring hints, so ordinary
-text never reaches most of them, with named validators (``validators``) for what a pattern
+text never reaches most of them, with named validators (``rule_functions``) for what a pattern
 cannot say. This module runs them and settles their overlaps.
 
 Positions: ``start``/``end`` are offsets into the text (``text[start:end]`` is the match), ``line``
@@ -36,7 +36,7 @@ from . import ruleset
 from .invisible import excerpt as _excerpt
 from .invisible import strip_invisible
 from .ruleset import RuleSetError, add_rule_set, fingerprint, rule_sets
-from .validators import WORD_DASH, classes
+from .rule_functions import WORD_DASH, classes
 
 __all__ = [
     "InjectionMatch",
@@ -358,7 +358,7 @@ def redact_secrets(text: str) -> tuple[str, list[SecretMatch]]:
 
 
 def fold(text: str):
-    from .fold import fold as folded
+    from .normalize import fold as folded
 
     return folded(text)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..errors import FileError, SecretError, UsageError
 from ..store import markers
-from ..textcheck import CONTROL, MAX_FILE, check_rendered, check_sizes, check_text_field
+from .text_limits import CONTROL, MAX_FILE, check_rendered, check_sizes, check_text_field
 
 MAX_BODY = 1_000_000  # bytes of new body text one write may bring (the command line's input limit)
 BODY_FIELDS = ("body", "append")  # text that starts at the beginning of a line of the file
@@ -201,7 +201,7 @@ class WriteCheck:
                     f"{what}: the frontmatter block is gone (a memory starts with a line '---', "
                     "its keys, and another '---'); put it back"
                 )
-            from .values import invalid_values
+            from .frontmatter_values import invalid_values
 
             bad = invalid_values(text, d)
             if bad:

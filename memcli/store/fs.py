@@ -335,7 +335,7 @@ TRACKED_FIX = "stop tracking local state: `git rm -r --cached .memcli`, then com
 
 def came_with_git(path: Path) -> bool:
     """Whether git tracks this file under a root's .memcli/ (``store.tracked``): never read."""
-    from .tracked import came_with_git as tracked
+    from .committed_state import came_with_git as tracked
 
     state = next((p for p in path.parents if p.name == STATE_DIR), None)
     return state is not None and tracked(state.parent, path)

@@ -2,7 +2,7 @@
 cache), and the atomic write of detail files together with MEMORY.md as `indexrules.plan` says.
 
 Every use case takes a ``Root``; nothing above the store opens a file of the root by itself. A
-Root is given its settings ready (a ``config.Config``, as ``tighten.load_config`` reads them):
+Root is given its settings ready (a ``config.Config``, as ``settings_guard.load_config`` reads them):
 the store reads no configuration file itself.
 """
 

@@ -129,7 +129,7 @@ def _health(root: str) -> dict:
     from ..errors import MemcliError
     from ..store.layout import is_root
     from ..store.root import Root
-    from ..tighten import load_config
+    from ..settings_guard import load_config
     from .maintain import audit
 
     try:

@@ -1,6 +1,6 @@
 """The near-duplicate check `remember` runs after a write: the memories whose title and summary
 nearly equal the new one's, by the rule heartbeat's duplicate pass applies to every pair
-(``memcli.similar``), found without reading the whole root."""
+(``memcli.near_duplicates``), found without reading the whole root."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _counts(text: str) -> dict:
 def _may_match(mine: str, counts, other: str) -> bool:
     """Whether the heartbeat's duplicate rule could hold: the lengths allow it, and a ratio of
     DUPLICATE_RATIO is within reach."""
-    from ..similar import DUPLICATE_RATIO, lengths_allow
+    from ..near_duplicates import DUPLICATE_RATIO, lengths_allow
 
     return lengths_allow(len(mine), len(other)) and _bound(mine, counts, other) >= DUPLICATE_RATIO
 
@@ -36,7 +36,7 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
     Compared: the indexed memories (from the index cache) and the few others whose file name, the
     slug of their title, is close to this title's slug. Nothing is parsed or loaded beyond that:
     rapidfuzz and the rule only when some memory could match."""
-    from ..similar import compared, same_memory
+    from ..near_duplicates import compared, same_memory
 
     mine = compared(f"{title} {summary}")
     if len(mine) < 8:
@@ -72,7 +72,7 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
     same = [mid for mid, text in candidates.items() if text == mine or same_memory(title, summary, *parts[mid])]
     maybe = {mid: text for mid, text in candidates.items() if mid not in same and _may_match(mine, counts, text)}
     if maybe:
-        from ..similar import DUPLICATE_RATIO, identifiers
+        from ..near_duplicates import DUPLICATE_RATIO, identifiers
 
         ident = identifiers(mine)  # the rule holds only for texts with the same numbers: checked first
         maybe = {mid: text for mid, text in maybe.items() if identifiers(text) == ident}

@@ -17,7 +17,7 @@ TRANSCRIPT_TAIL = 1 << 20  # bytes read from the end of a transcript: the last r
 
 def answer(root, event: str, data: dict, session: str, scope: str, budget: int | None, now=None) -> Result:
     """(stdout for the client, in "stdout"; what went wrong in the warnings) for one event."""
-    from .state import Session
+    from .session_scope import Session
 
     if event == "SessionStart":
         from .context import build

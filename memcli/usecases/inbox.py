@@ -69,7 +69,7 @@ def captured(root, p: store.Proposal) -> tuple[store.Proposal, list]:
 
 def check(p: store.Proposal) -> None:
     """A proposal memcli can apply: a known kind and type, a title, a target for an update."""
-    from ..textcheck import check_sizes, check_text_field
+    from ..safety.text_limits import check_sizes, check_text_field
 
     if p.kind not in store.KINDS:
         raise UsageError(f"a proposal's kind must be new or update, got {p.kind!r}")

@@ -90,7 +90,7 @@ def init_root(
                 added.append(name[:-3])
     put(layout.INDEX, template_text("MEMORY.md"))
     if added:
-        from ..tighten import load_config
+        from ..settings_guard import load_config
         from ..store.root import Root, root_path
         from .maintain import rebuild_index
 

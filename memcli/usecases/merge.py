@@ -275,7 +275,7 @@ def checked(kind: str, text: str, path: str, conflicts: int = 0, root=None, rel:
 
     policy = "refuse"
     if root is not None:
-        from ..tighten import load_config
+        from ..settings_guard import load_config
 
         try:
             policy = load_config(root)["write.secrets"]

@@ -14,7 +14,7 @@ from ..store import details as dfile
 from ..store import outcomes
 from ..store.fs import atomic_write_many, read_text
 from ..paths import check_id
-from ..textcheck import check_rendered, check_text_field
+from ..safety.text_limits import check_rendered, check_text_field
 
 
 def record(root, memory_id: str, result: str, note: str | None, now: str) -> Result:

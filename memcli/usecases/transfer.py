@@ -35,7 +35,7 @@ def _record_detail(rec: dict, where: str):
     """A Detail from one exported record; a UsageError names the record."""
     from ..model import DEFAULT_IMPORTANCE, TYPES, Detail, clean_tags, importance_of, one_line
     from ..paths import check_id, slugify
-    from ..textcheck import MAX_TITLE
+    from ..safety.text_limits import MAX_TITLE
     from .write import body_text
 
     if not isinstance(rec, dict):
@@ -106,7 +106,7 @@ _BULLET = re.compile(r"^(\s*)[-*+]\s+(?:\[[ xX]\]\s+)?(.*\S)\s*$")
 
 def _split_title(text: str) -> tuple[str, str]:
     """A long bullet: the first sentence (or 120 characters) as the title, the whole as the body."""
-    from ..textcheck import MAX_TITLE
+    from ..safety.text_limits import MAX_TITLE
 
     if len(text) <= 120:
         return text, ""

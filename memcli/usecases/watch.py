@@ -157,7 +157,7 @@ class Watcher:
         return check_text(rel, kind, text, now, size_for(path))
 
     def _reload_config(self) -> None:
-        from ..tighten import load_config
+        from ..settings_guard import load_config
 
         try:
             self.store.config = load_config(self.root)

@@ -28,7 +28,7 @@ from ..store.details import add_history
 from ..store.fs import read_exact, read_text
 from ..paths import check_id, slugify, valid_id
 from ..requests import RememberRequest, UpdateRequest
-from ..textcheck import check_rendered, check_sizes, check_text_field
+from ..safety.text_limits import check_rendered, check_sizes, check_text_field
 
 
 def remember(root, title: str, summary: str = "", **options) -> WriteResult:

@@ -10,7 +10,14 @@ from memcli import render
 from memcli.errors import UsageError
 from memcli.store import details, fs
 from memcli.model import INDEX_SUMMARY, index_summary
-from memcli.textcheck import MAX_FILE, MAX_FRONTMATTER, check_rendered, check_sizes, check_text_field, control_chars
+from memcli.safety.text_limits import (
+    MAX_FILE,
+    MAX_FRONTMATTER,
+    check_rendered,
+    check_sizes,
+    check_text_field,
+    control_chars,
+)
 
 CONTROLS = ["\x00", "\x07", "\x08", "\x0b", "\x0c", "\x1b", "\x7f", "\x85", "\x9b"]
 

@@ -12,7 +12,7 @@ from ..dates import utcnow
 from ..errors import UsageError
 from ..model import Result
 from ..safety.writecheck import WriteCheck, mask
-from ..textcheck import check_text_field
+from ..safety.text_limits import check_text_field
 
 
 def _now(now: str | None) -> str:

@@ -214,7 +214,7 @@ def trusted_setting(
     root_commands: bool = True,
     trusted: bool | None = None,
 ) -> tuple[object, str | None]:
-    """The one rule for a setting that protects the user (``tighten.GUARDS``): (the value to use,
+    """The one rule for a setting that protects the user (``settings_guard.GUARDS``): (the value to use,
     or None for the default; a warning). The user's own value is the MEMCLI_* override, else the
     root's untracked .memcli/config.yaml, else the user's configuration file; memcli.yaml's value
     holds where it is stricter than that (or than the default when the user set nothing), and
@@ -330,7 +330,7 @@ def _read_local(root: Path, warnings: list) -> dict:
     path = root / LOCAL_CONFIG
     if not path.is_file():
         return {}
-    from .store.tracked import came_with_git
+    from .store.committed_state import came_with_git
 
     if came_with_git(root, path):
         warnings.append(
@@ -343,7 +343,7 @@ def _read_local(root: Path, warnings: list) -> dict:
 
 def load_config(root: Path, *, root_commands: bool = True) -> Config:
     """memcli.yaml, then the user's configuration, then the root's .memcli/config.yaml, each
-    overriding the one before; a setting that protects the user (``tighten.GUARDS``) passes
+    overriding the one before; a setting that protects the user (``settings_guard.GUARDS``) passes
     ``trusted_setting``: memcli.yaml only tightens it unless trusted. ``root_commands=False``: no
     command from the root's files (the hook)."""
     path = root / "memcli.yaml"

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-from .errors import UsageError
-from .store.frontmatter import MAX_FRONTMATTER, span  # the reader's limit of a frontmatter block
-from .store.fs import MAX_READ as MAX_FILE  # the reader refuses a larger file
+from ..errors import UsageError
+from ..store.frontmatter import MAX_FRONTMATTER, span  # the reader's limit of a frontmatter block
+from ..store.fs import MAX_READ as MAX_FILE  # the reader refuses a larger file
 
 # C0 controls other than tab and newline, DEL and C1 controls: what a terminal acts on.
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
