@@ -44,8 +44,9 @@ sys.path.insert(0, str(HERE.parent.parent))
 NOW = "2026-12-01T00:00:00Z"  # fixed clock: recency weighting does not drift between runs
 LIMIT = 5
 SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
-FINAL = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "newuser")  # one-time final checks
-KINDS = ("keyword", "paraphrase", "cross-lingual", "typo", "mixed", "unrelated", "near-domain")
+FINAL = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "newuser", "newuser2")  # one-time final checks
+# long: a prompt of several sentences as typed to an agent; log: a pasted log line or stack trace
+KINDS = ("keyword", "paraphrase", "cross-lingual", "typo", "mixed", "long", "log", "unrelated", "near-domain")
 NULL_KINDS = ("unrelated", "near-domain")
 
 Engine = Callable[..., list]  # (root, query) -> ids; memcli's also take also=[phrasings]
@@ -297,6 +298,8 @@ def score(results: list) -> dict:
             "hit@1": _share(sum(got[:1] == [q["expect"]] for q, got in pos), len(pos)),
             "hit@3": _share(sum(q["expect"] in got[:3] for q, got in pos), len(pos)),
             "FP": _share(sum(bool(got) for _, got in neg), len(neg)),
+            # right first: the answer first, or nothing for a question none answers
+            "right": sum(got[:1] == [q["expect"]] for q, got in pos) + sum(not got for _, got in neg),
         }
 
     out = block(results)
@@ -368,12 +371,12 @@ def run(engines: dict, root: Path, sections: dict, show: str | None, modes: list
 
 
 def fmt(x) -> str:
-    return "   -" if x is None else f"{x:4.2f}"
+    return "   -" if x is None else f"{x:4d}" if isinstance(x, int) else f"{x:4.2f}"
 
 
 def print_tables(report: dict) -> None:
-    cols = ("hit@1", "hit@3", "xl@1", "FP unrelated", "FP near-domain")
-    head = ("hit@1", "hit@3", "xl@1", "FP-unrel", "FP-near")
+    cols = ("hit@1", "hit@3", "xl@1", "FP unrelated", "FP near-domain", "right")
+    head = ("hit@1", "hit@3", "xl@1", "FP-unrel", "FP-near", "right")
     names = [n for sec in report.values() for n in sec]
     w = max(12, *(len(n) for n in names))
     print(f"| split | engine{' ' * (w - 6)} |   n | " + " | ".join(f"{h:>8}" for h in head) + " | ms/q |")
