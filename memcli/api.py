@@ -10,7 +10,7 @@ Each name is imported when it is first asked for, so a plugin pays only for what
 
 from __future__ import annotations
 
-_LAYER = ("Layer", "Ask", "Candidate", "decisive", "rank", "snip")
+_LAYER = ("Layer", "Ask", "Candidate", "rank", "snip")
 _MODEL = ("Hit", "Finding", "Detail")
 _CHECK = ("Check", "FileFacts")
 _AUDIT = ("Memo", "SEVERITIES")

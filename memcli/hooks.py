@@ -1,8 +1,9 @@
 """Agent hooks: `memcli hook claude-code` runs before every prompt Claude Code sends.
 
 It reads the UserPromptSubmit JSON on stdin (prompt, session_id, cwd, hook_event_name,
-transcript_path), asks should-recall about the prompt, prints the memory context on stdout when
-memory is needed (Claude Code adds a hook's stdout to the prompt's context) and records the turn
+transcript_path), prints the memory context on stdout when a memory reaches the gate of
+injection or should-recall says the prompt asks for memory (Claude Code adds a hook's stdout to
+the prompt's context) and records the turn
 in the session named after session_id. A running `memcli serve` for the root answers it (see
 ``memcli.resident``); when this process answered instead, it starts one in the background for
 the next prompts (MEMCLI_SERVE=off or manual: none), which exits after ten idle minutes. It never
@@ -105,9 +106,10 @@ def claude_code(raw: bytes, root=None, budget: int | None = None, scope: str | N
     session = session_name(data.get("session_id"))
     scope = session_names(None, scope)[1]
     out = ""
-    try:
-        if mem.should_recall(prompt)["kind"] != "none":
-            out = mem.context(prompt, budget=budget, session=session, scope=scope)["text"]
+    try:  # the block when the prompt asks for memory, or a memory reaches the gate of injection
+        got = mem.context(prompt, budget=budget, session=session, scope=scope)
+        if got["recalled"] or mem.should_recall(prompt)["kind"] != "none":
+            out = got["text"]
     except MemcliError as e:
         warnings.append(f"memcli hook: no memory context: {e.message}")
     try:

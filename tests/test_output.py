@@ -66,8 +66,11 @@ def test_recall_output(notes, cli):
         "\n"
         "Use SET NAMES utf8mb4 after connecting.\n"
     )
-    res = cli("recall", "kubernetes helm chart")
-    assert (res.exit_code, res.stdout, res.stderr) == (1, "", "nothing found for 'kubernetes helm chart'\n")
+    res = cli("recall", "kubernetes pod autoscaler")  # no informative word shared
+    assert (res.exit_code, res.stdout, res.stderr) == (1, "", "nothing found for 'kubernetes pod autoscaler'\n")
+    weak = cli("recall", "kubernetes staging cluster")  # staging shared: a candidate, said to be no answer
+    assert weak.exit_code == 0 and "· weak " in weak.stdout
+    assert weak.stderr == "no sure answer for 'kubernetes staging cluster': candidates that relate\n"
 
 
 def test_list_output(notes, cli):

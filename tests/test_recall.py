@@ -76,7 +76,7 @@ def test_layer_option_and_deep(ex):
     env = ex.json("recall", "charset", "--layer", "details", code=0)
     assert [t["layer"] for t in env["data"]["trace"]] == ["details"] and ids(env)[0] == "mysql-charset"
     env = ex.json("recall", "charset", "--deep", code=0)
-    assert [t["layer"] for t in env["data"]["trace"]] == ["session", "scope", "index", "details"]
+    assert [t["layer"] for t in env["data"]["trace"]] == ["session", "scope", "index", "details", *EXTRA]
     assert ids(env).count("mysql-charset") == 1
     assert ex("recall", "x", "--layer", "nope").exit_code == 2
 

@@ -7,7 +7,8 @@ hook sends it. Each split is a memory root with `conversations.yaml` (see benchm
     python benchmarks/conversation/run.py --json
 
 Figures per engine and query mode (`dialogue`: every turn up to and including the probe, one a
-line; `last`: the probe's turn alone), over the probes a memory answers: any@1 and any@5 (the
+line; `last`: the probe's turn alone; `hook`, for `inject` only: the probe's turn, the turns before
+it recorded in the session, as the hook sends it), over the probes a memory answers: any@1 and any@5 (the
 memory among the first 1 / 5 hits). For the engines that inject (`inject`: what `context`, and so
 the hook, puts into a prompt unasked): `answered`, the share of answerable probes it injects
 anything for; `right`, the share of its injections (answerable probes and not) whose first memory is
@@ -45,7 +46,7 @@ bilingual = _load(HERE.parent / "bilingual" / "run.py", "bilingual_run")
 
 SPLITS = ("dev", "fresh")
 FINAL = ("fresh",)
-MODES = ("dialogue", "last")
+MODES = ("dialogue", "last", "hook")
 
 
 def probes(root: Path) -> list[dict]:
@@ -55,15 +56,42 @@ def probes(root: Path) -> list[dict]:
     data = yaml.safe_load((root / "conversations.yaml").read_text(encoding="utf-8"))
     out = []
     for conv in data["conversations"]:
-        said: list[str] = []
+        said: list[tuple[str, str]] = []
         for turn in conv["turns"]:
             (role, text), *_ = ((k, v) for k, v in turn.items() if k in ("user", "assistant"))
-            said.append(str(text))
+            said.append((role, str(text)))
             if "expect" in turn:
                 if role != "user":
                     raise SystemExit(f"{conv['id']}: a probe must be a user turn")
-                out.append({"id": conv["id"], "dialogue": "\n".join(said), "last": str(text), "expect": turn["expect"]})
+                out.append(
+                    {
+                        "id": f"{conv['id']}-{len(said)}",
+                        "dialogue": "\n".join(t for _, t in said),
+                        "last": str(text),
+                        "before": said[:-1],
+                        "expect": turn["expect"],
+                    }
+                )
     return out
+
+
+def hook(root: Path, probe: dict) -> list[str]:
+    """What the hook injects for the probe's turn, the turns before it recorded in a session of
+    their own (as the hook and the agent record them): `context` with the session. The turns are
+    recorded into a copy of the root (a long session folds turns into the episode log)."""
+    import shutil
+    import tempfile
+
+    from memcli.core import Memory
+
+    with tempfile.TemporaryDirectory(prefix="memcli-hook-") as tmp:
+        copy = Path(tmp) / "root"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memcli", "conversations.yaml", "sessions.yaml"))
+        mem = Memory(copy)
+        for role, text in probe["before"]:
+            mem.session("bench").add(role, text, now=bilingual.NOW)
+        with bilingual._semantic_extra(False):
+            return list(mem.context(probe["last"], session="bench", now=bilingual.NOW)["recalled"])
 
 
 def inject(root: Path, query: str) -> list[str]:
@@ -113,7 +141,9 @@ def main(argv: list | None = None) -> int:
     for mode in args.mode or MODES:
         for name in args.engine or ENGINES:
             fn = ENGINES[name]
-            rows = [(p, list(fn(root, p[mode]))) for p in found]
+            if mode == "hook" and name not in INJECTING:
+                continue
+            rows = [(p, hook(root, p) if mode == "hook" else list(fn(root, p[mode]))) for p in found]
             report[f"{name} ({mode})"] = score(rows, name in INJECTING)
             for p, got in rows:
                 right = (got[:1] == [p["expect"]]) if p["expect"] else not got
