@@ -144,12 +144,18 @@ def dev_sets(tmp: Path, only: set | None = None) -> list:
                     )
                 )
     if want("inject-dev"):
-        talk = [p["dialogue"] for p in probes(HERE / "conversation" / "dev") if p["expect"]]
+        talk = {
+            "conversation/dev": [p["dialogue"] for p in probes(HERE / "conversation" / "dev") if p["expect"]],
+            "newuser": [q["q"] for q in _yaml(HERE / "newuser" / "queries-newuser.yaml")["queries"] if q["expect"]],
+            "bilingual": [q["q"] for q in _yaml(HERE / "bilingual" / "queries-dev.yaml")["queries"] if q["expect"]],
+        }
         for i, p in enumerate(_yaml(HERE / "inject" / "prompts-dev.yaml")["prompts"]):
             root = (HERE / p["root"]).resolve()
             rows.append(("inject-dev", root, p["prompt"], set(), "default"))
-            if p["root"] == "conversation/dev":  # after turns on something the store holds, as a hook sends it
-                before = talk[(5 * i) % len(talk)].split("\n")[-2:]
+            # after turns on something the store holds, as the hook sends it: the prompt changes the topic
+            for j in (0, 1):
+                said = talk[p["root"]][(5 * i + 11 * j) % len(talk[p["root"]])]
+                before = said.split("\n")[-2:]
                 rows.append(("inject-dev-after", root, "\n".join([*before, p["prompt"]]), set(), "default"))
     if want("sessions"):
         rows += sessions(tmp)
@@ -324,6 +330,7 @@ def evaluate(rows: list, p) -> dict:
         "logloss": round(loglik(y, np.asarray(p), w), 4),
         "answered@.5": round(answered, 3),
         "precision@.5": round(precision, 3),
+        "given@.5": sum(1 for v in top.values() if v[0] >= 0.5),
     }
 
 
@@ -399,11 +406,18 @@ def main(argv: list | None = None) -> int:
     ap.add_argument("--drop", action="append", default=[], help="a feature left out of the model")
     ap.add_argument("--semantic", action="store_true", help="also fit the match by meaning (the extra installed)")
     ap.add_argument(
+        "--recent", metavar="R,FLOOR", help="another weight of a query's earlier lines (search.query.RECENT)"
+    )
+    ap.add_argument(
         "--reliability", help="predicted vs observed per decile on a set (conversation-fresh, newuser2, locomo-held)"
     )
     args = ap.parse_args(argv)
     for rule in args.without:
         without(rule)
+    if args.recent:
+        from memcli.search import query
+
+        query.RECENT, query.RECENT_FLOOR = (float(x) for x in args.recent.split(","))
     lexical = [f for f in FEATURES if f not in ("semantic", "meaning") and f not in args.drop]
     with tempfile.TemporaryDirectory(prefix="memcli-fit-") as tmp:
         if args.reliability:

@@ -133,8 +133,8 @@ def test_signals_say_where_a_hit_matched(index):
     assert single.signal("single") == 1.0 and index.search("deploy", now=NOW)[0].signal("single") == 0.0
     # a query of several lines: the last one is the prompt, the lines before it weigh less
     last = index.search("the mysql charset thing\nhow do we deploy a rollback", now=NOW)
-    assert keys(last)[0] == "deploy-steps" and last[0].signal("latest") == 1.0
-    assert next(h for h in last if h.key == "mysql-charset").signal("latest") == 0.0
+    assert keys(last)[0] == "deploy-steps" and last[0].signal("stale") == 0.0
+    assert next(h for h in last if h.key == "mysql-charset").signal("stale") == 1.0
 
 
 def test_adjacent_words_meet_a_compound(index):
