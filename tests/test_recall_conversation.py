@@ -92,7 +92,10 @@ def test_the_words_typed_weigh_more_than_the_glossary_reaches(mem):
 
 # -- long input --------------------------------------------------------------------------------
 
-LONG = "上周导入的订单里中文全是乱码。客户说文件是从他们的 ERP 导出的，用 Excel 打开也是乱的。我们之前是不是遇到过类似的问题？"
+LONG = (
+    "上周导入的订单里中文全是乱码。客户说文件是从他们的 ERP 导出的，用 Excel 打开也是乱的。"
+    "我们之前是不是遇到过类似的问题？"
+)
 TRACE = """<--- Last few GCs --->
 [1:0x5f3c2a0] 86400123 ms: Mark-Compact 2980.1 (3012.4) -> 2975.8 (3010.2) MB
 FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory

@@ -123,11 +123,12 @@ class Scored(Value):
 # share of the query's units it matches (in any field, a typo fix or a glossary form counting
 # less); head, the share of that matched in its title, summary, tags or aliases; names, 1 when the
 # query names a product, system or person it does not (``evidence.names``); single, 1 when it
-# matches one informative unit while a weightier one goes unmatched (``one_term_ok``); stale, 1 when
-# it matches nothing of the last line of a query of several (the prompt after the turns before it). Measured one by one on
-# the dev sets (benchmarks/fit_gate.py --ablate): whether a hit covers what the question asks
-# rather than its topic, its share of questions, the best sentence it covers and the query's
-# length added nothing the others did not say.
+# matches one informative unit while a weightier one goes unmatched (``one_term_ok``); stale, 1
+# when it matches nothing of the last line of a query of several (the prompt after the turns before
+# it). Measured one by one on the dev sets (benchmarks/fit_gate.py --ablate): whether a hit covers
+# what the question asks rather than its topic, its share of questions, the best sentence it
+# covers, the share it matches of the last line and the query's length added nothing the others
+# did not say.
 SIGNALS = ("cover", "head", "names", "single", "stale")
 
 
