@@ -44,8 +44,8 @@ def recall(
         typer.Option(
             "--threshold",
             metavar="FLOAT",
-            help="How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones "
-            "included.",
+            help="The confidence a hit needs to count as an answer and to be injected (default recall.threshold, "
+            "fitted); 0 counts every hit.",
         ),
     ] = None,
     inbox: Annotated[bool, typer.Option("--inbox", help="Also search the proposals waiting in memory/inbox/.")] = False,
@@ -70,15 +70,15 @@ def recall(
     strict: Annotated[
         bool,
         typer.Option(
-            "--strict", help="Only hits to act on, never weak candidates: for memory put into a prompt unasked."
+            "--strict", help="Only hits reaching the threshold, never weak candidates: for memory put into a prompt."
         ),
     ] = False,
     json_: Json = False,
 ):
     """Find the memory that fits: session, then scope, then the index, then the details.
 
-    The answer; when nothing answers, the candidates that relate, marked weak. -k N asks for up to N.
-    Exit 1 when nothing relates.
+    The best hits, each with its confidence (strong, good, weak). -k N asks for up to N.
+    Exit 1 when no memory shares an informative word with the query.
     `--type procedure --min-success 0.7` keeps the procedures that usually work.
 
     Example: memcli recall "MySQL中文查不到数据" --also "MySQL Chinese text garbled"
