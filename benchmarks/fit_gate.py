@@ -194,6 +194,7 @@ def gather(queries: list, semantic: bool = False) -> list:
 
     from memcli.core import Memory
     from memcli.recall.cascade import run
+    from memcli.recall.confidence import threshold
 
     out = []
     mems: dict = {}
@@ -208,7 +209,7 @@ def gather(queries: list, semantic: bool = False) -> list:
                 session=session,
                 scope=session,
                 limit=LIMIT,
-                threshold=1.0,
+                threshold=threshold(),
                 now=now,
                 rated=rated,
                 policy="candidates",

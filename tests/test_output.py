@@ -55,12 +55,12 @@ def notes(root, cli):
 
 
 def test_recall_output(notes, cli):
-    score = cli.json("recall", "utf8mb4")["data"]["hits"][0]["score"]
+    hit = cli.json("recall", "utf8mb4")["data"]["hits"][0]
     res = cli("recall", "utf8mb4")
-    assert (res.exit_code, res.stderr) == (0, "")
+    assert (res.exit_code, res.stderr) == (0, "") and hit["sure"] != "weak"
     assert res.stdout == (
         "## MySQL charset double encoding\n"
-        f"<!-- memory/mysql-charset.md · index · words: utf8mb4 · strong {score:.2f} -->\n"
+        f"<!-- memory/mysql-charset.md · {hit['layer']} · words: utf8mb4 · {hit['sure']} {hit['score']:.2f} -->\n"
         "set utf8mb4 on the connection\n"
         "#mysql\n"
         "\n"

@@ -1,8 +1,8 @@
 """The cascade: ask each layer in turn, cheapest first, rate every candidate (``confidence``)
 and return the best. Returns hits, never prints.
 
-Every lexical layer is asked; a fallback layer (the semantic extra's) only when none of them found
-a sure answer, or with ``deep``. The candidates of all layers are ordered by their probability of
+A layer with a sure answer ends the cascade; a fallback layer (the semantic extra's) is asked only
+when no hit reached the threshold, or with ``deep``. The candidates of all layers are ordered by their probability of
 answering, each memory once, at its best; a question asked gets the best ``limit``, memory injected
 unasked (the strict policy) only those reaching the threshold.
 """
@@ -134,8 +134,11 @@ def run(
     pool: list = []
     tail: list = []  # asked for a number of hits after a sure answer: the list filled after it
     sure = float(confidence.model()["strong"])
+    found_answer = False  # a hit reaching the threshold: a fallback layer (the semantic extra's) is not asked
     for layer in chosen:
-        if ask.answered and not deep and (layer.fallback or not (fill and layer.fills)):
+        if layer.fallback and found_answer and not deep:
+            continue
+        if ask.answered and not deep and not (fill and layer.fills):
             continue
         t0 = time.perf_counter()
         found, n = layer.search(ask)
@@ -151,6 +154,7 @@ def run(
         if ask.answered and not deep:
             tail += found
             continue
+        found_answer = found_answer or any(p >= threshold and c.kind != "user" for p, _, c in got)
         if any(p >= sure and c.kind != "user" for p, _, c in got):  # a user's own turn asks the memories too
             ask.answered = True
         elif layer.within in names and not deep:

@@ -44,14 +44,6 @@ def threshold(configured: float | None = None) -> float:
     return float(model()["threshold"] if configured is None else configured)
 
 
-def informative(text: str) -> set:
-    """The informative terms of a text: neither common words nor lone CJK characters."""
-    from ..search.query import COMMON_WORDS
-    from ..search.tokenize import CJK_CHAR, COMPOUND, analyze
-
-    return {t for t, kind in analyze(text) if kind not in (CJK_CHAR, COMPOUND) and t not in COMMON_WORDS}
-
-
 def vector(c, margin: float, meaning: float = 0.0) -> tuple[float, ...]:
     """The features of candidate ``c`` (``layer.Candidate``)."""
     signals = c.signals or (0.0,) * len(SIGNALS)

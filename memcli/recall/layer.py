@@ -175,11 +175,17 @@ def normal(text: str) -> str:
     return _PUNCT.sub(" ", text.casefold()).strip()
 
 
+def informative(text: str) -> set:
+    """The informative terms of a text: neither common words nor lone CJK characters."""
+    from ..search.query import COMMON_WORDS
+    from ..search.tokenize import CJK_CHAR, COMPOUND, analyze
+
+    return {t for t, kind in analyze(text) if kind not in (CJK_CHAR, COMPOUND) and t not in COMMON_WORDS}
+
+
 def echo(text: str, query: str) -> float:
     """The share of a text's informative terms the query holds: 1 for a user's turn the question
     restates ("redis 连不上了" for "redis 连不上是什么原因"), less for one that says more."""
-    from .confidence import informative
-
     mine = informative(text)
     return round(len(mine & informative(query)) / len(mine), 3) if mine else 0.0
 
