@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-_LAYER = ("Layer", "Ask", "Candidate", "decisive", "rank", "snip")
+_LAYER = ("Layer", "Ask", "Candidate", "rank", "snip")
 _MODEL = ("Hit", "Finding", "Detail")
 _CHECK = ("Check", "FileFacts")
 _AUDIT = ("Memo", "SEVERITIES")

@@ -84,7 +84,7 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "session.summarizer": (None, "cmd"),
     "session.summarizer_timeout": ("20s", "duration"),
     "session.max_summary_chars": (2000, "int"),
-    "recall.threshold": (0.35, "float"),
+    "recall.threshold": (None, "float"),  # None: the gate fitted on dev (memcli/recall/gate.json)
     "recall.limit": (5, "int"),
     "recall.half_life": ("7d", "duration"),  # freshness halves every half_life (recall and index.rank: activity)
     "recall.freshness_weight": (0.05, "float"),  # share of the score for importance x freshness: a tie-breaker

@@ -2,13 +2,14 @@
 shares, and Gemini CLI's), named by the event's hook_event_name.
 
 For a prompt (UserPromptSubmit, Gemini's BeforeAgent) it reads the JSON on stdin (prompt,
-session_id, cwd), asks should-recall about the prompt, prints the memory context on stdout when
-memory is needed (Claude Code adds a hook's stdout to the prompt's context) and records the turn
-in the session named after session_id; SessionStart, Stop (AfterAgent) and SessionEnd are
-``memcli.usecases.events``'. A running `memcli serve` for the root answers it; when
-the hook's own process answered, it starts one for the next prompts (``cli.typer_app.run``). It
-never blocks a prompt: Claude Code blocks on exit 2, so broken input or arguments exit 1 (shown to
-the person, the prompt goes on) and a memory that cannot be read is a warning on stderr with exit 0.
+session_id, cwd), prints the memory context on stdout when a memory reaches the gate of injection
+or should-recall says the prompt asks for memory (Claude Code adds a hook's stdout to the
+prompt's context) and records the turn in the session named after session_id; SessionStart,
+Stop (AfterAgent) and SessionEnd are ``memcli.usecases.events``'. A running `memcli serve` for
+the root answers it; when the hook's own process answered, it starts one for the next prompts
+(``cli.typer_app.run``). It never blocks a prompt: Claude Code blocks on exit 2, so broken input
+or arguments exit 1 (shown to the person, the prompt goes on) and a memory that cannot be read is
+a warning on stderr with exit 0.
 """
 
 from __future__ import annotations
@@ -107,9 +108,10 @@ def claude_code(
         except MemcliError as e:
             return HookResult(stderr=warnings + [f"memcli hook: {event}: nothing recorded: {e.message}"], root=mem.root)
     out = ""
-    try:
-        if mem.should_recall(prompt)["kind"] != "none":
-            out = mem.context(prompt, budget=budget, session=session, scope=scope)["text"]
+    try:  # the block when the prompt asks for memory, or a memory reaches the gate of injection
+        got = mem.context(prompt, budget=budget, session=session, scope=scope)
+        if got["recalled"] or mem.should_recall(prompt)["kind"] != "none":
+            out = got["text"]
     except MemcliError as e:
         warnings.append(f"memcli hook: no memory context: {e.message}")
     try:

@@ -218,10 +218,10 @@ def takes(request):
 def recall(m: Memory, **args) -> CallToolResult:
     """Find memories that fit a question: session turns, then the task scope, then MEMORY.md, then
     every detail file. Pass the question in both languages when the memory holds Chinese and
-    English (query in the user's words, queries=[its translation]). Returns hits (id, title,
-    summary, snippet, score, layer, how sure: strong/good/weak); when nothing answers, the
-    candidates that relate come back marked weak (check them before you rely on one). An empty
-    hit list means nothing relates. Use get(id) for a hit's full text."""
+    English (query in the user's words, queries=[its translation]). Returns the best hits (id,
+    title, summary, snippet, layer; score: the confidence that it answers, sure: strong/good/weak;
+    check a weak one before you rely on it). An empty hit list means no memory shares an
+    informative word with the question. Use get(id) for a hit's full text."""
     sess, sc = _names(args.pop("session", None), args.pop("scope", None))
     res = m.recall_request(RecallRequest.of(args, session=sess, scope=sc))
     data = res.to_dict()

@@ -134,7 +134,8 @@ class RecallRequest(Request):
     )  # fmt: skip
     threshold: float | None = option(
         None,
-        "How well a hit must match to count (default recall.threshold); 0 gives the best hits, weak ones included.",
+        "The confidence a hit needs to count as an answer and to be injected (default recall.threshold, fitted); "
+        "0 counts every hit.",
         "--threshold", metavar="FLOAT", at=("cli", "api"),
     )  # fmt: skip
     inbox: bool = option(
@@ -163,7 +164,7 @@ class RecallRequest(Request):
         "words, so a translation finds memories written in the other language.",
     )  # fmt: skip
     strict: bool = option(
-        False, "Only hits to act on, never weak candidates: for memory put into a prompt unasked.", "--strict",
+        False, "Only hits reaching the threshold, never weak candidates: for memory put into a prompt.", "--strict",
         at=("cli", "api"),
     )  # fmt: skip
     session: str = option("default", SESSION, at=("tool", "api"))

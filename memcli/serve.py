@@ -101,7 +101,7 @@ class Resident:
         os.umask(mask)
         self.umask = mask
         self.semantic = None
-        self.followed: Any = None  # store.follow.Followed: the details layer's files, followed
+        self.followed: Any = None  # store.watcher.Followed: the details layer's files, followed
         self.folders = _folders(self.root)  # the root and memory/ the files are followed in
         installed()  # the plugins, found now in the server's own environment (a request compares its client's)
         self.served = 0

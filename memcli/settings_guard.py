@@ -326,7 +326,7 @@ def _gates(committed: dict, own: dict, warnings: list, trusted) -> dict:
 
 def _read_local(root: Path, warnings: list) -> dict:
     """The root's .memcli/config.yaml; none of it is read when git tracks it (it came with the
-    repository: someone else wrote it). Git is asked only when the index changed (``store.tracked``)."""
+    repository: someone else wrote it). Git is asked only when the index changed (``store.committed_state``)."""
     path = root / LOCAL_CONFIG
     if not path.is_file():
         return {}

@@ -121,8 +121,9 @@ DESCRIPTIONS = {
     "extractive",
     "session.summarizer_timeout": "how long the summarizer may run",
     "session.max_summary_chars": "the session summary's length at most",
-    "recall.threshold": "the evidence the best hit needs before recall answers at all; higher returns fewer, "
-    "surer answers; 0 returns the best `-k` whatever they score",
+    "recall.threshold": "the confidence (0..1, the probability that a hit answers) a hit needs to count as an "
+    "answer and to be injected by the hook, `context` and `--strict`; unset, the threshold fitted for "
+    "precision on the dev sets (`memcli/recall/gate.json`)",
     "recall.limit": "hits at most when `-k` is not given",
     "recall.half_life": "freshness halves every half-life (recall's tie-breaker, and the recency of "
     "`index.rank: activity`)",

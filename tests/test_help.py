@@ -97,7 +97,9 @@ def test_deep_with_layer_is_refused(example_root, extra):
 
 def test_threshold(example_root):
     base = ["--root", str(example_root), "recall", "postgres deploy python", "--layer", "index"]
-    assert invoke(base).exit_code == 1  # weak matches: nothing, by default
+    weak = json.loads(invoke([*base, "--json"]).stdout)["data"]["hits"]
+    assert weak and all(h["sure"] == "weak" for h in weak)  # candidates, none sure
+    assert invoke([*base, "--strict"]).exit_code == 1  # none reaches the threshold: nothing to inject
     res = invoke([*base, "--threshold", "0", "-k", "2", "--json"])
     assert res.exit_code == 0 and len(json.loads(res.stdout)["data"]["hits"]) == 2
     fast = run_memcli(*base, "--threshold", "0", "-k", "2", "--json")

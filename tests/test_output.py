@@ -55,19 +55,22 @@ def notes(root, cli):
 
 
 def test_recall_output(notes, cli):
-    score = cli.json("recall", "utf8mb4")["data"]["hits"][0]["score"]
+    hit = cli.json("recall", "utf8mb4")["data"]["hits"][0]
     res = cli("recall", "utf8mb4")
-    assert (res.exit_code, res.stderr) == (0, "")
+    assert (res.exit_code, res.stderr) == (0, "") and hit["sure"] != "weak"
     assert res.stdout == (
         "## MySQL charset double encoding\n"
-        f"<!-- memory/mysql-charset.md · index · words: utf8mb4 · strong {score:.2f} -->\n"
+        f"<!-- memory/mysql-charset.md · {hit['layer']} · words: utf8mb4 · {hit['sure']} {hit['score']:.2f} -->\n"
         "set utf8mb4 on the connection\n"
         "#mysql\n"
         "\n"
         "Use SET NAMES utf8mb4 after connecting.\n"
     )
-    res = cli("recall", "kubernetes helm chart")
-    assert (res.exit_code, res.stdout, res.stderr) == (1, "", "nothing found for 'kubernetes helm chart'\n")
+    res = cli("recall", "kubernetes pod autoscaler")  # no informative word shared
+    assert (res.exit_code, res.stdout, res.stderr) == (1, "", "nothing found for 'kubernetes pod autoscaler'\n")
+    weak = cli("recall", "kubernetes staging cluster")  # staging shared: a candidate, said to be no answer
+    assert weak.exit_code == 0 and "· weak " in weak.stdout
+    assert weak.stderr == "no sure answer for 'kubernetes staging cluster': candidates that relate\n"
 
 
 def test_list_output(notes, cli):

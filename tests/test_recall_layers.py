@@ -43,7 +43,7 @@ def test_a_new_layer_is_one_class_and_one_registration(glossary, example_root):
     mem = Memory(example_root)
     res = recall(mem.store, "what is zeppelin", now="2026-12-01T00:00:00Z")
     assert [h.id for h in res.hits] == ["zeppelin"] and res.hits[0].layer == "glossary"
-    assert [t.layer for t in res.trace] == ["session", "scope", "glossary"]
+    assert [t.layer for t in res.trace] == ["session", "scope", "glossary"]  # a sure answer ends it
     only = recall(mem.store, "zeppelin", layer="glossary")
     assert [t.layer for t in only.trace] == ["glossary"]
     deep = recall(mem.store, "zeppelin mysql charset", deep=True)  # two words of the note: a lexical answer
@@ -93,8 +93,7 @@ def test_context_uses_the_cascade_and_writes_the_trace(cli, root):
 
 
 class MeaningLayer(Layer):
-    """A stand-in for the semantic layer: a fallback that runs after an answer when the best k are
-    asked for, and returns the fusion of the words' order and its own, its own first."""
+    """A stand-in for the semantic layer: a fallback with a confidence of its own (no signals)."""
 
     name = "semantic"
     help = "a stand-in meaning layer"
@@ -104,29 +103,22 @@ class MeaningLayer(Layer):
     def active(self) -> bool:
         return True
 
-    def after_answer(self, ask: Ask) -> bool:
-        return ask.threshold <= 0
-
-    def holds_answer(self, ask: Ask) -> bool:
-        return ask.threshold <= 0
-
     def search(self, ask: Ask):
         return [
-            Candidate(
-                Hit(self.name, k, k, f"memory/{k}.md", 0.8 - i / 10, "", methods=("embedding",)),
-                0.8 - i / 10,
-                answer=False,
-            )
+            Candidate(Hit(self.name, k, k, f"memory/{k}.md", 0.8 - i / 10, "", methods=("embedding",)), 0.8 - i / 10)
             for i, k in enumerate(self.ORDER)
         ], len(self.ORDER)
 
 
-def test_the_best_k_keep_the_order_of_the_layer_that_fused_them(monkeypatch, example_root):
-    """Asked for the best k (threshold 0), the list is the fallback layer's fusion as it ordered
-    it: the words' answer is not put back before it (it is in the fusion already)."""
+def test_a_fallback_layer_runs_without_a_sure_answer_and_its_hits_are_rated_beside_the_rest(monkeypatch, example_root):
     monkeypatch.setattr(registry, "_LAYERS", list(registry._LAYERS))
     register(MeaningLayer())
     mem = Memory(example_root)
-    res = recall(mem.store, "mysql charset", limit=3, threshold=0, now="2026-12-01T00:00:00Z")
-    assert [t.layer for t in res.trace][-1] == "semantic"
-    assert [h.id for h in res.hits][:2] == list(MeaningLayer.ORDER)
+    sure = recall(mem.store, "mysql charset", limit=3, now="2026-12-01T00:00:00Z")
+    assert [t.layer for t in sure.trace][-1] == "details" and sure.hits[0].id == "mysql-charset"
+    unsure = recall(mem.store, "a question no word of which is held", limit=3, now="2026-12-01T00:00:00Z")
+    assert [t.layer for t in unsure.trace][-1] == "semantic"
+    assert [h.id for h in unsure.hits][:2] == list(MeaningLayer.ORDER)
+    # --deep asks it anyway, and a memory two layers found is listed once, at its best
+    deep = recall(mem.store, "mysql charset", limit=3, deep=True, now="2026-12-01T00:00:00Z")
+    assert [t.layer for t in deep.trace][-1] == "semantic" and [h.id for h in deep.hits].count("mysql-charset") == 1

@@ -12,9 +12,10 @@
     python benchmarks/bilingual/run.py --also translation --also both   # with the other phrasings
 
 hit@k: share of the queries that expect a memory whose id is among the first k results.
-FP: share of the `expect: null` queries (unrelated, near-domain) that returned anything. memcli's
-engines are asked as a person or agent asks (no -k): that answer decides whether anything comes
-back; the list scored is the best 5 (-k 5) once it does.
+FP: share of the `expect: null` queries (unrelated, near-domain) offered an answer: for memcli, a
+first hit that reaches the threshold (`good` or `strong`; a `weak` candidate is listed as no
+answer); for BM25, anything returned. memcli's list scored for hit@k is the best 5 (-k 5).
+right: the questions answered right first, and those none answers offered no answer.
 xl@1: hit@1 over the cross-lingual queries only.
 --also MODE adds each engine given the question's other phrasings (each query's `also`: a
 translation into the other language, then a paraphrase): `translation`, `paraphrase` or `both`.
@@ -44,8 +45,9 @@ sys.path.insert(0, str(HERE.parent.parent))
 NOW = "2026-12-01T00:00:00Z"  # fixed clock: recency weighting does not drift between runs
 LIMIT = 5
 SPLITS = ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
-FINAL = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "newuser")  # one-time final checks
-KINDS = ("keyword", "paraphrase", "cross-lingual", "typo", "mixed", "unrelated", "near-domain")
+FINAL = ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "newuser", "newuser2")  # one-time final checks
+# long: a prompt of several sentences as typed to an agent; log: a pasted log line or stack trace
+KINDS = ("keyword", "paraphrase", "cross-lingual", "typo", "mixed", "long", "log", "unrelated", "near-domain")
 NULL_KINDS = ("unrelated", "near-domain")
 
 Engine = Callable[..., list]  # (root, query) -> ids; memcli's also take also=[phrasings]
@@ -70,20 +72,35 @@ def _memory(root: Path):
     return Memory(root)
 
 
+class Listed(list):
+    """Ids, best first, and whether the question asked without -k was offered an answer (a hit
+    whose confidence reaches the threshold: `good` or `strong`, not a `weak` candidate)."""
+
+    answered = True
+
+
+def offered(got) -> bool:
+    """Whether an engine's result offers an answer: memcli's says (``Listed``); any other list does
+    when it holds anything (BM25 never abstains)."""
+    return bool(got) and getattr(got, "answered", True)
+
+
 def memcli_recall(root: Path, query: str, threshold: float | None = None, also=(), strict: bool = False) -> list:
     """The one call into memcli's recall API (a change of that API is an edit here). ``strict``:
-    the gate of memory injected unasked instead of a question's (code from before the two
-    policies has only the one). The list is the best LIMIT (``-k``, for hit@3); whether there is
-    an answer at all is what the question asked without ``-k`` gets (`memcli recall QUESTION`, MCP
-    `recall`, `context`): when that is nothing, the question is counted as answered with nothing
-    (hit@1 and the false positives are read from it)."""
+    the gate of memory injected unasked instead of a question's. The list is the best LIMIT
+    (``-k``, for hit@3); whether the question is offered an answer is what the question asked
+    without ``-k`` gets (`memcli recall QUESTION`, MCP `recall`, `context`): its first hit reaching
+    the threshold (`good` or `strong`). hit@1 reads the list; false positives and `right` read the
+    offer (a question none answers whose candidates are all marked weak is not answered)."""
     from memcli.recall import recall
 
     kw = {"policy": "strict"} if strict else {}
     store = _memory(root).store
-    listed = [h.id for h in recall(store, query, limit=LIMIT, threshold=threshold, now=NOW, also=list(also), **kw).hits]
-    if threshold is None and listed and not recall(store, query, now=NOW, also=list(also), **kw).hits:
-        return []
+    listed = Listed(
+        h.id for h in recall(store, query, limit=LIMIT, threshold=threshold, now=NOW, also=list(also), **kw).hits
+    )
+    asked = recall(store, query, threshold=threshold, now=NOW, also=list(also), **kw).hits
+    listed.answered = bool(asked) and asked[0].sure != "weak"
     return listed
 
 
@@ -296,7 +313,9 @@ def score(results: list) -> dict:
             "n": len(rows),
             "hit@1": _share(sum(got[:1] == [q["expect"]] for q, got in pos), len(pos)),
             "hit@3": _share(sum(q["expect"] in got[:3] for q, got in pos), len(pos)),
-            "FP": _share(sum(bool(got) for _, got in neg), len(neg)),
+            "FP": _share(sum(offered(got) for _, got in neg), len(neg)),
+            # right first: the answer first, or no answer offered for a question none answers
+            "right": sum(got[:1] == [q["expect"]] for q, got in pos) + sum(not offered(got) for _, got in neg),
         }
 
     out = block(results)
@@ -337,9 +356,9 @@ def rrf(lists: list, k: int = 10) -> list:
 def ask(fn, root: Path, q: dict, mode: str | None) -> list:
     other = phrasings(q, mode)
     if not other:
-        return list(fn(root, q["q"]))
+        return fn(root, q["q"])
     if takes_also(fn):
-        return list(fn(root, q["q"], also=other))
+        return fn(root, q["q"], also=other)
     return rrf([list(fn(root, text)) for text in [q["q"], *other]])
 
 
@@ -361,19 +380,19 @@ def run(engines: dict, root: Path, sections: dict, show: str | None, modes: list
                 report[section][label] = figures
                 if show:
                     for q, got in results:
-                        right = got[:1] == [q["expect"]] if q["expect"] else not got
+                        right = got[:1] == [q["expect"]] if q["expect"] else not offered(got)
                         if show == "all" or not right:
                             print(f"  {section} {label} [{q['kind']}] {q['q']!r}: expect {q['expect']}, got {got[:3]}")
     return report
 
 
 def fmt(x) -> str:
-    return "   -" if x is None else f"{x:4.2f}"
+    return "   -" if x is None else f"{x:4d}" if isinstance(x, int) else f"{x:4.2f}"
 
 
 def print_tables(report: dict) -> None:
-    cols = ("hit@1", "hit@3", "xl@1", "FP unrelated", "FP near-domain")
-    head = ("hit@1", "hit@3", "xl@1", "FP-unrel", "FP-near")
+    cols = ("hit@1", "hit@3", "xl@1", "FP unrelated", "FP near-domain", "right")
+    head = ("hit@1", "hit@3", "xl@1", "FP-unrel", "FP-near", "right")
     names = [n for sec in report.values() for n in sec]
     w = max(12, *(len(n) for n in names))
     print(f"| split | engine{' ' * (w - 6)} |   n | " + " | ".join(f"{h:>8}" for h in head) + " | ms/q |")

@@ -31,8 +31,8 @@ app.add_typer(scope_app, name="scope")
 def recall(ctx: typer.Context, json_: Json = False, **options):
     """Find the memory that fits: session, then scope, then the index, then the details.
 
-    The answer; when nothing answers, the candidates that relate, marked weak. -k N asks for up to N.
-    Exit 1 when nothing relates.
+    The best hits, each with its confidence (strong, good, weak). -k N asks for up to N.
+    Exit 1 when no memory shares an informative word with the query.
     `--type procedure --min-success 0.7` keeps the procedures that usually work.
 
     Example: memcli recall "MySQL中文查不到数据" --also "MySQL Chinese text garbled"

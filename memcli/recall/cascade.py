@@ -1,9 +1,10 @@
-"""The cascade: ask each layer in turn, cheapest first, and stop at the first real answer.
-Returns hits, never prints.
+"""The cascade: ask each layer in turn, cheapest first, rate every candidate (``confidence``)
+and return the best. Returns hits, never prints.
 
-Each layer says which of its candidates are real answers (see the layers: a user's own turn
-is not, a weak match in MEMORY.md is not). Without ``deep`` the result is the first layer
-with a real answer, or, when no layer has one, the deepest layer that found anything.
+A layer with a sure answer ends the cascade; a fallback layer (the semantic extra's) is asked only
+when no hit reached the threshold, or with ``deep``. The candidates of all layers are ordered by their probability of
+answering, each memory once, at its best; a question asked gets the best ``limit``, memory injected
+unasked (the strict policy) only those reaching the threshold.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from datetime import datetime, timezone
 from ..dates import now_of
 from ..errors import UsageError
 from ..model import LayerTrace
-from .layer import CANDIDATES, COMPANION_SHARE, DECISIVE, POLICIES, STRICT, Ask, Candidate
+from .layer import CANDIDATES, POLICIES, STRICT, Ask, Candidate
 from .registry import layer_names, layers
 
 
@@ -81,16 +82,6 @@ def _same(c: Candidate) -> tuple:
     return (c.hit.path, c.hit.id)
 
 
-def _merge(found: list[Candidate], limit: int, answers_first: bool) -> list[Candidate]:
-    """Best first (real answers before the rest when asked), each item once, at its best score."""
-    seen, out = set(), []
-    for c in sorted(found, key=lambda c: (answers_first and not c.answer, -c.hit.score)):
-        if _same(c) not in seen:
-            seen.add(_same(c))
-            out.append(c)
-    return out[:limit]
-
-
 def run(
     root,
     query: str,
@@ -102,17 +93,22 @@ def run(
     now=None,
     deep: bool = False,
     only: list | None = None,
-    fill: bool = False,
     type: str | None = None,
     min_success: float | None = None,
     policy: str = STRICT,
+    fill: bool = False,
+    rated: list | None = None,
 ) -> Recall:
-    """The cascade over ``only`` (names of layers, default all): the first real answer, or with
-    ``deep`` every layer merged. ``fill``: the caller asked for ``limit`` hits (see ``Ask.fill``);
-    ``type`` and ``min_success`` keep only such memories; ``policy``: STRICT (only what to act on,
-    for memory put into a prompt unasked) or CANDIDATES (an explicit question: what relates to it
-    when nothing answers it, weak)."""
+    """The cascade over ``only`` (names of layers, default all): every candidate rated, the best
+    ``limit`` (under STRICT, only those whose confidence reaches ``threshold``). A layer with a
+    sure answer (``confidence`` strong) ends it: the layers after it run only to fill a list asked
+    for (``fill``: -k), after its hits; the index's unsure hits give way to the details layer, which
+    ranks every memory it lists (``Layer.within``); with ``deep`` every layer runs and all are
+    merged. ``type`` and ``min_success`` keep only such memories. ``rated``, when given, receives
+    (probability, features, candidate) of every candidate (``benchmarks/fit_gate.py`` fits the
+    model on them)."""
     from ..search.evidence import strip_framing
+    from . import confidence
     from .procedures import weigh
 
     signals = list(root.config["recall.signals.explicit"]) + list(root.config["recall.signals.implicit"])
@@ -125,52 +121,54 @@ def run(
         threshold,
         when(now),
         text=strip_framing(query, signals),
-        fill=fill,
         type=type,
         min_success=min_success,
         policy=policy,
         prior=(float(root.config["recall.freshness_weight"]), root.config.seconds("recall.half_life") / 86400),
     )
     result = Recall(query, warnings=ask.warnings, policy=policy)
-    chosen = [x for x in layers() if only is None or x.name in only]
-    floors = [x.evidence for x in chosen if x.evidence is not None and x.active()]
-    ask.floor = min(floors) if floors else None
-    pool: list[Candidate] = []
-    last: list[Candidate] = []
-    answer: list[Candidate] = []  # the candidates of the first layer with a real answer
-    stated: list[Candidate] = []  # those of the layer holding the user's statement that covers the query
+    chosen = [x for x in layers() if (only is None or x.name in only) and x.active()]
+    names = {x.name for x in chosen}
+    if any(x.evidence for x in chosen):
+        ask.scored = []  # the details layer keeps its lexical candidates for the layer that reads them
+    pool: list = []
+    tail: list = []  # asked for a number of hits after a sure answer: the list filled after it
+    sure = float(confidence.model()["strong"])
+    found_answer = False  # a hit reaching the threshold: a fallback layer (the semantic extra's) is not asked
     for layer in chosen:
-        if ask.answered and (not deep or layer.fallback) and not layer.after_answer(ask):
-            break
-        if not layer.active():
+        if layer.fallback and found_answer and not deep:
+            continue
+        if ask.answered and not deep and not (fill and layer.fills):
             continue
         t0 = time.perf_counter()
         found, n = layer.search(ask)
-        found = weigh(ask, layer, found)  # success rates of procedures; --type, --min-success
+        got = confidence.rate(found)
+        if rated is not None:
+            rated += got
+        # the score of a hit is its probability; success rates of procedures weigh in; --type, --min-success
+        found = weigh(ask, layer, [c.replace(hit=c.hit.replace(score=round(p, 4))) for p, _, c in got])
         result.trace.append(LayerTrace(layer.name, n, len(found), (time.perf_counter() - t0) * 1000))
         found = [c if c.hit.methods else c.replace(hit=c.hit.replace(methods=(layer.method,))) for c in found]
         if layer.method not in result.methods and layer.name not in ask.skipped:
             result.methods.append(layer.method)
+        if ask.answered and not deep:
+            tail += found
+            continue
+        found_answer = found_answer or any(p >= threshold and c.kind != "user" for p, _, c in got)
+        if any(p >= sure and c.kind != "user" for p, _, c in got):  # a user's own turn asks the memories too
+            ask.answered = True
+        elif layer.within in names and not deep:
+            continue  # its memories are ranked again among all the others by the layer it is within
         pool += found
-        if ask.stated and not stated:
-            stated = found
-        if not ask.answered and any(c.answer for c in found):
-            answer, ask.answered_by = found, layer.name
-        elif answer and found and ask.fill and layer.fills:
-            found = answer + found  # a short answer of the index, filled from every memory
-        elif answer and found and ask.fill and layer.fallback and not layer.holds_answer(ask):
-            found = found + answer  # a weak answer a later layer put another memory before: -k keeps it after
-        last = found or last
-        ask.answered = ask.answered or any(c.answer for c in found)
-    # Without --deep: the first layer with a real answer; when none has one, the user's own
-    # statement that covers the query (``Ask.stated``), else the deepest layer that found anything
-    # (it searched more than the layers before it).
-    if not ask.answered and stated and not fill:
-        last = stated
-    chosen_hits = episodes_last(_merge(pool if deep else last, limit, not deep), threshold)
-    if not (fill or deep):
-        chosen_hits = _companions(chosen_hits, threshold)
-    result.hits = [c.hit.replace(sure=_sure(c, threshold, i)) for i, c in enumerate(chosen_hits)]
+    ordered = episodes_last(sorted(pool, key=lambda c: (-c.hit.score, -c.relevance)), threshold)
+    ordered += episodes_last(sorted(tail, key=lambda c: -c.hit.score), threshold)
+    seen, hits = set(), []
+    for c in ordered:
+        if _same(c) in seen or (policy == STRICT and c.hit.score < threshold):
+            continue
+        seen.add(_same(c))
+        hits.append(c.hit.replace(sure=confidence.word(c.hit.score, threshold)))
+    result.hits = hits[:limit]
     return result
 
 
@@ -180,7 +178,7 @@ def episodes_last(found: list[Candidate], threshold: float) -> list[Candidate]:
     their order."""
 
     def tier(c: Candidate) -> bool:
-        return c.relevance >= threshold
+        return c.hit.score >= threshold
 
     def episode(c: Candidate) -> bool:
         return c.hit.id.startswith("episode:")
@@ -193,39 +191,6 @@ def episodes_last(found: list[Candidate], threshold: float) -> list[Candidate]:
         id(c): (last[tier(c)] + 0.5 if episode(c) and last.get(tier(c), -1) > i else i) for i, c in enumerate(found)
     }
     return sorted(found, key=lambda c: place[id(c)])
-
-
-def _companions(found: list[Candidate], threshold: float) -> list[Candidate]:
-    """The best hit and those nearly as good and good in their own right (reaching the
-    threshold): a weak companion of an answer is left out, and so is a crowd (more than CROWD
-    hits as good as the best: none of them stands out). When the best is itself a weak
-    candidate (the candidates policy: nothing answers), up to WEAK_SHOWN candidates with
-    WEAK_SHARE of its relevance: the asker chooses."""
-    if not found:
-        return found
-    top = found[0].relevance
-    if found[0].hit.sure == "weak":
-        return found[:1] + [c for c in found[1:WEAK_SHOWN] if c.relevance >= WEAK_SHARE * top]
-    close = [c for c in found[1:] if c.relevance >= max(COMPANION_SHARE * top, threshold)]
-    return found[:1] + (close if len(close) <= CROWD else [])
-
-
-CROWD = 2
-WEAK_SHOWN = 3
-WEAK_SHARE = 0.6
-
-
-def _sure(c: Candidate, threshold: float, place: int) -> str:
-    """How sure a hit is, in a word: strong (it covers nearly all of the query), good (it reaches
-    the threshold, or it is a meaning match accepted as the answer) or weak (a candidate, or what
-    a layer marked weak: a candidate the candidates policy found for a question nothing answers)."""
-    if c.hit.sure:
-        return c.hit.sure
-    if "bm25f" not in c.hit.methods and "embedding" in c.hit.methods:
-        return "good" if place == 0 and c.answer else "weak"
-    if c.relevance >= DECISIVE:
-        return "strong"
-    return "good" if c.relevance >= threshold else "weak"
 
 
 def fuse(results: list, limit: int) -> list:
@@ -273,9 +238,10 @@ def recall(
 ) -> Recall:
     """The cascade for ``query``; with ``also``, other phrasings of the same question (a
     translation into the other language, a paraphrase), each run through the cascade and fused
-    by rank (``fuse``). Asking for ``limit`` or ``threshold`` fills the list (``Ask.fill``).
-    ``policy``: CANDIDATES for a question someone asked (the default), STRICT for memory put into
-    a prompt unasked (``layer.POLICIES``)."""
+    by rank (``fuse``). ``threshold``: the confidence a hit needs to count as an answer (default
+    ``recall.threshold``). ``policy``: CANDIDATES for a question someone asked (the default: the
+    best ``limit``, each labelled), STRICT for memory put into a prompt unasked (only what reaches
+    the threshold: ``layer.POLICIES``)."""
     from ..model import TYPES
     from .trace import record
 
@@ -306,11 +272,13 @@ def recall(
         raise UsageError(f"--threshold must be a number from 0 to 1, got {threshold!r}")
     if policy not in POLICIES:
         raise UsageError(f"the policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-    fill = limit is not None or threshold is not None
+    fill = limit is not None
     limit = int(root.config["recall.limit"]) if limit is None else limit
     if limit < 1:
         raise UsageError("--limit must be at least 1")
-    threshold = float(root.config["recall.threshold"]) if threshold is None else threshold
+    from .confidence import threshold as gate
+
+    threshold = gate(root.config["recall.threshold"]) if threshold is None else threshold
     runs = [
         run(
             root,

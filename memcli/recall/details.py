@@ -19,7 +19,7 @@ from ..model import Hit
 from ..search import docs
 from ..store import layout
 from ..store.layout import fingerprint as _fingerprint
-from .layer import CANDIDATES, FILL_FLOOR, RELATE, Ask, Candidate, Layer, conflicted, holds_query, snip, wants_answer
+from .layer import PEEK, Ask, Candidate, Layer, conflicted, holds_query, snip
 
 # A store this large is not stat-ed file by file on every call (that alone would cost more than
 # grep): when neither memory/ nor memory/episodes/ changed (every add, delete and rename-on-save
@@ -133,86 +133,22 @@ def _changed_hits(root, cache, found) -> dict:
     return changed
 
 
-EVIDENCE_DEPTH = 50  # lexical candidates kept for a later layer (``Ask.floor``)
-
-
-def answers(found: list, threshold: float, asked: bool = False) -> bool:
-    """Whether the ranker, searching at ``threshold``, would answer with these candidates: one of
-    them is evidence and reaches the threshold, or TWO_TERMS_SHARE of it with two query units.
-    ``asked``: the question wants its answer (``layer.wants_answer``), so that one must also hold
-    what the question asks about (``Scored.covers``)."""
-    from ..search.ranker import TWO_TERMS_SHARE
-
-    return any(
-        s.evidence
-        and (s.covers or not asked)
-        and (s.relevance >= threshold or (s.relevance >= threshold * TWO_TERMS_SHARE and s.units >= 2))
-        for s in found
-    )
-
-
-def _answer(ask: Ask, found: list, limit: int) -> list:
-    """What a search at ``ask.threshold`` returns, from ``found``, a search down to ``ask.floor``
-    (lower) with the same scores: nothing unless the query is answered (``answers``), then the
-    candidates from CANDIDATE_FLOOR (FILL_FLOOR when the caller asked for a number of hits).
-    Under the candidates policy a query not answered gets what relates to it (``related``)."""
-    asked = wants_answer(ask)
-    if not answers(found, ask.threshold, asked):
-        if ask.policy != CANDIDATES:
-            return []
-        near = related(found, ask.threshold, limit, asked)
-        if not (near and ask.fill):
-            return near
-        # asked for a number of hits: once something relates, the list is filled as an answer's is
-        return [s for s in found if s in near or s.relevance >= FILL_FLOOR][:limit]
-    keep = _keep(ask)
-    return [s for s in found if s.relevance >= keep][:limit]
-
-
-def related(found: list, threshold: float, limit: int, asked: bool = False) -> list:
-    """The candidates real evidence relates to a question none of them answers: evidence
-    (``ranker.is_evidence``) reaching RELATE; or, for a question naming a product or person a
-    memory does not name, a memory that would answer the rest of it (``Scored.rest`` reaching what
-    an answer needs: ``answers``): a name is not a wall, but on its own it is no evidence. Every
-    one of them is weak. ``asked``: as for ``answers``, each must hold what the question asks
-    about (``Scored.covers``)."""
-    from ..search.ranker import TWO_TERMS_SHARE
-
-    out = [
-        s
-        for s in found
-        if (s.covers or not asked)
-        and (
-            (s.evidence and s.relevance >= RELATE)
-            or (not s.evidence and (s.rest >= threshold or (s.rest >= threshold * TWO_TERMS_SHARE and s.units >= 2)))
-        )
-    ]
-    return out[:limit]
-
-
-def _keep(ask: Ask) -> float:
-    """The lowest relevance of a candidate once the query is answered."""
-    from ..search.ranker import CANDIDATE_FLOOR, TWO_TERMS_SHARE
-
-    return FILL_FLOOR if ask.fill else min(ask.threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR)
+EVIDENCE_DEPTH = 50  # lexical candidates kept for a layer that reads them (``Ask.scored``)
 
 
 def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
-    """Scored hits of the whole layer, through the cache when it can be used. With
-    ``ask.floor`` set, the candidates down to that relevance are left in ``ask.scored``."""
+    """Scored hits of the whole layer, through the cache when it can be used."""
     from ..search.cache import SearchCache, SearchCacheError
 
     root = ask.root
+
+    def search(index) -> list:
+        return index.search(ask.text, limit=limit, now=ask.now, prior=ask.prior)
+
     try:
         cache = SearchCache(root.state_dir(layout.SEARCH))
         count, quick = _sync(root, cache, ask)
-        found = _search(
-            ask,
-            lambda threshold, n, floor: cache.search(
-                ask.text, limit=n, threshold=threshold, now=ask.now, floor=floor, prior=ask.prior
-            ),
-            limit,
-        )
+        found = search(cache)
         if quick and found:
             changed = _changed_hits(root, cache, found)
             if changed:
@@ -223,13 +159,7 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
                     cache.remove(gone)
                 if new:
                     cache.update_docs(new, {d.key: fresh[d.key] for d in new})
-                found = _search(
-                    ask,
-                    lambda threshold, n, floor: cache.search(
-                        ask.text, limit=n, threshold=threshold, now=ask.now, floor=floor, prior=ask.prior
-                    ),
-                    limit,
-                )
+                found = search(cache)
         return found, count
     except (SearchCacheError, FileError) as e:
         # The cache only saves time: without it, rank the files in memory.
@@ -240,35 +170,7 @@ def _ranked(ask: Ask, limit: int) -> tuple[list, int]:
             return [], len(current)
         from ..search.ranker import MemoryIndex
 
-        index = MemoryIndex(found)
-        return _search(
-            ask,
-            lambda threshold, n, floor: index.search(
-                ask.text, limit=n, threshold=threshold, now=ask.now, floor=floor, prior=ask.prior
-            ),
-            limit,
-        ), len(current)
-
-
-def _search(ask: Ask, search, limit: int) -> list:
-    """``search(threshold, limit, floor)`` at the recall's threshold; with ``ask.floor`` below it
-    (or under the candidates policy), one deeper search whose candidates go to ``ask.scored`` and
-    whose top is the answer, or what relates to the question (``_answer``)."""
-    candidates = ask.policy == CANDIDATES and ask.threshold > 0
-    if ask.floor is None and not candidates:
-        found = search(ask.threshold, limit, FILL_FLOOR if ask.fill else None)
-        # the ranker answered on its evidence; a question asked for its answer needs a candidate
-        # that also holds what it asks about
-        return found if not (found and wants_answer(ask)) or answers(found, ask.threshold, True) else []
-    # Evidence is every candidate down to the floor, whether or not it could answer by itself.
-    floors = [x for x in (ask.floor, RELATE if candidates else None) if x is not None]
-    floor = min(*floors, ask.threshold, _keep(ask))
-    deep = search(0.0, max(limit, EVIDENCE_DEPTH), floor)
-    if ask.floor is not None:
-        ask.scored = [s for s in deep if s.relevance >= min(ask.floor, ask.threshold)]
-        if ask.threshold <= ask.floor:
-            return deep[:limit]
-    return _answer(ask, deep, limit)
+        return search(MemoryIndex(found)), len(current)
 
 
 def without_echo(text: str, query: str) -> str:
@@ -285,7 +187,7 @@ def _still_matches(rest: str, matched) -> bool:
     return found >= 1 and 2 * found >= len(matched)
 
 
-# An episode section that reflection already turned into an accepted memory (``store.digested``)
+# An episode section that reflection already turned into an accepted memory (``store.quoted_turns``)
 # weighs this share of its relevance: the memory says it, and says it better.
 DIGESTED = 0.5
 
@@ -296,28 +198,17 @@ class DetailsLayer(Layer):
     memories = True
     fills = True
 
-    def after_answer(self, ask: Ask) -> bool:
-        # asked for a number of hits, a short answer of the index is filled from every memory
-        return ask.fill and ask.answered_by == "index"
-
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
-        found, count = _ranked(ask, ask.limit + 2)  # room for episodes left out below
-        # under the candidates policy, what relates to a question nothing answers: weak, no answer
-        asked = wants_answer(ask)
-        weak = (
-            bool(found) and ask.policy == CANDIDATES and ask.threshold > 0 and not answers(found, ask.threshold, asked)
-        )
-        named = None
+        want = max(ask.limit, PEEK)  # and two more: room for episodes left out
+        found, count = _ranked(ask, EVIDENCE_DEPTH if ask.scored is not None else want + 2)
+        if ask.scored is not None:
+            ask.scored = found
         digested = None
         out = []
-        for s in found:
+        for s in found[: want + 2]:
             doc = detail_doc(ask.root, s.key, ask, SNIPPET_READ)
             if doc is None:
                 continue
-            if weak and not s.evidence:
-                named = _query_names(ask.text) if named is None else named
-                if _names_another(doc, named):
-                    continue  # it answers the rest, but it is about another product or person
             body = doc.body
             relevance, score = s.relevance, s.score
             is_episode = layout.is_episode(s.key)
@@ -333,25 +224,10 @@ class DetailsLayer(Layer):
                 if times and _digested(body, s.matched, times):
                     relevance, score = relevance * DIGESTED, score * DIGESTED
             hit_id = ("episode:" if is_episode else "") + Path(s.key).stem
-            hit = Hit(
-                self.name,
-                hit_id,
-                doc.title,
-                s.key,
-                score,
-                snip(body, ask.text),
-                doc.summary,
-                doc.tags,
-                s.matched,
-                sure="weak" if weak else "",
-            )
-            out.append(Candidate(hit, relevance, answer=not weak))
-        if weak:
-            # a list filled for -k stands only while something in it still relates
-            relates = {s.key for s in related(found, ask.threshold, len(found), asked)}
-            if not any(c.hit.path in relates for c in out):
-                return [], count
-        return out[: ask.limit], count
+            hit = Hit(self.name, hit_id, doc.title, s.key, score, snip(body, ask.text), doc.summary, doc.tags)
+            hit = hit.replace(matched=s.matched)
+            out.append(Candidate(hit, relevance, "episode" if is_episode else "", s.signals, s.units))
+        return out[:want], count
 
 
 def _digested(body: str, matched, times: frozenset) -> bool:
@@ -361,19 +237,3 @@ def _digested(body: str, matched, times: frozenset) -> bool:
 
     hits = [done for text, done in sections(body, times) if not set(matched).isdisjoint(terms(text))]
     return bool(hits) and all(hits)
-
-
-def _query_names(text: str) -> set:
-    """The names a question is about, in every script they are written in (``evidence.name_forms``)."""
-    from ..search.evidence import name_forms, names
-
-    return {form for n in names(text) for form in name_forms(n)}
-
-
-def _names_another(doc, named: set) -> bool:
-    """The memory's title or summary names a product or person the question does not (in any
-    script): it is about that one, not the question's."""
-    from ..search.evidence import name_forms, names
-
-    head = f"{doc.title}\n{doc.summary}"
-    return any(named.isdisjoint(name_forms(n)) for n in names(head))

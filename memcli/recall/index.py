@@ -1,22 +1,21 @@
 """The index layer: the entries of MEMORY.md (title, summary, tags; aliases from their files).
 
-MEMORY.md lists a few dozen of the memories, so a weak match here often means only that some
-word of the query is common: an index hit ends the cascade only when it is decisive (its
-relevance reaches ``layer.DECISIVE``: it covers nearly all of the query in a title, summary, tag or
-alias). Otherwise it stays a candidate beside what the details layer finds.
-"""
+MEMORY.md lists a few dozen of the memories, every one of them a detail file the details layer
+ranks among all the others: a sure hit here answers without reading the details (the cheap path of
+a turn), an unsure one gives way to that layer's ranking (``Layer.within``)."""
 
 from __future__ import annotations
 
 from ..model import Hit
 from ..paths import detail_rel
-from .layer import Ask, Candidate, Layer, conflicted, decisive, rank, snip, wants_answer
+from .layer import Ask, Candidate, Layer, conflicted, rank, snip
 
 
 class IndexLayer(Layer):
     name = "index"
     help = "the entries of MEMORY.md"
     memories = True
+    within = "details"
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         from ..search.ranker import SearchDoc
@@ -54,9 +53,6 @@ class IndexLayer(Layer):
         by_id = {e.id: (e, d) for e, d in pairs}
         ask.details.update((e.path, d) for e, d in pairs if d is not None)  # read once: procedures weigh them
         found = rank(docs, ask)
-        asked = wants_answer(ask)
-        if asked and not any(s.covers and s.evidence for s in found):
-            return [], len(docs)  # on the question's topic, but none holds what it asks about
         out = []
         for s in found:
             e, d = by_id[s.key]
@@ -72,5 +68,5 @@ class IndexLayer(Layer):
                 e.tags,
                 s.matched,
             )
-            out.append(Candidate(hit, s.relevance, answer=decisive(s.relevance) and (s.covers or not asked)))
+            out.append(Candidate.of(hit, s))
         return out, len(docs)

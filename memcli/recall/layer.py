@@ -1,8 +1,8 @@
 """What every recall layer is: one object with a name, a one-line description and a search.
 
-A layer returns candidates: a hit, its relevance (0..1, the share of the query it covers) and
-whether it is a real answer, one that may end the cascade. The cascade (``cascade.py``) decides
-what to return; a layer only ranks its own corpus.
+A layer returns candidates: a hit, its relevance (0..1, the share of the query it covers) and what
+the ranker saw of it. The cascade (``cascade.py``) rates each (``confidence.py``) and decides what
+to return; a layer only ranks its own corpus.
 """
 
 from __future__ import annotations
@@ -13,35 +13,14 @@ from datetime import datetime
 from ..model import Hit, Value
 
 
-# A hit of a layer before the last ends the cascade only when it covers nearly all of the query:
-# relevance is 0.75 * the weighted share of query terms matched (in a title, summary, tag or
-# alias) + 0.25 * BM25, so this asks for every term, or nearly all with strong BM25 evidence.
-DECISIVE = 0.75
-# Without -k or --threshold, a hit stays beside the best one only with this share of its relevance.
-COMPANION_SHARE = 0.9
-# With them, the list is filled down to this relevance once the query is answered.
-FILL_FLOOR = 0.05
-
 # Two intents, two policies. An explicit question (`recall`, MCP `recall`, the Python API) gets
-# the best candidates whenever real evidence relates them to it, each labelled with how sure it is:
-# "candidates". Memory put into a prompt unasked (the hook, `context`) keeps the strict gate: only
-# what to act on. The policy that ran is in `recall --json`.
+# the best hits whenever a memory shares an informative term with it, each labelled with how sure
+# it is: "candidates". Memory put into a prompt unasked (the hook, `context`, `recall --strict`)
+# gets only the hits whose confidence reaches the threshold: "strict". The policy that ran is in
+# `recall --json`.
 CANDIDATES, STRICT = "candidates", "strict"
 POLICIES = (CANDIDATES, STRICT)
-# Under "candidates", when nothing reaches the strict bar, a lexical candidate that is evidence
-# (``ranker.is_evidence``) relates to the question from this relevance (bilingual dev split).
-RELATE = 0.25
-
-
-def decisive(relevance: float) -> bool:
-    return relevance >= DECISIVE
-
-
-def wants_answer(ask: "Ask") -> bool:
-    """The question was asked for its answer, not for a list (no -k, no --threshold): only a
-    candidate that holds what it asks about, not only its topic, answers it or relates to it
-    (``ranker.covers_ask``). Asked for the best k, the list is ranked as before."""
-    return not ask.fill and ask.threshold > 0
+PEEK = 3  # a layer ranks at least this many, so the best hit's margin over the next is known
 
 
 class Ask:
@@ -56,7 +35,6 @@ class Ask:
         "threshold",
         "now",
         "warnings",
-        "floor",
         "scored",
         "answered",
         "skipped",
@@ -65,10 +43,7 @@ class Ask:
         "prior",
         "details",
         "text",
-        "fill",
-        "answered_by",
         "policy",
-        "stated",
     )
 
     def __init__(
@@ -86,21 +61,18 @@ class Ask:
         min_success: float | None = None,
         prior: tuple | None = None,
         text: str = "",
-        fill: bool = False,
         policy: str = STRICT,
     ):
         self.root, self.query, self.session, self.scope = root, query, session, scope
         self.limit, self.threshold, self.now = limit, threshold, now
         self.warnings = [] if warnings is None else warnings
-        # Set by the cascade for layers that read what earlier ones found: ``floor``, how far down
-        # the details layer keeps its lexical candidates (``scored``, the ranker's Scored hits);
-        # ``answered``, whether an earlier layer had a real answer; ``skipped``, the layers that
-        # could not run (a warning says why); ``answered_by``, the first layer with a real answer.
-        self.floor: float | None = None
+        # Set by the cascade for layers that read what earlier ones found: ``scored``, the details
+        # layer's Scored hits (the semantic layer's lexical evidence); ``answered``, whether an
+        # earlier layer found a sure answer (``confidence.SURE``); ``skipped``, the layers that could
+        # not run (a warning says why).
         self.scored: list | None = None
         self.answered = False
         self.skipped: set = set()
-        self.answered_by: str | None = None
         self.type = type  # only memories of this type (recall --type)
         self.min_success = min_success  # only memories whose smoothed success rate reaches this (--min-success)
         self.prior = prior  # (recall.freshness_weight, recall.half_life in days) for the ranker
@@ -109,31 +81,35 @@ class Ask:
         # signal words; ``search.evidence.strip_framing``). ``query`` stays as asked: it is what an
         # echo of the question is recognised by.
         self.text = text or query
-        # The caller asked for ``limit`` hits (``-k``) or a threshold: once the query is answered the
-        # list is filled with weaker candidates. Otherwise weak companions of a strong answer are
-        # left out (``COMPANION_SHARE``): the default output holds only what to act on.
-        self.fill = fill
-        # CANDIDATES (an explicit question) or STRICT (memory injected unasked): see POLICIES.
-        self.policy = policy
-        # Set by the session layer: the user's own statement covers the query (``decisive``). It is
-        # no answer that ends the cascade (the memories are asked too), but what the words found:
-        # a meaning match does not stand in for it, and it comes before what merely relates.
-        self.stated = False
+        self.policy = policy  # CANDIDATES (an explicit question) or STRICT (memory injected unasked)
 
 
 class Candidate(Value):
-    """A layer's hit, its relevance, and whether it is a real answer (one that may end the cascade)."""
+    """A layer's hit and its relevance (0..1); ``kind``, what it is for the confidence of recall
+    (``confidence.KINDS``: the layer's name, or "user" for a user's own turn, "episode" for the
+    episode log); ``signals`` and ``units``, what the ranker saw of it (``ranker.SIGNALS``); ``echo``,
+    the share of a user's turn the question repeats (``echo``). A layer that gives no signals (a
+    plugin's) states its confidence as its relevance."""
 
-    FIELDS = ("hit", "relevance", "answer")
+    FIELDS = ("hit", "relevance", "kind", "signals", "units", "echo")
     __slots__ = FIELDS
     hit: Hit
     relevance: float
-    answer: bool
+    kind: str
+    signals: tuple
+    units: int
+    echo: float
 
-    def __init__(self, hit: Hit, relevance: float, answer: bool = True):
-        object.__setattr__(self, "hit", hit)
-        object.__setattr__(self, "relevance", relevance)
-        object.__setattr__(self, "answer", answer)
+    def __init__(
+        self, hit: Hit, relevance: float, kind: str = "", signals: tuple = (), units: int = 0, echo: float = 0.0
+    ):
+        for name, value in zip(self.FIELDS, (hit, relevance, kind or hit.layer, signals, units, echo)):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def of(cls, hit: Hit, s, kind: str = "", echo: float = 0.0) -> "Candidate":
+        """A candidate from the ranker's Scored hit ``s``."""
+        return cls(hit, s.relevance, kind, s.signals, s.units, echo)
 
 
 def conflicted(ask: Ask | None, rel: str, text: str | None = None, path=None) -> bool:
@@ -165,22 +141,14 @@ class Layer:
     help = ""
     memories = False  # hits are memories: counted as accesses, rendered by `context`
     method = "bm25f"  # how the layer ranks: its hits' ``methods`` unless they say otherwise
-    evidence: float | None = None  # reads the details layer's candidates down to this relevance
-    fallback = False  # runs only when no earlier layer had a real answer, --deep or not
-    fills = False  # asked for a number of hits, its candidates fill a short answer of an earlier layer
+    fallback = False  # runs only when no earlier layer found a sure answer (or with --deep)
+    evidence = False  # reads the details layer's lexical candidates (``Ask.scored``)
+    within: str | None = None  # a later layer ranks this one's items among all of its own: unsure, it gives way
+    fills = False  # after a sure answer of an earlier layer, it runs to fill a list asked for (-k)
 
     def active(self) -> bool:
         """Whether the layer can run here (a layer of an extra that is not installed cannot)."""
         return True
-
-    def after_answer(self, ask: Ask) -> bool:
-        """Whether the layer still runs once an earlier layer had a real answer (without --deep)."""
-        return False
-
-    def holds_answer(self, ask: Ask) -> bool:
-        """Whether a fallback layer running after an answer returns that answer's candidates fused
-        into its own list (then a filled list is the layer's alone; else the answer follows it)."""
-        return False
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
         """(candidates, best first; how many items the layer looked at)."""
@@ -191,14 +159,7 @@ def rank(docs, ask: Ask, limit: int | None = None):
     """Rank in-memory SearchDocs for the query."""
     from ..search.ranker import MemoryIndex
 
-    return MemoryIndex(docs).search(
-        ask.text,
-        limit=limit or ask.limit,
-        threshold=ask.threshold,
-        now=ask.now,
-        floor=FILL_FLOOR if ask.fill else None,
-        prior=ask.prior,
-    )
+    return MemoryIndex(docs).search(ask.text, limit=max(limit or ask.limit, PEEK), now=ask.now, prior=ask.prior)
 
 
 def snip(body: str, query: str) -> str:
@@ -213,6 +174,21 @@ _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
 def normal(text: str) -> str:
     """Text for comparing turns with a query: lower case, punctuation and spacing dropped."""
     return _PUNCT.sub(" ", text.casefold()).strip()
+
+
+def informative(text: str) -> set:
+    """The informative terms of a text: neither common words nor lone CJK characters."""
+    from ..search.query import COMMON_WORDS
+    from ..search.tokenize import CJK_CHAR, COMPOUND, analyze
+
+    return {t for t, kind in analyze(text) if kind not in (CJK_CHAR, COMPOUND) and t not in COMMON_WORDS}
+
+
+def echo(text: str, query: str) -> float:
+    """The share of a text's informative terms the query holds: 1 for a user's turn the question
+    restates ("redis 连不上了" for "redis 连不上是什么原因"), less for one that says more."""
+    mine = informative(text)
+    return round(len(mine & informative(query)) / len(mine), 3) if mine else 0.0
 
 
 def holds_query(text: str, query: str) -> bool:

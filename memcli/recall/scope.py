@@ -1,10 +1,9 @@
-"""The scope layer: the keys agents wrote for the task at hand. A key ends the cascade when it
-covers the query (``layer.DECISIVE``)."""
+"""The scope layer: the keys agents wrote for the task at hand."""
 
 from __future__ import annotations
 
 from ..model import Hit
-from .layer import Ask, Candidate, Layer, decisive, rank, snip
+from .layer import Ask, Candidate, Layer, rank, snip
 
 
 class ScopeLayer(Layer):
@@ -24,7 +23,7 @@ class ScopeLayer(Layer):
         docs = [SearchDoc(key=k, title=k, summary=str(v["value"]), updated=v.get("time")) for k, v in keys.items()]
         path = f".memcli/scopes/{ask.scope}.json"
         out = [
-            Candidate(
+            Candidate.of(
                 Hit(
                     self.name,
                     s.key,
@@ -35,8 +34,7 @@ class ScopeLayer(Layer):
                     summary=f"written by {keys[s.key]['agent']}",
                     matched=s.matched,
                 ),
-                s.relevance,
-                answer=decisive(s.relevance),
+                s,
             )
             for s in rank(docs, ask)
         ]

@@ -1,19 +1,17 @@
 """The session layer: recent turns and the summary of older ones.
 
 The turn that holds the question being asked (in an agent loop, the user turn just added)
-is never a candidate, nor is any user turn that only asks (an earlier question, answered or
-not), nor a summary line that quotes one. A user's statement may be returned, but
-only what was said in reply (an assistant, tool or system turn) or the summary ends the cascade,
-and only when it covers the query (``layer.DECISIVE``): a user's turn is a question more often
-than an answer, and a reply that mentions one word of the question is not its answer. A user's
-statement that covers the query (``Ask.stated``) still comes first when no memory answers: before
-the candidates that merely relate and before a match by meaning alone.
+is never a candidate, nor a summary line that quotes it. Any other user turn may be returned, rated as the user's
+own turn (``confidence.KINDS``: it restates a problem more often than it holds its cause); what was
+said in reply (an assistant, tool or system turn) is rated as the session's, and is found by the
+words of the user's turn it answers too (as its body: the output holding a cause seldom repeats
+the complaint); the summary is rated as the episode log it stands for.
 """
 
 from __future__ import annotations
 
 from ..model import Hit
-from .layer import Ask, Candidate, Layer, decisive, holds_query, rank, snip
+from .layer import Ask, Candidate, Layer, echo, holds_query, rank, snip
 
 
 class SessionLayer(Layer):
@@ -38,30 +36,30 @@ class SessionLayer(Layer):
         if summary.strip():
             docs.append(SearchDoc(key="summary", summary=summary, updated=data.get("updated")))
             texts["summary"] = ("Session summary", summary, "summary")
+        asked = ""  # the user's turn a reply answers: a reply is found by what it answers too
         for i, t in enumerate(data["turns"]):
-            if t.get("role") == "user" and _question(t.get("text", ""), ask.query):
-                continue  # a user's question, this one or an earlier one, is never evidence
+            if t.get("role") == "user":
+                asked = t.get("text", "")
+                if _question(asked, ask.query):
+                    continue  # a user's question, this one or an earlier one, is never evidence
             key = f"turn-{i + 1}"
-            docs.append(SearchDoc(key=key, summary=t.get("text", ""), updated=t.get("time")))
+            context = asked if t.get("role") != "user" else ""
+            docs.append(SearchDoc(key=key, summary=t.get("text", ""), body=context, updated=t.get("time")))
             texts[key] = (f"{t.get('role')} turn {i + 1}", t.get("text", ""), t.get("role"))
         path = f".memcli/sessions/{ask.session}.json"
         out = []
         for s in rank(docs, ask) if docs else ():
             title, text, role = texts[s.key]
-            out.append(
-                Candidate(
-                    Hit(self.name, s.key, title, path, s.score, snip(text, ask.text), matched=s.matched),
-                    s.relevance,
-                    answer=role != "user" and decisive(s.relevance),
-                )
-            )
-            ask.stated = ask.stated or (role == "user" and decisive(s.relevance))
+            hit = Hit(self.name, s.key, title, path, s.score, snip(text, ask.text), matched=s.matched)
+            if role == "user":
+                out.append(Candidate.of(hit, s, "user", echo(text, ask.text)))
+            else:  # the summary holds the turns folded into the episode log
+                out.append(Candidate.of(hit, s, "episode" if role == "summary" else ""))
         return out, len(docs)
 
 
 def _question(text: str, query: str) -> bool:
-    """A user's turn that is no evidence: the question being asked (or an echo of it), or any
-    turn that only asks. A user's statement ("we moved the cron to 01:00 UTC") still is."""
-    from ..search.evidence import only_asks
-
-    return holds_query(text, query) or only_asks(text)
+    """A user's turn that is no evidence: the question being asked, or an echo of it (measured on
+    the dev sessions, leaving it out answers better than rating it). Any other user turn is rated:
+    an earlier question ranks low by itself (``ranker.ASKING_PENALTY``, the user's own turn)."""
+    return holds_query(text, query)

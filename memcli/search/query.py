@@ -4,8 +4,12 @@ towards the fit of a memory, which typos to correct, which adjacent words to joi
 A unit is one meaningful term of the query. Its weight is its idf (over the corpus plus
 a few imagined documents), lowered for common words, lone CJK characters, and CJK
 bigrams no memory holds whose characters other bigrams already explain (a pair that
-straddles two words). Entries are the terms actually looked up: the units themselves,
-typo corrections, compounds, and joins of adjacent words ("roll back" -> rollback).
+straddles two words). Common words and lone CJK characters (用, 下, 个: mostly function
+characters a particle split off) count for nothing alone: a memory they alone reach is no
+candidate (``Plan.info`` holds the units that count alone). In a query of several lines (the
+dialogue so far) a term weighs less the earlier its last line (``RECENT``). Entries are the terms
+actually looked up: the units themselves, typo corrections, compounds, and joins of adjacent words
+("roll back" -> rollback).
 """
 
 from __future__ import annotations
@@ -51,6 +55,15 @@ COMMON_WORDS = frozenset(
     """数据 问题 错误 使用 方法 情况 处理 信息 内容 东西 结果 原因 现象 解决 一下 怎样 提到 说过
     名字""".split()
 )
+
+
+# A query of several lines (the dialogue so far, a prompt after the turns before it) weighs a term
+# by the last line holding it: this much less for each line after that, down to RECENT_FLOOR; each
+# line weighs as a whole. On the dev conversations (`benchmarks/fit_gate.py --dry-run --sets
+# conversation,conversation-long --recent R,F`), the dialogue padded with two other conversations
+# is answered right first for 0.76 / 0.74 / 0.71 / 0.73 with R 0.4 / 0.6 / 0.7 / 0.8, the plain
+# dialogue for 0.84 / 0.82 / 0.82 / 0.84.
+RECENT, RECENT_FLOOR = 0.6, 0.15
 
 
 def idf(n: int, df: int) -> float:
@@ -124,28 +137,29 @@ class Plan:
     """A query, planned: unit weights (per query unit, for fit), idfs (for the soft BM25 share),
     the entries to look up and the typo corrections."""
 
-    __slots__ = ("weights", "idfs", "entries", "fuzzy", "names", "bridged", "common", "kinds")
+    __slots__ = ("weights", "idfs", "entries", "fuzzy", "names", "bridged", "info", "recent")
 
     def __init__(self, weights: list, idfs: list, entries: list, fuzzy: list, names: list | None = None):
         self.weights, self.idfs, self.entries, self.fuzzy = weights, idfs, entries, fuzzy
         self.bridged: list[str] = []  # the terms looked up through the glossary (``search.glossary``)
-        self.common: set[int] = set()  # the units that are COMMON_WORDS
-        self.kinds: set[int] = set()  # the units that say what kind of answer is wanted (``evidence.answer_kinds``)
+        self.info: set[int] = set()  # the units that count alone: neither common words nor lone CJK characters
+        self.recent: list[float] = []  # per unit, how much its line's place lowers it (``RECENT``)
         self.names = [] if names is None else names  # per name in the query (``evidence.names``), its units
 
 
-def plan_query(
-    query: str, corpus, n: int, names: Sequence[str | tuple[str, ...]] = (), kinds: Sequence[str] = ()
-) -> Plan:
+def plan_query(query: str, corpus, n: int, names: Sequence[str | tuple[str, ...]] = ()) -> Plan:
     """The units of ``query`` with their weights, and the entries to look up in ``corpus`` (a
     ``ranker.Corpus``: the ranker imports this module, so it is not imported back); ``names``,
     the words of the query that name something (``evidence.names``), each as the units it became;
     a name may come as a tuple of its forms, as written first, then in the other script
-    (``evidence.name_forms``); ``kinds``, its terms that say what kind of answer it wants
-    (``evidence.answer_kinds``)."""
+    (``evidence.name_forms``)."""
     first: dict[str, int] = {}
-    for term, kind in analyze(query):
-        first.setdefault(term, kind)
+    latest: dict[str, int] = {}  # term -> the last line holding it
+    lines = [ln for ln in query.split("\n") if ln.strip()] if "\n" in query else [query]
+    for n_line, line in enumerate(lines):
+        for term, kind in analyze(line):
+            first.setdefault(term, kind)
+            latest[term] = n_line
     words = list(first.items())
     joins = [
         stem(a + b) for (a, ka), (b, kb) in zip(words, words[1:]) if ka == kb == WORD and a.isalpha() and b.isalpha()
@@ -174,20 +188,22 @@ def plan_query(
                 plan.entries.append(Entry(term, df, 1.0, tuple(dict.fromkeys(parts))))
             prev = None
             continue
-        weight = idf(n + FIT_PRIOR_DOCS, df)
+        # a word of an earlier line (a turn before the last, in a dialogue) weighs less
+        recent = max(RECENT_FLOOR, RECENT ** (len(lines) - 1 - latest.get(term, 0)))
+        weight = idf(n + FIT_PRIOR_DOCS, df) * recent
         if kind == CJK_BIGRAM and not df and term not in bridged:
             weight *= CJK_OOV * sum(c not in explained for c in term) / 2
         elif kind == CJK_CHAR:
             weight *= CJK_SINGLE
         unit = len(plan.weights)
-        if term in kinds:
-            plan.kinds.add(unit)
         if term in COMMON_WORDS:
             weight *= 0.5
-            plan.common.add(unit)
+        elif kind != CJK_CHAR:
+            plan.info.add(unit)
         unit_of[term] = unit
         plan.weights.append(weight)
-        plan.idfs.append(idf(n + FIT_PRIOR_DOCS, df))
+        plan.idfs.append(idf(n + FIT_PRIOR_DOCS, df) * recent)
+        plan.recent.append(recent)
         if df:
             plan.entries.append(Entry(term, df, 1.0, (unit,)))
         elif kind == WORD and len(term) >= 4 and term.isalpha():
@@ -206,7 +222,7 @@ def plan_query(
         else:
             prev = None
     if bridge:
-        _add_bridge(plan, bridge, unit_of)
+        _add_bridge(plan, bridge, unit_of, n)
     forms: list = []
     for name, *other in name_forms:
         units = tuple(dict.fromkeys(unit_of[t] for t, _ in analyze(name) if t in unit_of))
@@ -215,6 +231,11 @@ def plan_query(
             forms += [(form, units) for form in other]
     if forms:  # a name written in the other script counts as the name (WeCom for 企业微信)
         _add_forms(plan, forms, corpus)
+    if len(lines) > 1:  # each line weighs as a whole, by its place: a long turn before the prompt is no more
+        totals: dict[float, float] = {}
+        for u, w in enumerate(plan.weights):
+            totals[plan.recent[u]] = totals.get(plan.recent[u], 0.0) + w
+        plan.weights = [w / totals[plan.recent[u]] * plan.recent[u] if w else w for u, w in enumerate(plan.weights)]
     return plan
 
 
@@ -246,14 +267,21 @@ def _bridge(query: str, words: list, corpus) -> list:
     return out
 
 
-def _add_bridge(plan: Plan, bridge: list, unit_of: dict) -> None:
+def _add_bridge(plan: Plan, bridge: list, unit_of: dict, n: int) -> None:
     """Entries for the other-language forms of the query's glossary terms, each satisfying the
-    units of the words it translates at GLOSSARY_MATCH (merged when two terms share a form)."""
+    units of the words it translates at GLOSSARY_MATCH (merged when two terms share a form). A
+    word of the query no memory holds weighs no more than the form it is found by: `ship`, held by
+    no note, is not worth more through 发版 than `prod`, which a note holds, is by itself."""
     found: dict[str, list] = {}
+    reached = {u for e in plan.entries for u in e.units}  # by the query's own words (or their typo fixes)
     for src, held in bridge:
         units = tuple(dict.fromkeys(unit_of[x] for x in src if x in unit_of))
         if not units:
             continue
+        most = idf(n + FIT_PRIOR_DOCS, max(df for _, df in held))
+        for u in units:
+            if u not in reached:
+                plan.weights[u] = min(plan.weights[u], most)
         for term, df in held:
             entry = found.setdefault(term, [df, {}])
             entry[1].update(dict.fromkeys(units))

@@ -1,5 +1,5 @@
-"""Rank memories for a query: field-weighted BM25, typo correction, a fit score that
-decides when nothing really matches, and a blend with importance and freshness.
+"""Rank memories for a query: field-weighted BM25, typo correction, a fit score, the signals the
+confidence of recall reads, and a blend with importance and freshness.
 
 The scorer reads corpus statistics through the small ``Corpus`` protocol, so the same
 code ranks an in-memory ``MemoryIndex`` and the persisted ``SearchCache``.
@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from memcli.dates import days
 from memcli.model import Value, importance_of
-from memcli.search.evidence import answer_kinds, name_forms, names
+from memcli.search.evidence import name_forms, names
 from memcli.search.query import BODY_MATCH, FIT_PRIOR_DOCS, idf, plan_query
 from memcli.search.tokenize import is_cjk, terms
 
@@ -27,17 +27,13 @@ FIELD_WEIGHTS = (3.0, 1.5, 2.5, 2.5, 1.0)
 FIELD_B = (0.5, 0.5, 0.3, 0.3, 0.75)
 K1 = 1.2
 
-DEFAULT_THRESHOLD = 0.35
+DEFAULT_THRESHOLD = 0.35  # the relevance the semantic step takes for a lexical answer (``search.semantic``)
 HALF_LIFE_DAYS = 90.0
 FIT_SHARE = 0.75  # relevance = FIT_SHARE * fit + (1 - FIT_SHARE) * BM25 share
-PRIOR_SHARE = 0.05  # score = (1 - PRIOR_SHARE) * relevance + PRIOR_SHARE * importance * freshness
-# Whether to answer at all is decided on the evidence of the best hits: one reaching the
-# threshold, or one matching two distinct terms of the query and reaching this share of it
-# (a single common word shared with a memory is what unrelated questions look like).
-TWO_TERMS_SHARE = 0.72
-# Once the query is answered, the runners-up need only this much relevance: a weaker second
-# candidate is still a candidate.
-CANDIDATE_FLOOR = 0.2
+PRIOR_SHARE = 0.05  # score = relevance * (1 + PRIOR_SHARE * (2 * importance * freshness - 1))
+# The semantic step's lexical answer (``search.semantic.rank``, asked with a finite threshold) keeps
+# the candidates from this much relevance, or this share of the threshold.
+TWO_TERMS_SHARE, CANDIDATE_FLOOR = 0.72, 0.2
 # A text that only asks is weak evidence for a question about the same thing: its relevance is
 # lowered by this share of it (a text half questions by half as much). Chosen on LoCoMo dev.
 ASKING_PENALTY = 0.3
@@ -88,9 +84,11 @@ class SearchDoc(Value):
 
 
 class Scored(Value):
-    """A ranked hit: ``score`` blends ``relevance`` with importance and freshness."""
+    """A ranked hit: ``score`` blends ``relevance`` with importance and freshness; ``units``, the
+    informative query units it matches; ``signals``, what the confidence of recall reads of it
+    (``SIGNALS``)."""
 
-    FIELDS = ("key", "score", "relevance", "matched", "fuzzy", "units", "evidence", "rest", "covers")
+    FIELDS = ("key", "score", "relevance", "matched", "fuzzy", "units", "signals")
     __slots__ = FIELDS
     key: str
     score: float
@@ -98,9 +96,7 @@ class Scored(Value):
     matched: tuple[str, ...]
     fuzzy: tuple[str, ...]
     units: int
-    evidence: bool
-    rest: float
-    covers: bool
+    signals: tuple[float, ...]
 
     def __init__(
         self,
@@ -110,17 +106,31 @@ class Scored(Value):
         matched: tuple = (),
         fuzzy: tuple = (),
         units: int = 0,
-        evidence: bool = True,
-        rest: float = 0.0,
-        covers: bool = True,
+        signals: tuple = (),
     ):
-        # units: distinct query units matched; evidence: may answer the query (see ``is_evidence``),
-        # relevance decides how well; rest: when only the names rule keeps it from being evidence
-        # (the question names a product it does not), its relevance to the rest of the question,
-        # if the rest alone would be evidence (else 0); covers: it holds what the question asks
-        # about, not only its topic (``covers_ask``): what decides whether a question gets an answer
-        for name, value in zip(self.FIELDS, (key, score, relevance, matched, fuzzy, units, evidence, rest, covers)):
+        for name, value in zip(self.FIELDS, (key, score, relevance, matched, fuzzy, units, signals)):
             object.__setattr__(self, name, value)
+
+    def signal(self, name: str) -> float:
+        return self.signals[SIGNALS.index(name)] if self.signals else 0.0
+
+    @property
+    def evidence(self) -> bool:
+        """It names what the question names and is no single word beside a weightier one missed."""
+        return not (self.signal("names") or self.signal("single"))
+
+
+# What a hit tells of how well it answers, beyond its relevance (each 0..1): cover, the weighted
+# share of the query's units it matches (in any field, a typo fix or a glossary form counting
+# less); head, the share of that matched in its title, summary, tags or aliases; names, 1 when the
+# query names a product, system or person it does not (``evidence.names``); single, 1 when it
+# matches one informative unit while a weightier one goes unmatched (``one_term_ok``); stale, 1
+# when it matches nothing of the last line of a query of several (the prompt after the turns before
+# it). Measured one by one on the dev sets (benchmarks/fit_gate.py --ablate): whether a hit covers
+# what the question asks rather than its topic, its share of questions, the best sentence it
+# covers, the share it matches of the last line and the query's length added nothing the others
+# did not say.
+SIGNALS = ("cover", "head", "names", "single", "stale")
 
 
 Lengths = tuple[int, int, int, int, int]
@@ -286,45 +296,34 @@ def search_corpus(
     floor: float | None = None,
     prior: tuple[float, float] | None = None,
 ) -> list[Scored]:
-    """Rank ``corpus`` for ``query``; an empty list means nothing fits well enough.
+    """The best ``limit`` documents of ``corpus`` that share an informative unit with ``query``
+    (``query.Plan.info``: a common word or a lone CJK character alone reaches nothing), best first.
 
-    relevance = 0.75 * fit + 0.25 * soft, where fit is the weighted share of the query's
-    units the document matches (full in a head field, less in the body or through a typo
-    correction) and soft is its BM25F score over the most the query could score; a document
-    that only asks loses ``ASKING_PENALTY`` of it. Nothing is returned unless some document is
-    evidence (``is_evidence``) and reaches ``threshold``, or ``TWO_TERMS_SHARE`` of it while
-    matching two distinct query units; once the query is answered, every document reaching
-    ``CANDIDATE_FLOOR`` (or the threshold, if lower: ``threshold=0`` returns the best ``limit``
-    whatever they score; ``floor``, if given, instead) is a candidate, ordered by
-    (1 - PRIOR_SHARE) * relevance + PRIOR_SHARE * importance * freshness. ``prior`` is
-    (that share, the freshness half-life in days): ``recall.freshness_weight``, ``recall.half_life``.
+    relevance = 0.75 * fit + 0.25 * soft, where fit is the weighted share of the query's units the
+    document matches (full in a head field, less in the body or through a typo correction or the
+    glossary) and soft its BM25F score over the most the query could score; a document that only
+    asks loses ``ASKING_PENALTY`` of it. Documents below ``floor`` (or ``threshold``: either is a
+    relevance the caller wants at least) are left out. They are ordered by relevance times
+    1 + share * (2 * importance * freshness - 1): ``prior`` is (that share, the freshness half-life
+    in days), ``recall.freshness_weight`` and ``recall.half_life``. Whether a hit answers is not
+    decided here: each carries its ``signals`` for the confidence of recall (``recall.confidence``).
     """
     share, half_life = prior if prior is not None else (PRIOR_SHARE, HALF_LIFE_DAYS)
     n, totals = corpus.size()
     if n == 0 or limit <= 0:
         return []
-    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    floor = min(threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR) if floor is None else floor
+    floor = max(threshold or 0.0, floor or 0.0)
     named = names(query)
-    plan = plan_query(query, corpus, n, [name_forms(name) for name in named], answer_kinds(query, named))
+    plan = plan_query(query, corpus, n, [name_forms(name) for name in named])
     entries = plan.entries
     total_weight = sum(plan.weights)
     total_idf = sum(plan.idfs)
-    if not entries or total_weight <= 0:
+    if not entries or total_weight <= 0 or not plan.info:
         return []
     norms = field_norms(n, totals)
-    for e in entries:
-        e.bound = FIT_SHARE * sum(plan.weights[u] for u in e.units) / total_weight
-        e.bound += (1.0 - FIT_SHARE) * idf(n + FIT_PRIOR_DOCS, e.df) * e.factor / total_idf
-    # A document holding only terms whose bounds add up to less than the floor can never
-    # be returned: those terms are looked up only for documents found otherwise.
-    optional: set[int] = set()
-    reach = 0.0
-    for i in sorted(range(len(entries)), key=lambda i: (entries[i].bound, -i)):
-        reach += entries[i].bound
-        if reach >= floor:
-            break
-        optional.add(i)
+    # Terms that reach only units counting for nothing alone are looked up only for the documents
+    # an informative term found.
+    optional = {i for i, e in enumerate(entries) if plan.info.isdisjoint(e.units)}
     postings: dict[int, Sequence[Posting]] = {}
     for i, e in enumerate(entries):
         if i not in optional:
@@ -340,21 +339,16 @@ def search_corpus(
     reach_count = Counter(u for e in entries for u in e.units)
     bm: dict[object, float] = {}
     fit: dict[object, float] = {}
+    head_fit: dict[object, float] = {}
     best: dict[object, dict[int, float]] = {}
     mask: dict[object, int] = {}
     for i, e in enumerate(entries):  # in query order: float sums do not depend on storage
-        term_idf = idf(n + FIT_PRIOR_DOCS, e.df) * e.factor
+        term_idf = idf(n + FIT_PRIOR_DOCS, e.df) * e.factor * max(plan.recent[u] for u in e.units)
         solo = [u for u in e.units if reach_count[u] == 1]
         shared = [u for u in e.units if reach_count[u] > 1]
-        solo_weight = sum(plan.weights[u] for u in solo)
-        head_add, body_add = solo_weight * e.factor, solo_weight * e.factor * BODY_MATCH
+        head_add = sum(plan.weights[u] for u in solo) * e.factor
+        body_add = head_add * BODY_MATCH
         bit = 1 << i
-        if not bm and not shared:  # the first term: plain assignments, the same floats
-            posts = postings[i]
-            bm = {ref: term_idf * tf / (K1 + tf) for ref, tf, _ in posts}
-            fit = {ref: head_add if head else body_add for ref, _, head in posts}
-            mask = dict.fromkeys(bm, bit)
-            continue
         bm_get, fit_get, mask_get = bm.get, fit.get, mask.get
         # a glossary form adds no BM25 where an earlier entry for its units already did
         overlap = sum(1 << j for j in range(i) if not set(entries[j].units).isdisjoint(e.units)) if e.bridge else 0
@@ -362,6 +356,8 @@ def search_corpus(
             if not (overlap and mask_get(ref, 0) & overlap):
                 bm[ref] = bm_get(ref, 0.0) + term_idf * tf / (K1 + tf)
             fit[ref] = fit_get(ref, 0.0) + (head_add if head else body_add)
+            if head:
+                head_fit[ref] = head_fit.get(ref, 0.0) + head_add
             mask[ref] = mask_get(ref, 0) | bit
             if shared:
                 level = e.factor if head else e.factor * BODY_MATCH
@@ -370,30 +366,15 @@ def search_corpus(
                     if level > units.get(u, 0.0):
                         units[u] = level
     relevance: dict[object, float] = {}
-    fits: dict[object, float] = {}
     for ref, solo_fit in fit.items():
         levels = best.get(ref)
         if levels:
             solo_fit += sum(plan.weights[u] * levels[u] for u in sorted(levels))
+            head_fit[ref] = head_fit.get(ref, 0.0) + sum(plan.weights[u] for u in sorted(levels) if levels[u] >= 0.85)
+            fit[ref] = solo_fit
         rel = FIT_SHARE * (solo_fit / total_weight) + (1.0 - FIT_SHARE) * min(1.0, bm[ref] / total_idf)
         if rel >= floor:
             relevance[ref] = rel
-            fits[ref] = solo_fit
-    # Whether the query is answered at all: among the documents that could reach the bar, once
-    # a text that only asks has lost its share, one that is evidence and reaches it.
-    bar = threshold * TWO_TERMS_SHARE
-    contenders = [ref for ref, rel in relevance.items() if rel >= bar] if threshold > 0 else []
-    priors = corpus.doc_priors(contenders) if contenders else {}
-    evidence: dict = {}
-    answered = threshold <= 0  # the best ``limit`` whatever they score
-    for ref in contenders:
-        rel = relevance[ref] = _asked(relevance[ref], priors[ref][2])
-        matched = _matched_units(mask[ref], entries)
-        evidence[ref] = is_evidence(matched, plan)
-        if evidence[ref] and (rel >= threshold or (rel >= bar and len(matched) >= 2)):
-            answered = True
-    if not answered:
-        return []
 
     now = now or datetime.now(timezone.utc)
     if now.tzinfo is None:
@@ -402,25 +383,24 @@ def search_corpus(
     # Blend in order of relevance, fetching importance and dates block by block, and stop
     # once even a perfect importance * freshness (1.0) could not reach the current top.
     ordered = sorted(relevance.items(), key=lambda item: -item[1])
+    priors: dict = {}
     scored: list[tuple[float, object]] = []
     kth = -1.0
     start, block = 0, max(limit * 8, 64)
     while start < len(ordered):
-        if len(scored) >= limit and round((1.0 - share) * ordered[start][1] + share, 6) < kth:
+        if len(scored) >= limit and round(ordered[start][1] * (1.0 + share), 6) < kth:
             break
         chunk = ordered[start : start + block]
-        wanted = [ref for ref, _ in chunk if ref not in priors]
-        if wanted:
-            priors.update(corpus.doc_priors(wanted))
+        priors.update(corpus.doc_priors([ref for ref, _ in chunk]))
         for ref, rel in chunk:
             importance, days, asks = priors[ref]
-            if ref not in evidence:  # not yet lowered for asking
-                rel = relevance[ref] = _asked(rel, asks)
-                if rel < floor:
-                    continue
+            rel = relevance[ref] = _asked(rel, asks)
+            if rel < floor:
+                continue
             blend = importance * freshness(days, now_days, half_life)
-            scored.append((round((1.0 - share) * rel + share * blend, 6), ref))
-        kth = heapq.nlargest(limit, (s[0] for s in scored))[-1]
+            scored.append((round(rel * (1.0 + share * (2.0 * blend - 1.0)), 6), ref))
+        if scored:
+            kth = heapq.nlargest(limit, (s[0] for s in scored))[-1]
         start += len(chunk)
         block *= 2
     # Ties at the cut are broken by key, so every backend agrees.
@@ -431,7 +411,13 @@ def search_corpus(
     for score, ref in top[:limit]:
         terms_matched = tuple(dict.fromkeys(e.term for i, e in enumerate(entries) if mask[ref] >> i & 1))
         matched = _matched_units(mask[ref], entries)
-        is_ev = evidence[ref] if ref in evidence else is_evidence(matched, plan)
+        signals = (
+            min(1.0, fit[ref] / total_weight),
+            min(1.0, head_fit.get(ref, 0.0) / fit[ref]) if fit[ref] else 0.0,
+            float(_misses_names(matched, plan)),
+            float(not one_term_ok(matched & plan.info, plan.weights, sorted(plan.info))),
+            float(all(plan.recent[u] < 1.0 for u in matched)),
+        )
         hits.append(
             Scored(
                 key=keys[ref],
@@ -439,10 +425,8 @@ def search_corpus(
                 relevance=round(relevance[ref], 6),
                 matched=terms_matched,
                 fuzzy=tuple(f for f in plan.fuzzy if f[1] in terms_matched),
-                units=len(matched),
-                evidence=is_ev,
-                rest=0.0 if is_ev else _rest(matched, plan, fits[ref], bm[ref], relevance[ref]),
-                covers=covers_ask(matched, plan),
+                units=len(matched & plan.info),
+                signals=tuple(round(x, 4) for x in signals),
             )
         )
     return hits
@@ -457,86 +441,17 @@ def _matched_units(mask: int, entries) -> set[int]:
     return {u for i, e in enumerate(entries) if mask >> i & 1 for u in e.units}
 
 
-def is_evidence(matched: set[int], plan) -> bool:
-    """Whether a document matching these query units may answer the query at all:
-
-    - a query that names something (``plan.names``: MongoDB, CUDA, VACUUM) is answered only by
-      a document that holds at least half of those names, not by one about another system;
-    - a single matched unit answers only when no unmatched unit of the query is more
-      distinctive (weighs more): "promo code" is not answered by a note on code review.
-    """
-    return not _misses_names(matched, plan) and _one_term_ok(matched, plan.weights, range(len(plan.weights)))
-
-
-def covers_ask(matched: set[int], plan) -> bool:
-    """Whether a document matching these query units holds what the question asks about, not only
-    its topic. A question that names a product, system or person (``plan.names``) asks about
-    something besides the name (renaming, partitions, a phone number): a document matching none of
-    that, or a single unit of it that is not the weightiest, shares the topic. Common words
-    (``query.COMMON_WORDS``) say little matched or not: they count only when the rest is nothing
-    else and all of it is matched ("answer in Chinese"), and the word that says what kind of
-    answer is wanted ("which city": ``Plan.kinds``) not at all. A document without the names (a
-    name is not a wall: ``Scored.rest``) covers the question only with two units of the rest.
-
-    The notes on Kafka consumer lag and on topic retention hold "Kafka" and "topic" but do not
-    answer how to rename a Kafka topic; the one on a Postgres table's bloat does not answer how to
-    partition one; one on backing off through a Redis token bucket does not answer how to back up
-    the Redis data; a note on 发版 alone does not answer Jenkins 里怎么发版. A question of names
-    alone is covered by any document holding them. Ranking does not read this: it decides whether
-    a question asked for its answer gets one (``recall.layer.wants_answer``)."""
-    if not plan.names:
-        return True
-    named = {u for units in plan.names for u in units}
-    rest = [u for u in range(len(plan.weights)) if u not in named]
-    if not rest:
-        return True
-    mine = [u for u in rest if u in matched and u not in plan.common]
-    if _misses_names(matched, plan):
-        return len(mine) >= 2
-    if len(mine) > 1:
-        return True
-    others = [u for u in rest if u not in plan.kinds and u not in mine]
-    if not mine:
-        return all(u in matched for u in others)
-    return all(plan.weights[u] < plan.weights[mine[0]] for u in others)
-
-
 def _misses_names(matched: set[int], plan) -> bool:
     return bool(plan.names) and 2 * sum(1 for units in plan.names if not matched.isdisjoint(units)) < len(plan.names)
 
 
-def _one_term_ok(matched: set[int], weights, units) -> bool:
+def one_term_ok(matched: set[int], weights, units) -> bool:
     """More than one of ``units`` matched, or the one matched weighs the most of them."""
     mine = [u for u in units if u in matched]
     if len(mine) != 1:
         return bool(mine)
     (only,) = mine
     return all(weights[u] <= weights[only] for u in units if u != only)
-
-
-def _rest(matched: set[int], plan, fit: float, bm: float, relevance: float) -> float:
-    """A document that is no evidence only because the question names what it does not: its
-    relevance to the question without the names (the same formula over the other units), when
-    that rest would be evidence by itself and every name it misses is one no memory holds; else 0.
-    A name the store knows is a wall (Postgres in a question about full-text search is not answered
-    by a note on Elasticsearch); a name it has never seen is not (a question on slim Docker images
-    and the note on keeping images small)."""
-    if not _misses_names(matched, plan):
-        return 0.0
-    held = {u for e in plan.entries for u in e.units}
-    if any(matched.isdisjoint(units) and not held.isdisjoint(units) for units in plan.names):
-        return 0.0  # a name the store knows, which this memory does not name: the question is about that one
-    named = {u for units in plan.names for u in units}
-    others = [u for u in range(len(plan.weights)) if u not in named]
-    if not others or not _one_term_ok(matched, plan.weights, others):
-        return 0.0
-    weight = sum(plan.weights[u] for u in others)
-    idfs = sum(plan.idfs[u] for u in others)
-    if weight <= 0 or idfs <= 0:
-        return 0.0
-    raw = FIT_SHARE * (fit / sum(plan.weights)) + (1.0 - FIT_SHARE) * min(1.0, bm / sum(plan.idfs))
-    rest = FIT_SHARE * min(1.0, fit / weight) + (1.0 - FIT_SHARE) * min(1.0, bm / idfs)
-    return round(rest * (relevance / raw if raw > 0 else 1.0), 6)  # a text that only asks loses as much
 
 
 _BUILT: dict = {}  # a few indexes a long-lived process built, by what they were built from (read only)

@@ -334,7 +334,7 @@ TRACKED_FIX = "stop tracking local state: `git rm -r --cached .memcli`, then com
 
 
 def came_with_git(path: Path) -> bool:
-    """Whether git tracks this file under a root's .memcli/ (``store.tracked``): never read."""
+    """Whether git tracks this file under a root's .memcli/ (``store.committed_state``): never read."""
     from .committed_state import came_with_git as tracked
 
     state = next((p for p in path.parents if p.name == STATE_DIR), None)

@@ -95,12 +95,12 @@ def md_files(root: Path, sub: str = MEMORY) -> list[Path]:
     return [Path(de.path) for de in md_entries(root / sub)]
 
 
-_views: dict = {}  # root path -> a function giving detail_files without a scan (``store.follow``), or None
+_views: dict = {}  # root path -> a function giving detail_files without a scan (``store.watcher``), or None
 
 
 def lend_view(root: Path, view) -> None:
     """Let ``detail_files`` of root ask view() first: a process that follows the root's folders
-    (``store.follow``) answers without stat-ing every file; view() returning None means "scan"."""
+    (``store.watcher``) answers without stat-ing every file; view() returning None means "scan"."""
     _views[str(root)] = view
 
 

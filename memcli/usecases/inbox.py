@@ -533,7 +533,7 @@ def search(root, query: str, limit: int | None = None) -> list:
     ]
     by_id = {p.id: p for p in items}
     k = int(limit or root.config["recall.limit"])
-    found = MemoryIndex(docs).search(query, limit=k, threshold=float(root.config["recall.threshold"]), now=now_of())
+    found = MemoryIndex(docs).search(query, limit=k, now=now_of())
     out = []
     for s in found:
         p = by_id[s.key]
