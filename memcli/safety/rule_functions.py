@@ -264,14 +264,6 @@ def flag_password(value: str) -> bool:
 # --------------------------------------------------------------------------- finders
 
 
-def _options(rule) -> dict:
-    """A rule's word lists as sets, made once per rule."""
-    memo = rule.memo.get("options")
-    if memo is None:
-        memo = rule.memo["options"] = {k: frozenset(v) if isinstance(v, list) else v for k, v in rule.options.items()}
-    return memo
-
-
 def _key_type(key: str, o: dict) -> str | None:
     """What the key of an assignment names: a password, a secret, or neither (None)."""
     parts = [p for p in re.split(r"[_.\-]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key).upper()) if p]
@@ -298,11 +290,12 @@ def assignments(rule, text: str, lower: str) -> Iterator[Hit]:
     token for the others. Keys named ``*_TOKEN``/``*_SECRET``/``*_API_KEY`` need a random value;
     a bare ``password:`` needs the value alone on its line (not ``password: must be long``), but
     ``password=value`` and a Chinese 密码/口令 (``密码是 S3cret``) hold wherever they stand."""
-    o = _options(rule)
+    o = rule.options
     cjk = o["cjk_keys"]
     # Searching the lowered text case-sensitively is several times faster than IGNORECASE; it
     # is used when lowering kept every offset (the usual case), the slow pattern otherwise.
-    matches = rule.regex().finditer(lower) if len(lower) == len(text) else rule.regex(re.I).finditer(text)
+    rx = rule.pattern.compiled()
+    matches = rx.finditer(lower) if len(lower) == len(text) else re.compile(rx.pattern, rx.flags | re.I).finditer(text)
     for m in matches:
         word = text[m.start("w") : m.end("w")]
         i = m.start("w")

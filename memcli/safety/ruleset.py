@@ -24,28 +24,10 @@ FORMAT = 1
 LISTS = ("secrets", "injection")
 _BEFORE = {"any": frozenset(), "word": _code.WORD, "word-dash": _code.WORD_DASH, "word-dot": _code.WORD_DOT}
 _FLAGS = {"i": re.I, "m": re.M, "s": re.S, "x": re.X}
+# the keys of a rule (rules/README.md); every one but `about` and `flags` is kept on the Rule
 _RULE_KEYS = frozenset(
-    {
-        "about",
-        "kind",
-        "pattern",
-        "finder",
-        "flags",
-        "hints",
-        "fold",
-        "anchor",
-        "within",
-        "lead",
-        "before",
-        "rank",
-        "group",
-        "check",
-        "require",
-        "differs",
-        "gate",
-        "unless",
-        "options",
-    }
+    "about kind pattern finder flags hints fold anchor within lead before rank group check require differs gate "
+    "unless options".split()
 )
 _SET_KEYS = frozenset({"format", "about", "define", "words", "guards", "defaults", *LISTS})
 _BUILTIN = os.path.join(os.path.dirname(__file__), "rules")
@@ -67,8 +49,6 @@ def _text(value, where: str) -> str:
 class Defines:
     """A set's named pattern pieces, written ``{{name}}`` in its patterns (pieces may use others)."""
 
-    _REF: re.Pattern[str] | None = None
-
     def __init__(self, raw: dict, where: str):
         self.raw = {k: _text(v, f"{where}: define {k!r}") for k, v in raw.items()}
         self.where = where
@@ -77,9 +57,6 @@ class Defines:
     def expand(self, source: str, seen: tuple = ()) -> str:
         if "{{" not in source:
             return source
-        ref = Defines._REF
-        if ref is None:
-            ref = Defines._REF = re.compile(r"\{\{([A-Za-z_][\w-]*)\}\}")
 
         def one(m):
             name = m.group(1)
@@ -91,7 +68,7 @@ class Defines:
                 self._done[name] = self.expand(self.raw[name], (*seen, name))
             return self._done[name]
 
-        return ref.sub(one, source)
+        return re.sub(r"\{\{([A-Za-z_][\w-]*)\}\}", one, source)
 
 
 class Pattern:
@@ -157,31 +134,7 @@ def _flags(letters, where: str) -> int:
 class Rule:
     """One rule of a set, as the scanner runs it (see the format in ``rules/README.md``)."""
 
-    __slots__ = (
-        "kind",
-        "where",
-        "pattern",
-        "finder",
-        "hints",
-        "fold",
-        "anchor",
-        "within",
-        "lead",
-        "window",
-        "before",
-        "rank",
-        "group",
-        "check",
-        "require",
-        "differs",
-        "gate",
-        "unless",
-        "options",
-        "memo",
-        "_flags",
-        "_defines",
-        "_extra",
-    )
+    __slots__ = ("where", "window", *sorted(_RULE_KEYS - {"about", "flags"}))
     lead: Pattern | None
     pattern: Pattern | None
 
@@ -194,10 +147,8 @@ class Rule:
         raw = {**defaults, **raw}
         self.kind = raw.get("kind")
         self.where = where = f"{where} ({self.kind})" if self.kind else where
-        self._defines = defs = ctx.defines
-        self._flags = flags = _flags(raw.get("flags", ""), where)
-        self._extra: dict = {}
-        self.memo: dict = {}
+        defs = ctx.defines
+        flags = _flags(raw.get("flags", ""), where)
         if "pattern" not in raw and "finder" not in raw:
             raise RuleSetError(f"{where}: a rule has a pattern or a finder")
         if "finder" in raw:
@@ -252,19 +203,7 @@ class Rule:
             if name not in ctx.guards:
                 raise RuleSetError(f"{where}: unknown guard {name!r}")
             self.unless.append(ctx.guards[name])
-        self.options = raw.get("options", {})
-
-    def regex(self, extra_flags: int = 0) -> re.Pattern:
-        """The rule's pattern, compiled (with more flags when a finder asks for them)."""
-        assert self.pattern is not None, "a finder rule has no regex"
-        if not extra_flags:
-            return self.pattern.compiled()
-        rx = self._extra.get(extra_flags)
-        if rx is None:
-            rx = self._extra[extra_flags] = Pattern(
-                self.pattern.source, self._flags | extra_flags, self._defines, self.where
-            ).compiled()
-        return rx
+        self.options = {k: frozenset(v) if isinstance(v, list) else v for k, v in raw.get("options", {}).items()}
 
 
 class _Context:
