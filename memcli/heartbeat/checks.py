@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import islice
 from datetime import datetime, timezone
 
 from ..dates import parse as when_
@@ -159,9 +160,19 @@ class ControlCharacters(Check):
     kinds = TEXT_KINDS
 
     def file(self, f):
-        from ..safety.text_limits import CONTROL, control_chars
+        from ..safety.text_limits import CONTROL, controls
 
-        out = [Finding(**x) for x in control_chars(f.rel, f.text)]
+        out = [
+            Finding(
+                "control-character",
+                "warning",
+                f.rel,
+                line,
+                f"control character U+{ord(ch):04X} at line {line}, column {column}: a terminal may act on it",
+                "delete it (memcli prints it escaped, other tools may not)",
+            )
+            for line, column, ch in islice(controls(f.text), 20)
+        ]
         d = f.detail
         for key in ("title", "summary", "tags", "aliases") if d is not None else ():
             value = getattr(d, key)
