@@ -26,7 +26,8 @@ from ..store import details as dfile
 from ..store import indexrules, layout
 from ..paths import STATE_DIR
 from ..store.frontmatter import key_line
-from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, rank, read_file
+from ..store.fs import MAX_READ
+from .base import TEMP_MIN_AGE, Memo, State, age, rank, read_file
 
 SESSION_MAX_BYTES = 1_000_000
 TEXT_KINDS = (layout.DETAIL, layout.ARCHIVED, layout.EPISODE, layout.PROPOSAL, layout.OTHER, "index")
@@ -383,7 +384,7 @@ class StateFiles(Check):
                 clear = f"`memcli --{what} {label} {what} {'end' if what == 'scope' else 'clear'}`"
                 try:
                     size = path.stat().st_size
-                    data = json.loads(read_file(path, rel)) if size <= READ_LIMIT else None
+                    data = json.loads(read_file(path, rel)) if size <= MAX_READ else None
                     if data is not None and not isinstance(data, dict):
                         raise ValueError("not a JSON object")
                     if what == "session" and data is not None and not isinstance(data.get("turns", []), list):
