@@ -1,14 +1,9 @@
-"""Rule sets: the secret and injection rules the scanner runs, kept as data.
-
-A rule set is a JSON object (the built-ins are ``safety/rules/secrets.json`` and
-``injection.json``; the file format is described in ``safety/rules/README.md``). The registry
-here holds every rule set in the order it was added, the built-ins first; ``add_rule_set`` is how
-the built-ins register and how a plugin adds its own. Nothing is read or compiled before the
-first scan, and a pattern is compiled only when a text holds one of its rule's hints.
-
-JSON because its parser is in the standard library on every Python memcli supports (memcli
-runs on 3.10; ``tomllib`` is 3.11+) and costs nothing next to a scan; ``tomllib`` reads the same
-data tens of times slower (``benchmarks/scan_speed.py`` prints both).
+"""Rule sets: the secret and injection rules the scanner runs, kept as data (the format:
+``safety/rules/README.md``). The registry holds every set in the order it was added, the built-ins
+first; ``add_rule_set`` is how both the built-ins and a plugin register. Nothing is read before the
+first scan, and a pattern is compiled only when a text holds one of its rule's hints. JSON because
+its parser is in the standard library of every Python memcli runs on (3.10 has no ``tomllib``,
+which also reads the same data tens of times slower: ``benchmarks/scan_speed.py``).
 """
 
 from __future__ import annotations
@@ -89,22 +84,25 @@ class Pattern:
         return self._rx
 
 
+def _pattern(raw: dict, key: str, flags: int, defines: Defines, where: str) -> Pattern | None:
+    return Pattern(_text(raw[key], where), flags, defines, where) if key in raw else None
+
+
 class Guard:
     """Text around a match that makes it a description rather than an order: ``before`` is
     searched in the ``window`` characters before the match (from the last ``from`` match on, a
     sentence end for instance); ``after`` is matched where the match ends."""
 
     __slots__ = ("before", "after", "since", "window")
-    before: Pattern | None
 
     def __init__(self, raw: dict, defines: Defines, where: str):
         unknown = set(raw) - {"before", "after", "from", "window", "flags", "about"}
         if unknown or ("before" in raw) == ("after" in raw):
             raise RuleSetError(f"{where}: a guard has either before (with window, from) or after, and flags")
         flags = _flags(raw.get("flags", ""), where)
-        self.before = Pattern(_text(raw["before"], where), flags, defines, where) if "before" in raw else None
-        self.after = Pattern(_text(raw["after"], where), flags, defines, where) if "after" in raw else None
-        self.since = Pattern(_text(raw["from"], where), flags, defines, where) if "from" in raw else None
+        self.before = _pattern(raw, "before", flags, defines, where)
+        self.after = _pattern(raw, "after", flags, defines, where)
+        self.since = _pattern(raw, "from", flags, defines, where)
         self.window = raw.get("window", 60)
         if not isinstance(self.window, int) or self.window < 1:
             raise RuleSetError(f"{where}: window is a positive number of characters")
@@ -125,10 +123,7 @@ class Guard:
 def _flags(letters, where: str) -> int:
     if not isinstance(letters, str) or set(letters) - set(_FLAGS):
         raise RuleSetError(f"{where}: flags are letters of 'imsx'")
-    out = 0
-    for c in letters:
-        out |= _FLAGS[c]
-    return out
+    return sum(_FLAGS[c] for c in set(letters))
 
 
 class Rule:
@@ -136,7 +131,6 @@ class Rule:
 
     __slots__ = ("where", "window", *sorted(_RULE_KEYS - {"about", "flags"}))
     lead: Pattern | None
-    pattern: Pattern | None
 
     def __init__(self, raw: dict, defaults: dict, ctx: "_Context", where: str):
         if not isinstance(raw, dict):
@@ -159,14 +153,11 @@ class Rule:
             self.finder = None
             if not isinstance(self.kind, str) or not self.kind:
                 raise RuleSetError(f"{where}: a pattern rule names its kind")
-        self.pattern = Pattern(_text(raw["pattern"], where), flags, defs, where) if "pattern" in raw else None
-
-        def pattern(key):
-            return Pattern(_text(raw[key], f"{where}: {key}"), 0, defs, f"{where}: {key}") if key in raw else None
-
-        self.anchor = pattern("anchor")  # flags are the pattern's; the others use inline flags if any
-        self.within = pattern("within")
-        self.gate = pattern("gate")
+        self.pattern = _pattern(raw, "pattern", flags, defs, where)
+        # flags are the pattern's; the others use inline flags if any
+        self.anchor = _pattern(raw, "anchor", 0, defs, f"{where}: anchor")
+        self.within = _pattern(raw, "within", 0, defs, f"{where}: within")
+        self.gate = _pattern(raw, "gate", 0, defs, f"{where}: gate")
         lead = raw.get("lead")
         if lead is not None:
             if not isinstance(lead, dict) or set(lead) - {"pattern", "window"} or "pattern" not in lead:
