@@ -375,12 +375,9 @@ class StateFiles(Check):
         cfg = st.root.config
         state = st.root.path / STATE_DIR
         for sub, what in ((layout.SCOPES, "scope"), (layout.SESSIONS, "session")):
-            folder = state / sub
-            names = [f"{n}.json" for n in layout.state_names(st.root.path, sub)]
-            for name in names:
-                path = folder / name
-                rel = layout.state_rel(sub, name)
-                label = name[:-5]
+            for label in layout.state_names(st.root.path, sub):
+                path = state / sub / f"{label}.json"
+                rel = layout.state_rel(sub, f"{label}.json")
                 clear = f"`memcli --{what} {label} {what} {'end' if what == 'scope' else 'clear'}`"
                 try:
                     size = path.stat().st_size
@@ -395,16 +392,17 @@ class StateFiles(Check):
                     out.append(Finding("state-broken", "warning", rel, None, said, f"move it away, or {clear}"))
                     continue
                 if what == "scope":
-                    started = when_((data or {}).get("started"))
+                    data = data or {}
+                    started = when_(data.get("started"))
                     limit = cfg.seconds("heartbeat.scope_max_age")
                     if started is not None and (now - started).total_seconds() > limit:
-                        task = short((data or {}).get("task"))
+                        task = short(data.get("task"))
                         said = f"scope {label!r}" + (f" (task {task!r})" if task else "")
                         said += f" has been open for {age((now - started).total_seconds())}"
                         fix = f"{clear} when the task is done (its state goes to the episode log)"
                         out.append(Finding("scope-open", "warning", rel, None, said, fix))
                 else:
-                    turns = len((data or {}).get("turns") or []) if data is not None else None
+                    turns = len(data.get("turns") or []) if data is not None else None
                     limit = int(cfg["heartbeat.session_max_turns"])
                     if size > SESSION_MAX_BYTES or (turns is not None and turns > limit):
                         said = (

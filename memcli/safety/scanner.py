@@ -259,9 +259,7 @@ def _split_candidates(text: str, plain: list) -> list[tuple[int, int, int, int, 
     for chosen, exact_only in ((hard, False), (cuts, True)):
         if not chosen or (exact_only and len(chosen) == len(hard)):
             continue
-        for cand in _joined_candidates(text, chosen, exact_only):
-            if (cand[1], cand[4]) not in found:
-                out.append(cand)
+        out += [c for c in _joined_candidates(text, chosen, exact_only) if (c[1], c[4]) not in found]
     return out
 
 
