@@ -7,8 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memcli import render
+from memcli.heartbeat import check_text
 from memcli.errors import UsageError
-from memcli.store import details, fs
+from memcli.store import details, fs, layout
 from memcli.model import INDEX_SUMMARY, index_summary
 from memcli.safety.text_limits import (
     MAX_FILE,
@@ -16,7 +17,6 @@ from memcli.safety.text_limits import (
     check_rendered,
     check_sizes,
     check_text_field,
-    control_chars,
 )
 
 CONTROLS = ["\x00", "\x07", "\x08", "\x0b", "\x0c", "\x1b", "\x7f", "\x85", "\x9b"]
@@ -103,17 +103,17 @@ def test_index_summary_is_short_and_a_prefix(text):
     assert cut == text or (cut.endswith("…") and text.startswith(cut[:-1]))
 
 
-def test_control_chars_findings_name_line_and_column():
+def test_heartbeat_names_the_line_and_column_of_control_characters():
     text = "---\ntitle: Evil \x1b]0;X\x07\n---\nok line\r\nbell \x07 here\n"
-    found = control_chars("memory/evil.md", text)
-    assert [(f["line"], f["code"], f["severity"]) for f in found] == [
-        (2, "control-character", "warning"),
-        (5, "control-character", "warning"),
-    ]
-    assert "U+001B" in found[0]["message"] and "column 13" in found[0]["message"]
-    assert set(found[0]) == {"code", "severity", "path", "line", "message", "fix"}
-    assert control_chars("x.md", "plain\r\ntext\twith tabs\n") == []
-    assert len(control_chars("x.md", "\x1b\n" * 100)) == 20
+
+    def found(text):
+        return [f for f in check_text("memory/evil.md", layout.OTHER, text) if f.code == "control-character"]
+
+    assert [(f.line, f.severity) for f in found(text)] == [(2, "warning"), (5, "warning")]
+    assert "U+001B" in found(text)[0].message and "column 13" in found(text)[0].message
+    assert found(text)[0].fix
+    assert found("plain\r\ntext\twith tabs\n") == []
+    assert len(found("\x1b\n" * 100)) == 20
 
 
 # ---- what is printed

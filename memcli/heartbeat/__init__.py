@@ -1,20 +1,10 @@
 """Heartbeat: audit a memory root and plan the safe repairs.
 
-``audit(root)`` (a store.Root) reads every file once and returns a ``Report``: findings, each
-with a stable code, a severity, the file (and line) and a suggested fix. ``plan(report)`` lists
-the repairs that need no person; ``usecases.maintain.apply`` makes them under the root lock.
-Deterministic and offline: no model, no network.
-
-    base.py        the audit's state, the memo of one memory, time and text helpers
-    checks.py      the Check interface and its registry, with the built-in checks
-    gitchecks.py   conflict markers and a clone's git set-up
-    datachecks.py  personal data in files, procedures that keep failing
-    duplicates.py  near-duplicate memories without comparing every pair
-    cache.py       per-file records, cached by file fingerprint, read by workers when many
-    audit.py       audit(): read every file once, run every registered check
-    repair.py      plan(): the repairs that need no person
-
-A new check: a class deriving from ``checks.Check`` with ``@checks.register`` (see checks.py).
+``audit(root)`` (a store.Root) reads every file once and returns a ``Report``: findings, each with a
+stable code, a severity, the file (and line) and a suggested fix. ``plan(report)`` lists the
+repairs that need no person; ``usecases.maintain.apply`` makes them under the root lock.
+Deterministic and offline. A new check: a class deriving from ``checks.Check`` with
+``@checks.register`` (see checks.py).
 """
 
 from ..model import Finding

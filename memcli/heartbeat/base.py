@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..model import Detail, Finding
+from ..model import Detail
 from ..store import indexrules
 from ..store.fs import MAX_READ, decode
 from ..store.index import IndexDoc
@@ -17,9 +17,7 @@ if TYPE_CHECKING:
     from ..store.root import Root
 
 SEVERITIES = ("error", "warning", "info")
-IMPORTANT = 0.7  # importance from which a memory is promoted into a free index line
 TEMP_MIN_AGE = 120.0  # seconds a temp file must be untouched before it counts as left behind
-READ_LIMIT = MAX_READ  # what the reader reads of a file
 
 
 class Memo(NamedTuple):
@@ -58,10 +56,6 @@ class Memo(NamedTuple):
 
 def rank(m: Memo) -> tuple:
     return m.detail.rank_key()
-
-
-def promotable(d: Detail | Memo) -> bool:
-    return d.pinned or d.importance >= IMPORTANT
 
 
 @dataclass
@@ -154,8 +148,5 @@ def age(seconds: float) -> str:
 
 def read_file(path: Path, rel: str) -> str:
     with open(path, "rb") as f:
-        data = f.read(READ_LIMIT + 1)
-    return decode(data, rel, READ_LIMIT)
-
-
-__all__ = ["Finding", "Memo", "Report", "State", "SEVERITIES", "TEMP_MIN_AGE", "IMPORTANT"]
+        data = f.read(MAX_READ + 1)
+    return decode(data, rel, MAX_READ)

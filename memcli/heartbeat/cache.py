@@ -36,6 +36,10 @@ def _body_hash(body: str) -> str | None:
     return hashlib.blake2b(body.encode("utf-8"), digest_size=12).hexdigest() if len(body) >= 40 else None
 
 
+def _unreadable(message: str, fix: str = _UNREADABLE_FIX) -> list:
+    return [None, None, None, [["file-unreadable", "error", None, message, fix]]]
+
+
 def check_file(job: tuple) -> list:
     """The record of one file: job is (relative path, absolute path, kind[, conflict-marker-size])."""
     rel, path, kind = job[:3]
@@ -44,7 +48,7 @@ def check_file(job: tuple) -> list:
         text = read_file(Path(path), rel)
     except (MemcliError, OSError) as e:
         msg = getattr(e, "message", None) or f"cannot read it ({getattr(e, 'strerror', None) or e})"
-        return [None, None, None, [["file-unreadable", "error", None, msg.removeprefix(rel + ": "), _UNREADABLE_FIX]]]
+        return _unreadable(msg.removeprefix(rel + ": "))
     f = checks.facts(rel, kind, text, size)
     found, d = checks.file_findings(f), f.detail
     lite = None if d is None else [list(v) if k == "tags" else v for k, v in ((k, getattr(d, k)) for k in _LITE)]
@@ -189,27 +193,8 @@ def read_files(store, write_cache: bool) -> tuple[list, dict]:
     for rel, kind, de in layout.memory_files(root):
         try:
             if de.is_symlink() and not inside(root, Path(de.path)):
-                out.append(
-                    (
-                        rel,
-                        kind,
-                        None,
-                        [
-                            None,
-                            None,
-                            None,
-                            [
-                                [
-                                    "file-unreadable",
-                                    "error",
-                                    None,
-                                    "leads outside the memory root (a symlink?); not read",
-                                    "replace the link with the file itself",
-                                ]
-                            ],
-                        ],
-                    )
-                )
+                said = "leads outside the memory root (a symlink?); not read"
+                out.append((rel, kind, None, _unreadable(said, "replace the link with the file itself")))
                 continue
             if not de.is_file():
                 continue

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import islice
 from datetime import datetime, timezone
 
 from ..dates import parse as when_
@@ -25,7 +26,8 @@ from ..store import details as dfile
 from ..store import indexrules, layout
 from ..paths import STATE_DIR
 from ..store.frontmatter import key_line
-from .base import READ_LIMIT, TEMP_MIN_AGE, Memo, State, age, rank, read_file
+from ..store.fs import MAX_READ
+from .base import TEMP_MIN_AGE, Memo, State, age, rank, read_file
 
 SESSION_MAX_BYTES = 1_000_000
 TEXT_KINDS = (layout.DETAIL, layout.ARCHIVED, layout.EPISODE, layout.PROPOSAL, layout.OTHER, "index")
@@ -159,25 +161,22 @@ class ControlCharacters(Check):
     kinds = TEXT_KINDS
 
     def file(self, f):
-        from ..safety.text_limits import CONTROL, control_chars
+        from ..safety.text_limits import CONTROL, controls
 
-        out = [Finding(**x) for x in control_chars(f.rel, f.text)]
+        out = []
+        for line, column, ch in islice(controls(f.text), 20):  # one a line, the first twenty lines
+            said = f"control character U+{ord(ch):04X} at line {line}, column {column}: a terminal may act on it"
+            fix = "delete it (memcli prints it escaped, other tools may not)"
+            out.append(Finding("control-character", "warning", f.rel, line, said, fix))
         d = f.detail
         for key in ("title", "summary", "tags", "aliases") if d is not None else ():
             value = getattr(d, key)
             text = "\n".join(value) if isinstance(value, (tuple, list)) else (value or "")
             m = CONTROL.search(text)
             if m:
-                out.append(
-                    Finding(
-                        "control-character",
-                        "warning",
-                        f.rel,
-                        key_line(f.text, key) or 1,
-                        f"the {key} holds the control character U+{ord(m.group()):04X}: a terminal may act on it",
-                        f"delete it from the {key} (memcli prints it escaped, other tools may not)",
-                    )
-                )
+                said = f"the {key} holds the control character U+{ord(m.group()):04X}: a terminal may act on it"
+                fix = f"delete it from the {key} (memcli prints it escaped, other tools may not)"
+                out.append(Finding("control-character", "warning", f.rel, key_line(f.text, key) or 1, said, fix))
         return out
 
 
@@ -209,15 +208,9 @@ class Secrets(Check):
     def file(self, f):
         from ..safety.scanner import find_secrets
 
+        fix = "remove it from the file and rotate it (git history may still hold it)"
         return [
-            Finding(
-                "secret",
-                "error",
-                f.rel,
-                s.line,
-                f"{s.kind} at line {s.line}, column {s.column}",
-                "remove it from the file and rotate it (git history may still hold it)",
-            )
+            Finding("secret", "error", f.rel, s.line, f"{s.kind} at line {s.line}, column {s.column}", fix)
             for s in find_secrets(f.text)
         ]
 
@@ -254,17 +247,9 @@ class Expired(Check):
         exp = when_(m.expires)
         if exp is None or exp.date() >= now.date():
             return []
-        return [
-            Finding(
-                "expired",
-                "warning",
-                m.path,
-                line,
-                f"{m.id} expired on {m.expires}",
-                "`memcli heartbeat --fix` moves it to memory/archive/ (kept, listed by `list --all`), "
-                "or set a later --expires",
-            )
-        ]
+        fix = "`memcli heartbeat --fix` moves it to memory/archive/ (kept, listed by `list --all`), "
+        fix += "or set a later --expires"
+        return [Finding("expired", "warning", m.path, line, f"{m.id} expired on {m.expires}", fix)]
 
 
 # ---------------------------------------------------------------- the whole root
@@ -321,18 +306,16 @@ class NotIndexed(Check):
                 continue
             if room:
                 why = "the index has a free line"
+                fix = (
+                    f"`memcli heartbeat --fix` promotes it ({'pinned' if d.pinned else f'importance {d.importance:g}'})"
+                )
             elif worst is not None and (not d.pinned, -d.importance) <= worst[:2] and rank(d) < worst:
                 why = f"it ranks above {worst[-1]}, which is listed"
+                fix = "`memcli index rebuild` lists the highest-ranked memories; or leave it: recall still finds it"
             else:
                 continue
-            if room:
-                why_important = "pinned" if d.pinned else f"importance {d.importance:g}"
-                fix = f"`memcli heartbeat --fix` promotes it ({why_important})"
-            else:
-                fix = "`memcli index rebuild` lists the highest-ranked memories; or leave it: recall still finds it"
-            out.append(
-                Finding("detail-not-indexed", "info", d.path, None, f"{mid} is not in MEMORY.md, though {why}", fix)
-            )
+            said = f"{mid} is not in MEMORY.md, though {why}"
+            out.append(Finding("detail-not-indexed", "info", d.path, None, said, fix))
         return out
 
 
@@ -363,17 +346,10 @@ class Stale(Check):
             idle = (now - last).total_seconds()
             if idle > limit:
                 recalled = f", last recalled {last_recall.date()}" if last_recall else ", never recalled"
-                out.append(
-                    Finding(
-                        "stale",
-                        "info",
-                        d.path,
-                        None,
-                        f"{mid}: not updated for {age(idle)}{recalled}",
-                        f"review it: `memcli update {mid}` if it still holds, "
-                        f"`memcli update {mid} --expires 0d` to retire it",
-                    )
-                )
+                said = f"{mid}: not updated for {age(idle)}{recalled}"
+                fix = f"review it: `memcli update {mid}` if it still holds, "
+                fix += f"`memcli update {mid} --expires 0d` to retire it"
+                out.append(Finding("stale", "info", d.path, None, said, fix))
         return out
 
 
@@ -399,77 +375,42 @@ class StateFiles(Check):
         cfg = st.root.config
         state = st.root.path / STATE_DIR
         for sub, what in ((layout.SCOPES, "scope"), (layout.SESSIONS, "session")):
-            folder = state / sub
-            names = [f"{n}.json" for n in layout.state_names(st.root.path, sub)]
-            for name in names:
-                path = folder / name
-                rel = layout.state_rel(sub, name)
-                label = name[:-5]
+            for label in layout.state_names(st.root.path, sub):
+                path = state / sub / f"{label}.json"
+                rel = layout.state_rel(sub, f"{label}.json")
                 clear = f"`memcli --{what} {label} {what} {'end' if what == 'scope' else 'clear'}`"
                 try:
                     size = path.stat().st_size
-                    data = json.loads(read_file(path, rel)) if size <= READ_LIMIT else None
+                    data = json.loads(read_file(path, rel)) if size <= MAX_READ else None
                     if data is not None and not isinstance(data, dict):
                         raise ValueError("not a JSON object")
                     if what == "session" and data is not None and not isinstance(data.get("turns", []), list):
                         raise ValueError("its turns are not a list")
-                except RecursionError:
-                    out.append(
-                        Finding(
-                            "state-broken",
-                            "warning",
-                            rel,
-                            None,
-                            f"unreadable {what} file (nested too deeply)",
-                            f"move it away, or {clear}",
-                        )
-                    )
-                    continue
-                except (OSError, ValueError, MemcliError) as e:
-                    out.append(
-                        Finding(
-                            "state-broken",
-                            "warning",
-                            rel,
-                            None,
-                            f"unreadable {what} file ({getattr(e, 'message', None) or e})",
-                            f"move it away, or {clear}",
-                        )
-                    )
+                except (OSError, ValueError, MemcliError, RecursionError) as e:
+                    why = "nested too deeply" if isinstance(e, RecursionError) else getattr(e, "message", None) or e
+                    said = f"unreadable {what} file ({why})"
+                    out.append(Finding("state-broken", "warning", rel, None, said, f"move it away, or {clear}"))
                     continue
                 if what == "scope":
-                    started = when_((data or {}).get("started"))
+                    data = data or {}
+                    started = when_(data.get("started"))
                     limit = cfg.seconds("heartbeat.scope_max_age")
                     if started is not None and (now - started).total_seconds() > limit:
-                        task = short((data or {}).get("task"))
-                        out.append(
-                            Finding(
-                                "scope-open",
-                                "warning",
-                                rel,
-                                None,
-                                f"scope {label!r}"
-                                + (f" (task {task!r})" if task else "")
-                                + f" has been open for {age((now - started).total_seconds())}",
-                                f"{clear} when the task is done (its state goes to the episode log)",
-                            )
-                        )
+                        task = short(data.get("task"))
+                        said = f"scope {label!r}" + (f" (task {task!r})" if task else "")
+                        said += f" has been open for {age((now - started).total_seconds())}"
+                        fix = f"{clear} when the task is done (its state goes to the episode log)"
+                        out.append(Finding("scope-open", "warning", rel, None, said, fix))
                 else:
-                    turns = len((data or {}).get("turns") or []) if data is not None else None
+                    turns = len(data.get("turns") or []) if data is not None else None
                     limit = int(cfg["heartbeat.session_max_turns"])
                     if size > SESSION_MAX_BYTES or (turns is not None and turns > limit):
-                        out.append(
-                            Finding(
-                                "session-oversized",
-                                "warning",
-                                rel,
-                                None,
-                                f"session {label!r} holds {turns if turns is not None else '?'} turns "
-                                f"in {size // 1000} kB (limits: {limit} turns, "
-                                f"{SESSION_MAX_BYTES // 1000} kB)",
-                                f"{clear} (its turns go to the episode log)",
-                            )
+                        said = (
+                            f"session {label!r} holds {turns if turns is not None else '?'} turns in {size // 1000} kB "
+                            f"(limits: {limit} turns, {SESSION_MAX_BYTES // 1000} kB)"
                         )
+                        fix = f"{clear} (its turns go to the episode log)"
+                        out.append(Finding("session-oversized", "warning", rel, None, said, fix))
         return out
 
 
@@ -480,28 +421,14 @@ class TempFiles(Check):
     def root(self, st):
         out = []
         for rel, seconds in st.temps:
-            if seconds >= TEMP_MIN_AGE:
-                out.append(
-                    Finding(
-                        "temp-file",
-                        "warning",
-                        rel,
-                        None,
-                        f"a temp file left by a crashed writer ({age(seconds)} old)",
-                        "`memcli heartbeat --fix` removes it",
-                    )
-                )
+            left = seconds >= TEMP_MIN_AGE
+            if left:
+                said = f"a temp file left by a crashed writer ({age(seconds)} old)"
+                fix = "`memcli heartbeat --fix` removes it"
             else:
-                out.append(
-                    Finding(
-                        "temp-file",
-                        "info",
-                        rel,
-                        None,
-                        f"a temp file written {age(seconds)} ago, probably by a running writer",
-                        "nothing: it is renamed or removed when the write ends",
-                    )
-                )
+                said = f"a temp file written {age(seconds)} ago, probably by a running writer"
+                fix = "nothing: it is renamed or removed when the write ends"
+            out.append(Finding("temp-file", "warning" if left else "info", rel, None, said, fix))
         return out
 
 
@@ -518,13 +445,6 @@ class RenamePending(Check):
         j = pending(st.root.path)
         if j is None:
             return []
-        return [
-            Finding(
-                "rename-pending",
-                "warning",
-                layout.state_rel(layout.RENAME_JOURNAL),
-                None,
-                f"the rename of {j['old']} to {j['new']} did not finish",
-                f"`memcli rename {j['old']} {j['new']}` finishes it",
-            )
-        ]
+        said = f"the rename of {j['old']} to {j['new']} did not finish"
+        fix = f"`memcli rename {j['old']} {j['new']}` finishes it"
+        return [Finding("rename-pending", "warning", layout.state_rel(layout.RENAME_JOURNAL), None, said, fix)]

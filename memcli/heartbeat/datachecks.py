@@ -25,17 +25,11 @@ class PersonalData(Check):
         from ..safety.pii import find
 
         severity = "warning" if f.kind in (layout.EPISODE, "index") else "info"
-        return [
-            Finding(
-                "pii",
-                severity,
-                f.rel,
-                p.line,
-                f"{p.kind} at line {p.line}, column {p.column}",
-                f"if it should not be shared, mask it by hand ({p.masked}); git history keeps the old text",
-            )
-            for p in find(f.text)
-        ]
+        out = []
+        for p in find(f.text):
+            fix = f"if it should not be shared, mask it by hand ({p.masked}); git history keeps the old text"
+            out.append(Finding("pii", severity, f.rel, p.line, f"{p.kind} at line {p.line}, column {p.column}", fix))
+        return out
 
 
 @register
@@ -56,14 +50,8 @@ class ProcedureFailing(Check):
         if failed < FAILING_MIN or 2 * failed < looked:
             return []
         line = next((n for n, ln in enumerate(f.text.split("\n"), 1) if ln.strip().lower() == "## outcomes"), None)
-        return [
-            Finding(
-                "procedure-failing",
-                "warning",
-                f.rel,
-                line,
-                f"{f.detail.id} failed {failed} of its last {looked} uses: " + "; ".join(notes),
-                f"fix the steps (`memcli update {f.detail.id}`), or lower its importance or retire it "
-                f"(`memcli update {f.detail.id} --expires 0d`)",
-            )
-        ]
+        mid = f.detail.id
+        said = f"{mid} failed {failed} of its last {looked} uses: " + "; ".join(notes)
+        fix = f"fix the steps (`memcli update {mid}`), or lower its importance or retire it "
+        fix += f"(`memcli update {mid} --expires 0d`)"
+        return [Finding("procedure-failing", "warning", f.rel, line, said, fix)]

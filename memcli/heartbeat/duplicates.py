@@ -21,9 +21,7 @@ def _tokens(text: str, intern=sys.intern) -> tuple:
     """Words of three letters or more, CJK bigrams; interned, so equal words share one string."""
     out = set()
     for w in _WORDS.findall(text):
-        if w.isascii():
-            out.add(w)
-        elif len(w) == 1:
+        if w.isascii() or len(w) == 1:
             out.add(w)
         else:
             out.update(w[i : i + 2] for i in range(len(w) - 1))

@@ -23,16 +23,8 @@ class ProposalFile(Check):
         try:
             inbox.parse(f.text, pid, f.rel)
         except FrontmatterError as e:
-            return [
-                Finding(
-                    "proposal-broken",
-                    "warning",
-                    f.rel,
-                    e.problem.line,
-                    e.problem.message,
-                    f"fix it with `memcli inbox edit {pid}`, or move it out of memory/inbox/",
-                )
-            ]
+            fix = f"fix it with `memcli inbox edit {pid}`, or move it out of memory/inbox/"
+            return [Finding("proposal-broken", "warning", f.rel, e.problem.line, e.problem.message, fix)]
         return []
 
 
@@ -49,16 +41,8 @@ class InboxWaiting(Check):
         if not waiting:
             return []
         oldest = max(s for _, s in waiting)
-        return [
-            Finding(
-                "inbox-waiting",
-                "warning",
-                layout.INBOX,
-                None,
-                f"{len(waiting)} proposal(s) waiting longer than inbox.max_age "
-                f"({st.root.config['inbox.max_age']}); the oldest for {age(oldest)}: "
-                + ", ".join(p.id for p, _ in waiting[:3])
-                + (" …" if len(waiting) > 3 else ""),
-                "review them: `memcli inbox`, then `memcli inbox accept ID` or `reject ID`",
-            )
-        ]
+        said = f"{len(waiting)} proposal(s) waiting longer than inbox.max_age ({st.root.config['inbox.max_age']}); "
+        said += f"the oldest for {age(oldest)}: " + ", ".join(p.id for p, _ in waiting[:3])
+        said += " …" if len(waiting) > 3 else ""
+        fix = "review them: `memcli inbox`, then `memcli inbox accept ID` or `reject ID`"
+        return [Finding("inbox-waiting", "warning", layout.INBOX, None, said, fix)]

@@ -40,25 +40,12 @@ def plan(report: Report) -> list[Action]:
     ]
     for mid in sorted(st.expired):
         src, dst = layout.detail_rel(mid), layout.detail_rel(mid, archived=True)
-        actions.append(
-            Action(
-                "archive",
-                src,
-                mid,
-                f"archive {mid} (expired {st.expired[mid]}): {src} -> {dst} and drop its index line",
-            )
-        )
+        said = f"archive {mid} (expired {st.expired[mid]}): {src} -> {dst} and drop its index line"
+        actions.append(Action("archive", src, mid, said))
     if any(f.code == "conflict-markers" and f.path == layout.INDEX for f in report.findings):
         # every other index repair would read the markers as lines: the rebuild does them all
-        actions.append(
-            Action(
-                "rebuild-index",
-                layout.INDEX,
-                None,
-                "rebuild MEMORY.md from both sides of its git conflict and the detail files",
-            )
-        )
-        return actions
+        said = "rebuild MEMORY.md from both sides of its git conflict and the detail files"
+        return [*actions, Action("rebuild-index", layout.INDEX, None, said)]
     if st.index is None:
         return actions
     p = st.index_plan()
@@ -66,21 +53,12 @@ def plan(report: Report) -> list[Action]:
     by_line = []
     for n, mid, why in p.dropped:
         if why == indexrules.DUPLICATE:
-            by_line.append(
-                (n, Action("drop-line", layout.INDEX, mid, f"drop MEMORY.md line {n}: {mid} is listed twice"))
-            )
+            said = f"drop MEMORY.md line {n}: {mid} is listed twice"
         elif why == indexrules.MISSING:
-            by_line.append(
-                (
-                    n,
-                    Action(
-                        "drop-line",
-                        layout.INDEX,
-                        mid,
-                        f"drop MEMORY.md line {n}: {layout.detail_rel(mid)} does not exist",
-                    ),
-                )
-            )
+            said = f"drop MEMORY.md line {n}: {layout.detail_rel(mid)} does not exist"
+        else:
+            continue
+        by_line.append((n, Action("drop-line", layout.INDEX, mid, said)))
     seen: set = set()
     for n, x in enumerate(st.index.lines, 1):
         if not isinstance(x, Entry) or x.id is None or x.id not in st.details or x.id in seen or x.id in st.expired:
@@ -91,61 +69,25 @@ def plan(report: Report) -> list[Action]:
             continue
         if _line_is_newer(st, d.path):
             what = " and ".join(k for k in ("title", "summary", "tags") if getattr(x, k) != getattr(d.detail.entry, k))
-            by_line.append(
-                (
-                    n,
-                    Action(
-                        "carry",
-                        d.path,
-                        x.id,
-                        f"carry the hand edit of MEMORY.md line {n} ({what}) "
-                        f"into {d.path} (the old text goes under its ## History)",
-                    ),
-                )
-            )
+            said = f"carry the hand edit of MEMORY.md line {n} ({what}) into {d.path} "
+            said += "(the old text goes under its ## History)"
+            by_line.append((n, Action("carry", d.path, x.id, said)))
         else:
-            by_line.append(
-                (
-                    n,
-                    Action(
-                        "rerender",
-                        layout.INDEX,
-                        x.id,
-                        f"re-render the MEMORY.md line of {x.id} from {layout.detail_rel(x.id)}",
-                    ),
-                )
-            )
+            said = f"re-render the MEMORY.md line of {x.id} from {layout.detail_rel(x.id)}"
+            by_line.append((n, Action("rerender", layout.INDEX, x.id, said)))
     actions += [a for _, a in sorted(by_line, key=lambda t: t[0])]
     act = st.root.activity() if st.root is not None else None
     if act is not None and p.room > 0:  # index.rank: activity: the index follows what is recalled
-        actions += [
-            Action(
-                "swap-out",
-                layout.INDEX,
-                mid,
-                f"demote {mid}: less in use than what replaces it ({layout.detail_rel(mid)} stays)",
-            )
-            for mid in p.demoted
-        ]
-        actions += [
-            Action(
-                "swap-in",
-                layout.INDEX,
-                mid,
-                f"promote {mid} into MEMORY.md (recalled {(act.access.get(mid) or {}).get('count', 0)} times)",
-            )
-            for mid in p.promoted
-        ]
+        for mid in p.demoted:
+            said = f"demote {mid}: less in use than what replaces it ({layout.detail_rel(mid)} stays)"
+            actions.append(Action("swap-out", layout.INDEX, mid, said))
+        for mid in p.promoted:
+            said = f"promote {mid} into MEMORY.md (recalled {(act.access.get(mid) or {}).get('count', 0)} times)"
+            actions.append(Action("swap-in", layout.INDEX, mid, said))
         return actions
     for mid in p.demoted:
-        actions.append(
-            Action(
-                "demote",
-                layout.INDEX,
-                mid,
-                f"demote {mid}: drop its MEMORY.md line to fit {st.max_lines} lines ({layout.detail_rel(mid)} stays)",
-            )
-        )
+        said = f"demote {mid}: drop its MEMORY.md line to fit {st.max_lines} lines ({layout.detail_rel(mid)} stays)"
+        actions.append(Action("demote", layout.INDEX, mid, said))
     for mid in p.promoted:
         # a free line belongs to a memory (as `remember` would list it): pinned and important ones
         # first, then by rank; a memory a merge brought back is listed again this way

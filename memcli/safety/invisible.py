@@ -1,18 +1,15 @@
-"""Invisible characters in memory text: which ones hide something, and text without them.
-
-Zero-width joiners inside emoji sequences, joiners between letters of scripts that need them
-(Arabic, Indic, ...), tag characters of a subdivision flag, a byte-order mark at the very start
-and one variation selector after the character whose form it selects (an emoji or a symbol,
-a keycap's digit, a CJK ideograph, a Mongolian letter) are legitimate and kept; every other
-zero-width, bidirectional-override, tag character or variation selector is reported by the
-injection scan (as ``invisible unicode``, or ``hidden prompt`` when tag characters spell out
-text) and removed by ``strip_invisible``.
+"""Invisible characters in memory text: which ones hide something (reported by the injection scan
+as ``invisible unicode``, or ``hidden prompt`` when tag characters spell out text, and removed by
+``strip_invisible``) and which do a visible job and stay: a joiner inside an emoji sequence or
+between letters of a script that needs it, a flag's tag characters, a byte-order mark at the start,
+one variation selector after the character whose form it selects.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from .normalize import SELECTORS
 
@@ -22,14 +19,7 @@ _INVISIBLE_SOURCE = (
     + "]+"
 )
 _FLAG_TAGS_SOURCE = "[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f"
-_compiled: dict = {}
-
-
-def _rx(source: str) -> re.Pattern:
-    rx = _compiled.get(source)
-    if rx is None:
-        rx = _compiled[source] = re.compile(source)
-    return rx
+_rx = lru_cache(maxsize=None)(re.compile)  # compiled at the first text outside ASCII
 
 
 def _emoji(ch: str) -> bool:

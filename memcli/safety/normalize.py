@@ -1,19 +1,8 @@
-"""Text as an injection rule should read it: the evasions that keep "ignore previous
-instructions" from matching undone before the rules run.
-
-- compatibility forms and accents (NFKD, then every combining mark dropped: full-width
-  ｉｇｎｏｒｅ, ligatures, circled letters, a combining accent after each letter, ïgnörë),
-- soft hyphens, zero-width characters and every variation selector (U+FE00-FE0F,
-  U+E0100-E01EF, the Mongolian U+180B-180F),
-- letters of other scripts that pass for Latin ones (іgnore, ρrevious, Armenian օ): the Unicode
-  confusables data (TR39, ``rules/confusables.txt``, read at the first text that needs it),
-- blank characters (Braille blank U+2800, Hangul fillers) and `_` or `.` joining three or more
-  words of letters as the spaces they stand for (ignore_all_previous_instructions),
-- letters spaced apart (i g n o r e), collapsed; a wider gap between the runs stays a space.
-
-``fold`` returns the folded text and, for each of its characters, the index of the character of
-the original it came from, so a match is reported where it stands; None when there is nothing to
-undo (most text: a quick scan of ASCII text for spaced letters is all it costs).
+"""Text as an injection rule should read it: the evasions that keep "ignore previous instructions"
+from matching undone (compatibility forms and accents, invisible characters and variation
+selectors, look-alike letters of other scripts, blanks and `_`/`.` for spaces, s p a c e d letters;
+the list is in docs/safety.md). ``fold`` maps each folded character back to the original, so a
+match is reported where it stands.
 """
 
 from __future__ import annotations

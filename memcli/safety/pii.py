@@ -1,34 +1,8 @@
-"""Personal data in text: find it, mask it, and apply a write policy (`write.pii`).
-
-What is found (each kind has its own rule and a check where one exists):
-
-- ``email``: a person's address; role accounts (``team@``, ``noreply@``, ``git@`` …), service
-  accounts, URL credentials (``scheme://user@host``) and ``user@host:path`` remotes are not;
-- ``phone``: mainland China mobile (``1[3-9]`` + 9 digits, optionally ``+86``/``0086``) and landline
-  (an area code with a separator or brackets, or ``+86``), and international numbers with a
-  country code (``+44 20 …``, ``0044 …``: a valid calling code, 8 to 15 digits in all);
-- ``cn-id``: an 18-character mainland China resident ID with a valid region start, birth date
-  and check digit;
-- ``card``: 13 to 19 digits with a known issuer prefix and a valid Luhn sum;
-- ``iban``: a country code, two check digits and the country's length, valid mod 97;
-- ``address``: a street address with a house number (``建国路88号``, ``221B Baker Street``).
-
-Masking keeps text useful and is never applied twice (a masked value is not found again):
-``j***@example.com``, ``138****5678``, ``010-****5678``, ``+44 ** **** 0958``,
-``4201**********4689``, ``**** **** **** 5846``, ``DE89 **** **** **** **30 00``,
-``建国路**号``.
-
-The API the write paths use (and the reflection inbox may call):
-
-- ``find(text) -> [Found]``; ``redact(text) -> (text, [Found])``;
-- ``apply(text, policy, field) -> Applied``: ``allow`` leaves it, ``warn`` keeps it and says
-  where, ``redact`` masks it and says what, ``refuse`` raises ``PiiError`` (exit 4);
-- ``apply_fields(fields, policy) -> (fields, warnings)`` for a dict of field -> text (lists too);
-- ``policy_for(config, door, captured)``: the policy of a front end (``cli``, ``api``, ``mcp``,
-  ``hook``) for deliberate writes (``write.pii``) or captured text (``write.pii_captured``).
-
-Plain regular expressions and arithmetic: nothing heavy is imported, so the per-turn paths
-(`session add`, the hook) pay only for the scan.
+"""Personal data in text: find it (``find``), mask it (``redact``) and apply a write policy
+(``apply``, ``apply_fields``: `write.pii`, `write.pii_captured`; ``PiiError`` under refuse). What is
+found, how it is masked and the policies are described in docs/safety.md; a masked value is never
+found again. Plain regular expressions and arithmetic: nothing heavy is imported, so the per-turn
+paths (`session add`, the hook) pay only for the scan.
 """
 
 from __future__ import annotations
@@ -42,8 +16,6 @@ from ..model import Value
 
 _set = object.__setattr__
 
-KINDS = ("email", "phone", "cn-id", "card", "iban", "address")
-
 
 class PiiError(Refused):
     code = "pii"
@@ -51,8 +23,7 @@ class PiiError(Refused):
 
 class Found(Value):
     """One piece of personal data in a text: its kind, where it is (offsets, line and column from
-    1) and how it is shown masked. (A plain value class: the write check runs on turns, where
-    importing dataclasses would cost more than the scan.)"""
+    1) and how it is shown masked."""
 
     FIELDS = ("kind", "start", "end", "line", "column", "masked")
     __slots__ = FIELDS
@@ -143,77 +114,15 @@ _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _CARD = re.compile(_EDGE + r"(\d(?:[ \-]?\d){12,18})" + _END)
 
 _IBAN = re.compile(r"(?<![A-Za-z0-9*])([A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30})(?![A-Za-z0-9*])")
+# the length of an IBAN in each country that issues them
 IBAN_LENGTHS = {
-    "AD": 24,
-    "AE": 23,
-    "AL": 28,
-    "AT": 20,
-    "AZ": 28,
-    "BA": 20,
-    "BE": 16,
-    "BG": 22,
-    "BH": 22,
-    "BR": 29,
-    "CH": 21,
-    "CR": 22,
-    "CY": 28,
-    "CZ": 24,
-    "DE": 22,
-    "DK": 18,
-    "DO": 28,
-    "EE": 20,
-    "EG": 29,
-    "ES": 24,
-    "FI": 18,
-    "FO": 18,
-    "FR": 27,
-    "GB": 22,
-    "GE": 22,
-    "GI": 23,
-    "GL": 18,
-    "GR": 27,
-    "GT": 28,
-    "HR": 21,
-    "HU": 28,
-    "IE": 22,
-    "IL": 23,
-    "IQ": 23,
-    "IS": 26,
-    "IT": 27,
-    "JO": 30,
-    "KW": 30,
-    "KZ": 20,
-    "LB": 28,
-    "LI": 21,
-    "LT": 20,
-    "LU": 20,
-    "LV": 21,
-    "MC": 27,
-    "MD": 24,
-    "ME": 22,
-    "MK": 19,
-    "MR": 27,
-    "MT": 31,
-    "MU": 30,
-    "NL": 18,
-    "NO": 15,
-    "PK": 24,
-    "PL": 28,
-    "PS": 29,
-    "PT": 25,
-    "QA": 29,
-    "RO": 24,
-    "RS": 22,
-    "SA": 24,
-    "SE": 24,
-    "SI": 19,
-    "SK": 24,
-    "SM": 27,
-    "TN": 24,
-    "TR": 26,
-    "UA": 29,
-    "VG": 24,
-    "XK": 20,
+    x[:2]: int(x[2:])
+    for x in (
+        "AD24 AE23 AL28 AT20 AZ28 BA20 BE16 BG22 BH22 BR29 CH21 CR22 CY28 CZ24 DE22 DK18 DO28 EE20 EG29 ES24 "
+        "FI18 FO18 FR27 GB22 GE22 GI23 GL18 GR27 GT28 HR21 HU28 IE22 IL23 IQ23 IS26 IT27 JO30 KW30 KZ20 LB28 "
+        "LI21 LT20 LU20 LV21 MC27 MD24 ME22 MK19 MR27 MT31 MU30 NL18 NO15 PK24 PL28 PS29 PT25 QA29 RO24 RS22 "
+        "SA24 SE24 SI19 SK24 SM27 TN24 TR26 UA29 VG24 XK20"
+    ).split()
 }
 
 _ZH_ADDRESS = re.compile(
@@ -221,9 +130,9 @@ _ZH_ADDRESS = re.compile(
     r"(?:路|街|大道|巷|弄)(?:[东西南北中]?[一二三四五六七八九十]{0,3}段)?)"
     r"(\d{1,5})(?=号)"
 )
+_STREET_WORDS = "Street Avenue Road Boulevard Lane Drive Parkway Terrace Court Place Square".split()
 _EN_ADDRESS = re.compile(
-    r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}"
-    r"(?:Street|Avenue|Road|Boulevard|Lane|Drive|Parkway|Terrace|Court|Place|Square)\b)"
+    r"(?<![0-9A-Za-z])(\d{1,5}[A-Z]?)( (?:[A-Z][a-z]+\.? ){1,3}(?:" + "|".join(_STREET_WORDS) + r")\b)"
 )
 
 
@@ -231,19 +140,6 @@ _NOT_A_HOUSE = re.compile(
     r"(?i)\b(?:version|v|release|step|chapter|section|part|page|line|item|rule|issue|pr|"
     r"ticket|build|phase|level|round|sprint|stage|test|case|figure|table|option|no|number|"
     r"#)\.?\s*$"
-)
-_STREET_WORDS = (
-    "Street",
-    "Avenue",
-    "Road",
-    "Boulevard",
-    "Lane",
-    "Drive",
-    "Parkway",
-    "Terrace",
-    "Court",
-    "Place",
-    "Square",
 )
 
 
@@ -324,10 +220,6 @@ def _mask_digits(value: str, keep_start: int, keep_end: int = 4, counts=str.isdi
     return "".join(out)
 
 
-def _mask_email(local: str, domain: str) -> str:
-    return f"{local[0]}***@{domain}"
-
-
 def _prefix_digits(value: str) -> int:
     """How many leading digits of a mainland China number stay: +86 or 0086, then the mobile's
     first three or the area code."""
@@ -386,15 +278,12 @@ def find(text: str) -> list[Found]:
     ASCII), reported where it stands in the original."""
     if not text:
         return []
-    normal = _normal(text)
-    if normal is None:
-        return _find(text)
-    other, where = normal
+    other, where = _normal(text) or (text, None)
     out = []
-    for f in _find(other):
-        start, end = where[f.start], where[f.end - 1] + 1
-        line = text.count("\n", 0, start) + 1
-        out.append(Found(f.kind, start, end, line, start - (text.rfind("\n", 0, start) + 1) + 1, f.masked))
+    for start, end, kind, masked in _find(other):
+        if where is not None:
+            start, end = where[start], where[end - 1] + 1
+        out.append(Found(kind, start, end, text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start), masked))
     return out
 
 
@@ -429,16 +318,16 @@ def _in_token(text: str, start: int, end: int) -> bool:
 def _technical(text: str, start: int) -> bool:
     """A technical word (a size, a count, an id, a hash ...) ends just before the number at start."""
     before = text[max(0, start - 40) : start]
-    return any(True for _ in _TECHNICAL.finditer(before))
+    return _TECHNICAL.search(before) is not None
 
 
 def _said_as_phone(text: str, start: int, end: int) -> bool:
     """A phone word within the 40 characters before the number or the 12 after it."""
     near = text[max(0, start - 40) : start] + " " + text[end : end + 12]
-    return any(True for _ in _PHONE_WORDS.finditer(near))
+    return _PHONE_WORDS.search(near) is not None
 
 
-def _find(text: str) -> list[Found]:
+def _find(text: str) -> list[tuple[int, int, str, str]]:
     spans: list[tuple[int, int, str, str]] = []
     if "@" in text:
         for m in _EMAIL.finditer(text):
@@ -448,7 +337,7 @@ def _find(text: str) -> list[Found]:
                 continue
             if low.endswith(_SERVICE_DOMAINS) or re.fullmatch(r"[\d.]+", low):
                 continue
-            spans.append((m.start(), m.end(), "email", _mask_email(local, domain)))
+            spans.append((m.start(), m.end(), "email", f"{local[0]}***@{domain}"))
     digits = sum(c.isdigit() for c in text)  # each rule below needs at least this many digits
     if digits >= 17:
         for m in _CN_ID.finditer(text):
@@ -457,10 +346,8 @@ def _find(text: str) -> list[Found]:
     if digits >= 11:
         for m in _CN_MOBILE.finditer(text):
             v = m.group(1)
-            if v.isdigit() and not _said_as_phone(text, m.start(1), m.end(1)):
+            if v.isdigit() and (not _said_as_phone(text, m.start(1), m.end(1)) or _technical(text, m.start(1))):
                 continue  # eleven bare digits are a phone only when said to be one (a byte count is not)
-            if v.isdigit() and _technical(text, m.start(1)):
-                continue
             spans.append((m.start(1), m.end(1), "phone", _mask_digits(v, _prefix_digits(v))))
     if digits >= 9:
         for m in _CN_LANDLINE.finditer(text):
@@ -490,14 +377,11 @@ def _find(text: str) -> list[Found]:
         for m in _IBAN.finditer(text):
             v = m.group(1)
             compact = v.replace(" ", "").upper()
-            while len(compact) > 15 and not _iban_ok(compact):  # a word may follow the number
-                if " " not in v:
-                    break
+            while len(compact) > 15 and " " in v and not _iban_ok(compact):  # a word may follow the number
                 v = v[: v.rstrip().rfind(" ")].rstrip()
                 compact = v.replace(" ", "").upper()
             if _iban_ok(compact):
-                masked = _mask_digits(v, 4, 4, str.isalnum)
-                spans.append((m.start(1), m.start(1) + len(v), "iban", masked))
+                spans.append((m.start(1), m.start(1) + len(v), "iban", _mask_digits(v, 4, 4, str.isalnum)))
     if digits and "号" in text:
         for m in _ZH_ADDRESS.finditer(text):  # the street stays, its house number is masked
             spans.append((m.start(1), m.end(2), "address", m.group(1) + "*" * len(m.group(2))))
@@ -506,40 +390,29 @@ def _find(text: str) -> list[Found]:
             if _NOT_A_HOUSE.search(text[max(0, m.start(1) - 16) : m.start(1)]):
                 continue  # "version 2 Release Court", "step 3 Station Road": a count, not a house
             spans.append((m.start(1), m.end(2), "address", "*" * len(m.group(1)) + m.group(2)))
-    return _resolve(text, spans) if spans else []
+    return _resolve(spans)
 
 
 _PRIORITY = {"cn-id": 0, "iban": 1, "email": 2, "card": 3, "phone": 4, "address": 5}
 
 
-def _resolve(text: str, spans: list) -> list[Found]:
+def _resolve(spans: list) -> list:
     """Overlapping finds: the longer one, then the more specific kind, wins."""
-    spans.sort(key=lambda s: (s[0], -(s[1] - s[0]), _PRIORITY[s[2]]))
     chosen: list = []
     for s in sorted(spans, key=lambda s: (-(s[1] - s[0]), _PRIORITY[s[2]], s[0])):
         if all(s[1] <= c[0] or s[0] >= c[1] for c in chosen):
             chosen.append(s)
-    chosen.sort()
-    out = []
-    for start, end, kind, masked in chosen:
-        line = text.count("\n", 0, start) + 1
-        column = start - (text.rfind("\n", 0, start) + 1) + 1
-        out.append(Found(kind, start, end, line, column, masked))
-    return out
+    return sorted(chosen)
 
 
 def redact(text: str) -> tuple[str, list[Found]]:
     """The text with every find masked, and the finds (positions in the original text)."""
     found = find(text)
-    if not found:
-        return text, []
     parts, last = [], 0
     for f in found:
-        parts.append(text[last : f.start])
-        parts.append(f.masked)
+        parts += [text[last : f.start], f.masked]
         last = f.end
-    parts.append(text[last:])
-    return "".join(parts), found
+    return "".join(parts) + text[last:], found
 
 
 # ---------------------------------------------------------------- policy

@@ -1,16 +1,10 @@
-"""The code that the rule files (``safety/rules/*.json``) refer to by name.
+"""The code the rule files (``safety/rules/*.json``) name: validators (``check``: is this matched
+text real?) and finders (``finder``: what a regular expression alone cannot find). A plugin adds
+its own through ``scanner.add_rule_set(..., validators=..., finders=...)``.
 
-A rule's ``check`` names validators: functions of one matched group's text that say whether the
-match is real (a random-looking token, a JWT whose header decodes, a password that is not a
-placeholder). A rule's ``finder`` names a function that finds what a regular expression alone
-cannot (an assignment whose key decides what its value is, comments that hide text from a
-reader, invisible characters). Both are registered here under the names the data uses; a plugin
-adds its own through ``scanner.add_rule_set(..., validators=..., finders=...)``.
-
-Placeholders are not secrets: ``AKIAXXXXXXXXXXXXXXXX``, a truncated ``sk-...``, ``<your-key>``,
-``${VAR}``, ``changeme`` and the like are not reported. AWS's documented example key id and
-secret are: they have the exact format of real ones, and a real key whose letters spell a word
-must not slip through.
+Placeholders (``AKIAXXXXXXXXXXXXXXXX``, ``sk-...``, ``<your-key>``, ``${VAR}``, ``changeme``) are
+not secrets; AWS's documented example key id and secret are: they have the exact format of real
+ones, and a real key whose letters spell a word must not slip through.
 """
 
 from __future__ import annotations
@@ -21,21 +15,14 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 
 from . import invisible
 
 VALIDATORS: dict[str, Callable[[str], bool]] = {}
 FINDERS: dict[str, Callable] = {}
 
-_compiled: dict = {}
-
-
-def _rx(source: str, flags: int = 0) -> re.Pattern:
-    """A pattern compiled on first use: most checks never run on a given text."""
-    rx = _compiled.get((source, flags))
-    if rx is None:
-        rx = _compiled[source, flags] = re.compile(source, flags)
-    return rx
+_rx = lru_cache(maxsize=None)(re.compile)  # most checks never run on a given text: compiled on first use
 
 
 def validator(fn):
@@ -63,9 +50,6 @@ class Hit:
     def span(self, group=0) -> tuple[int, int]:
         return self._spans.get(group, (-1, -1))
 
-    def start(self, group=0) -> int:
-        return self.span(group)[0]
-
 
 # --------------------------------------------------------------------------- shapes of values
 
@@ -84,27 +68,9 @@ masked secure foo bar foobar baz admin root guest user username sample dummy tem
 same set see n/a na -
 """.split()
 )
-_PLACEHOLDER_PARTS = (
-    "xxxx",
-    "****",
-    "...",
-    "…",
-    "${",
-    "{{",
-    "}}",
-    "<",
-    ">",
-    "example",
-    "changeme",
-    "change_me",
-    "change-me",
-    "placeholder",
-    "redacted",
-    "insert",
-    "replace",
-    "dummy",
-    "sample",
-    "here",
+_PLACEHOLDER_PARTS = tuple(
+    "xxxx **** ... … ${ {{ }} < > example changeme change_me change-me placeholder redacted insert replace dummy "
+    "sample here".split()
 )
 _CODE_LIKE = (
     r"[()\[\]{}]|^(?:[a-z_$][a-z0-9_$]*)(?:\.[A-Za-z_$][\w$]*)+$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"
@@ -237,18 +203,6 @@ def url_password(value: str) -> bool:
 
 
 @validator
-def credential_like(value: str) -> bool:
-    """A password-shaped value: not a placeholder, word, identifier or expression."""
-    if not 6 <= len(value) <= 200 or not value.isascii() or not value.isprintable() or " " in value:
-        return False
-    if is_placeholder(value) or code_like(value):
-        return False
-    if value.isalpha():
-        return len(value) >= 16 and not _rx(r"[a-z]+(?:[A-Z][a-z]+)+").fullmatch(value)
-    return True
-
-
-@validator
 def flag_password(value: str) -> bool:
     """A value given to a password flag or variable: anything password-shaped, words included."""
     return (
@@ -261,15 +215,15 @@ def flag_password(value: str) -> bool:
     )
 
 
+@validator
+def credential_like(value: str) -> bool:
+    """A password-shaped value: not a placeholder, word, identifier or expression."""
+    if not flag_password(value):
+        return False
+    return not value.isalpha() or (len(value) >= 16 and not _rx(r"[a-z]+(?:[A-Z][a-z]+)+").fullmatch(value))
+
+
 # --------------------------------------------------------------------------- finders
-
-
-def _options(rule) -> dict:
-    """A rule's word lists as sets, made once per rule."""
-    memo = rule.memo.get("options")
-    if memo is None:
-        memo = rule.memo["options"] = {k: frozenset(v) if isinstance(v, list) else v for k, v in rule.options.items()}
-    return memo
 
 
 def _key_type(key: str, o: dict) -> str | None:
@@ -298,11 +252,12 @@ def assignments(rule, text: str, lower: str) -> Iterator[Hit]:
     token for the others. Keys named ``*_TOKEN``/``*_SECRET``/``*_API_KEY`` need a random value;
     a bare ``password:`` needs the value alone on its line (not ``password: must be long``), but
     ``password=value`` and a Chinese 密码/口令 (``密码是 S3cret``) hold wherever they stand."""
-    o = _options(rule)
+    o = rule.options
     cjk = o["cjk_keys"]
     # Searching the lowered text case-sensitively is several times faster than IGNORECASE; it
     # is used when lowering kept every offset (the usual case), the slow pattern otherwise.
-    matches = rule.regex().finditer(lower) if len(lower) == len(text) else rule.regex(re.I).finditer(text)
+    rx = rule.pattern.compiled()
+    matches = rx.finditer(lower) if len(lower) == len(text) else re.compile(rx.pattern, rx.flags | re.I).finditer(text)
     for m in matches:
         word = text[m.start("w") : m.end("w")]
         i = m.start("w")

@@ -1,14 +1,9 @@
-"""Rule sets: the secret and injection rules the scanner runs, kept as data.
-
-A rule set is a JSON object (the built-ins are ``safety/rules/secrets.json`` and
-``injection.json``; the file format is described in ``safety/rules/README.md``). The registry
-here holds every rule set in the order it was added, the built-ins first; ``add_rule_set`` is how
-the built-ins register and how a plugin adds its own. Nothing is read or compiled before the
-first scan, and a pattern is compiled only when a text holds one of its rule's hints.
-
-JSON because its parser is in the standard library on every Python memcli supports (memcli
-runs on 3.10; ``tomllib`` is 3.11+) and costs nothing next to a scan; ``tomllib`` reads the same
-data tens of times slower (``benchmarks/scan_speed.py`` prints both).
+"""Rule sets: the secret and injection rules the scanner runs, kept as data (the format:
+``safety/rules/README.md``). The registry holds every set in the order it was added, the built-ins
+first; ``add_rule_set`` is how both the built-ins and a plugin register. Nothing is read before the
+first scan, and a pattern is compiled only when a text holds one of its rule's hints. JSON because
+its parser is in the standard library of every Python memcli runs on (3.10 has no ``tomllib``,
+which also reads the same data tens of times slower: ``benchmarks/scan_speed.py``).
 """
 
 from __future__ import annotations
@@ -24,28 +19,10 @@ FORMAT = 1
 LISTS = ("secrets", "injection")
 _BEFORE = {"any": frozenset(), "word": _code.WORD, "word-dash": _code.WORD_DASH, "word-dot": _code.WORD_DOT}
 _FLAGS = {"i": re.I, "m": re.M, "s": re.S, "x": re.X}
+# the keys of a rule (rules/README.md); every one but `about` and `flags` is kept on the Rule
 _RULE_KEYS = frozenset(
-    {
-        "about",
-        "kind",
-        "pattern",
-        "finder",
-        "flags",
-        "hints",
-        "fold",
-        "anchor",
-        "within",
-        "lead",
-        "before",
-        "rank",
-        "group",
-        "check",
-        "require",
-        "differs",
-        "gate",
-        "unless",
-        "options",
-    }
+    "about kind pattern finder flags hints fold anchor within lead before rank group check require differs gate "
+    "unless options".split()
 )
 _SET_KEYS = frozenset({"format", "about", "define", "words", "guards", "defaults", *LISTS})
 _BUILTIN = os.path.join(os.path.dirname(__file__), "rules")
@@ -67,8 +44,6 @@ def _text(value, where: str) -> str:
 class Defines:
     """A set's named pattern pieces, written ``{{name}}`` in its patterns (pieces may use others)."""
 
-    _REF: re.Pattern[str] | None = None
-
     def __init__(self, raw: dict, where: str):
         self.raw = {k: _text(v, f"{where}: define {k!r}") for k, v in raw.items()}
         self.where = where
@@ -77,9 +52,6 @@ class Defines:
     def expand(self, source: str, seen: tuple = ()) -> str:
         if "{{" not in source:
             return source
-        ref = Defines._REF
-        if ref is None:
-            ref = Defines._REF = re.compile(r"\{\{([A-Za-z_][\w-]*)\}\}")
 
         def one(m):
             name = m.group(1)
@@ -91,7 +63,7 @@ class Defines:
                 self._done[name] = self.expand(self.raw[name], (*seen, name))
             return self._done[name]
 
-        return ref.sub(one, source)
+        return re.sub(r"\{\{([A-Za-z_][\w-]*)\}\}", one, source)
 
 
 class Pattern:
@@ -112,22 +84,25 @@ class Pattern:
         return self._rx
 
 
+def _pattern(raw: dict, key: str, flags: int, defines: Defines, where: str) -> Pattern | None:
+    return Pattern(_text(raw[key], where), flags, defines, where) if key in raw else None
+
+
 class Guard:
     """Text around a match that makes it a description rather than an order: ``before`` is
     searched in the ``window`` characters before the match (from the last ``from`` match on, a
     sentence end for instance); ``after`` is matched where the match ends."""
 
     __slots__ = ("before", "after", "since", "window")
-    before: Pattern | None
 
     def __init__(self, raw: dict, defines: Defines, where: str):
         unknown = set(raw) - {"before", "after", "from", "window", "flags", "about"}
         if unknown or ("before" in raw) == ("after" in raw):
             raise RuleSetError(f"{where}: a guard has either before (with window, from) or after, and flags")
         flags = _flags(raw.get("flags", ""), where)
-        self.before = Pattern(_text(raw["before"], where), flags, defines, where) if "before" in raw else None
-        self.after = Pattern(_text(raw["after"], where), flags, defines, where) if "after" in raw else None
-        self.since = Pattern(_text(raw["from"], where), flags, defines, where) if "from" in raw else None
+        self.before = _pattern(raw, "before", flags, defines, where)
+        self.after = _pattern(raw, "after", flags, defines, where)
+        self.since = _pattern(raw, "from", flags, defines, where)
         self.window = raw.get("window", 60)
         if not isinstance(self.window, int) or self.window < 1:
             raise RuleSetError(f"{where}: window is a positive number of characters")
@@ -148,42 +123,14 @@ class Guard:
 def _flags(letters, where: str) -> int:
     if not isinstance(letters, str) or set(letters) - set(_FLAGS):
         raise RuleSetError(f"{where}: flags are letters of 'imsx'")
-    out = 0
-    for c in letters:
-        out |= _FLAGS[c]
-    return out
+    return sum(_FLAGS[c] for c in set(letters))
 
 
 class Rule:
     """One rule of a set, as the scanner runs it (see the format in ``rules/README.md``)."""
 
-    __slots__ = (
-        "kind",
-        "where",
-        "pattern",
-        "finder",
-        "hints",
-        "fold",
-        "anchor",
-        "within",
-        "lead",
-        "window",
-        "before",
-        "rank",
-        "group",
-        "check",
-        "require",
-        "differs",
-        "gate",
-        "unless",
-        "options",
-        "memo",
-        "_flags",
-        "_defines",
-        "_extra",
-    )
+    __slots__ = ("where", "window", *sorted(_RULE_KEYS - {"about", "flags"}))
     lead: Pattern | None
-    pattern: Pattern | None
 
     def __init__(self, raw: dict, defaults: dict, ctx: "_Context", where: str):
         if not isinstance(raw, dict):
@@ -194,10 +141,8 @@ class Rule:
         raw = {**defaults, **raw}
         self.kind = raw.get("kind")
         self.where = where = f"{where} ({self.kind})" if self.kind else where
-        self._defines = defs = ctx.defines
-        self._flags = flags = _flags(raw.get("flags", ""), where)
-        self._extra: dict = {}
-        self.memo: dict = {}
+        defs = ctx.defines
+        flags = _flags(raw.get("flags", ""), where)
         if "pattern" not in raw and "finder" not in raw:
             raise RuleSetError(f"{where}: a rule has a pattern or a finder")
         if "finder" in raw:
@@ -208,14 +153,11 @@ class Rule:
             self.finder = None
             if not isinstance(self.kind, str) or not self.kind:
                 raise RuleSetError(f"{where}: a pattern rule names its kind")
-        self.pattern = Pattern(_text(raw["pattern"], where), flags, defs, where) if "pattern" in raw else None
-
-        def pattern(key):
-            return Pattern(_text(raw[key], f"{where}: {key}"), 0, defs, f"{where}: {key}") if key in raw else None
-
-        self.anchor = pattern("anchor")  # flags are the pattern's; the others use inline flags if any
-        self.within = pattern("within")
-        self.gate = pattern("gate")
+        self.pattern = _pattern(raw, "pattern", flags, defs, where)
+        # flags are the pattern's; the others use inline flags if any
+        self.anchor = _pattern(raw, "anchor", 0, defs, f"{where}: anchor")
+        self.within = _pattern(raw, "within", 0, defs, f"{where}: within")
+        self.gate = _pattern(raw, "gate", 0, defs, f"{where}: gate")
         lead = raw.get("lead")
         if lead is not None:
             if not isinstance(lead, dict) or set(lead) - {"pattern", "window"} or "pattern" not in lead:
@@ -252,19 +194,7 @@ class Rule:
             if name not in ctx.guards:
                 raise RuleSetError(f"{where}: unknown guard {name!r}")
             self.unless.append(ctx.guards[name])
-        self.options = raw.get("options", {})
-
-    def regex(self, extra_flags: int = 0) -> re.Pattern:
-        """The rule's pattern, compiled (with more flags when a finder asks for them)."""
-        assert self.pattern is not None, "a finder rule has no regex"
-        if not extra_flags:
-            return self.pattern.compiled()
-        rx = self._extra.get(extra_flags)
-        if rx is None:
-            rx = self._extra[extra_flags] = Pattern(
-                self.pattern.source, self._flags | extra_flags, self._defines, self.where
-            ).compiled()
-        return rx
+        self.options = {k: frozenset(v) if isinstance(v, list) else v for k, v in raw.get("options", {}).items()}
 
 
 class _Context:

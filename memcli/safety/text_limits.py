@@ -1,5 +1,4 @@
-"""Checks of text on its way into a memory: control characters, sizes, and the short form of a
-summary shown in MEMORY.md.
+"""Checks of text on its way into a memory: control characters and sizes.
 
 A value memcli writes must be one it can read back: the limits here match the read-time limits
 of the store (frontmatter 64 kB, a detail file 10 MB). Everything raises UsageError (exit 2).
@@ -8,6 +7,7 @@ of the store (frontmatter 64 kB, a detail file 10 MB). Everything raises UsageEr
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ..errors import UsageError
 from ..store.frontmatter import MAX_FRONTMATTER, span  # the reader's limit of a frontmatter block
@@ -17,19 +17,8 @@ from ..store.fs import MAX_READ as MAX_FILE  # the reader refuses a larger file
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CONTROL_IN_NAME = re.compile("[\x00-\x1f\x7f-\x9f]")
 MAX_TITLE = 200
-MAX_SUMMARY = 2_000
-MAX_TAG = 64
-MAX_TAGS = 100
-MAX_ALIAS = 200
-MAX_ALIASES = 100
-MAX_SOURCE = 500
-
-LIMITS = {"title": MAX_TITLE, "summary": MAX_SUMMARY, "source": MAX_SOURCE}
-ITEM_LIMITS = {"tags": (MAX_TAGS, MAX_TAG, "tag"), "aliases": (MAX_ALIASES, MAX_ALIAS, "alias")}
-
-
-def _show(ch: str) -> str:
-    return f"U+{ord(ch):04X}"
+LIMITS = {"title": MAX_TITLE, "summary": 2_000, "source": 500}  # characters
+ITEM_LIMITS = {"tags": (100, 64, "tag"), "aliases": (100, 200, "alias")}  # how many, characters each
 
 
 def check_text_field(value: str | None, what: str, *, name: bool = False) -> str | None:
@@ -46,7 +35,7 @@ def check_text_field(value: str | None, what: str, *, name: bool = False) -> str
         if not name and text[i] == "\r" and text[i + 1 : i + 2] == "\n":
             continue
         raise UsageError(
-            f"the {what} holds a control character ({_show(text[i])}) at character {i + 1}; "
+            f"the {what} holds a control character (U+{ord(text[i]):04X}) at character {i + 1}; "
             "control characters are not allowed"
         )
     return value
@@ -101,31 +90,16 @@ def check_rendered(text: str) -> None:
             )
 
 
-def control_chars(rel: str, text: str, limit: int = 20) -> list[dict]:
-    """Findings for control characters in a file edited by hand: one per line, at most ``limit``.
-    Each is a dict with code, severity, path, line, message and fix, like every heartbeat finding."""
-    out: list[dict] = []
-    line_no, line_start, last = 1, 0, -1
+def controls(text: str) -> Iterator[tuple[int, int, str]]:
+    """(line, column, character) of the first control character of each line of a whole file; a
+    carriage return that ends a line is not one."""
+    line_no, line_start, last = 1, 0, 0
     for m in CONTROL.finditer(text):
         i = m.start()
         if text[i] == "\r" and text[i + 1 : i + 2] in ("\n", ""):
             continue
         line_no += text.count("\n", line_start, i)
         line_start = text.rfind("\n", 0, i) + 1
-        if line_no == last:
-            continue
-        last = line_no
-        out.append(
-            {
-                "code": "control-character",
-                "severity": "warning",
-                "path": rel,
-                "line": line_no,
-                "message": f"control character {_show(text[i])} at line {line_no}, column {i - line_start + 1}: "
-                "a terminal may act on it",
-                "fix": "delete it (memcli prints it escaped, other tools may not)",
-            }
-        )
-        if len(out) >= limit:
-            break
-    return out
+        if line_no != last:
+            last = line_no
+            yield line_no, i - line_start + 1, text[i]

@@ -1,27 +1,15 @@
-"""The one check every write goes through, whichever door it comes by.
-
-remember and update (command line, Python API, MCP), edit, import, the git merge driver's result
-and heartbeat's carry of a hand-edited index line all hand their text to ``WriteCheck`` before
-anything lands in a committed file. It refuses, with the documented exit code:
-
-- sizes the reader would refuse, and a new body over 1 MB (UsageError, exit 2);
-- control characters (C0 but tab and line ends, DEL, C1): none at all in names (an id, a tag,
-  a frontmatter key), none but tab and line ends in text (UsageError, exit 2);
-- lines git would read as conflict markers: 7 (or `conflict-marker-size`) `<`, `=`, `>` or `|`
-  at the start of a line, then a space or the line's end, in a code fence too (UsageError, exit
-  2; the message says to indent them);
-- secrets, by `write.secrets`: refused (SecretError, exit 4), redacted, or allowed;
-
-and for a whole detail file (an edit, a merge) a frontmatter it cannot read (FileError, exit 3),
-or, for an edit, one without its `---` block or with values memcli would read as something else
-(UsageError, exit 2).
+"""The one check every write goes through, whichever door it comes by (remember and update from
+the command line, the Python API and MCP, edit, import, the git merge driver's result, heartbeat's
+carry of a hand-edited index line): sizes, control characters, conflict-marker lines, secrets by
+`write.secrets`, and for a whole detail file a frontmatter that reads and holds valid values. What
+each refusal is and its exit code: docs/safety.md.
 """
 
 from __future__ import annotations
 
 from ..errors import FileError, SecretError, UsageError
 from ..store import markers
-from .text_limits import CONTROL, MAX_FILE, check_rendered, check_sizes, check_text_field
+from .text_limits import MAX_FILE, check_rendered, check_sizes, check_text_field, controls
 
 MAX_BODY = 1_000_000  # bytes of new body text one write may bring (the command line's input limit)
 BODY_FIELDS = ("body", "append")  # text that starts at the beginning of a line of the file
@@ -30,8 +18,7 @@ NAME_FIELDS = ("id", "tags")  # no white space or line break at all
 
 class Checked:
     """What passed: the fields or the text (redacted under `write.secrets: redact`), the parsed
-    memory of a whole detail file, and what was redacted ({field, kind, line, column} each).
-    (A plain class: a dataclass would cost every session turn its creation at import.)"""
+    memory of a whole detail file, and what was redacted ({field, kind, line, column} each)."""
 
     __slots__ = ("fields", "text", "detail", "redacted")
 
@@ -40,14 +27,8 @@ class Checked:
         self.text, self.detail = text, detail
         self.redacted = redacted if redacted is not None else []
 
-    def warning(self, where: str | None = None) -> str | None:
-        if not self.redacted:
-            return None
-        if where:
-            return f"redacted {len(self.redacted)} secret(s) in {where}"
-        return f"redacted {len(self.redacted)} secret(s): " + ", ".join(
-            f"{r['kind']} in the {r['field']}" for r in self.redacted
-        )
+    def warning(self, where: str) -> str | None:
+        return f"redacted {len(self.redacted)} secret(s) in {where}" if self.redacted else None
 
 
 class WriteCheck:
@@ -78,17 +59,17 @@ class WriteCheck:
         new, redacted = self.secrets(fields)
         return Checked(fields=new, redacted=redacted)
 
-    def markers(self, text: str, what: str, first_line: int = 1) -> None:
+    def markers(self, text: str, what: str) -> None:
         """Refuse text holding a line git would read as a conflict marker."""
         found = markers.marker_lines(text, self.marker_size)
         if found:
             line, shown = found[0]
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
             raise UsageError(
-                f"{what}: line {line + first_line - 1} ({shown[:20]!r}) would be read by git as a "
+                f"{what}: line {line} ({shown[:20]!r}) would be read by git as a "
                 f"conflict marker{more}; indent such lines by a space (or write them in an "
                 "indented block) to keep them as text",
-                data={"markers": [{"line": n + first_line - 1, "text": t[:40]} for n, t in found]},
+                data={"markers": [{"line": n, "text": t[:40]} for n, t in found]},
             )
 
     def secrets(self, fields: dict) -> tuple[dict, list]:
@@ -102,34 +83,28 @@ class WriteCheck:
         redacted: list = []
 
         def walk(name, value):
-            if isinstance(value, str):
-                new, found = self._secret_text(name, value, find_secrets, redact_secrets)
-                redacted.extend(found)
-                return new
             if isinstance(value, (list, tuple)):
                 return type(value)(walk(name, v) for v in value)
             if isinstance(value, dict):
                 return {
                     walk(f"key {k!r}" if isinstance(k, str) else name, k): walk(str(k), v) for k, v in value.items()
                 }
-            return value
+            hits = find_secrets(value) if isinstance(value, str) else None
+            if not hits:
+                return value
+            where = [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in hits]
+            if self.policy == "refuse":
+                h = hits[0]
+                more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+                raise SecretError(
+                    f"refused: the {name} holds a secret ({h.kind}) at line {h.line}, column {h.column}{more}; "
+                    "remove it, or set write.secrets: redact in memcli.yaml",
+                    data={"secrets": where},
+                )
+            redacted.extend(where)
+            return redact_secrets(value)[0]
 
         return {name: walk(name, value) for name, value in fields.items()}, redacted
-
-    def _secret_text(self, name, text, find_secrets, redact_secrets):
-        hits = find_secrets(text)
-        if not hits:
-            return text, []
-        if self.policy == "refuse":
-            h = hits[0]
-            more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
-            raise SecretError(
-                f"refused: the {name} holds a secret ({h.kind}) at line {h.line}, column {h.column}{more}; "
-                "remove it, or set write.secrets: redact in memcli.yaml",
-                data={"secrets": [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in hits]},
-            )
-        new, found = redact_secrets(text)
-        return new, [{"field": name, "kind": x.kind, "line": x.line, "column": x.column} for x in found]
 
     # ------------------------------------------------------------ a whole file
 
@@ -167,14 +142,7 @@ class WriteCheck:
         found: list = []
         if len(text.encode("utf-8")) > MAX_FILE:
             found.append((1, f"larger than {MAX_FILE // 1_000_000} MB"))
-        seen: set = set()
-        for m in CONTROL.finditer(text):
-            if m.group() == "\r" and text[m.end() : m.end() + 1] in ("\n", ""):
-                continue
-            line = text.count("\n", 0, m.start()) + 1
-            if line not in seen:
-                seen.add(line)
-                found.append((line, f"control character U+{ord(m.group()):04X}"))
+        found += [(line, f"control character U+{ord(ch):04X}") for line, _column, ch in controls(text)]
         if self.policy != "allow":
             from .scanner import find_secrets
 
@@ -189,14 +157,10 @@ class WriteCheck:
         except dfile.FrontmatterError as e:
             p = e.problem
             raise FileError(f"{what}: line {p.line or 1}: {p.message}") from None
-        for key in ("title", "summary", "source", "type"):
+        for key in ("title", "summary", "source", "type", "tags", "aliases", "extra"):
             _controls(key, getattr(d, key), False)
-        for key in ("tags", "aliases"):
-            _controls(key, list(getattr(d, key)), False)
-        _controls("extra", d.extra, False)
         if edited:
-            fm, _, _ = dfile.split(text)
-            if fm is None:
+            if dfile.split(text)[0] is None:
                 raise UsageError(
                     f"{what}: the frontmatter block is gone (a memory starts with a line '---', "
                     "its keys, and another '---'); put it back"
@@ -250,19 +214,13 @@ def _controls(name: str, value, strict: bool) -> None:
 
 
 def _raw_controls(text: str, what: str) -> None:
-    m = next(
-        (m for m in CONTROL.finditer(text) if not (m.group() == "\r" and text[m.end() : m.end() + 1] in ("\n", ""))),
-        None,
-    )
-    if m is None:
-        return
-    i = m.start()
-    line = text.count("\n", 0, i) + 1
-    column = i - text.rfind("\n", 0, i)
-    raise UsageError(
-        f"{what}: line {line}, column {column} holds a control character (U+{ord(m.group()):04X}); "
-        "control characters are not allowed"
-    )
+    first = next(controls(text), None)
+    if first is not None:
+        line, column, ch = first
+        raise UsageError(
+            f"{what}: line {line}, column {column} holds a control character (U+{ord(ch):04X}); "
+            "control characters are not allowed"
+        )
 
 
 def check_merged(kind: str, text: str, full, rel: str, conflicts: int = 0, policy: str = "refuse") -> str:
