@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 from ..errors import FileError, LockTimeout
-from .fs import atomic_write, dump_state, read_state, state_dir
+from .fs import atomic_write, dump_state, lock_file, read_state, state_dir, unlock_file
 from .layout import STATE_DIR
 
 MARK = "reflect.json"
@@ -90,25 +89,17 @@ class RunLock:
         self.fd: int | None = None
 
     def __enter__(self) -> bool:
-        import fcntl
-
-        self.fd = os.open(state_dir(self.root) / RUN_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except OSError:
-                if not self.wait or time.monotonic() > deadline:
-                    os.close(self.fd)
-                    self.fd = None
-                    if not self.wait:
-                        ask_again(self.root)
-                        return False
-                    raise LockTimeout("another reflection is running; try again later")
-                time.sleep(0.05)
+        try:
+            path = state_dir(self.root) / RUN_LOCK
+            self.fd = lock_file(path, self.timeout if self.wait else 0, "another reflection is running")
+        except LockTimeout:
+            if self.wait:
+                raise
+            ask_again(self.root)
+            return False
+        return True
 
     def __exit__(self, *exc):
         if self.fd is not None:
-            os.close(self.fd)  # releases the flock
+            unlock_file(self.fd)
         return False
