@@ -13,7 +13,7 @@ heartbeat's check and repair, the reconciliation after a git merge and import al
   gone and a line of an expired memory; a write leaves every other line as it is.
 - `index.rank: activity` changes only which memories keep a line: pinned first, then the
   retention score (``retention``: importance, recency and recalls from `.memcli/trace.jsonl`).
-  The lines stay in the order above (``file_order``), so reading never reorders the file, and the
+  The lines stay in the order above, so reading never reorders the file, and the
   score reads its clock from the data (the newest update or recall), so a given set of files and
   trace always plans the same index. After a git merge the trace is left out (``Activity`` with no
   accesses): two clones with different traces then plan the same MEMORY.md.
@@ -29,7 +29,7 @@ from ..dates import days as _days
 from ..errors import UnsafePathError, UsageError
 from ..model import Detail, Entry, Finding, listed_ids
 from .index import IndexDoc, render_line
-from .layout import check_id
+from .layout import check_id, valid_id
 
 FIX_REBUILD = "run `memcli index rebuild`"
 # The fixes `index check` and the heartbeat both give for a file they cannot use.
@@ -89,11 +89,6 @@ def rank(details, activity: Activity | None = None) -> list:
     stamps += [_days(v.get("last")) for v in activity.access.values() if isinstance(v, dict)]
     now_days = max((x for x in stamps if x is not None), default=0.0)
     return sorted(details, key=lambda d: (not _memory(d).pinned, -round(retention(d, activity, now_days), 9), _key(d)))
-
-
-def file_order(kept) -> list:
-    """The order of the lines in MEMORY.md: pinned, importance, newest update, id, whatever chose them."""
-    return sorted(kept, key=_key)
 
 
 def _key(d) -> tuple:
@@ -193,41 +188,27 @@ def crowded(doc: IndexDoc, max_lines: int, listed: int, left_out: list) -> str:
     )
 
 
-def is_safe_id(memory_id: str) -> bool:
-    try:
-        check_id(memory_id)
-        return True
-    except (UsageError, UnsafePathError):
-        return False
+is_safe_id = valid_id  # whether a line's id may name a file
 
 
 def check(doc: IndexDoc, lookup: Callable[[str], object], max_lines: int) -> list[tuple[str | None, Finding]]:
-    """(id, finding) for each fault of MEMORY.md, one message per fault.
-
-    lookup(id) gives the memory's Detail, or "broken", "archived" or "missing"."""
+    """(id, finding) for each fault of MEMORY.md, one message per fault; lookup(id) gives the
+    memory's Detail, or "broken", "archived" or "missing"."""
     out: list[tuple[str | None, Finding]] = []
+
+    def fault(mid: str | None, code: str, severity: str, line: int, message: str, fix: str) -> None:
+        out.append((mid, Finding(code, severity, "MEMORY.md", line, message, fix)))
+
     n_lines = doc.line_count()
     if n_lines >= max_lines:
-        fixed = doc.fixed_lines()
         fix = (
             "`memcli heartbeat --fix` demotes the lowest-ranked entries (their detail files stay)"
-            if free_room(max_lines, fixed) > 0
+            if free_room(max_lines, doc.fixed_lines()) > 0
             else f"{describe_hand_written(doc)} leave no room for entries: shorten them, "
             "or raise index.max_lines in memcli.yaml"
         )
-        out.append(
-            (
-                None,
-                Finding(
-                    "index-over-limit",
-                    "error",
-                    "MEMORY.md",
-                    max_lines,
-                    f"{n_lines} lines; the index must stay under {max_lines}",
-                    fix,
-                ),
-            )
-        )
+        message = f"{n_lines} lines; the index must stay under {max_lines}"
+        fault(None, "index-over-limit", "error", max_lines, message, fix)
     seen: set = set()
     for n, x in enumerate(doc.lines, 1):
         if not isinstance(x, Entry):
@@ -238,71 +219,27 @@ def check(doc: IndexDoc, lookup: Callable[[str], object], max_lines: int) -> lis
                 raise UsageError(f"the link {x.path!r} is not memory/<id>.md")
             check_id(mid)
         except (UsageError, UnsafePathError) as e:
-            out.append(
-                (
-                    None,
-                    Finding(
-                        "index-bad-link",
-                        "warning",
-                        "MEMORY.md",
-                        n,
-                        e.message,
-                        "point it at memory/<id>.md, or remove the line",
-                    ),
-                )
-            )
+            fault(None, "index-bad-link", "warning", n, e.message, "point it at memory/<id>.md, or remove the line")
             continue
         if mid in seen:
-            out.append(
-                (
-                    mid,
-                    Finding(
-                        "index-duplicate-line",
-                        "warning",
-                        "MEMORY.md",
-                        n,
-                        f"{mid} is listed twice",
-                        "`memcli heartbeat --fix` keeps the first line",
-                    ),
-                )
-            )
+            fix = "`memcli heartbeat --fix` keeps the first line"
+            fault(mid, "index-duplicate-line", "warning", n, f"{mid} is listed twice", fix)
             continue
         seen.add(mid)
         d = lookup(mid)
         if d == "missing" or d == "archived":
             where = " (it is archived in memory/archive/)" if d == "archived" else ""
-            out.append(
-                (
-                    mid,
-                    Finding(
-                        "index-missing-file",
-                        "error",
-                        "MEMORY.md",
-                        n,
-                        f"points at {x.path}, which does not exist{where}",
-                        "`memcli heartbeat --fix` drops the line",
-                    ),
-                )
-            )
+            message = f"points at {x.path}, which does not exist{where}"
+            fault(mid, "index-missing-file", "error", n, message, "`memcli heartbeat --fix` drops the line")
         elif isinstance(d, Detail) and d.entry != x:
-            line = d.entry
-            what = [k for k in ("title", "summary", "tags") if getattr(line, k) != getattr(x, k)]
-            out.append(
-                (
-                    mid,
-                    Finding(
-                        "index-drift",
-                        "warning",
-                        "MEMORY.md",
-                        n,
-                        f"{mid}: the line's {' and '.join(what)} "
-                        f"{'differs' if len(what) == 1 else 'differ'} from {x.path}",
-                        "`memcli heartbeat --fix` keeps the newer side: a line edited by hand is carried "
-                        "into the detail file (the old text under ## History), "
-                        "else the line is re-rendered from it",
-                    ),
-                )
+            what = [k for k in ("title", "summary", "tags") if getattr(d.entry, k) != getattr(x, k)]
+            verb = "differs" if len(what) == 1 else "differ"
+            message = f"{mid}: the line's {' and '.join(what)} {verb} from {x.path}"
+            fix = (
+                "`memcli heartbeat --fix` keeps the newer side: a line edited by hand is carried into the "
+                "detail file (the old text under ## History), else the line is re-rendered from it"
             )
+            fault(mid, "index-drift", "warning", n, message, fix)
     return out
 
 
@@ -427,7 +364,7 @@ def plan(
         chosen[add.id] = add
     room = free_room(max_lines, base.fixed_lines())
     warnings: list = []
-    ranked = rank(chosen.values()) if activity is None else rank(chosen.values(), activity)
+    ranked = rank(chosen.values(), activity)
     demoted: list = []
     promoted: list = []
     if len(ranked) > room and add is not None and on_full == "refuse":
@@ -441,7 +378,7 @@ def plan(
         keep, _ = demote(rank([*ranked, *rivals], activity), room, fresh_ids(rivals, listed, activity))
         won = {d.id for d in keep}
         demoted = [d.id for d in rank(ranked) if d.id not in won]
-        promoted = [d.id for d in file_order(d for d in rivals if d.id in won)]
+        promoted = [d.id for d in rank(d for d in rivals if d.id in won)]
         ranked = keep
     elif len(ranked) > room and len(still) > room and not (fit and room > 0):
         # Hand-written lines took the room of entries already listed: none is moved out for them.
@@ -474,9 +411,9 @@ def plan(
         have = set(chosen)
         best = heapq.nsmallest(room - len(ranked), (d for d in promote if d.id not in have), key=_key)
         promoted = [d.id for d in best]
-        ranked = rank([*ranked, *best]) if activity is None else rank([*ranked, *best], activity)
+        ranked = rank([*ranked, *best], activity)
     if activity is not None:
-        ranked = file_order(ranked)
+        ranked = rank(ranked)  # the lines' order: that of `importance`, whatever chose them
     return Plan(
         base.with_entries([_entry(d) for d in ranked]), ranked, demoted, promoted, dropped, kept, warnings, False, room
     )
