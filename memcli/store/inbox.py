@@ -33,14 +33,16 @@ the record that makes a second accept of the same proposal, on another clone, a 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ..errors import FileError
 from ..model import DEFAULT_IMPORTANCE, Detail, Problem, clean_tags, one_line
 from . import details as dfile
-from .fs import atomic_write, read_text, safe_join
+from .frontmatter import key_line
+from .fs import atomic_write, read_text, safe_join, state_dir
 from .layout import check_id, slugify, valid_id
 from .layout import INBOX, INBOX_ARCHIVE, md_entries
 
@@ -89,30 +91,10 @@ class Proposal:
         return replace(self, **kw)
 
     def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "title": self.title,
-            "summary": self.summary,
-            "type": self.type,
-            "target": self.target,
-            "engine": self.engine,
-            "confidence": self.confidence,
-            "created": self.created,
-            "tags": list(self.tags),
-            "aliases": list(self.aliases),
-            "text": self.text,
-            "evidence": [{"role": q.role, "time": q.time, "episode": q.episode, "text": q.text} for q in self.evidence],
-            "importance": self.importance,
-            "status": self.status,
-            "decided": self.decided,
-            "memory": self.memory,
-            "path": self.path,
-            "pinned": self.pinned,
-            "expires": self.expires,
-            "source": self.source,
-            "changes": dict(self.changes),
-        }
+        out = asdict(self)
+        out.update(tags=list(self.tags), aliases=list(self.aliases), changes=dict(self.changes))
+        out["evidence"] = [asdict(q) for q in self.evidence]
+        return out
 
 
 # What a gated `update` asks besides a summary, tags, aliases and text: kept in the proposal's
@@ -139,62 +121,36 @@ def changes_of(value) -> tuple:
     return tuple(out)
 
 
+def normal_lines(text: str) -> str:
+    return (text or "").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def normal_text(text: str) -> str:
     """Line ends as \\n, no leading or trailing blank lines: how a proposal's text is kept."""
-    return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    return normal_lines(text).strip("\n")
 
 
-def make(
-    kind: str,
-    title: str,
-    *,
-    summary: str = "",
-    type: str = "note",
-    target: str | None = None,
-    engine: str = "offline",
-    confidence: float = 0.5,
-    created: str | None = None,
-    tags=(),
-    aliases=(),
-    text: str = "",
-    evidence=(),
-    importance: float = DEFAULT_IMPORTANCE,
-    id: str | None = None,
-    pinned: bool = False,
-    expires: str | None = None,
-    source: str | None = None,
-    changes=None,
-) -> Proposal:
-    """A pending proposal in its normal form; its id, unless given, is made from what it says and
-    its evidence, so the same proposal made on two clones is one file."""
+def make(kind: str, title: str, *, id: str | None = None, evidence=(), changes=None, **fields) -> Proposal:
+    """A pending proposal in its normal form (``fields``: the Proposal's); its id, unless given, is
+    made from what it says and its evidence, so the same proposal made on two clones is one file."""
     quotes = tuple(
-        Quote(
-            one_line(q.role),
-            one_line(q.time),
-            one_line(q.episode),
-            (q.text or "").replace("\r\n", "\n").replace("\r", "\n"),
-        )
-        for q in evidence
+        Quote(one_line(q.role), one_line(q.time), one_line(q.episode), normal_lines(q.text)) for q in evidence
     )
-    p = Proposal(
-        id or "",
-        kind,
-        one_line(title),
-        one_line(summary),
-        one_line(type),
-        target or None,
-        one_line(engine),
-        round(float(confidence), 3),
-        created,
-        clean_tags(tags),
-        tuple(dict.fromkeys(one_line(a) for a in aliases if one_line(a))),
-        normal_text(text),
-        quotes,
-        float(importance),
-        pinned=bool(pinned),
-        expires=expires or None,
-        source=one_line(source) if source else None,
-        changes=changes_of(changes),
+    p = Proposal(id or "", kind, title, evidence=quotes, changes=changes_of(changes), **fields)
+    p = p.replace(
+        title=one_line(p.title),
+        summary=one_line(p.summary),
+        type=one_line(p.type),
+        target=p.target or None,
+        engine=one_line(p.engine),
+        confidence=round(float(p.confidence), 3),
+        tags=clean_tags(p.tags),
+        aliases=tuple(dict.fromkeys(one_line(a) for a in p.aliases if one_line(a))),
+        text=normal_text(p.text),
+        importance=float(p.importance),
+        pinned=bool(p.pinned),
+        expires=p.expires or None,
+        source=one_line(p.source) if p.source else None,
     )
     return p if id else p.replace(id=proposal_id(p))
 
@@ -266,14 +222,14 @@ def parse(text: str, pid: str, rel: str = "") -> Proposal:
     x = d.extra
     kind = str(x.get("kind") or "new")
     if kind not in KINDS:
-        raise dfile.FrontmatterError(rel, _line(text, "kind"), f"kind must be new or update, got {kind!r}")
+        raise dfile.FrontmatterError(rel, key_line(text, "kind"), f"kind must be new or update, got {kind!r}")
     status = str(x.get("status") or "pending")
     if status not in STATUSES:
-        raise dfile.FrontmatterError(rel, _line(text, "status"), f"status must be one of {', '.join(STATUSES)}")
+        raise dfile.FrontmatterError(rel, key_line(text, "status"), f"status must be one of {', '.join(STATUSES)}")
     try:
         confidence = min(1.0, max(0.0, float(x.get("confidence", 0.5))))
     except (TypeError, ValueError):
-        raise dfile.FrontmatterError(rel, _line(text, "confidence"), "confidence must be a number from 0 to 1")
+        raise dfile.FrontmatterError(rel, key_line(text, "confidence"), "confidence must be a number from 0 to 1")
     refs = x.get("evidence") or []
     if not isinstance(refs, list):
         refs = []
@@ -299,7 +255,7 @@ def parse(text: str, pid: str, rel: str = "") -> Proposal:
         tuple(evidence),
         d.importance,
         status,
-        _stamp(x.get("decided")),
+        dfile.stamp_of(x.get("decided")),
         None if x.get("memory") in (None, "") else one_line(x.get("memory")),
         rel,
         pinned=bool(d.pinned),
@@ -307,15 +263,6 @@ def parse(text: str, pid: str, rel: str = "") -> Proposal:
         source=d.source or None,
         changes=changes_of(x.get("changes")),
     )
-
-
-def _stamp(value) -> str | None:
-    return dfile.stamp_of(value)
-
-
-def _line(text: str, key: str) -> int | None:
-    m = re.search(rf"^{key}\s*:", text, re.M)
-    return text.count("\n", 0, m.start()) + 1 if m else None
 
 
 def _split_body(body: str) -> tuple[str, list]:
@@ -360,12 +307,19 @@ def read(root: Path, pid: str, archived: bool = False) -> Proposal:
 
 def pending(root: Path) -> tuple[list, list]:
     """(the pending proposals, oldest first; Problems for files that cannot be read)."""
+    found, problems = _read_folder(root)
+    found.sort(key=lambda p: (p.created or "", p.id))
+    return found, problems
+
+
+def _read_folder(root: Path, archived: bool = False) -> tuple[list, list]:
+    """(the proposals of the inbox or its archive, by file name; Problems for files that cannot be read)."""
     from . import markers
 
     found, problems = [], []
-    for de in md_entries(folder(root)):
+    for de in md_entries(folder(root, archived)):
         pid = de.name[:-3]
-        r = rel(pid)
+        r = rel(pid, archived)
         if not valid_id(pid) or de.is_symlink():
             problems.append(Problem(r, None, "not a proposal file (the name is not an id, or a symlink)"))
             continue
@@ -378,7 +332,6 @@ def pending(root: Path) -> tuple[list, list]:
             found.append(parse(text, pid, r))
         except FileError as e:
             problems.append(getattr(e, "problem", None) or Problem(r, None, e.message))
-    found.sort(key=lambda p: (p.created or "", p.id))
     return found, problems
 
 
@@ -409,28 +362,17 @@ def quote_key(q: Quote) -> tuple:
 def quoted(root: Path) -> dict:
     """{quote_key: (proposal id, status)} of every turn a pending or decided proposal quotes (a
     decided one wins): what reflection must not propose again unless new turns add to it."""
-    out: dict = {}
-    for p in pending(root)[0]:
-        for q in p.evidence:
-            out[quote_key(q)] = (p.id, p.status)
-    for de in md_entries(folder(root, True)):
-        pid = de.name[:-3]
-        if not valid_id(pid) or de.is_symlink():
-            continue
-        try:
-            p = read(root, pid, archived=True)
-        except FileError:
-            continue
-        for q in p.evidence:
-            out[quote_key(q)] = (p.id, p.status)
-    return out
+    return {quote_key(q): (p.id, p.status) for p in [*pending(root)[0], *records(root)] for q in p.evidence}
+
+
+def records(root: Path) -> list:
+    """The readable decided proposals of the archive, by file name."""
+    return _read_folder(root, archived=True)[0]
 
 
 def write(root: Path, p: Proposal) -> str:
     """Write a pending proposal (the caller holds the root lock). Returns its relative path."""
-    target = path(root, p.id)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, render(p))
+    atomic_write(path(root, p.id), render(p))
     return rel(p.id)
 
 
@@ -442,11 +384,7 @@ def rewrite(root: Path, p: Proposal) -> None:
 def archive(root: Path, record: Proposal) -> str:
     """Move a decided proposal (its record: status, decided, memory) from the inbox into the archive:
     the record is written first, then the pending file goes (the caller holds the root lock)."""
-    import os
-
-    dest = path(root, record.id, archived=True)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(dest, render(record))
+    atomic_write(path(root, record.id, archived=True), render(record))
     try:
         os.unlink(path(root, record.id))
     except FileNotFoundError:
@@ -458,11 +396,7 @@ def archive(root: Path, record: Proposal) -> str:
 
 def draft(root: Path, pid: str, text: str) -> Path:
     """A copy of a proposal under .memcli/edits/ for an editor."""
-    import os
-
     import tempfile
-
-    from .fs import state_dir
 
     fd, name = tempfile.mkstemp(".md", f"{pid}-", state_dir(root, "edits"))
     with os.fdopen(fd, "w", encoding="utf-8") as f:
