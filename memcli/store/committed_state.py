@@ -20,23 +20,19 @@ from .layout import STATE_DIR
 _memo: dict = {}  # root -> (index identity, frozenset of tracked paths)
 
 
-def _git_dir(root: Path) -> Path | None:
-    """The git folder of the work tree holding root (a `.git` folder, or the one a `.git` file
-    names), or None outside a work tree."""
-    p = Path(os.path.realpath(root))
-    for d in (p, *p.parents):
+def work_tree(path: Path) -> tuple[Path, Path] | None:
+    """(the work tree's top, its git folder: a `.git` folder, or the one a `.git` file names) of
+    the repository holding path, or None outside one."""
+    for d in (path, *path.parents):
         dot = d / ".git"
         if dot.is_dir():
-            return dot
+            return d, dot
         if dot.is_file():
             try:
                 line = dot.read_text(encoding="utf-8").strip()
             except (OSError, UnicodeDecodeError):
                 return None
-            if line.startswith("gitdir:"):
-                target = Path(line[7:].strip())
-                return target if target.is_absolute() else (d / target)
-            return None
+            return (d, d / line[7:].strip()) if line.startswith("gitdir:") else None
     return None
 
 
@@ -71,16 +67,17 @@ def _ask_git(root: Path) -> frozenset | None:
 def state_tracked(root: Path) -> frozenset | None:
     """The paths under root's ``.memcli/`` (relative to root) that git tracks: empty outside a work
     tree; None when git could not say (then every state file counts as tracked)."""
-    git_dir = _git_dir(root)
-    if git_dir is None:
+    real = os.path.realpath(root)
+    tree = work_tree(Path(real))
+    if tree is None:
         return frozenset()
+    git_dir = tree[1]
     key = _identity(git_dir / "index")
     if key is None:
         return frozenset()  # nothing tracked yet
     memo = _memo.get(root)
     if memo is not None and memo[0] == key:
         return memo[1]
-    real = os.path.realpath(root)
     key_of_root = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
     cache = git_dir / "memcli" / f"state-tracked-{key_of_root}.json"
     try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import os
 import re
 from pathlib import Path
@@ -24,9 +25,8 @@ from ..errors import FileError
 from ..model import Value
 from . import layout
 
-OPEN, BASE, SEP, CLOSE = "<<<<<<<", "|||||||", "=======", ">>>>>>>"
+OPEN, BASE, CLOSE = "<<<<<<<", "|||||||", ">>>>>>>"
 SIZE = 7  # git's default conflict-marker-size
-_QUICK: dict = {}
 _ALLOW: contextvars.ContextVar[bool] = contextvars.ContextVar("memcli_overwrite_markers", default=False)
 
 
@@ -42,11 +42,9 @@ def _is(line: str, mark: str, size: int = SIZE) -> bool:
     return line == mark or line.startswith(mark + " ")
 
 
+@functools.cache
 def _quick(size: int) -> re.Pattern:
-    rx = _QUICK.get(size)
-    if rx is None:
-        rx = _QUICK[size] = re.compile(rf"^<{{{size}}}(?: |\r?$)", re.M)
-    return rx
+    return re.compile(rf"^<{{{size}}}(?: |\r?$)", re.M)
 
 
 class Conflict(Value):
@@ -171,12 +169,8 @@ def findings(rel: str, text: str, size: int = SIZE) -> list:
 
 def scan_root(root: Path) -> list[tuple[str, int]]:
     """(relative path, line) of every conflicted MEMORY.md, memory/*.md, memory/archive/*.md and episode."""
-    out = []
-    for rel in _md_files(root):
-        line = file_conflict(root / rel)
-        if line is not None:
-            out.append((rel, line))
-    return out
+    rels = [layout.INDEX] + [rel for rel, _, _ in layout.memory_files(root)]
+    return [(rel, line) for rel in rels if (line := file_conflict(root / rel)) is not None]
 
 
 def file_conflict(path, size: int | None = None) -> int | None:
@@ -199,10 +193,6 @@ def text_conflict(text: str, path) -> int | None:
     if "<<<" not in text:
         return None
     return first_conflict(text, size_for(path))
-
-
-def _md_files(root: Path) -> list[str]:
-    return [layout.INDEX] + [rel for rel, _, _ in layout.memory_files(root)]
 
 
 @contextlib.contextmanager
@@ -252,16 +242,13 @@ def settle(text: str, side: str, size: int = SIZE) -> tuple[str, list]:
         if not isinstance(p, Conflict):
             out += p
             continue
-        if side == "ours":
-            out += p.ours
-            if list(p.theirs) != list(p.ours) and "".join(p.theirs).strip():
-                dropped.append("\n".join(p.theirs))
-        elif side == "theirs":
-            out += p.theirs
-            if list(p.theirs) != list(p.ours) and "".join(p.ours).strip():
-                dropped.append("\n".join(p.ours))
-        else:
+        if side == "both":
             out += list(p.ours) + [ln for ln in p.theirs if ln not in p.ours]
+            continue
+        kept, other = (p.ours, p.theirs) if side == "ours" else (p.theirs, p.ours)
+        out += kept
+        if list(other) != list(kept) and "".join(other).strip():
+            dropped.append("\n".join(other))
     return "\n".join(out), dropped
 
 
@@ -272,17 +259,13 @@ def union(text: str, size: int = SIZE) -> str:
 
 # ---------------------------------------------------------------- lines that look like markers
 
-_LOOKALIKE: dict = {}
 
-
+@functools.cache
 def _lookalike(sizes: tuple) -> re.Pattern:
     """A line git reads as a marker: exactly `size` of `<`, `=`, `>` or `|` at the start, then
     white space or the line's end (git's own test)."""
-    rx = _LOOKALIKE.get(sizes)
-    if rx is None:
-        runs = "|".join(rf"{re.escape(c)}{{{n}}}" for n in sizes for c in "<=>|")
-        rx = _LOOKALIKE[sizes] = re.compile(rf"^(?:{runs})(?![<=>|])(?=[ \t\r\f\v]|$)", re.M)
-    return rx
+    runs = "|".join(rf"{re.escape(c)}{{{n}}}" for n in sizes for c in "<=>|")
+    return re.compile(rf"^(?:{runs})(?![<=>|])(?=[ \t\r\f\v]|$)", re.M)
 
 
 def _sizes(size: int) -> tuple:
@@ -317,47 +300,24 @@ _RULES: dict = {}
 
 def size_for(path) -> int:
     """The conflict-marker-size git uses for the file at path: the repository's `.gitattributes`
-    files from the top down to the file's folder, then `.git/info/attributes`; the last line
-    whose pattern matches wins. SIZE when none sets it (or outside a repository)."""
+    files from the top down to the file's folder, then `info/attributes`; the last line whose
+    pattern matches wins. SIZE when none sets it (or outside a repository)."""
+    from .committed_state import work_tree
+
     path = Path(os.path.abspath(path))
-    folders = []
-    top = None
-    for d in path.parents:
-        folders.append(d)
-        if os.path.exists(os.path.join(d, ".git")):
-            top = d
-            break
-    if top is None:
+    found = work_tree(path.parent)
+    if found is None:
         return SIZE  # not in a repository: git never merges it
+    top, git_dir = found
+    with contextlib.suppress(OSError):  # a linked worktree's info/ is the main repository's
+        git_dir = git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    files = [(d, d / ".gitattributes") for d in reversed(path.parents) if d == top or top in d.parents]
     size = SIZE
-    files = [(d, d / ".gitattributes") for d in reversed(folders)]
-    files.append((top, _info_attributes(top)))
-    for base, attributes in files:
-        if attributes is None:
-            continue
+    for base, attributes in [*files, (top, git_dir / "info" / "attributes")]:
         for pattern, value in _rules(attributes):
             if pattern(path, base):
                 size = value
     return size
-
-
-def _info_attributes(top: Path):
-    dot = top / ".git"
-    if dot.is_dir():
-        return dot / "info" / "attributes"
-    try:  # a worktree or submodule: `.git` is a file naming the git folder
-        text = dot.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    gitdir = (top / text[7:].strip()).resolve()
-    common = gitdir / "commondir"
-    try:
-        gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
-    except OSError:
-        pass
-    return gitdir / "info" / "attributes"
 
 
 def _rules(path: Path) -> list:
