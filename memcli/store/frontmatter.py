@@ -8,10 +8,13 @@ booleans (yes/no/on/off stay words); flat frontmatter (what memcli writes) is re
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..errors import FileError
 from ..model import Problem, one_line
+from . import flatyaml
+from .flatyaml import NO, scalar
 
 FENCE = "---"
 MAX_FRONTMATTER = 64_000
@@ -23,38 +26,33 @@ class FrontmatterError(FileError):
         self.problem = Problem(path, line, message)
 
 
-_classes: tuple | None = None
-
-
+@functools.cache
 def yaml_classes():
     """yaml plus a loader and dumper that keep dates as strings and yes/no as words."""
-    global _classes
-    if _classes is None:
-        import yaml
+    import yaml
 
-        base_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        base_dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    base_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    base_dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-        class Loader(base_loader):  # type: ignore[misc, valid-type]
-            pass
+    class Loader(base_loader):  # type: ignore[misc, valid-type]
+        pass
 
-        Loader.yaml_implicit_resolvers = {
-            ch: [(tag, rx) for tag, rx in rs if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")]
-            for ch, rs in base_loader.yaml_implicit_resolvers.items()
-        }
-        Loader.add_implicit_resolver(
-            "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-        )
+    Loader.yaml_implicit_resolvers = {
+        ch: [(tag, rx) for tag, rx in rs if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")]
+        for ch, rs in base_loader.yaml_implicit_resolvers.items()
+    }
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
 
-        class Dumper(base_dumper):  # type: ignore[misc, valid-type]
-            pass
+    class Dumper(base_dumper):  # type: ignore[misc, valid-type]
+        pass
 
-        Dumper.yaml_implicit_resolvers = {
-            ch: [(tag, rx) for tag, rx in rs if tag != "tag:yaml.org,2002:timestamp"]
-            for ch, rs in base_dumper.yaml_implicit_resolvers.items()
-        }
-        _classes = (yaml, Loader, Dumper)
-    return _classes
+    Dumper.yaml_implicit_resolvers = {
+        ch: [(tag, rx) for tag, rx in rs if tag != "tag:yaml.org,2002:timestamp"]
+        for ch, rs in base_dumper.yaml_implicit_resolvers.items()
+    }
+    return yaml, Loader, Dumper
 
 
 def opens(text: str) -> bool:
@@ -93,14 +91,13 @@ def _line(line: str) -> str:
 
 
 def split(text: str) -> tuple[str | None, str, int]:
-    """(frontmatter text or None, body, line number where the body starts).
-
-    Raises ValueError(line, message) for an unclosed fence."""
+    """(frontmatter text or None, body, line number where the body starts); ValueError(line,
+    message) for an unclosed fence."""
     if text.startswith("\ufeff"):
         text = text[1:]
     text = text.replace("\r\n", "\n")
     lines = text.split("\n")
-    if not lines or lines[0].rstrip(" \t") != FENCE:
+    if lines[0].rstrip(" \t") != FENCE:
         return None, text, 1
     for i in range(1, len(lines)):
         if lines[i].rstrip(" \t") == FENCE:
@@ -109,8 +106,12 @@ def split(text: str) -> tuple[str | None, str, int]:
     raise ValueError(1, "frontmatter opened with '---' on line 1 is never closed")
 
 
-def load_yaml(fm: str, shown: str):
-    """The frontmatter by PyYAML (memcli's loader); FrontmatterError with the line when it cannot be read."""
+def load(fm: str, shown: str, fast: bool = True):
+    """The frontmatter's value: by flatyaml when it can be sure (what memcli writes), else by PyYAML
+    (memcli's loader); FrontmatterError with the line when it cannot be read."""
+    loaded = flatyaml.load(fm) if fast else None
+    if loaded is not None:
+        return loaded
     yaml, Loader, _ = yaml_classes()
     try:
         return yaml.load(fm, Loader=Loader)
@@ -128,14 +129,6 @@ def load_yaml(fm: str, shown: str):
         raise FrontmatterError(shown, line, f"a value cannot be read ({why})")
 
 
-def load(fm: str, shown: str, fast: bool = True):
-    """The frontmatter's value: by flatyaml when it can be sure (what memcli writes), else PyYAML."""
-    from . import flatyaml
-
-    loaded = flatyaml.load(fm) if fast else None
-    return load_yaml(fm, shown) if loaded is None else loaded
-
-
 def data(text: str) -> dict:
     """A file's frontmatter keys as written (before memcli normalises them); {} when there is none
     or it cannot be read."""
@@ -143,13 +136,16 @@ def data(text: str) -> dict:
         fm, _, _ = split(text)
     except ValueError:
         return {}
-    if not fm:
-        return {}
+    return (_keys(fm) or {}) if fm else {}
+
+
+def _keys(fm: str) -> dict | None:
+    """The keys of a frontmatter block; None when it is no mapping or cannot be read."""
     try:
         loaded = load(fm, "")
     except FileError:
-        return {}
-    return {str(k): v for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+        return None
+    return {str(k): v for k, v in loaded.items()} if isinstance(loaded, dict) else None
 
 
 def key_line(text: str, key: str) -> int | None:
@@ -167,14 +163,8 @@ def strip(body: str) -> tuple[str, dict]:
         fm, rest, _ = split(body)
     except ValueError:
         return body, {}
-    if fm is None:
-        return body, {}
-    yaml, Loader, _ = yaml_classes()
-    try:
-        loaded = yaml.load(fm, Loader=Loader)
-    except Exception:
-        return body, {}
-    return (rest, loaded) if isinstance(loaded, dict) else (body, {})
+    keys = _keys(fm) if fm is not None else None
+    return (rest, keys) if keys is not None else (body, {})
 
 
 # ---------------------------------------------------------------- writing values
@@ -185,10 +175,6 @@ _YAML11_WORDS = {"y", "n", "yes", "no", "on", "off"}
 def plain(value) -> str | None:
     """The value written without PyYAML when its plain form reads back the same everywhere
     (flatyaml, memcli's loader, and YAML 1.1 readers); None when PyYAML must write it."""
-    from . import flatyaml
-
-    _FLOAT, _NO, _scalar = flatyaml.FLOAT, flatyaml.NO, flatyaml.scalar
-
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -197,26 +183,19 @@ def plain(value) -> str | None:
         return str(value)
     if isinstance(value, float):
         text = repr(value)
-        return text if _FLOAT.match(text) else None
+        return text if flatyaml.FLOAT.match(text) else None
     if isinstance(value, str):
-        if not value or value.lower() in _YAML11_WORDS or _scalar(value) is _NO or _scalar(value) != value:
-            return None
-        return value
+        return value if _plain_word(value) else None
     if isinstance(value, (list, tuple)):
-        items = []
-        for v in value:
-            if (
-                not isinstance(v, str)
-                or not v
-                or "," in v
-                or ":" in v
-                or v.lower() in _YAML11_WORDS
-                or _scalar(v, in_list=True) != v
-            ):
-                return None
-            items.append(v)
-        return "[" + ", ".join(items) + "]"
+        return "[" + ", ".join(value) + "]" if all(_plain_word(v, in_list=True) for v in value) else None
     return None
+
+
+def _plain_word(v, in_list: bool = False) -> bool:
+    """Whether a text reads back as itself unquoted (in a flow list: holding no ',' or ':' either)."""
+    if not isinstance(v, str) or not v or v.lower() in _YAML11_WORDS or (in_list and ("," in v or ":" in v)):
+        return False
+    return scalar(v, in_list=in_list) == v
 
 
 def dump_value(value) -> str:
@@ -277,16 +256,13 @@ def _key_spans(lines: list[str]) -> dict | None:
 def _split_comment(text: str) -> tuple[str, str]:
     """(value, ' # comment' or '') for a plain scalar followed by a comment; the comment is only
     split off when the value before it is a plain scalar whose meaning is certain."""
-    from . import flatyaml
-
-    _NO, _scalar = flatyaml.NO, flatyaml.scalar
     cut = text.find(" #")
     if cut == -1:
         cut = text.find("\t#")
     if cut == -1:
         return text, ""
     value = text[:cut].rstrip(" \t")
-    if not value or _scalar(value) is _NO:
+    if not value or scalar(value) is NO:
         return text, ""
     return value, text[len(value) :]
 
@@ -300,9 +276,6 @@ def _scalar_line(key: str, old_line: str, value) -> str:
 def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str] | None:
     """A block list edited in place: kept items keep their lines (and comments), removed ones go,
     new ones follow the last item with the same indent. None when the list is not a plain one."""
-    from . import flatyaml
-
-    _NO, _scalar = flatyaml.NO, flatyaml.scalar
     head, rest = span[0], span[1:]
     if head.split(":", 1)[1].split("#", 1)[0].strip(" \t"):
         return None  # a value on the key's own line: not a block list
@@ -314,8 +287,8 @@ def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str]
                 return None
             continue
         value, _ = _split_comment(m.group("rest") or "")
-        parsed = _scalar(value, in_list=True) if value else _NO
-        if parsed is _NO or parsed is None:
+        parsed = scalar(value, in_list=True) if value else NO
+        if parsed is NO or parsed is None:
             return None
         items.append((j, norm(parsed)))
         indent = m.group("indent") if indent is None else indent
