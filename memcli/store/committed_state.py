@@ -1,23 +1,20 @@
 """What git brought into ``.memcli/``: local state that came with the repository is someone
-else's, and is never read (a session that answers recall, a trace that ranks MEMORY.md, a scope,
-a reflection watermark, a rename journal, the root's own configuration).
-
-Asking git on every turn would cost a process each time, so the answer is kept in the
-repository's git folder (``.git/memcli/``, which git never tracks or clones), keyed by the
-index file's identity: git rewrites the index whenever what it tracks changes. A root outside a
-work tree costs a few ``stat`` calls; inside one, a ``stat`` of the index and a small read.
+else's, and is never read (a session, the trace, a scope, a reflection watermark, a rename
+journal, the root's own configuration). The answer is kept in ``.git/memcli/`` (never tracked or
+cloned), keyed by the fingerprint of git's index, which git rewrites whenever what it tracks
+changes: a turn costs a ``stat`` and a small read, not a git process.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 
-import hashlib
-from .layout import STATE_DIR
+from .layout import STATE_DIR, file_fingerprint
 
-_memo: dict = {}  # root -> (index identity, frozenset of tracked paths)
+_memo: dict = {}  # root -> (index fingerprint, frozenset of tracked paths)
 
 
 def work_tree(path: Path) -> tuple[Path, Path] | None:
@@ -36,32 +33,16 @@ def work_tree(path: Path) -> tuple[Path, Path] | None:
     return None
 
 
-def _identity(index: Path) -> list | None:
+def _ask_git(root: Path) -> frozenset | None:
+    from .git import GitError, git
+
     try:
-        st = os.stat(index)
+        p = git(root, "ls-files", "-z", "--", STATE_DIR, check=False)
+    except GitError:  # no git here: nothing can have come through it
+        return frozenset()
     except OSError:
         return None
-    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
-
-
-def _ask_git(root: Path) -> frozenset | None:
-    import subprocess
-
-    try:
-        p = subprocess.run(
-            ["git", "ls-files", "-z", "--", STATE_DIR],
-            cwd=root,
-            capture_output=True,
-            timeout=30,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-        )
-    except FileNotFoundError:  # no git here: nothing can have come through it
-        return frozenset()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if p.returncode != 0:
-        return None
-    return frozenset(x for x in p.stdout.decode("utf-8", "surrogateescape").split("\0") if x)
+    return frozenset(x for x in p.stdout.split("\0") if x) if p.returncode == 0 else None
 
 
 def state_tracked(root: Path) -> frozenset | None:
@@ -72,7 +53,7 @@ def state_tracked(root: Path) -> frozenset | None:
     if tree is None:
         return frozenset()
     git_dir = tree[1]
-    key = _identity(git_dir / "index")
+    key = file_fingerprint(git_dir / "index")
     if key is None:
         return frozenset()  # nothing tracked yet
     memo = _memo.get(root)
@@ -91,7 +72,7 @@ def state_tracked(root: Path) -> frozenset | None:
     found = _ask_git(root)
     if found is None:
         return None
-    if _identity(git_dir / "index") == key:  # not changed while git was asked
+    if file_fingerprint(git_dir / "index") == key:  # not changed while git was asked
         _memo[root] = (key, found)
         try:  # a unique temp name in the same folder, then renamed over (git's folder: no lock needed)
             cache.parent.mkdir(exist_ok=True)

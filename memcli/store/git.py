@@ -404,5 +404,6 @@ def tracked_state(root: Path) -> list:
     """Files under the root's .memcli/ that git tracks (someone force-added them): sync never
     commits them, a tracked .memcli/config.yaml is not read; `git rm -r --cached .memcli` stops
     tracking them."""
-    r = git(root, "ls-files", "-z", "--", layout.STATE_DIR, check=False)
-    return [p for p in r.stdout.split("\0") if p] if r.returncode == 0 else []
+    from .committed_state import state_tracked
+
+    return sorted(state_tracked(root) or ())
