@@ -12,37 +12,26 @@ import json
 import os
 from pathlib import Path
 
-from .layout import STATE_DIR, file_fingerprint
+from .layout import STATE_DIR, file_fingerprint, work_tree
 
 _memo: dict = {}  # root -> (index fingerprint, frozenset of tracked paths)
 
 
-def work_tree(path: Path) -> tuple[Path, Path] | None:
-    """(the work tree's top, its git folder: a `.git` folder, or the one a `.git` file names) of
-    the repository holding path, or None outside one."""
-    for d in (path, *path.parents):
-        dot = d / ".git"
-        if dot.is_dir():
-            return d, dot
-        if dot.is_file():
-            try:
-                line = dot.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError):
-                return None
-            return (d, d / line[7:].strip()) if line.startswith("gitdir:") else None
-    return None
-
-
 def _ask_git(root: Path) -> frozenset | None:
-    from .git import GitError, git
+    import subprocess
 
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     try:
-        p = git(root, "ls-files", "-z", "--", STATE_DIR, check=False)
-    except GitError:  # no git here: nothing can have come through it
+        p = subprocess.run(
+            ["git", "ls-files", "-z", "--", STATE_DIR], cwd=root, capture_output=True, timeout=30, env=env
+        )
+    except FileNotFoundError:  # no git here: nothing can have come through it
         return frozenset()
-    except OSError:
+    except (OSError, subprocess.SubprocessError):
         return None
-    return frozenset(x for x in p.stdout.split("\0") if x) if p.returncode == 0 else None
+    if p.returncode != 0:
+        return None
+    return frozenset(x for x in p.stdout.decode("utf-8", "surrogateescape").split("\0") if x)
 
 
 def state_tracked(root: Path) -> frozenset | None:

@@ -67,6 +67,22 @@ def file_fingerprint(path, follow_symlinks: bool = True) -> str | None:
         return None
 
 
+def work_tree(path: Path) -> tuple[Path, Path] | None:
+    """(the work tree's top, its git folder: a `.git` folder, or the one a `.git` file names) of
+    the repository holding path, or None outside one."""
+    for d in (path, *path.parents):
+        dot = d / ".git"
+        if dot.is_dir():
+            return d, dot
+        if dot.is_file():
+            try:
+                line = dot.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            return (d, d / line[7:].strip()) if line.startswith("gitdir:") else None
+    return None
+
+
 def md_entries(folder: Path) -> list[os.DirEntry[str]]:
     """The os.DirEntry of every *.md of a folder that is not hidden, sorted by name."""
     try:

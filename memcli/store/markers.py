@@ -302,10 +302,8 @@ def size_for(path) -> int:
     """The conflict-marker-size git uses for the file at path: the repository's `.gitattributes`
     files from the top down to the file's folder, then `info/attributes`; the last line whose
     pattern matches wins. SIZE when none sets it (or outside a repository)."""
-    from .committed_state import work_tree
-
     path = Path(os.path.abspath(path))
-    found = work_tree(path.parent)
+    found = layout.work_tree(path.parent)
     if found is None:
         return SIZE  # not in a repository: git never merges it
     top, git_dir = found

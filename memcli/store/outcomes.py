@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 
 from ..model import Detail
+from .details import history_start
 
 HEADING = "## Outcomes"
 KEEP = 10  # outcome lines kept in the section; older ones fold into the count line
@@ -125,7 +126,8 @@ def with_section(body: str, items: list, uses: int, successes: int) -> str:
         tail = [""] if end < len(lines) and lines[end].strip() else []
         lines[start:end] = new + tail
     else:
-        at = next((i for i, ln in enumerate(lines) if ln.strip().lower() in ("## history", "## 历史")), len(lines))
+        at = history_start(lines)
+        at = len(lines) if at is None else at
         block = ([""] if at and lines[at - 1].strip() else []) + new + ([""] if at < len(lines) else [])
         lines[at:at] = block
     return "\n".join(lines) + "\n"
