@@ -1,9 +1,7 @@
 """The lossless episodic log: memory/episodes/YYYY-MM-DD.md, appended to, never rewritten in place.
-
-Its grammar, in one place for its writer, its readers (reflection, the search's documents) and
-the git merge: a title line, then dated sections, each a heading ``## <UTC time> <heading>``
-(``SECTION``) and blocks, a turn being a block ``**role** (time): text`` (``TURN``). A line of a
-section that git would read as a conflict marker is written indented by one space."""
+Its grammar, for its writer, its readers and the git merge: a title line, then dated sections
+(``SECTION``: ``## <UTC time> <heading>``) of blocks, a turn being ``**role** (time): text``
+(``TURN``); a line git would read as a conflict marker is indented by one space."""
 
 from __future__ import annotations
 
@@ -31,8 +29,7 @@ def append(root: Path, now: str, heading: str, blocks: list[str]) -> str:
 
 
 def appended(root: Path, now: str, heading: str, blocks: list[str]) -> tuple[Path, str]:
-    """The episode file and its text with one more section, for a caller that writes it
-    together with another file (atomic_write_many)."""
+    """The episode file and its text with one more section (for atomic_write_many)."""
     day = now[:10]
     section = f"\n{section_head(now, heading)}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
     path = episode_path(root, day)
@@ -70,8 +67,8 @@ def turn_block(turn: dict) -> str:
 
 
 def scope_text(data: dict) -> str:
-    """A scope as the log keeps it: its task, each key's value and who wrote it, the collisions (a
-    value's later lines indented, so none starts a section or a turn)."""
+    """A scope as the log keeps it: its task, each key's value and writers, the collisions (later
+    lines of a value indented, so none starts a section or a turn)."""
 
     def said(value) -> str:
         return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)).replace("\n", "\n  ")
@@ -89,9 +86,8 @@ def scope_text(data: dict) -> str:
 
 
 def sections(text: str) -> list[dict]:
-    """The dated sections of an episode file, each {"time", "heading", "text", "turns"}; a turn is
-    {"role", "time", "text"} for every `**role** (time): text` block (text verbatim, several lines
-    when it had them). Text before the first section is not a section."""
+    """The dated sections of an episode file, each {"time", "heading", "text", "turns"}, a turn
+    being {"role", "time", "text"} (its text verbatim, every line of it)."""
     section, turn = _SECTION, _TURN
     out: list[dict] = []
     lines = text.replace("\r\n", "\n").split("\n")
@@ -120,8 +116,8 @@ def sections(text: str) -> list[dict]:
 
 
 def split(text: str) -> tuple[str, list]:
-    """(the text before the first section, each section's text from its heading), with CRLF read
-    as LF and blank lines at the edges dropped: what the git merge puts in time order."""
+    """(the text before the first section, each section's text from its heading), CRLF read as LF
+    and blank edges dropped: what the git merge puts in time order."""
     section = _SECTION
     pre: list = []
     secs: list = []
@@ -136,8 +132,7 @@ def split(text: str) -> tuple[str, list]:
 
 
 def without_user_turns(text: str, drop) -> str:
-    """An episode file without the user turns whose words ``drop`` picks (a function of a turn's
-    text, from after its `**user** (time): `)."""
+    """An episode file without the user turns whose text ``drop(text)`` picks."""
     parts = _BLOCK.split(text)  # its sections and turns
     user = _USER
     return "".join(p for p in parts if not ((m := user.match(p)) and drop(p[m.end() :])))

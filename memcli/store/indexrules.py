@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
+from typing import NamedTuple
 
 from ..dates import days as _days
 
@@ -267,29 +268,19 @@ EXPIRED = "expired"  # readable but past its expiry: a tidy plan drops the line 
 DUPLICATE, NOT_A_MEMORY = "duplicate", "not a memory"  # reasons in ``Plan.kept`` / ``Plan.dropped``
 
 
-class Plan:
+class Plan(NamedTuple):
     """What MEMORY.md will hold: ``doc`` (the index with the entries in their slots), the
     memories it lists in file order, and what the plan changed and why."""
 
-    __slots__ = ("doc", "listed", "demoted", "promoted", "dropped", "kept", "warnings", "refused", "room")
-
-    def __init__(
-        self,
-        doc: IndexDoc,
-        listed: list,
-        demoted: list,
-        promoted: list,
-        dropped: list,
-        kept: list,
-        warnings: list,
-        refused: bool,
-        room: int,
-    ):
-        self.doc, self.listed = doc, listed
-        self.demoted, self.promoted = demoted, promoted  # ids that lost / got a line
-        self.dropped = dropped  # (line number, id, reason) of each line removed
-        self.kept = kept  # (line number, id, reason) of each entry line kept as written
-        self.warnings, self.refused, self.room = warnings, refused, room
+    doc: IndexDoc
+    listed: list
+    demoted: list  # ids that lost a line
+    promoted: list  # ids that got one
+    dropped: list  # (line number, id, reason) of each line removed
+    kept: list  # (line number, id, reason) of each entry line kept as written
+    warnings: list
+    refused: bool
+    room: int
 
     @property
     def ids(self) -> set:
