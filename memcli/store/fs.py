@@ -103,15 +103,12 @@ def atomic_write_many(files) -> None:
     """Write several files as one step: (path, text[, newline]) each. Every temp file is fsynced
     before the first rename; a rename that fails part way puts back the files already renamed
     (from hard links taken before), so none is torn or half of the set."""
-    files = list(files)
-    refuse_conflicted(item[0] for item in files)
+    files = _written(files)
     staged: list[tuple[str, Path]] = []
     backups: dict[Path, str] = {}
     done: list[Path] = []
     try:
-        for item in files:
-            path, text = item[0], item[1]
-            newline = item[2] if len(item) > 2 else "\n"
+        for path, text, newline in files:
             staged.append((_stage(path, text, newline), path))
         if len(staged) > 1:
             for _, path in staged:
@@ -139,6 +136,14 @@ def atomic_write_many(files) -> None:
                 os.unlink(b)
 
 
+def _written(files) -> list:
+    """(path, text, newline) of each file to write (given as (path, text[, newline])), none of
+    them a conflicted Markdown file (``markers.guard``)."""
+    files = [(item[0], item[1], item[2] if len(item) > 2 else "\n") for item in files]
+    refuse_conflicted(path for path, _, _ in files)
+    return files
+
+
 def _backup(path: Path) -> str | None:
     """A hard link to path under a temp name; None where the file system has none."""
     import secrets
@@ -159,21 +164,17 @@ def replace_each(files, tag: str = "") -> list:
     time with one flush of the file system per batch; temp names start with TMP_PREFIX + tag (for
     a caller's journal). Each file ends old or new, never torn; a symlink is refused. Returns the
     paths written."""
-    files = list(files)
-    refuse_conflicted(item[0] for item in files)
-    for item in files:
-        if os.path.islink(item[0]):
-            raise UnsafePathError(f"refusing to write {Path(item[0]).name}: it is a symbolic link")
+    files = _written(files)
+    for path, _, _ in files:
+        if os.path.islink(path):
+            raise UnsafePathError(f"refusing to write {Path(path).name}: it is a symbolic link")
     done: list = []
     for i in range(0, len(files), BATCH):
         chunk = files[i : i + BATCH]
         staged: list = []
         try:
-            for item in chunk:
-                path, text = item[0], item[1]
-                staged.append(
-                    (_stage(path, text, item[2] if len(item) > 2 else "\n", fsync=False, prefix=TMP_PREFIX + tag), path)
-                )
+            for path, text, newline in chunk:
+                staged.append((_stage(path, text, newline, fsync=False, prefix=TMP_PREFIX + tag), path))
             _flush([t for t, _ in staged])
             for tmp, path in staged:
                 _replace(tmp, path)
@@ -204,11 +205,7 @@ def _flush(paths: list) -> None:
         os.sync()
         return
     for p in paths:  # pragma: no cover - Windows
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync(p)
 
 
 @functools.cache
@@ -226,16 +223,16 @@ def _syncfs():
 def _flush_dirs(folders) -> None:
     """fsync the folders whose entries were replaced (the renames themselves)."""
     for d in folders:
-        try:
-            fd = os.open(d, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            os.fsync(fd)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        with contextlib.suppress(OSError):
+            _fsync(d)
+
+
+def _fsync(path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _stage(path: Path, text: str, newline: str, fsync: bool = True, prefix: str = TMP_PREFIX) -> str:
