@@ -31,7 +31,7 @@ def append(root: Path, now: str, heading: str, blocks: list[str]) -> str:
 def appended(root: Path, now: str, heading: str, blocks: list[str]) -> tuple[Path, str]:
     """The episode file and its text with one more section (for atomic_write_many)."""
     day = now[:10]
-    section = f"\n{section_head(now, heading)}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
+    section = f"\n## {now} {heading}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
     path = episode_path(root, day)
     n = 1
     # A day's log that is full (or too big to read) is left as it is: the day goes on in the next part.
@@ -56,10 +56,6 @@ TURN = r"^\*\*(user|assistant|system|tool)\*\* \(([^()]*)\): ?(.*)$"  # a turn: 
 _SECTION, _TURN = re.compile(SECTION), re.compile(TURN)
 _BLOCK = re.compile(r"(?m)^(?=## |\*\*\w+\*\* \()")  # where a section or a turn starts
 _USER = re.compile(r"\*\*user\*\* \([^)]*\): ")
-
-
-def section_head(now: str, heading: str) -> str:
-    return f"## {now} {heading}"
 
 
 def turn_block(turn: dict) -> str:

@@ -28,7 +28,6 @@ ATTRIBUTES = (
 )
 # a driver an older version registered: `python -m memcli…` without -I (git runs it in the work tree)
 UNISOLATED = re.compile(r"^(?!.*\s-\w*I\w*\s).*(?:^|\s)-m\s+memcli\b")
-IGNORES = tuple(line for line, _ in layout.IGNORED)  # what `init` writes into .gitignore
 # memcli's own files in a root: all that sync scans, stages and commits. Never .memcli/ (local
 # state, and a trust step's place once), never memcli's temp files, never anything else in the
 # repository (unrelated work, staged or not, stays as it is).
@@ -132,11 +131,6 @@ def _add_lines(path: Path, wanted, header: str) -> list:
     return missing
 
 
-def ensure_gitignore(root: Path) -> list:
-    """Add the state folder and memcli's temp files to root/.gitignore; the lines added."""
-    return _add_lines(root / layout.GITIGNORE, IGNORES, "# memcli: local state and temp files")
-
-
 def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
     """Make root git-ready: .gitignore, .gitattributes, drivers in the repository's config."""
     root = Path(root).resolve()
@@ -150,7 +144,8 @@ def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
             )
         git(root, "init", "-q")
         created_repo, top = True, root
-    ignored = ensure_gitignore(root)
+    ignores = [line for line, _ in layout.IGNORED]
+    ignored = _add_lines(root / layout.GITIGNORE, ignores, "# memcli: local state and temp files")
     attributes = _add_lines(root / layout.GITATTRIBUTES, ATTRIBUTES, "# memcli merge drivers (memcli git setup)")
     config = driver_config(command)
     for k, v in config.items():

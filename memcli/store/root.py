@@ -220,20 +220,18 @@ class Root:
         limits = {"max_lines": int(self.config["index.max_lines"]), "on_full": self.config["index.on_full"]}
         return indexrules.plan(doc, memories, activity=self.activity(trace), **limits, **how)
 
-    def new_index_text(self, plan: indexrules.Plan) -> str | None:
-        """MEMORY.md's text after the plan, or None when it would not change."""
-        text = plan.doc.render()
-        try:
-            old = self.index_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            old = None
-        return None if text == old else text
-
     def write(self, plan: indexrules.Plan | None, *files: tuple) -> None:
-        """Detail files ((path, text[, newline]) each) and MEMORY.md as the plan says, as one step:
-        all staged, then all renamed (see ``fs.atomic_write_many``)."""
-        text = self.new_index_text(plan) if plan is not None else None
-        writes = list(files) + ([(self.index_path, text)] if text is not None else [])
+        """Detail files ((path, text[, newline]) each) and MEMORY.md as the plan says (when it
+        changes), as one step (``fs.atomic_write_many``)."""
+        writes = list(files)
+        if plan is not None:
+            text = plan.doc.render()
+            try:
+                old = self.index_path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                old = None
+            if text != old:
+                writes.append((self.index_path, text))
         if writes:
             atomic_write_many(writes)
 
