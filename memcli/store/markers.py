@@ -20,9 +20,9 @@ import functools
 import os
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import FileError
-from ..model import Value
 from . import layout
 
 OPEN, BASE, CLOSE = "<<<<<<<", "|||||||", ">>>>>>>"
@@ -47,89 +47,59 @@ def _quick(size: int) -> re.Pattern:
     return re.compile(rf"^<{{{size}}}(?: |\r?$)", re.M)
 
 
-class Conflict(Value):
-    """One conflicted region: its first and last line numbers (1-based) and both sides' lines."""
+class Conflict(NamedTuple):
+    """One conflicted region: its first line (1-based) and both sides' lines (a diff3 base is left out)."""
 
-    FIELDS = ("start", "end", "ours", "base", "theirs", "ours_label", "theirs_label")
-    __slots__ = FIELDS
     start: int
-    end: int
-    ours: tuple[str, ...]
-    base: tuple[str, ...] | None
-    theirs: tuple[str, ...]
-    ours_label: str
-    theirs_label: str
-
-    def __init__(
-        self, start: int, end: int, ours: tuple, base: tuple | None, theirs: tuple, ours_label: str, theirs_label: str
-    ):
-        for name, value in zip(self.FIELDS, (start, end, ours, base, theirs, ours_label, theirs_label)):
-            object.__setattr__(self, name, value)
+    ours: tuple
+    theirs: tuple
 
 
-def parse(text: str, size: int = SIZE) -> tuple[list, list]:
-    """(pieces, conflicts): pieces alternate plain line lists and Conflict objects, in order.
-    A `<<<<<<<` never followed by `=======` and `>>>>>>>` is plain text. size: the marker length."""
+def parse(text: str, size: int = SIZE) -> list:
+    """Plain line lists and Conflicts, in order: a `<<<<<<<` never followed by `=======` and
+    `>>>>>>>` is plain text. size: the marker length."""
     lines = text.split("\n")
-    pieces: list = []
-    conflicts: list = []
-    plain: list = []
+    pieces: list = [[]]
     i = 0
     while i < len(lines):
-        if _is(lines[i], OPEN, size):
-            found = _region(lines, i, size)
-            if found is not None:
-                c, i = found
-                if plain:
-                    pieces.append(plain)
-                    plain = []
-                pieces.append(c)
-                conflicts.append(c)
-                continue
-        plain.append(lines[i])
-        i += 1
-    if plain:
-        pieces.append(plain)
-    return pieces, conflicts
+        found = _region(lines, i, size) if _is(lines[i], OPEN, size) else None
+        if found is None:
+            pieces[-1].append(lines[i])
+            i += 1
+        else:
+            pieces += [found[0], []]
+            i = found[1]
+    return [p for p in pieces if p]
 
 
-def _region(lines: list, i: int, size: int = SIZE):
-    ours: list = []
-    theirs: list = []
-    base: list | None = None
+def _region(lines: list, i: int, size: int):
+    """(the Conflict opened at line i, the line after it), or None when it is not one."""
+    sides: dict = {"ours": [], "base": [], "theirs": []}
     part = "ours"
-    sep = "=" * size
     for j in range(i + 1, len(lines)):
         ln = lines[j]
         if _is(ln, OPEN, size):
             return None
         if part == "ours" and _is(ln, BASE, size):
-            part, base = "base", []
-        elif part in ("ours", "base") and ln.rstrip("\r") == sep:
+            part = "base"
+        elif part in ("ours", "base") and ln.rstrip("\r") == "=" * size:
             part = "theirs"
         elif part == "theirs" and _is(ln, CLOSE, size):
-            return (
-                Conflict(
-                    i + 1,
-                    j + 1,
-                    tuple(ours),
-                    None if base is None else tuple(base),
-                    tuple(theirs),
-                    lines[i][size + 1 :].strip(),
-                    ln[size + 1 :].strip(),
-                ),
-                j + 1,
-            )
+            return Conflict(i + 1, tuple(sides["ours"]), tuple(sides["theirs"])), j + 1
         else:
-            (base if part == "base" and base is not None else theirs if part == "theirs" else ours).append(ln)
+            sides[part].append(ln)
     return None
+
+
+def _conflicts(text: str, size: int) -> list:
+    return [p for p in parse(text, size) if isinstance(p, Conflict)]
 
 
 def first_conflict(text: str, size: int = SIZE) -> int | None:
     """The line of the first conflict, or None: cheap when the text holds no `<<<<<<<` line."""
     if not _quick(size).search(text):
         return None
-    _, conflicts = parse(text, size)
+    conflicts = _conflicts(text, size)
     return conflicts[0].start if conflicts else None
 
 
@@ -153,7 +123,7 @@ def findings(rel: str, text: str, size: int = SIZE) -> list:
     line = first_conflict(text, size)
     if line is None:
         return []
-    n = len(parse(text, size)[1])
+    n = len(_conflicts(text, size))
     return [
         Finding(
             "conflict-markers",
@@ -235,7 +205,7 @@ def settle(text: str, side: str, size: int = SIZE) -> tuple[str, list]:
     that both hold kept once). Returns (text, the discarded sides' texts, one per conflict)."""
     if side not in ("ours", "theirs", "both"):
         raise ValueError(side)
-    pieces, _ = parse(text, size)
+    pieces = parse(text, size)
     out: list = []
     dropped: list = []
     for p in pieces:
