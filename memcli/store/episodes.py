@@ -84,41 +84,33 @@ def scope_text(data: dict) -> str:
 def sections(text: str) -> list[dict]:
     """The dated sections of an episode file, each {"time", "heading", "text", "turns"}, a turn
     being {"role", "time", "text"} (its text verbatim, every line of it)."""
-    section, turn = _SECTION, _TURN
     out: list[dict] = []
-    lines = text.replace("\r\n", "\n").split("\n")
-    for ln in lines:
-        m = section.match(ln)
-        if m:
-            out.append({"time": m.group(1), "heading": m.group(2), "lines": []})
-        elif out:
-            out[-1]["lines"].append(ln)
-    for sec in out:
-        body = sec.pop("lines")
-        sec["text"] = "\n".join(body).strip("\n")
+    for sec in split(text)[1]:
+        head, _, body = sec.partition("\n")
+        m = _SECTION.match(head)
+        assert m is not None  # split starts each section at its heading
         turns: list[dict] = []
         blank = True
-        for ln in body:
-            m = turn.match(ln) if blank else None
-            if m:
-                turns.append({"role": m.group(1), "time": m.group(2), "lines": [m.group(3)]})
+        for ln in body.split("\n"):
+            said = _TURN.match(ln) if blank else None
+            if said:
+                turns.append({"role": said.group(1), "time": said.group(2), "lines": [said.group(3)]})
             elif turns:
                 turns[-1]["lines"].append(ln)
             blank = not ln.strip()
         for t in turns:
             t["text"] = "\n".join(t.pop("lines")).strip("\n")
-        sec["turns"] = turns
+        out.append({"time": m.group(1), "heading": m.group(2), "text": body.strip("\n"), "turns": turns})
     return out
 
 
 def split(text: str) -> tuple[str, list]:
     """(the text before the first section, each section's text from its heading), CRLF read as LF
     and blank edges dropped: what the git merge puts in time order."""
-    section = _SECTION
     pre: list = []
     secs: list = []
     for ln in text.replace("\r\n", "\n").split("\n"):
-        if section.match(ln):
+        if _SECTION.match(ln):
             secs.append([ln])
         elif secs:
             secs[-1].append(ln)
@@ -130,5 +122,4 @@ def split(text: str) -> tuple[str, list]:
 def without_user_turns(text: str, drop) -> str:
     """An episode file without the user turns whose text ``drop(text)`` picks."""
     parts = _BLOCK.split(text)  # its sections and turns
-    user = _USER
-    return "".join(p for p in parts if not ((m := user.match(p)) and drop(p[m.end() :])))
+    return "".join(p for p in parts if not ((m := _USER.match(p)) and drop(p[m.end() :])))
