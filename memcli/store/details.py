@@ -20,8 +20,7 @@ _MAX_INT_BITS = 13_000  # about 3,900 decimal digits: Python will not print an i
 
 
 def _flat(data: dict) -> bool:
-    """Whether frontmatter is what memcli writes (text keys; text, number, flag or null values, and
-    lists of text), small enough: it is kept as it is, without the walk of ``_check_shape``."""
+    """Whether frontmatter is flat and small (what memcli writes): kept without ``_check_shape``'s walk."""
     nodes = len(data)
     for k, v in data.items():
         t = type(v)
@@ -184,8 +183,7 @@ def history_start(lines: list) -> int | None:
 
 
 def append_body(body: str, text: str) -> str:
-    """The body with text added after what it says, above its `## History` section (which stays
-    last and one list); a blank line between them."""
+    """The body with text added above its `## History` section (which stays last), after a blank line."""
     text = text.strip("\n")
     lines = body.rstrip("\n").split("\n") if body.strip() else []
     start = history_start(lines)

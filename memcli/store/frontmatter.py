@@ -1,10 +1,7 @@
 """A detail file's frontmatter: the YAML block between the `---` fences, read and written as
-memcli keeps it, and rewritten key by key so a person's layout and comments stay.
-
-YAML is normalised here: dates stay the strings they were written as, only true/false are
-booleans (yes/no/on/off stay words); flat frontmatter (what memcli writes) is read by
-``flatyaml`` and written without PyYAML whenever its plain form reads back the same everywhere.
-"""
+memcli keeps it (dates stay strings, only true/false are booleans), and rewritten key by key so a
+person's layout and comments stay. Flat frontmatter is read by ``flatyaml`` and written without
+PyYAML whenever its plain form reads back the same everywhere."""
 
 from __future__ import annotations
 
@@ -56,8 +53,7 @@ def yaml_classes():
 
 
 def opens(text: str) -> bool:
-    """Whether text starts with the fence (a BOM aside): it brings a frontmatter block, or one
-    that is broken (the reader says which)."""
+    """Whether text starts with the fence (a BOM aside): it brings a frontmatter block, maybe broken."""
     return text.lstrip("\ufeff").startswith(FENCE)
 
 
@@ -67,9 +63,8 @@ def fenced(lines: list) -> str:
 
 
 def span(text: str) -> tuple[int, int] | None:
-    """Where the frontmatter block's text is in text, as it is written (line ends included):
-    (start, end) of what lies between the fences; None when the first line is not the fence or
-    no line closes it. Read up to the closing fence only, as ``split`` reads it."""
+    """(start, end) of what lies between the fences in text as it is written, or None when there is
+    no closed block (the fences found as ``split`` finds them)."""
     start = 1 if text.startswith("\ufeff") else 0
     pos = text.find("\n", start)
     if pos == -1 or _line(text[start:pos]) != FENCE:
@@ -130,8 +125,7 @@ def load(fm: str, shown: str, fast: bool = True):
 
 
 def data(text: str) -> dict:
-    """A file's frontmatter keys as written (before memcli normalises them); {} when there is none
-    or it cannot be read."""
+    """A file's frontmatter keys as written (not normalised); {} when there is none or it cannot be read."""
     try:
         fm, _, _ = split(text)
     except ValueError:
@@ -155,8 +149,8 @@ def key_line(text: str, key: str) -> int | None:
 
 
 def strip(body: str) -> tuple[str, dict]:
-    """A body that brings its own frontmatter: (the rest, its keys); the body itself and {} when it
-    has none (or one that cannot be read). A memory never gets a second frontmatter block."""
+    """(the rest, its keys) of a body that brings its own frontmatter, else (the body, {}): a memory
+    never gets a second frontmatter block."""
     if not opens(body):
         return body, {}
     try:
@@ -312,10 +306,9 @@ def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str]
 
 
 def rewrite(fm: str, changes: dict, in_place: bool = True, norms: dict | None = None) -> str | None:
-    """The frontmatter text with only the changed keys rewritten (changes: key -> (old, new) in key
-    order for new keys): other keys, comments and block lists stay byte for byte; a new key goes
-    last. in_place edits a block list item by item (norms: key -> how its items are compared).
-    None when the layout is not one this edit can be sure of (a duplicate or complex key)."""
+    """The frontmatter with only the changed keys (key -> (old, new)) rewritten, other text byte for
+    byte and new keys last; in_place edits a block list item by item (norms: key -> how its items
+    compare). None when the layout is not one this edit can be sure of."""
     lines = fm.split("\n")
     spans = _key_spans(lines)
     if spans is None:

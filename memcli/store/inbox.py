@@ -156,10 +156,8 @@ def make(kind: str, title: str, *, id: str | None = None, evidence=(), changes=N
 
 
 def proposal_id(p: Proposal) -> str:
-    """p-YYYYMMDD-<slug of the title>-<hash of kind, target, title, summary and evidence>.
-
-    The day is that of the earliest turn quoted (the proposal's creation day when it quotes none),
-    so the same lesson proposed on two clones, or again on a later day, has one id."""
+    """p-YYYYMMDD-<slug of the title>-<hash of kind, target, title, summary and evidence>, the day
+    that of the earliest turn quoted (else its creation): one id on every clone and every day."""
     h = hashlib.sha1(
         "\x1f".join(
             [p.kind, p.target or "", p.title, p.summary, *(f"{q.episode}@{q.time}" for q in p.evidence)]
@@ -360,8 +358,7 @@ def quote_key(q: Quote) -> tuple:
 
 
 def quoted(root: Path) -> dict:
-    """{quote_key: (proposal id, status)} of every turn a pending or decided proposal quotes (a
-    decided one wins): what reflection must not propose again unless new turns add to it."""
+    """{quote_key: (proposal id, status)} of every turn a pending or decided (winning) proposal quotes."""
     return {quote_key(q): (p.id, p.status) for p in [*pending(root)[0], *records(root)] for q in p.evidence}
 
 
@@ -382,8 +379,7 @@ def rewrite(root: Path, p: Proposal) -> None:
 
 
 def archive(root: Path, record: Proposal) -> str:
-    """Move a decided proposal (its record: status, decided, memory) from the inbox into the archive:
-    the record is written first, then the pending file goes (the caller holds the root lock)."""
+    """Move a decided proposal's record into the archive, then remove the pending file (under the root lock)."""
     atomic_write(path(root, record.id, archived=True), render(record))
     try:
         os.unlink(path(root, record.id))

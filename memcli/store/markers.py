@@ -1,15 +1,8 @@
-"""Git conflict markers: a file that holds them is conflicted, a first-class state.
-
-A conflict is a line starting with `<<<<<<< ` (or exactly `<<<<<<<`), then a line `=======`, then
-a line starting with `>>>>>>> `, in that order (an optional `|||||||` line opens the base part
-that git's diff3 style writes). Such a file is reported (index check, heartbeat), skipped by
-recall, and never written over: `guard` refuses the write with the way out.
-
-The markers are 7 characters long unless `.gitattributes` sets `conflict-marker-size` for the
-file (`size_for` reads it as git does: the repository's `.gitattributes` files from the top down
-to the file's folder, then `.git/info/attributes`, the last matching line winning). Text on its
-way into a memory must hold no line git would read as a marker (`marker_lines`); text captured
-automatically (session turns folded into the episode log) has such lines indented (`escape`).
+"""Git conflict markers: a file that holds them is conflicted, a first-class state: reported,
+skipped by recall, never written over (`guard`). A conflict is a `<<<<<<<` line, then `=======`,
+then `>>>>>>>` (an optional `|||||||` opens diff3's base part); the markers are 7 characters long
+unless `.gitattributes` sets `conflict-marker-size` (`size_for`). Text on its way into a memory
+holds no line git would read as a marker (`marker_lines`); captured text has them indented (`escape`).
 """
 
 from __future__ import annotations
@@ -144,8 +137,7 @@ def scan_root(root: Path) -> list[tuple[str, int]]:
 
 
 def file_conflict(path, size: int | None = None) -> int | None:
-    """The line of the first conflict in a file, or None (also when it cannot be read); the
-    marker size is the one `.gitattributes` sets for the file unless given."""
+    """The line of the first conflict in a file, or None (also when it cannot be read)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -158,8 +150,7 @@ def file_conflict(path, size: int | None = None) -> int | None:
 
 
 def text_conflict(text: str, path) -> int | None:
-    """`file_conflict` for text already read from path (the marker size is looked up only when
-    the text holds a run of `<`)."""
+    """`file_conflict` for text already read from path."""
     if "<<<" not in text:
         return None
     return first_conflict(text, size_for(path))
@@ -201,8 +192,8 @@ def _rel(path: Path) -> str:
 
 
 def settle(text: str, side: str, size: int = SIZE) -> tuple[str, list]:
-    """The text with every conflict settled: side is ours, theirs or both (ours, then theirs, a line
-    that both hold kept once). Returns (text, the discarded sides' texts, one per conflict)."""
+    """(the text with every conflict settled to side: ours, theirs or both (a line both hold kept
+    once), the discarded sides' texts)."""
     if side not in ("ours", "theirs", "both"):
         raise ValueError(side)
     pieces = parse(text, size)
@@ -244,7 +235,7 @@ def _sizes(size: int) -> tuple:
 
 def marker_lines(text: str, size: int = SIZE) -> list[tuple[int, str]]:
     """(line number, line) of every line git would read as a conflict marker, at the default size
-    and at `size` (inside code fences too: git does not know Markdown)."""
+    and at `size` (code fences too: git does not know Markdown)."""
     if not any(c * min(SIZE, size) in text for c in "<=>|"):
         return []
     rx = _lookalike(_sizes(size))
@@ -289,8 +280,7 @@ def size_for(path) -> int:
 
 
 def _rules(path: Path) -> list:
-    """(matcher, size or SIZE) for each line of an attributes file that speaks of
-    conflict-marker-size, in order; cached by the file's fingerprint."""
+    """(matcher, size) for each line of an attributes file that sets conflict-marker-size, cached."""
     try:
         st = os.stat(path)
     except OSError:
