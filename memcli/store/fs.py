@@ -137,8 +137,7 @@ def atomic_write_many(files) -> None:
 
 
 def _written(files) -> list:
-    """(path, text, newline) of each file to write (given as (path, text[, newline])), none of
-    them a conflicted Markdown file (``markers.guard``)."""
+    """(path, text, newline) of each (path, text[, newline]), refusing a conflicted Markdown file."""
     files = [(item[0], item[1], item[2] if len(item) > 2 else "\n") for item in files]
     refuse_conflicted(path for path, _, _ in files)
     return files
@@ -160,10 +159,9 @@ BATCH = 500  # files staged before one flush of the file system (replace_each)
 
 
 def replace_each(files, tag: str = "") -> list:
-    """Write many files that need not change together ((path, text[, newline]) each), BATCH at a
-    time with one flush of the file system per batch; temp names start with TMP_PREFIX + tag (for
-    a caller's journal). Each file ends old or new, never torn; a symlink is refused. Returns the
-    paths written."""
+    """Write many files that need not change together ((path, text[, newline]) each) with one flush
+    of the file system per BATCH, each old or new, never torn (temp names start with TMP_PREFIX +
+    tag, for a caller's journal); a symlink is refused. Returns the paths written."""
     files = _written(files)
     for path, _, _ in files:
         if os.path.islink(path):

@@ -1,22 +1,16 @@
 """The rules of MEMORY.md: which memories it lists, in what order, what falls out when it is
-full, and what is wrong with it. ``plan`` is the one planner: writes, `index rebuild`, the
-heartbeat's check and repair, the reconciliation after a git merge and import all call it.
+full, and what is wrong with it. ``plan`` is the one planner every write, rebuild, repair, merge
+and import calls.
 
-- order: pinned first, then importance, then the newest update, then the id (`Detail.rank_key`);
-- room: the index stays under `index.max_lines` lines, so the entries get
-  ``max_lines - 1 - fixed`` lines, fixed being the lines that are not entries;
-- demotion: when there are more memories than room, the lowest-ranked unpinned ones lose
-  their line first, then the lowest-ranked pinned ones. Their detail files stay;
-- a line is kept as it was written when it is not a memory's (a link that is not memory/<id>.md)
-  or when its memory cannot be read (a person must fix the file; the line is theirs meanwhile);
-  a tidy plan (repair, rebuild, reconcile) drops a second line of a memory, a line whose file is
-  gone and a line of an expired memory; a write leaves every other line as it is.
-- `index.rank: activity` changes only which memories keep a line: pinned first, then the
-  retention score (``retention``: importance, recency and recalls from `.memcli/trace.jsonl`).
-  The lines stay in the order above, so reading never reorders the file, and the
-  score reads its clock from the data (the newest update or recall), so a given set of files and
-  trace always plans the same index. After a git merge the trace is left out (``Activity`` with no
-  accesses): two clones with different traces then plan the same MEMORY.md.
+- order: pinned, importance, newest update, id (`Detail.rank_key`);
+- room: entries get ``max_lines - 1 - fixed`` lines, fixed being the lines that are not entries;
+- demotion: the lowest-ranked unpinned memories lose their line first, then pinned ones; their
+  detail files stay;
+- a line that is not a memory's, or whose memory cannot be read, is kept as written; a tidy plan
+  drops a second line of a memory and the lines of missing or expired memories;
+- `index.rank: activity` changes only who keeps a line (pinned, then ``retention``: importance,
+  recency and recalls from `.memcli/trace.jsonl`), never the lines' order; its clock is the data's
+  newest stamp, and a merged index leaves the trace out, so every clone plans the same file.
 """
 
 from __future__ import annotations
@@ -53,8 +47,8 @@ ACCESS_CAP = 16  # recalls at which the access term is full (it grows with log(1
 
 
 class Activity:
-    """What `index.rank: activity` ranks by: id -> {"count", "last"} of recalls (from the trace; empty
-    when planning a merged index) and the half-life of recency in days (`recall.half_life`)."""
+    """What `index.rank: activity` ranks by: id -> {"count", "last"} of recalls and the half-life
+    of recency in days."""
 
     __slots__ = ("access", "half_life")
 
@@ -68,9 +62,8 @@ def _memory(d):
 
 
 def retention(d, act: Activity, now_days: float) -> float:
-    """W_IMPORTANCE * importance + W_RECENCY * recency + W_ACCESS * recalls, each in 0..1: recency
-    halves every half_life days since the last update or recall; recalls count as
-    log(1 + n) / log(1 + ACCESS_CAP), at most 1."""
+    """W_IMPORTANCE * importance + W_RECENCY * recency (halving every half_life days since the last
+    update or recall) + W_ACCESS * min(1, log(1 + recalls) / log(1 + ACCESS_CAP))."""
     m = _memory(d)
     seen = act.access.get(m.id) or {}
     stamps = [x for x in (_days(m.updated or m.created), _days(seen.get("last"))) if x is not None]
@@ -101,13 +94,10 @@ def _entry(d) -> Entry:
 
 
 def demote(ranked: list, room: int, fresh: set | None = None) -> tuple[list, list]:
-    """(kept, demoted) for memories in index order and the room the index has. Unpinned ones go
-    first, lowest-ranked first; then pinned ones from the bottom. Near-linear in the count.
-
-    fresh (`index.rank: activity`): the ids of memories that had no line and were never recalled.
-    A memory that had a line goes only after every fresh one less important than it, so a burst of
-    new notes, ranked high by their recency alone, does not push out what matters more (under
-    `importance` the order says so already)."""
+    """(kept, demoted) for memories in index order and the room the index has: unpinned ones go
+    first, lowest-ranked first, then pinned ones from the bottom. fresh (activity): ids that had no
+    line and were never recalled; a memory that had a line goes only after every fresh one less
+    important than it, so a burst of new notes does not push out what matters more."""
     excess = len(ranked) - max(room, 0)
     if excess <= 0:
         return list(ranked), []
@@ -249,8 +239,7 @@ def missing_index() -> Finding:
 
 
 def conflicts(root) -> list[Finding]:
-    """A `conflict-markers` finding for each Markdown file of the root (MEMORY.md, memories,
-    archive, episodes) left with unresolved git conflict markers."""
+    """A `conflict-markers` finding for each Markdown file of the root left conflicted."""
     from . import markers
 
     return [
@@ -310,17 +299,12 @@ def plan(
 ) -> Plan:
     """Which memories MEMORY.md lists, in what order, and what happens to every entry line.
 
-    memories: id -> the memory (a Detail or a heartbeat Memo) for each readable one, or
-    UNREADABLE, MISSING or EXPIRED; an id that is not there counts as MISSING.
-    add: a new memory to list (refused when the index is full under ``on_full: refuse``);
-    changed: a memory about to be written (its new version counts, not the one in ``memories``);
-    pool: list these memories instead of the ones the lines name (`index rebuild`);
-    promote: memories that may take a free line (the heartbeat); under activity they compete with
-    the listed ones for every line;
-    tidy: drop second lines, lines whose file is gone and lines of expired memories;
-    fit: demote listed memories until they fit, even when hand-written lines took the room
-    (without it a write never moves a listed entry out for them: it warns);
-    activity: `index.rank: activity`'s recalls (see ``rank``)."""
+    memories: id -> a Detail (or heartbeat Memo), UNREADABLE, MISSING (also when absent) or EXPIRED;
+    add: a new memory to list (refused when full under ``on_full: refuse``); changed: a memory
+    about to be written; pool: list these instead of the lines' memories (`index rebuild`);
+    promote: memories that may take a free line (under activity: compete for every line); tidy:
+    drop second, missing and expired lines; fit: demote listed memories even when hand-written
+    lines took the room (else a write only warns); activity: see ``rank``."""
     lines: list = []
     chosen: dict = {}
     dropped: list = []
