@@ -111,8 +111,7 @@ def lend_view(root: Path, view) -> None:
 
 
 def detail_files(root: Path) -> dict:
-    """key -> fingerprint for every file recall's details layer reads: memory/<id>.md and
-    memory/episodes/*.md; symlinks and names that are not ids are left out."""
+    """key -> fingerprint of memory/<id>.md and memory/episodes/*.md (no symlinks, only ids)."""
     view = _views.get(str(root))
     kept = view() if view is not None else None
     return kept if kept is not None else scan_detail_files(root)
@@ -146,8 +145,7 @@ def scan_detail_files(root: Path) -> dict:
 
 
 def memory_files(root: Path) -> list[tuple[str, str, os.DirEntry[str]]]:
-    """(relative path, kind, os.DirEntry) for every *.md of memory/, memory/archive/,
-    memory/episodes/ and the inbox, in that order, each folder sorted by name."""
+    """(relative path, kind, os.DirEntry) for every *.md of the memory folders, each sorted by name."""
     return [(f"{sub}/{de.name}", kind, de) for sub, kind in FOLDERS for de in md_entries(root / sub)]
 
 

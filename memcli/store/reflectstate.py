@@ -1,10 +1,9 @@
-"""Reflection's local state in .memcli/ (never committed): the watermark, the material last
-offered to an agent, the one-reflection-at-a-time lock and the note that asks the running
-reflection to go round again."""
+"""Reflection's local state in .memcli/: the watermark, the material last offered to an agent, the
+one-reflection-at-a-time lock and the note that asks the running reflection to go round again."""
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 from pathlib import Path
 
@@ -19,8 +18,8 @@ RUN_LOCK = "reflect.run"
 
 
 def load_mark(root: Path) -> dict:
-    """{"episodes": {rel: {"fp", "seen"}}, "sessions": {name: hash}}; empty when there is none (or it
-    is broken: reflection then reads everything again, and proposal ids keep it from repeating)."""
+    """{"episodes": {rel: {"fp", "seen"}}, "sessions": {name: hash}}; empty when there is none or it
+    is broken (proposal ids keep a second reading from repeating)."""
 
     def shape(d):
         if not isinstance(d, dict) or not isinstance(d.get("episodes", {}), dict):
@@ -43,31 +42,24 @@ def save_offer(root: Path, token: str, mark: dict) -> None:
 
 
 def load_offer(root: Path) -> dict | None:
-    from .fs import came_with_git
+    def shape(d):
+        if not isinstance(d, dict):
+            raise ValueError("not an offer")
 
-    path = state_dir(root) / OFFER
-    if came_with_git(path):
-        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_state(state_dir(root) / OFFER, "offer", "", shape)
+    except FileError:
         return None
-    return data if isinstance(data, dict) else None
 
 
 def drop_offer(root: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(state_dir(root) / OFFER)
-    except OSError:
-        pass
 
 
 def ask_again(root: Path) -> None:
     """Leave the note that another reflection was asked for while one ran."""
-    try:
-        with open(state_dir(root) / PENDING, "a"):
-            pass
-    except (OSError, FileError):
+    with contextlib.suppress(OSError, FileError), open(state_dir(root) / PENDING, "a"):
         pass
 
 

@@ -193,8 +193,7 @@ class Root:
         return read_text(path, rel)
 
     def indexed(self, entries: list | None = None) -> list:
-        """(entry, Detail or None) for every entry of MEMORY.md (or of ``entries``), through the
-        index cache: a detail file is parsed only when its fingerprint changed."""
+        """(entry, Detail or None) for every entry of MEMORY.md (or of ``entries``), through the index cache."""
         from .indexcache import indexed
 
         return indexed(self, self.read_index().entries if entries is None else entries)
@@ -255,9 +254,8 @@ class Root:
             raise FileError(f"cannot delete {self.rel(path)}: {e.strerror or e}")
 
     def listing(self, archived: bool = False) -> tuple[list[Detail], list[Problem]]:
-        """Every readable memory (memory/, and memory/archive/ too when archived), in index order,
-        and the files that could not be read (the misnamed ones first). Only a symlink is resolved
-        (this reads every memory, for `index rebuild` and `list`)."""
+        """(every readable memory of memory/ (and memory/archive/), in index order; the files that
+        could not be read, the misnamed ones first). Only a symlink is resolved: this reads them all."""
         self.memory_dir()
         found, misnamed, unread = [], [], []
         entries = []

@@ -1,9 +1,6 @@
-"""The scope layer: the current task's shared keys, with the agent that wrote each one.
-
-A second agent writing a key it does not own is a collision: refused, or with force
-overwritten and logged, the forcing agent then the key's only owner. Every write is recorded, so
-`scope check` can say who wrote what.
-"""
+"""The scope layer: the current task's shared keys, with the agent that wrote each one. A second
+agent writing a key it does not own is a collision: refused, or with force overwritten and logged;
+every write is recorded, so `scope check` can say who wrote what."""
 
 from __future__ import annotations
 
@@ -42,8 +39,7 @@ def load_or_skip(root: Path, name: str) -> tuple[dict | None, str | None]:
 
 
 def load_for_write(root: Path, name: str) -> tuple[dict | None, str | None]:
-    """For writers (the caller holds the root lock): a broken file is moved aside, never
-    deleted; the warning says where it went."""
+    """For writers (holding the root lock): a broken file is moved aside (never deleted), as the warning says."""
     try:
         return load(root, name), None
     except FileError as e:

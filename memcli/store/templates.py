@@ -7,7 +7,6 @@ from pathlib import Path
 
 
 def _templates():
-    """The templates: package data when installed; the checkout's templates/ when run from source."""
     from importlib.resources import files
 
     try:
@@ -41,8 +40,7 @@ def example_files(now: str | None = None) -> list[tuple[str, str]]:
 
 
 def _live(text: str, now: str | None) -> str:
-    """An example whose ``expires`` has passed on the day ``now`` gets as long again from that day
-    as it was given (``expires`` minus ``created``): the example is live whenever it is made."""
+    """An example whose ``expires`` has passed on the day ``now`` gets as long again from then."""
     import re
 
     from ..dates import now_of, parse
