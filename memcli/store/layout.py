@@ -3,6 +3,7 @@ uses, with the names and path rules of ``memcli.paths`` (re-exported: store code
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -211,9 +212,7 @@ def state_sizes(root: Path) -> dict[str, int]:
         total = 0
         for dirpath, _, files in os.walk(p):
             for f in files:
-                try:
+                with contextlib.suppress(OSError):
                     total += os.stat(os.path.join(dirpath, f), follow_symlinks=False).st_size
-                except OSError:
-                    pass
         out[p.name] = total
     return out

@@ -256,8 +256,6 @@ def escape(text: str, size: int = SIZE) -> str:
 
 # ---------------------------------------------------------------- conflict-marker-size
 
-_RULES: dict = {}
-
 
 def size_for(path) -> int:
     """The conflict-marker-size git uses for the file at path: the repository's `.gitattributes`
@@ -280,20 +278,22 @@ def size_for(path) -> int:
 
 
 def _rules(path: Path) -> list:
-    """(matcher, size) for each line of an attributes file that sets conflict-marker-size, cached."""
+    """(matcher, size) for each line of an attributes file that sets conflict-marker-size."""
     try:
         st = os.stat(path)
     except OSError:
         return []
-    key = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
-    found = _RULES.get(str(path))
-    if found is not None and found[0] == key:
-        return found[1]
-    rules = []
+    return _read_rules(str(path), layout.fingerprint(st)) if st.st_size < 1_000_000 else []
+
+
+@functools.lru_cache(maxsize=256)
+def _read_rules(path: str, _fingerprint: str) -> list:
+    """``_rules`` of the file as it was when it had this fingerprint."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace") if st.st_size < 1_000_000 else ""
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
-        text = ""
+        return []
+    rules = []
     for line in text.splitlines():
         words = line.split()
         if not words or words[0].startswith(("#", "[attr]")):
@@ -306,7 +306,6 @@ def _rules(path: Path) -> list:
             value = int(v) if eq and not name.startswith(("-", "!")) and v.isdigit() and 0 < int(v) < 100 else SIZE
         if value is not None:
             rules.append((_matcher(words[0]), value))
-    _RULES[str(path)] = (key, rules)
     return rules
 
 
