@@ -373,18 +373,14 @@ def write(root: Path, p: Proposal) -> str:
     return rel(p.id)
 
 
-def rewrite(root: Path, p: Proposal) -> None:
-    """Write a pending proposal over its file (an edit; the caller holds the root lock)."""
-    atomic_write(path(root, p.id), render(p))
+rewrite = write  # a pending proposal written over its file (an edit)
 
 
 def archive(root: Path, record: Proposal) -> str:
     """Move a decided proposal's record into the archive, then remove the pending file (under the root lock)."""
     atomic_write(path(root, record.id, archived=True), render(record))
     try:
-        os.unlink(path(root, record.id))
-    except FileNotFoundError:
-        pass
+        path(root, record.id).unlink(missing_ok=True)
     except OSError as e:
         raise FileError(f"cannot remove {rel(record.id)}: {e.strerror or e}")
     return rel(record.id, archived=True)

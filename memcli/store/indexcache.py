@@ -3,6 +3,7 @@ checked against each file's stat on every call, so hot commands need no YAML par
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -97,11 +98,9 @@ def indexed(root, entries: list) -> list:
         dirty = True
         out.append((e, d))
     if dirty or set(fresh) != set(cache):
-        try:
+        with contextlib.suppress(OSError, FileError, UnsafePathError):
             state_dir(root.path)
             atomic_write(cache_path, json.dumps(fresh, ensure_ascii=False))
-        except (OSError, FileError, UnsafePathError):
-            pass
     return out
 
 

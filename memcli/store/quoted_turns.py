@@ -6,9 +6,11 @@ quote is cached in ``.memcli/search/digested.json``, valid while the archive's f
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from . import layout
+from .fs import atomic_write
 
 CACHE = "digested.json"
 FORMAT = 1
@@ -59,12 +61,8 @@ def digested(root) -> dict[str, frozenset]:
     except (OSError, ValueError, TypeError, AttributeError, KeyError):
         pass
     episodes = _read(root)
-    try:
-        from .fs import atomic_write
-
+    with contextlib.suppress(Exception):  # the cache only saves time
         atomic_write(cache, json.dumps({"format": FORMAT, "files": names, "episodes": episodes}, ensure_ascii=False))
-    except Exception:  # noqa: BLE001 - the cache only saves time
-        pass
     return {k: frozenset(v) for k, v in episodes.items()}
 
 

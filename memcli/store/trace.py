@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -31,11 +32,9 @@ def append(root: Path, command: str, query: str, layer: str | None, ids: list, n
         try:
             st = os.fstat(fd)
             if st.st_size > MAX_TRACE:  # rolled over: one older log is kept as trace.jsonl.1
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     if os.stat(path).st_ino == st.st_ino:  # not already moved by another recall
                         os.replace(path, path.with_name(TRACE + ".1"))
-                except FileNotFoundError:
-                    pass
                 os.close(fd)
                 fd = _open(path)
             os.write(fd, line.encode("utf-8"))
