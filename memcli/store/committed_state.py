@@ -1,9 +1,6 @@
 """What git brought into ``.memcli/``: local state that came with the repository is someone
-else's, and is never read (a session, the trace, a scope, a reflection watermark, a rename
-journal, the root's own configuration). The answer is kept in ``.git/memcli/`` (never tracked or
-cloned), keyed by the fingerprint of git's index, which git rewrites whenever what it tracks
-changes: a turn costs a ``stat`` and a small read, not a git process.
-"""
+else's, and is never read. The answer is kept in ``.git/memcli/``, keyed by the fingerprint of
+git's index (rewritten whenever what git tracks changes): a turn costs a stat, not a git process."""
 
 from __future__ import annotations
 
@@ -74,8 +71,7 @@ def state_tracked(root: Path) -> frozenset | None:
 
 
 def came_with_git(root: Path, path: Path | str) -> bool:
-    """Whether git tracks this file under root's ``.memcli/`` (so it is not read). Asks only when
-    the file exists."""
+    """Whether git tracks this file (that exists) under root's ``.memcli/``, so it is not read."""
     p = Path(path)
     if not p.exists():
         return False

@@ -161,8 +161,7 @@ def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
 
 
 def check(root: Path) -> list:
-    """Findings for a root in a git repository whose merge drivers are not registered or not
-    named in .gitattributes, or whose .memcli/ git tracks; [] elsewhere."""
+    """Findings for a root in a git repository: merge drivers not registered or not named, .memcli/ tracked."""
     from ..model import Finding
 
     root = Path(root).resolve()

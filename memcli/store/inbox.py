@@ -1,22 +1,17 @@
-"""Proposals: memory/inbox/<id>.md, the memories reflection (or a gated write) suggests.
-
-A proposal is a detail file with more keys, so git's memcli-detail driver merges it like a
-memory and any editor opens it:
+"""Proposals: memory/inbox/<id>.md, the memories reflection (or a gated write) suggests: a detail
+file with more keys (git's memcli-detail driver merges it like a memory), the evidence turns
+quoted verbatim under `## Evidence`, one block each, in the order of `evidence`:
 
     ---
     id: p-20261201-deploy-needs-the-vpn-3f2a1c
     title: Deploy needs the VPN
-    summary: connect the VPN before ./deploy.sh, it times out otherwise
-    tags: [deploy]
-    aliases: []
-    type: lesson
-    ...
-    kind: new                 # new | update
-    target: null              # the memory an update changes
+    ...                       # the other keys of a memory
+    kind: new                 # new | update (of `target`)
+    target: null
     engine: offline           # offline | extractor | agent | cli | mcp | hook | api
     confidence: 0.72
     evidence: [{episode: memory/episodes/2026-12-01.md, time: '2026-12-01T10:00:00Z'}]
-    status: pending           # pending; accepted or rejected once decided (memory/inbox/archive/)
+    status: pending
     ---
     The proposed text.
 
@@ -25,9 +20,8 @@ memory and any editor opens it:
     > **user** (2026-12-01T10:00:00Z):
     > the deploy timed out again; the fix was to connect the VPN first
 
-The evidence turns are quoted verbatim, one block each, in the order of `evidence`. Decided
-proposals move to memory/inbox/archive/ with `status`, `decided` and (accepted) `memory`:
-the record that makes a second accept of the same proposal, on another clone, a no-op.
+A decided proposal moves to memory/inbox/archive/ with `status`, `decided` and (accepted)
+`memory`: the record that makes a second accept of it, on another clone, a no-op.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""MEMORY.md <-> entries. Pure parse and render: every line that is not an entry
-(headings, comments, blank lines, hand-written notes) survives byte for byte."""
+"""MEMORY.md <-> entries, parsed and rendered: every line that is not an entry survives byte for byte."""
 
 from __future__ import annotations
 
