@@ -41,6 +41,7 @@ from .layout import check_id, slugify, valid_id
 from .layout import INBOX, INBOX_ARCHIVE, md_entries
 
 KINDS = ("new", "update")
+_SHARED = ("title", "summary", "type", "created", "tags", "aliases", "importance", "pinned", "expires", "source")
 STATUSES = ("pending", "accepted", "rejected")
 EVIDENCE = "## Evidence"
 _QUOTE_HEAD = re.compile(r"^> \*\*(?P<role>[^*]+)\*\* \((?P<time>[^()]*)\):$")
@@ -188,23 +189,8 @@ def render(p: Proposal) -> str:
             + "\n".join(("> " + ln) if ln else ">" for ln in q.text.split("\n"))
             + "\n"
         )
-    d = Detail(
-        id=p.id,
-        title=p.title,
-        summary=p.summary,
-        tags=p.tags,
-        aliases=p.aliases,
-        type=p.type,
-        importance=p.importance,
-        pinned=p.pinned,
-        expires=p.expires,
-        source=p.source,
-        created=p.created,
-        updated=p.decided or p.created,
-        extra=extra,
-        body=body,
-    )
-    return dfile.render(d)
+    shared: dict = {k: getattr(p, k) for k in _SHARED}
+    return dfile.render(Detail(id=p.id, updated=p.decided or p.created, extra=extra, body=body, **shared))
 
 
 def parse(text: str, pid: str, rel: str = "") -> Proposal:
@@ -234,25 +220,16 @@ def parse(text: str, pid: str, rel: str = "") -> Proposal:
     return Proposal(
         d.id,
         kind,
-        d.title,
-        d.summary,
-        d.type,
-        None if target in (None, "") else one_line(target),
-        one_line(x.get("engine") or ""),
-        confidence,
-        d.created,
-        d.tags,
-        d.aliases,
-        body,
-        tuple(evidence),
-        d.importance,
-        status,
-        dfile.stamp_of(x.get("decided")),
-        None if x.get("memory") in (None, "") else one_line(x.get("memory")),
-        rel,
-        pinned=bool(d.pinned),
-        expires=d.expires or None,
-        source=d.source or None,
+        **{k: getattr(d, k) for k in _SHARED} | {"expires": d.expires or None, "source": d.source or None},
+        target=None if target in (None, "") else one_line(target),
+        engine=one_line(x.get("engine") or ""),
+        confidence=confidence,
+        text=body,
+        evidence=tuple(evidence),
+        status=status,
+        decided=dfile.stamp_of(x.get("decided")),
+        memory=None if x.get("memory") in (None, "") else one_line(x.get("memory")),
+        path=rel,
         changes=changes_of(x.get("changes")),
     )
 
