@@ -149,20 +149,7 @@ def parse(text: str, memory_id: str, path: str = "", use_fast: bool = True) -> D
 
 def render(d: Detail) -> str:
     """The file text: known keys in a stable order, unknown keys after them, then the body."""
-    known = {
-        "id": d.id,
-        "title": d.title,
-        "summary": d.summary,
-        "tags": list(d.tags),
-        "aliases": list(d.aliases),
-        "type": d.type,
-        "importance": d.importance,
-        "pinned": d.pinned,
-        "created": d.created,
-        "updated": d.updated,
-        "expires": d.expires,
-        "source": d.source,
-    }
+    known = {k: getattr(d, k) for k in DETAIL_KEYS} | {"tags": list(d.tags), "aliases": list(d.aliases)}
     lines = [f"{key}: {dump_value(value)}" for key, value in known.items()]
     lines += [dump_key(key, value) for key, value in d.extra.items() if key not in known]
     body = d.body
