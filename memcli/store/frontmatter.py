@@ -197,22 +197,21 @@ def dump_value(value) -> str:
     text = plain(value)
     if text is not None:
         return text
-    yaml, _, Dumper = yaml_classes()
-    text = yaml.dump(value, Dumper=Dumper, allow_unicode=True, default_flow_style=True, width=10**9, sort_keys=False)
-    text = text.rstrip("\n")
-    if text.endswith("\n..."):
-        text = text[:-4].rstrip("\n")
-    return text
+    text = _dump(value, flow=True)
+    return text[:-4].rstrip("\n") if text.endswith("\n...") else text
 
 
 def dump_key(key, value) -> str:
     """One key of the frontmatter: `key: value`, or a block for a non-empty mapping."""
     if isinstance(value, dict) and value:
-        yaml, _, Dumper = yaml_classes()
-        return yaml.dump(
-            {key: value}, Dumper=Dumper, allow_unicode=True, default_flow_style=None, width=10**9, sort_keys=False
-        ).rstrip("\n")
+        return _dump({key: value}, flow=None)
     return f"{dump_value(key)}: {dump_value(value)}"
+
+
+def _dump(value, flow: bool | None) -> str:
+    yaml, _, Dumper = yaml_classes()
+    dumped = yaml.dump(value, Dumper=Dumper, allow_unicode=True, default_flow_style=flow, width=10**9, sort_keys=False)
+    return dumped.rstrip("\n")
 
 
 # ---------------------------------------------------------------- rewriting only the keys that change
