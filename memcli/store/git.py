@@ -52,21 +52,14 @@ def git(
     env: dict | None = None,
     input: str | None = None,
 ) -> subprocess.CompletedProcess:
+    """git ARGS run in cwd (with `-c KEY=VALUE` for each of config, and env added), never prompting."""
     cmd = ["git"]
     for k, v in (config or {}).items():
         cmd += ["-c", f"{k}={v}"]
-    cmd += list(args)
+    cmd += args
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})}
     try:
-        p = subprocess.run(
-            cmd,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            input=input,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})},
-        )
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, encoding="utf-8", errors="replace", input=input, env=env)
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)")
     if check and p.returncode != 0:

@@ -117,17 +117,8 @@ def findings(rel: str, text: str, size: int = SIZE) -> list:
     if line is None:
         return []
     n = len(_conflicts(text, size))
-    return [
-        Finding(
-            "conflict-markers",
-            "error",
-            rel,
-            line,
-            f"unresolved git conflict markers ({n} conflict{'s' if n > 1 else ''}); memcli will not write it "
-            "and recall skips it",
-            way_out(rel),
-        )
-    ]
+    said = f"unresolved git conflict markers ({n} conflict{'s' if n > 1 else ''}); memcli will not write it"
+    return [Finding("conflict-markers", "error", rel, line, f"{said} and recall skips it", way_out(rel))]
 
 
 def scan_root(root: Path) -> list[tuple[str, int]]:

@@ -19,13 +19,8 @@ ACCESS_BYTES = 4_000_000  # how much of the log the heartbeat reads for recent u
 def append(root: Path, command: str, query: str, layer: str | None, ids: list, now: str | None = None) -> str | None:
     """Append one line (time, command, query, the first hit's layer, the ids returned); a warning
     when the log cannot be written."""
-    line = (
-        json.dumps(
-            {"time": now or utcnow(), "command": command, "query": query[:200], "layer": layer, "ids": ids},
-            ensure_ascii=False,
-        )
-        + "\n"
-    )
+    record = {"time": now or utcnow(), "command": command, "query": query[:200], "layer": layer, "ids": ids}
+    line = json.dumps(record, ensure_ascii=False) + "\n"
     try:
         path = state_dir(root) / TRACE
         fd = _open(path)
