@@ -36,8 +36,7 @@ def _flat(data: dict) -> bool:
 
 
 def _check_shape(value, depth=0, count=None):
-    """The value as memcli keeps it (dates as ISO strings); ValueError for what it cannot keep
-    (nested too deeply, binary data, a set, a number too large to print)."""
+    """The value as memcli keeps it (dates as ISO strings); ValueError for what it cannot keep."""
     if count is None and type(value) is dict and _flat(value):
         return value
     count = count if count is not None else [0]

@@ -63,8 +63,7 @@ def turn_block(turn: dict) -> str:
 
 
 def scope_text(data: dict) -> str:
-    """A scope as the log keeps it: its task, each key's value and writers, the collisions (later
-    lines of a value indented, so none starts a section or a turn)."""
+    """A scope as the log keeps it: its task, keys, writers and collisions (later lines indented)."""
 
     def said(value) -> str:
         return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)).replace("\n", "\n  ")
@@ -105,8 +104,7 @@ def sections(text: str) -> list[dict]:
 
 
 def split(text: str) -> tuple[str, list]:
-    """(the text before the first section, each section's text from its heading), CRLF read as LF
-    and blank edges dropped: what the git merge puts in time order."""
+    """(the text before the first section, each section's text from its heading), as LF, stripped."""
     pre: list = []
     secs: list = []
     for ln in text.replace("\r\n", "\n").split("\n"):

@@ -42,8 +42,7 @@ def safe_join(root: Path, *parts: str) -> Path:
 
 
 def read_bytes(path, name: str, limit: int = MAX_READ) -> bytes:
-    """At most limit + 1 bytes of a file (so a reader can say it is too large without reading it
-    whole); FileError naming it when it cannot be read."""
+    """At most limit + 1 bytes of a file (enough to say it is too large); FileError when unreadable."""
     try:
         with open(path, "rb") as f:
             return f.read(limit + 1)
@@ -319,8 +318,7 @@ def came_with_git(path: Path) -> bool:
 
 
 def read_state(path: Path, what: str, hint: str, check) -> dict | None:
-    """A state file's JSON, checked by `check` (raising ValueError); None when there is none; a
-    broken one is a FileError naming it and the hint."""
+    """A state file's JSON, checked by `check`; None when there is none, FileError (with hint) when broken."""
     if not path.exists():
         return None
     rel = f"{STATE_DIR}/{path.parent.name}/{path.name}"
@@ -340,8 +338,7 @@ def read_state(path: Path, what: str, hint: str, check) -> dict | None:
 
 
 def set_aside(path: Path) -> str:
-    """Move a broken state file aside to <name>.json.broken-<time>, never deleting it; returns the
-    new path relative to the root."""
+    """Move a broken state file aside to <name>.json.broken-<time> (never deleted); its new relative path."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     dest = path.with_name(f"{path.name}.broken-{stamp}")
     n = 1
@@ -373,8 +370,7 @@ def root_lock(root: Path, timeout: float):
 
 
 def lock_file(path: Path, timeout: float, busy: str) -> int:
-    """An open descriptor of the file at path, locked exclusively within timeout seconds;
-    LockTimeout (busy, and how long it waited) when another process keeps the lock."""
+    """A descriptor of the file at path, locked exclusively within timeout seconds, else LockTimeout."""
     try:
         # O_NOFOLLOW: a lock file that is a symlink must not create or open a file elsewhere.
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)

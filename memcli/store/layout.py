@@ -55,8 +55,7 @@ from ..roots import is_root  # noqa: F401  (re-exported)
 
 
 def fingerprint(st: os.stat_result) -> str:
-    """What says a file changed: mtime, ctime (a same-size edit that put the old mtime back), size
-    and inode."""
+    """What says a file changed: mtime, ctime (an edit that put the old mtime back), size and inode."""
     return f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}:{st.st_ino}"
 
 
@@ -168,8 +167,7 @@ def md_ids(root: Path, sub: str = MEMORY) -> list[str]:
 
 
 def temp_files(root: Path, prefix: str = TMP_PREFIX) -> list[tuple[str, os.stat_result]]:
-    """(relative path, lstat) of every regular file an atomic write staged in the root's folders
-    (names starting with prefix), sorted."""
+    """(relative path, lstat) of every temp file an atomic write left in the root's folders, sorted."""
     out = []
     state = [f"{STATE_DIR}/{sub}" for sub in ("", SESSIONS, SCOPES, SEARCH)]
     for folder in (root / f for f in ("", MEMORY, ARCHIVE, EPISODES, INBOX, INBOX_ARCHIVE, *state)):

@@ -58,8 +58,7 @@ def success_rate(d: Detail) -> float | None:
 
 
 def _span(lines: list) -> tuple[int, int] | None:
-    """(first, end) line numbers of the Outcomes section (the heading and the outcome lines under
-    it, not the text after them), or None."""
+    """(first, end) line numbers of the Outcomes section's heading and outcome lines, or None."""
     start = next((i for i, ln in enumerate(lines) if _HEADING.match(ln.strip())), None)
     if start is None:
         return None
@@ -106,8 +105,7 @@ def _section(items: list, uses: int, successes: int) -> list[str]:
 
 
 def with_section(body: str, items: list, uses: int, successes: int) -> str:
-    """The body with its Outcomes section rendered from items and the counters (in place, else
-    before `## History`, else at the end)."""
+    """The body with its Outcomes section rendered (in place, else before `## History`, else last)."""
     lines = body.rstrip("\n").split("\n") if body.strip() else []
     new = _section(items, uses, successes)
     span = _span(lines)

@@ -116,8 +116,7 @@ class Root:
         return out
 
     def locate(self, memory_id: str) -> tuple[Path, bool]:
-        """(path, archived) of a memory by exact id, memory/ first, without reading it; NotFoundError
-        suggests close ids."""
+        """(path, archived) of a memory by exact id, memory/ first, without reading it."""
         for archived in (False, True):
             path = self.detail_path(memory_id, archived)
             if path.is_file():
@@ -220,8 +219,7 @@ class Root:
         return indexrules.plan(doc, memories, activity=self.activity(trace), **limits, **how)
 
     def write(self, plan: indexrules.Plan | None, *files: tuple) -> None:
-        """Detail files ((path, text[, newline]) each) and MEMORY.md as the plan says (when it
-        changes), as one step (``fs.atomic_write_many``)."""
+        """Detail files ((path, text[, newline]) each) and MEMORY.md as the plan says, as one step."""
         writes = list(files)
         if plan is not None:
             text = plan.doc.render()
