@@ -370,15 +370,13 @@ def plan(
         if others and add is not None:
             warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + listed_ids(others))
         if add is not None and add.id in demoted:
-            warnings.append(
-                f"the index is full: {add.id} is not listed in MEMORY.md (its detail file is kept): "
-                + (
-                    "every line holds a pinned memory; raise index.max_lines in memcli.yaml"
-                    if add.pinned
-                    else "the listed memories are pinned, more important or more in use; "
-                    f"`memcli update {add.id} --pin` or a higher --importance lists it"
-                )
+            why = (
+                "every line holds a pinned memory; raise index.max_lines in memcli.yaml"
+                if add.pinned
+                else "the listed memories are pinned, more important or more in use; "
+                f"`memcli update {add.id} --pin` or a higher --importance lists it"
             )
+            warnings.append(f"the index is full: {add.id} is not listed in MEMORY.md (its detail file is kept): {why}")
     elif promote is not None and len(ranked) < room:
         # a free line belongs to a memory, the best ranked first
         import heapq

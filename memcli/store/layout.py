@@ -153,11 +153,9 @@ def snapshot(root: Path) -> dict[str, str]:
     """relative path -> fingerprint of the regular files of memory/, archive/ and episodes/."""
     out = {}
     for rel, _, de in memory_files(root):
-        try:
+        with contextlib.suppress(OSError):
             if de.is_file():
                 out[rel] = fingerprint(de.stat())
-        except OSError:
-            continue
     return out
 
 
