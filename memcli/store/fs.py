@@ -377,12 +377,15 @@ def lock_file(path: Path, timeout: float, busy: str) -> int:
     except OSError as e:
         raise FileError(f"cannot open the lock file {path}: {e.strerror or e}") from None
     deadline, delay = time.monotonic() + timeout, 0.002
-    while not _try_lock(fd):
-        if time.monotonic() >= deadline:
-            os.close(fd)
-            raise LockTimeout(f"{busy}; gave up after {timeout:g}s")
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)
+    try:
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise LockTimeout(f"{busy}; gave up after {timeout:g}s")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+    except BaseException:
+        os.close(fd)
+        raise
     return fd
 
 
