@@ -1,63 +1,26 @@
 """What git brought into ``.memcli/``: local state that came with the repository is someone
-else's, and is never read (a session that answers recall, a trace that ranks MEMORY.md, a scope,
-a reflection watermark, a rename journal, the root's own configuration).
-
-Asking git on every turn would cost a process each time, so the answer is kept in the
-repository's git folder (``.git/memcli/``, which git never tracks or clones), keyed by the
-index file's identity: git rewrites the index whenever what it tracks changes. A root outside a
-work tree costs a few ``stat`` calls; inside one, a ``stat`` of the index and a small read.
-"""
+else's, and is never read. The answer is kept in ``.git/memcli/``, keyed by the fingerprint of
+git's index (rewritten whenever what git tracks changes): a turn costs a stat, not a git process."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 
-import hashlib
-from .layout import STATE_DIR
+from .layout import STATE_DIR, file_fingerprint, work_tree
 
-_memo: dict = {}  # root -> (index identity, frozenset of tracked paths)
-
-
-def _git_dir(root: Path) -> Path | None:
-    """The git folder of the work tree holding root (a `.git` folder, or the one a `.git` file
-    names), or None outside a work tree."""
-    p = Path(os.path.realpath(root))
-    for d in (p, *p.parents):
-        dot = d / ".git"
-        if dot.is_dir():
-            return dot
-        if dot.is_file():
-            try:
-                line = dot.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError):
-                return None
-            if line.startswith("gitdir:"):
-                target = Path(line[7:].strip())
-                return target if target.is_absolute() else (d / target)
-            return None
-    return None
-
-
-def _identity(index: Path) -> list | None:
-    try:
-        st = os.stat(index)
-    except OSError:
-        return None
-    return [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+_memo: dict = {}  # root -> (index fingerprint, frozenset of tracked paths)
 
 
 def _ask_git(root: Path) -> frozenset | None:
     import subprocess
 
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     try:
         p = subprocess.run(
-            ["git", "ls-files", "-z", "--", STATE_DIR],
-            cwd=root,
-            capture_output=True,
-            timeout=30,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+            ["git", "ls-files", "-z", "--", STATE_DIR], cwd=root, capture_output=True, timeout=30, env=env
         )
     except FileNotFoundError:  # no git here: nothing can have come through it
         return frozenset()
@@ -71,16 +34,17 @@ def _ask_git(root: Path) -> frozenset | None:
 def state_tracked(root: Path) -> frozenset | None:
     """The paths under root's ``.memcli/`` (relative to root) that git tracks: empty outside a work
     tree; None when git could not say (then every state file counts as tracked)."""
-    git_dir = _git_dir(root)
-    if git_dir is None:
+    real = os.path.realpath(root)
+    tree = work_tree(Path(real))
+    if tree is None:
         return frozenset()
-    key = _identity(git_dir / "index")
+    git_dir = tree[1]
+    key = file_fingerprint(git_dir / "index")
     if key is None:
         return frozenset()  # nothing tracked yet
     memo = _memo.get(root)
     if memo is not None and memo[0] == key:
         return memo[1]
-    real = os.path.realpath(root)
     key_of_root = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
     cache = git_dir / "memcli" / f"state-tracked-{key_of_root}.json"
     try:
@@ -94,7 +58,7 @@ def state_tracked(root: Path) -> frozenset | None:
     found = _ask_git(root)
     if found is None:
         return None
-    if _identity(git_dir / "index") == key:  # not changed while git was asked
+    if file_fingerprint(git_dir / "index") == key:  # not changed while git was asked
         _memo[root] = (key, found)
         try:  # a unique temp name in the same folder, then renamed over (git's folder: no lock needed)
             cache.parent.mkdir(exist_ok=True)
@@ -107,8 +71,7 @@ def state_tracked(root: Path) -> frozenset | None:
 
 
 def came_with_git(root: Path, path: Path | str) -> bool:
-    """Whether git tracks this file under root's ``.memcli/`` (so it is not read). Asks only when
-    the file exists."""
+    """Whether git tracks this file (that exists) under root's ``.memcli/``, so it is not read."""
     p = Path(path)
     if not p.exists():
         return False

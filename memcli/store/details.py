@@ -1,9 +1,6 @@
-"""Detail files: one YAML frontmatter block (see ``frontmatter``), then a Markdown body.
-
-A memory's values are normalised once, here: unknown keys are kept in order, a BOM and CRLF
-are tolerated, the body's ## History section stays last, and rendering never creates a second
-frontmatter block.
-"""
+"""Detail files: one YAML frontmatter block (see ``frontmatter``), then a Markdown body. A
+memory's values are normalised once, here: unknown keys kept in order, a BOM and CRLF tolerated,
+the body's ## History section kept last, never a second frontmatter block."""
 
 from __future__ import annotations
 
@@ -14,6 +11,7 @@ from ..errors import FileError
 from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, DETAIL_KEYS, Detail, clean_tags, importance_of, one_line
 from .frontmatter import MAX_FRONTMATTER, FrontmatterError, dump_key, dump_value, fenced, rewrite, split
 from .frontmatter import load as load_frontmatter
+from .fs import read_text
 from .layout import detail_rel
 
 _MAX_NODES = 10_000
@@ -22,8 +20,7 @@ _MAX_INT_BITS = 13_000  # about 3,900 decimal digits: Python will not print an i
 
 
 def _flat(data: dict) -> bool:
-    """Whether frontmatter is what memcli writes (text keys; text, number, flag or null values, and
-    lists of text), small enough: it is kept as it is, without the walk of ``_check_shape``."""
+    """Whether frontmatter is flat and small (what memcli writes): kept without ``_check_shape``'s walk."""
     nodes = len(data)
     for k, v in data.items():
         t = type(v)
@@ -39,8 +36,7 @@ def _flat(data: dict) -> bool:
 
 
 def _check_shape(value, depth=0, count=None):
-    """The value as memcli keeps it: dates as their ISO strings; ValueError for a shape or a
-    value it cannot keep (nested too deeply, binary data, a set, a number too large to print)."""
+    """The value as memcli keeps it (dates as ISO strings); ValueError for what it cannot keep."""
     if count is None and type(value) is dict and _flat(value):
         return value
     count = count if count is not None else [0]
@@ -65,8 +61,7 @@ def _check_shape(value, depth=0, count=None):
 
 
 def _shape_problem(fm: str, data: dict, message: str) -> tuple[int, str]:
-    """(line, message) of the key whose value _check_shape refused (line 2, the frontmatter's
-    first, for a block too large or too deep as a whole)."""
+    """(line, message) of the key whose value _check_shape refused (line 2 for the whole block)."""
     if message.startswith("frontmatter is nested"):
         return 2, message
     for k, v in data.items():
@@ -84,7 +79,7 @@ def str_list(value) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        value = [v for v in re.split(r"[,，]", value)]
+        value = re.split(r"[,，]", value)
     if not isinstance(value, (list, tuple)):
         value = [value]
     return tuple(one_line(v) for v in value if v is not None and one_line(v))
@@ -110,12 +105,10 @@ def _first_heading(body: str) -> str | None:
 
 
 def parse(text: str, memory_id: str, path: str = "", use_fast: bool = True) -> Detail:
-    """A Detail from a file's text; FrontmatterError (with path and line) when broken.
-
-    Flat frontmatter (what memcli writes) is read by flatyaml; anything else by PyYAML."""
+    """A Detail from a file's text; FrontmatterError (with path and line) when broken."""
     shown = path or detail_rel(memory_id)
     try:
-        fm, body, body_line = split(text)
+        fm, body, _ = split(text)
     except ValueError as e:
         raise FrontmatterError(shown, e.args[0], e.args[1])
     data: dict = {}
@@ -155,20 +148,7 @@ def parse(text: str, memory_id: str, path: str = "", use_fast: bool = True) -> D
 
 def render(d: Detail) -> str:
     """The file text: known keys in a stable order, unknown keys after them, then the body."""
-    known = {
-        "id": d.id,
-        "title": d.title,
-        "summary": d.summary,
-        "tags": list(d.tags),
-        "aliases": list(d.aliases),
-        "type": d.type,
-        "importance": d.importance,
-        "pinned": d.pinned,
-        "created": d.created,
-        "updated": d.updated,
-        "expires": d.expires,
-        "source": d.source,
-    }
+    known = {k: getattr(d, k) for k in DETAIL_KEYS} | {"tags": list(d.tags), "aliases": list(d.aliases)}
     lines = [f"{key}: {dump_value(value)}" for key, value in known.items()]
     lines += [dump_key(key, value) for key, value in d.extra.items() if key not in known]
     body = d.body
@@ -180,21 +160,19 @@ def newline_of(raw: str) -> str:
 
 
 def read(path: Path, memory_id: str, rel: str) -> Detail:
-    from .fs import read_text
-
     return parse(read_text(path, rel), memory_id, rel)
 
 
-def _history_start(lines: list) -> int | None:
+def history_start(lines: list) -> int | None:
+    """Where the body's `## History` section starts, or None."""
     return next((i for i, ln in enumerate(lines) if ln.strip().lower() in ("## history", "## 历史")), None)
 
 
 def append_body(body: str, text: str) -> str:
-    """The body with text added after what it says, above its `## History` section (which stays
-    last and one list); a blank line between them."""
+    """The body with text added above its `## History` section (which stays last), after a blank line."""
     text = text.strip("\n")
     lines = body.rstrip("\n").split("\n") if body.strip() else []
-    start = _history_start(lines)
+    start = history_start(lines)
     if start is None:
         return "\n".join(lines + ([""] if lines else []) + [text]) + "\n"
     head = lines[:start]
@@ -207,7 +185,7 @@ def add_history(body: str, day: str, notes: list) -> str:
     """Add dated bullets to the body's `## History` section, creating it at the end if needed."""
     lines = body.rstrip("\n").split("\n") if body.strip() else []
     bullets = [f"- {day}: {n}" for n in notes]
-    start = _history_start(lines)
+    start = history_start(lines)
     if start is None:
         lines += ([""] if lines else []) + ["## History", ""] + bullets
     else:
@@ -221,9 +199,8 @@ def add_history(body: str, day: str, notes: list) -> str:
 
 
 def render_update(raw: str, old: Detail, new: Detail) -> str:
-    """The file text after an update: only the frontmatter keys that changed are rewritten, so
-    a person's comments, block lists and the text of every other key stay byte for byte. When the
-    frontmatter is not one this edit can be sure of, the whole file is rendered instead."""
+    """The file text after an update: only the frontmatter keys that changed are rewritten (a
+    person's comments and layout stay), or the whole file when that edit cannot be sure."""
     full = render(new)
     try:
         fm, _, _ = split(raw)

@@ -1,9 +1,7 @@
 """The lossless episodic log: memory/episodes/YYYY-MM-DD.md, appended to, never rewritten in place.
-
-Its grammar, in one place for its writer, its readers (reflection, the search's documents) and
-the git merge: a title line, then dated sections, each a heading ``## <UTC time> <heading>``
-(``SECTION``) and blocks, a turn being a block ``**role** (time): text`` (``TURN``). A line of a
-section that git would read as a conflict marker is written indented by one space."""
+Its grammar, for its writer, its readers and the git merge: a title line, then dated sections
+(``SECTION``: ``## <UTC time> <heading>``) of blocks, a turn being ``**role** (time): text``
+(``TURN``); a line git would read as a conflict marker is indented by one space."""
 
 from __future__ import annotations
 
@@ -31,10 +29,9 @@ def append(root: Path, now: str, heading: str, blocks: list[str]) -> str:
 
 
 def appended(root: Path, now: str, heading: str, blocks: list[str]) -> tuple[Path, str]:
-    """The episode file and its text with one more section, for a caller that writes it
-    together with another file (atomic_write_many)."""
+    """The episode file and its text with one more section (for atomic_write_many)."""
     day = now[:10]
-    section = f"\n{section_head(now, heading)}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
+    section = f"\n## {now} {heading}\n\n" + "\n\n".join(b.rstrip("\n") for b in blocks if b.strip()) + "\n"
     path = episode_path(root, day)
     n = 1
     # A day's log that is full (or too big to read) is left as it is: the day goes on in the next part.
@@ -61,17 +58,12 @@ _BLOCK = re.compile(r"(?m)^(?=## |\*\*\w+\*\* \()")  # where a section or a turn
 _USER = re.compile(r"\*\*user\*\* \([^)]*\): ")
 
 
-def section_head(now: str, heading: str) -> str:
-    return f"## {now} {heading}"
-
-
 def turn_block(turn: dict) -> str:
     return f"**{turn.get('role', '?')}** ({turn.get('time', '')}): {turn.get('text', '')}"
 
 
 def scope_text(data: dict) -> str:
-    """A scope as the log keeps it: its task, each key's value and who wrote it, the collisions (a
-    value's later lines indented, so none starts a section or a turn)."""
+    """A scope as the log keeps it: its task, keys, writers and collisions (later lines indented)."""
 
     def said(value) -> str:
         return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)).replace("\n", "\n  ")
@@ -89,44 +81,34 @@ def scope_text(data: dict) -> str:
 
 
 def sections(text: str) -> list[dict]:
-    """The dated sections of an episode file, each {"time", "heading", "text", "turns"}; a turn is
-    {"role", "time", "text"} for every `**role** (time): text` block (text verbatim, several lines
-    when it had them). Text before the first section is not a section."""
-    section, turn = _SECTION, _TURN
+    """The dated sections of an episode file, each {"time", "heading", "text", "turns"}, a turn
+    being {"role", "time", "text"} (its text verbatim, every line of it)."""
     out: list[dict] = []
-    lines = text.replace("\r\n", "\n").split("\n")
-    for ln in lines:
-        m = section.match(ln)
-        if m:
-            out.append({"time": m.group(1), "heading": m.group(2), "lines": []})
-        elif out:
-            out[-1]["lines"].append(ln)
-    for sec in out:
-        body = sec.pop("lines")
-        sec["text"] = "\n".join(body).strip("\n")
+    for sec in split(text)[1]:
+        head, _, body = sec.partition("\n")
+        m = _SECTION.match(head)
+        assert m is not None  # split starts each section at its heading
         turns: list[dict] = []
         blank = True
-        for ln in body:
-            m = turn.match(ln) if blank else None
-            if m:
-                turns.append({"role": m.group(1), "time": m.group(2), "lines": [m.group(3)]})
+        for ln in body.split("\n"):
+            said = _TURN.match(ln) if blank else None
+            if said:
+                turns.append({"role": said.group(1), "time": said.group(2), "lines": [said.group(3)]})
             elif turns:
                 turns[-1]["lines"].append(ln)
             blank = not ln.strip()
         for t in turns:
             t["text"] = "\n".join(t.pop("lines")).strip("\n")
-        sec["turns"] = turns
+        out.append({"time": m.group(1), "heading": m.group(2), "text": body.strip("\n"), "turns": turns})
     return out
 
 
 def split(text: str) -> tuple[str, list]:
-    """(the text before the first section, each section's text from its heading), with CRLF read
-    as LF and blank lines at the edges dropped: what the git merge puts in time order."""
-    section = _SECTION
+    """(the text before the first section, each section's text from its heading), as LF, stripped."""
     pre: list = []
     secs: list = []
     for ln in text.replace("\r\n", "\n").split("\n"):
-        if section.match(ln):
+        if _SECTION.match(ln):
             secs.append([ln])
         elif secs:
             secs[-1].append(ln)
@@ -136,8 +118,6 @@ def split(text: str) -> tuple[str, list]:
 
 
 def without_user_turns(text: str, drop) -> str:
-    """An episode file without the user turns whose words ``drop`` picks (a function of a turn's
-    text, from after its `**user** (time): `)."""
+    """An episode file without the user turns whose text ``drop(text)`` picks."""
     parts = _BLOCK.split(text)  # its sections and turns
-    user = _USER
-    return "".join(p for p in parts if not ((m := user.match(p)) and drop(p[m.end() :])))
+    return "".join(p for p in parts if not ((m := _USER.match(p)) and drop(p[m.end() :])))

@@ -1,10 +1,6 @@
-"""A fast reader for the flat frontmatter memcli itself writes: `key: scalar` and `key: [a, b]`.
-
-It accepts only a subset whose meaning is certain, and returns exactly what memcli's YAML
-loader would (dates and yes/no stay strings, only true/false are booleans). Anything else —
-block lists, nesting, anchors, comments after values, escapes — returns None, and the caller
-falls back to PyYAML. Parsing 100k frontmatters this way costs a fraction of the YAML parse.
-"""
+"""A fast reader for the flat frontmatter memcli writes (`key: scalar`, `key: [a, b]`): it reads
+only what it can be sure of, exactly as memcli's YAML loader would, and returns None for anything
+else (block lists, nesting, anchors, comments, escapes), which PyYAML then reads."""
 
 from __future__ import annotations
 

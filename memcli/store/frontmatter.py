@@ -1,17 +1,17 @@
 """A detail file's frontmatter: the YAML block between the `---` fences, read and written as
-memcli keeps it, and rewritten key by key so a person's layout and comments stay.
-
-YAML is normalised here: dates stay the strings they were written as, only true/false are
-booleans (yes/no/on/off stay words); flat frontmatter (what memcli writes) is read by
-``flatyaml`` and written without PyYAML whenever its plain form reads back the same everywhere.
-"""
+memcli keeps it (dates stay strings, only true/false are booleans), and rewritten key by key so a
+person's layout and comments stay. Flat frontmatter is read by ``flatyaml`` and written without
+PyYAML whenever its plain form reads back the same everywhere."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..errors import FileError
 from ..model import Problem, one_line
+from . import flatyaml
+from .flatyaml import NO, scalar
 
 FENCE = "---"
 MAX_FRONTMATTER = 64_000
@@ -23,43 +23,37 @@ class FrontmatterError(FileError):
         self.problem = Problem(path, line, message)
 
 
-_classes: tuple | None = None
-
-
+@functools.cache
 def yaml_classes():
     """yaml plus a loader and dumper that keep dates as strings and yes/no as words."""
-    global _classes
-    if _classes is None:
-        import yaml
+    import yaml
 
-        base_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        base_dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    base_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    base_dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-        class Loader(base_loader):  # type: ignore[misc, valid-type]
-            pass
+    class Loader(base_loader):  # type: ignore[misc, valid-type]
+        pass
 
-        Loader.yaml_implicit_resolvers = {
-            ch: [(tag, rx) for tag, rx in rs if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")]
-            for ch, rs in base_loader.yaml_implicit_resolvers.items()
-        }
-        Loader.add_implicit_resolver(
-            "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-        )
+    Loader.yaml_implicit_resolvers = {
+        ch: [(tag, rx) for tag, rx in rs if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")]
+        for ch, rs in base_loader.yaml_implicit_resolvers.items()
+    }
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
 
-        class Dumper(base_dumper):  # type: ignore[misc, valid-type]
-            pass
+    class Dumper(base_dumper):  # type: ignore[misc, valid-type]
+        pass
 
-        Dumper.yaml_implicit_resolvers = {
-            ch: [(tag, rx) for tag, rx in rs if tag != "tag:yaml.org,2002:timestamp"]
-            for ch, rs in base_dumper.yaml_implicit_resolvers.items()
-        }
-        _classes = (yaml, Loader, Dumper)
-    return _classes
+    Dumper.yaml_implicit_resolvers = {
+        ch: [(tag, rx) for tag, rx in rs if tag != "tag:yaml.org,2002:timestamp"]
+        for ch, rs in base_dumper.yaml_implicit_resolvers.items()
+    }
+    return yaml, Loader, Dumper
 
 
 def opens(text: str) -> bool:
-    """Whether text starts with the fence (a BOM aside): it brings a frontmatter block, or one
-    that is broken (the reader says which)."""
+    """Whether text starts with the fence (a BOM aside): it brings a frontmatter block, maybe broken."""
     return text.lstrip("\ufeff").startswith(FENCE)
 
 
@@ -69,9 +63,8 @@ def fenced(lines: list) -> str:
 
 
 def span(text: str) -> tuple[int, int] | None:
-    """Where the frontmatter block's text is in text, as it is written (line ends included):
-    (start, end) of what lies between the fences; None when the first line is not the fence or
-    no line closes it. Read up to the closing fence only, as ``split`` reads it."""
+    """(start, end) of what lies between the fences in text as it is written, or None when there is
+    no closed block (the fences found as ``split`` finds them)."""
     start = 1 if text.startswith("\ufeff") else 0
     pos = text.find("\n", start)
     if pos == -1 or _line(text[start:pos]) != FENCE:
@@ -93,14 +86,13 @@ def _line(line: str) -> str:
 
 
 def split(text: str) -> tuple[str | None, str, int]:
-    """(frontmatter text or None, body, line number where the body starts).
-
-    Raises ValueError(line, message) for an unclosed fence."""
+    """(frontmatter text or None, body, line number where the body starts); ValueError(line,
+    message) for an unclosed fence."""
     if text.startswith("\ufeff"):
         text = text[1:]
     text = text.replace("\r\n", "\n")
     lines = text.split("\n")
-    if not lines or lines[0].rstrip(" \t") != FENCE:
+    if lines[0].rstrip(" \t") != FENCE:
         return None, text, 1
     for i in range(1, len(lines)):
         if lines[i].rstrip(" \t") == FENCE:
@@ -109,8 +101,12 @@ def split(text: str) -> tuple[str | None, str, int]:
     raise ValueError(1, "frontmatter opened with '---' on line 1 is never closed")
 
 
-def load_yaml(fm: str, shown: str):
-    """The frontmatter by PyYAML (memcli's loader); FrontmatterError with the line when it cannot be read."""
+def load(fm: str, shown: str, fast: bool = True):
+    """The frontmatter's value: by flatyaml when it can be sure (what memcli writes), else by PyYAML
+    (memcli's loader); FrontmatterError with the line when it cannot be read."""
+    loaded = flatyaml.load(fm) if fast else None
+    if loaded is not None:
+        return loaded
     yaml, Loader, _ = yaml_classes()
     try:
         return yaml.load(fm, Loader=Loader)
@@ -128,28 +124,22 @@ def load_yaml(fm: str, shown: str):
         raise FrontmatterError(shown, line, f"a value cannot be read ({why})")
 
 
-def load(fm: str, shown: str, fast: bool = True):
-    """The frontmatter's value: by flatyaml when it can be sure (what memcli writes), else PyYAML."""
-    from . import flatyaml
-
-    loaded = flatyaml.load(fm) if fast else None
-    return load_yaml(fm, shown) if loaded is None else loaded
-
-
 def data(text: str) -> dict:
-    """A file's frontmatter keys as written (before memcli normalises them); {} when there is none
-    or it cannot be read."""
+    """A file's frontmatter keys as written (not normalised); {} when there is none or it cannot be read."""
     try:
         fm, _, _ = split(text)
     except ValueError:
         return {}
-    if not fm:
-        return {}
+    return (_keys(fm) or {}) if fm else {}
+
+
+def _keys(fm: str) -> dict | None:
+    """The keys of a frontmatter block; None when it is no mapping or cannot be read."""
     try:
         loaded = load(fm, "")
     except FileError:
-        return {}
-    return {str(k): v for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+        return None
+    return {str(k): v for k, v in loaded.items()} if isinstance(loaded, dict) else None
 
 
 def key_line(text: str, key: str) -> int | None:
@@ -159,22 +149,16 @@ def key_line(text: str, key: str) -> int | None:
 
 
 def strip(body: str) -> tuple[str, dict]:
-    """A body that brings its own frontmatter: (the rest, its keys); the body itself and {} when it
-    has none (or one that cannot be read). A memory never gets a second frontmatter block."""
+    """(the rest, its keys) of a body that brings its own frontmatter, else (the body, {}): a memory
+    never gets a second frontmatter block."""
     if not opens(body):
         return body, {}
     try:
         fm, rest, _ = split(body)
     except ValueError:
         return body, {}
-    if fm is None:
-        return body, {}
-    yaml, Loader, _ = yaml_classes()
-    try:
-        loaded = yaml.load(fm, Loader=Loader)
-    except Exception:
-        return body, {}
-    return (rest, loaded) if isinstance(loaded, dict) else (body, {})
+    keys = _keys(fm) if fm is not None else None
+    return (rest, keys) if keys is not None else (body, {})
 
 
 # ---------------------------------------------------------------- writing values
@@ -185,10 +169,6 @@ _YAML11_WORDS = {"y", "n", "yes", "no", "on", "off"}
 def plain(value) -> str | None:
     """The value written without PyYAML when its plain form reads back the same everywhere
     (flatyaml, memcli's loader, and YAML 1.1 readers); None when PyYAML must write it."""
-    from . import flatyaml
-
-    _FLOAT, _NO, _scalar = flatyaml.FLOAT, flatyaml.NO, flatyaml.scalar
-
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -197,26 +177,19 @@ def plain(value) -> str | None:
         return str(value)
     if isinstance(value, float):
         text = repr(value)
-        return text if _FLOAT.match(text) else None
+        return text if flatyaml.FLOAT.match(text) else None
     if isinstance(value, str):
-        if not value or value.lower() in _YAML11_WORDS or _scalar(value) is _NO or _scalar(value) != value:
-            return None
-        return value
+        return value if _plain_word(value) else None
     if isinstance(value, (list, tuple)):
-        items = []
-        for v in value:
-            if (
-                not isinstance(v, str)
-                or not v
-                or "," in v
-                or ":" in v
-                or v.lower() in _YAML11_WORDS
-                or _scalar(v, in_list=True) != v
-            ):
-                return None
-            items.append(v)
-        return "[" + ", ".join(items) + "]"
+        return "[" + ", ".join(value) + "]" if all(_plain_word(v, in_list=True) for v in value) else None
     return None
+
+
+def _plain_word(v, in_list: bool = False) -> bool:
+    """Whether a text reads back as itself unquoted (in a flow list: holding no ',' or ':' either)."""
+    if not isinstance(v, str) or not v or v.lower() in _YAML11_WORDS or (in_list and ("," in v or ":" in v)):
+        return False
+    return scalar(v, in_list=in_list) == v
 
 
 def dump_value(value) -> str:
@@ -224,22 +197,21 @@ def dump_value(value) -> str:
     text = plain(value)
     if text is not None:
         return text
-    yaml, _, Dumper = yaml_classes()
-    text = yaml.dump(value, Dumper=Dumper, allow_unicode=True, default_flow_style=True, width=10**9, sort_keys=False)
-    text = text.rstrip("\n")
-    if text.endswith("\n..."):
-        text = text[:-4].rstrip("\n")
-    return text
+    text = _dump(value, flow=True)
+    return text[:-4].rstrip("\n") if text.endswith("\n...") else text
 
 
 def dump_key(key, value) -> str:
     """One key of the frontmatter: `key: value`, or a block for a non-empty mapping."""
     if isinstance(value, dict) and value:
-        yaml, _, Dumper = yaml_classes()
-        return yaml.dump(
-            {key: value}, Dumper=Dumper, allow_unicode=True, default_flow_style=None, width=10**9, sort_keys=False
-        ).rstrip("\n")
+        return _dump({key: value}, flow=None)
     return f"{dump_value(key)}: {dump_value(value)}"
+
+
+def _dump(value, flow: bool | None) -> str:
+    yaml, _, Dumper = yaml_classes()
+    dumped = yaml.dump(value, Dumper=Dumper, allow_unicode=True, default_flow_style=flow, width=10**9, sort_keys=False)
+    return dumped.rstrip("\n")
 
 
 # ---------------------------------------------------------------- rewriting only the keys that change
@@ -277,16 +249,13 @@ def _key_spans(lines: list[str]) -> dict | None:
 def _split_comment(text: str) -> tuple[str, str]:
     """(value, ' # comment' or '') for a plain scalar followed by a comment; the comment is only
     split off when the value before it is a plain scalar whose meaning is certain."""
-    from . import flatyaml
-
-    _NO, _scalar = flatyaml.NO, flatyaml.scalar
     cut = text.find(" #")
     if cut == -1:
         cut = text.find("\t#")
     if cut == -1:
         return text, ""
     value = text[:cut].rstrip(" \t")
-    if not value or _scalar(value) is _NO:
+    if not value or scalar(value) is NO:
         return text, ""
     return value, text[len(value) :]
 
@@ -300,9 +269,6 @@ def _scalar_line(key: str, old_line: str, value) -> str:
 def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str] | None:
     """A block list edited in place: kept items keep their lines (and comments), removed ones go,
     new ones follow the last item with the same indent. None when the list is not a plain one."""
-    from . import flatyaml
-
-    _NO, _scalar = flatyaml.NO, flatyaml.scalar
     head, rest = span[0], span[1:]
     if head.split(":", 1)[1].split("#", 1)[0].strip(" \t"):
         return None  # a value on the key's own line: not a block list
@@ -314,8 +280,8 @@ def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str]
                 return None
             continue
         value, _ = _split_comment(m.group("rest") or "")
-        parsed = _scalar(value, in_list=True) if value else _NO
-        if parsed is _NO or parsed is None:
+        parsed = scalar(value, in_list=True) if value else NO
+        if parsed is NO or parsed is None:
             return None
         items.append((j, norm(parsed)))
         indent = m.group("indent") if indent is None else indent
@@ -339,10 +305,9 @@ def _edit_block_list(span: list[str], old: tuple, new: tuple, norm) -> list[str]
 
 
 def rewrite(fm: str, changes: dict, in_place: bool = True, norms: dict | None = None) -> str | None:
-    """The frontmatter text with only the changed keys rewritten (changes: key -> (old, new) in key
-    order for new keys): other keys, comments and block lists stay byte for byte; a new key goes
-    last. in_place edits a block list item by item (norms: key -> how its items are compared).
-    None when the layout is not one this edit can be sure of (a duplicate or complex key)."""
+    """The frontmatter with only the changed keys (key -> (old, new)) rewritten, other text byte for
+    byte and new keys last; in_place edits a block list item by item (norms: key -> how its items
+    compare). None when the layout is not one this edit can be sure of."""
     lines = fm.split("\n")
     spans = _key_spans(lines)
     if spans is None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import tempfile
+import functools
 import os
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,10 +28,8 @@ def inside(root: Path, path: Path) -> bool:
 
 
 def followable(root: Path, path) -> bool:
-    """The one symlink rule for every reader: a file under the root is read through a symbolic
-    link only when the link resolves inside the root. (Writers never write through a link: an
-    atomic write replaces the link itself, and `replace_each`, which rewrites many files at once,
-    refuses a link outright.)"""
+    """The one symlink rule for every reader: a link is followed only when it resolves inside the
+    root (an atomic write replaces the link itself; `replace_each` refuses one)."""
     return not os.path.islink(path) or inside(root, Path(path))
 
 
@@ -42,9 +42,7 @@ def safe_join(root: Path, *parts: str) -> Path:
 
 
 def read_bytes(path, name: str, limit: int = MAX_READ) -> bytes:
-    """At most limit + 1 bytes of a file (one more than a reader accepts, so it can say the file is
-    too large without reading it whole); FileError naming it when it is missing, a folder or
-    unreadable."""
+    """At most limit + 1 bytes of a file (enough to say it is too large); FileError when unreadable."""
     try:
         with open(path, "rb") as f:
             return f.read(limit + 1)
@@ -92,8 +90,7 @@ def decode(data: bytes, name: str, limit: int = MAX_FILE_BYTES) -> str:
 
 def atomic_write(path: Path, text: str, *, newline: str = "\n", durable: bool = True) -> None:
     """Write text to a unique temp file in the same folder, fsync, then rename over path.
-    ``durable=False``: a cache's file, not fsynced (after a crash it may be old, or unreadable
-    as a whole, never half old and half new: its reader must take it as missing)."""
+    ``durable=False``: a cache's file, not fsynced (after a crash its reader may find it missing)."""
     if durable:
         atomic_write_many([(path, text, newline)])
         return
@@ -102,21 +99,15 @@ def atomic_write(path: Path, text: str, *, newline: str = "\n", durable: bool = 
 
 
 def atomic_write_many(files) -> None:
-    """Write several files as one step: (path, text[, newline]) each.
-
-    Every temp file is written and fsynced before the first rename, so a full disk or
-    an unwritable folder changes none of the files. If a rename fails part way, the
-    files already renamed are put back (a new file is removed, an old one restored from
-    a hard link taken before the first rename). A crash never leaves a torn file."""
-    files = list(files)
-    refuse_conflicted(item[0] for item in files)
+    """Write several files as one step: (path, text[, newline]) each. Every temp file is fsynced
+    before the first rename; a rename that fails part way puts back the files already renamed
+    (from hard links taken before), so none is torn or half of the set."""
+    files = _written(files)
     staged: list[tuple[str, Path]] = []
     backups: dict[Path, str] = {}
     done: list[Path] = []
     try:
-        for item in files:
-            path, text = item[0], item[1]
-            newline = item[2] if len(item) > 2 else "\n"
+        for path, text, newline in files:
             staged.append((_stage(path, text, newline), path))
         if len(staged) > 1:
             for _, path in staged:
@@ -144,9 +135,15 @@ def atomic_write_many(files) -> None:
                 os.unlink(b)
 
 
+def _written(files) -> list:
+    """(path, text, newline) of each (path, text[, newline]), refusing a conflicted Markdown file."""
+    files = [(item[0], item[1], item[2] if len(item) > 2 else "\n") for item in files]
+    refuse_conflicted(path for path, _, _ in files)
+    return files
+
+
 def _backup(path: Path) -> str | None:
-    """A hard link to path under a temp name (its bytes, without a copy); None where the file
-    system has no hard links, and the write goes on without a way back."""
+    """A hard link to path under a temp name; None where the file system has none."""
     import secrets
 
     name = str(path.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}.bak")
@@ -161,28 +158,20 @@ BATCH = 500  # files staged before one flush of the file system (replace_each)
 
 
 def replace_each(files, tag: str = "") -> list:
-    """Write many files that do not need to change together: (path, text[, newline]) each.
-
-    Each is staged next to its path (temp names start with TMP_PREFIX + tag, so a caller that
-    keeps a journal can remove what a crash left), BATCH at a time; one flush of the file system
-    per batch instead of one fsync per file, then each is renamed over its path. A crash leaves
-    every file old or new, never torn. A path that is a symbolic link is refused. Returns the
-    paths written."""
-    files = list(files)
-    refuse_conflicted(item[0] for item in files)
-    for item in files:
-        if os.path.islink(item[0]):
-            raise UnsafePathError(f"refusing to write {Path(item[0]).name}: it is a symbolic link")
+    """Write many files that need not change together ((path, text[, newline]) each) with one flush
+    of the file system per BATCH, each old or new, never torn (temp names start with TMP_PREFIX +
+    tag, for a caller's journal); a symlink is refused. Returns the paths written."""
+    files = _written(files)
+    for path, _, _ in files:
+        if os.path.islink(path):
+            raise UnsafePathError(f"refusing to write {Path(path).name}: it is a symbolic link")
     done: list = []
     for i in range(0, len(files), BATCH):
         chunk = files[i : i + BATCH]
         staged: list = []
         try:
-            for item in chunk:
-                path, text = item[0], item[1]
-                staged.append(
-                    (_stage(path, text, item[2] if len(item) > 2 else "\n", fsync=False, prefix=TMP_PREFIX + tag), path)
-                )
+            for path, text, newline in chunk:
+                staged.append((_stage(path, text, newline, fsync=False, prefix=TMP_PREFIX + tag), path))
             _flush([t for t, _ in staged])
             for tmp, path in staged:
                 _replace(tmp, path)
@@ -198,8 +187,7 @@ def replace_each(files, tag: str = "") -> list:
 
 
 def _flush(paths: list) -> None:
-    """Make the staged files durable: one syncfs of their file system where there is one (Linux),
-    else os.sync, else an fsync per file."""
+    """Make the staged files durable: syncfs (Linux), else os.sync, else an fsync per file."""
     if not paths:
         return
     syncfs = _syncfs()
@@ -214,48 +202,39 @@ def _flush(paths: list) -> None:
         os.sync()
         return
     for p in paths:  # pragma: no cover - Windows
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync(p)
 
 
-_SYNCFS: list = []
-
-
+@functools.cache
 def _syncfs():
-    if not _SYNCFS:
-        fn = None
-        if hasattr(os, "sync") and os.uname().sysname == "Linux":
-            try:
-                import ctypes
+    if sys.platform != "linux":
+        return None
+    try:
+        import ctypes
 
-                fn = getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
-            except (OSError, AttributeError, ImportError):
-                fn = None
-        _SYNCFS.append(fn)
-    return _SYNCFS[0]
+        return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    except (OSError, ImportError):
+        return None
 
 
 def _flush_dirs(folders) -> None:
     """fsync the folders whose entries were replaced (the renames themselves)."""
     for d in folders:
-        try:
-            fd = os.open(d, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            os.fsync(fd)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        with contextlib.suppress(OSError):
+            _fsync(d)
+
+
+def _fsync(path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _stage(path: Path, text: str, newline: str, fsync: bool = True, prefix: str = TMP_PREFIX) -> str:
     """A fsynced temp file next to path, with path's mode; returns its name."""
-    data = text.replace("\n", newline).encode("utf-8") if newline != "\n" else text.encode("utf-8")
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -263,20 +242,18 @@ def _stage(path: Path, text: str, newline: str, fsync: bool = True, prefix: str 
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
         fd, tmp = tempfile.mkstemp(".tmp", prefix, path.parent)  # this user's alone (0600), O_EXCL
-    except OSError as e:
-        raise FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact") from None
-    try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            f.write(text.replace("\n", newline).encode("utf-8"))
             f.flush()
             if fsync:
                 os.fsync(f.fileno())
         os.chmod(tmp, mode)
     except BaseException as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         if isinstance(e, OSError):
-            raise FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact") from None
+            raise _cannot_write(path, e) from None
         raise
     return tmp
 
@@ -285,24 +262,23 @@ def _replace(tmp: str, path: Path) -> None:
     try:
         os.replace(tmp, path)
     except OSError as e:
-        raise FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact") from None
+        raise _cannot_write(path, e) from None
 
 
-_UMASK: int | None = None
+def _cannot_write(path: Path, e: OSError) -> FileError:
+    return FileError(f"cannot write {path.name}: {e.strerror or e}; the previous file is intact")
 
 
+@functools.cache
 def _umask() -> int:
-    global _UMASK
-    if _UMASK is None:
-        _UMASK = os.umask(0)
-        os.umask(_UMASK)
-    return _UMASK
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def state_dir(root: Path, *sub: str) -> Path:
-    """root/.memcli/<sub> (created); refused when .memcli/ is a symbolic link or sub leads outside
-    the root. (A .memcli/ that is no link is inside the root: no path is resolved then, and a sub
-    folder is resolved only when one of its parts is a link; this runs several times a recall.)"""
+    """root/.memcli/<sub> (created); refused when .memcli/ is a symlink or sub leads outside the
+    root (resolved only when a part is a link: this runs several times a recall)."""
     d = root / STATE_DIR
     if d.is_symlink():
         raise UnsafePathError(f"{STATE_DIR}/ leads outside the memory root")
@@ -342,8 +318,7 @@ def came_with_git(path: Path) -> bool:
 
 
 def read_state(path: Path, what: str, hint: str, check) -> dict | None:
-    """A state file's JSON, checked by `check` (raising ValueError); None when there is none.
-    A broken file is a one-line FileError naming it and how to get past it."""
+    """A state file's JSON, checked by `check`; None when there is none, FileError (with hint) when broken."""
     if not path.exists():
         return None
     rel = f"{STATE_DIR}/{path.parent.name}/{path.name}"
@@ -363,9 +338,7 @@ def read_state(path: Path, what: str, hint: str, check) -> dict | None:
 
 
 def set_aside(path: Path) -> str:
-    """Move a state file that cannot be read out of the way, never deleting it:
-    .memcli/<folder>/<name>.json -> .memcli/<folder>/<name>.json.broken-<time>. Returns the new
-    path relative to the root."""
+    """Move a broken state file aside to <name>.json.broken-<time> (never deleted); its new relative path."""
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     dest = path.with_name(f"{path.name}.broken-{stamp}")
     n = 1
@@ -389,52 +362,52 @@ def dump_state(data: dict) -> str:
 def root_lock(root: Path, timeout: float):
     """One exclusive lock per root for every write. The kernel drops it when a process dies."""
     path = state_dir(root) / "lock"
+    fd = lock_file(path, timeout, f"another memcli process holds the lock ({path})")
+    try:
+        yield
+    finally:
+        unlock_file(fd)
+
+
+def lock_file(path: Path, timeout: float, busy: str) -> int:
+    """A descriptor of the file at path, locked exclusively within timeout seconds, else LockTimeout."""
     try:
         # O_NOFOLLOW: a lock file that is a symlink must not create or open a file elsewhere.
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError as e:
         raise FileError(f"cannot open the lock file {path}: {e.strerror or e}") from None
+    deadline, delay = time.monotonic() + timeout, 0.002
     try:
-        _acquire(fd, timeout, path)
-        try:
-            yield
-        finally:
-            _release(fd)
-    finally:
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise LockTimeout(f"{busy}; gave up after {timeout:g}s")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
-def _acquire(fd: int, timeout: float, path: Path) -> None:
+def _try_lock(fd: int) -> bool:
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         import msvcrt
 
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]  # stubs: Windows only
-                return
-            except OSError:
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(f"another memcli process holds the lock ({path}); gave up after {timeout:g}s")
-                time.sleep(0.02)
-    deadline = time.monotonic() + timeout
-    delay = 0.002
-    while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                raise LockTimeout(
-                    f"another memcli process holds the lock ({path}); gave up after {timeout:g}s"
-                ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]  # stubs: Windows only
+            return True
+        except OSError:
+            return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
 
 
-def _release(fd: int) -> None:
+def unlock_file(fd: int) -> None:
     try:
         import fcntl
 
@@ -444,3 +417,5 @@ def _release(fd: int) -> None:
 
         with contextlib.suppress(OSError):
             msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]  # stubs: Windows only
+    finally:
+        os.close(fd)

@@ -28,7 +28,6 @@ ATTRIBUTES = (
 )
 # a driver an older version registered: `python -m memcli…` without -I (git runs it in the work tree)
 UNISOLATED = re.compile(r"^(?!.*\s-\w*I\w*\s).*(?:^|\s)-m\s+memcli\b")
-IGNORES = tuple(line for line, _ in layout.IGNORED)  # what `init` writes into .gitignore
 # memcli's own files in a root: all that sync scans, stages and commits. Never .memcli/ (local
 # state, and a trust step's place once), never memcli's temp files, never anything else in the
 # repository (unrelated work, staged or not, stays as it is).
@@ -53,21 +52,14 @@ def git(
     env: dict | None = None,
     input: str | None = None,
 ) -> subprocess.CompletedProcess:
+    """git ARGS run in cwd (with `-c KEY=VALUE` for each of config, and env added), never prompting."""
     cmd = ["git"]
     for k, v in (config or {}).items():
         cmd += ["-c", f"{k}={v}"]
-    cmd += list(args)
+    cmd += args
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})}
     try:
-        p = subprocess.run(
-            cmd,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            input=input,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", **(env or {})},
-        )
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, encoding="utf-8", errors="replace", input=input, env=env)
     except FileNotFoundError:
         raise GitError("git is not installed (or not on PATH)")
     if check and p.returncode != 0:
@@ -94,11 +86,9 @@ def toplevel(root: Path) -> Path | None:
 
 
 def driver_command(command: str | None = None) -> str:
-    """How git starts a driver: this interpreter's absolute path, isolated (`-I`: git runs the
-    driver in the work tree, and without it a `memcli/` package or a `json.py` the repository
-    carries would be imported first; a venv need not be on PATH, and `-m memcli.gitmerge` starts
-    without the command line's framework), or `COMMAND merge` (e.g. `--command memcli` for the
-    console script, which git is given by its absolute path when PATH finds it)."""
+    """How git starts a driver: this interpreter by its absolute path, isolated (`-I`: git runs it
+    in the work tree, where a `memcli/` or `json.py` of the repository must not be imported), or
+    `COMMAND merge` (`--command memcli`: the console script, by its absolute path when PATH finds it)."""
     if not command:
         from ..procs import driver_python
 
@@ -134,11 +124,6 @@ def _add_lines(path: Path, wanted, header: str) -> list:
     return missing
 
 
-def ensure_gitignore(root: Path) -> list:
-    """Add the state folder and memcli's temp files to root/.gitignore; the lines added."""
-    return _add_lines(root / layout.GITIGNORE, IGNORES, "# memcli: local state and temp files")
-
-
 def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
     """Make root git-ready: .gitignore, .gitattributes, drivers in the repository's config."""
     root = Path(root).resolve()
@@ -152,7 +137,8 @@ def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
             )
         git(root, "init", "-q")
         created_repo, top = True, root
-    ignored = ensure_gitignore(root)
+    ignores = [line for line, _ in layout.IGNORED]
+    ignored = _add_lines(root / layout.GITIGNORE, ignores, "# memcli: local state and temp files")
     attributes = _add_lines(root / layout.GITATTRIBUTES, ATTRIBUTES, "# memcli merge drivers (memcli git setup)")
     config = driver_config(command)
     for k, v in config.items():
@@ -168,29 +154,28 @@ def setup(root: Path, command: str | None = None, init: bool = False) -> dict:
 
 
 def check(root: Path) -> list:
-    """Findings for a root in a git repository whose merge drivers are not registered or not
-    named in .gitattributes, or whose .memcli/ git tracks; [] elsewhere."""
+    """Findings for a root in a git repository: merge drivers not registered or not named, .memcli/ tracked."""
     from ..model import Finding
 
     root = Path(root).resolve()
     top = toplevel(root)
     if top is None:
         return []
-    out = []
+    out: list = []
+
+    def fault(code: str, severity: str, file: str, message: str, fix: str) -> None:
+        out.append(Finding(code, severity, file, None, message, fix))
+
+    setup = f"run `memcli --root {shlex.quote(str(root))} git setup`"
     state = tracked_state(root)
     if state:
-        out.append(
-            Finding(
-                "state-tracked",
-                "warning",
-                ".memcli/",
-                None,
-                f"git tracks {len(state)} file(s) under .memcli/ ({', '.join(state[:3])}), local state "
-                "that must never travel: nothing tracked there is read (a session, the trace, a scope, "
-                "the configuration), and sync never commits anything there",
-                "`git rm -r --cached .memcli`, then commit (the files stay on disk)",
-            )
+        message = (
+            f"git tracks {len(state)} file(s) under .memcli/ ({', '.join(state[:3])}), local state that must "
+            "never travel: nothing tracked there is read (a session, the trace, a scope, the configuration), "
+            "and sync never commits anything there"
         )
+        fix = "`git rm -r --cached .memcli`, then commit (the files stay on disk)"
+        fault("state-tracked", "warning", ".memcli/", message, fix)
     try:
         text = (root / layout.GITATTRIBUTES).read_text(encoding="utf-8")
     except OSError:
@@ -199,62 +184,42 @@ def check(root: Path) -> list:
     lost = [a for a in ATTRIBUTES if a not in have_attr]
     # A root whose .gitattributes names none of the drivers has not opted into sharing through
     # git (it may only sit inside a larger repository): that is said as info, never a failure.
-    opted_in = len(lost) < len(ATTRIBUTES)
-    severity = "warning" if opted_in else "info"
+    severity = "warning" if len(lost) < len(ATTRIBUTES) else "info"
     r = git(top, "config", "--get-regexp", r"^merge\.memcli-", check=False)
     registered = dict((ln.split(" ", 1) + [""])[:2] for ln in r.stdout.splitlines())
-    have = set(registered)
-    missing = [n for n in DRIVERS if f"merge.{n}.driver" not in have]
+    missing = [n for n in DRIVERS if f"merge.{n}.driver" not in registered]
     open_path = [n for n in DRIVERS if UNISOLATED.search(registered.get(f"merge.{n}.driver", ""))]
     if open_path:
-        out.append(
-            Finding(
-                "git-driver-unisolated",
-                "warning",
-                ".git/config",
-                None,
-                f"memcli's merge drivers ({', '.join(open_path)}) start Python without -I: git runs them in the "
-                "work tree, so a memcli/ package or a json.py the repository carries would run",
-                f"run `memcli --root {shlex.quote(str(root))} git setup` to register them isolated",
-            )
+        message = (
+            f"memcli's merge drivers ({', '.join(open_path)}) start Python without -I: git runs them in the "
+            "work tree, so a memcli/ package or a json.py the repository carries would run"
         )
+        fault("git-driver-unisolated", "warning", ".git/config", message, f"{setup} to register them isolated")
     if missing:
-        out.append(
-            Finding(
-                "git-drivers-missing",
-                severity,
-                ".git/config",
-                None,
-                f"memcli's merge drivers are not registered in this clone ({', '.join(missing)}); "
-                "git would merge MEMORY.md and memories line by line and leave conflicts",
-                f"run `memcli --root {shlex.quote(str(root))} git setup` (git does not copy config into clones)",
-            )
+        message = (
+            f"memcli's merge drivers are not registered in this clone ({', '.join(missing)}); "
+            "git would merge MEMORY.md and memories line by line and leave conflicts"
         )
+        fix = f"{setup} (git does not copy config into clones)"
+        fault("git-drivers-missing", severity, ".git/config", message, fix)
     out += foreign_attributes(root, top)
     if lost:
-        out.append(
-            Finding(
-                "git-attributes-missing",
-                severity,
-                ".gitattributes",
-                None,
-                f".gitattributes does not name memcli's merge drivers for {', '.join(a.split()[0] for a in lost)}",
-                "run `memcli git setup`, then commit .gitattributes",
-            )
-        )
+        message = f".gitattributes does not name memcli's merge drivers for {', '.join(a.split()[0] for a in lost)}"
+        fix = "run `memcli git setup`, then commit .gitattributes"
+        fault("git-attributes-missing", severity, ".gitattributes", message, fix)
     return out
 
 
 def foreign_attributes(root: Path, top: Path) -> list:
     """Findings for each line of the root's and the repository's .gitattributes that sends a file
-    memcli does not keep to one of its merge drivers (`app.py merge=memcli-index`): the driver
-    refuses such a file and git leaves it conflicted, but the line should not be there."""
+    memcli does not keep to its merge drivers (`app.py merge=memcli-index`)."""
     from ..model import Finding
 
     own = {tuple(a.split()) for a in ATTRIBUTES}
     out = []
     for folder in dict.fromkeys((root, top)):
         prefix = "" if folder == root else root.relative_to(top).as_posix() + "/"
+        where = os.path.relpath(folder / layout.GITATTRIBUTES, root)
         try:
             lines = (folder / layout.GITATTRIBUTES).read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
@@ -264,18 +229,12 @@ def foreign_attributes(root: Path, top: Path) -> list:
             pattern = words[0].lstrip("/").removeprefix(prefix) if words else ""
             drivers = [w for w in words[1:] if w.startswith("merge=memcli-")]
             if drivers and not pattern.startswith("#") and any((pattern, d) not in own for d in drivers):
-                out.append(
-                    Finding(
-                        "git-attributes-foreign",
-                        "warning",
-                        os.path.relpath(folder / layout.GITATTRIBUTES, root),
-                        n,
-                        f"`{line.strip()}` sends files memcli does not keep to its merge driver (it merges only "
-                        "MEMORY.md, memory/**/*.md and the episode logs, and leaves any other file to git as a "
-                        "conflict)",
-                        "remove the line and commit .gitattributes (`memcli git setup` writes memcli's own lines)",
-                    )
+                message = (
+                    f"`{line.strip()}` sends files memcli does not keep to its merge driver (it merges only "
+                    "MEMORY.md, memory/**/*.md and the episode logs, and leaves any other file to git as a conflict)"
                 )
+                fix = "remove the line and commit .gitattributes (`memcli git setup` writes memcli's own lines)"
+                out.append(Finding("git-attributes-foreign", "warning", where, n, message, fix))
     return out
 
 
@@ -393,16 +352,14 @@ def status(repo: "Repo", *pathspec: str) -> list:
 
 
 def committed_bytes(path: Path) -> bytes:
-    """What git would commit for path: a symlink's target name (never the file it leads to,
-    which may be anywhere), else the file's bytes."""
+    """What git would commit for path: a symlink's target name (never what it leads to), else its bytes."""
     if path.is_symlink():
         return os.fsencode(os.readlink(path))
     return path.read_bytes()
 
 
 def tracked_state(root: Path) -> list:
-    """Files under the root's .memcli/ that git tracks (someone force-added them): sync never
-    commits them, a tracked .memcli/config.yaml is not read; `git rm -r --cached .memcli` stops
-    tracking them."""
-    r = git(root, "ls-files", "-z", "--", layout.STATE_DIR, check=False)
-    return [p for p in r.stdout.split("\0") if p] if r.returncode == 0 else []
+    """Files under the root's .memcli/ that git tracks (someone force-added them), sorted."""
+    from .committed_state import state_tracked
+
+    return sorted(state_tracked(root) or ())

@@ -1,22 +1,17 @@
-"""Proposals: memory/inbox/<id>.md, the memories reflection (or a gated write) suggests.
-
-A proposal is a detail file with more keys, so git's memcli-detail driver merges it like a
-memory and any editor opens it:
+"""Proposals: memory/inbox/<id>.md, the memories reflection (or a gated write) suggests: a detail
+file with more keys (git's memcli-detail driver merges it like a memory), the evidence turns
+quoted verbatim under `## Evidence`, one block each, in the order of `evidence`:
 
     ---
     id: p-20261201-deploy-needs-the-vpn-3f2a1c
     title: Deploy needs the VPN
-    summary: connect the VPN before ./deploy.sh, it times out otherwise
-    tags: [deploy]
-    aliases: []
-    type: lesson
-    ...
-    kind: new                 # new | update
-    target: null              # the memory an update changes
+    ...                       # the other keys of a memory
+    kind: new                 # new | update (of `target`)
+    target: null
     engine: offline           # offline | extractor | agent | cli | mcp | hook | api
     confidence: 0.72
     evidence: [{episode: memory/episodes/2026-12-01.md, time: '2026-12-01T10:00:00Z'}]
-    status: pending           # pending; accepted or rejected once decided (memory/inbox/archive/)
+    status: pending
     ---
     The proposed text.
 
@@ -25,26 +20,28 @@ memory and any editor opens it:
     > **user** (2026-12-01T10:00:00Z):
     > the deploy timed out again; the fix was to connect the VPN first
 
-The evidence turns are quoted verbatim, one block each, in the order of `evidence`. Decided
-proposals move to memory/inbox/archive/ with `status`, `decided` and (accepted) `memory`:
-the record that makes a second accept of the same proposal, on another clone, a no-op.
+A decided proposal moves to memory/inbox/archive/ with `status`, `decided` and (accepted)
+`memory`: the record that makes a second accept of it, on another clone, a no-op.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ..errors import FileError
 from ..model import DEFAULT_IMPORTANCE, Detail, Problem, clean_tags, one_line
 from . import details as dfile
-from .fs import atomic_write, read_text, safe_join
+from .frontmatter import key_line
+from .fs import atomic_write, read_text, safe_join, state_dir
 from .layout import check_id, slugify, valid_id
 from .layout import INBOX, INBOX_ARCHIVE, md_entries
 
 KINDS = ("new", "update")
+_SHARED = ("title", "summary", "type", "created", "tags", "aliases", "importance", "pinned", "expires", "source")
 STATUSES = ("pending", "accepted", "rejected")
 EVIDENCE = "## Evidence"
 _QUOTE_HEAD = re.compile(r"^> \*\*(?P<role>[^*]+)\*\* \((?P<time>[^()]*)\):$")
@@ -89,30 +86,10 @@ class Proposal:
         return replace(self, **kw)
 
     def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "title": self.title,
-            "summary": self.summary,
-            "type": self.type,
-            "target": self.target,
-            "engine": self.engine,
-            "confidence": self.confidence,
-            "created": self.created,
-            "tags": list(self.tags),
-            "aliases": list(self.aliases),
-            "text": self.text,
-            "evidence": [{"role": q.role, "time": q.time, "episode": q.episode, "text": q.text} for q in self.evidence],
-            "importance": self.importance,
-            "status": self.status,
-            "decided": self.decided,
-            "memory": self.memory,
-            "path": self.path,
-            "pinned": self.pinned,
-            "expires": self.expires,
-            "source": self.source,
-            "changes": dict(self.changes),
-        }
+        out = asdict(self)
+        out.update(tags=list(self.tags), aliases=list(self.aliases), changes=dict(self.changes))
+        out["evidence"] = [asdict(q) for q in self.evidence]
+        return out
 
 
 # What a gated `update` asks besides a summary, tags, aliases and text: kept in the proposal's
@@ -139,71 +116,43 @@ def changes_of(value) -> tuple:
     return tuple(out)
 
 
+def normal_lines(text: str) -> str:
+    return (text or "").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def normal_text(text: str) -> str:
     """Line ends as \\n, no leading or trailing blank lines: how a proposal's text is kept."""
-    return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    return normal_lines(text).strip("\n")
 
 
-def make(
-    kind: str,
-    title: str,
-    *,
-    summary: str = "",
-    type: str = "note",
-    target: str | None = None,
-    engine: str = "offline",
-    confidence: float = 0.5,
-    created: str | None = None,
-    tags=(),
-    aliases=(),
-    text: str = "",
-    evidence=(),
-    importance: float = DEFAULT_IMPORTANCE,
-    id: str | None = None,
-    pinned: bool = False,
-    expires: str | None = None,
-    source: str | None = None,
-    changes=None,
-) -> Proposal:
-    """A pending proposal in its normal form; its id, unless given, is made from what it says and
-    its evidence, so the same proposal made on two clones is one file."""
+def make(kind: str, title: str, *, id: str | None = None, evidence=(), changes=None, **fields) -> Proposal:
+    """A pending proposal in its normal form (``fields``: the Proposal's); its id, unless given, is
+    made from what it says and its evidence, so the same proposal made on two clones is one file."""
     quotes = tuple(
-        Quote(
-            one_line(q.role),
-            one_line(q.time),
-            one_line(q.episode),
-            (q.text or "").replace("\r\n", "\n").replace("\r", "\n"),
-        )
-        for q in evidence
+        Quote(one_line(q.role), one_line(q.time), one_line(q.episode), normal_lines(q.text)) for q in evidence
     )
-    p = Proposal(
-        id or "",
-        kind,
-        one_line(title),
-        one_line(summary),
-        one_line(type),
-        target or None,
-        one_line(engine),
-        round(float(confidence), 3),
-        created,
-        clean_tags(tags),
-        tuple(dict.fromkeys(one_line(a) for a in aliases if one_line(a))),
-        normal_text(text),
-        quotes,
-        float(importance),
-        pinned=bool(pinned),
-        expires=expires or None,
-        source=one_line(source) if source else None,
-        changes=changes_of(changes),
+    p = Proposal(id or "", kind, title, evidence=quotes, changes=changes_of(changes), **fields)
+    p = p.replace(
+        title=one_line(p.title),
+        summary=one_line(p.summary),
+        type=one_line(p.type),
+        target=p.target or None,
+        engine=one_line(p.engine),
+        confidence=round(float(p.confidence), 3),
+        tags=clean_tags(p.tags),
+        aliases=tuple(dict.fromkeys(one_line(a) for a in p.aliases if one_line(a))),
+        text=normal_text(p.text),
+        importance=float(p.importance),
+        pinned=bool(p.pinned),
+        expires=p.expires or None,
+        source=one_line(p.source) if p.source else None,
     )
     return p if id else p.replace(id=proposal_id(p))
 
 
 def proposal_id(p: Proposal) -> str:
-    """p-YYYYMMDD-<slug of the title>-<hash of kind, target, title, summary and evidence>.
-
-    The day is that of the earliest turn quoted (the proposal's creation day when it quotes none),
-    so the same lesson proposed on two clones, or again on a later day, has one id."""
+    """p-YYYYMMDD-<slug of the title>-<hash of kind, target, title, summary and evidence>, the day
+    that of the earliest turn quoted (else its creation): one id on every clone and every day."""
     h = hashlib.sha1(
         "\x1f".join(
             [p.kind, p.target or "", p.title, p.summary, *(f"{q.episode}@{q.time}" for q in p.evidence)]
@@ -240,23 +189,8 @@ def render(p: Proposal) -> str:
             + "\n".join(("> " + ln) if ln else ">" for ln in q.text.split("\n"))
             + "\n"
         )
-    d = Detail(
-        id=p.id,
-        title=p.title,
-        summary=p.summary,
-        tags=p.tags,
-        aliases=p.aliases,
-        type=p.type,
-        importance=p.importance,
-        pinned=p.pinned,
-        expires=p.expires,
-        source=p.source,
-        created=p.created,
-        updated=p.decided or p.created,
-        extra=extra,
-        body=body,
-    )
-    return dfile.render(d)
+    shared: dict = {k: getattr(p, k) for k in _SHARED}
+    return dfile.render(Detail(id=p.id, updated=p.decided or p.created, extra=extra, body=body, **shared))
 
 
 def parse(text: str, pid: str, rel: str = "") -> Proposal:
@@ -266,14 +200,14 @@ def parse(text: str, pid: str, rel: str = "") -> Proposal:
     x = d.extra
     kind = str(x.get("kind") or "new")
     if kind not in KINDS:
-        raise dfile.FrontmatterError(rel, _line(text, "kind"), f"kind must be new or update, got {kind!r}")
+        raise dfile.FrontmatterError(rel, key_line(text, "kind"), f"kind must be new or update, got {kind!r}")
     status = str(x.get("status") or "pending")
     if status not in STATUSES:
-        raise dfile.FrontmatterError(rel, _line(text, "status"), f"status must be one of {', '.join(STATUSES)}")
+        raise dfile.FrontmatterError(rel, key_line(text, "status"), f"status must be one of {', '.join(STATUSES)}")
     try:
         confidence = min(1.0, max(0.0, float(x.get("confidence", 0.5))))
     except (TypeError, ValueError):
-        raise dfile.FrontmatterError(rel, _line(text, "confidence"), "confidence must be a number from 0 to 1")
+        raise dfile.FrontmatterError(rel, key_line(text, "confidence"), "confidence must be a number from 0 to 1")
     refs = x.get("evidence") or []
     if not isinstance(refs, list):
         refs = []
@@ -286,36 +220,18 @@ def parse(text: str, pid: str, rel: str = "") -> Proposal:
     return Proposal(
         d.id,
         kind,
-        d.title,
-        d.summary,
-        d.type,
-        None if target in (None, "") else one_line(target),
-        one_line(x.get("engine") or ""),
-        confidence,
-        d.created,
-        d.tags,
-        d.aliases,
-        body,
-        tuple(evidence),
-        d.importance,
-        status,
-        _stamp(x.get("decided")),
-        None if x.get("memory") in (None, "") else one_line(x.get("memory")),
-        rel,
-        pinned=bool(d.pinned),
-        expires=d.expires or None,
-        source=d.source or None,
+        **{k: getattr(d, k) for k in _SHARED} | {"expires": d.expires or None, "source": d.source or None},
+        target=None if target in (None, "") else one_line(target),
+        engine=one_line(x.get("engine") or ""),
+        confidence=confidence,
+        text=body,
+        evidence=tuple(evidence),
+        status=status,
+        decided=dfile.stamp_of(x.get("decided")),
+        memory=None if x.get("memory") in (None, "") else one_line(x.get("memory")),
+        path=rel,
         changes=changes_of(x.get("changes")),
     )
-
-
-def _stamp(value) -> str | None:
-    return dfile.stamp_of(value)
-
-
-def _line(text: str, key: str) -> int | None:
-    m = re.search(rf"^{key}\s*:", text, re.M)
-    return text.count("\n", 0, m.start()) + 1 if m else None
 
 
 def _split_body(body: str) -> tuple[str, list]:
@@ -360,12 +276,19 @@ def read(root: Path, pid: str, archived: bool = False) -> Proposal:
 
 def pending(root: Path) -> tuple[list, list]:
     """(the pending proposals, oldest first; Problems for files that cannot be read)."""
+    found, problems = _read_folder(root)
+    found.sort(key=lambda p: (p.created or "", p.id))
+    return found, problems
+
+
+def _read_folder(root: Path, archived: bool = False) -> tuple[list, list]:
+    """(the proposals of the inbox or its archive, by file name; Problems for files that cannot be read)."""
     from . import markers
 
     found, problems = [], []
-    for de in md_entries(folder(root)):
+    for de in md_entries(folder(root, archived)):
         pid = de.name[:-3]
-        r = rel(pid)
+        r = rel(pid, archived)
         if not valid_id(pid) or de.is_symlink():
             problems.append(Problem(r, None, "not a proposal file (the name is not an id, or a symlink)"))
             continue
@@ -378,7 +301,6 @@ def pending(root: Path) -> tuple[list, list]:
             found.append(parse(text, pid, r))
         except FileError as e:
             problems.append(getattr(e, "problem", None) or Problem(r, None, e.message))
-    found.sort(key=lambda p: (p.created or "", p.id))
     return found, problems
 
 
@@ -407,50 +329,29 @@ def quote_key(q: Quote) -> tuple:
 
 
 def quoted(root: Path) -> dict:
-    """{quote_key: (proposal id, status)} of every turn a pending or decided proposal quotes (a
-    decided one wins): what reflection must not propose again unless new turns add to it."""
-    out: dict = {}
-    for p in pending(root)[0]:
-        for q in p.evidence:
-            out[quote_key(q)] = (p.id, p.status)
-    for de in md_entries(folder(root, True)):
-        pid = de.name[:-3]
-        if not valid_id(pid) or de.is_symlink():
-            continue
-        try:
-            p = read(root, pid, archived=True)
-        except FileError:
-            continue
-        for q in p.evidence:
-            out[quote_key(q)] = (p.id, p.status)
-    return out
+    """{quote_key: (proposal id, status)} of every turn a pending or decided (winning) proposal quotes."""
+    return {quote_key(q): (p.id, p.status) for p in [*pending(root)[0], *records(root)] for q in p.evidence}
+
+
+def records(root: Path) -> list:
+    """The readable decided proposals of the archive, by file name."""
+    return _read_folder(root, archived=True)[0]
 
 
 def write(root: Path, p: Proposal) -> str:
     """Write a pending proposal (the caller holds the root lock). Returns its relative path."""
-    target = path(root, p.id)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, render(p))
+    atomic_write(path(root, p.id), render(p))
     return rel(p.id)
 
 
-def rewrite(root: Path, p: Proposal) -> None:
-    """Write a pending proposal over its file (an edit; the caller holds the root lock)."""
-    atomic_write(path(root, p.id), render(p))
+rewrite = write  # a pending proposal written over its file (an edit)
 
 
 def archive(root: Path, record: Proposal) -> str:
-    """Move a decided proposal (its record: status, decided, memory) from the inbox into the archive:
-    the record is written first, then the pending file goes (the caller holds the root lock)."""
-    import os
-
-    dest = path(root, record.id, archived=True)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(dest, render(record))
+    """Move a decided proposal's record into the archive, then remove the pending file (under the root lock)."""
+    atomic_write(path(root, record.id, archived=True), render(record))
     try:
-        os.unlink(path(root, record.id))
-    except FileNotFoundError:
-        pass
+        path(root, record.id).unlink(missing_ok=True)
     except OSError as e:
         raise FileError(f"cannot remove {rel(record.id)}: {e.strerror or e}")
     return rel(record.id, archived=True)
@@ -458,11 +359,7 @@ def archive(root: Path, record: Proposal) -> str:
 
 def draft(root: Path, pid: str, text: str) -> Path:
     """A copy of a proposal under .memcli/edits/ for an editor."""
-    import os
-
     import tempfile
-
-    from .fs import state_dir
 
     fd, name = tempfile.mkstemp(".md", f"{pid}-", state_dir(root, "edits"))
     with os.fdopen(fd, "w", encoding="utf-8") as f:

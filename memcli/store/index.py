@@ -1,8 +1,8 @@
-"""MEMORY.md <-> entries. Pure parse and render: every line that is not an entry
-(headings, comments, blank lines, hand-written notes) survives byte for byte."""
+"""MEMORY.md <-> entries, parsed and rendered: every line that is not an entry survives byte for byte."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..model import Entry, Value
@@ -13,9 +13,6 @@ _PIPE = re.compile(r"(?<!\\)(?:\\\\)*\|")
 _LINK = re.compile(r"^(?:详情\s*[:：]?\s*)?(?:→|->)\s*(?P<path>\S.*?)\s*$")
 _TAGS = re.compile(r"^(?:#[^\s#|]+\s*)*$")
 _UNESCAPE = re.compile(r"\\([\\|*])")
-
-
-_last: tuple | None = None  # (text, lines, newline, final newline) of the last MEMORY.md parsed
 
 
 def _escape(text: str, star: bool) -> str:
@@ -78,6 +75,20 @@ def render_line(entry: Entry) -> str:
     return " | ".join(fields)
 
 
+@functools.lru_cache(maxsize=1)  # the same MEMORY.md again (a long-lived process)
+def _parsed(text: str) -> tuple:
+    """(lines, newline, final newline) of MEMORY.md's text."""
+    text = text.lstrip("\ufeff")  # a BOM (or several, from editors that each added one)
+    body = text[:-1] if text.endswith("\n") else text
+    lines: list = []
+    for ln in body.split("\n") if text else []:
+        e = parse_line(ln)
+        if e is not None and ln.endswith("\r"):
+            e = Entry(e.title, e.summary, e.tags, e.path, raw=ln)  # the line end stays as it was
+        lines.append(e if e is not None else ln)
+    return tuple(lines), "\r\n" if "\r\n" in text else "\n", text.endswith("\n") or text == ""
+
+
 class IndexDoc(Value):
     """MEMORY.md as a list of lines: a str is kept verbatim, an Entry is an entry slot."""
 
@@ -94,27 +105,8 @@ class IndexDoc(Value):
 
     @classmethod
     def parse(cls, text: str) -> "IndexDoc":
-        global _last
-        if _last is not None and _last[0] == text:  # the same MEMORY.md again (a long-lived process)
-            return cls(list(_last[1]), _last[2], _last[3])
-        doc = cls._parse(text)
-        _last = (text, tuple(doc.lines), doc.newline, doc.final_newline)
-        return doc
-
-    @classmethod
-    def _parse(cls, text: str) -> "IndexDoc":
-        text = text.lstrip("\ufeff")  # a BOM (or several, from editors that each added one)
-        newline = "\r\n" if "\r\n" in text else "\n"
-        final = text.endswith("\n") or text == ""
-        body = text[:-1] if text.endswith("\n") else text
-        raw_lines = body.split("\n") if text else []
-        lines: list = []
-        for ln in raw_lines:
-            e = parse_line(ln)
-            if e is not None and ln.endswith("\r"):
-                e = Entry(e.title, e.summary, e.tags, e.path, raw=ln)  # the line end stays as it was
-            lines.append(e if e is not None else ln)
-        return cls(lines, newline, final)
+        lines, newline, final = _parsed(text)
+        return cls(list(lines), newline, final)
 
     @property
     def entries(self) -> list[Entry]:

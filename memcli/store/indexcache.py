@@ -3,6 +3,7 @@ checked against each file's stat on every call, so hot commands need no YAML par
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -18,13 +19,7 @@ _EXTRA = (USES, SUCCESSES, LAST)  # the other frontmatter keys kept: outcome cou
 
 
 _read: tuple | None = None  # (path, fingerprint, contents) of the cache file read last: read only
-_made: dict = {}  # (id, fingerprint) -> the Detail made from the cache's record (a long-lived process)
-_made_from: dict = {}  # (id, fingerprint) -> that record
-
-
-def _fields_of(hit: dict) -> dict:
-    """A cached record's Detail fields (KeyError when one is missing)."""
-    return {k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS}
+_made: dict = {}  # (id, fingerprint) -> (the cache's record, the Detail made from it): a long-lived process
 
 
 def indexed(root, entries: list) -> list:
@@ -75,17 +70,18 @@ def indexed(root, entries: list) -> list:
             fp = file_fingerprint(path)
         hit = cache.get(mid)
         if fp is not None and isinstance(hit, dict) and hit.get("fp") == fp:
-            d = _made.get((mid, fp))
-            if d is None or _made_from.get((mid, fp)) is not hit:
+            made = _made.get((mid, fp))
+            d = made[1] if made is not None and made[0] is hit else None
+            if d is None:
                 try:
-                    d = Detail(id=mid, path=detail_rel(mid), body=hit.get("body", ""), **_fields_of(hit))
+                    fields: dict = {k: (tuple(hit[k]) if k in ("tags", "aliases") else hit[k]) for k in _FIELDS}
+                    d = Detail(id=mid, path=detail_rel(mid), body=hit.get("body", ""), **fields)
                 except (KeyError, TypeError):
                     d = None
-                if d is not None:
+                else:
                     if len(_made) >= 4096:
                         _made.clear()
-                        _made_from.clear()
-                    _made[(mid, fp)], _made_from[(mid, fp)] = d, hit
+                    _made[(mid, fp)] = (hit, d)
             if d is not None:
                 fresh[mid] = hit
                 out.append((e, d))
@@ -97,24 +93,14 @@ def indexed(root, entries: list) -> list:
             except (FileError, UnsafePathError, UsageError):
                 d = None
         if d is not None:
-            fresh[mid] = {
-                "fp": fp,
-                "body": d.body[:_BODY],
-                **{
-                    k: (list(getattr(d, k)) if k in ("tags", "aliases") else getattr(d, k))
-                    for k in _FIELDS
-                    if k != "extra"
-                },
-                "extra": {k: d.extra[k] for k in _EXTRA if k in d.extra},
-            }
+            fresh[mid] = {k: getattr(d, k) for k in _FIELDS}
+            fresh[mid].update(fp=fp, body=d.body[:_BODY], extra={k: d.extra[k] for k in _EXTRA if k in d.extra})
         dirty = True
         out.append((e, d))
     if dirty or set(fresh) != set(cache):
-        try:
+        with contextlib.suppress(OSError, FileError, UnsafePathError):
             state_dir(root.path)
             atomic_write(cache_path, json.dumps(fresh, ensure_ascii=False))
-        except (OSError, FileError, UnsafePathError):
-            pass
     return out
 
 

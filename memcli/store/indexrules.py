@@ -1,35 +1,30 @@
 """The rules of MEMORY.md: which memories it lists, in what order, what falls out when it is
-full, and what is wrong with it. ``plan`` is the one planner: writes, `index rebuild`, the
-heartbeat's check and repair, the reconciliation after a git merge and import all call it.
+full, and what is wrong with it. ``plan`` is the one planner every write, rebuild, repair, merge
+and import calls.
 
-- order: pinned first, then importance, then the newest update, then the id (`Detail.rank_key`);
-- room: the index stays under `index.max_lines` lines, so the entries get
-  ``max_lines - 1 - fixed`` lines, fixed being the lines that are not entries;
-- demotion: when there are more memories than room, the lowest-ranked unpinned ones lose
-  their line first, then the lowest-ranked pinned ones. Their detail files stay;
-- a line is kept as it was written when it is not a memory's (a link that is not memory/<id>.md)
-  or when its memory cannot be read (a person must fix the file; the line is theirs meanwhile);
-  a tidy plan (repair, rebuild, reconcile) drops a second line of a memory, a line whose file is
-  gone and a line of an expired memory; a write leaves every other line as it is.
-- `index.rank: activity` changes only which memories keep a line: pinned first, then the
-  retention score (``retention``: importance, recency and recalls from `.memcli/trace.jsonl`).
-  The lines stay in the order above (``file_order``), so reading never reorders the file, and the
-  score reads its clock from the data (the newest update or recall), so a given set of files and
-  trace always plans the same index. After a git merge the trace is left out (``Activity`` with no
-  accesses): two clones with different traces then plan the same MEMORY.md.
+- order: pinned, importance, newest update, id (`Detail.rank_key`);
+- room: entries get ``max_lines - 1 - fixed`` lines, fixed being the lines that are not entries;
+- demotion: the lowest-ranked unpinned memories lose their line first, then pinned ones; their
+  detail files stay;
+- a line that is not a memory's, or whose memory cannot be read, is kept as written; a tidy plan
+  drops a second line of a memory and the lines of missing or expired memories;
+- `index.rank: activity` changes only who keeps a line (pinned, then ``retention``: importance,
+  recency and recalls from `.memcli/trace.jsonl`), never the lines' order; its clock is the data's
+  newest stamp, and a merged index leaves the trace out, so every clone plans the same file.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
+from typing import NamedTuple
 
 from ..dates import days as _days
 
 from ..errors import UnsafePathError, UsageError
 from ..model import Detail, Entry, Finding, listed_ids
 from .index import IndexDoc, render_line
-from .layout import check_id
+from .layout import check_id, valid_id
 
 FIX_REBUILD = "run `memcli index rebuild`"
 # The fixes `index check` and the heartbeat both give for a file they cannot use.
@@ -52,8 +47,8 @@ ACCESS_CAP = 16  # recalls at which the access term is full (it grows with log(1
 
 
 class Activity:
-    """What `index.rank: activity` ranks by: id -> {"count", "last"} of recalls (from the trace; empty
-    when planning a merged index) and the half-life of recency in days (`recall.half_life`)."""
+    """What `index.rank: activity` ranks by: id -> {"count", "last"} of recalls and the half-life
+    of recency in days."""
 
     __slots__ = ("access", "half_life")
 
@@ -67,9 +62,8 @@ def _memory(d):
 
 
 def retention(d, act: Activity, now_days: float) -> float:
-    """W_IMPORTANCE * importance + W_RECENCY * recency + W_ACCESS * recalls, each in 0..1: recency
-    halves every half_life days since the last update or recall; recalls count as
-    log(1 + n) / log(1 + ACCESS_CAP), at most 1."""
+    """W_IMPORTANCE * importance + W_RECENCY * recency (halving every half_life days since the last
+    update or recall) + W_ACCESS * min(1, log(1 + recalls) / log(1 + ACCESS_CAP))."""
     m = _memory(d)
     seen = act.access.get(m.id) or {}
     stamps = [x for x in (_days(m.updated or m.created), _days(seen.get("last"))) if x is not None]
@@ -91,11 +85,6 @@ def rank(details, activity: Activity | None = None) -> list:
     return sorted(details, key=lambda d: (not _memory(d).pinned, -round(retention(d, activity, now_days), 9), _key(d)))
 
 
-def file_order(kept) -> list:
-    """The order of the lines in MEMORY.md: pinned, importance, newest update, id, whatever chose them."""
-    return sorted(kept, key=_key)
-
-
 def _key(d) -> tuple:
     return d.rank_key() if hasattr(d, "rank_key") else d.detail.rank_key()
 
@@ -105,13 +94,10 @@ def _entry(d) -> Entry:
 
 
 def demote(ranked: list, room: int, fresh: set | None = None) -> tuple[list, list]:
-    """(kept, demoted) for memories in index order and the room the index has. Unpinned ones go
-    first, lowest-ranked first; then pinned ones from the bottom. Near-linear in the count.
-
-    fresh (`index.rank: activity`): the ids of memories that had no line and were never recalled.
-    A memory that had a line goes only after every fresh one less important than it, so a burst of
-    new notes, ranked high by their recency alone, does not push out what matters more (under
-    `importance` the order says so already)."""
+    """(kept, demoted) for memories in index order and the room the index has: unpinned ones go
+    first, lowest-ranked first, then pinned ones from the bottom. fresh (activity): ids that had no
+    line and were never recalled; a memory that had a line goes only after every fresh one less
+    important than it, so a burst of new notes does not push out what matters more."""
     excess = len(ranked) - max(room, 0)
     if excess <= 0:
         return list(ranked), []
@@ -193,41 +179,27 @@ def crowded(doc: IndexDoc, max_lines: int, listed: int, left_out: list) -> str:
     )
 
 
-def is_safe_id(memory_id: str) -> bool:
-    try:
-        check_id(memory_id)
-        return True
-    except (UsageError, UnsafePathError):
-        return False
+is_safe_id = valid_id  # whether a line's id may name a file
 
 
 def check(doc: IndexDoc, lookup: Callable[[str], object], max_lines: int) -> list[tuple[str | None, Finding]]:
-    """(id, finding) for each fault of MEMORY.md, one message per fault.
-
-    lookup(id) gives the memory's Detail, or "broken", "archived" or "missing"."""
+    """(id, finding) for each fault of MEMORY.md, one message per fault; lookup(id) gives the
+    memory's Detail, or "broken", "archived" or "missing"."""
     out: list[tuple[str | None, Finding]] = []
+
+    def fault(mid: str | None, code: str, severity: str, line: int, message: str, fix: str) -> None:
+        out.append((mid, Finding(code, severity, "MEMORY.md", line, message, fix)))
+
     n_lines = doc.line_count()
     if n_lines >= max_lines:
-        fixed = doc.fixed_lines()
         fix = (
             "`memcli heartbeat --fix` demotes the lowest-ranked entries (their detail files stay)"
-            if free_room(max_lines, fixed) > 0
+            if free_room(max_lines, doc.fixed_lines()) > 0
             else f"{describe_hand_written(doc)} leave no room for entries: shorten them, "
             "or raise index.max_lines in memcli.yaml"
         )
-        out.append(
-            (
-                None,
-                Finding(
-                    "index-over-limit",
-                    "error",
-                    "MEMORY.md",
-                    max_lines,
-                    f"{n_lines} lines; the index must stay under {max_lines}",
-                    fix,
-                ),
-            )
-        )
+        message = f"{n_lines} lines; the index must stay under {max_lines}"
+        fault(None, "index-over-limit", "error", max_lines, message, fix)
     seen: set = set()
     for n, x in enumerate(doc.lines, 1):
         if not isinstance(x, Entry):
@@ -238,71 +210,27 @@ def check(doc: IndexDoc, lookup: Callable[[str], object], max_lines: int) -> lis
                 raise UsageError(f"the link {x.path!r} is not memory/<id>.md")
             check_id(mid)
         except (UsageError, UnsafePathError) as e:
-            out.append(
-                (
-                    None,
-                    Finding(
-                        "index-bad-link",
-                        "warning",
-                        "MEMORY.md",
-                        n,
-                        e.message,
-                        "point it at memory/<id>.md, or remove the line",
-                    ),
-                )
-            )
+            fault(None, "index-bad-link", "warning", n, e.message, "point it at memory/<id>.md, or remove the line")
             continue
         if mid in seen:
-            out.append(
-                (
-                    mid,
-                    Finding(
-                        "index-duplicate-line",
-                        "warning",
-                        "MEMORY.md",
-                        n,
-                        f"{mid} is listed twice",
-                        "`memcli heartbeat --fix` keeps the first line",
-                    ),
-                )
-            )
+            fix = "`memcli heartbeat --fix` keeps the first line"
+            fault(mid, "index-duplicate-line", "warning", n, f"{mid} is listed twice", fix)
             continue
         seen.add(mid)
         d = lookup(mid)
         if d == "missing" or d == "archived":
             where = " (it is archived in memory/archive/)" if d == "archived" else ""
-            out.append(
-                (
-                    mid,
-                    Finding(
-                        "index-missing-file",
-                        "error",
-                        "MEMORY.md",
-                        n,
-                        f"points at {x.path}, which does not exist{where}",
-                        "`memcli heartbeat --fix` drops the line",
-                    ),
-                )
-            )
+            message = f"points at {x.path}, which does not exist{where}"
+            fault(mid, "index-missing-file", "error", n, message, "`memcli heartbeat --fix` drops the line")
         elif isinstance(d, Detail) and d.entry != x:
-            line = d.entry
-            what = [k for k in ("title", "summary", "tags") if getattr(line, k) != getattr(x, k)]
-            out.append(
-                (
-                    mid,
-                    Finding(
-                        "index-drift",
-                        "warning",
-                        "MEMORY.md",
-                        n,
-                        f"{mid}: the line's {' and '.join(what)} "
-                        f"{'differs' if len(what) == 1 else 'differ'} from {x.path}",
-                        "`memcli heartbeat --fix` keeps the newer side: a line edited by hand is carried "
-                        "into the detail file (the old text under ## History), "
-                        "else the line is re-rendered from it",
-                    ),
-                )
+            what = [k for k in ("title", "summary", "tags") if getattr(d.entry, k) != getattr(x, k)]
+            verb = "differs" if len(what) == 1 else "differ"
+            message = f"{mid}: the line's {' and '.join(what)} {verb} from {x.path}"
+            fix = (
+                "`memcli heartbeat --fix` keeps the newer side: a line edited by hand is carried into the "
+                "detail file (the old text under ## History), else the line is re-rendered from it"
             )
+            fault(mid, "index-drift", "warning", n, message, fix)
     return out
 
 
@@ -311,8 +239,7 @@ def missing_index() -> Finding:
 
 
 def conflicts(root) -> list[Finding]:
-    """A `conflict-markers` finding for each Markdown file of the root (MEMORY.md, memories,
-    archive, episodes) left with unresolved git conflict markers."""
+    """A `conflict-markers` finding for each Markdown file of the root left conflicted."""
     from . import markers
 
     return [
@@ -330,29 +257,19 @@ EXPIRED = "expired"  # readable but past its expiry: a tidy plan drops the line 
 DUPLICATE, NOT_A_MEMORY = "duplicate", "not a memory"  # reasons in ``Plan.kept`` / ``Plan.dropped``
 
 
-class Plan:
+class Plan(NamedTuple):
     """What MEMORY.md will hold: ``doc`` (the index with the entries in their slots), the
     memories it lists in file order, and what the plan changed and why."""
 
-    __slots__ = ("doc", "listed", "demoted", "promoted", "dropped", "kept", "warnings", "refused", "room")
-
-    def __init__(
-        self,
-        doc: IndexDoc,
-        listed: list,
-        demoted: list,
-        promoted: list,
-        dropped: list,
-        kept: list,
-        warnings: list,
-        refused: bool,
-        room: int,
-    ):
-        self.doc, self.listed = doc, listed
-        self.demoted, self.promoted = demoted, promoted  # ids that lost / got a line
-        self.dropped = dropped  # (line number, id, reason) of each line removed
-        self.kept = kept  # (line number, id, reason) of each entry line kept as written
-        self.warnings, self.refused, self.room = warnings, refused, room
+    doc: IndexDoc
+    listed: list
+    demoted: list  # ids that lost a line
+    promoted: list  # ids that got one
+    dropped: list  # (line number, id, reason) of each line removed
+    kept: list  # (line number, id, reason) of each entry line kept as written
+    warnings: list
+    refused: bool
+    room: int
 
     @property
     def ids(self) -> set:
@@ -382,17 +299,12 @@ def plan(
 ) -> Plan:
     """Which memories MEMORY.md lists, in what order, and what happens to every entry line.
 
-    memories: id -> the memory (a Detail or a heartbeat Memo) for each readable one, or
-    UNREADABLE, MISSING or EXPIRED; an id that is not there counts as MISSING.
-    add: a new memory to list (refused when the index is full under ``on_full: refuse``);
-    changed: a memory about to be written (its new version counts, not the one in ``memories``);
-    pool: list these memories instead of the ones the lines name (`index rebuild`);
-    promote: memories that may take a free line (the heartbeat); under activity they compete with
-    the listed ones for every line;
-    tidy: drop second lines, lines whose file is gone and lines of expired memories;
-    fit: demote listed memories until they fit, even when hand-written lines took the room
-    (without it a write never moves a listed entry out for them: it warns);
-    activity: `index.rank: activity`'s recalls (see ``rank``)."""
+    memories: id -> a Detail (or heartbeat Memo), UNREADABLE, MISSING (also when absent) or EXPIRED;
+    add: a new memory to list (refused when full under ``on_full: refuse``); changed: a memory
+    about to be written; pool: list these instead of the lines' memories (`index rebuild`);
+    promote: memories that may take a free line (under activity: compete for every line); tidy:
+    drop second, missing and expired lines; fit: demote listed memories even when hand-written
+    lines took the room (else a write only warns); activity: see ``rank``."""
     lines: list = []
     chosen: dict = {}
     dropped: list = []
@@ -427,7 +339,7 @@ def plan(
         chosen[add.id] = add
     room = free_room(max_lines, base.fixed_lines())
     warnings: list = []
-    ranked = rank(chosen.values()) if activity is None else rank(chosen.values(), activity)
+    ranked = rank(chosen.values(), activity)
     demoted: list = []
     promoted: list = []
     if len(ranked) > room and add is not None and on_full == "refuse":
@@ -441,7 +353,7 @@ def plan(
         keep, _ = demote(rank([*ranked, *rivals], activity), room, fresh_ids(rivals, listed, activity))
         won = {d.id for d in keep}
         demoted = [d.id for d in rank(ranked) if d.id not in won]
-        promoted = [d.id for d in file_order(d for d in rivals if d.id in won)]
+        promoted = [d.id for d in rank(d for d in rivals if d.id in won)]
         ranked = keep
     elif len(ranked) > room and len(still) > room and not (fit and room > 0):
         # Hand-written lines took the room of entries already listed: none is moved out for them.
@@ -458,15 +370,13 @@ def plan(
         if others and add is not None:
             warnings.append("the index is full: moved out of MEMORY.md (detail files kept): " + listed_ids(others))
         if add is not None and add.id in demoted:
-            warnings.append(
-                f"the index is full: {add.id} is not listed in MEMORY.md (its detail file is kept): "
-                + (
-                    "every line holds a pinned memory; raise index.max_lines in memcli.yaml"
-                    if add.pinned
-                    else "the listed memories are pinned, more important or more in use; "
-                    f"`memcli update {add.id} --pin` or a higher --importance lists it"
-                )
+            why = (
+                "every line holds a pinned memory; raise index.max_lines in memcli.yaml"
+                if add.pinned
+                else "the listed memories are pinned, more important or more in use; "
+                f"`memcli update {add.id} --pin` or a higher --importance lists it"
             )
+            warnings.append(f"the index is full: {add.id} is not listed in MEMORY.md (its detail file is kept): {why}")
     elif promote is not None and len(ranked) < room:
         # a free line belongs to a memory, the best ranked first
         import heapq
@@ -474,9 +384,9 @@ def plan(
         have = set(chosen)
         best = heapq.nsmallest(room - len(ranked), (d for d in promote if d.id not in have), key=_key)
         promoted = [d.id for d in best]
-        ranked = rank([*ranked, *best]) if activity is None else rank([*ranked, *best], activity)
+        ranked = rank([*ranked, *best], activity)
     if activity is not None:
-        ranked = file_order(ranked)
+        ranked = rank(ranked)  # the lines' order: that of `importance`, whatever chose them
     return Plan(
         base.with_entries([_entry(d) for d in ranked]), ranked, demoted, promoted, dropped, kept, warnings, False, room
     )

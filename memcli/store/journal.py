@@ -4,28 +4,24 @@ after its last step, so a rename that was killed is found (heartbeat) and finish
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-from .fs import atomic_write, state_dir
+from ..errors import FileError
+from .fs import atomic_write, read_state, state_dir
 from .layout import RENAME_JOURNAL, STATE_DIR
 
 
 def pending(root: Path) -> dict | None:
-    """The journal of a rename that did not finish, or None."""
-    path = root / STATE_DIR / RENAME_JOURNAL
-    from .fs import came_with_git
+    """The journal of a rename that did not finish, or None (also one that came with the repository)."""
 
-    if came_with_git(path):  # a journal that came with the repository renames nothing
-        return None
+    def shape(d):
+        if not (isinstance(d, dict) and isinstance(d.get("old"), str) and isinstance(d.get("new"), str)):
+            raise ValueError("not a rename journal")
+
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
+        return read_state(root / STATE_DIR / RENAME_JOURNAL, "rename journal", "", shape)
+    except FileError:
         return None
-    if not (isinstance(data, dict) and isinstance(data.get("old"), str) and isinstance(data.get("new"), str)):
-        return None
-    return data
 
 
 def start(root: Path, journal: dict) -> None:
@@ -33,7 +29,4 @@ def start(root: Path, journal: dict) -> None:
 
 
 def finish(root: Path) -> None:
-    try:
-        os.unlink(root / STATE_DIR / RENAME_JOURNAL)
-    except FileNotFoundError:
-        pass
+    (root / STATE_DIR / RENAME_JOURNAL).unlink(missing_ok=True)

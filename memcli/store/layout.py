@@ -1,17 +1,14 @@
-"""The on-disk layout of a memory root: its directory scans and the file fingerprint, with the
-names and path rules of ``memcli.paths`` (re-exported here, so store code reads one module).
-
-Every module that needs a scan of the memory folders or a fingerprint takes it from here; the
-caches (index cache, search cache, heartbeat cache, the watcher's snapshot) all use
-``fingerprint`` to decide that a file changed.
-"""
+"""The on-disk layout of a memory root: its folder scans and the file fingerprint every cache
+uses, with the names and path rules of ``memcli.paths`` (re-exported: store code reads one module)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import stat
 from pathlib import Path
 
-import re
 from ..paths import (  # noqa: F401  (the names and path rules, re-exported)
     INDEX,
     CONFIG,
@@ -28,8 +25,6 @@ from ..paths import (  # noqa: F401  (the names and path rules, re-exported)
     GITATTRIBUTES,
     IGNORED,
     OWN,
-    LOCK,
-    LOCAL_CONFIG,
     INDEX_CACHE,
     HEARTBEAT_CACHE,
     TRACE,
@@ -37,7 +32,6 @@ from ..paths import (  # noqa: F401  (the names and path rules, re-exported)
     SESSIONS,
     SCOPES,
     SEARCH,
-    SEMANTIC,
     EDITS,
     DETAIL,
     ARCHIVED,
@@ -45,7 +39,6 @@ from ..paths import (  # noqa: F401  (the names and path rules, re-exported)
     PROPOSAL,
     OTHER,
     FOLDERS,
-    MAX_ID,
     slugify,
     check_id,
     valid_id,
@@ -53,7 +46,6 @@ from ..paths import (  # noqa: F401  (the names and path rules, re-exported)
     episode_rel,
     state_rel,
     id_of,
-    memory_ref,
     is_episode,
     is_archived,
     kind_of,
@@ -63,8 +55,7 @@ from ..roots import is_root  # noqa: F401  (re-exported)
 
 
 def fingerprint(st: os.stat_result) -> str:
-    """What says a file changed: mtime, ctime, size and inode. ctime catches a same-size edit
-    whose writer put the old mtime back (ctime cannot be set by a writer)."""
+    """What says a file changed: mtime, ctime (an edit that put the old mtime back), size and inode."""
     return f"{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_size}:{st.st_ino}"
 
 
@@ -74,6 +65,22 @@ def file_fingerprint(path, follow_symlinks: bool = True) -> str | None:
         return fingerprint(os.stat(path, follow_symlinks=follow_symlinks))
     except OSError:
         return None
+
+
+def work_tree(path: Path) -> tuple[Path, Path] | None:
+    """(the work tree's top, its git folder: a `.git` folder, or the one a `.git` file names) of
+    the repository holding path, or None outside one."""
+    for d in (path, *path.parents):
+        dot = d / ".git"
+        if dot.is_dir():
+            return d, dot
+        if dot.is_file():
+            try:
+                line = dot.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            return (d, d / line[7:].strip()) if line.startswith("gitdir:") else None
+    return None
 
 
 def md_entries(folder: Path) -> list[os.DirEntry[str]]:
@@ -95,33 +102,26 @@ def md_files(root: Path, sub: str = MEMORY) -> list[Path]:
     return [Path(de.path) for de in md_entries(root / sub)]
 
 
-_views: dict = {}  # root path -> a function giving detail_files without a scan (``store.watcher``), or None
+_views: dict = {}  # root path -> a function giving detail_files without a scan (``store.watcher``)
 
 
 def lend_view(root: Path, view) -> None:
-    """Let ``detail_files`` of root ask view() first: a process that follows the root's folders
-    (``store.watcher``) answers without stat-ing every file; view() returning None means "scan"."""
+    """Let ``detail_files`` of root ask view() first (None from it means "scan")."""
     _views[str(root)] = view
 
 
 def detail_files(root: Path) -> dict:
-    """key -> fingerprint for every file recall's details layer reads: memory/<id>.md and
-    memory/episodes/*.md; symlinks and names that are not ids are left out."""
-    if _views:
-        view = _views.get(str(root))
-        if view is not None:
-            kept = view()
-            if kept is not None:
-                return kept
-    return scan_detail_files(root)
+    """key -> fingerprint of memory/<id>.md and memory/episodes/*.md (no symlinks, only ids)."""
+    view = _views.get(str(root))
+    kept = view() if view is not None else None
+    return kept if kept is not None else scan_detail_files(root)
 
 
 _PLAIN_MD = re.compile(r"[0-9a-z][0-9a-z_-]{0,79}\.md")  # a plain id's file: no further check
 
 
 def scan_detail_files(root: Path) -> dict:
-    """``detail_files`` read from the folders: one stat per file (the cost of a details recall
-    on a large store, so the loop does no more than it must)."""
+    """``detail_files`` read from the folders: one stat per file (the cost of a cold recall)."""
     current = {}
     plain = _PLAIN_MD.fullmatch
     for sub in (MEMORY, EPISODES):
@@ -139,14 +139,13 @@ def scan_detail_files(root: Path) -> dict:
                     st = de.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                if st.st_mode & 0o170000 == 0o100000:  # a regular file (not a link, not a folder)
+                if stat.S_ISREG(st.st_mode):  # not a link, not a folder
                     current[prefix + name] = fingerprint(st)
     return current
 
 
 def memory_files(root: Path) -> list[tuple[str, str, os.DirEntry[str]]]:
-    """(relative path, kind, os.DirEntry) for every *.md of memory/, memory/archive/,
-    memory/episodes/ and the inbox, in that order, each folder sorted by name."""
+    """(relative path, kind, os.DirEntry) for every *.md of the memory folders, each sorted by name."""
     return [(f"{sub}/{de.name}", kind, de) for sub, kind in FOLDERS for de in md_entries(root / sub)]
 
 
@@ -154,11 +153,9 @@ def snapshot(root: Path) -> dict[str, str]:
     """relative path -> fingerprint of the regular files of memory/, archive/ and episodes/."""
     out = {}
     for rel, _, de in memory_files(root):
-        try:
+        with contextlib.suppress(OSError):
             if de.is_file():
                 out[rel] = fingerprint(de.stat())
-        except OSError:
-            continue
     return out
 
 
@@ -167,30 +164,11 @@ def md_ids(root: Path, sub: str = MEMORY) -> list[str]:
     return [de.name[:-3] for de in md_entries(root / sub)]
 
 
-def temp_dirs(root: Path) -> list[Path]:
-    """Every folder an atomic write stages its temp files in."""
-    state = root / STATE_DIR
-    return [
-        root,
-        root / MEMORY,
-        root / ARCHIVE,
-        root / EPISODES,
-        root / INBOX,
-        root / INBOX_ARCHIVE,
-        state,
-        state / SESSIONS,
-        state / SCOPES,
-        state / SEARCH,
-    ]
-
-
 def temp_files(root: Path, prefix: str = TMP_PREFIX) -> list[tuple[str, os.stat_result]]:
-    """(relative path, lstat) of every regular file an atomic write staged in the root (names
-    starting with prefix), sorted."""
-    import stat
-
+    """(relative path, lstat) of every temp file an atomic write left in the root's folders, sorted."""
     out = []
-    for folder in temp_dirs(root):
+    state = [f"{STATE_DIR}/{sub}" for sub in ("", SESSIONS, SCOPES, SEARCH)]
+    for folder in (root / f for f in ("", MEMORY, ARCHIVE, EPISODES, INBOX, INBOX_ARCHIVE, *state)):
         try:
             it = os.scandir(folder)
         except OSError:
@@ -209,8 +187,7 @@ def temp_files(root: Path, prefix: str = TMP_PREFIX) -> list[tuple[str, os.stat_
 
 
 def state_names(root: Path, sub: str) -> list[str]:
-    """The names (without .json) of the state files in .memcli/<sub>/ (sessions, scopes), sorted;
-    hidden files left out."""
+    """The names (without .json) of the state files in .memcli/<sub>/, sorted; hidden ones left out."""
     try:
         names = os.listdir(root / STATE_DIR / sub)
     except OSError:
@@ -219,8 +196,7 @@ def state_names(root: Path, sub: str) -> list[str]:
 
 
 def state_sizes(root: Path) -> dict[str, int]:
-    """name -> bytes of each entry of .memcli/ (a folder: all its files); {} when .memcli/ is a
-    symlink or missing."""
+    """name -> bytes of each entry of .memcli/ (a folder: all its files); {} when it is a symlink."""
     state = root / STATE_DIR
     if not state.is_dir() or state.is_symlink():
         return {}
@@ -232,9 +208,7 @@ def state_sizes(root: Path) -> dict[str, int]:
         total = 0
         for dirpath, _, files in os.walk(p):
             for f in files:
-                try:
+                with contextlib.suppress(OSError):
                     total += os.stat(os.path.join(dirpath, f), follow_symlinks=False).st_size
-                except OSError:
-                    pass
         out[p.name] = total
     return out

@@ -1,32 +1,25 @@
-"""Git conflict markers: a file that holds them is conflicted, a first-class state.
-
-A conflict is a line starting with `<<<<<<< ` (or exactly `<<<<<<<`), then a line `=======`, then
-a line starting with `>>>>>>> `, in that order (an optional `|||||||` line opens the base part
-that git's diff3 style writes). Such a file is reported (index check, heartbeat), skipped by
-recall, and never written over: `guard` refuses the write with the way out.
-
-The markers are 7 characters long unless `.gitattributes` sets `conflict-marker-size` for the
-file (`size_for` reads it as git does: the repository's `.gitattributes` files from the top down
-to the file's folder, then `.git/info/attributes`, the last matching line winning). Text on its
-way into a memory must hold no line git would read as a marker (`marker_lines`); text captured
-automatically (session turns folded into the episode log) has such lines indented (`escape`).
+"""Git conflict markers: a file that holds them is conflicted, a first-class state: reported,
+skipped by recall, never written over (`guard`). A conflict is a `<<<<<<<` line, then `=======`,
+then `>>>>>>>` (an optional `|||||||` opens diff3's base part); the markers are 7 characters long
+unless `.gitattributes` sets `conflict-marker-size` (`size_for`). Text on its way into a memory
+holds no line git would read as a marker (`marker_lines`); captured text has them indented (`escape`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import os
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import FileError
-from ..model import Value
 from . import layout
 
-OPEN, BASE, SEP, CLOSE = "<<<<<<<", "|||||||", "=======", ">>>>>>>"
+OPEN, BASE, CLOSE = "<<<<<<<", "|||||||", ">>>>>>>"
 SIZE = 7  # git's default conflict-marker-size
-_QUICK: dict = {}
 _ALLOW: contextvars.ContextVar[bool] = contextvars.ContextVar("memcli_overwrite_markers", default=False)
 
 
@@ -42,96 +35,64 @@ def _is(line: str, mark: str, size: int = SIZE) -> bool:
     return line == mark or line.startswith(mark + " ")
 
 
+@functools.cache
 def _quick(size: int) -> re.Pattern:
-    rx = _QUICK.get(size)
-    if rx is None:
-        rx = _QUICK[size] = re.compile(rf"^<{{{size}}}(?: |\r?$)", re.M)
-    return rx
+    return re.compile(rf"^<{{{size}}}(?: |\r?$)", re.M)
 
 
-class Conflict(Value):
-    """One conflicted region: its first and last line numbers (1-based) and both sides' lines."""
+class Conflict(NamedTuple):
+    """One conflicted region: its first line (1-based) and both sides' lines (a diff3 base is left out)."""
 
-    FIELDS = ("start", "end", "ours", "base", "theirs", "ours_label", "theirs_label")
-    __slots__ = FIELDS
     start: int
-    end: int
-    ours: tuple[str, ...]
-    base: tuple[str, ...] | None
-    theirs: tuple[str, ...]
-    ours_label: str
-    theirs_label: str
-
-    def __init__(
-        self, start: int, end: int, ours: tuple, base: tuple | None, theirs: tuple, ours_label: str, theirs_label: str
-    ):
-        for name, value in zip(self.FIELDS, (start, end, ours, base, theirs, ours_label, theirs_label)):
-            object.__setattr__(self, name, value)
+    ours: tuple
+    theirs: tuple
 
 
-def parse(text: str, size: int = SIZE) -> tuple[list, list]:
-    """(pieces, conflicts): pieces alternate plain line lists and Conflict objects, in order.
-    A `<<<<<<<` never followed by `=======` and `>>>>>>>` is plain text. size: the marker length."""
+def parse(text: str, size: int = SIZE) -> list:
+    """Plain line lists and Conflicts, in order: a `<<<<<<<` never followed by `=======` and
+    `>>>>>>>` is plain text. size: the marker length."""
     lines = text.split("\n")
-    pieces: list = []
-    conflicts: list = []
-    plain: list = []
+    pieces: list = [[]]
     i = 0
     while i < len(lines):
-        if _is(lines[i], OPEN, size):
-            found = _region(lines, i, size)
-            if found is not None:
-                c, i = found
-                if plain:
-                    pieces.append(plain)
-                    plain = []
-                pieces.append(c)
-                conflicts.append(c)
-                continue
-        plain.append(lines[i])
-        i += 1
-    if plain:
-        pieces.append(plain)
-    return pieces, conflicts
+        found = _region(lines, i, size) if _is(lines[i], OPEN, size) else None
+        if found is None:
+            pieces[-1].append(lines[i])
+            i += 1
+        else:
+            pieces += [found[0], []]
+            i = found[1]
+    return [p for p in pieces if p]
 
 
-def _region(lines: list, i: int, size: int = SIZE):
-    ours: list = []
-    theirs: list = []
-    base: list | None = None
+def _region(lines: list, i: int, size: int):
+    """(the Conflict opened at line i, the line after it), or None when it is not one."""
+    sides: dict = {"ours": [], "base": [], "theirs": []}
     part = "ours"
-    sep = "=" * size
     for j in range(i + 1, len(lines)):
         ln = lines[j]
         if _is(ln, OPEN, size):
             return None
         if part == "ours" and _is(ln, BASE, size):
-            part, base = "base", []
-        elif part in ("ours", "base") and ln.rstrip("\r") == sep:
+            part = "base"
+        elif part in ("ours", "base") and ln.rstrip("\r") == "=" * size:
             part = "theirs"
         elif part == "theirs" and _is(ln, CLOSE, size):
-            return (
-                Conflict(
-                    i + 1,
-                    j + 1,
-                    tuple(ours),
-                    None if base is None else tuple(base),
-                    tuple(theirs),
-                    lines[i][size + 1 :].strip(),
-                    ln[size + 1 :].strip(),
-                ),
-                j + 1,
-            )
+            return Conflict(i + 1, tuple(sides["ours"]), tuple(sides["theirs"])), j + 1
         else:
-            (base if part == "base" and base is not None else theirs if part == "theirs" else ours).append(ln)
+            sides[part].append(ln)
     return None
+
+
+def _conflicts(text: str, size: int) -> list:
+    return [p for p in parse(text, size) if isinstance(p, Conflict)]
 
 
 def first_conflict(text: str, size: int = SIZE) -> int | None:
     """The line of the first conflict, or None: cheap when the text holds no `<<<<<<<` line."""
     if not _quick(size).search(text):
         return None
-    _, conflicts = parse(text, size)
+    conflicts = _conflicts(text, size)
     return conflicts[0].start if conflicts else None
 
 
@@ -155,33 +116,19 @@ def findings(rel: str, text: str, size: int = SIZE) -> list:
     line = first_conflict(text, size)
     if line is None:
         return []
-    n = len(parse(text, size)[1])
-    return [
-        Finding(
-            "conflict-markers",
-            "error",
-            rel,
-            line,
-            f"unresolved git conflict markers ({n} conflict{'s' if n > 1 else ''}); memcli will not write it "
-            "and recall skips it",
-            way_out(rel),
-        )
-    ]
+    n = len(_conflicts(text, size))
+    said = f"unresolved git conflict markers ({n} conflict{'s' if n > 1 else ''}); memcli will not write it"
+    return [Finding("conflict-markers", "error", rel, line, f"{said} and recall skips it", way_out(rel))]
 
 
 def scan_root(root: Path) -> list[tuple[str, int]]:
     """(relative path, line) of every conflicted MEMORY.md, memory/*.md, memory/archive/*.md and episode."""
-    out = []
-    for rel in _md_files(root):
-        line = file_conflict(root / rel)
-        if line is not None:
-            out.append((rel, line))
-    return out
+    rels = [layout.INDEX] + [rel for rel, _, _ in layout.memory_files(root)]
+    return [(rel, line) for rel in rels if (line := file_conflict(root / rel)) is not None]
 
 
 def file_conflict(path, size: int | None = None) -> int | None:
-    """The line of the first conflict in a file, or None (also when it cannot be read); the
-    marker size is the one `.gitattributes` sets for the file unless given."""
+    """The line of the first conflict in a file, or None (also when it cannot be read)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -194,15 +141,10 @@ def file_conflict(path, size: int | None = None) -> int | None:
 
 
 def text_conflict(text: str, path) -> int | None:
-    """`file_conflict` for text already read from path (the marker size is looked up only when
-    the text holds a run of `<`)."""
+    """`file_conflict` for text already read from path."""
     if "<<<" not in text:
         return None
     return first_conflict(text, size_for(path))
-
-
-def _md_files(root: Path) -> list[str]:
-    return [layout.INDEX] + [rel for rel, _, _ in layout.memory_files(root)]
 
 
 @contextlib.contextmanager
@@ -241,27 +183,24 @@ def _rel(path: Path) -> str:
 
 
 def settle(text: str, side: str, size: int = SIZE) -> tuple[str, list]:
-    """The text with every conflict settled: side is ours, theirs or both (ours, then theirs, a line
-    that both hold kept once). Returns (text, the discarded sides' texts, one per conflict)."""
+    """(the text with every conflict settled to side: ours, theirs or both (a line both hold kept
+    once), the discarded sides' texts)."""
     if side not in ("ours", "theirs", "both"):
         raise ValueError(side)
-    pieces, _ = parse(text, size)
+    pieces = parse(text, size)
     out: list = []
     dropped: list = []
     for p in pieces:
         if not isinstance(p, Conflict):
             out += p
             continue
-        if side == "ours":
-            out += p.ours
-            if list(p.theirs) != list(p.ours) and "".join(p.theirs).strip():
-                dropped.append("\n".join(p.theirs))
-        elif side == "theirs":
-            out += p.theirs
-            if list(p.theirs) != list(p.ours) and "".join(p.ours).strip():
-                dropped.append("\n".join(p.ours))
-        else:
+        if side == "both":
             out += list(p.ours) + [ln for ln in p.theirs if ln not in p.ours]
+            continue
+        kept, other = (p.ours, p.theirs) if side == "ours" else (p.theirs, p.ours)
+        out += kept
+        if list(other) != list(kept) and "".join(other).strip():
+            dropped.append("\n".join(other))
     return "\n".join(out), dropped
 
 
@@ -272,17 +211,13 @@ def union(text: str, size: int = SIZE) -> str:
 
 # ---------------------------------------------------------------- lines that look like markers
 
-_LOOKALIKE: dict = {}
 
-
+@functools.cache
 def _lookalike(sizes: tuple) -> re.Pattern:
     """A line git reads as a marker: exactly `size` of `<`, `=`, `>` or `|` at the start, then
     white space or the line's end (git's own test)."""
-    rx = _LOOKALIKE.get(sizes)
-    if rx is None:
-        runs = "|".join(rf"{re.escape(c)}{{{n}}}" for n in sizes for c in "<=>|")
-        rx = _LOOKALIKE[sizes] = re.compile(rf"^(?:{runs})(?![<=>|])(?=[ \t\r\f\v]|$)", re.M)
-    return rx
+    runs = "|".join(rf"{re.escape(c)}{{{n}}}" for n in sizes for c in "<=>|")
+    return re.compile(rf"^(?:{runs})(?![<=>|])(?=[ \t\r\f\v]|$)", re.M)
 
 
 def _sizes(size: int) -> tuple:
@@ -291,7 +226,7 @@ def _sizes(size: int) -> tuple:
 
 def marker_lines(text: str, size: int = SIZE) -> list[tuple[int, str]]:
     """(line number, line) of every line git would read as a conflict marker, at the default size
-    and at `size` (inside code fences too: git does not know Markdown)."""
+    and at `size` (code fences too: git does not know Markdown)."""
     if not any(c * min(SIZE, size) in text for c in "<=>|"):
         return []
     rx = _lookalike(_sizes(size))
@@ -312,70 +247,44 @@ def escape(text: str, size: int = SIZE) -> str:
 
 # ---------------------------------------------------------------- conflict-marker-size
 
-_RULES: dict = {}
-
 
 def size_for(path) -> int:
     """The conflict-marker-size git uses for the file at path: the repository's `.gitattributes`
-    files from the top down to the file's folder, then `.git/info/attributes`; the last line
-    whose pattern matches wins. SIZE when none sets it (or outside a repository)."""
+    files from the top down to the file's folder, then `info/attributes`; the last line whose
+    pattern matches wins. SIZE when none sets it (or outside a repository)."""
     path = Path(os.path.abspath(path))
-    folders = []
-    top = None
-    for d in path.parents:
-        folders.append(d)
-        if os.path.exists(os.path.join(d, ".git")):
-            top = d
-            break
-    if top is None:
+    found = layout.work_tree(path.parent)
+    if found is None:
         return SIZE  # not in a repository: git never merges it
+    top, git_dir = found
+    with contextlib.suppress(OSError):  # a linked worktree's info/ is the main repository's
+        git_dir = git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    files = [(d, d / ".gitattributes") for d in reversed(path.parents) if d == top or top in d.parents]
     size = SIZE
-    files = [(d, d / ".gitattributes") for d in reversed(folders)]
-    files.append((top, _info_attributes(top)))
-    for base, attributes in files:
-        if attributes is None:
-            continue
+    for base, attributes in [*files, (top, git_dir / "info" / "attributes")]:
         for pattern, value in _rules(attributes):
             if pattern(path, base):
                 size = value
     return size
 
 
-def _info_attributes(top: Path):
-    dot = top / ".git"
-    if dot.is_dir():
-        return dot / "info" / "attributes"
-    try:  # a worktree or submodule: `.git` is a file naming the git folder
-        text = dot.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    gitdir = (top / text[7:].strip()).resolve()
-    common = gitdir / "commondir"
-    try:
-        gitdir = (gitdir / common.read_text(encoding="utf-8").strip()).resolve()
-    except OSError:
-        pass
-    return gitdir / "info" / "attributes"
-
-
 def _rules(path: Path) -> list:
-    """(matcher, size or SIZE) for each line of an attributes file that speaks of
-    conflict-marker-size, in order; cached by the file's fingerprint."""
+    """(matcher, size) for each line of an attributes file that sets conflict-marker-size."""
     try:
         st = os.stat(path)
     except OSError:
         return []
-    key = (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
-    found = _RULES.get(str(path))
-    if found is not None and found[0] == key:
-        return found[1]
-    rules = []
+    return _read_rules(str(path), layout.fingerprint(st)) if st.st_size < 1_000_000 else []
+
+
+@functools.lru_cache(maxsize=256)
+def _read_rules(path: str, _fingerprint: str) -> list:
+    """``_rules`` of the file as it was when it had this fingerprint."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace") if st.st_size < 1_000_000 else ""
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
-        text = ""
+        return []
+    rules = []
     for line in text.splitlines():
         words = line.split()
         if not words or words[0].startswith(("#", "[attr]")):
@@ -388,7 +297,6 @@ def _rules(path: Path) -> list:
             value = int(v) if eq and not name.startswith(("-", "!")) and v.isdigit() and 0 < int(v) < 100 else SIZE
         if value is not None:
             rules.append((_matcher(words[0]), value))
-    _RULES[str(path)] = (key, rules)
     return rules
 
 

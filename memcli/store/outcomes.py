@@ -1,26 +1,16 @@
-"""Outcomes of a memory (a procedure that worked or failed): counters in the frontmatter, notes
-in a dated `## Outcomes` section of the body.
+"""Outcomes of a memory (a procedure that worked or failed): counters in the frontmatter
+(``uses``, ``successes``, ``last_outcome``), notes in a dated `## Outcomes` section of the body:
 
 ```
-uses: 5
-successes: 4
-last_outcome: 2026-11-03
-...
 ## Outcomes
 
 - 1 earlier outcome: 1 success, 0 failures
-- 2026-10-20T09:00:00Z success
 - 2026-11-03T10:22:05Z failure: charset not set on the replica
 ```
 
-The section keeps the newest ``KEEP`` outcomes, oldest first; older ones fold into its first
-line, which is derived from the counters (uses and successes minus what is listed), so the
-counters are the truth and the section never disagrees with them.
-
-Merging two clones (``merge``, the git driver's rule for these keys): each counter is the base
-plus both sides' increments (a counter that only grows, like a CRDT counter: two machines that
-each recorded outcomes end with the sum); ``last_outcome`` is the later date; the notes are the
-union of both sides' lines minus the lines a side removed (folded), newest ``KEEP`` kept.
+The section keeps the newest ``KEEP`` outcomes; older ones fold into its first line, derived from
+the counters, which are the truth. A git merge (``merge``) sums both sides' increments of each
+counter (a grow-only counter), keeps the later date and the union of the notes.
 """
 
 from __future__ import annotations
@@ -28,6 +18,7 @@ from __future__ import annotations
 import re
 
 from ..model import Detail
+from .details import history_start
 
 HEADING = "## Outcomes"
 KEEP = 10  # outcome lines kept in the section; older ones fold into the count line
@@ -67,8 +58,7 @@ def success_rate(d: Detail) -> float | None:
 
 
 def _span(lines: list) -> tuple[int, int] | None:
-    """(first, end) line numbers of the Outcomes section, or None: the heading and the outcome
-    lines under it. Text after them (an `update --append`, a person's note) is not the section's."""
+    """(first, end) line numbers of the Outcomes section's heading and outcome lines, or None."""
     start = next((i for i, ln in enumerate(lines) if _HEADING.match(ln.strip())), None)
     if start is None:
         return None
@@ -115,8 +105,7 @@ def _section(items: list, uses: int, successes: int) -> list[str]:
 
 
 def with_section(body: str, items: list, uses: int, successes: int) -> str:
-    """The body with its Outcomes section rendered from items and the counters: in place when it
-    has one, else before a `## History` section, else at the end."""
+    """The body with its Outcomes section rendered (in place, else before `## History`, else last)."""
     lines = body.rstrip("\n").split("\n") if body.strip() else []
     new = _section(items, uses, successes)
     span = _span(lines)
@@ -125,7 +114,8 @@ def with_section(body: str, items: list, uses: int, successes: int) -> str:
         tail = [""] if end < len(lines) and lines[end].strip() else []
         lines[start:end] = new + tail
     else:
-        at = next((i for i, ln in enumerate(lines) if ln.strip().lower() in ("## history", "## 历史")), len(lines))
+        at = history_start(lines)
+        at = len(lines) if at is None else at
         block = ([""] if at and lines[at - 1].strip() else []) + new + ([""] if at < len(lines) else [])
         lines[at:at] = block
     return "\n".join(lines) + "\n"
@@ -176,9 +166,9 @@ _NONE = Detail("", "")
 
 
 def merge(o: Detail | None, a: Detail, b: Detail):
-    """The merge driver's rule for outcomes: (base, ours, theirs) with the Outcomes section
-    emptied to its heading (so the body merge never conflicts on it), and ``finish(merged)``
-    which puts back the summed counters, the later date and the merged section."""
+    """The merge driver's rule for outcomes: (base, ours, theirs) with the section emptied to its
+    heading (the body merge never conflicts on it), and ``finish(merged)``, which puts back the
+    summed counters, the later date and the merged section."""
     base = o if o is not None else _NONE
     if not any(count(x, USES) or entries(x.body) for x in (base, a, b)):
         return o, a, b, lambda merged: merged

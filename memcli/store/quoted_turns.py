@@ -1,21 +1,16 @@
-"""Which parts of the episode log reflection already turned into memories.
-
-An accepted proposal (memory/inbox/archive/, ``status: accepted``, ``memory: <id>``) quotes the
-turns it was made from, each with ``{episode, time}``. Those turns, and the dated sections of the
-episode log that hold them, are *digested*: the memory says what they said, so recall weighs
-them less (``recall.details``). The log itself is never changed.
-
-Reading every archived proposal on each recall would cost a turn too much, so what they quote is
-kept in ``.memcli/search/digested.json`` with the name, size and modification time of each file
-of the archive; the next call that finds the archive as it was reads that file only.
+"""Which turns of the episode log reflection already turned into memories: those an accepted
+proposal quotes (``{episode, time}`` in memory/inbox/archive/) are *digested*, and recall weighs
+them and their sections less (``recall.details``); the log itself is never changed. What they
+quote is cached in ``.memcli/search/digested.json``, valid while the archive's files are unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 
 from . import layout
+from .fs import atomic_write
 
 CACHE = "digested.json"
 FORMAT = 1
@@ -23,36 +18,30 @@ FORMAT = 1
 
 def _listing(folder) -> list:
     """[name, size, mtime_ns] of each proposal in the archive, sorted: what the cache is valid for."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return []
     out = []
-    for de in entries:
-        if de.name.endswith(".md") and not de.name.startswith("."):
-            try:
-                st = de.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            out.append([de.name, st.st_size, st.st_mtime_ns])
-    return sorted(out)
+    for de in layout.md_entries(folder):
+        try:
+            st = de.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        out.append([de.name, st.st_size, st.st_mtime_ns])
+    return out
 
 
-def _read(root, names: list) -> dict:
-    """episode -> sorted times quoted by the accepted proposals among ``names``."""
+def _read(root) -> dict:
+    """episode -> sorted times quoted by the accepted proposals of the archive."""
     from . import inbox
 
+    try:
+        records = inbox.records(root.path)
+    except Exception:  # noqa: BLE001 - a broken archive is heartbeat's to report; it digests nothing
+        return {}
     found: dict[str, set] = {}
-    for name, _, _ in names:
-        try:
-            p = inbox.read(root.path, name[:-3], archived=True)
-        except Exception:  # noqa: BLE001 - a broken record is heartbeat's to report; it digests nothing
-            continue
-        if p.status != "accepted" or not p.memory:
-            continue
-        for q in p.evidence:
-            if q.episode and q.time:
-                found.setdefault(q.episode, set()).add(q.time)
+    for p in records:
+        if p.status == "accepted" and p.memory:
+            for q in p.evidence:
+                if q.episode and q.time:
+                    found.setdefault(q.episode, set()).add(q.time)
     return {k: sorted(v) for k, v in sorted(found.items())}
 
 
@@ -71,13 +60,9 @@ def digested(root) -> dict[str, frozenset]:
             return {k: frozenset(v) for k, v in data["episodes"].items()}
     except (OSError, ValueError, TypeError, AttributeError, KeyError):
         pass
-    episodes = _read(root, names)
-    try:
-        from .fs import atomic_write
-
+    episodes = _read(root)
+    with contextlib.suppress(Exception):  # the cache only saves time
         atomic_write(cache, json.dumps({"format": FORMAT, "files": names, "episodes": episodes}, ensure_ascii=False))
-    except Exception:  # noqa: BLE001 - the cache only saves time
-        pass
     return {k: frozenset(v) for k, v in episodes.items()}
 
 

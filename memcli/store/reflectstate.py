@@ -1,16 +1,14 @@
-"""Reflection's local state in .memcli/ (never committed): the watermark, the material last
-offered to an agent, the one-reflection-at-a-time lock and the note that asks the running
-reflection to go round again."""
+"""Reflection's local state in .memcli/: the watermark, the material last offered to an agent, the
+one-reflection-at-a-time lock and the note that asks the running reflection to go round again."""
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
-import time
 from pathlib import Path
 
 from ..errors import FileError, LockTimeout
-from .fs import atomic_write, dump_state, read_state, state_dir
+from .fs import atomic_write, dump_state, lock_file, read_state, state_dir, unlock_file
 from .layout import STATE_DIR
 
 MARK = "reflect.json"
@@ -20,8 +18,8 @@ RUN_LOCK = "reflect.run"
 
 
 def load_mark(root: Path) -> dict:
-    """{"episodes": {rel: {"fp", "seen"}}, "sessions": {name: hash}}; empty when there is none (or it
-    is broken: reflection then reads everything again, and proposal ids keep it from repeating)."""
+    """{"episodes": {rel: {"fp", "seen"}}, "sessions": {name: hash}}; empty when there is none or it
+    is broken (proposal ids keep a second reading from repeating)."""
 
     def shape(d):
         if not isinstance(d, dict) or not isinstance(d.get("episodes", {}), dict):
@@ -44,31 +42,24 @@ def save_offer(root: Path, token: str, mark: dict) -> None:
 
 
 def load_offer(root: Path) -> dict | None:
-    from .fs import came_with_git
+    def shape(d):
+        if not isinstance(d, dict):
+            raise ValueError("not an offer")
 
-    path = state_dir(root) / OFFER
-    if came_with_git(path):
-        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_state(state_dir(root) / OFFER, "offer", "", shape)
+    except FileError:
         return None
-    return data if isinstance(data, dict) else None
 
 
 def drop_offer(root: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(state_dir(root) / OFFER)
-    except OSError:
-        pass
 
 
 def ask_again(root: Path) -> None:
     """Leave the note that another reflection was asked for while one ran."""
-    try:
-        with open(state_dir(root) / PENDING, "a"):
-            pass
-    except (OSError, FileError):
+    with contextlib.suppress(OSError, FileError), open(state_dir(root) / PENDING, "a"):
         pass
 
 
@@ -90,25 +81,17 @@ class RunLock:
         self.fd: int | None = None
 
     def __enter__(self) -> bool:
-        import fcntl
-
-        self.fd = os.open(state_dir(self.root) / RUN_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except OSError:
-                if not self.wait or time.monotonic() > deadline:
-                    os.close(self.fd)
-                    self.fd = None
-                    if not self.wait:
-                        ask_again(self.root)
-                        return False
-                    raise LockTimeout("another reflection is running; try again later")
-                time.sleep(0.05)
+        try:
+            path = state_dir(self.root) / RUN_LOCK
+            self.fd = lock_file(path, self.timeout if self.wait else 0, "another reflection is running")
+        except LockTimeout:
+            if self.wait:
+                raise
+            ask_again(self.root)
+            return False
+        return True
 
     def __exit__(self, *exc):
         if self.fd is not None:
-            os.close(self.fd)  # releases the flock
+            unlock_file(self.fd)
         return False

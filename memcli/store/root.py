@@ -1,10 +1,6 @@
 """The repository of one memory root: where its files are, its lock, its reads (with the index
 cache), and the atomic write of detail files together with MEMORY.md as `indexrules.plan` says.
-
-Every use case takes a ``Root``; nothing above the store opens a file of the root by itself. A
-Root is given its settings ready (a ``config.Config``, as ``settings_guard.load_config`` reads them):
-the store reads no configuration file itself.
-"""
+Every use case takes a ``Root``, given its settings ready: the store reads no configuration."""
 
 from __future__ import annotations
 
@@ -22,12 +18,13 @@ from .fs import atomic_write, atomic_write_many, inside, read_text, root_lock, s
 from .index import IndexDoc
 
 
-_MISNAMED = "the file name is not a valid id (letters, digits, '-', '_', '.'); rename it"
+def _misnamed(rel: str) -> Problem:
+    why = "the file name is not a valid id (letters, digits, '-', '_', '.'); rename it"
+    return Problem(rel.encode("unicode_escape").decode(), None, why)
 
 
 def root_path(path: str | os.PathLike) -> Path:
-    """The real path of a memory root (a folder holding MEMORY.md or memcli.yaml); NotARootError
-    naming what is wrong otherwise."""
+    """The real path of a memory root (a folder holding MEMORY.md or memcli.yaml), else NotARootError."""
     path = Path(path).expanduser()
     if not path.is_dir():
         if path.exists():
@@ -39,8 +36,7 @@ def root_path(path: str | os.PathLike) -> Path:
 
 
 class Root:
-    """A memory root: ``Root(root_path(folder), config)``, its settings given ready (a
-    ``config.Config``: ``config["index.max_lines"]``, ``config.seconds("lock_timeout")``)."""
+    """A memory root: ``Root(root_path(folder), config)`` (a ready ``config.Config``)."""
 
     def __init__(self, path: Path, config, *, door: str = "api"):
         self.path = path
@@ -64,8 +60,8 @@ class Root:
             raise UnsafePathError("memory/ leads outside the memory root (a symlink?); refusing to use it")
         return d
 
-    def _folder(self, archived: bool) -> Path:
-        """memory/ (or memory/archive/), verified once to stay inside the root."""
+    def folder(self, archived: bool = False) -> Path:
+        """memory/ (or memory/archive/), checked once per Root to stay inside the root."""
         d = self._dirs.get(archived)
         if d is None:
             d = self.memory_dir()
@@ -74,21 +70,16 @@ class Root:
             self._dirs[archived] = d
         return d
 
-    def folder(self, archived: bool = False) -> Path:
-        """memory/ (or memory/archive/), checked once per Root to stay inside the root."""
-        return self._folder(archived)
-
     def detail_path(self, memory_id: str, archived: bool = False) -> Path:
         """memory/<id>.md: the id is checked; a file that is a symlink must stay inside the root."""
         layout.check_id(memory_id)
-        path = self._folder(archived) / f"{memory_id}.md"
+        path = self.folder(archived) / f"{memory_id}.md"
         if os.path.islink(path) and not inside(self.path, path):
             raise UnsafePathError(f"refusing {self.rel(path)}: it leads outside the memory root")
         return path
 
     def exists(self, memory_id: str) -> bool:
-        """Whether memory/<id>.md is there (a file that leads outside the root counts: it is unreadable,
-        not gone)."""
+        """Whether memory/<id>.md is there (one that leads outside the root is unreadable, not gone)."""
         try:
             return self.detail_path(memory_id).is_file()
         except (UsageError, UnsafePathError):
@@ -104,11 +95,8 @@ class Root:
 
     def misnamed_files(self, archived: bool = False) -> list[Problem]:
         """Markdown files whose names are not ids: never read, never put in the index, reported."""
-        return [
-            Problem(layout.detail_rel(p.stem, archived).encode("unicode_escape").decode(), None, _MISNAMED)
-            for p in self._md_files(archived)
-            if not layout.valid_id(p.stem)
-        ]
+        names = [p.stem for p in self._md_files(archived)]
+        return [_misnamed(layout.detail_rel(n, archived)) for n in names if not layout.valid_id(n)]
 
     def _md_files(self, archived: bool) -> list[Path]:
         self.memory_dir()  # refuses a memory/ that leads outside the root
@@ -128,8 +116,7 @@ class Root:
         return out
 
     def locate(self, memory_id: str) -> tuple[Path, bool]:
-        """(path, archived) of a memory by exact id, memory/ first, without reading it (a file whose
-        frontmatter is broken is found too); NotFoundError suggests close ids."""
+        """(path, archived) of a memory by exact id, memory/ first, without reading it."""
         for archived in (False, True):
             path = self.detail_path(memory_id, archived)
             if path.is_file():
@@ -205,8 +192,7 @@ class Root:
         return read_text(path, rel)
 
     def indexed(self, entries: list | None = None) -> list:
-        """(entry, Detail or None) for every entry of MEMORY.md (or of ``entries``), through the
-        index cache: a detail file is parsed only when its fingerprint changed."""
+        """(entry, Detail or None) for every entry of MEMORY.md (or of ``entries``), through the index cache."""
         from .indexcache import indexed
 
         return indexed(self, self.read_index().entries if entries is None else entries)
@@ -221,55 +207,28 @@ class Root:
 
         return indexrules.Activity(access(self.path) if trace else {}, self.config.seconds("recall.half_life") / 86400)
 
-    def plan_index(
-        self,
-        doc: IndexDoc,
-        *,
-        add: Detail | None = None,
-        changed: Detail | None = None,
-        pool: list | None = None,
-        memories: dict | None = None,
-        tidy: bool = False,
-        fit: bool = False,
-        trace: bool = True,
-        promote=None,
-    ) -> indexrules.Plan:
-        """``indexrules.plan`` under this root's configuration (its `index.rank`: the trace decides
-        who keeps a line unless trace=False); the memories the lines name are read through the
-        index cache unless given."""
+    def plan_index(self, doc: IndexDoc, *, memories: dict | None = None, trace: bool = True, **how) -> indexrules.Plan:
+        """``indexrules.plan`` (``how``: add, changed, pool, promote, tidy, fit) under this root's
+        `index.*` settings; the memories the lines name are read through the index cache unless given."""
         if memories is None:
             memories = {
                 e.id: (d if d is not None else indexrules.UNREADABLE)
                 for e, d in self.indexed([e for e in doc.entries if e.id and indexrules.is_safe_id(e.id)])
             }
-        return indexrules.plan(
-            doc,
-            memories,
-            max_lines=int(self.config["index.max_lines"]),
-            on_full=self.config["index.on_full"],
-            add=add,
-            changed=changed,
-            pool=pool,
-            promote=promote,
-            tidy=tidy,
-            fit=fit,
-            activity=self.activity(trace),
-        )
-
-    def new_index_text(self, plan: indexrules.Plan) -> str | None:
-        """MEMORY.md's text after the plan, or None when it would not change."""
-        text = plan.doc.render()
-        try:
-            old = self.index_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            old = None
-        return None if text == old else text
+        limits = {"max_lines": int(self.config["index.max_lines"]), "on_full": self.config["index.on_full"]}
+        return indexrules.plan(doc, memories, activity=self.activity(trace), **limits, **how)
 
     def write(self, plan: indexrules.Plan | None, *files: tuple) -> None:
-        """Detail files ((path, text[, newline]) each) and MEMORY.md as the plan says, as one step:
-        all staged, then all renamed (see ``fs.atomic_write_many``)."""
-        text = self.new_index_text(plan) if plan is not None else None
-        writes = list(files) + ([(self.index_path, text)] if text is not None else [])
+        """Detail files ((path, text[, newline]) each) and MEMORY.md as the plan says, as one step."""
+        writes = list(files)
+        if plan is not None:
+            text = plan.doc.render()
+            try:
+                old = self.index_path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                old = None
+            if text != old:
+                writes.append((self.index_path, text))
         if writes:
             atomic_write_many(writes)
 
@@ -293,10 +252,8 @@ class Root:
             raise FileError(f"cannot delete {self.rel(path)}: {e.strerror or e}")
 
     def listing(self, archived: bool = False) -> tuple[list[Detail], list[Problem]]:
-        """Every readable memory (memory/, and memory/archive/ too when archived), in index order,
-        and the files that could not be read (the misnamed ones first, as ``misnamed_files``
-        says them). A file of a folder inside the root that is no symlink is inside the root:
-        only a symlink is resolved (this reads every memory, for `index rebuild` and `list`)."""
+        """(every readable memory of memory/ (and memory/archive/), in index order; the files that
+        could not be read, the misnamed ones first). Only a symlink is resolved: this reads them all."""
         self.memory_dir()
         found, misnamed, unread = [], [], []
         entries = []
@@ -307,7 +264,7 @@ class Root:
         for sub, folder_inside, de in progress.each(entries, "reading memories"):
             mid, rel = de.name[:-3], f"{sub}/{de.name}"
             if not layout.valid_id(mid):
-                misnamed.append(Problem(rel.encode("unicode_escape").decode(), None, _MISNAMED))
+                misnamed.append(_misnamed(rel))
                 continue
             try:
                 if not (folder_inside and not de.is_symlink()) and not inside(self.path, Path(de.path)):

@@ -1,9 +1,6 @@
-"""The scope layer: the current task's shared keys, with the agent that wrote each one.
-
-A second agent writing a key it does not own is a collision: refused, or with force
-overwritten and logged, the forcing agent then the key's only owner. Every write is recorded, so
-`scope check` can say who wrote what.
-"""
+"""The scope layer: the current task's shared keys, with the agent that wrote each one. A second
+agent writing a key it does not own is a collision: refused, or with force overwritten and logged;
+every write is recorded, so `scope check` can say who wrote what."""
 
 from __future__ import annotations
 
@@ -42,8 +39,7 @@ def load_or_skip(root: Path, name: str) -> tuple[dict | None, str | None]:
 
 
 def load_for_write(root: Path, name: str) -> tuple[dict | None, str | None]:
-    """For writers (the caller holds the root lock): a broken file is moved aside, never
-    deleted; the warning says where it went."""
+    """For writers (holding the root lock): a broken file is moved aside (never deleted), as the warning says."""
     try:
         return load(root, name), None
     except FileError as e:
@@ -96,17 +92,10 @@ def start(root: Path, name: str, task: str, now: str) -> dict:
         files.insert(0, log)
     # The old state reaches the episode log in the same step as the fresh scope: both or neither.
     atomic_write_many(files)
-    return {
-        "scope": name,
-        "task": task,
-        "previous": (old or {}).get("task"),
-        "moved_to": moved,
-        "warning": (
-            f"scope {name!r} (task {old.get('task')!r}) was never ended; its state is in {moved}"
-            if old is not None
-            else aside
-        ),
-    }
+    warning = aside
+    if old is not None:
+        warning = f"scope {name!r} (task {old.get('task')!r}) was never ended; its state is in {moved}"
+    return {"scope": name, "task": task, "previous": (old or {}).get("task"), "moved_to": moved, "warning": warning}
 
 
 def set_key(root: Path, name: str, key: str, value: str, agent: str, now: str, force: bool = False) -> dict:
@@ -158,13 +147,8 @@ def set_key(root: Path, name: str, key: str, value: str, agent: str, now: str, f
         )
     save(root, data)
     notes = [aside, f"overwrote {key!r} owned by {cur['agent']!r} (logged as a collision)" if collision else None]
-    return {
-        "scope": name,
-        "key": key,
-        "agent": agent,
-        "forced": collision,
-        "warning": "; ".join(n for n in notes if n) or None,
-    }
+    warning = "; ".join(n for n in notes if n) or None
+    return {"scope": name, "key": key, "agent": agent, "forced": collision, "warning": warning}
 
 
 def check(data: dict | None) -> dict:

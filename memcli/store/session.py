@@ -1,8 +1,6 @@
-"""The session layer: recent turns plus a summary of older ones, in .memcli/sessions/<name>.json.
-
-Beyond session.max_rounds user rounds, the oldest turns are folded into the summary
-(extractive, or by a configured shell command) and appended raw to the episode log.
-"""
+"""The session layer: recent turns plus a summary of older ones, in .memcli/sessions/<name>.json;
+beyond session.max_rounds user rounds the oldest turns fold into the summary (extractive, or by a
+configured command) and go raw to the episode log."""
 
 from __future__ import annotations
 
@@ -43,8 +41,8 @@ def load_or_skip(root: Path, name: str) -> tuple[dict, str | None]:
 
 
 def load_for_write(root: Path, name: str) -> tuple[dict, str | None]:
-    """For writers (the caller holds the root lock): a broken file is moved aside, never
-    deleted, and the session starts afresh; the warning says where the file went."""
+    """For writers (holding the root lock): a broken file is moved aside (never deleted) and the
+    session starts afresh; the warning says where the file went."""
     try:
         return load(root, name), None
     except FileError as e:
@@ -91,8 +89,7 @@ def extractive(previous: str, turns: list, limit: int) -> str:
 def summarize(
     command: str | None, timeout: float, previous: str, turns: list, limit: int, cwd=None
 ) -> tuple[str, str | None]:
-    """(summary, warning). A failing summarizer falls back to the extractive summary. The command
-    runs in ``cwd`` (the root: a file it names is the one `memcli trust` recorded)."""
+    """(summary, warning): by the command, run in ``cwd`` (the root), else extractive (also when it fails)."""
     if not command:
         return extractive(previous, turns, limit), None
     feed = (f"Summary so far:\n{previous}\n\n" if previous else "") + "\n".join(
@@ -125,8 +122,8 @@ def check_turn(role: str, text: str) -> None:
 
 
 def to_fold(turns: list, max_rounds: int) -> int:
-    """How many of the oldest turns fold: all before the last max_rounds user rounds, and in
-    any case all but the last 2 * max_rounds turns (replies fold too)."""
+    """How many of the oldest turns fold: all before the last max_rounds user rounds, and at least
+    all but the last 2 * max_rounds turns."""
     starts = _rounds(turns)
     user_rounds = [i for i in starts if turns[i].get("role") == "user"]
     cut = user_rounds[len(user_rounds) - max_rounds] if len(user_rounds) > max_rounds else 0
@@ -134,8 +131,8 @@ def to_fold(turns: list, max_rounds: int) -> int:
 
 
 def fold(root: Path, name: str, data: dict, n: int, summary: str, now: str) -> tuple[str | None, list]:
-    """Fold the first n turns into `summary` and the episode log, writing both files in one step
-    (the caller holds the root lock). Returns (the episode's relative path, the folded turns)."""
+    """Fold the first n turns into `summary` and the episode log, both files in one step (under the
+    root lock); (the episode's relative path, the folded turns)."""
     from . import episodes  # a turn that folds nothing reads no episode grammar
 
     folded, data["turns"] = data["turns"][:n], data["turns"][n:]
@@ -199,8 +196,7 @@ def drop(root: Path, name: str) -> None:
 
 
 def clear(root: Path, name: str, now: str) -> dict:
-    """Drop the session; its turns and summary go to the episode log first. A broken file is
-    moved aside instead (never deleted)."""
+    """Drop the session, its turns and summary going to the episode log first (a broken file is moved aside)."""
     from . import episodes
 
     data, warning = load_for_write(root, name)

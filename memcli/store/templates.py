@@ -3,11 +3,13 @@ data when installed, the checkout's templates/ when run from source."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+from ..dates import now_of, parse
 
 
 def _templates():
-    """The templates: package data when installed; the checkout's templates/ when run from source."""
     from importlib.resources import files
 
     try:
@@ -22,10 +24,6 @@ def template_text(name: str) -> str:
 
 def example_files(now: str | None = None) -> list[tuple[str, str]]:
     """The example memories as `init --example` writes them on the day ``now`` (default today)."""
-    import re
-
-    from ..dates import now_of, parse
-
     folder = _templates() / "example"
     texts = sorted((p.name, p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".md"))
     # their updates move on with the day they are made: a recall ranks them alike on any day
@@ -41,12 +39,7 @@ def example_files(now: str | None = None) -> list[tuple[str, str]]:
 
 
 def _live(text: str, now: str | None) -> str:
-    """An example whose ``expires`` has passed on the day ``now`` gets as long again from that day
-    as it was given (``expires`` minus ``created``): the example is live whenever it is made."""
-    import re
-
-    from ..dates import now_of, parse
-
+    """An example whose ``expires`` has passed on the day ``now`` gets as long again from then."""
     m = re.search(r"^expires: (\S+)$", text, re.M)
     made = re.search(r"^created: (\S+)$", text, re.M)
     until, since = parse(m.group(1)) if m else None, parse(made.group(1)) if made else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -16,26 +17,19 @@ ACCESS_BYTES = 4_000_000  # how much of the log the heartbeat reads for recent u
 
 
 def append(root: Path, command: str, query: str, layer: str | None, ids: list, now: str | None = None) -> str | None:
-    """Append one line: time (now, unless given), command, query, the first hit's layer and the ids
-    of the memories returned. A warning when the log cannot be written (a recall goes on without it)."""
-    line = (
-        json.dumps(
-            {"time": now or utcnow(), "command": command, "query": query[:200], "layer": layer, "ids": ids},
-            ensure_ascii=False,
-        )
-        + "\n"
-    )
+    """Append one line (time, command, query, the first hit's layer, the ids returned); a warning
+    when the log cannot be written."""
+    record = {"time": now or utcnow(), "command": command, "query": query[:200], "layer": layer, "ids": ids}
+    line = json.dumps(record, ensure_ascii=False) + "\n"
     try:
         path = state_dir(root) / TRACE
         fd = _open(path)
         try:
             st = os.fstat(fd)
             if st.st_size > MAX_TRACE:  # rolled over: one older log is kept as trace.jsonl.1
-                try:
+                with contextlib.suppress(FileNotFoundError):
                     if os.stat(path).st_ino == st.st_ino:  # not already moved by another recall
                         os.replace(path, path.with_name(TRACE + ".1"))
-                except FileNotFoundError:
-                    pass
                 os.close(fd)
                 fd = _open(path)
             os.write(fd, line.encode("utf-8"))
@@ -51,8 +45,7 @@ def _open(path: Path) -> int:
 
 
 def _tail_lines(path: Path, size: int) -> list[bytes]:
-    """The whole lines among the last `size` bytes of a file (none when it is missing, or when git
-    tracks it: a trace that came with the repository is someone else's)."""
+    """The whole lines among the last `size` bytes of a file (none when it is missing or came with git)."""
     from .fs import came_with_git
 
     if came_with_git(path):
@@ -70,8 +63,7 @@ def _tail_lines(path: Path, size: int) -> list[bytes]:
 
 
 def access(root: Path, budget: int = ACCESS_BYTES) -> dict:
-    """id -> {"count": n, "last": time}, from the newest `budget` bytes of the trace log (the
-    rolled-over trace.jsonl.1 included when the current log is shorter): recent use, read fast."""
+    """id -> {"count": n, "last": time} from the newest `budget` bytes of trace.jsonl(.1)."""
     state = root / STATE_DIR
     lines = _tail_lines(state / TRACE, budget)
     got = sum(len(x) + 1 for x in lines)

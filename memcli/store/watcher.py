@@ -1,20 +1,12 @@
-"""The details layer's files of a root, followed by watchdog in a process that lives long:
-`memcli serve`.
+"""The details layer's files of a root, followed by watchdog in `memcli serve`: instead of a
+stat of every file of memory/ and memory/episodes/ per recall (``layout.detail_files``), a file
+written in place is stat-ed again, and a file made, renamed or deleted, lost events or memory/
+made again mean a new scan. Where the folders cannot be followed, every call scans.
 
-A cold recall stats every file of memory/ and memory/episodes/ (``layout.detail_files``) to see
-what changed since the search cache was built: 10k stats cost more than the rest of the recall.
-A server instead has watchdog report every change under memory/, and before each request looks
-at what it reported: nothing means nothing changed, and the last scan stands. A file written or
-touched in place is stat-ed again; a file made, renamed or deleted, lost events or memory/
-replaced mean a new scan (so the files keep the order a scan gives them). Where the folders
-cannot be followed (no free watches) every call scans, as a cold process does.
-
-watchdog (inotify underneath, on Linux) replaced inotify called through ctypes. Side by side
-(``benchmarks/follow_bench.py``, 10k memories, load average 1.4): the check before a request costs
-62 µs against 46 (both mostly a copy of the file list); a write is seen 1.6 ms after it returns
-(0.1 ms before), a new client takes 25 ms to start; a file moved out of memory/ is seen ~0.3 s
-later (watchdog waits up to 0.5 s for the other half of a rename; a hit's file is stat-ed again
-before it is given); the watches start in 27 ms more, once per server.
+watchdog replaced inotify through ctypes; side by side (``benchmarks/follow_bench.py``, 10k
+memories, load average 1.4): the check before a request costs 62 µs against 46; a write is seen
+1.6 ms after it returns (0.1 ms before); a file moved out of memory/ is seen ~0.3 s later
+(watchdog waits up to 0.5 s for a rename's other half); the watches start in 27 ms more, once.
 """
 
 from __future__ import annotations
@@ -32,8 +24,8 @@ from . import layout
 
 
 class _Watched(FileSystemEventHandler):
-    """Folders followed by a watchdog observer: ``changed`` hears each event but reads, and a pipe
-    becomes readable when it says the event matters (what ``select`` waits on)."""
+    """Folders followed by a watchdog observer: a pipe becomes readable (for ``select``) when
+    ``changed`` says an event matters."""
 
     def __init__(self, folders, recursive: bool = False) -> None:
         self._wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -92,8 +84,7 @@ class Followed(_Watched):
         return f"{sub}/{name}" if sub and name.endswith(".md") and not name.startswith(".") else None
 
     def changed(self, event: FileSystemEvent) -> bool:
-        """Note what must be scanned or stat-ed again; False for what cannot be a memory (a
-        temp file, a hidden one, another folder)."""
+        """Note what must be scanned or stat-ed again; False for what cannot be a memory."""
         if event.is_directory and event.event_type == "modified":
             return False  # its files' own events say what changed
         kind = event.event_type
@@ -110,7 +101,7 @@ class Followed(_Watched):
 
     def detail_files(self) -> dict | None:
         """key -> fingerprint as ``layout.detail_files`` gives it now; None when the folders
-        cannot be followed (the caller scans)."""
+        cannot be followed."""
         if not self._observer.is_alive():  # closed, or its thread failed
             return None
         with suppress(BlockingIOError):
@@ -146,8 +137,7 @@ class Followed(_Watched):
 
 
 class Changed(_Watched):
-    """Whether anything under some folders (not their subfolders) was written, made, renamed or
-    deleted since this object was made."""
+    """Whether anything in some folders (not their subfolders) changed since this was made."""
 
     def __init__(self, folders) -> None:
         self._seen = False
@@ -162,8 +152,7 @@ class Changed(_Watched):
 
 
 def changed(folders) -> Changed | None:
-    """A ``Changed`` for these folders; None where they cannot be followed (the caller checks
-    another way)."""
+    """A ``Changed`` for these folders; None where they cannot be followed."""
     try:
         return Changed(folders)
     except (OSError, RuntimeError):
@@ -171,8 +160,7 @@ def changed(folders) -> Changed | None:
 
 
 def follow(root) -> Followed | None:
-    """Follow a root's details-layer files in this process (``layout.detail_files`` then asks
-    watchdog instead of stat-ing every file); None where they cannot be followed."""
+    """Follow a root's details-layer files for ``layout.detail_files``; None where they cannot be followed."""
     try:
         followed = Followed(root)
     except (OSError, RuntimeError):
