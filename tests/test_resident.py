@@ -513,6 +513,15 @@ def _search_cache_behind(root) -> tuple:
     return stats.added, stats.changed, stats.removed
 
 
+def _in_step(root) -> bool:
+    """Whether the root's search cache holds every file of the details layer as it is (read only)."""
+    from memcli.search.cache import SearchCache
+    from memcli.store import layout
+
+    with SearchCache(root / ".memcli" / "search") as cache:
+        return cache.keys() == dict(layout.detail_files(root))
+
+
 def prepared(root, timeout: float = 15.0) -> None:
     """Wait until the server has done what it does once quiet after a command that wrote."""
     deadline = time.monotonic() + timeout
@@ -549,7 +558,12 @@ def test_after_a_turn_that_wrote_the_server_brings_the_search_cache_up_to_date(e
         before = served(root)
         assert run_memcli("--root", root, "session", "add", "user", "a turn of its own").returncode == 0
         (root / "memory" / "edited.md").write_text("---\ntitle: Edited by hand\n---\nthe wombat\n", encoding="utf-8")
-        prepared(root)
+        # the kernel tells the server of the edit a moment later: wait until its cache holds the file
+        deadline = time.monotonic() + 15
+        while not _in_step(root):
+            assert time.monotonic() < deadline, "the server never brought the cache up to date"
+            prepared(root)
+            time.sleep(0.05)
         assert served(root) == before and _search_cache_behind(root) == (0, 0, 0)
     finally:
         stop(proc)
