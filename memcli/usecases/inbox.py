@@ -186,8 +186,7 @@ def accept(root, pid: str, now: str | None = None, *, id: str | None = None, tit
             p, _ = captured(root, renamed(p, id, title))
         check(p)
         result = _apply(root, p, now)
-        record = p.replace(status="accepted", decided=now, memory=result.id)
-        _archive(root, p, record)
+        store.archive(root.path, p.replace(status="accepted", decided=now, memory=result.id))
     return Result(
         {
             "id": pid,
@@ -275,10 +274,6 @@ def _apply(root, p: store.Proposal, now: str):
     )
 
 
-def _archive(root, p: store.Proposal, record: store.Proposal) -> None:
-    store.archive(root.path, record)
-
-
 def reject(root, pid: str, now: str | None = None) -> Result:
     now = _now(now)
     with root.lock():
@@ -295,7 +290,7 @@ def reject(root, pid: str, now: str | None = None) -> Result:
                 }
             )
         p = _read_pending(root, pid)
-        _archive(root, p, p.replace(status="rejected", decided=now))
+        store.archive(root.path, p.replace(status="rejected", decided=now))
     return Result(
         {
             "id": pid,

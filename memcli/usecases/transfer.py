@@ -4,7 +4,6 @@ Markdown file, or an agent's MEMORY.md of bullet lines (Claude Code / OpenClaw s
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -213,16 +212,11 @@ def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
 SOURCE_SUFFIXES = ("", ".md", ".markdown", ".txt", ".jsonl", ".json")
 
 
-def read_source(source: str | os.PathLike, stdin_text: str | None = None) -> tuple[list[dict], str]:
-    """(records, kind) from a JSONL export, a folder of Markdown, one Markdown file, or an agent's
-    MEMORY.md of bullet lines. stdin_text is the text of '-'."""
-    records, kind, _ = _read(source, stdin_text)
-    return records, kind
-
-
-def _read(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]:
-    """(records, kind, skipped): the files of a folder that cannot be read are skipped, each
-    {"id": its path, "reason": why}; a single source that cannot be read is a UsageError."""
+def read_source(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]:
+    """(records, kind, skipped) from a JSONL export, a folder of Markdown, one Markdown file, or an
+    agent's MEMORY.md of bullet lines (stdin_text is the text of '-'). The files of a folder that
+    cannot be read are skipped, each {"id": its path, "reason": why}; a single source that cannot be
+    read is a UsageError."""
     from ..store.fs import decode, inside, read_text
 
     if str(source) == "-":
@@ -282,7 +276,7 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
     from ..store.fs import atomic_write_many
     from .maintain import rebuild_index
 
-    records, kind, skipped = _read(source, stdin_text)
+    records, kind, skipped = read_source(source, stdin_text)
     now = utcnow()
     check = WriteCheck.of(root)
     details = []

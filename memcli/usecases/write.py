@@ -31,11 +31,6 @@ from ..requests import RememberRequest, UpdateRequest
 from ..safety.text_limits import check_rendered, check_sizes, check_text_field
 
 
-def remember(root, title: str, summary: str = "", **options) -> WriteResult:
-    """``remember_request`` with the request's fields (``requests.RememberRequest``) as arguments."""
-    return remember_request(root, RememberRequest(title, summary, **options))
-
-
 def with_frontmatter(req: RememberRequest) -> tuple[RememberRequest, dict]:
     """(the request with its body's frontmatter taken in: summary, tags, aliases, type, importance,
     pinned, expires and source fill what the request leaves unset, and the body loses the block;
@@ -151,11 +146,6 @@ def remember_request(root, req: RememberRequest) -> WriteResult:
 
     result.warnings += duplicate_warnings(root, d)
     return result
-
-
-def update(root, memory_id: str, **changes) -> WriteResult:
-    """``update_request`` with the request's fields (``requests.UpdateRequest``) as arguments."""
-    return update_request(root, UpdateRequest(memory_id, **changes))
 
 
 def update_request(root, req: UpdateRequest) -> WriteResult:

@@ -239,7 +239,7 @@ def confidence(s: float) -> float:
     return round(1 / (1 + math.exp(-(s - 2.5))), 3)
 
 
-def _key_sentence(text: str, cue_first: bool = True) -> str:
+def _key_sentence(text: str) -> str:
     """The sentence that carries the statement: the first with a cue, else the first stated one."""
     sentences = lesson.sentences(" ".join(text.split()))
     if not sentences:
