@@ -28,6 +28,7 @@ from ..store import details as dfile
 from ..store import indexrules, layout, markers
 from ..store.fs import atomic_write, read_text
 from ..store.index import IndexDoc
+from .write import replaced
 
 
 @dataclass
@@ -136,16 +137,7 @@ def _carry(root, mid: str, when: datetime) -> str:
     except MemcliError as e:
         return f"skipped carrying the MEMORY.md line of {mid} into {rel}: {e.message}"
     x = x.__class__(fields["title"], fields["summary"], fields["tags"], x.path)
-    notes: list = []
-    new: dict = {}
-    if x.title and x.title != d.title:
-        notes.append(f"title was: {d.title}")
-        new["title"] = x.title
-        new["aliases"] = tuple(dict.fromkeys((*d.aliases, d.title)))
-    if x.summary != d.summary:
-        if d.summary:
-            notes.append(f"summary was: {d.summary}")
-        new["summary"] = x.summary
+    notes, new = replaced(d, x.title or None, x.summary)
     if x.tags != d.tags:
         notes.append(f"tags were: {', '.join(d.tags) or 'none'}")
         new["tags"] = x.tags
