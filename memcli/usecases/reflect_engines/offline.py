@@ -1,30 +1,17 @@
-"""The offline engine: extractive rules, no model.
+"""The offline engine: extractive rules, no model (docs/guide/reflect.md says what it proposes).
 
-A turn is a candidate when someone states something worth keeping: a lesson or a fix ("the fix
-was", "root cause", "turned out", 原因是, 解决了, 踩坑), a rule ("from now on", "always",
-"never", "make sure", 以后, 不要, 记住), a decision ("we decided", 决定), a preference ("I
-prefer", "my favorite", 喜欢), or a fact about the speaker stated plainly ("I went", "I've been",
-"I'm planning", "my kids", 我是, 我们在). Each rule adds weight; questions, short reactions and
-turns about the other person take weight away; names, numbers and dates add a little. The best
-turns of the material, at most `budget` per 100 turns (at least MIN_CAP) and above a floor, become
-proposals; a confirmation ("great, that worked", 好的) never does.
-
-One proposal per lesson: a fix, a cause or a decision gathers the turns that lead to it and follow
-it while they share its words (`_lesson_turns`): back to the problem it answers, forward through
-the confirmation and the rule restated, at most MAX_LESSON turns, stopping where someone changes
-the subject ("separately", "by the way", 另外). Any other statement is proposed with at most three
-turns: the reply that confirmed it, what the same speaker said one exchange before or after it
-(when that states something too), and a turn next to it that shares its words. `lesson` gives each
-its title, summary, tags, aliases and memory id.
-
-Deterministic: the same material gives the same proposals, in the same order.
-"""
+A turn scores by its best sentence: cues (_CUES) and first-person facts (_FACTS) add weight,
+questions, reactions and talk about the other person take it away. One proposal per lesson: a fix,
+a cause or a decision gathers the turns around it while they share its words (`_lesson_turns`);
+any other statement takes at most MAX_QUOTES turns (`_neighbour_turns`); `lesson` names each.
+Deterministic: the same material gives the same proposals, in the same order."""
 
 from __future__ import annotations
 
 import math
 import re
 
+from ...search.tokenize import terms
 from . import lesson
 
 # (pattern, weight, memory type or None, tag): the cues, English then Chinese
@@ -135,7 +122,6 @@ _CONFIRM = re.compile(
 _YOU = re.compile(r"\b(you|your|you're|you've|yourself)\b|你|您", re.I)
 _ME = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|we|our|we're|we've|us)\b|我", re.I)
 _SPECIFIC = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b|\d|[A-Za-z]+[_./-][A-Za-z0-9]+")
-_COMPILED: tuple[list, list] | None = None
 
 FLOOR = 1.5  # a turn scoring below this is never proposed
 MAX_QUOTES = 3
@@ -162,9 +148,13 @@ _SHIFT = re.compile(
     r"另外|顺便|还有一件事|换个话题)",
     re.I,
 )
-_FILLER_WORDS = """fix fixed cause root problem issue solution work worked great good next note must always never
-    every sure need use like look check see 问题 原因 解决 好的 可以 记住 以后"""
-_FILLER: set = set()
+# cue words: a turn's words shared with its lesson never count them
+_FILLER = set(
+    terms(
+        """fix fixed cause root problem issue solution work worked great good next note must always never
+        every sure need use like look check see 问题 原因 解决 好的 可以 记住 以后"""
+    )
+)
 
 
 def NEIGHBOURS(n: int) -> tuple:
@@ -181,28 +171,21 @@ _LEAD = re.compile(
 )
 
 
-def _rules():
-    global _COMPILED
-    if _COMPILED is None:
-        _COMPILED = (
-            [(re.compile(p, re.I), w, t, tag) for p, w, t, tag in _CUES],
-            [(re.compile(p, re.I), w) for p, w in _FACTS],
-        )
-    return _COMPILED
+_CUE_RULES = [(re.compile(p, re.I), w, t, tag) for p, w, t, tag in _CUES]
+_FACT_RULES = [(re.compile(p, re.I), w) for p, w in _FACTS]
 
 
 def _sentence_weight(sentence: str) -> tuple[float, str, list, float]:
     """(cue weight plus fact weight, memory type, tags, cue weight) of one sentence."""
-    cues, facts = _rules()
     s, kind, tags, best = 0.0, "fact", [], 0.0
-    for rx, w, t, tag in cues:
+    for rx, w, t, tag in _CUE_RULES:
         if rx.search(sentence):
             s += w
             if w > best:
                 best, kind = w, t
             if tag not in tags:
                 tags.append(tag)
-    fact = sum(w for rx, w in facts if rx.search(sentence))
+    fact = sum(w for rx, w in _FACT_RULES if rx.search(sentence))
     s += min(fact, 2.6)
     if sentence.rstrip().endswith(("?", "？")):
         s -= 1.5  # a question states nothing
@@ -221,7 +204,7 @@ def score(text: str) -> tuple[float, str, list]:
     weighed = [_sentence_weight(x) for x in sentences]
     s, kind, _, _ = max(weighed, key=lambda w: w[0])
     tags = list(dict.fromkeys(t for w in weighed for t in w[2]))
-    if weighed[0][3] or any(w[3] for w in weighed):
+    if any(w[3] for w in weighed):
         kind = max(weighed, key=lambda w: w[3])[1]
     words = len(flat.split()) if not lesson.CJK.search(flat) else len(flat) // 2
     s += min(len(_SPECIFIC.findall(flat)), 4) * 0.25
@@ -244,12 +227,11 @@ def _key_sentence(text: str) -> str:
     sentences = lesson.sentences(" ".join(text.split()))
     if not sentences:
         return " ".join(text.split())
-    cues, facts = _rules()
     for x in sentences:
-        if any(rx.search(x) for rx, *_ in cues):
+        if any(rx.search(x) for rx, *_ in _CUE_RULES):
             return x
     for x in sentences:
-        if "?" not in x and not _REACTION.match(x) and any(rx.search(x) for rx, _ in facts):
+        if "?" not in x and not _REACTION.match(x) and any(rx.search(x) for rx, _ in _FACT_RULES):
             return x
     stated = [x for x in sentences if "?" not in x and not _REACTION.match(x)]
     return (stated or sentences)[0]
@@ -257,7 +239,7 @@ def _key_sentence(text: str) -> str:
 
 def _title(sentence: str) -> str:
     head, colon, tail = sentence.partition(": ")
-    if colon and len(tail.split()) >= 4 and any(rx.search(tail) for rx, *_ in _rules()[0]):
+    if colon and len(tail.split()) >= 4 and any(rx.search(tail) for rx, *_ in _CUE_RULES):
         sentence = tail  # "I looked at the logs: the root cause is ..." -> what follows the colon
     rest = _LEAD.sub("", sentence, count=1).strip()
     if len(rest) >= 8:
@@ -275,8 +257,6 @@ def _said(text: str) -> str:
 
 
 def _terms(text: str) -> set:
-    from ...search.tokenize import terms
-
     return set(terms(text))
 
 
@@ -471,6 +451,4 @@ def acknowledges(text: str) -> bool:
 
 def _content(text: str) -> set:
     """The words a turn shares with its lesson: its search terms, cue words left out."""
-    if not _FILLER:
-        _FILLER.update(_terms(_FILLER_WORDS))
     return _terms(text) - _FILLER
