@@ -16,6 +16,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from .. import progress
@@ -318,19 +319,8 @@ def check_index(root) -> list[Problem]:
         f = indexrules.missing_index()
         problems.append(Problem(f.path, None, f"{f.message} ({f.fix})"))
     broken: dict[str, Problem] = {}
-
-    def lookup(mid: str):
-        try:
-            path = root.detail_path(mid)
-            if not path.is_file():
-                return "archived" if root.detail_path(mid, archived=True).is_file() else "missing"
-            return root.load(path)
-        except (FileError, UsageError, UnsafePathError) as e:
-            broken[mid] = _problem_with_fix(e, layout.detail_rel(mid))
-            return "broken"
-
-    for _mid, f in indexrules.check(doc, lookup, int(root.config["index.max_lines"])):
-        problems.append(Problem(f.path, f.line, f"{f.message} ({f.fix})"))
+    found = indexrules.check(doc, partial(line_target, root, broken=broken), int(root.config["index.max_lines"]))
+    problems += [Problem(f.path, f.line, f"{f.message} ({f.fix})") for _, f in found]
     problems += broken.values()
     problems += [Problem(f.path, f.line, f"{f.message} ({f.fix})") for f in indexrules.conflicts(root.path)]
     listed = {e.id for e in doc.entries if e.id}
@@ -343,6 +333,20 @@ def check_index(root) -> list[Problem]:
         except (FileError, UsageError, UnsafePathError) as e:
             problems.append(_problem_with_fix(e, root.rel(p)))
     return problems
+
+
+def line_target(root, mid: str, broken: dict | None = None):
+    """What `indexrules.check` is told of the memory an index line names: its Detail, "archived",
+    "missing" or "broken" (with its problem in ``broken``)."""
+    try:
+        path = root.detail_path(mid)
+        if not path.is_file():
+            return "archived" if root.detail_path(mid, archived=True).is_file() else "missing"
+        return root.load(path)
+    except (FileError, UsageError, UnsafePathError) as e:
+        if broken is not None:
+            broken[mid] = _problem_with_fix(e, layout.detail_rel(mid))
+        return "broken"
 
 
 def _problem_with_fix(e: MemcliError, rel: str) -> Problem:
