@@ -1,7 +1,6 @@
-"""Sharing a root through git: `sync` (commit memcli's own files, merge the remote's with
-memcli's drivers, push), and settling what a merge leaves: MEMORY.md reconciled with the detail
-files, a memory left with conflict markers resolved to one side (the other kept in History).
-Making a root git-ready and running git are the store's (``store.git``)."""
+"""Sharing a root through git (docs/guide/git.md): `sync`, and settling what a merge leaves: MEMORY.md
+reconciled with the detail files, a memory's conflict markers resolved to one side (the other kept
+in History). Making a root git-ready and running git are the store's (``store.git``)."""
 
 from __future__ import annotations
 
@@ -30,14 +29,8 @@ def setup(root, command: str | None = None, check: bool = False) -> Result:
         return Result(repo.setup(root.path, command))
     if repo.toplevel(root.path) is None:
         raise UsageError(f"{root.path} is not in a git repository (run `memcli git setup` after `git init`)")
-    return Result(
-        {
-            "findings": [
-                {"code": f.code, "severity": f.severity, "path": f.path, "message": f.message, "fix": f.fix}
-                for f in repo.check(root.path)
-            ]
-        }
-    )
+    keys = ("code", "severity", "path", "message", "fix")
+    return Result({"findings": [{k: getattr(f, k) for k in keys} for f in repo.check(root.path)]})
 
 
 def reconcile_index(root, dropped: list | None = None) -> bool:
@@ -78,8 +71,6 @@ def index_revived(root, ids) -> list:
     other changed them), as `remember` lists a memory: the lowest-ranked entry moves out when the
     index is full (under `index.on_full: refuse` it stays unlisted, and heartbeat says so).
     Returns the ids listed."""
-    from ..errors import MemcliError
-
     listed = []
     with root.lock():
         for memory_id in ids:
@@ -133,15 +124,7 @@ def _message(changes: list) -> str:
     """What the commit holds, in the domain's words."""
     import socket
 
-    groups: dict = {
-        "remembered": [],
-        "updated": [],
-        "forgot": [],
-        "episodes": [],
-        "archive": [],
-        "inbox": [],
-        "other": [],
-    }
+    groups: dict = {k: [] for k in ("remembered", "updated", "forgot", "episodes", "archived", "proposals", "files")}
     moved = {Path(path).stem for change, _, path in changes if path.startswith(layout.ARCHIVE + "/")}
     for change, _, path in changes:
         if path.startswith(layout.MEMORY + "/") and path.count("/") == 1 and "D" in change and Path(path).stem in moved:
@@ -149,24 +132,22 @@ def _message(changes: list) -> str:
         if path.startswith(layout.EPISODES + "/"):
             groups["episodes"].append(Path(path).stem)
         elif path.startswith(layout.INBOX + "/"):
-            groups["inbox"].append(Path(path).stem)
+            groups["proposals"].append(Path(path).stem)
         elif path.startswith(layout.ARCHIVE + "/"):
-            groups["archive"].append(Path(path).stem)
+            groups["archived"].append(Path(path).stem)
         elif path.startswith(layout.MEMORY + "/") and path.endswith(".md"):
             key = {"?": "remembered", "A": "remembered", "D": "forgot"}.get(change.strip()[:1], "updated")
             groups[key].append(Path(path).stem)
         elif path != layout.INDEX:
-            groups["other"].append(path)
-    parts = []
-    for key, words in groups.items():
-        if words:
-            shown = ", ".join(words[:4]) + (f" and {len(words) - 4} more" if len(words) > 4 else "")
-            label = {"episodes": "episodes", "archive": "archived", "inbox": "proposals", "other": "files"}.get(
-                key, key
-            )
-            parts.append(f"{label} {shown}")
+            groups["files"].append(path)
+    parts = [f"{key} {_few(words, 4)}" for key, words in groups.items() if words]
     host = socket.gethostname() or "this machine"
     return f"memcli sync from {host}: " + ("; ".join(parts) if parts else "index")
+
+
+def _few(items: list, n: int = 3) -> str:
+    """The first n items, and how many more."""
+    return ", ".join(items[:n]) + (f" and {len(items) - n:,} more" if len(items) > n else "")
 
 
 def _own(rel: str) -> bool:
@@ -311,9 +292,8 @@ def _merge(repo: Repo, root, target: str, warnings: list) -> dict:
     """Merge target into HEAD with memcli's drivers; reconcile MEMORY.md; commit if clean."""
     staged = repo.staged_elsewhere()
     if staged:
-        shown = ", ".join(staged[:3]) + (f" and {len(staged) - 3} more" if len(staged) > 3 else "")
         raise GitError(
-            f"changes staged outside memcli's files ({shown}) keep git from merging {target}: commit "
+            f"changes staged outside memcli's files ({_few(staged)}) keep git from merging {target}: commit "
             "or unstage them, then run `memcli sync` again (nothing was pushed)"
         )
     r = repo.run("merge", "--no-commit", "--no-edit", "-q", "--allow-unrelated-histories", target, check=False)
@@ -360,10 +340,9 @@ def _reconcile(root, warnings: list) -> None:
     gone: list = []
     reconcile_index(root, gone)
     if gone:
-        shown = ", ".join(gone[:3]) + (f" and {len(gone) - 3:,} more" if len(gone) > 3 else "")
         warnings.append(
             f"dropped {len(gone):,} line(s) of the merged MEMORY.md that point at memory files neither side "
-            f"has ({shown}): an index lists only memories that exist"
+            f"has ({_few(gone)}): an index lists only memories that exist"
         )
 
 
@@ -467,24 +446,9 @@ def sync(root, message: str | None = None, push: bool = True, command: str | Non
     repo = Repo(root.path, command)
     branch = repo.branch()
     remote, upstream = repo.remote(branch)
-    result = Result(
-        {
-            "root": str(root.path),
-            "branch": branch,
-            "remote": remote,
-            "committed": None,
-            "merged": 0,
-            "pushed": False,
-            "conflicts": [],
-            "driver_failed": [],
-            "secrets": [],
-            "refused": [],
-            "left_alone": [],
-            "offline": False,
-            "warnings": [],
-            "code": 0,
-        }
-    )
+    result = Result({"root": str(root.path), "branch": branch, "remote": remote, "committed": None, "merged": 0})
+    result.update(pushed=False, **{k: [] for k in ("conflicts", "driver_failed", "secrets", "refused", "left_alone")})
+    result.update(offline=False, warnings=[], code=0)
     warnings = result.warnings = result["warnings"]
     state = tracked_state(root.path)
     if state:
