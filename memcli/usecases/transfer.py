@@ -180,21 +180,17 @@ def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
             item = b.group(2)
             rec: dict = {"tags": [section] if section else [], "source": source}
             link = _LINK.match(item)
-            target = None
+            linked = None
             if link and path is not None and not re.match(r"^[a-z]+:", link.group(2)):
                 # only a file inside the folder of the imported MEMORY.md: never /etc/… or ../../
-                folder = path.parent.resolve()
-                cand = (path.parent / link.group(2)).resolve()
-                if inside(folder, cand) and cand.is_file() and cand.suffix == ".md":
-                    target = cand
-            linked = None
-            if target is not None:
-                try:
-                    linked = read_text(target, target.name)
-                except MemcliError:
-                    linked = None
-            if linked is not None and target is not None and link is not None:
-                rec.update(markdown_record(linked, target.name, source))
+                target = (path.parent / link.group(2)).resolve()
+                if inside(path.parent.resolve(), target) and target.is_file() and target.suffix == ".md":
+                    try:
+                        linked = markdown_record(read_text(target, target.name), target.name, source)
+                    except MemcliError:
+                        pass
+            if link and linked is not None:
+                rec.update(linked)
                 rec["title"], rec["summary"] = link.group(1).strip(), link.group(3).strip() or rec.get("summary", "")
                 rec["tags"] = sorted(set(rec.get("tags") or []) | ({section} if section else set()))
             elif link:
@@ -285,8 +281,7 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
         where = str(rec.get("source") or f"record {n}") if kind == "markdown" else f"record {n}"
         try:
             d, archived = _record_detail(rec, where)
-            d = _scan(check, d)
-            d = _masked(root, d)
+            d = _checked(root, check, d)
         except UsageError as e:
             name = rec.get("id") if isinstance(rec, dict) and isinstance(rec.get("id"), str) else where
             skipped.append({"id": name, "reason": e.message.removeprefix(f"{where}: ")})
@@ -325,59 +320,35 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
     )
 
 
-def _masked(root, d):
-    """write.pii over one record: an import is a deliberate write (warn by default); PiiError
-    (nothing is imported) under refuse."""
+def _checked(root, check, d):
+    """One record through the write check (control characters, sizes, conflict-marker lines,
+    secrets in every field, the other frontmatter keys and their nested values included), then
+    write.pii (an import is a deliberate write: warn by default): UsageError for a record to skip;
+    SecretError or PiiError (nothing is imported) under refuse."""
+    from ..errors import SecretError
+    from ..model import clean_tags
+    from ..paths import slugify
     from ..safety.pii import PiiError
     from ..safety.writecheck import mask
 
+    texts = {
+        "title": d.title,
+        "summary": d.summary,
+        "body": d.body,
+        "source": d.source or "",
+        "aliases": tuple(d.aliases),
+    }
     try:
-        f, _ = mask(
-            root,
-            {
-                "title": d.title,
-                "summary": d.summary,
-                "body": d.body,
-                "source": d.source or "",
-                "aliases": tuple(d.aliases),
-            },
-        )
-    except PiiError as e:
-        raise PiiError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
-    return d.replace(
-        title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None, aliases=f["aliases"]
-    )
-
-
-def _scan(check, d):
-    """One record through the write check (control characters, sizes, conflict-marker lines,
-    secrets in every field, the other frontmatter keys and their nested values included):
-    UsageError for a record to skip; SecretError (nothing is imported) under write.secrets: refuse."""
-    from ..errors import SecretError
-    from ..model import clean_tags
-
-    try:
-        c = check.fields(
-            {
-                "title": d.title,
-                "summary": d.summary,
-                "body": d.body,
-                "source": d.source or "",
-                "aliases": tuple(d.aliases),
-                "tags": tuple(d.tags),
-                "id": d.id,
-                "extra": d.extra,
-            }
-        )
+        f = check.fields({**texts, "tags": tuple(d.tags), "id": d.id, "extra": d.extra}).fields
     except SecretError as e:
         raise SecretError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
-    f = c.fields
-    if f["id"] != d.id:  # the id held a secret (redacted): it is made from the title instead
-        from ..paths import slugify
-
-        f["id"] = slugify(f["title"])
+    mid = f["id"] if f["id"] == d.id else slugify(f["title"])  # an id that held a secret: made from the title
+    try:
+        f.update(mask(root, {k: f[k] for k in texts})[0])
+    except PiiError as e:
+        raise PiiError(f"{mid}: {e.message}; nothing was imported", data=e.data) from None
     return d.replace(
-        id=f["id"],
+        id=mid,
         title=f["title"],
         summary=f["summary"],
         body=f["body"],
