@@ -1,22 +1,7 @@
-"""memcli's git merge drivers: merging the three versions git gives of a file memcli keeps.
-
-git runs a driver for a path that both sides changed, with the common ancestor (%O), our
-version (%A, where the result goes) and theirs (%B). Every driver here is symmetric: merging
-B into A gives the same bytes as merging A into B, so two machines that merged the same
-histories hold the same files.
-
-- MEMORY.md: hand-written lines by a three-way line merge (both sides' lines kept, never
-  markers); entries: every entry either side holds, minus the ones a side removed; for a line
-  both sides changed, the greater one. `Memory.reconcile_index` then ranks them from the merged
-  detail files (what `memcli sync` does before it commits the merge).
-- memory/*.md: frontmatter key by key (the later `updated` wins; the losing title or summary is
-  written into the dated ## History section), the body by a three-way line merge in which two
-  insertions at the same place are both kept; a real conflict in the body gets standard markers.
-- memory/episodes/*.md: the sections of both sides, in time order; never a conflict.
-
-git runs them through ``memcli.gitmerge`` (the entry point, `python -I -m memcli.gitmerge`), which
-reads its arguments and calls ``merge_file`` here through ``Memory.merge_file``.
-"""
+"""memcli's git merge drivers: the three versions git gives of a file memcli keeps (%O the ancestor,
+%A ours, where the result goes, %B theirs) merged as docs/guide/git.md says. Every driver is
+symmetric: merging B into A gives the same bytes as A into B, so two machines that merged the same
+histories hold the same files. git runs them through ``memcli.gitmerge``, which calls ``merge_file``."""
 
 from __future__ import annotations
 
@@ -138,10 +123,8 @@ def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int 
         vo = getattr(o, key) if o is not None else _MISSING
         pick = _pick_list if key in _LISTS else _pick
         new[key] = pick(vo, getattr(a, key), getattr(b, key), a_wins)
-    stamps = [s for s in (a.created, b.created) if s]
-    new["created"] = min(stamps) if stamps else None
-    stamps = [s for s in (a.updated, b.updated) if s]
-    new["updated"] = max(stamps) if stamps else None
+    new["created"] = min(filter(None, (a.created, b.created)), default=None)
+    new["updated"] = max(filter(None, (a.updated, b.updated)), default=None)
     extra = {}
     for key in dict.fromkeys([*win.extra, *lose.extra]):
         vo = o.extra.get(key, _MISSING) if o is not None else _MISSING
@@ -197,20 +180,8 @@ def merge_bytes(base_path: str, ours_path: str, theirs_path: str, marker: int = 
     1 conflicts left, 2 git could not merge."""
     import subprocess
 
-    cmd = [
-        "git",
-        "merge-file",
-        f"--marker-size={marker}",
-        "-L",
-        "ours",
-        "-L",
-        "base",
-        "-L",
-        "theirs",
-        ours_path,
-        base_path,
-        theirs_path,
-    ]
+    labels = ["-L", "ours", "-L", "base", "-L", "theirs"]
+    cmd = ["git", "merge-file", f"--marker-size={marker}", *labels, ours_path, base_path, theirs_path]
     try:
         code = subprocess.run(cmd, capture_output=True).returncode
     except OSError:
