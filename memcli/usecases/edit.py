@@ -1,19 +1,16 @@
 """Editing a memory by hand without losing what others write meanwhile.
 
-An edit works on a draft: ``begin`` copies the detail file to ``.memcli/edits/<id>-<time>.md``
-(local, never committed) and remembers its text; the editor runs on the draft with no lock held.
-``finish`` takes the root lock and reads the file again: unchanged, the draft replaces it; changed
-meanwhile, the two versions are merged line by line against the text the editor started from
-(``merge3``); when they overlap, the file keeps the other change, the draft stays where it is and
-``Refused`` (exit 4) names it. A draft whose frontmatter is broken never replaces the file either.
-A broken file can still be opened: that is how a person repairs it.
+The editor runs, with no lock held, on a draft under ``.memcli/edits/`` (local, never committed);
+``finish`` takes the root lock and merges the draft with any change made meanwhile against the text
+the edit started from. Where they overlap the file keeps the other change and the draft stays
+(``Refused``, exit 4). A broken file can still be opened: that is how a person repairs it.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..dates import utcnow
@@ -23,8 +20,6 @@ from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
 from ..store import layout, markers
 from ..store.fs import atomic_write, read_exact
-
-EDITS = layout.EDITS
 
 
 @dataclass
@@ -41,14 +36,7 @@ class EditSession:
     marked: int = 0  # conflicts marked in a reopened draft whose file changed since
 
     def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "path": str(self.path),
-            "draft": str(self.draft),
-            "archived": self.archived,
-            "reopened": self.reopened,
-            "marked": self.marked,
-        }
+        return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items() if k != "base"}
 
 
 BASE = ".base"  # beside each draft: the text the edit started from, for the merge when it is reopened
@@ -60,7 +48,7 @@ def begin(root, memory_id: str, reuse: bool | None = True) -> EditSession:
     edit started from) when reuse is True, left where it is when False; None: UsageError naming it
     (data: {"draft"}), for the person to choose."""
     path, archived = root.locate(memory_id)
-    folder = root.state_dir(EDITS)
+    folder = root.state_dir(layout.EDITS)
     kept = _kept(folder, memory_id) if reuse is not False else None
     base = read_exact(path, root.rel(path))
     if kept is not None and reuse is None:
@@ -83,7 +71,7 @@ def begin(root, memory_id: str, reuse: bool | None = True) -> EditSession:
             f.write(base.encode("utf-8"))
         atomic_write(_base_of(draft), base)
         return EditSession(memory_id, path, draft, base, archived)
-    raise FileError(f"cannot create a draft in {layout.state_rel(EDITS)}/")  # pragma: no cover
+    raise FileError(f"cannot create a draft in {layout.state_rel(layout.EDITS)}/")  # pragma: no cover
 
 
 def _reopen(root, memory_id: str, path: Path, archived: bool, draft: Path, started: str, now: str) -> EditSession:
