@@ -1,12 +1,8 @@
 """Keeping a root healthy: the heartbeat's audit and the repairs it plans (made here, under the
-root lock), `index rebuild` and `index check`.
-
-Nothing here deletes a memory: an expired one moves to ``memory/archive/``, a demoted one
-loses only its index line. The only files removed are temp files of a crashed writer, and
-only when no memcli writer can own them: the root lock is held, and the file has not been
-touched for ``TEMP_MIN_AGE`` seconds (a writer that never takes the lock, such as ``init``,
-still keeps writing within that time).
-"""
+root lock), `index rebuild` and `index check`. Nothing here deletes a memory: an expired one moves
+to memory/archive/, a demoted one loses only its index line. The only files removed are a crashed
+writer's temp files, under the lock and untouched for ``TEMP_MIN_AGE`` seconds (a writer that never
+takes the lock, such as ``init``, still writes within that time)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,13 @@
 """A new id for a memory, resumable: its file, its frontmatter id, its MEMORY.md link and the
 references to it (`memory/OLD.md`, `[[OLD]]`) in every other memory.
 
-Thousands of files may refer to a memory, so the rename is not one atomic write: a journal,
-`.memcli/rename.json`, is written first and removed last. Steps, under the root lock:
-
-1. the journal (old id, new id, folder, the temp-file tag of this rename);
-2. the new file, `memory/NEW.md` (its frontmatter id and its own references rewritten);
-3. every other memory that refers to the old id, BATCH files at a time with one flush of the file
-   system per batch (store.fs.replace_each), then MEMORY.md;
-4. the old file removed, then the journal.
-
-Each step can be done again, so a rename that was killed is finished by running it again:
-`memcli rename OLD NEW` with a journal for OLD and NEW picks up where it stopped (any other
-rename is refused until then, and heartbeat reports it). Temp files of the killed run are
-removed. A memory file that is a symbolic link is never renamed, and references are never
-rewritten in a link: a link is not replaced by a copy of what it points to.
-"""
+Thousands of files may refer to a memory, so a rename is not one atomic write. Under the root lock,
+a journal (`.memcli/rename.json`: the ids, the folder, the temp-file tag of the run) is written
+first, then the new file, every other file that refers to the old id (a batch per flush of the file
+system: store.fs.replace_each), MEMORY.md, and last the old file is removed, then the journal. Each
+step can be done again, so `memcli rename OLD NEW` finishes a killed rename of OLD to NEW (any other
+rename is refused until then; heartbeat reports it). A memory that is a symbolic link is never
+renamed, and references are never rewritten in a link (it would become a copy)."""
 
 from __future__ import annotations
 
