@@ -4,19 +4,16 @@ nearly equal the new one's, by the rule heartbeat's duplicate pass applies to ev
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..errors import MemcliError
 from ..store import layout
 
 
-def _bound(a: str, counts: dict, b: str) -> float:
+def _bound(a: str, counts: Counter, b: str) -> float:
     """The highest rapidfuzz ratio two texts can have: the characters they share, doubled, over
     their lengths (their longest common subsequence is no longer than that). counts: a's letters."""
-    shared = sum(min(counts.get(c, 0), b.count(c)) for c in set(b))
-    return 200 * shared / (len(a) + len(b))
-
-
-def _counts(text: str) -> dict:
-    return {c: text.count(c) for c in set(text)}
+    return 200 * (counts & Counter(b)).total() / (len(a) + len(b))
 
 
 def _may_match(mine: str, counts, other: str) -> bool:
@@ -48,7 +45,7 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
             parts[e.id] = (e.title, d.summary if d is not None else e.summary)
             candidates[e.id] = compared(" ".join(parts[e.id]))
     slug = layout.slugify(title)
-    slug_counts = _counts(slug)
+    slug_counts = Counter(slug)
     close = []
     root.memory_dir()  # refuses a memory/ that leads outside the root
     head, tail = slug[:3], slug[-3:]
@@ -68,7 +65,7 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
             continue
         parts[stem] = (d.title, d.summary)
         candidates[stem] = compared(f"{d.title} {d.summary}")
-    counts = _counts(mine)
+    counts = Counter(mine)
     same = [mid for mid, text in candidates.items() if text == mine or same_memory(title, summary, *parts[mid])]
     maybe = {mid: text for mid, text in candidates.items() if mid not in same and _may_match(mine, counts, text)}
     if maybe:

@@ -117,9 +117,6 @@ def resolve(root, memory_id: str, side: str, now: str) -> Result:
     return Result({"id": memory_id, "path": rel, "side": side, "kept_in_history": len(said)})
 
 
-# ---------------------------------------------------------------- sync
-
-
 def _message(changes: list) -> str:
     """What the commit holds, in the domain's words."""
     import socket

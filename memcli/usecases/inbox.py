@@ -124,9 +124,6 @@ def _not_found(root, pid: str) -> NotFoundError:
     return NotFoundError(f"no proposal {pid!r} in memory/inbox/{hint}", data={"candidates": close})
 
 
-# ---------------------------------------------------------------- deciding
-
-
 def _source(p: store.Proposal) -> str:
     refs = sorted({q.episode for q in p.evidence if q.episode})
     return one_line(f"inbox {p.id}" + (f" ({', '.join(refs)})" if refs else ""))[:500]
@@ -201,23 +198,9 @@ def _apply(root, p: store.Proposal, now: str):
     target = p.target if p.kind == "update" else (p.target or slugify(p.title))
     exists = target and (root.detail_path(target).is_file() or root.detail_path(target, archived=True).is_file())
     if p.kind == "new" and not exists:
-        return write.remember_request(
-            root,
-            RememberRequest(
-                p.title,
-                p.summary,
-                p.tags,
-                p.aliases,
-                p.text,
-                p.type,
-                p.importance,
-                p.pinned or None,
-                p.expires,
-                target,
-                f"{p.source} ({_source(p)})" if p.source else _source(p),
-                now,
-            ),
-        )
+        req = RememberRequest(p.title, p.summary, p.tags, p.aliases, p.text, p.type, p.importance, p.pinned or None)
+        source = f"{p.source} ({_source(p)})" if p.source else _source(p)
+        return write.remember_request(root, req.replace(expires=p.expires, id=target, source=source, now=now))
     if not exists or not target:
         raise NotFoundError(
             f"{p.id} updates {target!r}, which is not a memory (any more); reject it, or edit "
@@ -271,9 +254,6 @@ def select(root, ids=(), all: bool = False, type: str | None = None) -> list:
                 raise _not_found(root, pid)
         return ids
     return [p.id for p in store.pending(root.path)[0] if type is None or p.type == type]
-
-
-# ---------------------------------------------------------------- gated writes
 
 
 @dataclass

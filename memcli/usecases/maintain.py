@@ -68,9 +68,6 @@ def repair(root, dry_run: bool = False, now=None, *, write_cache: bool | None = 
     return Repair(report, actions, applied, dry_run)
 
 
-# ---------------------------------------------------------------- the repairs
-
-
 def apply(root, actions: list, now=None) -> list[str]:
     """Make the planned repairs under the root lock; each is checked again first.
     Returns one line per repair made (or skipped, with the reason)."""
@@ -228,9 +225,6 @@ def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[s
             done.append(f"re-rendered the MEMORY.md line of {a.id} from {layout.detail_rel(a.id)}")
     root.write(p)
     return done
-
-
-# ---------------------------------------------------------------- index rebuild and check
 
 
 def listing(root, tag: str | None = None, type: str | None = None, all: bool = False) -> Listing:

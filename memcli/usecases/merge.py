@@ -11,8 +11,6 @@ from ..errors import UsageError
 from ..merge3 import merge3 as _merge3
 from ..merge3 import merged_lines, union_lines
 
-# ---------------------------------------------------------------- three-way line merge
-
 
 def merge3(base: list, a: list, b: list) -> list:
     """The drivers' line merge: memcli's one three-way merge (merge3.py), keeping both sides'
@@ -23,9 +21,6 @@ def merge3(base: list, a: list, b: list) -> list:
 
 def _lines(text: str) -> list:
     return text.split("\n")
-
-
-# ---------------------------------------------------------------- MEMORY.md
 
 
 def merge_index(base: str, ours: str, theirs: str) -> str:
@@ -44,16 +39,10 @@ def merge_index(base: str, ours: str, theirs: str) -> str:
     else:
         lines = union_lines(merge3(sO, sA, sB))
 
-    def by_id(doc):
-        out = {}
-        for pos, e in enumerate(doc.entries):
-            if e.id and e.id not in out:
-                out[e.id] = (pos, e)
-        return out
-
-    o, a, b = (by_id(d) for d in docs)
+    # id -> (position, entry) of its first line
+    o, a, b = ({e.id: (pos, e) for pos, e in reversed(list(enumerate(d.entries))) if e.id} for d in docs)
     removed = {i for i in o if i not in a or i not in b}
-    chosen = {}
+    chosen: dict = {}
     for i in (set(a) | set(b)) - removed:
         ea, eb, eo = a.get(i, (None, None))[1], b.get(i, (None, None))[1], o.get(i, (None, None))[1]
         if ea is None or eb is None:
@@ -76,8 +65,6 @@ def merge_index(base: str, ours: str, theirs: str) -> str:
     final = docs[1].final_newline and docs[2].final_newline
     return IndexDoc(plain, newline, final).with_entries(entries).render()
 
-
-# ---------------------------------------------------------------- detail files
 
 _MISSING = object()
 _LISTS = ("tags", "aliases")
@@ -156,9 +143,6 @@ def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int 
     return dfile.render(merged), n
 
 
-# ---------------------------------------------------------------- episode logs
-
-
 def merge_episode(base: str, ours: str, theirs: str) -> str:
     """Both sides' sections in time order; a section one side edited or removed follows that side."""
     from ..store.episodes import split
@@ -169,9 +153,6 @@ def merge_episode(base: str, ours: str, theirs: str) -> str:
     keep = {s for s in set_a | set_b if not (s in set_o and (s not in set_a or s not in set_b))}
     ordered = sorted(keep, key=lambda s: (s.split("\n", 1)[0][3:23], s))
     return (pre + "\n" if pre else "") + "".join("\n" + s + "\n" for s in ordered)
-
-
-# ---------------------------------------------------------------- one file git gives
 
 
 def merge_bytes(base_path: str, ours_path: str, theirs_path: str, marker: int = 7) -> int:
