@@ -43,10 +43,8 @@ BASE = ".base"  # beside each draft: the text the edit started from, for the mer
 
 
 def begin(root, memory_id: str, reuse: bool | None = True) -> EditSession:
-    """Copy a memory (broken ones too) to a draft under .memcli/edits/ for the editor. A draft kept
-    by an edit of it that failed or was interrupted is opened again instead (with the text that
-    edit started from) when reuse is True, left where it is when False; None: UsageError naming it
-    (data: {"draft"}), for the person to choose."""
+    """Copy a memory (broken ones too) to a draft for the editor. A draft a failed edit kept is opened
+    again instead when reuse is True, left when False; None: UsageError naming it, for the person."""
     path, archived = root.locate(memory_id)
     folder = root.state_dir(layout.EDITS)
     kept = _kept(folder, memory_id) if reuse is not False else None
@@ -149,11 +147,8 @@ def _drop(path: Path) -> None:
 
 
 def finish(root, s: EditSession, text: str | None = None, now: str | None = None) -> WriteResult:
-    """Write the edited text (merged with any change made meanwhile) and refresh the index line.
-
-    The text passes the write check as an edit (its frontmatter block, values remember would
-    accept, no control character, conflict-marker line or secret); a refusal leaves the file as
-    it is and the draft where it is. A change bumps `updated` unless the editor changed it."""
+    """Write the edited text (merged with any change made meanwhile) through the write check and
+    refresh the index line; a refusal leaves the file and the draft as they are."""
     shown = _shown(root, s.draft)
     ours = read_exact(s.draft, shown) if text is None else text
     if text is not None:

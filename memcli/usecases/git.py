@@ -21,8 +21,7 @@ _UPDATED = re.compile(r"\s*updated:\s*['\"]?\d{4}-\d\d-\d\d[T ]?[\d:.]*Z?['\"]?\
 
 
 def setup(root, command: str | None = None, check: bool = False) -> Result:
-    """Make the root git-ready (`store.git.setup`); with check, only what is missing:
-    {"findings": [...]} (UsageError when the root is in no repository)."""
+    """Make the root git-ready (`store.git.setup`); with check, only the findings of what is missing."""
     from ..store import git as repo
 
     if not check:
@@ -34,10 +33,8 @@ def setup(root, command: str | None = None, check: bool = False) -> Result:
 
 
 def reconcile_index(root, dropped: list | None = None) -> bool:
-    """Bring MEMORY.md in line with the detail files, as after a git merge: conflict markers
-    settled as both sides, each memory listed once, lines to missing files dropped (their ids
-    added to ``dropped``), the rest ranked and demoted to fit. Deterministic: the same MEMORY.md
-    and detail files give the same bytes. Returns whether the file changed."""
+    """Bring MEMORY.md in line with the detail files, as after a git merge (docs/guide/git.md), the
+    ids of lines to missing files added to ``dropped``. Deterministic. Returns whether it changed."""
     with root.lock():
         try:
             text = root.index_path.read_text(encoding="utf-8")
@@ -67,10 +64,8 @@ def reconcile_index(root, dropped: list | None = None) -> bool:
 
 
 def index_revived(root, ids) -> list:
-    """List again in MEMORY.md the memories a merge kept although one side forgot them (the
-    other changed them), as `remember` lists a memory: the lowest-ranked entry moves out when the
-    index is full (under `index.on_full: refuse` it stays unlisted, and heartbeat says so).
-    Returns the ids listed."""
+    """List again in MEMORY.md, as `remember` lists a memory, the memories a merge kept although one
+    side forgot them (the other changed them). Returns the ids listed."""
     listed = []
     with root.lock():
         for memory_id in ids:
@@ -175,11 +170,9 @@ _NOT_SECRETS = ("control character", "larger than")  # refused_in's other findin
 
 
 def refused_in(repo: Repo, changes: list, root) -> list:
-    """What the one write check refuses in the files about to be committed, written by hand or
-    by any tool: (path, line, what) each: a secret, a control character, a file too large.
-    Secrets count unless the user's own `write.secrets: allow` (a committed one counts only once
-    trusted); under `redact` too a secret already in a file stops the commit (sync does not
-    rewrite a person's file)."""
+    """(path, line, what) of all the one write check refuses in the files about to be committed. Under
+    `write.secrets: redact` too a secret already in a file stops the commit: sync does not rewrite a
+    person's file."""
     if not changes:
         return []
     from ..safety.writecheck import WriteCheck
@@ -352,9 +345,8 @@ def _tree_changes(repo: Repo, base: str, ref: str) -> dict:
 
 
 def _sides(repo: Repo) -> dict:
-    """What the two sides of the merge in progress (HEAD and MERGE_HEAD) did to the memory files since
-    their common ancestor: the memories both remembered (added under one id), and the ones one side
-    forgot or archived (memory/<id>.md moved to memory/archive/) while the other changed them."""
+    """The memories both sides of the merge in progress remembered (added under one id), and the
+    ones one side forgot (moved to memory/archive/) while the other changed them."""
     found: dict = {"both_added": [], "archived_changed": []}
     base = repo.run("merge-base", "HEAD", "MERGE_HEAD", check=False).stdout.strip()
     if not base:  # unrelated histories: every memory both hold counts as added by both
@@ -408,9 +400,8 @@ def _remembered_twice(repo: Repo, root, paths: list) -> list:
 
 
 def _unarchive(repo: Repo, root, ids: list, warnings: list) -> list:
-    """Memories one side forgot (moved to memory/archive/) while the other changed them: the change
-    followed the file into the archive; it comes back to memory/ as the changed version, as a memory
-    deleted on one side and changed on the other always has (one whose expiry has passed stays)."""
+    """Memories one side forgot while the other changed them (the change followed the file into the
+    archive) back to memory/, as a memory deleted on one side and changed on the other comes back."""
     from ..dates import expired, utcnow
 
     back = []
@@ -434,12 +425,9 @@ def _unarchive(repo: Repo, root, ids: list, warnings: list) -> list:
 
 
 def sync(root, message: str | None = None, push: bool = True, command: str | None = None) -> Result:
-    """Commit memcli's own changed files in the root, merge the remote's, push. Returns what
-    happened; result["code"] is 0 (synced, or committed only when the remote cannot be reached)
-    or 1 (nothing pushed: a person must settle the files in result["conflicts"], a merge driver
-    failed on result["driver_failed"], or the one write check refused what would have been committed:
-    result["refused"], the secrets among them also in result["secrets"]). Its warnings
-    are also in its data (sync's --json has always carried them there)."""
+    """Commit memcli's own changed files in the root, merge the remote's, push (docs/guide/git.md).
+    result["code"] is 0, or 1 when nothing was pushed: see "conflicts", "driver_failed" and
+    "refused". Its warnings are also in its data (sync's --json has always carried them there)."""
     repo = Repo(root.path, command)
     branch = repo.branch()
     remote, upstream = repo.remote(branch)

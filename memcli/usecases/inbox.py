@@ -29,10 +29,8 @@ if TYPE_CHECKING:
 
 
 def captured(root, p: store.Proposal) -> tuple[store.Proposal, list]:
-    """The one filter every proposal's text passes before it is written: text captured from
-    sessions, an extractor or an agent, on its way into a committed file: the secret scan under
-    `write.secrets` (redacted or refused as for any write), then personal data under
-    `write.pii_captured` (masked by default). Returns the filtered proposal and what was redacted."""
+    """The one filter every proposal's captured text passes on its way into a committed file: secrets
+    by `write.secrets`, personal data by `write.pii_captured`. (The proposal, what was redacted.)"""
     fields, redacted = WriteCheck(root.config["write.secrets"]).secrets(
         {
             "title": p.title,
@@ -140,9 +138,8 @@ def _already(root, pid: str) -> Result:
 
 
 def accept(root, pid: str, now: str | None = None, *, id: str | None = None, title: str | None = None) -> Result:
-    """Apply one proposal; {"id", "action": accepted|already, "memory", "message", ...} and the
-    write's warnings. `id` and `title` rename the memory it becomes and fix its title first (both
-    pass the same checks and filter as the proposal itself)."""
+    """Apply one proposal ({"id", "action": accepted|already, "memory", "message", ...}); `id` and
+    `title` rename the memory it becomes and fix its title first."""
     now = now or utcnow()
     with root.lock():
         if not store.path(root.path, pid).is_file():

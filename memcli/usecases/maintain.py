@@ -69,8 +69,7 @@ def repair(root, dry_run: bool = False, now=None, *, write_cache: bool | None = 
 
 
 def apply(root, actions: list, now=None) -> list[str]:
-    """Make the planned repairs under the root lock; each is checked again first.
-    Returns one line per repair made (or skipped, with the reason)."""
+    """Make the planned repairs under the root lock, each checked again first: one line each."""
     if not actions:
         return []
     when = now_of(now)
@@ -99,8 +98,7 @@ def apply(root, actions: list, now=None) -> list[str]:
 
 
 def _rebuild_conflicted(root) -> str:
-    """MEMORY.md left with git conflict markers: both sides' lines, then ranked from the detail
-    files (the reconciliation after a merge; the lines of archived memories drop out with their files)."""
+    """MEMORY.md left with git conflict markers, reconciled as after a merge."""
     from .git import reconcile_index
 
     if markers.file_conflict(root.index_path) is None:
@@ -110,8 +108,7 @@ def _rebuild_conflicted(root) -> str:
 
 
 def _carry(root, mid: str, when: datetime) -> str:
-    """Write a hand-edited index line's title, summary and tags into the detail file; what they
-    replace goes under its ## History, the old title becomes an alias (as `update` does)."""
+    """Write a hand-edited index line's title, summary and tags into the detail file, as `update` does."""
     rel = layout.detail_rel(mid)
     try:
         x = next((e for e in root.read_index().entries if e.id == mid), None)
@@ -181,9 +178,8 @@ def _archive(root, mid: str, when: datetime) -> tuple[str, bool]:
 
 
 def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[str]:
-    """The index repairs, on a fresh read of MEMORY.md and of the files its lines name: the same
-    plan as the audit's (``indexrules.plan``, tidy and fitted), offered only the planned promotions
-    (under `index.rank: activity`, the memories planned to come in). One atomic write."""
+    """The index repairs on a fresh read of MEMORY.md and the files it names: the audit's plan,
+    offered only the planned promotions. One atomic write."""
     if not root.index_path.exists():
         return []  # nothing lists them; `memcli index rebuild` writes a new index
     try:
@@ -244,8 +240,7 @@ def listing(root, tag: str | None = None, type: str | None = None, all: bool = F
 
 
 def _relisted(root, listing: Listing, before: dict, after: dict) -> Listing:
-    """`listing` brought up to date for the detail files whose fingerprint changed, and without
-    those it read that are gone now (written after ``before`` was taken, removed before ``after``)."""
+    """`listing` brought up to date for the detail files whose fingerprint changed since ``before``."""
     changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
     changed |= {d.id for d in listing.details if d.id not in after}
     rels = {layout.detail_rel(k) for k in changed}
@@ -262,12 +257,9 @@ def _relisted(root, listing: Listing, before: dict, after: dict) -> Listing:
 
 
 def rebuild_index(root) -> Result:
-    """Regenerate MEMORY.md from the detail files: same files, same bytes; other lines kept.
-
-    The detail files are read and parsed without the lock (the slow part); under the lock
-    only the files whose fingerprint changed meanwhile are read again, so a memory written
-    or forgotten during the rebuild is seen as it is now. Lines whose file is gone go; a memory
-    that cannot be read keeps its line as written."""
+    """Regenerate MEMORY.md from the detail files: same files, same bytes; other lines kept. The
+    files are parsed without the lock (the slow part); under it only those changed meanwhile are read
+    again. Lines whose file is gone go; a memory that cannot be read keeps its line as written."""
     from ..store.templates import template_text
 
     before = root.fingerprints()
@@ -296,8 +288,7 @@ def rebuild_index(root) -> Result:
 
 
 def check_index(root) -> list[Problem]:
-    """What is wrong with MEMORY.md and the detail files: empty when all is well. The index's
-    faults are the heartbeat's (`indexrules.check`), with the same messages."""
+    """What is wrong with MEMORY.md and the detail files, in the heartbeat's words: [] when all is well."""
     try:
         doc = root.read_index()
     except (FileError, UsageError, UnsafePathError) as e:

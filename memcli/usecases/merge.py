@@ -13,9 +13,8 @@ from ..merge3 import merged_lines, union_lines
 
 
 def merge3(base: list, a: list, b: list) -> list:
-    """The drivers' line merge: memcli's one three-way merge (merge3.py), keeping both sides'
-    lines where both only added lines at one place, so the result does not depend on which side
-    is ours."""
+    """memcli's one three-way merge keeping both sides' additions at one place: then the result does
+    not depend on which side is ours."""
     return _merge3(base, a, b, keep_both=True)
 
 
@@ -156,9 +155,7 @@ def merge_episode(base: str, ours: str, theirs: str) -> str:
 
 
 def merge_bytes(base_path: str, ours_path: str, theirs_path: str, marker: int = 7) -> int:
-    """git's own line merge (`git merge-file`) for a file that is not UTF-8: its bytes are kept
-    as they are, a conflict gets standard markers. The result replaces ours_path; 0 merged,
-    1 conflicts left, 2 git could not merge."""
+    """`git merge-file` for a file that is not UTF-8, into ours_path: 0 merged, 1 conflicts left, 2 failed."""
     import subprocess
 
     labels = ["-L", "ours", "-L", "base", "-L", "theirs"]
@@ -176,12 +173,9 @@ OWNED_NAMES = "MEMORY.md, memory/**/*.md, memory/episodes/*.md"
 
 
 def merge_file(kind: str, base_path: str, ours_path: str, theirs_path: str, marker: int = 7, path: str = "") -> int:
-    """Merge the three files git gives (kind index, detail or episode; path as git gives it, %P,
-    relative to the repository's top, the working folder of the driver); the result passes the
-    write check under the policy of the root that holds the file and replaces ours_path. 0
-    merged, 1 conflicts left (2 when git's own merge of a file that is not UTF-8 failed); a
-    refusal raises MemcliError (git then leaves the file conflicted, for a person), and so does a
-    path that is not one of the files this driver keeps (a .gitattributes line sent it here)."""
+    """Merge the three files git gives (kind index, detail or episode; path as git gives it, %P)
+    through the write check into ours_path: 0 merged, 1 conflicts left (2: git's own merge failed).
+    A refusal, or a path this driver does not keep, raises MemcliError: git leaves the file conflicted."""
     from ..paths import kind_of
 
     root, rel = _holder(path)
@@ -209,8 +203,7 @@ def merge_file(kind: str, base_path: str, ours_path: str, theirs_path: str, mark
 
 
 def _holder(path: str) -> tuple:
-    """(the root that holds the file git names: the nearest folder above it with MEMORY.md or
-    memcli.yaml, or None; the path from that root, else as given)."""
+    """(the root that holds the file git names, or None; the path from that root, else as given)."""
     from ..store.layout import is_root
 
     full = Path(path).absolute() if path else None
@@ -219,9 +212,8 @@ def _holder(path: str) -> tuple:
 
 
 def checked(kind: str, text: str, path: str, conflicts: int = 0, root=None, rel: str = "") -> str:
-    """A merge's result through the one write check (``safety.writecheck``), under `write.secrets`
-    of the root that holds the file (``_holder``; the default policy when there is none or its
-    settings cannot be read): the text to write."""
+    """A merge's result through the one write check under the `write.secrets` of the root holding
+    the file (the default policy when there is none or its settings cannot be read)."""
     from ..errors import MemcliError
     from ..safety.writecheck import check_merged
 

@@ -141,8 +141,7 @@ def _summaries(root) -> list:
 
 
 def run_extractor(command: str, timeout: float, feed: dict, cwd=None) -> tuple[list, list]:
-    """(proposal objects, warnings): the command gets the material as JSON on stdin and prints
-    one JSON object a line. Lines that are not objects are skipped with a warning. It runs in
+    """(proposal objects, warnings) from the command, given the material as JSON on stdin. It runs in
     ``cwd`` (the root: a file it names is the one `memcli trust` recorded)."""
     import subprocess
 
@@ -268,11 +267,8 @@ def _near(a: set, b: set) -> float:
 
 
 def settle(root, proposals: list) -> tuple[list, list]:
-    """Leave out a proposal whose every turn a pending or decided proposal already quotes (a
-    rejected one stays rejected until new turns add to it), merge near-duplicates within the batch,
-    leave out what a pending proposal or a memory already says, and turn a statement about an
-    existing memory into an update of it.
-    Returns (proposals, [{id, why}] of the ones left out)."""
+    """(proposals, [{id, why}] of the ones left out) as docs/guide/reflect.md says: a rejected one
+    stays rejected until new turns add to it."""
     merged: list = []
     dropped = []
     sigs: list = []
@@ -374,9 +370,8 @@ def reflect(
     now: str | None = None,
     wait: bool = True,
 ) -> Result:
-    """Reflect on what is new: proposals written to the inbox (none with dry_run), the watermark
-    moved on. Returns {"engine", "items", "turns", "proposed", "skipped", "accepted", "proposals"}
-    and the warnings; with wait=False, {"busy": True} when another reflection is running."""
+    """Reflect on what is new: proposals into the inbox (none with dry_run), the watermark moved on;
+    with wait=False, {"busy": True} when another reflection is running."""
     now = now or utcnow()
     chosen = engine_for(root, engine, origin)
     with state.RunLock(root.path, wait, root.config.seconds("lock_timeout")) as got:

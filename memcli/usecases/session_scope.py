@@ -43,9 +43,8 @@ class Session:
         self.name = name
 
     def add(self, role: str, text: str, now: str | None = None, *, via: str | None = None) -> Result:
-        """Add a turn; beyond session.max_rounds the oldest turns are folded into the summary.
-        The result's warnings say when the configured summarizer failed or personal data was masked. A fold starts a
-        reflection in the background under reflect.on_fold (`via="hook"`: the offline engine only)."""
+        """Add a turn; beyond session.max_rounds the oldest turns are folded into the summary (and a
+        reflection starts in the background under reflect.on_fold)."""
         check_text_field(text, "turn")
         fields, notes = _captured(self.root, {"turn": text})
         res = _result(self._append(role, fields["turn"], now or utcnow()))

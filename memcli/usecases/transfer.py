@@ -15,8 +15,7 @@ from ..store import layout
 
 
 def export(root, archived: bool = True) -> Result:
-    """{"memories": one record per memory (frontmatter fields, body, archived) in index order,
-    "problems": the files that could not be read}."""
+    """{"memories": one record per memory in index order, "problems": the files that could not be read}."""
     details, problems = root.listing(archived=archived)
     records = []
     for d in details:
@@ -209,10 +208,8 @@ SOURCE_SUFFIXES = ("", ".md", ".markdown", ".txt", ".jsonl", ".json")
 
 
 def read_source(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]:
-    """(records, kind, skipped) from a JSONL export, a folder of Markdown, one Markdown file, or an
-    agent's MEMORY.md of bullet lines (stdin_text is the text of '-'). The files of a folder that
-    cannot be read are skipped, each {"id": its path, "reason": why}; a single source that cannot be
-    read is a UsageError."""
+    """(records, kind, skipped) of a source (stdin_text is the text of '-'): the files of a folder that
+    cannot be read are skipped, {"id": path, "reason": why}; a single source that cannot be is an error."""
     from ..store.fs import decode, inside, read_text
 
     if str(source) == "-":
@@ -262,11 +259,9 @@ MAX_SOURCE_FILE = 100 * 1_000_000  # an export of many memories; each record sti
 
 
 def import_(root, source, stdin_text: str | None = None) -> Result:
-    """Add the memories of a source (see read_source). Existing ids are skipped, never overwritten;
-    every record passes the write check of remember (memcli.safety.writecheck): one that fails it
-    (a control character, a conflict-marker line, a size, a bad type) is skipped with the reason,
-    as is a file of a folder that cannot be read; a secret follows write.secrets (refused: nothing
-    is imported). One write under the lock, then the index is rebuilt."""
+    """Add the memories of a source (see read_source). Existing ids are skipped, never overwritten, and
+    so is a record the write check refuses (with the reason); a refused secret imports nothing. One
+    write under the lock, then the index is rebuilt."""
     from ..safety.writecheck import WriteCheck
     from ..store import details as dfile
     from ..store.fs import atomic_write_many
@@ -321,10 +316,8 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
 
 
 def _checked(root, check, d):
-    """One record through the write check (control characters, sizes, conflict-marker lines,
-    secrets in every field, the other frontmatter keys and their nested values included), then
-    write.pii (an import is a deliberate write: warn by default): UsageError for a record to skip;
-    SecretError or PiiError (nothing is imported) under refuse."""
+    """One record through the write check (every field, the other frontmatter keys included), then
+    write.pii: UsageError for a record to skip; SecretError or PiiError (nothing imported) under refuse."""
     from ..errors import SecretError
     from ..model import clean_tags
     from ..paths import slugify

@@ -32,9 +32,8 @@ from ..safety.text_limits import check_rendered, check_sizes, check_text_field
 
 
 def with_frontmatter(req: RememberRequest) -> tuple[RememberRequest, dict]:
-    """(the request with its body's frontmatter taken in: summary, tags, aliases, type, importance,
-    pinned, expires and source fill what the request leaves unset, and the body loses the block;
-    the frontmatter's other keys, kept as the memory's own)."""
+    """(the request with its body's frontmatter taken in where it leaves a field unset, the body
+    without the block; the frontmatter's other keys, kept as the memory's own)."""
     body, front = frontmatter.strip(req.body or "")
     extra = {k: v for k, v in front.items() if k not in DETAIL_KEYS}
     if not front:
@@ -54,11 +53,8 @@ def with_frontmatter(req: RememberRequest) -> tuple[RememberRequest, dict]:
 
 
 def remember_request(root, req: RememberRequest) -> WriteResult:
-    """Write a new detail file and its index line (demoting the lowest entry when full).
-
-    A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
-    importance, pinned, expires, source and any other key); the request's own values win. type and
-    importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
+    """Write a new detail file and its index line (demoting the lowest entry when full); a body's own
+    frontmatter gives what the request leaves unset."""
     req, extra = with_frontmatter(req)
     type = DEFAULT_TYPE if req.type is None else req.type
     _check_input(title=req.title, summary=req.summary, tags=req.tags, aliases=req.aliases, id=req.id, source=req.source)
@@ -144,10 +140,8 @@ def remember_request(root, req: RememberRequest) -> WriteResult:
 
 
 def update_request(root, req: UpdateRequest) -> WriteResult:
-    """Change a memory; a replaced title or summary is kept under a dated ## History section.
-
-    Only the frontmatter keys that change are rewritten: comments and the layout of the
-    other keys stay as they were. Nothing to change gives the action "unchanged"."""
+    """Change a memory, a replaced title or summary kept under ## History. Only the frontmatter keys
+    that change are rewritten: comments and the layout of the others stay."""
     memory_id, now = req.id, req.now or utcnow()
     check_id(memory_id)
     _check_input(title=req.title, summary=req.summary, tags=req.tags, aliases=req.aliases)
@@ -244,9 +238,8 @@ def replaced(d: Detail, title: str | None, summary: str | None) -> tuple[list, d
 
 
 def forget(root, memory_id: str, *, purge: bool = False) -> WriteResult:
-    """Take a memory out of use (exact id only): its index line goes and its file moves to
-    memory/archive/, as heartbeat archives an expired one, so `restore` brings it back. purge:
-    delete the file instead (and an archived copy with the same id)."""
+    """Take a memory out of use (exact id only): its index line goes, its file moves to memory/archive/
+    (`restore` brings it back); purge deletes it instead, and an archived copy with the same id."""
     check_id(memory_id)
     with root.lock():
         live, kept = root.detail_path(memory_id), root.detail_path(memory_id, archived=True)
