@@ -80,12 +80,8 @@ def _said(entry) -> str:
         if not isinstance(o, dict) or not (o.get("role") in ("assistant", "model") or o.get("type") == "gemini"):
             continue
         c = o.get("content")
-        parts = (
-            [c]
-            if isinstance(c, str)
-            else [p.get("text") for p in (c if isinstance(c, list) else ()) if isinstance(p, dict)]
-        )
-        text = "\n".join(p for p in parts if isinstance(p, str)).strip()
+        parts = [{"text": c}] if isinstance(c, str) else c if isinstance(c, list) else []
+        text = "\n".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)).strip()
         if text:
             return text
     return ""

@@ -231,6 +231,13 @@ def _utf8(path: Path) -> bool:
     return True
 
 
+def _settled_kind(path: str) -> str | None:
+    """ "index" or "memory" for a conflicted file (from the root) memcli settles, else None."""
+    if path == layout.INDEX:
+        return "index"
+    return "memory" if path.startswith(layout.MEMORY + "/") and path.endswith(".md") else None
+
+
 def _settle_merge(repo: Repo, root, warnings: list, fresh: bool) -> tuple[list, list, list]:
     """After a merge stopped with conflicts: take what memcli can settle. Returns (the paths left
     for a person, the paths a merge driver failed on, the memories kept though one side forgot
@@ -241,10 +248,7 @@ def _settle_merge(repo: Repo, root, warnings: list, fresh: bool) -> tuple[list, 
     failed = []
     for path, st in stages.items():
         full = repo.root / path
-        mine = not path.startswith("../") and (
-            path == layout.INDEX or (path.startswith(layout.MEMORY + "/") and path.endswith(".md"))
-        )
-        if not mine or not full.is_file():
+        if not _settled_kind(path) or not full.is_file():
             continue
         texts[path] = full.read_bytes().decode("utf-8", "replace")
         if markers.text_conflict(texts[path], full) is None and _driver_failed(repo, full, st, fresh):
@@ -255,12 +259,12 @@ def _settle_merge(repo: Repo, root, warnings: list, fresh: bool) -> tuple[list, 
     for path in sorted(stages):
         st = stages[path]
         full = repo.root / path
-        in_root = not path.startswith("../")
-        if in_root and path == layout.INDEX and _utf8(full):
+        kind = _settled_kind(path)
+        if kind == "index" and _utf8(full):
             _reconcile(root, warnings)
             repo.run("add", "--", path)
             continue
-        if in_root and path.startswith(layout.MEMORY + "/") and path.endswith(".md"):
+        if kind == "memory":
             if not full.exists():
                 repo.run("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
                 continue

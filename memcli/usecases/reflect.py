@@ -13,7 +13,7 @@ import json
 from ..dates import utcnow
 from ..errors import FileError, MemcliError, UsageError
 from ..model import Result
-from ..store import episodes, layout
+from ..store import episodes, layout, session
 from ..store import inbox as store
 from ..store import reflectstate as state
 from ..paths import slugify, valid_id
@@ -104,37 +104,19 @@ def material(root, *, everything: bool = False, max_turns: int | None = None) ->
             said = [{"n": i, **t} for i, t in enumerate(sec["turns"])]
             items.append({"ref": ref, "episode": rel, "time": sec["time"], "heading": sec["heading"], "turns": said})
             items[-1]["text"] = "" if said else sec["text"]
-        mark["episodes"][rel] = {"fp": None if full else fp, "seen": sorted(set(keys) | (known & set(keys)))}
-    if not full:
-        for name, summary, updated in _summaries(base):
-            h = hashlib.sha1(summary.encode("utf-8")).hexdigest()[:12]
-            if h == old["sessions"].get(name) and not everything:
-                continue
-            mark["sessions"][name] = h
-            items.append(
-                {
-                    "ref": f"session:{name}",
-                    "episode": f"session {name}",
-                    "time": updated or "",
-                    "heading": f"session {name}: summary",
-                    "turns": [],
-                    "text": summary,
-                }
-            )
+        mark["episodes"][rel] = {"fp": None if full else fp, "seen": sorted(set(keys))}
+    names = [] if full else [n for n in layout.state_names(base, layout.SESSIONS) if valid_id(n)]
+    for name in names:
+        data, warning = session.load_or_skip(base, name)
+        summary = data.get("summary", "")
+        h = hashlib.sha1(summary.encode("utf-8")).hexdigest()[:12]
+        if warning or not summary.strip() or (h == old["sessions"].get(name) and not everything):
+            continue
+        mark["sessions"][name] = h
+        items.append({"ref": f"session:{name}", "episode": f"session {name}", "time": data.get("updated") or ""})
+        items[-1].update(heading=f"session {name}: summary", turns=[], text=summary)
     existing = [{"id": e.id, "title": e.title, "summary": e.summary} for e in root.read_index().entries if e.id]
     return {"version": 1, "instructions": INSTRUCTIONS, "items": items, "memories": existing}, mark
-
-
-def _summaries(root) -> list:
-    """(name, summary, updated) of every session with a summary."""
-    from ..store import session
-
-    out = []
-    for name in (n for n in layout.state_names(root, layout.SESSIONS) if valid_id(n)):
-        data, warning = session.load_or_skip(root, name)
-        if not warning and data.get("summary", "").strip():
-            out.append((name, data["summary"], data.get("updated")))
-    return out
 
 
 # ---------------------------------------------------------------- engines
@@ -145,26 +127,17 @@ def run_extractor(command: str, timeout: float, feed: dict, cwd=None) -> tuple[l
     ``cwd`` (the root: a file it names is the one `memcli trust` recorded)."""
     import subprocess
 
+    given = json.dumps(feed, ensure_ascii=False).encode("utf-8")
     try:
-        p = subprocess.run(
-            command,
-            shell=True,
-            input=json.dumps(feed, ensure_ascii=False).encode("utf-8"),
-            capture_output=True,
-            timeout=timeout,
-            cwd=cwd,
-        )
+        p = subprocess.run(command, shell=True, input=given, capture_output=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         raise MemcliError(f"reflect.extractor timed out after {timeout:g}s; nothing was proposed")
     except OSError as e:
         raise MemcliError(f"reflect.extractor could not start: {e}")
     if p.returncode != 0:
         err = p.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise MemcliError(
-            f"reflect.extractor failed (exit {p.returncode}"
-            + (f": {err[-1][:200]}" if err else "")
-            + "); nothing was proposed"
-        )
+        said = f": {err[-1][:200]}" if err else ""
+        raise MemcliError(f"reflect.extractor failed (exit {p.returncode}{said}); nothing was proposed")
     out, warnings = [], []
     for n, line in enumerate(p.stdout.decode("utf-8", "replace").splitlines(), 1):
         if not line.strip():
@@ -237,10 +210,8 @@ def to_proposals(feed: dict, raw: list, engine: str, now: str) -> tuple[list, li
                 continue
             conf = obj.get("confidence", 0.5)
             conf = 0.5 if isinstance(conf, bool) or not isinstance(conf, (int, float)) else min(1.0, max(0.0, conf))
-            tags = obj.get("tags") or []
-            tags = [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
-            aliases = obj.get("aliases") or []
-            aliases = [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
+            lists = (obj.get("tags"), obj.get("aliases"))
+            tags, aliases = ([x for x in v if isinstance(x, str)] if isinstance(v, list) else [] for v in lists)
             title = str(obj.get("title") or obj.get("summary") or "").strip()
             target = obj.get("target") if isinstance(obj.get("target"), str) else None
             if kind == "new" and not target and isinstance(obj.get("id"), str) and obj["id"].strip():

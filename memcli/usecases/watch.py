@@ -65,11 +65,8 @@ class Watcher:
         """relative path -> fingerprint of the files of memory/, archive/ and episodes/, and of
         MEMORY.md and memcli.yaml."""
         snap = layout.snapshot(self.root)
-        for rel in ROOT_FILES:
-            fp = layout.file_fingerprint(self.root / rel)
-            if fp is not None:
-                snap[rel] = fp
-        return snap
+        fps = {rel: layout.file_fingerprint(self.root / rel) for rel in ROOT_FILES}
+        return {**snap, **{rel: fp for rel, fp in fps.items() if fp is not None}}
 
     def _rescan(self) -> set:
         new = self._snapshot()

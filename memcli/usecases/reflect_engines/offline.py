@@ -157,10 +157,6 @@ _FILLER = set(
 )
 
 
-def NEIGHBOURS(n: int) -> tuple:
-    return (n + 1, n - 1, n + 2, n - 2)
-
-
 _LEAD = re.compile(
     r"^\W*(?:(?:separately|by the way|btw|另外|顺便)[,，]?\s*)?"
     r"(?:(?:please )?remember(?: that| to)?|note(?: to self)?|from now on|going forward|"
@@ -323,7 +319,7 @@ def _neighbour_turns(turns: list, n: int, used: set) -> tuple[list, set]:
     quotes = [n]
     confirms: set = set()
     mine = _terms(t["text"])
-    for m in NEIGHBOURS(n):
+    for m in (n + 1, n - 1, n + 2, n - 2):
         if len(quotes) >= MAX_QUOTES or not 0 <= m < len(turns) or m in used or turns[m][0] != si:
             continue
         other = turns[m][2]
