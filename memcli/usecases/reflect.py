@@ -436,10 +436,8 @@ _SPAWNED: list = []
 
 
 def trigger(root, origin: str | None = None) -> int | None:
-    """Start `memcli reflect --background` for this root when reflect.on_fold is set, without
-    waiting for it (a fold must not slow the turn down). Returns the child's pid, or None."""
-    if not root.config["reflect.on_fold"]:
-        return None
+    """Start `memcli reflect --background` for this root without waiting for it (a fold must not slow
+    the turn down). Returns the child's pid, or None."""
     from ..procs import module_command, spawn_detached
 
     _SPAWNED[:] = [p for p in _SPAWNED if p.poll() is None]  # a long-running server reaps what it started

@@ -28,7 +28,8 @@ def _captured(root, fields: dict) -> tuple[dict, list]:
 
 
 def _reflect(root, via: str | None = None) -> None:
-    """A reflection in the background under reflect.on_fold (via "hook": the offline engine only)."""
+    """A reflection in the background under reflect.on_fold (via "hook": the offline engine only);
+    reflect is imported only then."""
     if root.config["reflect.on_fold"]:
         from .reflect import trigger
 

@@ -183,9 +183,8 @@ class Watcher:
         fps: dict = {}
         drop: list = []
         for key in keys:
-            fp = layout.file_fingerprint(
-                self.root / key
-            )  # before reading: a later change then shows as a new fingerprint
+            # before reading: a later change then shows as a new fingerprint
+            fp = layout.file_fingerprint(self.root / key)
             doc = detail_doc(self.root, key) if fp is not None else None
             if doc is None:
                 drop.append(key)
@@ -221,13 +220,9 @@ class Watcher:
 
             res = reflect(self.store, wait=False)
             if not res.get("busy"):
+                accepted = [a["memory"] for a in res["accepted"]]
                 self.emit(
-                    {
-                        "event": "reflected",
-                        "turns": res["turns"],
-                        "proposed": res["proposed"],
-                        "accepted": [a["memory"] for a in res["accepted"]],
-                    }
+                    {"event": "reflected", "turns": res["turns"], "proposed": res["proposed"], "accepted": accepted}
                 )
 
 
@@ -286,26 +281,20 @@ def watch(
         while not stop.is_set():
             now = time.monotonic()
             wait = min(last + debounce, first + MAX_WAIT * debounce) - now if pending else POLL
-            got = False
-            try:
-                item = events.get(timeout=min(max(wait, 0.001), POLL))
-                got = True
+            got: set = set()
+            try:  # the first event to come, and every one that came with it
+                got.add(events.get(timeout=min(max(wait, 0.001), POLL)))
                 while True:
-                    if not pending:
-                        first = time.monotonic()
-                    pending.add(item)
-                    item = events.get_nowait()
+                    got.add(events.get_nowait())
             except queue.Empty:
                 pass
             now = time.monotonic()
-            if got:
-                last = now
             watcher.check_root()
             if memory_watch.refresh():  # memory/ was created, replaced or removed
-                if not pending:
-                    first = now
-                pending.add(RESCAN)
-                last = now
+                got.add(RESCAN)
+            if got:
+                first, last = (first if pending else now), now
+                pending |= got
             if pending and (now >= last + debounce or now >= first + MAX_WAIT * debounce):
                 batch, pending = pending, set()
                 _guard(watcher, emit, lambda: watcher.process(batch))
