@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import suppress
 
 from ..store import layout
 
@@ -69,11 +70,8 @@ def within(root, objects: list, now: str) -> None:
         )
     folder = root.path / layout.INBOX
     sizes = []
-    try:
-        with os.scandir(folder) as it:
-            sizes = [e.stat().st_size for e in it if e.name.endswith(".md") and e.is_file()]
-    except OSError:
-        pass
+    with suppress(OSError), os.scandir(folder) as it:
+        sizes = [e.stat().st_size for e in it if e.name.endswith(".md") and e.is_file()]
     new_bytes = len(json.dumps(objects, ensure_ascii=False).encode("utf-8"))
     most, room = int(cfg["inbox.max_pending"]), int(cfg["inbox.max_bytes"])
     if len(sizes) + len(objects) > most or sum(sizes) + new_bytes > room:

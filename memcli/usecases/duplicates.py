@@ -16,14 +16,6 @@ def _bound(a: str, counts: Counter, b: str) -> float:
     return 200 * (counts & Counter(b)).total() / (len(a) + len(b))
 
 
-def _may_match(mine: str, counts, other: str) -> bool:
-    """Whether the heartbeat's duplicate rule could hold: the lengths allow it, and a ratio of
-    DUPLICATE_RATIO is within reach."""
-    from ..near_duplicates import DUPLICATE_RATIO, lengths_allow
-
-    return lengths_allow(len(mine), len(other)) and _bound(mine, counts, other) >= DUPLICATE_RATIO
-
-
 SLUG_BOUND = 80  # file names (slugs of titles) this close are read and compared in full
 MAX_READ = 5  # at most this many unindexed memories are read per check
 
@@ -33,7 +25,7 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
     Compared: the indexed memories (from the index cache) and the few others whose file name, the
     slug of their title, is close to this title's slug. Nothing is parsed or loaded beyond that:
     rapidfuzz and the rule only when some memory could match."""
-    from ..near_duplicates import compared, same_memory
+    from ..near_duplicates import DUPLICATE_RATIO, compared, identifiers, lengths_allow, same_memory
 
     mine = compared(f"{title} {summary}")
     if len(mine) < 8:
@@ -67,10 +59,13 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
         candidates[stem] = compared(f"{d.title} {d.summary}")
     counts = Counter(mine)
     same = [mid for mid, text in candidates.items() if text == mine or same_memory(title, summary, *parts[mid])]
-    maybe = {mid: text for mid, text in candidates.items() if mid not in same and _may_match(mine, counts, text)}
+    # the rule could hold: the lengths allow it, and a ratio of DUPLICATE_RATIO is within reach
+    maybe = {
+        mid: text
+        for mid, text in candidates.items()
+        if mid not in same and lengths_allow(len(mine), len(text)) and _bound(mine, counts, text) >= DUPLICATE_RATIO
+    }
     if maybe:
-        from ..near_duplicates import DUPLICATE_RATIO, identifiers
-
         ident = identifiers(mine)  # the rule holds only for texts with the same numbers: checked first
         maybe = {mid: text for mid, text in maybe.items() if identifiers(text) == ident}
     if maybe:

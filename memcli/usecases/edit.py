@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -140,10 +141,8 @@ def abandon(root, s: EditSession) -> str | None:
 def _drop(path: Path) -> None:
     """Remove a draft and the text its edit started from."""
     for p in (path, _base_of(path)):
-        try:
+        with suppress(OSError):
             os.unlink(p)
-        except OSError:
-            pass
 
 
 def finish(root, s: EditSession, text: str | None = None, now: str | None = None) -> WriteResult:

@@ -72,6 +72,8 @@ def apply(root, actions: list, now=None) -> list[str]:
     """Make the planned repairs under the root lock, each checked again first: one line each."""
     if not actions:
         return []
+    from .git import reconcile_index
+
     when = now_of(now)
     done: list[str] = []
     by_kind = defaultdict(list)
@@ -86,25 +88,17 @@ def apply(root, actions: list, now=None) -> list[str]:
             done.append(msg)
             if ok:
                 archived.append(a.id)
-        if by_kind["rebuild-index"]:
-            done.append(_rebuild_conflicted(root))
-            return done
+        if by_kind["rebuild-index"]:  # MEMORY.md left with git conflict markers: reconciled as after a merge
+            if markers.file_conflict(root.index_path) is None:
+                return [*done, "skipped rebuilding MEMORY.md: its conflict is already settled"]
+            reconcile_index(root)
+            return [*done, "rebuilt MEMORY.md from both sides of its git conflict"]
         for a in progress.each(by_kind["carry"], "carrying hand edits"):
             done.append(_carry(root, a.id, when))
         index_kinds = ("drop-line", "rerender", "carry", "demote", "promote", "swap-out", "swap-in")
         if archived or any(by_kind[k] for k in index_kinds):
             done += _rewrite_index(root, by_kind, set(archived), when)
     return done
-
-
-def _rebuild_conflicted(root) -> str:
-    """MEMORY.md left with git conflict markers, reconciled as after a merge."""
-    from .git import reconcile_index
-
-    if markers.file_conflict(root.index_path) is None:
-        return "skipped rebuilding MEMORY.md: its conflict is already settled"
-    reconcile_index(root)
-    return "rebuilt MEMORY.md from both sides of its git conflict"
 
 
 def _carry(root, mid: str, when: datetime) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+from contextlib import suppress
 
 from .. import progress
 from ..errors import ExistsError, FileError, NotFoundError, Refused, UnsafePathError, UsageError
@@ -73,8 +74,10 @@ def rename(root, old: str, new: str) -> Result:
 
 def _run(root, j: dict, resumed: bool) -> Result:
     old, new, archived, tag = j["old"], j["new"], bool(j.get("archived")), str(j.get("tag") or "rename-")
-    if resumed:
-        _remove_temps(root, tag)
+    if resumed:  # the temp files a killed run of this rename left behind
+        for rel, _ in layout.temp_files(root.path, TMP_PREFIX + tag):
+            with suppress(OSError):
+                os.unlink(root.path / rel)
     src, dst = root.detail_path(old, archived=archived), root.detail_path(new, archived=archived)
     if src.is_file() and not dst.exists():
         raw = read_text(src, root.rel(src))
@@ -112,9 +115,7 @@ def _run(root, j: dict, resumed: bool) -> Result:
             atomic_write(root.index_path, new_idx)
             index_changed = True
     try:
-        os.unlink(src)
-    except FileNotFoundError:
-        pass
+        src.unlink(missing_ok=True)
     except OSError as e:
         raise FileError(
             f"renamed to {root.rel(dst)} but cannot remove {root.rel(src)}: {e.strerror or e}; "
@@ -147,12 +148,3 @@ def _with_id(raw: str, old: str, new: str, rel: str) -> tuple[str, str]:
         return raw[:start] + fm_id.sub(lambda m: f"id: {new}{m.group(1)}", raw[start:end], count=1) + raw[end:], "\n"
     d = dfile.parse(raw, old, rel)
     return dfile.render(d.replace(id=new)), dfile.newline_of(raw)
-
-
-def _remove_temps(root, tag: str) -> None:
-    """The temp files a killed run of this rename left behind."""
-    for rel, _ in layout.temp_files(root.path, TMP_PREFIX + tag):
-        try:
-            os.unlink(root.path / rel)
-        except OSError:
-            pass

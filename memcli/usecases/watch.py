@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 from collections.abc import Callable
+from contextlib import suppress
 
 from ..errors import ConfigError, FileError, MemcliError, NotARootError, UsageError
 from ..heartbeat import check_text, plan
@@ -305,10 +306,8 @@ def watch(
     finally:
         lost.remove()
         observer.stop()
-        try:
+        with suppress(RuntimeError):
             observer.join(timeout=5)
-        except RuntimeError:
-            pass
     return {"root": str(root), "batches": batches}
 
 
@@ -329,10 +328,8 @@ class _MemoryWatch:
         if ino == self.ino:
             return False
         if self.watch is not None:
-            try:
+            with suppress(KeyError, OSError):
                 self.observer.unschedule(self.watch)
-            except (KeyError, OSError):
-                pass
             self.watch = None
         self.ino = ino
         if ino is not None:
