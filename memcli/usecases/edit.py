@@ -103,15 +103,8 @@ def _kept(folder: Path, memory_id: str) -> tuple[Path, str] | None:
     import re
 
     name = re.compile(re.escape(memory_id) + r"-\d{8}T\d{6}Z(-\d+)?\.md")
-    found = []
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return None
-    for e in entries:
-        if name.fullmatch(e.name) and e.is_file(follow_symlinks=False):
-            found.append((e.stat().st_mtime_ns, e.name, Path(e.path)))
-    for _, _, draft in sorted(found, reverse=True):
+    drafts = [p for p in folder.glob("*.md") if name.fullmatch(p.name) and p.is_file() and not p.is_symlink()]
+    for draft in sorted(drafts, key=lambda p: (p.stat().st_mtime_ns, p.name), reverse=True):
         try:
             return draft, read_exact(_base_of(draft), draft.name + BASE)
         except FileError:
