@@ -31,26 +31,12 @@ if TYPE_CHECKING:
 def captured(root, p: store.Proposal) -> tuple[store.Proposal, list]:
     """The one filter every proposal's captured text passes on its way into a committed file: secrets
     by `write.secrets`, personal data by `write.pii_captured`. (The proposal, what was redacted.)"""
-    fields, redacted = WriteCheck(root.config["write.secrets"]).secrets(
-        {
-            "title": p.title,
-            "summary": p.summary,
-            "text": p.text,
-            "tags": p.tags,
-            "aliases": p.aliases,
-            "quotes": tuple(q.text for q in p.evidence),
-        }
-    )
+    texts = {"title": p.title, "summary": p.summary, "text": p.text, "tags": p.tags, "aliases": p.aliases}
+    quoted = tuple(q.text for q in p.evidence)
+    fields, redacted = WriteCheck(root.config["write.secrets"]).secrets({**texts, "quotes": quoted})
     fields, _ = mask(root, fields, captured=True)
     quotes = tuple(store.Quote(q.role, q.time, q.episode, t) for q, t in zip(p.evidence, fields["quotes"]))
-    return p.replace(
-        title=fields["title"],
-        summary=fields["summary"],
-        text=fields["text"],
-        tags=fields["tags"],
-        aliases=fields["aliases"],
-        evidence=quotes,
-    ), redacted
+    return p.replace(**{k: fields[k] for k in texts}, evidence=quotes), redacted
 
 
 def check(p: store.Proposal) -> None:
@@ -71,15 +57,8 @@ def check(p: store.Proposal) -> None:
         check_text_field(value, f"proposal {name}")
     for q in p.evidence:
         check_text_field(q.text, "evidence turn")
-    check_sizes(
-        {
-            "title": p.title,
-            "summary": p.summary,
-            "tags": p.tags,
-            "aliases": p.aliases,
-            "body": p.text + "".join(q.text for q in p.evidence),
-        }
-    )
+    body = p.text + "".join(q.text for q in p.evidence)
+    check_sizes({"title": p.title, "summary": p.summary, "tags": p.tags, "aliases": p.aliases, "body": body})
 
 
 def store_proposals(root, proposals: list, now: str | None = None) -> Result:

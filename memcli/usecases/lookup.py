@@ -14,12 +14,8 @@ from ..store import layout
 def ids(root, prefix: str = "") -> list[str]:
     """The ids of the memories starting with prefix, archived ones after the others (one directory
     scan each: what the shell asks for on every Tab)."""
-    out: dict = {}
-    for sub in (layout.MEMORY, layout.ARCHIVE):
-        for mid in layout.md_ids(root.path, sub):
-            if mid.startswith(prefix) and layout.valid_id(mid):
-                out.setdefault(mid, None)
-    return list(out)
+    found = (mid for sub in (layout.MEMORY, layout.ARCHIVE) for mid in layout.md_ids(root.path, sub))
+    return list(dict.fromkeys(mid for mid in found if mid.startswith(prefix) and layout.valid_id(mid)))
 
 
 def tags(root, prefix: str = "") -> list[str]:

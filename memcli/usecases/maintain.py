@@ -114,11 +114,8 @@ def _carry(root, mid: str, when: datetime) -> str:
     if x is None or x == d.entry:
         return f"skipped carrying the MEMORY.md line of {mid}: it no longer differs from {rel}"
     try:  # the line's text goes through the write check like an update's
-        fields = (
-            WriteCheck.of(root, root.rel(path))
-            .fields({"title": x.title, "summary": x.summary, "tags": tuple(x.tags)})
-            .fields
-        )
+        check = WriteCheck.of(root, root.rel(path))
+        fields = check.fields({"title": x.title, "summary": x.summary, "tags": tuple(x.tags)}).fields
     except MemcliError as e:
         return f"skipped carrying the MEMORY.md line of {mid} into {rel}: {e.message}"
     x = x.__class__(fields["title"], fields["summary"], fields["tags"], x.path)

@@ -340,13 +340,5 @@ def _checked(root, check, d):
         f.update(mask(root, {k: f[k] for k in texts})[0])
     except PiiError as e:
         raise PiiError(f"{mid}: {e.message}; nothing was imported", data=e.data) from None
-    return d.replace(
-        id=mid,
-        title=f["title"],
-        summary=f["summary"],
-        body=f["body"],
-        source=f["source"] or None,
-        aliases=f["aliases"],
-        tags=clean_tags(f["tags"]),
-        extra=f["extra"],
-    )
+    checked = {k: f[k] for k in ("title", "summary", "body", "aliases")}
+    return d.replace(id=mid, **checked, source=f["source"] or None, tags=clean_tags(f["tags"]), extra=f["extra"])

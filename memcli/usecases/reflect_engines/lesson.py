@@ -173,13 +173,9 @@ def rule_of(text: str) -> str | None:
 
 def identifiers(text: str) -> list:
     """Settings, packages, error codes and other names written as code."""
-    out = []
-    for m in IDENT.finditer(text):
-        w = m.group().strip(".:/=-+")
-        if len(w) < 3 or w.lower().startswith(("http", "www")) or ABBREVIATION.fullmatch(w):
-            continue
-        out.append(w)
-    return list(dict.fromkeys(out))
+    found = [m.group().strip(".:/=-+") for m in IDENT.finditer(text)]
+    found = [w for w in found if len(w) >= 3 and not ABBREVIATION.fullmatch(w)]
+    return list(dict.fromkeys(w for w in found if not w.lower().startswith(("http", "www"))))
 
 
 def memory_id(problem: str | None, fix: str | None, title: str) -> str:
