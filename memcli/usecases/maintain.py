@@ -148,9 +148,8 @@ def _remove_temp(root: Path, rel: str) -> str:
 
 
 def _archive(root, mid: str, when: datetime) -> tuple[str, bool]:
-    src = root.detail_path(mid)
-    dst = root.detail_path(mid, archived=True)
-    src_rel, dst_rel = layout.detail_rel(mid), layout.detail_rel(mid, archived=True)
+    src, dst = root.detail_path(mid), root.detail_path(mid, archived=True)
+    dst_rel = layout.detail_rel(mid, archived=True)
     try:
         d = root.load(src)
     except (FileError, UsageError, UnsafePathError) as e:
@@ -165,7 +164,7 @@ def _archive(root, mid: str, when: datetime) -> tuple[str, bool]:
         os.rename(src, dst)
     except OSError as e:
         return f"skipped archiving {mid}: {e.strerror or e}", False
-    return f"archived {mid} (expired {d.expires}): {src_rel} -> {dst_rel}", True
+    return f"archived {mid} (expired {d.expires}): {layout.detail_rel(mid)} -> {dst_rel}", True
 
 
 def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[str]:

@@ -131,13 +131,9 @@ def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int 
     regions = merge3(_lines(o.body if o is not None else ""), _lines(a.body), _lines(b.body))
     lines, n = merged_lines(regions, marker)
     body = "\n".join(lines)
-    if history:
-        from ..store.details import add_history
-
-        day = (lose.updated or lose.created or new["updated"] or "")[:10]
-        fresh = [h for h in history if f": {h}" not in body]
-        if fresh:
-            body = add_history(body, day, fresh)
+    fresh = [h for h in history if f": {h}" not in body]
+    if fresh:
+        body = dfile.add_history(body, (lose.updated or lose.created or new["updated"] or "")[:10], fresh)
     merged = outcomes_done(a.replace(body=body, extra=extra, **new))
     return dfile.render(merged), n
 

@@ -252,16 +252,8 @@ def settle(root, proposals: list) -> tuple[list, list]:
             dropped.append({"id": p.id, "why": f"its turns were already proposed as {pid} ({status})"})
             continue
         sig = _terms(f"{p.title} {p.summary}")
-        twin = next(
-            (
-                i
-                for i, s in enumerate(sigs)
-                if _near(sig, s) >= 0.6
-                and merged[i].kind == p.kind
-                and (p.kind == "new" or merged[i].target == p.target)
-            ),
-            None,
-        )
+        alike = [i for i, s in enumerate(sigs) if _near(sig, s) >= 0.6 and merged[i].kind == p.kind]
+        twin = next((i for i in alike if p.kind == "new" or merged[i].target == p.target), None)
         if twin is None:
             merged.append(p)
             sigs.append(sig)

@@ -298,16 +298,9 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
             quotes, confirms = _neighbour_turns(turns, n, used)
         used.update(quotes)
         shaped = _shape([turns[q][2] for q in quotes], quotes.index(n), kind, tags, mixed)
-        out.append(
-            {
-                "at": n,
-                "kind": "new",
-                **shaped,
-                "text": "\n\n".join(_said(turns[q][2]["text"]) for q in quotes if q not in confirms),
-                "confidence": confidence(s),
-                "evidence": [{"ref": material["items"][turns[q][3]]["ref"], "turn": turns[q][1]} for q in quotes],
-            }
-        )
+        text = "\n\n".join(_said(turns[q][2]["text"]) for q in quotes if q not in confirms)
+        evidence = [{"ref": material["items"][turns[q][3]]["ref"], "turn": turns[q][1]} for q in quotes]
+        out.append({"at": n, "kind": "new", **shaped, "text": text, "confidence": confidence(s), "evidence": evidence})
     out.sort(key=lambda x: x.pop("at"))
     return out
 
