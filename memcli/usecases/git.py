@@ -388,18 +388,13 @@ def _remembered_twice(repo: Repo, root, paths: list) -> list:
                 said.append(f"“{d.title}”: {d.summary or '(no summary)'} ({d.created or 'no date'})")
             except MemcliError:
                 said.append("(its frontmatter cannot be read)")
-        mid = Path(path).stem
-        full = root.path / path
-        marked = full.is_file() and markers.file_conflict(full) is not None
-        out.append(
-            f"{path} was remembered on both sides: here {said[0]}; on the other side {said[1]}. "
-            + (
-                f"The two conflict: settle it with `memcli resolve {mid} --ours|--theirs|--both`"
-                if marked
-                else f"Merged into one memory (the summary not kept is under its ## History): "
-                f"check it with `memcli show {mid}`"
-            )
-        )
+        mid, full = Path(path).stem, root.path / path
+        if full.is_file() and markers.file_conflict(full) is not None:
+            how = f"The two conflict: settle it with `memcli resolve {mid} --ours|--theirs|--both`"
+        else:
+            how = "Merged into one memory (the summary not kept is under its ## History): check it with "
+            how += f"`memcli show {mid}`"
+        out.append(f"{path} was remembered on both sides: here {said[0]}; on the other side {said[1]}. {how}")
     return out
 
 

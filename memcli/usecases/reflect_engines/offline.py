@@ -14,56 +14,39 @@ import re
 from ...search.tokenize import terms
 from . import lesson
 
-# (pattern, weight, memory type or None, tag): the cues, English then Chinese
+# what a cue says: (weight, memory type, tag)
+RULE, HABIT, DECISION = (2.4, "procedure", "rule"), (1.4, "procedure", "rule"), (2.2, "fact", "decision")
+FIX, CAUSE, LESSON = (2.4, "lesson", "fix"), (2.0, "lesson", "cause"), (1.6, "lesson", "lesson")
+LIKING = (1.6, "preference", "preference")
+# (pattern, weight, memory type, tag): the cues, English then Chinese
 _CUES = [
-    (r"\bremember (that|to)\b|\bnote to self\b|\bkeep in mind\b|\bdon'?t forget\b", 2.4, "procedure", "rule"),
-    (r"\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnext time\b", 2.4, "procedure", "rule"),
-    (
-        r"\b(we|i|they) (have |had )?decided\b|\bdecision (is|was)\b|\bwe('ll| will) go with\b|\bwe agreed\b",
-        2.2,
-        "fact",
-        "decision",
-    ),
+    (r"\bremember (that|to)\b|\bnote to self\b|\bkeep in mind\b|\bdon'?t forget\b", *RULE),
+    (r"\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnext time\b", *RULE),
+    (r"\b(we|i|they) (have |had )?decided\b|\bdecision (is|was)\b|\bwe('ll| will) go with\b|\bwe agreed\b", *DECISION),
     (
         r"\bthe (fix|solution|workaround|answer) (is|was)\b|\bfixed (it|this|that)? ?by\b|\bsolved (it|this)? ?by\b"
         r"|\bworks? now\b|\bthat (worked|did it|fixed it)\b|^fix(ed)?:",
-        2.4,
-        "lesson",
-        "fix",
+        *FIX,
     ),
     (
         r"\broot cause\b|\bturn(s|ed) out\b|\bthe (problem|issue|bug|cause) (is|was)\b|\bbecause of\b|\bcaused by\b",
-        2.0,
-        "lesson",
-        "cause",
+        *CAUSE,
     ),
-    (
-        r"\blesson\b|\blearn(ed|t)\b|\bgotcha\b|\bpitfall\b|\bmistake\b|\bwatch out\b|\bbe careful\b",
-        1.6,
-        "lesson",
-        "lesson",
-    ),
-    (
-        r"\balways\b|\bnever\b|\bmake sure\b|\bdon'?t ever\b|\bmust\b|\bshould (always|never)\b|\bavoid\b",
-        1.4,
-        "procedure",
-        "rule",
-    ),
+    (r"\blesson\b|\blearn(ed|t)\b|\bgotcha\b|\bpitfall\b|\bmistake\b|\bwatch out\b|\bbe careful\b", *LESSON),
+    (r"\balways\b|\bnever\b|\bmake sure\b|\bdon'?t ever\b|\bmust\b|\bshould (always|never)\b|\bavoid\b", *HABIT),
     (
         r"\bi (really )?(prefer|like|love|enjoy|hate|can'?t stand)\b|\bmy (favou?rite|go-to)\b"
         r"|\bi'?m (a )?(big )?fan of\b"
         r"|\bi'?m (really )?(into|passionate about|keen on)\b",
-        1.6,
-        "preference",
-        "preference",
+        *LIKING,
     ),
-    (r"记住|记得|以后|今后|下次|从现在起|规矩|统一用", 2.4, "procedure", "rule"),
-    (r"决定|定了|约定|商量好", 2.2, "fact", "decision"),
-    (r"原因是|根本原因|原来是|问题出在|因为", 2.0, "lesson", "cause"),
-    (r"解决了|修好了|搞定了|修复|解决办法|解决方法|办法是|改成", 2.4, "lesson", "fix"),
-    (r"踩坑|教训|坑|注意", 1.6, "lesson", "lesson"),
-    (r"不要|别再|千万|一定要|务必|总是|永远|从不|必须", 1.4, "procedure", "rule"),
-    (r"喜欢|偏好|习惯|讨厌|最爱", 1.6, "preference", "preference"),
+    (r"记住|记得|以后|今后|下次|从现在起|规矩|统一用", *RULE),
+    (r"决定|定了|约定|商量好", *DECISION),
+    (r"原因是|根本原因|原来是|问题出在|因为", *CAUSE),
+    (r"解决了|修好了|搞定了|修复|解决办法|解决方法|办法是|改成", *FIX),
+    (r"踩坑|教训|坑|注意", *LESSON),
+    (r"不要|别再|千万|一定要|务必|总是|永远|从不|必须", *HABIT),
+    (r"喜欢|偏好|习惯|讨厌|最爱", *LIKING),
 ]
 # how people state facts about themselves: first person with an event, a state, a plan or a possession
 _FACTS = [
