@@ -194,11 +194,8 @@ def update_request(root, req: UpdateRequest) -> WriteResult:
         if history:
             body = add_history(body, now[:10], history)
         if not new and body == d.body:
-            result = WriteResult(
-                "unchanged", memory_id, root.rel(path), memory_id in {e.id for e in root.read_index().entries}
-            )
-            result.warnings = warnings
-            return result
+            listed = memory_id in {e.id for e in root.read_index().entries}
+            return WriteResult("unchanged", memory_id, root.rel(path), listed, warnings=warnings)
         old, d = d, d.replace(updated=now, body=body, **new)
         check_sizes({"tags": d.tags, "aliases": d.aliases})
         text = dfile.render_update(raw, old, d)
@@ -261,9 +258,7 @@ def forget(root, memory_id: str, *, purge: bool = False) -> WriteResult:
                 "--purge` to delete both"
             )
         archive(root, live, kept)
-    r = WriteResult("forgotten", memory_id, root.rel(kept), False)
-    r.line = "removed" if had_line else None
-    return r
+    return WriteResult("forgotten", memory_id, root.rel(kept), False, line="removed" if had_line else None)
 
 
 def archive(root, src: Path, dst: Path) -> None:
@@ -296,8 +291,7 @@ def _purge(root, memory_id: str, paths: list) -> WriteResult:
 def restore(root, memory_id: str, now: str) -> WriteResult:
     """memory/archive/<id>.md back to memory/<id>.md, its passed expiry cleared, and into the index."""
     with root.lock():
-        src = root.detail_path(memory_id, archived=True)
-        dst = root.detail_path(memory_id)
+        src, dst = root.detail_path(memory_id, archived=True), root.detail_path(memory_id)
         if not src.is_file():
             if dst.is_file():
                 raise UsageError(f"{memory_id} is not archived: {layout.detail_rel(memory_id)} is live")
@@ -332,9 +326,7 @@ def move_in(root, d: Detail, src: Path, dst: Path, text: str, action: str, newli
         os.unlink(src)
     except OSError as e:
         warnings.append(f"could not remove {root.rel(src)} ({e.strerror or e}); delete it by hand")
-    r = WriteResult(action, d.id, root.rel(dst), d.id in plan.ids, line=plan.line_for(d.id))
-    r.warnings += warnings
-    return r
+    return WriteResult(action, d.id, root.rel(dst), d.id in plan.ids, line=plan.line_for(d.id), warnings=warnings)
 
 
 def _passed(expires: str) -> str:
@@ -355,11 +347,9 @@ def _front_value(front: dict, key: str):
     value = front.get(key)
     if value is None or value == "":
         return None
-    if key in ("expires", "source"):
-        return dfile.stamp_of(value) if key == "expires" else one_line(value)
-    if key == "type":
-        return one_line(value)
-    return value
+    if key == "expires":
+        return dfile.stamp_of(value)
+    return one_line(value) if key in ("source", "type") else value
 
 
 def body_text(text: str) -> str:
