@@ -129,17 +129,9 @@ def accept(root, pid: str, now: str | None = None, *, id: str | None = None, tit
         check(p)
         result = _apply(root, p, now)
         store.archive(root.path, p.replace(status="accepted", decided=now, memory=result.id))
-    return Result(
-        {
-            "id": pid,
-            "action": "accepted",
-            "memory": result.id,
-            "write": result.action,
-            "path": result.path,
-            "message": f"{pid} → {result.action} {result.id}",
-        },
-        result.warnings,
-    )
+    said = {"memory": result.id, "write": result.action, "path": result.path}
+    message = f"{pid} → {result.action} {result.id}"
+    return Result({"id": pid, "action": "accepted", **said, "message": message}, result.warnings)
 
 
 def renamed(p: store.Proposal, id: str | None = None, title: str | None = None) -> store.Proposal:
@@ -189,9 +181,7 @@ def _apply(root, p: store.Proposal, now: str):
     text = p.text if p.kind == "update" or p.text else ""
     if p.kind == "new" and not text and summary is None:
         text = p.title
-    append = None
-    if text:
-        append = f"{text}\n\n(from {_source(p)}, {now[:10]})"
+    append = f"{text}\n\n(from {_source(p)}, {now[:10]})" if text else None
     changes = dict(p.changes) if p.kind == "update" else {}
     return write.update_request(
         root, UpdateRequest(target, summary=summary, append=append, tags=p.tags, aliases=p.aliases, now=now, **changes)
@@ -205,14 +195,8 @@ def reject(root, pid: str, now: str | None = None) -> Result:
             return _already(root, pid)
         p = _read_pending(root, pid)
         store.archive(root.path, p.replace(status="rejected", decided=now))
-    return Result(
-        {
-            "id": pid,
-            "action": "rejected",
-            "path": store.rel(pid, archived=True),
-            "message": f"{pid} rejected (kept in {store.rel(pid, archived=True)})",
-        }
-    )
+    kept = store.rel(pid, archived=True)
+    return Result({"id": pid, "action": "rejected", "path": kept, "message": f"{pid} rejected (kept in {kept})"})
 
 
 def select(root, ids=(), all: bool = False, type: str | None = None) -> list:
