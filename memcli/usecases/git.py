@@ -167,6 +167,8 @@ def _changes(repo: Repo) -> tuple[list, list, list]:
 
 
 _NOT_SECRETS = ("control character", "larger than")  # refused_in's other findings
+# what git says when another clone pushed first: fetch, merge and push again
+_PUSHED_FIRST = ("rejected", "fetch first", "non-fast-forward", "cannot lock ref", "failed to update ref")
 
 
 def refused_in(repo: Repo, changes: list, root) -> list:
@@ -490,19 +492,12 @@ def sync(root, message: str | None = None, push: bool = True, command: str | Non
             if not repo.settings.get(f"branch.{branch}.remote"):
                 repo.run("branch", "-q", f"--set-upstream-to={remote}/{upstream}", check=False)
             return result
-        text = (p.stderr or "").lower()
-        if not any(
-            w in text
-            for w in ("rejected", "fetch first", "non-fast-forward", "cannot lock ref", "failed to update ref")
-        ):
+        if not any(w in (p.stderr or "").lower() for w in _PUSHED_FIRST):
             raise GitError(f"git push to {remote} failed: {last_line(p.stderr)}")
     raise GitError(f"gave up pushing to {remote} after {PUSH_TRIES} tries: others keep pushing; run sync again")
 
 
 def _stop(result: Result, repo: Repo, paths: list, marked: list | None = None, failed: list | None = None) -> Result:
-    result["conflicts"] = paths
-    result["driver_failed"] = failed or []
-    result["code"] = 1
-    result["merging"] = repo.merging()
-    result["marked"] = [{"path": p, "line": n} for p, n in (marked or [])]
+    marks = [{"path": p, "line": n} for p, n in (marked or [])]
+    result.update(conflicts=paths, driver_failed=failed or [], code=1, merging=repo.merging(), marked=marks)
     return result
