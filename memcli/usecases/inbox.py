@@ -85,12 +85,9 @@ def store_proposals(root, proposals: list, now: str | None = None) -> Result:
             written.append(p)
     if redactions:
         warnings.append(f"redacted {redactions} secret(s) in proposals")
-    accepted = []
     auto, floor = set(root.config["inbox.auto_accept"]), float(root.config["inbox.auto_accept_confidence"])
-    for p in written:
-        if p.type in auto and p.confidence >= floor:
-            accepted.append(accept(root, p.id, now=now))
-            warnings += accepted[-1].warnings
+    accepted = [accept(root, p.id, now=now) for p in written if p.type in auto and p.confidence >= floor]
+    warnings += [w for a in accepted for w in a.warnings]
     return Result({"proposed": [p.id for p in written], "skipped": skipped, "accepted": accepted}, warnings)
 
 

@@ -80,8 +80,7 @@ def apply(root, actions: list, now=None) -> list[str]:
     for a in actions:
         by_kind[a.kind].append(a)
     with root.lock():
-        for a in by_kind["remove-temp"]:
-            done.append(_remove_temp(root.path, a.path))
+        done += [_remove_temp(root.path, a.path) for a in by_kind["remove-temp"]]
         archived = []
         for a in progress.each(by_kind["archive"], "archiving expired memories"):
             msg, ok = _archive(root, a.id, when)
@@ -93,8 +92,7 @@ def apply(root, actions: list, now=None) -> list[str]:
                 return [*done, "skipped rebuilding MEMORY.md: its conflict is already settled"]
             reconcile_index(root)
             return [*done, "rebuilt MEMORY.md from both sides of its git conflict"]
-        for a in progress.each(by_kind["carry"], "carrying hand edits"):
-            done.append(_carry(root, a.id, when))
+        done += [_carry(root, a.id, when) for a in progress.each(by_kind["carry"], "carrying hand edits")]
         index_kinds = ("drop-line", "rerender", "carry", "demote", "promote", "swap-out", "swap-in")
         if archived or any(by_kind[k] for k in index_kinds):
             done += _rewrite_index(root, by_kind, set(archived), when)
