@@ -407,18 +407,9 @@ def _shape(said: list, seed: int, kind: str, tags: list, mixed: bool) -> dict:
 
 def acknowledges(text: str) -> bool:
     """A turn that only confirms or reacts ("Great, that worked. Remember that for next time.", 好的)."""
-    said = lesson.sentences(text)
-    if not said:
-        return True
-    for x in said:
-        x = x.strip()
-        words = len(x.split()) + len(lesson.CJK.findall(x)) // 2
-        if _ACK.match(x) and words <= 8:
-            continue
-        if _ANAPHOR.match(x):
-            continue
-        return False
-    return True
+    said = [x.strip() for x in lesson.sentences(text)]
+    short = [len(x.split()) + len(lesson.CJK.findall(x)) // 2 <= 8 for x in said]
+    return all((_ACK.match(x) and brief) or _ANAPHOR.match(x) for x, brief in zip(said, short))
 
 
 def _content(text: str) -> set:
