@@ -177,24 +177,18 @@ def finish(root, s: EditSession, text: str | None = None, now: str | None = None
         if new == theirs:
             _drop(s.draft)
             return WriteResult("unchanged", s.id, rel, s.id in {e.id for e in root.read_index().entries})
+        from ..safety.pii import PiiError
+
         try:
             checked = WriteCheck.of(root, rel).file(new, rel, s.id, edited=True, what="the edited text")
             text = checked.text or ""  # a file's check always gives its text
             newline = dfile.newline_of(text)
             new, d = _bumped(text.replace("\r\n", "\n"), checked.detail, s.base, s.id, rel, now or utcnow())
-        except MemcliError as e:
-            raise type(e)(
-                f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
-                f"(`memcli edit {s.id} --reuse-draft` opens it again to fix it)",
-                data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown},
-            ) from None
-        from ..safety.pii import PiiError
-
-        try:
             masked, pii_notes = mask(root, {"edited text": new})  # write.pii: an edit is a deliberate write
-        except PiiError as e:
-            raise PiiError(
-                f"{e.message}; {rel} is unchanged, your text is kept in {shown}",
+        except MemcliError as e:
+            again = "" if isinstance(e, PiiError) else f" (`memcli edit {s.id} --reuse-draft` opens it again to fix it)"
+            raise type(e)(
+                f"{e.message}; {rel} is unchanged, your text is kept in {shown}{again}",
                 data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown},
             ) from None
         if masked["edited text"] != new:
