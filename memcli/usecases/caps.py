@@ -48,9 +48,8 @@ def count(root, n: int, now: str) -> None:
 
 
 def within(root, objects: list, now: str) -> None:
-    """An agent's proposals within the write check's sizes, inbox.propose_per_call,
-    inbox.propose_per_hour, and the inbox's inbox.max_pending proposals and inbox.max_bytes: else
-    one clear error, nothing written."""
+    """An agent's proposals within the write check's sizes and inbox.propose_per_call, propose_per_hour,
+    max_pending and max_bytes: else one clear error, nothing written."""
     from ..errors import LimitError
     from ..safety.writecheck import proposals
 

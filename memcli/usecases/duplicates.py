@@ -1,6 +1,5 @@
-"""The near-duplicate check `remember` runs after a write: the memories whose title and summary
-nearly equal the new one's, by the rule heartbeat's duplicate pass applies to every pair
-(``memcli.near_duplicates``), found without reading the whole root."""
+"""The near-duplicate check `remember` runs after a write, by heartbeat's duplicate rule
+(``memcli.near_duplicates``), without reading the whole root."""
 
 from __future__ import annotations
 
@@ -21,10 +20,8 @@ MAX_READ = 5  # at most this many unindexed memories are read per check
 
 
 def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude: str | None = None) -> list[str]:
-    """Ids of memories whose title and summary nearly equal these, by the heartbeat's duplicate rule.
-    Compared: the indexed memories (from the index cache) and the few others whose file name, the
-    slug of their title, is close to this title's slug. Nothing is parsed or loaded beyond that:
-    rapidfuzz and the rule only when some memory could match."""
+    """Ids of memories whose title and summary nearly equal these: the indexed ones (from the index
+    cache) and the few whose file name, a slug of their title, is close to this title's slug."""
     from ..near_duplicates import DUPLICATE_RATIO, compared, identifiers, lengths_allow, same_memory
 
     mine = compared(f"{title} {summary}")

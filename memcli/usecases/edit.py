@@ -1,10 +1,7 @@
-"""Editing a memory by hand without losing what others write meanwhile.
-
-The editor runs, with no lock held, on a draft under ``.memcli/edits/`` (local, never committed);
-``finish`` takes the root lock and merges the draft with any change made meanwhile against the text
-the edit started from. Where they overlap the file keeps the other change and the draft stays
-(``Refused``, exit 4). A broken file can still be opened: that is how a person repairs it.
-"""
+"""Editing a memory by hand without losing what others write meanwhile: the editor works on a draft
+under ``.memcli/edits/`` with no lock held; ``finish`` merges it with any change made meanwhile, and
+where they overlap keeps the other change and the draft (``Refused``). A broken file can be opened:
+that is how a person repairs it."""
 
 from __future__ import annotations
 

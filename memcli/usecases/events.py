@@ -1,7 +1,5 @@
-"""An agent's session events besides the prompt: SessionStart gives the index (and the scope and
-the session) within the context budget, Stop (AfterAgent in Gemini CLI) records the assistant's
-reply as the session's turn, SessionEnd ends the session into the episode log, where reflection
-finds it (and starts in the background under reflect.on_fold)."""
+"""An agent's session events besides the prompt: SessionStart gives the index, scope and session
+within the context budget; Stop (AfterAgent) records the reply as a turn; SessionEnd ends the session."""
 
 from __future__ import annotations
 

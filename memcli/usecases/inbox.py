@@ -1,11 +1,6 @@
-"""The inbox: proposals waiting for a person, and what deciding on them does.
-
-Accepting applies a proposal through the ordinary write path (a new memory whose id exists becomes
-an update of it, never an overwrite), then moves it to memory/inbox/archive/ with its status and
-the memory's id: the record that makes a second decision on it (on another clone, after a sync) a
-no-op that says so. `Gate` is `write.gate` for one front end: remember and update, direct or as
-proposals.
-"""
+"""The inbox: proposals waiting for a person. Accepting applies one through the ordinary write path,
+then archives it with its status and the memory's id: the record that makes a second decision (on
+another clone, after a sync) a no-op that says so. `Gate` is `write.gate` for one front end."""
 
 from __future__ import annotations
 
@@ -62,9 +57,8 @@ def check(p: store.Proposal) -> None:
 
 
 def store_proposals(root, proposals: list, now: str | None = None) -> Result:
-    """Write proposals into memory/inbox/, leaving out what is already pending or decided, then
-    apply `inbox.auto_accept`; returns {"proposed": [ids], "skipped": [{id, why}], "accepted": [accept
-    results of auto-accepted ones]} and the warnings."""
+    """Write proposals into memory/inbox/ (what is pending or decided left out), then apply
+    `inbox.auto_accept`: {"proposed", "skipped", "accepted"} and the warnings."""
     now = now or utcnow()
     written, skipped, warnings, redactions = [], [], [], 0
     with root.lock():

@@ -303,9 +303,8 @@ class _Known:
         self.index = MemoryIndex([SearchDoc.of(d) for d in self.details.values()]) if self.details else None
 
     def about(self, p) -> tuple | None:
-        """(the memory, the share of the proposal's summary it already holds) when the proposal is
-        about one memory: the best-ranked memory whose title, summary, tags and aliases are at
-        least half in the proposal's words. None otherwise."""
+        """(the memory, the share of the proposal's summary it already holds) of the best-ranked memory
+        whose title, summary, tags and aliases are at least half in the proposal's words, or None."""
         if self.index is None:
             return None
         words = _terms(f"{p.title} {p.summary} {p.text}")

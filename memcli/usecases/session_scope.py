@@ -1,9 +1,5 @@
-"""A root's short-term state: `Memory.session(name)` and `Memory.scope(name)`.
-
-Each write takes the root lock itself and reads its own configuration, so a Python caller gets the
-same guarantees as the command line. Every method returns a Result, with what went wrong on the way
-(a broken file set aside, a summarizer that failed) in its warnings.
-"""
+"""A root's short-term state: `Memory.session(name)` and `Memory.scope(name)`. Each write takes the
+root lock and reads its own configuration, so a Python caller gets the command line's guarantees."""
 
 from __future__ import annotations
 
@@ -55,11 +51,8 @@ class Session:
         return res
 
     def _append(self, role: str, text: str, now: str) -> dict:
-        """The turn added and the fold made. A configured summarizer (a command, which may be slow)
-        runs without the root lock: the turn is saved first, the turns to fold are summarized
-        unlocked, and the fold is applied under the lock only if those turns and the summary are
-        still what was summarized; when another writer changed them meanwhile, the fold is planned
-        again (the turn stays saved)."""
+        """The turn added and the fold made. A summarizer command runs without the lock: the turn is saved
+        first, and the fold applied only if the turns summarized are still there (else planned again)."""
         cfg = self.root.config
         command, limit = cfg["session.summarizer"], int(cfg["session.max_summary_chars"])
         kw = {"max_rounds": int(cfg["session.max_rounds"]), "timeout": cfg.seconds("session.summarizer_timeout")}

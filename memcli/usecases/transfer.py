@@ -160,10 +160,9 @@ def _safe_id(stem: str) -> str:
 
 
 def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
-    """An agent's memory file of bullet lines (Claude Code / OpenClaw style MEMORY.md): one record a
-    bullet, tagged with its section heading; indented lines join their bullet; a bullet that links
-    to a Markdown file in the same folder (or below it) imports that file, with the bullet's text
-    as title and summary. A link that leads out of the folder is kept as a link, never read."""
+    """An agent's MEMORY.md of bullet lines: a record a bullet, tagged with its section; indented lines
+    join their bullet; a link to a Markdown file in the same folder imports it (one leading out is kept
+    as a link, never read)."""
     from ..model import clean_tag
     from ..store.fs import inside, read_text
 

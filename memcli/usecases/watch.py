@@ -1,10 +1,7 @@
 """Watch a memory root: validate and re-index edits as they happen (docs/guide/heartbeat.md).
-
-Events are collected until the root has been quiet for the debounce time, or at most ``MAX_WAIT``
-debounce periods (a long git checkout still reports). Only the root itself (not recursively) and
-memory/ (recursively) are watched, so a big tree elsewhere under the root costs no watches; when
-the kernel drops events anyway (an overflow), the root is rescanned. Nothing here prints: every
-observation goes to the ``emit`` callback as a plain dict."""
+Events wait for the root to be quiet for the debounce time, at most ``MAX_WAIT`` periods. Only the
+root itself and memory/ are watched, so a big tree beside them costs nothing; an overflow rescans.
+Nothing here prints: every observation goes to ``emit`` as a plain dict."""
 
 from __future__ import annotations
 
@@ -341,9 +338,8 @@ class _MemoryWatch:
 
 
 class _OverflowListener(logging.Handler):
-    """watchdog says that the kernel dropped events (the inotify queue overflowed) only in its
-    log: this log handler turns that message into a rescan of the root, and keeps the message
-    off the terminal."""
+    """watchdog tells of events the kernel dropped only in its log: this handler turns that message
+    into a rescan of the root, and keeps it off the terminal."""
 
     def __init__(self, events):
         super().__init__(logging.WARNING)

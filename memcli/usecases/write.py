@@ -1,7 +1,5 @@
-"""Writing memories: remember, update, forget, restore. Every write passes the one write check
-(``safety.writecheck``) and lands with its index line as ``indexrules.plan`` says, in one step
-under the root lock.
-"""
+"""Writing memories: remember, update, forget, restore; every write passes the one write check and
+lands with its index line in one step under the root lock."""
 
 from __future__ import annotations
 

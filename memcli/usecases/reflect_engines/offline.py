@@ -1,10 +1,7 @@
 """The offline engine: extractive rules, no model (docs/guide/reflect.md says what it proposes).
-
-A turn scores by its best sentence: cues (_CUES) and first-person facts (_FACTS) add weight,
-questions, reactions and talk about the other person take it away. One proposal per lesson: a fix,
-a cause or a decision gathers the turns around it while they share its words (`_lesson_turns`);
-any other statement takes at most MAX_QUOTES turns (`_neighbour_turns`); `lesson` names each.
-Deterministic: the same material gives the same proposals, in the same order."""
+A turn scores by its best sentence; a fix, a cause or a decision gathers the turns around it while
+they share its words (`_lesson_turns`), any other statement at most MAX_QUOTES (`_neighbour_turns`);
+`lesson` names each. Deterministic: the same material gives the same proposals, in the same order."""
 
 from __future__ import annotations
 
