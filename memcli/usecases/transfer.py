@@ -9,9 +9,28 @@ from pathlib import Path
 
 from .. import progress
 from ..dates import utcnow
-from ..errors import FileError, MemcliError, UsageError
-from ..model import DETAIL_KEYS, Result
+from ..errors import FileError, MemcliError, SecretError, UsageError
+from ..model import (
+    DEFAULT_IMPORTANCE,
+    DETAIL_KEYS,
+    TYPES,
+    Detail,
+    Result,
+    clean_tag,
+    clean_tags,
+    importance_of,
+    one_line,
+)
+from ..paths import check_id, slugify, valid_id
+from ..safety.pii import PiiError
+from ..safety.text_limits import MAX_TITLE
+from ..safety.writecheck import WriteCheck, mask
+from ..store import details as dfile
 from ..store import layout
+from ..store.fs import atomic_write_many, decode, inside, read_text
+from ..store.frontmatter import opens
+from .maintain import rebuild_index
+from .write import body_text
 
 
 def export(root, archived: bool = True) -> Result:
@@ -31,11 +50,6 @@ _KNOWN = (*DETAIL_KEYS, "body", "archived")  # the keys of an exported record
 
 def _record_detail(rec: dict, where: str):
     """A Detail from one exported record; a UsageError names the record."""
-    from ..model import DEFAULT_IMPORTANCE, TYPES, Detail, clean_tags, importance_of, one_line
-    from ..paths import check_id, slugify
-    from ..safety.text_limits import MAX_TITLE
-    from .write import body_text
-
     if not isinstance(rec, dict):
         raise UsageError(f"{where}: expected a JSON object")
     title = one_line(rec.get("title") or "")
@@ -104,8 +118,6 @@ _BULLET = re.compile(r"^(\s*)[-*+]\s+(?:\[[ xX]\]\s+)?(.*\S)\s*$")
 
 def _split_title(text: str) -> tuple[str, str]:
     """A long bullet: the first sentence (or 120 characters) as the title, the whole as the body."""
-    from ..safety.text_limits import MAX_TITLE
-
     if len(text) <= 120:
         return text, ""
     m = re.match(r"(.{10,120}?[.!?。！？])(\s|$)", text)
@@ -116,8 +128,6 @@ def _split_title(text: str) -> tuple[str, str]:
 def markdown_record(text: str, name: str, source: str) -> dict:
     """One Markdown file as a record: its own frontmatter if it has one, else the first heading
     (or the file name) as the title and the first paragraph line as the summary."""
-    from ..store import details as dfile
-
     stem = Path(name).stem
     try:
         fm, rest, _ = dfile.split(text)
@@ -154,8 +164,6 @@ def markdown_record(text: str, name: str, source: str) -> dict:
 
 
 def _safe_id(stem: str) -> str:
-    from ..paths import slugify, valid_id
-
     return stem if valid_id(stem) and stem == stem.lower() else slugify(stem)
 
 
@@ -163,9 +171,6 @@ def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
     """An agent's MEMORY.md of bullet lines: a record a bullet, tagged with its section; indented lines
     join their bullet; a link to a Markdown file in the same folder imports it (one leading out is kept
     as a link, never read)."""
-    from ..model import clean_tag
-    from ..store.fs import inside, read_text
-
     records: list[dict] = []
     section = None
     for ln in text.splitlines():
@@ -209,8 +214,6 @@ SOURCE_SUFFIXES = ("", ".md", ".markdown", ".txt", ".jsonl", ".json")
 def read_source(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]:
     """(records, kind, skipped) of a source (stdin_text is the text of '-'): the files of a folder that
     cannot be read are skipped, {"id": path, "reason": why}; a single source that cannot be is an error."""
-    from ..store.fs import decode, inside, read_text
-
     if str(source) == "-":
         text = stdin_text or ""
         if text.lstrip().startswith("{"):
@@ -244,8 +247,6 @@ def read_source(source, stdin_text: str | None = None) -> tuple[list[dict], str,
     text = decode(data, str(source), MAX_SOURCE_FILE)  # binary, not UTF-8 or too big: bad input (exit 2)
     if path.suffix in (".jsonl", ".json") or text.lstrip().startswith("{"):
         return parse_jsonl(text, str(source)), "jsonl", []
-    from ..store.frontmatter import opens
-
     if opens(text):
         return [markdown_record(text, path.name, path.name)], "markdown", []
     records = bullet_records(text, path, path.name)
@@ -261,11 +262,6 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
     """Add the memories of a source (see read_source). Existing ids are skipped, never overwritten, and
     so is a record the write check refuses (with the reason); a refused secret imports nothing. One
     write under the lock, then the index is rebuilt."""
-    from ..safety.writecheck import WriteCheck
-    from ..store import details as dfile
-    from ..store.fs import atomic_write_many
-    from .maintain import rebuild_index
-
     records, kind, skipped = read_source(source, stdin_text)
     now = utcnow()
     check = WriteCheck.of(root)
@@ -317,12 +313,6 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
 def _checked(root, check, d):
     """One record through the write check (every field, the other frontmatter keys included), then
     write.pii: UsageError for a record to skip; SecretError or PiiError (nothing imported) under refuse."""
-    from ..errors import SecretError
-    from ..model import clean_tags
-    from ..paths import slugify
-    from ..safety.pii import PiiError
-    from ..safety.writecheck import mask
-
     texts = {
         "title": d.title,
         "summary": d.summary,
