@@ -6,14 +6,16 @@ import json
 import os
 from contextlib import suppress
 
+from ..dates import parse
+from ..errors import LimitError
+from ..safety.writecheck import proposals
 from ..store import layout
+from ..store.fs import atomic_write, came_with_git, state_dir
 
 RATE_LOG = "propose-rate.json"  # in .memcli/: [[time, proposals written], ...] of the last hour
 
 
 def _recent(root, now: str) -> list:
-    from ..store.fs import came_with_git, state_dir
-
     path = state_dir(root.path) / RATE_LOG
     if came_with_git(path):
         return []
@@ -32,8 +34,6 @@ def _recent(root, now: str) -> list:
 
 def _seconds(stamp) -> float:
     """A stamp as seconds since 1970 (0 for one that is no stamp)."""
-    from ..dates import parse
-
     when = parse(stamp)
     return when.timestamp() if when is not None else 0.0
 
@@ -41,8 +41,6 @@ def _seconds(stamp) -> float:
 def count(root, n: int, now: str) -> None:
     if not n:
         return
-    from ..store.fs import atomic_write, state_dir
-
     with root.lock():
         atomic_write(state_dir(root.path) / RATE_LOG, json.dumps(_recent(root, now) + [[now, n]]) + "\n")
 
@@ -50,9 +48,6 @@ def count(root, n: int, now: str) -> None:
 def within(root, objects: list, now: str) -> None:
     """An agent's proposals within the write check's sizes and inbox.propose_per_call, propose_per_hour,
     max_pending and max_bytes: else one clear error, nothing written."""
-    from ..errors import LimitError
-    from ..safety.writecheck import proposals
-
     proposals(objects)
     cfg = root.config
     per_call, per_hour = int(cfg["inbox.propose_per_call"]), int(cfg["inbox.propose_per_hour"])

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from pathlib import Path
 
+from ..dates import expired, utcnow
 from ..errors import MemcliError, UsageError
 from ..model import Result
+from ..safety.writecheck import WriteCheck
 from ..store import details as dfile
+from ..store import git as store_git
 from ..store import indexrules, layout, markers
 from ..store.details import add_history
 from ..store.fs import atomic_write, read_text
@@ -22,14 +26,12 @@ _UPDATED = re.compile(r"\s*updated:\s*['\"]?\d{4}-\d\d-\d\d[T ]?[\d:.]*Z?['\"]?\
 
 def setup(root, command: str | None = None, check: bool = False) -> Result:
     """Make the root git-ready (`store.git.setup`); with check, only the findings of what is missing."""
-    from ..store import git as repo
-
     if not check:
-        return Result(repo.setup(root.path, command))
-    if repo.toplevel(root.path) is None:
+        return Result(store_git.setup(root.path, command))
+    if store_git.toplevel(root.path) is None:
         raise UsageError(f"{root.path} is not in a git repository (run `memcli git setup` after `git init`)")
     keys = ("code", "severity", "path", "message", "fix")
-    return Result({"findings": [{k: getattr(f, k) for k in keys} for f in repo.check(root.path)]})
+    return Result({"findings": [{k: getattr(f, k) for k in keys} for f in store_git.check(root.path)]})
 
 
 def reconcile_index(root, dropped: list | None = None) -> bool:
@@ -114,8 +116,6 @@ def resolve(root, memory_id: str, side: str, now: str) -> Result:
 
 def _message(changes: list) -> str:
     """What the commit holds, in the domain's words."""
-    import socket
-
     groups: dict = {k: [] for k in ("remembered", "updated", "forgot", "episodes", "archived", "proposals", "files")}
     moved = {Path(path).stem for change, _, path in changes if path.startswith(layout.ARCHIVE + "/")}
     for change, _, path in changes:
@@ -177,8 +177,6 @@ def refused_in(repo: Repo, changes: list, root) -> list:
     person's file."""
     if not changes:
         return []
-    from ..safety.writecheck import WriteCheck
-
     check = WriteCheck("allow" if root.config["write.secrets"] == "allow" else "refuse")
     found = []
     for change, path, rel in changes:
@@ -403,8 +401,6 @@ def _remembered_twice(repo: Repo, root, paths: list) -> list:
 def _unarchive(repo: Repo, root, ids: list, warnings: list) -> list:
     """Memories one side forgot while the other changed them (the change followed the file into the
     archive) back to memory/, as a memory deleted on one side and changed on the other comes back."""
-    from ..dates import expired, utcnow
-
     back = []
     for mid in ids:
         src, dst = root.detail_path(mid, archived=True), root.detail_path(mid)
