@@ -1,8 +1,6 @@
-"""memcli's MCP server and hooks in the agents' own configuration files (`memcli agents`).
-
-A change keeps every key the user wrote (JSON is read and written back whole; Codex's TOML gets
-its [mcp_servers.memcli] table rewritten and the whole file is compared before and after), keeps
-the file as it was beside it (FILE.memcli-backup), and a second run changes nothing."""
+"""memcli's MCP server and hooks in the agents' own configuration files (`memcli agents`). A change
+keeps every key the user wrote and the file as it was beside it (FILE.memcli-backup); a second run
+changes nothing."""
 
 from __future__ import annotations
 

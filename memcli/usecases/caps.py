@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import suppress
 
+from ..dates import parse
+from ..errors import LimitError
+from ..safety.writecheck import proposals
 from ..store import layout
+from ..store.fs import atomic_write, came_with_git, state_dir
 
 RATE_LOG = "propose-rate.json"  # in .memcli/: [[time, proposals written], ...] of the last hour
 
 
 def _recent(root, now: str) -> list:
-    from ..store.fs import came_with_git, state_dir
-
     path = state_dir(root.path) / RATE_LOG
     if came_with_git(path):
         return []
@@ -21,17 +24,16 @@ def _recent(root, now: str) -> list:
     except (OSError, ValueError):
         return []
     start = _seconds(now) - 3600
+    ok = isinstance(rows, list)
     return (
         [r for r in rows if isinstance(r, list) and len(r) == 2 and isinstance(r[1], int) and _seconds(r[0]) > start]
-        if isinstance(rows, list)
+        if ok
         else []
     )
 
 
 def _seconds(stamp) -> float:
     """A stamp as seconds since 1970 (0 for one that is no stamp)."""
-    from ..dates import parse
-
     when = parse(stamp)
     return when.timestamp() if when is not None else 0.0
 
@@ -39,19 +41,13 @@ def _seconds(stamp) -> float:
 def count(root, n: int, now: str) -> None:
     if not n:
         return
-    from ..store.fs import atomic_write, state_dir
-
     with root.lock():
         atomic_write(state_dir(root.path) / RATE_LOG, json.dumps(_recent(root, now) + [[now, n]]) + "\n")
 
 
 def within(root, objects: list, now: str) -> None:
-    """An agent's proposals within the write check's sizes, inbox.propose_per_call,
-    inbox.propose_per_hour, and the inbox's inbox.max_pending proposals and inbox.max_bytes: else
-    one clear error, nothing written."""
-    from ..errors import LimitError
-    from ..safety.writecheck import proposals
-
+    """An agent's proposals within the write check's sizes and inbox.propose_per_call, propose_per_hour,
+    max_pending and max_bytes: else one clear error, nothing written."""
     proposals(objects)
     cfg = root.config
     per_call, per_hour = int(cfg["inbox.propose_per_call"]), int(cfg["inbox.propose_per_hour"])
@@ -68,11 +64,8 @@ def within(root, objects: list, now: str) -> None:
         )
     folder = root.path / layout.INBOX
     sizes = []
-    try:
-        with os.scandir(folder) as it:
-            sizes = [e.stat().st_size for e in it if e.name.endswith(".md") and e.is_file()]
-    except OSError:
-        pass
+    with suppress(OSError), os.scandir(folder) as it:
+        sizes = [e.stat().st_size for e in it if e.name.endswith(".md") and e.is_file()]
     new_bytes = len(json.dumps(objects, ensure_ascii=False).encode("utf-8"))
     most, room = int(cfg["inbox.max_pending"]), int(cfg["inbox.max_bytes"])
     if len(sizes) + len(objects) > most or sum(sizes) + new_bytes > room:

@@ -11,8 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..errors import MemcliError
 from ..model import Result
+from ..settings_guard import load_config
+from ..store.layout import is_root
+from ..store.root import Root
+from ..store.session import drop, load_or_skip
 from .agents import Agents, ours, program
+from .context import tokens
+from .maintain import audit
 
 DOCTOR = "memcli-doctor"  # the sample events' session, dropped afterwards
 RUN_TIMEOUT = 60  # seconds for one hook or the server (a loaded machine starts it in seconds)
@@ -22,9 +29,6 @@ REPLIES = {"Stop": "last_assistant_message", "AfterAgent": "prompt_response"}
 
 def doctor(agents: Agents) -> Result:
     """{"agents": [{... agents.listing()'s row, "checks": [{what, ok, said, fix}]}], "roots": [...], "ok"}."""
-    from ..store.layout import is_root
-    from ..store.session import drop
-
     rows = []
     for row in agents.listing():
         fix = f"`memcli agents add {row['agent']}" + (" --scope project`" if row["scope"] == "project" else "`")
@@ -73,8 +77,6 @@ def _hook(event: str, command: str, project, fix: str) -> dict:
     argv, root = runnable(shlex.split(command)), Path(ours(command) or ".")
     if argv is None:
         return _check(event, False, f"runs {shlex.split(command)[0]}, not this memcli", fix)
-    from ..store.layout import is_root
-
     if not is_root(root):
         return _check(event, False, f"{root} is not a memory root", f"`memcli init {root}`, or {fix}")
     sample = {"hook_event_name": event, "session_id": DOCTOR, "cwd": str(project), "source": "startup"}
@@ -92,9 +94,6 @@ def _hook(event: str, command: str, project, fix: str) -> dict:
         text = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.startswith("{") else out
     except (ValueError, KeyError, TypeError):
         return _check(event, False, "answered with output the client cannot read: " + out[:200], fix)
-    from ..store.session import load_or_skip
-    from .context import tokens
-
     if event in REPLIES or event == "SessionEnd":
         recorded = event == "SessionEnd" or any(t["text"] == REPLY for t in load_or_skip(root, DOCTOR)[0]["turns"])
         said = "records the assistant's reply in the session" if event in REPLIES else "ends the session"
@@ -126,12 +125,6 @@ def _mcp(command: list, fix: str) -> dict:
 
 
 def _health(root: str) -> dict:
-    from ..errors import MemcliError
-    from ..store.layout import is_root
-    from ..store.root import Root
-    from ..settings_guard import load_config
-    from .maintain import audit
-
     try:
         if not is_root(Path(root)):
             raise MemcliError(f"{root} is not a memory root (`memcli init {root}`)")

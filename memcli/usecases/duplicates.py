@@ -1,30 +1,18 @@
-"""The near-duplicate check `remember` runs after a write: the memories whose title and summary
-nearly equal the new one's, by the rule heartbeat's duplicate pass applies to every pair
-(``memcli.near_duplicates``), found without reading the whole root."""
+"""The near-duplicate check `remember` runs after a write, by heartbeat's duplicate rule
+(``memcli.near_duplicates``), without reading the whole root."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 from ..errors import MemcliError
 from ..store import layout
 
 
-def _bound(a: str, counts: dict, b: str) -> float:
+def _bound(a: str, counts: Counter, b: str) -> float:
     """The highest rapidfuzz ratio two texts can have: the characters they share, doubled, over
     their lengths (their longest common subsequence is no longer than that). counts: a's letters."""
-    shared = sum(min(counts.get(c, 0), b.count(c)) for c in set(b))
-    return 200 * shared / (len(a) + len(b))
-
-
-def _counts(text: str) -> dict:
-    return {c: text.count(c) for c in set(text)}
-
-
-def _may_match(mine: str, counts, other: str) -> bool:
-    """Whether the heartbeat's duplicate rule could hold: the lengths allow it, and a ratio of
-    DUPLICATE_RATIO is within reach."""
-    from ..near_duplicates import DUPLICATE_RATIO, lengths_allow
-
-    return lengths_allow(len(mine), len(other)) and _bound(mine, counts, other) >= DUPLICATE_RATIO
+    return 200 * (counts & Counter(b)).total() / (len(a) + len(b))
 
 
 SLUG_BOUND = 80  # file names (slugs of titles) this close are read and compared in full
@@ -32,11 +20,9 @@ MAX_READ = 5  # at most this many unindexed memories are read per check
 
 
 def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude: str | None = None) -> list[str]:
-    """Ids of memories whose title and summary nearly equal these, by the heartbeat's duplicate rule.
-    Compared: the indexed memories (from the index cache) and the few others whose file name, the
-    slug of their title, is close to this title's slug. Nothing is parsed or loaded beyond that:
-    rapidfuzz and the rule only when some memory could match."""
-    from ..near_duplicates import compared, same_memory
+    """Ids of memories whose title and summary nearly equal these: the indexed ones (from the index
+    cache) and the few whose file name, a slug of their title, is close to this title's slug."""
+    from ..near_duplicates import DUPLICATE_RATIO, compared, identifiers, lengths_allow, same_memory
 
     mine = compared(f"{title} {summary}")
     if len(mine) < 8:
@@ -48,7 +34,7 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
             parts[e.id] = (e.title, d.summary if d is not None else e.summary)
             candidates[e.id] = compared(" ".join(parts[e.id]))
     slug = layout.slugify(title)
-    slug_counts = _counts(slug)
+    slug_counts = Counter(slug)
     close = []
     root.memory_dir()  # refuses a memory/ that leads outside the root
     head, tail = slug[:3], slug[-3:]
@@ -68,12 +54,15 @@ def near_duplicates(root, title: str, summary: str = "", limit: int = 3, exclude
             continue
         parts[stem] = (d.title, d.summary)
         candidates[stem] = compared(f"{d.title} {d.summary}")
-    counts = _counts(mine)
+    counts = Counter(mine)
     same = [mid for mid, text in candidates.items() if text == mine or same_memory(title, summary, *parts[mid])]
-    maybe = {mid: text for mid, text in candidates.items() if mid not in same and _may_match(mine, counts, text)}
+    # the rule could hold: the lengths allow it, and a ratio of DUPLICATE_RATIO is within reach
+    maybe = {
+        mid: text
+        for mid, text in candidates.items()
+        if mid not in same and lengths_allow(len(mine), len(text)) and _bound(mine, counts, text) >= DUPLICATE_RATIO
+    }
     if maybe:
-        from ..near_duplicates import DUPLICATE_RATIO, identifiers
-
         ident = identifiers(mine)  # the rule holds only for texts with the same numbers: checked first
         maybe = {mid: text for mid, text in maybe.items() if identifiers(text) == ident}
     if maybe:

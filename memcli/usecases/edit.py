@@ -1,19 +1,14 @@
-"""Editing a memory by hand without losing what others write meanwhile.
-
-An edit works on a draft: ``begin`` copies the detail file to ``.memcli/edits/<id>-<time>.md``
-(local, never committed) and remembers its text; the editor runs on the draft with no lock held.
-``finish`` takes the root lock and reads the file again: unchanged, the draft replaces it; changed
-meanwhile, the two versions are merged line by line against the text the editor started from
-(``merge3``); when they overlap, the file keeps the other change, the draft stays where it is and
-``Refused`` (exit 4) names it. A draft whose frontmatter is broken never replaces the file either.
-A broken file can still be opened: that is how a person repairs it.
-"""
+"""Editing a memory by hand without losing what others write meanwhile: the editor works on a draft
+under ``.memcli/edits/`` with no lock held; ``finish`` merges it with any change made meanwhile, and
+where they overlap keeps the other change and the draft (``Refused``). A broken file can be opened:
+that is how a person repairs it."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import os
-from dataclasses import dataclass
+from contextlib import suppress
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..dates import utcnow
@@ -23,8 +18,6 @@ from ..safety.writecheck import WriteCheck, mask
 from ..store import details as dfile
 from ..store import layout, markers
 from ..store.fs import atomic_write, read_exact
-
-EDITS = layout.EDITS
 
 
 @dataclass
@@ -41,26 +34,17 @@ class EditSession:
     marked: int = 0  # conflicts marked in a reopened draft whose file changed since
 
     def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "path": str(self.path),
-            "draft": str(self.draft),
-            "archived": self.archived,
-            "reopened": self.reopened,
-            "marked": self.marked,
-        }
+        return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items() if k != "base"}
 
 
 BASE = ".base"  # beside each draft: the text the edit started from, for the merge when it is reopened
 
 
 def begin(root, memory_id: str, reuse: bool | None = True) -> EditSession:
-    """Copy a memory (broken ones too) to a draft under .memcli/edits/ for the editor. A draft kept
-    by an edit of it that failed or was interrupted is opened again instead (with the text that
-    edit started from) when reuse is True, left where it is when False; None: UsageError naming it
-    (data: {"draft"}), for the person to choose."""
+    """Copy a memory (broken ones too) to a draft for the editor. A draft a failed edit kept is opened
+    again instead when reuse is True, left when False; None: UsageError naming it, for the person."""
     path, archived = root.locate(memory_id)
-    folder = root.state_dir(EDITS)
+    folder = root.state_dir(layout.EDITS)
     kept = _kept(folder, memory_id) if reuse is not False else None
     base = read_exact(path, root.rel(path))
     if kept is not None and reuse is None:
@@ -83,7 +67,7 @@ def begin(root, memory_id: str, reuse: bool | None = True) -> EditSession:
             f.write(base.encode("utf-8"))
         atomic_write(_base_of(draft), base)
         return EditSession(memory_id, path, draft, base, archived)
-    raise FileError(f"cannot create a draft in {layout.state_rel(EDITS)}/")  # pragma: no cover
+    raise FileError(f"cannot create a draft in {layout.state_rel(layout.EDITS)}/")  # pragma: no cover
 
 
 def _reopen(root, memory_id: str, path: Path, archived: bool, draft: Path, started: str, now: str) -> EditSession:
@@ -116,15 +100,8 @@ def _kept(folder: Path, memory_id: str) -> tuple[Path, str] | None:
     import re
 
     name = re.compile(re.escape(memory_id) + r"-\d{8}T\d{6}Z(-\d+)?\.md")
-    found = []
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return None
-    for e in entries:
-        if name.fullmatch(e.name) and e.is_file(follow_symlinks=False):
-            found.append((e.stat().st_mtime_ns, e.name, Path(e.path)))
-    for _, _, draft in sorted(found, reverse=True):
+    drafts = [p for p in folder.glob("*.md") if name.fullmatch(p.name) and p.is_file() and not p.is_symlink()]
+    for draft in sorted(drafts, key=lambda p: (p.stat().st_mtime_ns, p.name), reverse=True):
         try:
             return draft, read_exact(_base_of(draft), draft.name + BASE)
         except FileError:
@@ -154,18 +131,13 @@ def abandon(root, s: EditSession) -> str | None:
 def _drop(path: Path) -> None:
     """Remove a draft and the text its edit started from."""
     for p in (path, _base_of(path)):
-        try:
+        with suppress(OSError):
             os.unlink(p)
-        except OSError:
-            pass
 
 
 def finish(root, s: EditSession, text: str | None = None, now: str | None = None) -> WriteResult:
-    """Write the edited text (merged with any change made meanwhile) and refresh the index line.
-
-    The text passes the write check as an edit (its frontmatter block, values remember would
-    accept, no control character, conflict-marker line or secret); a refusal leaves the file as
-    it is and the draft where it is. A change bumps `updated` unless the editor changed it."""
+    """Write the edited text (merged with any change made meanwhile) through the write check and
+    refresh the index line; a refusal leaves the file and the draft as they are."""
     shown = _shown(root, s.draft)
     ours = read_exact(s.draft, shown) if text is None else text
     if text is not None:
@@ -202,24 +174,18 @@ def finish(root, s: EditSession, text: str | None = None, now: str | None = None
         if new == theirs:
             _drop(s.draft)
             return WriteResult("unchanged", s.id, rel, s.id in {e.id for e in root.read_index().entries})
+        from ..safety.pii import PiiError
+
         try:
             checked = WriteCheck.of(root, rel).file(new, rel, s.id, edited=True, what="the edited text")
             text = checked.text or ""  # a file's check always gives its text
             newline = dfile.newline_of(text)
             new, d = _bumped(text.replace("\r\n", "\n"), checked.detail, s.base, s.id, rel, now or utcnow())
-        except MemcliError as e:
-            raise type(e)(
-                f"{e.message}; {rel} is unchanged, your text is kept in {shown} "
-                f"(`memcli edit {s.id} --reuse-draft` opens it again to fix it)",
-                data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown},
-            ) from None
-        from ..safety.pii import PiiError
-
-        try:
             masked, pii_notes = mask(root, {"edited text": new})  # write.pii: an edit is a deliberate write
-        except PiiError as e:
-            raise PiiError(
-                f"{e.message}; {rel} is unchanged, your text is kept in {shown}",
+        except MemcliError as e:
+            again = "" if isinstance(e, PiiError) else f" (`memcli edit {s.id} --reuse-draft` opens it again to fix it)"
+            raise type(e)(
+                f"{e.message}; {rel} is unchanged, your text is kept in {shown}{again}",
                 data={**(e.data if isinstance(e.data, dict) else {}), "draft": shown},
             ) from None
         if masked["edited text"] != new:

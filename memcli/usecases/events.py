@@ -1,7 +1,5 @@
-"""An agent's session events besides the prompt: SessionStart gives the index (and the scope and
-the session) within the context budget, Stop (AfterAgent in Gemini CLI) records the assistant's
-reply as the session's turn, SessionEnd ends the session into the episode log, where reflection
-finds it (and starts in the background under reflect.on_fold)."""
+"""An agent's session events besides the prompt: SessionStart gives the index, scope and session
+within the context budget; Stop (AfterAgent) records the reply as a turn; SessionEnd ends the session."""
 
 from __future__ import annotations
 
@@ -80,12 +78,8 @@ def _said(entry) -> str:
         if not isinstance(o, dict) or not (o.get("role") in ("assistant", "model") or o.get("type") == "gemini"):
             continue
         c = o.get("content")
-        parts = (
-            [c]
-            if isinstance(c, str)
-            else [p.get("text") for p in (c if isinstance(c, list) else ()) if isinstance(p, dict)]
-        )
-        text = "\n".join(p for p in parts if isinstance(p, str)).strip()
+        parts = [{"text": c}] if isinstance(c, str) else c if isinstance(c, list) else []
+        text = "\n".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)).strip()
         if text:
             return text
     return ""

@@ -1,17 +1,20 @@
-"""Sharing a root through git: `sync` (commit memcli's own files, merge the remote's with
-memcli's drivers, push), and settling what a merge leaves: MEMORY.md reconciled with the detail
-files, a memory left with conflict markers resolved to one side (the other kept in History).
-Making a root git-ready and running git are the store's (``store.git``)."""
+"""Sharing a root through git (docs/guide/git.md): `sync`, and settling what a merge leaves: MEMORY.md
+reconciled with the detail files, a memory's conflict markers resolved to one side (the other kept
+in History). Making a root git-ready and running git are the store's (``store.git``)."""
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 from pathlib import Path
 
+from ..dates import expired, utcnow
 from ..errors import MemcliError, UsageError
 from ..model import Result
+from ..safety.writecheck import WriteCheck
 from ..store import details as dfile
+from ..store import git as store_git
 from ..store import indexrules, layout, markers
 from ..store.details import add_history
 from ..store.fs import atomic_write, read_text
@@ -22,29 +25,18 @@ _UPDATED = re.compile(r"\s*updated:\s*['\"]?\d{4}-\d\d-\d\d[T ]?[\d:.]*Z?['\"]?\
 
 
 def setup(root, command: str | None = None, check: bool = False) -> Result:
-    """Make the root git-ready (`store.git.setup`); with check, only what is missing:
-    {"findings": [...]} (UsageError when the root is in no repository)."""
-    from ..store import git as repo
-
+    """Make the root git-ready (`store.git.setup`); with check, only the findings of what is missing."""
     if not check:
-        return Result(repo.setup(root.path, command))
-    if repo.toplevel(root.path) is None:
+        return Result(store_git.setup(root.path, command))
+    if store_git.toplevel(root.path) is None:
         raise UsageError(f"{root.path} is not in a git repository (run `memcli git setup` after `git init`)")
-    return Result(
-        {
-            "findings": [
-                {"code": f.code, "severity": f.severity, "path": f.path, "message": f.message, "fix": f.fix}
-                for f in repo.check(root.path)
-            ]
-        }
-    )
+    keys = ("code", "severity", "path", "message", "fix")
+    return Result({"findings": [{k: getattr(f, k) for k in keys} for f in store_git.check(root.path)]})
 
 
 def reconcile_index(root, dropped: list | None = None) -> bool:
-    """Bring MEMORY.md in line with the detail files, as after a git merge: conflict markers
-    settled as both sides, each memory listed once, lines to missing files dropped (their ids
-    added to ``dropped``), the rest ranked and demoted to fit. Deterministic: the same MEMORY.md
-    and detail files give the same bytes. Returns whether the file changed."""
+    """Bring MEMORY.md in line with the detail files, as after a git merge (docs/guide/git.md), the
+    ids of lines to missing files added to ``dropped``. Deterministic. Returns whether it changed."""
     with root.lock():
         try:
             text = root.index_path.read_text(encoding="utf-8")
@@ -74,12 +66,8 @@ def reconcile_index(root, dropped: list | None = None) -> bool:
 
 
 def index_revived(root, ids) -> list:
-    """List again in MEMORY.md the memories a merge kept although one side forgot them (the
-    other changed them), as `remember` lists a memory: the lowest-ranked entry moves out when the
-    index is full (under `index.on_full: refuse` it stays unlisted, and heartbeat says so).
-    Returns the ids listed."""
-    from ..errors import MemcliError
-
+    """List again in MEMORY.md, as `remember` lists a memory, the memories a merge kept although one
+    side forgot them (the other changed them). Returns the ids listed."""
     listed = []
     with root.lock():
         for memory_id in ids:
@@ -126,22 +114,9 @@ def resolve(root, memory_id: str, side: str, now: str) -> Result:
     return Result({"id": memory_id, "path": rel, "side": side, "kept_in_history": len(said)})
 
 
-# ---------------------------------------------------------------- sync
-
-
 def _message(changes: list) -> str:
     """What the commit holds, in the domain's words."""
-    import socket
-
-    groups: dict = {
-        "remembered": [],
-        "updated": [],
-        "forgot": [],
-        "episodes": [],
-        "archive": [],
-        "inbox": [],
-        "other": [],
-    }
+    groups: dict = {k: [] for k in ("remembered", "updated", "forgot", "episodes", "archived", "proposals", "files")}
     moved = {Path(path).stem for change, _, path in changes if path.startswith(layout.ARCHIVE + "/")}
     for change, _, path in changes:
         if path.startswith(layout.MEMORY + "/") and path.count("/") == 1 and "D" in change and Path(path).stem in moved:
@@ -149,24 +124,22 @@ def _message(changes: list) -> str:
         if path.startswith(layout.EPISODES + "/"):
             groups["episodes"].append(Path(path).stem)
         elif path.startswith(layout.INBOX + "/"):
-            groups["inbox"].append(Path(path).stem)
+            groups["proposals"].append(Path(path).stem)
         elif path.startswith(layout.ARCHIVE + "/"):
-            groups["archive"].append(Path(path).stem)
+            groups["archived"].append(Path(path).stem)
         elif path.startswith(layout.MEMORY + "/") and path.endswith(".md"):
             key = {"?": "remembered", "A": "remembered", "D": "forgot"}.get(change.strip()[:1], "updated")
             groups[key].append(Path(path).stem)
         elif path != layout.INDEX:
-            groups["other"].append(path)
-    parts = []
-    for key, words in groups.items():
-        if words:
-            shown = ", ".join(words[:4]) + (f" and {len(words) - 4} more" if len(words) > 4 else "")
-            label = {"episodes": "episodes", "archive": "archived", "inbox": "proposals", "other": "files"}.get(
-                key, key
-            )
-            parts.append(f"{label} {shown}")
+            groups["files"].append(path)
+    parts = [f"{key} {_few(words, 4)}" for key, words in groups.items() if words]
     host = socket.gethostname() or "this machine"
     return f"memcli sync from {host}: " + ("; ".join(parts) if parts else "index")
+
+
+def _few(items: list, n: int = 3) -> str:
+    """The first n items, and how many more."""
+    return ", ".join(items[:n]) + (f" and {len(items) - n:,} more" if len(items) > n else "")
 
 
 def _own(rel: str) -> bool:
@@ -194,18 +167,16 @@ def _changes(repo: Repo) -> tuple[list, list, list]:
 
 
 _NOT_SECRETS = ("control character", "larger than")  # refused_in's other findings
+# what git says when another clone pushed first: fetch, merge and push again
+_PUSHED_FIRST = ("rejected", "fetch first", "non-fast-forward", "cannot lock ref", "failed to update ref")
 
 
 def refused_in(repo: Repo, changes: list, root) -> list:
-    """What the one write check refuses in the files about to be committed, written by hand or
-    by any tool: (path, line, what) each: a secret, a control character, a file too large.
-    Secrets count unless the user's own `write.secrets: allow` (a committed one counts only once
-    trusted); under `redact` too a secret already in a file stops the commit (sync does not
-    rewrite a person's file)."""
+    """(path, line, what) of all the one write check refuses in the files about to be committed. Under
+    `write.secrets: redact` too a secret already in a file stops the commit: sync does not rewrite a
+    person's file."""
     if not changes:
         return []
-    from ..safety.writecheck import WriteCheck
-
     check = WriteCheck("allow" if root.config["write.secrets"] == "allow" else "refuse")
     found = []
     for change, path, rel in changes:
@@ -260,6 +231,13 @@ def _utf8(path: Path) -> bool:
     return True
 
 
+def _settled_kind(path: str) -> str | None:
+    """ "index" or "memory" for a conflicted file (from the root) memcli settles, else None."""
+    if path == layout.INDEX:
+        return "index"
+    return "memory" if path.startswith(layout.MEMORY + "/") and path.endswith(".md") else None
+
+
 def _settle_merge(repo: Repo, root, warnings: list, fresh: bool) -> tuple[list, list, list]:
     """After a merge stopped with conflicts: take what memcli can settle. Returns (the paths left
     for a person, the paths a merge driver failed on, the memories kept though one side forgot
@@ -270,10 +248,7 @@ def _settle_merge(repo: Repo, root, warnings: list, fresh: bool) -> tuple[list, 
     failed = []
     for path, st in stages.items():
         full = repo.root / path
-        mine = not path.startswith("../") and (
-            path == layout.INDEX or (path.startswith(layout.MEMORY + "/") and path.endswith(".md"))
-        )
-        if not mine or not full.is_file():
+        if not _settled_kind(path) or not full.is_file():
             continue
         texts[path] = full.read_bytes().decode("utf-8", "replace")
         if markers.text_conflict(texts[path], full) is None and _driver_failed(repo, full, st, fresh):
@@ -284,12 +259,12 @@ def _settle_merge(repo: Repo, root, warnings: list, fresh: bool) -> tuple[list, 
     for path in sorted(stages):
         st = stages[path]
         full = repo.root / path
-        in_root = not path.startswith("../")
-        if in_root and path == layout.INDEX and _utf8(full):
+        kind = _settled_kind(path)
+        if kind == "index" and _utf8(full):
             _reconcile(root, warnings)
             repo.run("add", "--", path)
             continue
-        if in_root and path.startswith(layout.MEMORY + "/") and path.endswith(".md"):
+        if kind == "memory":
             if not full.exists():
                 repo.run("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
                 continue
@@ -311,9 +286,8 @@ def _merge(repo: Repo, root, target: str, warnings: list) -> dict:
     """Merge target into HEAD with memcli's drivers; reconcile MEMORY.md; commit if clean."""
     staged = repo.staged_elsewhere()
     if staged:
-        shown = ", ".join(staged[:3]) + (f" and {len(staged) - 3} more" if len(staged) > 3 else "")
         raise GitError(
-            f"changes staged outside memcli's files ({shown}) keep git from merging {target}: commit "
+            f"changes staged outside memcli's files ({_few(staged)}) keep git from merging {target}: commit "
             "or unstage them, then run `memcli sync` again (nothing was pushed)"
         )
     r = repo.run("merge", "--no-commit", "--no-edit", "-q", "--allow-unrelated-histories", target, check=False)
@@ -360,10 +334,9 @@ def _reconcile(root, warnings: list) -> None:
     gone: list = []
     reconcile_index(root, gone)
     if gone:
-        shown = ", ".join(gone[:3]) + (f" and {len(gone) - 3:,} more" if len(gone) > 3 else "")
         warnings.append(
             f"dropped {len(gone):,} line(s) of the merged MEMORY.md that point at memory files neither side "
-            f"has ({shown}): an index lists only memories that exist"
+            f"has ({_few(gone)}): an index lists only memories that exist"
         )
 
 
@@ -376,9 +349,8 @@ def _tree_changes(repo: Repo, base: str, ref: str) -> dict:
 
 
 def _sides(repo: Repo) -> dict:
-    """What the two sides of the merge in progress (HEAD and MERGE_HEAD) did to the memory files since
-    their common ancestor: the memories both remembered (added under one id), and the ones one side
-    forgot or archived (memory/<id>.md moved to memory/archive/) while the other changed them."""
+    """The memories both sides of the merge in progress remembered (added under one id), and the
+    ones one side forgot (moved to memory/archive/) while the other changed them."""
     found: dict = {"both_added": [], "archived_changed": []}
     base = repo.run("merge-base", "HEAD", "MERGE_HEAD", check=False).stdout.strip()
     if not base:  # unrelated histories: every memory both hold counts as added by both
@@ -416,27 +388,19 @@ def _remembered_twice(repo: Repo, root, paths: list) -> list:
                 said.append(f"“{d.title}”: {d.summary or '(no summary)'} ({d.created or 'no date'})")
             except MemcliError:
                 said.append("(its frontmatter cannot be read)")
-        mid = Path(path).stem
-        full = root.path / path
-        marked = full.is_file() and markers.file_conflict(full) is not None
-        out.append(
-            f"{path} was remembered on both sides: here {said[0]}; on the other side {said[1]}. "
-            + (
-                f"The two conflict: settle it with `memcli resolve {mid} --ours|--theirs|--both`"
-                if marked
-                else f"Merged into one memory (the summary not kept is under its ## History): "
-                f"check it with `memcli show {mid}`"
-            )
-        )
+        mid, full = Path(path).stem, root.path / path
+        if full.is_file() and markers.file_conflict(full) is not None:
+            how = f"The two conflict: settle it with `memcli resolve {mid} --ours|--theirs|--both`"
+        else:
+            how = "Merged into one memory (the summary not kept is under its ## History): check it with "
+            how += f"`memcli show {mid}`"
+        out.append(f"{path} was remembered on both sides: here {said[0]}; on the other side {said[1]}. {how}")
     return out
 
 
 def _unarchive(repo: Repo, root, ids: list, warnings: list) -> list:
-    """Memories one side forgot (moved to memory/archive/) while the other changed them: the change
-    followed the file into the archive; it comes back to memory/ as the changed version, as a memory
-    deleted on one side and changed on the other always has (one whose expiry has passed stays)."""
-    from ..dates import expired, utcnow
-
+    """Memories one side forgot while the other changed them (the change followed the file into the
+    archive) back to memory/, as a memory deleted on one side and changed on the other comes back."""
     back = []
     for mid in ids:
         src, dst = root.detail_path(mid, archived=True), root.detail_path(mid)
@@ -458,33 +422,15 @@ def _unarchive(repo: Repo, root, ids: list, warnings: list) -> list:
 
 
 def sync(root, message: str | None = None, push: bool = True, command: str | None = None) -> Result:
-    """Commit memcli's own changed files in the root, merge the remote's, push. Returns what
-    happened; result["code"] is 0 (synced, or committed only when the remote cannot be reached)
-    or 1 (nothing pushed: a person must settle the files in result["conflicts"], a merge driver
-    failed on result["driver_failed"], or the one write check refused what would have been committed:
-    result["refused"], the secrets among them also in result["secrets"]). Its warnings
-    are also in its data (sync's --json has always carried them there)."""
+    """Commit memcli's own changed files in the root, merge the remote's, push (docs/guide/git.md).
+    result["code"] is 0, or 1 when nothing was pushed: see "conflicts", "driver_failed" and
+    "refused". Its warnings are also in its data (sync's --json has always carried them there)."""
     repo = Repo(root.path, command)
     branch = repo.branch()
     remote, upstream = repo.remote(branch)
-    result = Result(
-        {
-            "root": str(root.path),
-            "branch": branch,
-            "remote": remote,
-            "committed": None,
-            "merged": 0,
-            "pushed": False,
-            "conflicts": [],
-            "driver_failed": [],
-            "secrets": [],
-            "refused": [],
-            "left_alone": [],
-            "offline": False,
-            "warnings": [],
-            "code": 0,
-        }
-    )
+    result = Result({"root": str(root.path), "branch": branch, "remote": remote, "committed": None, "merged": 0})
+    result.update(pushed=False, **{k: [] for k in ("conflicts", "driver_failed", "secrets", "refused", "left_alone")})
+    result.update(offline=False, warnings=[], code=0)
     warnings = result.warnings = result["warnings"]
     state = tracked_state(root.path)
     if state:
@@ -542,19 +488,12 @@ def sync(root, message: str | None = None, push: bool = True, command: str | Non
             if not repo.settings.get(f"branch.{branch}.remote"):
                 repo.run("branch", "-q", f"--set-upstream-to={remote}/{upstream}", check=False)
             return result
-        text = (p.stderr or "").lower()
-        if not any(
-            w in text
-            for w in ("rejected", "fetch first", "non-fast-forward", "cannot lock ref", "failed to update ref")
-        ):
+        if not any(w in (p.stderr or "").lower() for w in _PUSHED_FIRST):
             raise GitError(f"git push to {remote} failed: {last_line(p.stderr)}")
     raise GitError(f"gave up pushing to {remote} after {PUSH_TRIES} tries: others keep pushing; run sync again")
 
 
 def _stop(result: Result, repo: Repo, paths: list, marked: list | None = None, failed: list | None = None) -> Result:
-    result["conflicts"] = paths
-    result["driver_failed"] = failed or []
-    result["code"] = 1
-    result["merging"] = repo.merging()
-    result["marked"] = [{"path": p, "line": n} for p, n in (marked or [])]
+    marks = [{"path": p, "line": n} for p, n in (marked or [])]
+    result.update(conflicts=paths, driver_failed=failed or [], code=1, merging=repo.merging(), marked=marks)
     return result

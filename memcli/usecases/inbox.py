@@ -1,17 +1,6 @@
-"""The inbox: proposals waiting for a person, and what deciding on them does.
-
-- `store_proposals` writes proposals (from reflection or a gated write) after the capture filter,
-  leaving out what is already pending or decided, then applies `inbox.auto_accept`.
-- `accept` applies a proposal through the ordinary write path (`write.remember` /
-  `write.update`): an update keeps History, a new memory whose id already exists becomes an
-  update of it, never an overwrite. The proposal then moves to memory/inbox/archive/ with
-  `status: accepted` and the memory's id — the record that makes a second accept of the same
-  proposal (on another clone, after a sync) a no-op that says so.
-- `reject` moves it to the archive with `status: rejected`.
-- `Gate` is `write.gate` for one front end: remember and update, direct or as proposals.
-
-Every function takes a store.Root and returns plain values; nothing prints.
-"""
+"""The inbox: proposals waiting for a person. Accepting applies one through the ordinary write path,
+then archives it with its status and the memory's id: the record that makes a second decision (on
+another clone, after a sync) a no-op that says so. `Gate` is `write.gate` for one front end."""
 
 from __future__ import annotations
 
@@ -24,7 +13,8 @@ from ..model import DEFAULT_IMPORTANCE, DEFAULT_TYPE, TYPES, Result, WriteResult
 from ..requests import RememberRequest, UpdateRequest
 from ..safety.writecheck import WriteCheck, mask
 from ..store import inbox as store
-from ..paths import memory_ref, slugify
+from ..store.fs import read_text
+from ..paths import check_id, memory_ref, slugify
 from . import write
 
 from typing import TYPE_CHECKING
@@ -33,38 +23,15 @@ if TYPE_CHECKING:
     from ..store.root import Root
 
 
-def _now(now: str | None) -> str:
-    return now or utcnow()
-
-
-# ---------------------------------------------------------------- writing proposals
-
-
 def captured(root, p: store.Proposal) -> tuple[store.Proposal, list]:
-    """The one filter every proposal's text passes before it is written: text captured from
-    sessions, an extractor or an agent, on its way into a committed file: the secret scan under
-    `write.secrets` (redacted or refused as for any write), then personal data under
-    `write.pii_captured` (masked by default). Returns the filtered proposal and what was redacted."""
-    fields, redacted = WriteCheck(root.config["write.secrets"]).secrets(
-        {
-            "title": p.title,
-            "summary": p.summary,
-            "text": p.text,
-            "tags": p.tags,
-            "aliases": p.aliases,
-            "quotes": tuple(q.text for q in p.evidence),
-        }
-    )
+    """The one filter every proposal's captured text passes on its way into a committed file: secrets
+    by `write.secrets`, personal data by `write.pii_captured`. (The proposal, what was redacted.)"""
+    texts = {"title": p.title, "summary": p.summary, "text": p.text, "tags": p.tags, "aliases": p.aliases}
+    quoted = tuple(q.text for q in p.evidence)
+    fields, redacted = WriteCheck(root.config["write.secrets"]).secrets({**texts, "quotes": quoted})
     fields, _ = mask(root, fields, captured=True)
     quotes = tuple(store.Quote(q.role, q.time, q.episode, t) for q, t in zip(p.evidence, fields["quotes"]))
-    return p.replace(
-        title=fields["title"],
-        summary=fields["summary"],
-        text=fields["text"],
-        tags=fields["tags"],
-        aliases=fields["aliases"],
-        evidence=quotes,
-    ), redacted
+    return p.replace(**{k: fields[k] for k in texts}, evidence=quotes), redacted
 
 
 def check(p: store.Proposal) -> None:
@@ -80,28 +47,19 @@ def check(p: store.Proposal) -> None:
     if not p.title:
         raise UsageError("a proposal needs a title")
     if p.target:
-        from ..paths import check_id
-
         check_id(p.target)
     for name, value in (("title", p.title), ("summary", p.summary), ("text", p.text)):
         check_text_field(value, f"proposal {name}")
     for q in p.evidence:
         check_text_field(q.text, "evidence turn")
-    check_sizes(
-        {
-            "title": p.title,
-            "summary": p.summary,
-            "tags": p.tags,
-            "aliases": p.aliases,
-            "body": p.text + "".join(q.text for q in p.evidence),
-        }
-    )
+    body = p.text + "".join(q.text for q in p.evidence)
+    check_sizes({"title": p.title, "summary": p.summary, "tags": p.tags, "aliases": p.aliases, "body": body})
 
 
 def store_proposals(root, proposals: list, now: str | None = None) -> Result:
-    """Write proposals into memory/inbox/; returns {"proposed": [ids], "skipped": [{id, why}],
-    "accepted": [accept results of auto-accepted ones]} and the warnings."""
-    now = _now(now)
+    """Write proposals into memory/inbox/ (what is pending or decided left out), then apply
+    `inbox.auto_accept`: {"proposed", "skipped", "accepted"} and the warnings."""
+    now = now or utcnow()
     written, skipped, warnings, redactions = [], [], [], 0
     with root.lock():
         known = store.known_ids(root.path)
@@ -121,28 +79,10 @@ def store_proposals(root, proposals: list, now: str | None = None) -> Result:
             written.append(p)
     if redactions:
         warnings.append(f"redacted {redactions} secret(s) in proposals")
-    accepted = []
     auto, floor = set(root.config["inbox.auto_accept"]), float(root.config["inbox.auto_accept_confidence"])
-    for p in written:
-        if p.type in auto and p.confidence >= floor:
-            accepted.append(accept(root, p.id, now=now))
-            warnings += accepted[-1].warnings
+    accepted = [accept(root, p.id, now=now) for p in written if p.type in auto and p.confidence >= floor]
+    warnings += [w for a in accepted for w in a.warnings]
     return Result({"proposed": [p.id for p in written], "skipped": skipped, "accepted": accepted}, warnings)
-
-
-# ---------------------------------------------------------------- reading
-
-
-def pending(root) -> tuple[list, list]:
-    return store.pending(root.path)
-
-
-def get(root, pid: str) -> store.Proposal:
-    """A pending proposal, else a decided one; NotFoundError naming the pending ids."""
-    for archived in (False, True):
-        if store.path(root.path, pid, archived).is_file():
-            return store.read(root.path, pid, archived)
-    raise _not_found(root, pid)
 
 
 def _not_found(root, pid: str) -> NotFoundError:
@@ -152,64 +92,45 @@ def _not_found(root, pid: str) -> NotFoundError:
     return NotFoundError(f"no proposal {pid!r} in memory/inbox/{hint}", data={"candidates": close})
 
 
-# ---------------------------------------------------------------- deciding
-
-
 def _source(p: store.Proposal) -> str:
     refs = sorted({q.episode for q in p.evidence if q.episode})
     return one_line(f"inbox {p.id}" + (f" ({', '.join(refs)})" if refs else ""))[:500]
 
 
+def _already(root, pid: str) -> Result:
+    """What deciding on a proposal decided before says (NotFoundError when there is none)."""
+    done = store.decided(root.path, pid)
+    if done is None:
+        raise _not_found(root, pid)
+    what = f"{done.status} on {(done.decided or '?')[:10]}" + (f" as {done.memory}" if done.memory else "")
+    said = {"memory": done.memory, "status": done.status, "message": f"{pid} was already {what}; nothing to do"}
+    return Result({"id": pid, "action": "already", **said})
+
+
 def accept(root, pid: str, now: str | None = None, *, id: str | None = None, title: str | None = None) -> Result:
-    """Apply one proposal; {"id", "action": accepted|already, "memory", "message", ...} and the
-    write's warnings. `id` and `title` rename the memory it becomes and fix its title first (both
-    pass the same checks and filter as the proposal itself)."""
-    now = _now(now)
+    """Apply one proposal ({"id", "action": accepted|already, "memory", "message", ...}); `id` and
+    `title` rename the memory it becomes and fix its title first."""
+    now = now or utcnow()
     with root.lock():
-        path = store.path(root.path, pid)
-        if not path.is_file():
-            done = store.decided(root.path, pid)
-            if done is None:
-                raise _not_found(root, pid)
-            what = f"{done.status} on {(done.decided or '?')[:10]}" + (f" as {done.memory}" if done.memory else "")
-            return Result(
-                {
-                    "id": pid,
-                    "action": "already",
-                    "memory": done.memory,
-                    "status": done.status,
-                    "message": f"{pid} was already {what}; nothing to do",
-                }
-            )
+        if not store.path(root.path, pid).is_file():
+            return _already(root, pid)
         p = _read_pending(root, pid)
         if id is not None or title is not None:
             p, _ = captured(root, renamed(p, id, title))
         check(p)
         result = _apply(root, p, now)
-        record = p.replace(status="accepted", decided=now, memory=result.id)
-        _archive(root, p, record)
-    return Result(
-        {
-            "id": pid,
-            "action": "accepted",
-            "memory": result.id,
-            "write": result.action,
-            "path": result.path,
-            "message": f"{pid} → {result.action} {result.id}",
-        },
-        result.warnings,
-    )
+        store.archive(root.path, p.replace(status="accepted", decided=now, memory=result.id))
+    said = {"memory": result.id, "write": result.action, "path": result.path}
+    message = f"{pid} → {result.action} {result.id}"
+    return Result({"id": pid, "action": "accepted", **said, "message": message}, result.warnings)
 
 
 def renamed(p: store.Proposal, id: str | None = None, title: str | None = None) -> store.Proposal:
     """The proposal with the memory id it becomes and its title as a reviewer fixed them."""
     if id is not None:
-        from ..paths import check_id
-
         if p.kind == "update":
             raise UsageError(f"{p.id} updates {p.target}; a new id is for a proposal of a new memory")
-        check_id(id)
-        p = p.replace(target=id)
+        p = p.replace(target=check_id(id))
     if title is not None:
         if not one_line(title):
             raise UsageError("the title must not be blank")
@@ -220,7 +141,6 @@ def renamed(p: store.Proposal, id: str | None = None, title: str | None = None) 
 def _read_pending(root, pid: str) -> store.Proposal:
     """A pending proposal to decide on; one left with git conflict markers must be settled first."""
     from ..store import markers
-    from ..store.fs import read_text
 
     text = read_text(store.path(root.path, pid), store.rel(pid))
     line = markers.first_conflict(text)
@@ -233,27 +153,13 @@ def _read_pending(root, pid: str) -> store.Proposal:
 
 
 def _apply(root, p: store.Proposal, now: str):
-    """The write a proposal stands for, through write.remember / write.update."""
+    """The write a proposal stands for, through write.remember_request / write.update_request."""
     target = p.target if p.kind == "update" else (p.target or slugify(p.title))
     exists = target and (root.detail_path(target).is_file() or root.detail_path(target, archived=True).is_file())
     if p.kind == "new" and not exists:
-        return write.remember_request(
-            root,
-            RememberRequest(
-                p.title,
-                p.summary,
-                p.tags,
-                p.aliases,
-                p.text,
-                p.type,
-                p.importance,
-                p.pinned or None,
-                p.expires,
-                target,
-                f"{p.source} ({_source(p)})" if p.source else _source(p),
-                now,
-            ),
-        )
+        req = RememberRequest(p.title, p.summary, p.tags, p.aliases, p.text, p.type, p.importance, p.pinned or None)
+        source = f"{p.source} ({_source(p)})" if p.source else _source(p)
+        return write.remember_request(root, req.replace(expires=p.expires, id=target, source=source, now=now))
     if not exists or not target:
         raise NotFoundError(
             f"{p.id} updates {target!r}, which is not a memory (any more); reject it, or edit "
@@ -266,44 +172,22 @@ def _apply(root, p: store.Proposal, now: str):
     text = p.text if p.kind == "update" or p.text else ""
     if p.kind == "new" and not text and summary is None:
         text = p.title
-    append = None
-    if text:
-        append = f"{text}\n\n(from {_source(p)}, {now[:10]})"
+    append = f"{text}\n\n(from {_source(p)}, {now[:10]})" if text else None
     changes = dict(p.changes) if p.kind == "update" else {}
     return write.update_request(
         root, UpdateRequest(target, summary=summary, append=append, tags=p.tags, aliases=p.aliases, now=now, **changes)
     )
 
 
-def _archive(root, p: store.Proposal, record: store.Proposal) -> None:
-    store.archive(root.path, record)
-
-
 def reject(root, pid: str, now: str | None = None) -> Result:
-    now = _now(now)
+    now = now or utcnow()
     with root.lock():
         if not store.path(root.path, pid).is_file():
-            done = store.decided(root.path, pid)
-            if done is None:
-                raise _not_found(root, pid)
-            return Result(
-                {
-                    "id": pid,
-                    "action": "already",
-                    "status": done.status,
-                    "message": f"{pid} was already {done.status}; nothing to do",
-                }
-            )
+            return _already(root, pid)
         p = _read_pending(root, pid)
-        _archive(root, p, p.replace(status="rejected", decided=now))
-    return Result(
-        {
-            "id": pid,
-            "action": "rejected",
-            "path": store.rel(pid, archived=True),
-            "message": f"{pid} rejected (kept in {store.rel(pid, archived=True)})",
-        }
-    )
+        store.archive(root.path, p.replace(status="rejected", decided=now))
+    kept = store.rel(pid, archived=True)
+    return Result({"id": pid, "action": "rejected", "path": kept, "message": f"{pid} rejected (kept in {kept})"})
 
 
 def select(root, ids=(), all: bool = False, type: str | None = None) -> list:
@@ -321,41 +205,6 @@ def select(root, ids=(), all: bool = False, type: str | None = None) -> list:
                 raise _not_found(root, pid)
         return ids
     return [p.id for p in store.pending(root.path)[0] if type is None or p.type == type]
-
-
-# ---------------------------------------------------------------- editing
-
-
-def edit_text(root, pid: str) -> str:
-    """The file's text, for an editor."""
-    from ..store.fs import read_text
-
-    pid = memory_ref(pid)
-    if not store.path(root.path, pid).is_file():
-        raise _not_found(root, pid)
-    return read_text(store.path(root.path, pid), store.rel(pid))
-
-
-def edit_finish(root, pid: str, before: str, after: str) -> dict:
-    """Write an edited proposal: it must still parse and be applicable; a file changed
-    meanwhile is not overwritten (UsageError names the way out)."""
-    from ..store.fs import read_text
-
-    pid = memory_ref(pid)
-    if after == before:
-        return Result({"id": pid, "action": "unchanged", "path": store.rel(pid)})
-    p = store.parse(after, pid, store.rel(pid))
-    check(p)
-    p, _ = captured(root, p)
-    with root.lock():
-        path = store.path(root.path, pid)
-        if not path.is_file() or read_text(path, store.rel(pid)) != before:
-            raise UsageError(f"{store.rel(pid)} changed or was decided while you edited it; nothing was written")
-        store.rewrite(root.path, p)
-    return Result({"id": pid, "action": "edited", "path": store.rel(pid)})
-
-
-# ---------------------------------------------------------------- gated writes
 
 
 @dataclass
@@ -380,31 +229,23 @@ class Gate:
         from ..store import frontmatter
 
         req, extra = write.with_frontmatter(req)
-        created = _now(req.now)
-        if extra:  # the body's own keys travel with it
-            body = frontmatter.fenced([frontmatter.dump_key(k, v) for k, v in extra.items()]) + req.body
-        else:
-            body = req.body
-        p = store.make(
+        created = req.now or utcnow()
+        expires = expires_at(req.expires, created)
+        if not one_line(req.title or ""):
+            raise UsageError("a title is required and must not be blank")
+        own = frontmatter.fenced([frontmatter.dump_key(k, v) for k, v in extra.items()]) if extra else ""  # kept too
+        return self._proposed(
             "new",
             req.title or "",
-            summary=req.summary or "",
+            req,
+            created,
             type=req.type or DEFAULT_TYPE,
-            target=req.id,
-            engine=self.front_end,
-            confidence=1.0,
-            created=created,
-            tags=req.tags,
-            aliases=req.aliases,
-            text=body,
+            text=own + req.body,
             importance=DEFAULT_IMPORTANCE if req.importance is None else req.importance,
             pinned=bool(req.pinned),
-            expires=expires_at(req.expires, created),
+            expires=expires,
             source=req.source,
         )
-        if not p.title:
-            raise UsageError("a title is required and must not be blank")
-        return self._proposed(p)
 
     def update(self, req: UpdateRequest):
         """The request written, or kept whole in a proposal: its summary, tags, aliases and appended
@@ -416,29 +257,29 @@ class Gate:
         from ..dates import expires_at
 
         current = self.root.get(req.id)
-        created = _now(req.now)
+        created = req.now or utcnow()
         changes = {k: getattr(req, k) for k in store.CHANGES}
         if req.importance is not None:
             changes["importance"] = importance_of(req.importance, strict=True)
         if req.expires is not None and req.expires != "never":
             changes["expires"] = expires_at(req.expires, created)  # the date it means today, not on accepting
+        title, kind = req.title or current.title, req.type or current.type
+        return self._proposed("update", title, req, created, type=kind, text=req.append or "", changes=changes)
+
+    def _proposed(self, kind: str, title: str, req, created: str, **fields) -> WriteResult:
+        """The request as a proposal in the inbox (or, auto-accepted, written)."""
         p = store.make(
-            "update",
-            req.title or current.title,
+            kind,
+            title,
             summary=req.summary or "",
-            type=req.type or current.type,
             target=req.id,
             engine=self.front_end,
             confidence=1.0,
             created=created,
             tags=req.tags,
             aliases=req.aliases,
-            text=req.append or "",
-            changes=changes,
+            **fields,
         )
-        return self._proposed(p)
-
-    def _proposed(self, p: store.Proposal):
         res = store_proposals(self.root, [p])
         if not res["proposed"]:
             raise UsageError(f"not proposed: {res['skipped'][0]['why']}" if res["skipped"] else "not proposed")
@@ -457,10 +298,15 @@ class Inbox:
 
     def list(self) -> tuple[list, list]:
         """(pending proposals, oldest first; files that could not be read)."""
-        return pending(self.root)
+        return store.pending(self.root.path)
 
     def get(self, pid: str) -> store.Proposal:
-        return get(self.root, memory_ref(pid))
+        """A pending proposal, else a decided one; NotFoundError naming the pending ids."""
+        pid = memory_ref(pid)
+        for archived in (False, True):
+            if store.path(self.root.path, pid, archived).is_file():
+                return store.read(self.root.path, pid, archived)
+        raise _not_found(self.root, pid)
 
     def raw(self, p: store.Proposal) -> str:
         """A proposal's file as it is written (pending or decided)."""
@@ -490,15 +336,32 @@ class Inbox:
         return store_proposals(self.root, proposals, now)
 
     def edit_text(self, pid: str) -> str:
-        return edit_text(self.root, pid)
+        """A pending proposal's file, for an editor."""
+        pid = memory_ref(pid)
+        if not store.path(self.root.path, pid).is_file():
+            raise _not_found(self.root, pid)
+        return read_text(store.path(self.root.path, pid), store.rel(pid))
 
     def edit_begin(self, pid: str) -> tuple:
         """(a draft copy under .memcli/edits/ for an editor, the text it was copied from)."""
-        before = edit_text(self.root, pid)
+        before = self.edit_text(pid)
         return store.draft(self.root.path, pid, before), before
 
     def edit_finish(self, pid: str, before: str, after: str) -> dict:
-        return edit_finish(self.root, pid, before, after)
+        """Write an edited proposal: it must still parse and be applicable; a file changed
+        meanwhile is not overwritten (UsageError names the way out)."""
+        pid = memory_ref(pid)
+        if after == before:
+            return Result({"id": pid, "action": "unchanged", "path": store.rel(pid)})
+        p = store.parse(after, pid, store.rel(pid))
+        check(p)
+        p, _ = captured(self.root, p)
+        with self.root.lock():
+            path = store.path(self.root.path, pid)
+            if not path.is_file() or read_text(path, store.rel(pid)) != before:
+                raise UsageError(f"{store.rel(pid)} changed or was decided while you edited it; nothing was written")
+            store.rewrite(self.root.path, p)
+        return Result({"id": pid, "action": "edited", "path": store.rel(pid)})
 
     def stale(self, now=None) -> builtins.list:
         return store.waiting(self.root.path, self.root.config.seconds("inbox.max_age"), now)

@@ -31,9 +31,8 @@ def init_root(
     command: str | None = None,
     now: str | None = None,
 ) -> Result:
-    """Create a memory root; never overwrites. With example, add the example memories (live on the
-    day ``now``, default today); with git, make it git-ready too (`memcli init --git`: a
-    repository when there is none, the merge drivers)."""
+    """Create a memory root; never overwrites. With example, the example memories (live on the day
+    ``now``); with git, git-ready too (`memcli init --git`)."""
     root = Path(path).expanduser()
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder")

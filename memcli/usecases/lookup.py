@@ -4,24 +4,18 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from ..errors import FileError, MemcliError, UsageError
 from ..model import Result
 from ..store import layout
 
 
-# ---------------------------------------------------------------- completion
-
-
 def ids(root, prefix: str = "") -> list[str]:
     """The ids of the memories starting with prefix, archived ones after the others (one directory
     scan each: what the shell asks for on every Tab)."""
-    out: dict = {}
-    for sub in (layout.MEMORY, layout.ARCHIVE):
-        for mid in layout.md_ids(root.path, sub):
-            if mid.startswith(prefix) and layout.valid_id(mid):
-                out.setdefault(mid, None)
-    return list(out)
+    found = (mid for sub in (layout.MEMORY, layout.ARCHIVE) for mid in layout.md_ids(root.path, sub))
+    return list(dict.fromkeys(mid for mid in found if mid.startswith(prefix) and layout.valid_id(mid)))
 
 
 def tags(root, prefix: str = "") -> list[str]:
@@ -38,28 +32,20 @@ def tags(root, prefix: str = "") -> list[str]:
     return sorted(t for t in found if t.startswith(want))
 
 
-# ---------------------------------------------------------------- stats
-
-
 def stats(root) -> Result:
     """Counts by type, index fullness, expired / stale / archived counts, state and cache sizes."""
     from .maintain import audit
 
     details, problems = root.listing()
-    by_type: dict[str, int] = {}
-    for d in details:
-        by_type[d.type] = by_type.get(d.type, 0) + 1
     report = audit(root)
-    codes: dict[str, int] = {}
-    for f in report.findings:
-        codes[f.code] = codes.get(f.code, 0) + 1
+    codes = Counter(f.code for f in report.findings)
     doc = root.read_index()
     max_lines = int(root.config["index.max_lines"])
     caches = layout.state_sizes(root.path)
     return Result(
         {
             "memories": len(details),
-            "by_type": dict(sorted(by_type.items())),
+            "by_type": dict(sorted(Counter(d.type for d in details).items())),
             "index": {
                 "entries": len(doc.entries),
                 "lines": doc.line_count(),
@@ -75,9 +61,6 @@ def stats(root) -> Result:
             "state_bytes": caches,
         }
     )
-
-
-# ---------------------------------------------------------------- search
 
 
 def search(root, pattern: str, regex: bool = False, ignore_case: bool | None = None, archived: bool = True) -> Result:

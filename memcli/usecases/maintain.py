@@ -1,12 +1,8 @@
 """Keeping a root healthy: the heartbeat's audit and the repairs it plans (made here, under the
-root lock), `index rebuild` and `index check`.
-
-Nothing here deletes a memory: an expired one moves to ``memory/archive/``, a demoted one
-loses only its index line. The only files removed are temp files of a crashed writer, and
-only when no memcli writer can own them: the root lock is held, and the file has not been
-touched for ``TEMP_MIN_AGE`` seconds (a writer that never takes the lock, such as ``init``,
-still keeps writing within that time).
-"""
+root lock), `index rebuild` and `index check`. Nothing here deletes a memory: an expired one moves
+to memory/archive/, a demoted one loses only its index line. The only files removed are a crashed
+writer's temp files, under the lock and untouched for ``TEMP_MIN_AGE`` seconds (a writer that never
+takes the lock, such as ``init``, still writes within that time)."""
 
 from __future__ import annotations
 
@@ -16,6 +12,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from .. import progress
@@ -28,6 +25,7 @@ from ..store import details as dfile
 from ..store import indexrules, layout, markers
 from ..store.fs import atomic_write, read_text
 from ..store.index import IndexDoc
+from .write import replaced
 
 
 @dataclass
@@ -70,53 +68,39 @@ def repair(root, dry_run: bool = False, now=None, *, write_cache: bool | None = 
     return Repair(report, actions, applied, dry_run)
 
 
-# ---------------------------------------------------------------- the repairs
-
-
 def apply(root, actions: list, now=None) -> list[str]:
-    """Make the planned repairs under the root lock; each is checked again first.
-    Returns one line per repair made (or skipped, with the reason)."""
+    """Make the planned repairs under the root lock, each checked again first: one line each."""
     if not actions:
         return []
+    from .git import reconcile_index
+
     when = now_of(now)
     done: list[str] = []
     by_kind = defaultdict(list)
     for a in actions:
         by_kind[a.kind].append(a)
     with root.lock():
-        for a in by_kind["remove-temp"]:
-            done.append(_remove_temp(root.path, a.path))
+        done += [_remove_temp(root.path, a.path) for a in by_kind["remove-temp"]]
         archived = []
         for a in progress.each(by_kind["archive"], "archiving expired memories"):
             msg, ok = _archive(root, a.id, when)
             done.append(msg)
             if ok:
                 archived.append(a.id)
-        if by_kind["rebuild-index"]:
-            done.append(_rebuild_conflicted(root))
-            return done
-        for a in progress.each(by_kind["carry"], "carrying hand edits"):
-            done.append(_carry(root, a.id, when))
+        if by_kind["rebuild-index"]:  # MEMORY.md left with git conflict markers: reconciled as after a merge
+            if markers.file_conflict(root.index_path) is None:
+                return [*done, "skipped rebuilding MEMORY.md: its conflict is already settled"]
+            reconcile_index(root)
+            return [*done, "rebuilt MEMORY.md from both sides of its git conflict"]
+        done += [_carry(root, a.id, when) for a in progress.each(by_kind["carry"], "carrying hand edits")]
         index_kinds = ("drop-line", "rerender", "carry", "demote", "promote", "swap-out", "swap-in")
         if archived or any(by_kind[k] for k in index_kinds):
             done += _rewrite_index(root, by_kind, set(archived), when)
     return done
 
 
-def _rebuild_conflicted(root) -> str:
-    """MEMORY.md left with git conflict markers: both sides' lines, then ranked from the detail
-    files (the reconciliation after a merge; the lines of archived memories drop out with their files)."""
-    from .git import reconcile_index
-
-    if markers.file_conflict(root.index_path) is None:
-        return "skipped rebuilding MEMORY.md: its conflict is already settled"
-    reconcile_index(root)
-    return "rebuilt MEMORY.md from both sides of its git conflict"
-
-
 def _carry(root, mid: str, when: datetime) -> str:
-    """Write a hand-edited index line's title, summary and tags into the detail file; what they
-    replace goes under its ## History, the old title becomes an alias (as `update` does)."""
+    """Write a hand-edited index line's title, summary and tags into the detail file, as `update` does."""
     rel = layout.detail_rel(mid)
     try:
         x = next((e for e in root.read_index().entries if e.id == mid), None)
@@ -128,24 +112,12 @@ def _carry(root, mid: str, when: datetime) -> str:
     if x is None or x == d.entry:
         return f"skipped carrying the MEMORY.md line of {mid}: it no longer differs from {rel}"
     try:  # the line's text goes through the write check like an update's
-        fields = (
-            WriteCheck.of(root, root.rel(path))
-            .fields({"title": x.title, "summary": x.summary, "tags": tuple(x.tags)})
-            .fields
-        )
+        check = WriteCheck.of(root, root.rel(path))
+        fields = check.fields({"title": x.title, "summary": x.summary, "tags": tuple(x.tags)}).fields
     except MemcliError as e:
         return f"skipped carrying the MEMORY.md line of {mid} into {rel}: {e.message}"
     x = x.__class__(fields["title"], fields["summary"], fields["tags"], x.path)
-    notes: list = []
-    new: dict = {}
-    if x.title and x.title != d.title:
-        notes.append(f"title was: {d.title}")
-        new["title"] = x.title
-        new["aliases"] = tuple(dict.fromkeys((*d.aliases, d.title)))
-    if x.summary != d.summary:
-        if d.summary:
-            notes.append(f"summary was: {d.summary}")
-        new["summary"] = x.summary
+    notes, new = replaced(d, x.title or None, x.summary)
     if x.tags != d.tags:
         notes.append(f"tags were: {', '.join(d.tags) or 'none'}")
         new["tags"] = x.tags
@@ -174,9 +146,8 @@ def _remove_temp(root: Path, rel: str) -> str:
 
 
 def _archive(root, mid: str, when: datetime) -> tuple[str, bool]:
-    src = root.detail_path(mid)
-    dst = root.detail_path(mid, archived=True)
-    src_rel, dst_rel = layout.detail_rel(mid), layout.detail_rel(mid, archived=True)
+    src, dst = root.detail_path(mid), root.detail_path(mid, archived=True)
+    dst_rel = layout.detail_rel(mid, archived=True)
     try:
         d = root.load(src)
     except (FileError, UsageError, UnsafePathError) as e:
@@ -191,13 +162,12 @@ def _archive(root, mid: str, when: datetime) -> tuple[str, bool]:
         os.rename(src, dst)
     except OSError as e:
         return f"skipped archiving {mid}: {e.strerror or e}", False
-    return f"archived {mid} (expired {d.expires}): {src_rel} -> {dst_rel}", True
+    return f"archived {mid} (expired {d.expires}): {layout.detail_rel(mid)} -> {dst_rel}", True
 
 
 def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[str]:
-    """The index repairs, on a fresh read of MEMORY.md and of the files its lines name: the same
-    plan as the audit's (``indexrules.plan``, tidy and fitted), offered only the planned promotions
-    (under `index.rank: activity`, the memories planned to come in). One atomic write."""
+    """The index repairs on a fresh read of MEMORY.md and the files it names: the audit's plan,
+    offered only the planned promotions. One atomic write."""
     if not root.index_path.exists():
         return []  # nothing lists them; `memcli index rebuild` writes a new index
     try:
@@ -241,9 +211,6 @@ def _rewrite_index(root, by_kind: dict, archived: set, when: datetime) -> list[s
     return done
 
 
-# ---------------------------------------------------------------- index rebuild and check
-
-
 def listing(root, tag: str | None = None, type: str | None = None, all: bool = False) -> Listing:
     """The memories (memory/archive/ too with all), in index order, filtered by tag and type."""
     from ..model import TYPES, clean_tags
@@ -261,8 +228,7 @@ def listing(root, tag: str | None = None, type: str | None = None, all: bool = F
 
 
 def _relisted(root, listing: Listing, before: dict, after: dict) -> Listing:
-    """`listing` brought up to date for the detail files whose fingerprint changed, and without
-    those it read that are gone now (written after ``before`` was taken, removed before ``after``)."""
+    """`listing` brought up to date for the detail files whose fingerprint changed since ``before``."""
     changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
     changed |= {d.id for d in listing.details if d.id not in after}
     rels = {layout.detail_rel(k) for k in changed}
@@ -279,12 +245,9 @@ def _relisted(root, listing: Listing, before: dict, after: dict) -> Listing:
 
 
 def rebuild_index(root) -> Result:
-    """Regenerate MEMORY.md from the detail files: same files, same bytes; other lines kept.
-
-    The detail files are read and parsed without the lock (the slow part); under the lock
-    only the files whose fingerprint changed meanwhile are read again, so a memory written
-    or forgotten during the rebuild is seen as it is now. Lines whose file is gone go; a memory
-    that cannot be read keeps its line as written."""
+    """Regenerate MEMORY.md from the detail files: same files, same bytes; other lines kept. The
+    files are parsed without the lock (the slow part); under it only those changed meanwhile are read
+    again. Lines whose file is gone go; a memory that cannot be read keeps its line as written."""
     from ..store.templates import template_text
 
     before = root.fingerprints()
@@ -313,8 +276,7 @@ def rebuild_index(root) -> Result:
 
 
 def check_index(root) -> list[Problem]:
-    """What is wrong with MEMORY.md and the detail files: empty when all is well. The index's
-    faults are the heartbeat's (`indexrules.check`), with the same messages."""
+    """What is wrong with MEMORY.md and the detail files, in the heartbeat's words: [] when all is well."""
     try:
         doc = root.read_index()
     except (FileError, UsageError, UnsafePathError) as e:
@@ -326,19 +288,8 @@ def check_index(root) -> list[Problem]:
         f = indexrules.missing_index()
         problems.append(Problem(f.path, None, f"{f.message} ({f.fix})"))
     broken: dict[str, Problem] = {}
-
-    def lookup(mid: str):
-        try:
-            path = root.detail_path(mid)
-            if not path.is_file():
-                return "archived" if root.detail_path(mid, archived=True).is_file() else "missing"
-            return root.load(path)
-        except (FileError, UsageError, UnsafePathError) as e:
-            broken[mid] = _problem_with_fix(e, layout.detail_rel(mid))
-            return "broken"
-
-    for _mid, f in indexrules.check(doc, lookup, int(root.config["index.max_lines"])):
-        problems.append(Problem(f.path, f.line, f"{f.message} ({f.fix})"))
+    found = indexrules.check(doc, partial(line_target, root, broken=broken), int(root.config["index.max_lines"]))
+    problems += [Problem(f.path, f.line, f"{f.message} ({f.fix})") for _, f in found]
     problems += broken.values()
     problems += [Problem(f.path, f.line, f"{f.message} ({f.fix})") for f in indexrules.conflicts(root.path)]
     listed = {e.id for e in doc.entries if e.id}
@@ -351,6 +302,20 @@ def check_index(root) -> list[Problem]:
         except (FileError, UsageError, UnsafePathError) as e:
             problems.append(_problem_with_fix(e, root.rel(p)))
     return problems
+
+
+def line_target(root, mid: str, broken: dict | None = None):
+    """What `indexrules.check` is told of the memory an index line names: its Detail, "archived",
+    "missing" or "broken" (with its problem in ``broken``)."""
+    try:
+        path = root.detail_path(mid)
+        if not path.is_file():
+            return "archived" if root.detail_path(mid, archived=True).is_file() else "missing"
+        return root.load(path)
+    except (FileError, UsageError, UnsafePathError) as e:
+        if broken is not None:
+            broken[mid] = _problem_with_fix(e, layout.detail_rel(mid))
+        return "broken"
 
 
 def _problem_with_fix(e: MemcliError, rel: str) -> Problem:

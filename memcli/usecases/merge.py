@@ -1,22 +1,7 @@
-"""memcli's git merge drivers: merging the three versions git gives of a file memcli keeps.
-
-git runs a driver for a path that both sides changed, with the common ancestor (%O), our
-version (%A, where the result goes) and theirs (%B). Every driver here is symmetric: merging
-B into A gives the same bytes as merging A into B, so two machines that merged the same
-histories hold the same files.
-
-- MEMORY.md: hand-written lines by a three-way line merge (both sides' lines kept, never
-  markers); entries: every entry either side holds, minus the ones a side removed; for a line
-  both sides changed, the greater one. `Memory.reconcile_index` then ranks them from the merged
-  detail files (what `memcli sync` does before it commits the merge).
-- memory/*.md: frontmatter key by key (the later `updated` wins; the losing title or summary is
-  written into the dated ## History section), the body by a three-way line merge in which two
-  insertions at the same place are both kept; a real conflict in the body gets standard markers.
-- memory/episodes/*.md: the sections of both sides, in time order; never a conflict.
-
-git runs them through ``memcli.gitmerge`` (the entry point, `python -I -m memcli.gitmerge`), which
-reads its arguments and calls ``merge_file`` here through ``Memory.merge_file``.
-"""
+"""memcli's git merge drivers: the three versions git gives of a file memcli keeps (%O the ancestor,
+%A ours, where the result goes, %B theirs) merged as docs/guide/git.md says. Every driver is
+symmetric: merging B into A gives the same bytes as A into B, so two machines that merged the same
+histories hold the same files. git runs them through ``memcli.gitmerge``, which calls ``merge_file``."""
 
 from __future__ import annotations
 
@@ -26,21 +11,15 @@ from ..errors import UsageError
 from ..merge3 import merge3 as _merge3
 from ..merge3 import merged_lines, union_lines
 
-# ---------------------------------------------------------------- three-way line merge
-
 
 def merge3(base: list, a: list, b: list) -> list:
-    """The drivers' line merge: memcli's one three-way merge (merge3.py), keeping both sides'
-    lines where both only added lines at one place, so the result does not depend on which side
-    is ours."""
+    """memcli's one three-way merge keeping both sides' additions at one place: then the result does
+    not depend on which side is ours."""
     return _merge3(base, a, b, keep_both=True)
 
 
 def _lines(text: str) -> list:
     return text.split("\n")
-
-
-# ---------------------------------------------------------------- MEMORY.md
 
 
 def merge_index(base: str, ours: str, theirs: str) -> str:
@@ -59,16 +38,10 @@ def merge_index(base: str, ours: str, theirs: str) -> str:
     else:
         lines = union_lines(merge3(sO, sA, sB))
 
-    def by_id(doc):
-        out = {}
-        for pos, e in enumerate(doc.entries):
-            if e.id and e.id not in out:
-                out[e.id] = (pos, e)
-        return out
-
-    o, a, b = (by_id(d) for d in docs)
+    # id -> (position, entry) of its first line
+    o, a, b = ({e.id: (pos, e) for pos, e in reversed(list(enumerate(d.entries))) if e.id} for d in docs)
     removed = {i for i in o if i not in a or i not in b}
-    chosen = {}
+    chosen: dict = {}
     for i in (set(a) | set(b)) - removed:
         ea, eb, eo = a.get(i, (None, None))[1], b.get(i, (None, None))[1], o.get(i, (None, None))[1]
         if ea is None or eb is None:
@@ -91,8 +64,6 @@ def merge_index(base: str, ours: str, theirs: str) -> str:
     final = docs[1].final_newline and docs[2].final_newline
     return IndexDoc(plain, newline, final).with_entries(entries).render()
 
-
-# ---------------------------------------------------------------- detail files
 
 _MISSING = object()
 _LISTS = ("tags", "aliases")
@@ -138,10 +109,8 @@ def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int 
         vo = getattr(o, key) if o is not None else _MISSING
         pick = _pick_list if key in _LISTS else _pick
         new[key] = pick(vo, getattr(a, key), getattr(b, key), a_wins)
-    stamps = [s for s in (a.created, b.created) if s]
-    new["created"] = min(stamps) if stamps else None
-    stamps = [s for s in (a.updated, b.updated) if s]
-    new["updated"] = max(stamps) if stamps else None
+    new["created"] = min(filter(None, (a.created, b.created)), default=None)
+    new["updated"] = max(filter(None, (a.updated, b.updated)), default=None)
     extra = {}
     for key in dict.fromkeys([*win.extra, *lose.extra]):
         vo = o.extra.get(key, _MISSING) if o is not None else _MISSING
@@ -162,18 +131,11 @@ def merge_detail(base: str, ours: str, theirs: str, memory_id: str, marker: int 
     regions = merge3(_lines(o.body if o is not None else ""), _lines(a.body), _lines(b.body))
     lines, n = merged_lines(regions, marker)
     body = "\n".join(lines)
-    if history:
-        from ..store.details import add_history
-
-        day = (lose.updated or lose.created or new["updated"] or "")[:10]
-        fresh = [h for h in history if f": {h}" not in body]
-        if fresh:
-            body = add_history(body, day, fresh)
+    fresh = [h for h in history if f": {h}" not in body]
+    if fresh:
+        body = dfile.add_history(body, (lose.updated or lose.created or new["updated"] or "")[:10], fresh)
     merged = outcomes_done(a.replace(body=body, extra=extra, **new))
     return dfile.render(merged), n
-
-
-# ---------------------------------------------------------------- episode logs
 
 
 def merge_episode(base: str, ours: str, theirs: str) -> str:
@@ -188,29 +150,12 @@ def merge_episode(base: str, ours: str, theirs: str) -> str:
     return (pre + "\n" if pre else "") + "".join("\n" + s + "\n" for s in ordered)
 
 
-# ---------------------------------------------------------------- one file git gives
-
-
 def merge_bytes(base_path: str, ours_path: str, theirs_path: str, marker: int = 7) -> int:
-    """git's own line merge (`git merge-file`) for a file that is not UTF-8: its bytes are kept
-    as they are, a conflict gets standard markers. The result replaces ours_path; 0 merged,
-    1 conflicts left, 2 git could not merge."""
+    """`git merge-file` for a file that is not UTF-8, into ours_path: 0 merged, 1 conflicts left, 2 failed."""
     import subprocess
 
-    cmd = [
-        "git",
-        "merge-file",
-        f"--marker-size={marker}",
-        "-L",
-        "ours",
-        "-L",
-        "base",
-        "-L",
-        "theirs",
-        ours_path,
-        base_path,
-        theirs_path,
-    ]
+    labels = ["-L", "ours", "-L", "base", "-L", "theirs"]
+    cmd = ["git", "merge-file", f"--marker-size={marker}", *labels, ours_path, base_path, theirs_path]
     try:
         code = subprocess.run(cmd, capture_output=True).returncode
     except OSError:
@@ -224,12 +169,9 @@ OWNED_NAMES = "MEMORY.md, memory/**/*.md, memory/episodes/*.md"
 
 
 def merge_file(kind: str, base_path: str, ours_path: str, theirs_path: str, marker: int = 7, path: str = "") -> int:
-    """Merge the three files git gives (kind index, detail or episode; path as git gives it, %P,
-    relative to the repository's top, the working folder of the driver); the result passes the
-    write check under the policy of the root that holds the file and replaces ours_path. 0
-    merged, 1 conflicts left (2 when git's own merge of a file that is not UTF-8 failed); a
-    refusal raises MemcliError (git then leaves the file conflicted, for a person), and so does a
-    path that is not one of the files this driver keeps (a .gitattributes line sent it here)."""
+    """Merge the three files git gives (kind index, detail or episode; path as git gives it, %P)
+    through the write check into ours_path: 0 merged, 1 conflicts left (2: git's own merge failed).
+    A refusal, or a path this driver does not keep, raises MemcliError: git leaves the file conflicted."""
     from ..paths import kind_of
 
     root, rel = _holder(path)
@@ -257,8 +199,7 @@ def merge_file(kind: str, base_path: str, ours_path: str, theirs_path: str, mark
 
 
 def _holder(path: str) -> tuple:
-    """(the root that holds the file git names: the nearest folder above it with MEMORY.md or
-    memcli.yaml, or None; the path from that root, else as given)."""
+    """(the root that holds the file git names, or None; the path from that root, else as given)."""
     from ..store.layout import is_root
 
     full = Path(path).absolute() if path else None
@@ -267,9 +208,8 @@ def _holder(path: str) -> tuple:
 
 
 def checked(kind: str, text: str, path: str, conflicts: int = 0, root=None, rel: str = "") -> str:
-    """A merge's result through the one write check (``safety.writecheck``), under `write.secrets`
-    of the root that holds the file (``_holder``; the default policy when there is none or its
-    settings cannot be read): the text to write."""
+    """A merge's result through the one write check under the `write.secrets` of the root holding
+    the file (the default policy when there is none or its settings cannot be read)."""
     from ..errors import MemcliError
     from ..safety.writecheck import check_merged
 

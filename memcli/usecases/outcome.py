@@ -1,9 +1,6 @@
-"""Record that a memory (a procedure, usually) worked or failed: `Memory.outcome`,
-`memcli outcome ID success|failure [--note TEXT]`, MCP `report_outcome`.
-
-The counters and the dated notes live in the detail file (`store/outcomes.py`); `updated` is left
-alone, so recording an outcome neither reorders MEMORY.md nor counts as an edit of the memory.
-"""
+"""Record that a memory (a procedure, usually) worked or failed. The counters and dated notes live
+in the detail file (`store/outcomes.py`); `updated` is left alone, so an outcome neither reorders
+MEMORY.md nor counts as an edit."""
 
 from __future__ import annotations
 

@@ -1,27 +1,20 @@
 """A new id for a memory, resumable: its file, its frontmatter id, its MEMORY.md link and the
 references to it (`memory/OLD.md`, `[[OLD]]`) in every other memory.
 
-Thousands of files may refer to a memory, so the rename is not one atomic write: a journal,
-`.memcli/rename.json`, is written first and removed last. Steps, under the root lock:
-
-1. the journal (old id, new id, folder, the temp-file tag of this rename);
-2. the new file, `memory/NEW.md` (its frontmatter id and its own references rewritten);
-3. every other memory that refers to the old id, BATCH files at a time with one flush of the file
-   system per batch (store.fs.replace_each), then MEMORY.md;
-4. the old file removed, then the journal.
-
-Each step can be done again, so a rename that was killed is finished by running it again:
-`memcli rename OLD NEW` with a journal for OLD and NEW picks up where it stopped (any other
-rename is refused until then, and heartbeat reports it). Temp files of the killed run are
-removed. A memory file that is a symbolic link is never renamed, and references are never
-rewritten in a link: a link is not replaced by a copy of what it points to.
-"""
+Thousands of files may refer to a memory, so a rename is not one atomic write. Under the root lock,
+a journal (`.memcli/rename.json`: the ids, the folder, the temp-file tag of the run) is written
+first, then the new file, every other file that refers to the old id (a batch per flush of the file
+system: store.fs.replace_each), MEMORY.md, and last the old file is removed, then the journal. Each
+step can be done again, so `memcli rename OLD NEW` finishes a killed rename of OLD to NEW (any other
+rename is refused until then; heartbeat reports it). A memory that is a symbolic link is never
+renamed, and references are never rewritten in a link (it would become a copy)."""
 
 from __future__ import annotations
 
 import os
 import re
 import secrets
+from contextlib import suppress
 
 from .. import progress
 from ..errors import ExistsError, FileError, NotFoundError, Refused, UnsafePathError, UsageError
@@ -81,8 +74,10 @@ def rename(root, old: str, new: str) -> Result:
 
 def _run(root, j: dict, resumed: bool) -> Result:
     old, new, archived, tag = j["old"], j["new"], bool(j.get("archived")), str(j.get("tag") or "rename-")
-    if resumed:
-        _remove_temps(root, tag)
+    if resumed:  # the temp files a killed run of this rename left behind
+        for rel, _ in layout.temp_files(root.path, TMP_PREFIX + tag):
+            with suppress(OSError):
+                os.unlink(root.path / rel)
     src, dst = root.detail_path(old, archived=archived), root.detail_path(new, archived=archived)
     if src.is_file() and not dst.exists():
         raw = read_text(src, root.rel(src))
@@ -120,9 +115,7 @@ def _run(root, j: dict, resumed: bool) -> Result:
             atomic_write(root.index_path, new_idx)
             index_changed = True
     try:
-        os.unlink(src)
-    except FileNotFoundError:
-        pass
+        src.unlink(missing_ok=True)
     except OSError as e:
         raise FileError(
             f"renamed to {root.rel(dst)} but cannot remove {root.rel(src)}: {e.strerror or e}; "
@@ -155,12 +148,3 @@ def _with_id(raw: str, old: str, new: str, rel: str) -> tuple[str, str]:
         return raw[:start] + fm_id.sub(lambda m: f"id: {new}{m.group(1)}", raw[start:end], count=1) + raw[end:], "\n"
     d = dfile.parse(raw, old, rel)
     return dfile.render(d.replace(id=new)), dfile.newline_of(raw)
-
-
-def _remove_temps(root, tag: str) -> None:
-    """The temp files a killed run of this rename left behind."""
-    for rel, _ in layout.temp_files(root.path, TMP_PREFIX + tag):
-        try:
-            os.unlink(root.path / rel)
-        except OSError:
-            pass

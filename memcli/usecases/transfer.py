@@ -4,20 +4,37 @@ Markdown file, or an agent's MEMORY.md of bullet lines (Claude Code / OpenClaw s
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 from .. import progress
 from ..dates import utcnow
-from ..errors import FileError, MemcliError, UsageError
-from ..model import DETAIL_KEYS, Result
+from ..errors import FileError, MemcliError, SecretError, UsageError
+from ..model import (
+    DEFAULT_IMPORTANCE,
+    DETAIL_KEYS,
+    TYPES,
+    Detail,
+    Result,
+    clean_tag,
+    clean_tags,
+    importance_of,
+    one_line,
+)
+from ..paths import check_id, slugify, valid_id
+from ..safety.pii import PiiError
+from ..safety.text_limits import MAX_TITLE
+from ..safety.writecheck import WriteCheck, mask
+from ..store import details as dfile
 from ..store import layout
+from ..store.fs import atomic_write_many, decode, inside, read_text
+from ..store.frontmatter import opens
+from .maintain import rebuild_index
+from .write import body_text
 
 
 def export(root, archived: bool = True) -> Result:
-    """{"memories": one record per memory (frontmatter fields, body, archived) in index order,
-    "problems": the files that could not be read}."""
+    """{"memories": one record per memory in index order, "problems": the files that could not be read}."""
     details, problems = root.listing(archived=archived)
     records = []
     for d in details:
@@ -33,11 +50,6 @@ _KNOWN = (*DETAIL_KEYS, "body", "archived")  # the keys of an exported record
 
 def _record_detail(rec: dict, where: str):
     """A Detail from one exported record; a UsageError names the record."""
-    from ..model import DEFAULT_IMPORTANCE, TYPES, Detail, clean_tags, importance_of, one_line
-    from ..paths import check_id, slugify
-    from ..safety.text_limits import MAX_TITLE
-    from .write import body_text
-
     if not isinstance(rec, dict):
         raise UsageError(f"{where}: expected a JSON object")
     title = one_line(rec.get("title") or "")
@@ -106,8 +118,6 @@ _BULLET = re.compile(r"^(\s*)[-*+]\s+(?:\[[ xX]\]\s+)?(.*\S)\s*$")
 
 def _split_title(text: str) -> tuple[str, str]:
     """A long bullet: the first sentence (or 120 characters) as the title, the whole as the body."""
-    from ..safety.text_limits import MAX_TITLE
-
     if len(text) <= 120:
         return text, ""
     m = re.match(r"(.{10,120}?[.!?。！？])(\s|$)", text)
@@ -118,8 +128,6 @@ def _split_title(text: str) -> tuple[str, str]:
 def markdown_record(text: str, name: str, source: str) -> dict:
     """One Markdown file as a record: its own frontmatter if it has one, else the first heading
     (or the file name) as the title and the first paragraph line as the summary."""
-    from ..store import details as dfile
-
     stem = Path(name).stem
     try:
         fm, rest, _ = dfile.split(text)
@@ -156,19 +164,13 @@ def markdown_record(text: str, name: str, source: str) -> dict:
 
 
 def _safe_id(stem: str) -> str:
-    from ..paths import slugify, valid_id
-
     return stem if valid_id(stem) and stem == stem.lower() else slugify(stem)
 
 
 def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
-    """An agent's memory file of bullet lines (Claude Code / OpenClaw style MEMORY.md): one record a
-    bullet, tagged with its section heading; indented lines join their bullet; a bullet that links
-    to a Markdown file in the same folder (or below it) imports that file, with the bullet's text
-    as title and summary. A link that leads out of the folder is kept as a link, never read."""
-    from ..model import clean_tag
-    from ..store.fs import inside, read_text
-
+    """An agent's MEMORY.md of bullet lines: a record a bullet, tagged with its section; indented lines
+    join their bullet; a link to a Markdown file in the same folder imports it (one leading out is kept
+    as a link, never read)."""
     records: list[dict] = []
     section = None
     for ln in text.splitlines():
@@ -181,21 +183,17 @@ def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
             item = b.group(2)
             rec: dict = {"tags": [section] if section else [], "source": source}
             link = _LINK.match(item)
-            target = None
+            linked = None
             if link and path is not None and not re.match(r"^[a-z]+:", link.group(2)):
                 # only a file inside the folder of the imported MEMORY.md: never /etc/… or ../../
-                folder = path.parent.resolve()
-                cand = (path.parent / link.group(2)).resolve()
-                if inside(folder, cand) and cand.is_file() and cand.suffix == ".md":
-                    target = cand
-            linked = None
-            if target is not None:
-                try:
-                    linked = read_text(target, target.name)
-                except MemcliError:
-                    linked = None
-            if linked is not None and target is not None and link is not None:
-                rec.update(markdown_record(linked, target.name, source))
+                target = (path.parent / link.group(2)).resolve()
+                if inside(path.parent.resolve(), target) and target.is_file() and target.suffix == ".md":
+                    try:
+                        linked = markdown_record(read_text(target, target.name), target.name, source)
+                    except MemcliError:
+                        pass
+            if link and linked is not None:
+                rec.update(linked)
                 rec["title"], rec["summary"] = link.group(1).strip(), link.group(3).strip() or rec.get("summary", "")
                 rec["tags"] = sorted(set(rec.get("tags") or []) | ({section} if section else set()))
             elif link:
@@ -213,18 +211,9 @@ def bullet_records(text: str, path: Path | None, source: str) -> list[dict]:
 SOURCE_SUFFIXES = ("", ".md", ".markdown", ".txt", ".jsonl", ".json")
 
 
-def read_source(source: str | os.PathLike, stdin_text: str | None = None) -> tuple[list[dict], str]:
-    """(records, kind) from a JSONL export, a folder of Markdown, one Markdown file, or an agent's
-    MEMORY.md of bullet lines. stdin_text is the text of '-'."""
-    records, kind, _ = _read(source, stdin_text)
-    return records, kind
-
-
-def _read(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]:
-    """(records, kind, skipped): the files of a folder that cannot be read are skipped, each
-    {"id": its path, "reason": why}; a single source that cannot be read is a UsageError."""
-    from ..store.fs import decode, inside, read_text
-
+def read_source(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]:
+    """(records, kind, skipped) of a source (stdin_text is the text of '-'): the files of a folder that
+    cannot be read are skipped, {"id": path, "reason": why}; a single source that cannot be is an error."""
     if str(source) == "-":
         text = stdin_text or ""
         if text.lstrip().startswith("{"):
@@ -258,8 +247,6 @@ def _read(source, stdin_text: str | None = None) -> tuple[list[dict], str, list]
     text = decode(data, str(source), MAX_SOURCE_FILE)  # binary, not UTF-8 or too big: bad input (exit 2)
     if path.suffix in (".jsonl", ".json") or text.lstrip().startswith("{"):
         return parse_jsonl(text, str(source)), "jsonl", []
-    from ..store.frontmatter import opens
-
     if opens(text):
         return [markdown_record(text, path.name, path.name)], "markdown", []
     records = bullet_records(text, path, path.name)
@@ -272,17 +259,10 @@ MAX_SOURCE_FILE = 100 * 1_000_000  # an export of many memories; each record sti
 
 
 def import_(root, source, stdin_text: str | None = None) -> Result:
-    """Add the memories of a source (see read_source). Existing ids are skipped, never overwritten;
-    every record passes the write check of remember (memcli.safety.writecheck): one that fails it
-    (a control character, a conflict-marker line, a size, a bad type) is skipped with the reason,
-    as is a file of a folder that cannot be read; a secret follows write.secrets (refused: nothing
-    is imported). One write under the lock, then the index is rebuilt."""
-    from ..safety.writecheck import WriteCheck
-    from ..store import details as dfile
-    from ..store.fs import atomic_write_many
-    from .maintain import rebuild_index
-
-    records, kind, skipped = _read(source, stdin_text)
+    """Add the memories of a source (see read_source). Existing ids are skipped, never overwritten, and
+    so is a record the write check refuses (with the reason); a refused secret imports nothing. One
+    write under the lock, then the index is rebuilt."""
+    records, kind, skipped = read_source(source, stdin_text)
     now = utcnow()
     check = WriteCheck.of(root)
     details = []
@@ -291,8 +271,7 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
         where = str(rec.get("source") or f"record {n}") if kind == "markdown" else f"record {n}"
         try:
             d, archived = _record_detail(rec, where)
-            d = _scan(check, d)
-            d = _masked(root, d)
+            d = _checked(root, check, d)
         except UsageError as e:
             name = rec.get("id") if isinstance(rec, dict) and isinstance(rec.get("id"), str) else where
             skipped.append({"id": name, "reason": e.message.removeprefix(f"{where}: ")})
@@ -331,64 +310,24 @@ def import_(root, source, stdin_text: str | None = None) -> Result:
     )
 
 
-def _masked(root, d):
-    """write.pii over one record: an import is a deliberate write (warn by default); PiiError
-    (nothing is imported) under refuse."""
-    from ..safety.pii import PiiError
-    from ..safety.writecheck import mask
-
+def _checked(root, check, d):
+    """One record through the write check (every field, the other frontmatter keys included), then
+    write.pii: UsageError for a record to skip; SecretError or PiiError (nothing imported) under refuse."""
+    texts = {
+        "title": d.title,
+        "summary": d.summary,
+        "body": d.body,
+        "source": d.source or "",
+        "aliases": tuple(d.aliases),
+    }
     try:
-        f, _ = mask(
-            root,
-            {
-                "title": d.title,
-                "summary": d.summary,
-                "body": d.body,
-                "source": d.source or "",
-                "aliases": tuple(d.aliases),
-            },
-        )
-    except PiiError as e:
-        raise PiiError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
-    return d.replace(
-        title=f["title"], summary=f["summary"], body=f["body"], source=f["source"] or None, aliases=f["aliases"]
-    )
-
-
-def _scan(check, d):
-    """One record through the write check (control characters, sizes, conflict-marker lines,
-    secrets in every field, the other frontmatter keys and their nested values included):
-    UsageError for a record to skip; SecretError (nothing is imported) under write.secrets: refuse."""
-    from ..errors import SecretError
-    from ..model import clean_tags
-
-    try:
-        c = check.fields(
-            {
-                "title": d.title,
-                "summary": d.summary,
-                "body": d.body,
-                "source": d.source or "",
-                "aliases": tuple(d.aliases),
-                "tags": tuple(d.tags),
-                "id": d.id,
-                "extra": d.extra,
-            }
-        )
+        f = check.fields({**texts, "tags": tuple(d.tags), "id": d.id, "extra": d.extra}).fields
     except SecretError as e:
         raise SecretError(f"{d.id}: {e.message}; nothing was imported", data=e.data) from None
-    f = c.fields
-    if f["id"] != d.id:  # the id held a secret (redacted): it is made from the title instead
-        from ..paths import slugify
-
-        f["id"] = slugify(f["title"])
-    return d.replace(
-        id=f["id"],
-        title=f["title"],
-        summary=f["summary"],
-        body=f["body"],
-        source=f["source"] or None,
-        aliases=f["aliases"],
-        tags=clean_tags(f["tags"]),
-        extra=f["extra"],
-    )
+    mid = f["id"] if f["id"] == d.id else slugify(f["title"])  # an id that held a secret: made from the title
+    try:
+        f.update(mask(root, {k: f[k] for k in texts})[0])
+    except PiiError as e:
+        raise PiiError(f"{mid}: {e.message}; nothing was imported", data=e.data) from None
+    checked = {k: f[k] for k in ("title", "summary", "body", "aliases")}
+    return d.replace(id=mid, **checked, source=f["source"] or None, tags=clean_tags(f["tags"]), extra=f["extra"])

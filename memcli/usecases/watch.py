@@ -1,43 +1,34 @@
-"""Watch a memory root: validate and re-index edits as they happen.
-
-Changes to MEMORY.md, memory/**/*.md and memcli.yaml are picked up whoever makes them: an
-editor that writes in place (VS Code) or writes a new file and renames it over the old one
-(vim), git (checkout, pull), or another memcli process. Events are collected until the root
-has been quiet for the debounce time (or at most ``MAX_WAIT`` debounce periods, so a long
-git checkout still reports), then each changed file is checked and its search-cache entry
-refreshed, so the next ``recall`` sees the edit. Only the root itself (not recursively) and
-memory/ (recursively) are watched, so a big tree elsewhere under the root costs no watches;
-when the kernel drops events anyway (an overflow), the root is rescanned. ``.memcli/``, ``.git/``, hidden files and
-memcli's own temp files (``.memcli-tmp-*``) are ignored, and so are reads: only writes,
-creations, renames and deletions count. A heartbeat can run on a schedule.
-
-Nothing here prints: every observation goes to the ``emit`` callback as a plain dict.
-"""
+"""Watch a memory root: validate and re-index edits as they happen (docs/guide/heartbeat.md).
+Events wait for the root to be quiet for the debounce time, at most ``MAX_WAIT`` periods. Only the
+root itself and memory/ are watched, so a big tree beside them costs nothing; an overflow rescans.
+Nothing here prints: every observation goes to ``emit`` as a plain dict."""
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import threading
 import time
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from collections.abc import Callable
+from contextlib import suppress
 
-from ..errors import ConfigError, FileError, MemcliError, NotARootError, UnsafePathError, UsageError
+from ..errors import ConfigError, FileError, MemcliError, NotARootError, UsageError
 from ..heartbeat import check_text, plan
 from ..heartbeat.base import read_file
 from ..model import Finding
 from ..store import indexrules, layout
 from ..paths import TMP_PREFIX
-from .maintain import apply, audit
+from .maintain import apply, audit, line_target
 
 ROOT_FILES = (layout.INDEX, layout.CONFIG)
 RESCAN = "*"  # a folder changed as a whole (moved, deleted, created): compare with the last snapshot
 MAX_WAIT = 10  # debounce periods after the first event at most, before a busy batch is processed
 POLL = 0.2  # seconds between checks for a stop request and for the root's existence
 _IGNORED_EVENTS = ("opened", "closed_no_write")
-_SKIP_DIRS = layout.SKIP_DIRS
 
 Emit = Callable[[dict], None]
 
@@ -49,16 +40,9 @@ def relevant(root: Path, path: str) -> str | None:
     except ValueError:
         return None
     parts = rel.split("/")
-    if parts[0] in _SKIP_DIRS or any(p.startswith(TMP_PREFIX) for p in parts):
+    if parts[0] in layout.SKIP_DIRS or any(p.startswith(TMP_PREFIX) for p in parts):
         return None
-    if rel in ROOT_FILES:
-        return rel
-    if layout.kind_of(rel) is not None:
-        return rel
-    return None
-
-
-_fingerprint = layout.file_fingerprint
+    return rel if rel in ROOT_FILES or layout.kind_of(rel) is not None else None
 
 
 class Watcher:
@@ -79,11 +63,8 @@ class Watcher:
         """relative path -> fingerprint of the files of memory/, archive/ and episodes/, and of
         MEMORY.md and memcli.yaml."""
         snap = layout.snapshot(self.root)
-        for rel in ROOT_FILES:
-            fp = _fingerprint(self.root / rel)
-            if fp is not None:
-                snap[rel] = fp
-        return snap
+        fps = {rel: layout.file_fingerprint(self.root / rel) for rel in ROOT_FILES}
+        return {**snap, **{rel: fp for rel, fp in fps.items() if fp is not None}}
 
     def _rescan(self) -> set:
         new = self._snapshot()
@@ -109,7 +90,7 @@ class Watcher:
             path = self.root / rel
             exists = path.is_file()
             self.emit({"event": "changed" if exists else "removed", "path": rel})
-            fp = _fingerprint(path)
+            fp = layout.file_fingerprint(path)
             if fp is not None and rel not in known:
                 self.fresh.add(rel)
             if fp is None:
@@ -188,17 +169,7 @@ class Watcher:
             fix = "make MEMORY.md UTF-8 text again, or run `memcli index rebuild`"
             self._findings([Finding("index-unreadable", "error", "MEMORY.md", None, e.message, fix)])
             return
-
-        def lookup(mid: str):
-            try:
-                p = self.store.detail_path(mid)
-                if not p.is_file():
-                    return "archived" if self.store.detail_path(mid, archived=True).is_file() else "missing"
-                return self.store.load(p)
-            except (FileError, UsageError, UnsafePathError):
-                return "broken"
-
-        found = indexrules.check(doc, lookup, int(self.store.config["index.max_lines"]))
+        found = indexrules.check(doc, partial(line_target, self.store), int(self.store.config["index.max_lines"]))
         self._findings([f for mid, f in found if everything or mid in ids])
 
     def _refresh_cache(self, keys: list) -> None:
@@ -210,7 +181,8 @@ class Watcher:
         fps: dict = {}
         drop: list = []
         for key in keys:
-            fp = _fingerprint(self.root / key)  # before reading: a later change then shows as a new fingerprint
+            # before reading: a later change then shows as a new fingerprint
+            fp = layout.file_fingerprint(self.root / key)
             doc = detail_doc(self.root, key) if fp is not None else None
             if doc is None:
                 drop.append(key)
@@ -246,13 +218,9 @@ class Watcher:
 
             res = reflect(self.store, wait=False)
             if not res.get("busy"):
+                accepted = [a["memory"] for a in res["accepted"]]
                 self.emit(
-                    {
-                        "event": "reflected",
-                        "turns": res["turns"],
-                        "proposed": res["proposed"],
-                        "accepted": [a["memory"] for a in res["accepted"]],
-                    }
+                    {"event": "reflected", "turns": res["turns"], "proposed": res["proposed"], "accepted": accepted}
                 )
 
 
@@ -311,26 +279,20 @@ def watch(
         while not stop.is_set():
             now = time.monotonic()
             wait = min(last + debounce, first + MAX_WAIT * debounce) - now if pending else POLL
-            got = False
-            try:
-                item = events.get(timeout=min(max(wait, 0.001), POLL))
-                got = True
+            got: set = set()
+            try:  # the first event to come, and every one that came with it
+                got.add(events.get(timeout=min(max(wait, 0.001), POLL)))
                 while True:
-                    if not pending:
-                        first = time.monotonic()
-                    pending.add(item)
-                    item = events.get_nowait()
+                    got.add(events.get_nowait())
             except queue.Empty:
                 pass
             now = time.monotonic()
-            if got:
-                last = now
             watcher.check_root()
             if memory_watch.refresh():  # memory/ was created, replaced or removed
-                if not pending:
-                    first = now
-                pending.add(RESCAN)
-                last = now
+                got.add(RESCAN)
+            if got:
+                first, last = (first if pending else now), now
+                pending |= got
             if pending and (now >= last + debounce or now >= first + MAX_WAIT * debounce):
                 batch, pending = pending, set()
                 _guard(watcher, emit, lambda: watcher.process(batch))
@@ -341,10 +303,8 @@ def watch(
     finally:
         lost.remove()
         observer.stop()
-        try:
+        with suppress(RuntimeError):
             observer.join(timeout=5)
-        except RuntimeError:
-            pass
     return {"root": str(root), "batches": batches}
 
 
@@ -365,10 +325,8 @@ class _MemoryWatch:
         if ino == self.ino:
             return False
         if self.watch is not None:
-            try:
+            with suppress(KeyError, OSError):
                 self.observer.unschedule(self.watch)
-            except (KeyError, OSError):
-                pass
             self.watch = None
         self.ino = ino
         if ino is not None:
@@ -379,41 +337,30 @@ class _MemoryWatch:
         return True
 
 
-class _OverflowListener:
-    """watchdog says that the kernel dropped events (the inotify queue overflowed) only in its
-    log: this log handler turns that message into a rescan of the root, and keeps the message
-    off the terminal."""
-
-    LOGGER = "watchdog.observers"
+class _OverflowListener(logging.Handler):
+    """watchdog tells of events the kernel dropped only in its log: this handler turns that message
+    into a rescan of the root, and keeps it off the terminal."""
 
     def __init__(self, events):
-        import logging
+        super().__init__(logging.WARNING)
+        self.events = events
 
-        class Listener(logging.Handler):
-            def emit(self, record):
-                if "overflow" in record.getMessage().lower():
-                    events.put(RESCAN)
-
-        self.handler = Listener(logging.WARNING)
-        self.logger = logging.getLogger(self.LOGGER)
+    def emit(self, record):
+        if "overflow" in record.getMessage().lower():
+            self.events.put(RESCAN)
 
     def install(self) -> None:
-        self.logger.addHandler(self.handler)
+        logging.getLogger("watchdog.observers").addHandler(self)
 
     def remove(self) -> None:
-        self.logger.removeHandler(self.handler)
+        logging.getLogger("watchdog.observers").removeHandler(self)
 
 
 def _guard(watcher: Watcher, emit: Emit, step: Callable[[], None]) -> None:
     """A failing check is reported and watching goes on; a vanished root ends it."""
     try:
         step()
-    except MemcliError as e:
+    except (MemcliError, OSError) as e:
         watcher.check_root()
-        emit({"event": "warning", "message": e.message})
-    except OSError as e:
-        watcher.check_root()
-        emit({"event": "warning", "message": f"{e.strerror or e}: {getattr(e, 'filename', '') or ''}"})
-
-
-__all__ = ["Watcher", "relevant", "watch"]
+        said = e.message if isinstance(e, MemcliError) else f"{e.strerror or e}: {getattr(e, 'filename', '') or ''}"
+        emit({"event": "warning", "message": said})

@@ -1,7 +1,5 @@
-"""Writing memories: remember, update, forget, restore. Every write passes the one write check
-(``safety.writecheck``) and lands with its index line as ``indexrules.plan`` says, in one step
-under the root lock.
-"""
+"""Writing memories: remember, update, forget, restore; every write passes the one write check and
+lands with its index line in one step under the root lock."""
 
 from __future__ import annotations
 
@@ -31,15 +29,9 @@ from ..requests import RememberRequest, UpdateRequest
 from ..safety.text_limits import check_rendered, check_sizes, check_text_field
 
 
-def remember(root, title: str, summary: str = "", **options) -> WriteResult:
-    """``remember_request`` with the request's fields (``requests.RememberRequest``) as arguments."""
-    return remember_request(root, RememberRequest(title, summary, **options))
-
-
 def with_frontmatter(req: RememberRequest) -> tuple[RememberRequest, dict]:
-    """(the request with its body's frontmatter taken in: summary, tags, aliases, type, importance,
-    pinned, expires and source fill what the request leaves unset, and the body loses the block;
-    the frontmatter's other keys, kept as the memory's own)."""
+    """(the request with its body's frontmatter taken in where it leaves a field unset, the body
+    without the block; the frontmatter's other keys, kept as the memory's own)."""
     body, front = frontmatter.strip(req.body or "")
     extra = {k: v for k, v in front.items() if k not in DETAIL_KEYS}
     if not front:
@@ -59,38 +51,32 @@ def with_frontmatter(req: RememberRequest) -> tuple[RememberRequest, dict]:
 
 
 def remember_request(root, req: RememberRequest) -> WriteResult:
-    """Write a new detail file and its index line (demoting the lowest entry when full).
-
-    A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
-    importance, pinned, expires, source and any other key); the request's own values win. type and
-    importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
+    """Write a new detail file and its index line (demoting the lowest entry when full); a body's own
+    frontmatter gives what the request leaves unset."""
     req, extra = with_frontmatter(req)
-    title, summary, tags, aliases, body = req.title, req.summary, req.tags, req.aliases, req.body
-    pinned, expires, id, source, now = req.pinned, req.expires, req.id, req.source, req.now
     type = DEFAULT_TYPE if req.type is None else req.type
-    importance = DEFAULT_IMPORTANCE if req.importance is None else req.importance
-    _check_input(title=title, summary=summary, tags=tags, aliases=aliases, id=id, source=source)
-    title = one_line(title or "")
+    _check_input(title=req.title, summary=req.summary, tags=req.tags, aliases=req.aliases, id=req.id, source=req.source)
+    title = one_line(req.title or "")
     if not title:
         raise UsageError("a title is required and must not be blank")
     if type not in TYPES:
         raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
-    importance = importance_of(importance, strict=True)
-    now = now or utcnow()
-    expires = expires_at(expires, now)
+    importance = importance_of(DEFAULT_IMPORTANCE if req.importance is None else req.importance, strict=True)
+    now = req.now or utcnow()
+    expires, id = expires_at(req.expires, now), req.id
     checked = WriteCheck.of(root, layout.detail_rel(id if id and valid_id(id) else slugify(title))).fields(
         {
             "title": title,
-            "summary": one_line(summary or ""),
-            "body": body,
-            "tags": tuple(tags),
-            "aliases": tuple(aliases),
-            "source": source or "",
+            "summary": one_line(req.summary or ""),
+            "body": req.body,
+            "tags": tuple(req.tags),
+            "aliases": tuple(req.aliases),
+            "source": req.source or "",
             "id": id or "",
             "extra": extra,
         }
     )
-    fields, redacted = checked.fields, checked.redacted
+    fields = checked.fields
     masked, pii_warnings = mask(root, {k: v for k, v in fields.items() if k != "id"})
     fields.update(masked)
     if id:
@@ -107,7 +93,7 @@ def remember_request(root, req: RememberRequest) -> WriteResult:
         aliases=tuple(dict.fromkeys(one_line(a) for a in fields["aliases"] if one_line(a))),
         type=type,
         importance=importance,
-        pinned=dfile.flag(pinned or False),
+        pinned=dfile.flag(req.pinned or False),
         created=now,
         updated=now,
         expires=expires,
@@ -137,84 +123,52 @@ def remember_request(root, req: RememberRequest) -> WriteResult:
             )
         root.write(plan, (path, text))
     result = WriteResult(
-        "remembered", memory_id, root.rel(path), memory_id in plan.ids, redacted=redacted, demoted=plan.demoted
+        "remembered", memory_id, root.rel(path), memory_id in plan.ids, redacted=checked.redacted, demoted=plan.demoted
     )
     result.line = plan.line_for(memory_id)
     result.warnings += plan.warnings + pii_warnings
     if d.expires and expired(d.expires, now[:10]):
         result.warnings.append(_passed(d.expires))
-    if redacted:
-        result.warnings.append(
-            f"redacted {len(redacted)} secret(s): " + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted)
-        )
+    if checked.redacted:
+        result.warnings.append(checked.warning())
     from .duplicates import duplicate_warnings  # after the write, outside the lock: it only reads
 
     result.warnings += duplicate_warnings(root, d)
     return result
 
 
-def update(root, memory_id: str, **changes) -> WriteResult:
-    """``update_request`` with the request's fields (``requests.UpdateRequest``) as arguments."""
-    return update_request(root, UpdateRequest(memory_id, **changes))
-
-
 def update_request(root, req: UpdateRequest) -> WriteResult:
-    """Change a memory; a replaced title or summary is kept under a dated ## History section.
-
-    Only the frontmatter keys that change are rewritten: comments and the layout of the
-    other keys stay as they were. Nothing to change gives the action "unchanged"."""
-    memory_id, title, summary, append, tags, untags = req.id, req.title, req.summary, req.append, req.tags, req.untags
-    aliases, type, importance, pinned, expires, now = (
-        req.aliases,
-        req.type,
-        req.importance,
-        req.pinned,
-        req.expires,
-        req.now,
-    )
+    """Change a memory, a replaced title or summary kept under ## History. Only the frontmatter keys
+    that change are rewritten: comments and the layout of the others stay."""
+    memory_id, now = req.id, req.now or utcnow()
     check_id(memory_id)
-    now = now or utcnow()
-    _check_input(title=title, summary=summary, tags=tags, aliases=aliases)
-    if type is not None and type not in TYPES:
-        raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {type!r}")
-    if importance is not None:
-        importance = importance_of(importance, strict=True)
-    if title is not None and not one_line(title):
+    _check_input(title=req.title, summary=req.summary, tags=req.tags, aliases=req.aliases)
+    if req.type is not None and req.type not in TYPES:
+        raise UsageError(f"--type must be one of {', '.join(TYPES)}, got {req.type!r}")
+    importance = None if req.importance is None else importance_of(req.importance, strict=True)
+    if req.title is not None and not one_line(req.title):
         raise UsageError("a title must not be blank")
-    if summary is not None and not one_line(summary):
+    if req.summary is not None and not one_line(req.summary):
         raise UsageError("a summary must not be blank")
     checked = WriteCheck.of(root, layout.detail_rel(memory_id)).fields(
         {
-            "title": one_line(title or ""),
-            "summary": one_line(summary or ""),
-            "append": append or "",
-            "tags": tuple(tags),
-            "aliases": tuple(aliases),
+            "title": one_line(req.title or ""),
+            "summary": one_line(req.summary or ""),
+            "append": req.append or "",
+            "tags": tuple(req.tags),
+            "aliases": tuple(req.aliases),
         }
     )
-    fields, redacted = checked.fields, checked.redacted
-    fields, warnings = mask(root, fields)
+    fields, warnings = mask(root, checked.fields)
     with root.lock():
-        path = root.detail_path(memory_id)
-        if not path.is_file():
-            if root.detail_path(memory_id, archived=True).is_file():
-                path = root.detail_path(memory_id, archived=True)
-            else:
-                raise root.not_found(memory_id)
+        path = root.locate(memory_id)[0]
         raw = read_text(path, root.rel(path))
         d = dfile.parse(raw, memory_id, root.rel(path))
-        history = []
-        new = {}
-        if title is not None and fields["title"] != d.title:
-            history.append(f"title was: {d.title}")
-            new["title"] = fields["title"]
-            new["aliases"] = tuple(dict.fromkeys((*d.aliases, d.title)))
-        if summary is not None and fields["summary"] != d.summary:
-            if d.summary:
-                history.append(f"summary was: {d.summary}")
-            new["summary"] = fields["summary"]
-        drop = set(clean_tags(untags))
-        unknown = [t for t in clean_tags(untags) if t not in d.tags]
+        history, new = replaced(
+            d, None if req.title is None else fields["title"], None if req.summary is None else fields["summary"]
+        )
+        drop = set(clean_tags(req.untags))
+        unknown = [t for t in clean_tags(req.untags) if t not in d.tags]
         if unknown:
             warnings.append(f"{memory_id} has no tag {', '.join(unknown)}")
         new_tags = tuple(t for t in clean_tags((*d.tags, *fields["tags"])) if t not in drop)
@@ -224,53 +178,63 @@ def update_request(root, req: UpdateRequest) -> WriteResult:
         new_aliases = tuple(dict.fromkeys((*aliases_now, *(one_line(a) for a in fields["aliases"] if one_line(a)))))
         if new_aliases != d.aliases:
             new["aliases"] = new_aliases
-        if type is not None and type != d.type:
-            new["type"] = type
+        if req.type is not None and req.type != d.type:
+            new["type"] = req.type
         if importance is not None and importance != d.importance:
             new["importance"] = importance
-        if pinned is not None and bool(pinned) != d.pinned:
-            new["pinned"] = bool(pinned)
-        if expires is not None and expires_at(expires, now) != d.expires:
-            new["expires"] = expires_at(expires, now)
+        if req.pinned is not None and bool(req.pinned) != d.pinned:
+            new["pinned"] = bool(req.pinned)
+        if req.expires is not None and expires_at(req.expires, now) != d.expires:
+            new["expires"] = expires_at(req.expires, now)
         body = d.body
         if fields["append"].strip():
             body = dfile.append_body(body, fields["append"].replace("\r\n", "\n"))
         if history:
             body = add_history(body, now[:10], history)
         if not new and body == d.body:
-            result = WriteResult(
-                "unchanged", memory_id, root.rel(path), memory_id in {e.id for e in root.read_index().entries}
-            )
-            result.warnings = warnings
-            return result
+            listed = memory_id in {e.id for e in root.read_index().entries}
+            return WriteResult("unchanged", memory_id, root.rel(path), listed, warnings=warnings)
         old, d = d, d.replace(updated=now, body=body, **new)
         check_sizes({"tags": d.tags, "aliases": d.aliases})
         text = dfile.render_update(raw, old, d)
         check_rendered(text)
-        if path != root.detail_path(memory_id) and expires is not None and not expired(d.expires, now[:10]):
+        live = path == root.detail_path(memory_id)
+        if not live and req.expires is not None and not expired(d.expires, now[:10]):
             moved = move_in(root, d, path, root.detail_path(memory_id), text, "restored", dfile.newline_of(raw))
-            moved.redacted = redacted
+            moved.redacted = checked.redacted
             return moved
-        plan = root.plan_index(root.read_index(), changed=d if path == root.detail_path(memory_id) else None)
+        plan = root.plan_index(root.read_index(), changed=d if live else None)
         root.write(plan, (path, text, dfile.newline_of(raw)))
     result = WriteResult(
-        "updated", memory_id, root.rel(path), memory_id in plan.ids, redacted=redacted, demoted=plan.demoted
+        "updated", memory_id, root.rel(path), memory_id in plan.ids, redacted=checked.redacted, demoted=plan.demoted
     )
     result.line = plan.line_for(memory_id)
     result.warnings = warnings + plan.warnings
-    if "expires" in new and d.expires and expired(d.expires, now[:10]) and path == root.detail_path(memory_id):
+    if "expires" in new and d.expires and expired(d.expires, now[:10]) and live:
         result.warnings.append(_passed(d.expires))
-    if redacted:
-        result.warnings.append(
-            f"redacted {len(redacted)} secret(s): " + ", ".join(f"{r['kind']} in the {r['field']}" for r in redacted)
-        )
+    if checked.redacted:
+        result.warnings.append(checked.warning())
     return result
 
 
+def replaced(d: Detail, title: str | None, summary: str | None) -> tuple[list, dict]:
+    """(## History notes, changed fields) for a memory's new title and summary (None: kept): what
+    they replace goes to History, the old title becomes an alias."""
+    notes: list = []
+    new: dict = {}
+    if title is not None and title != d.title:
+        notes.append(f"title was: {d.title}")
+        new.update(title=title, aliases=tuple(dict.fromkeys((*d.aliases, d.title))))
+    if summary is not None and summary != d.summary:
+        if d.summary:
+            notes.append(f"summary was: {d.summary}")
+        new["summary"] = summary
+    return notes, new
+
+
 def forget(root, memory_id: str, *, purge: bool = False) -> WriteResult:
-    """Take a memory out of use (exact id only): its index line goes and its file moves to
-    memory/archive/, as heartbeat archives an expired one, so `restore` brings it back. purge:
-    delete the file instead (and an archived copy with the same id)."""
+    """Take a memory out of use (exact id only): its index line goes, its file moves to memory/archive/
+    (`restore` brings it back); purge deletes it instead, and an archived copy with the same id."""
     check_id(memory_id)
     with root.lock():
         live, kept = root.detail_path(memory_id), root.detail_path(memory_id, archived=True)
@@ -292,9 +256,7 @@ def forget(root, memory_id: str, *, purge: bool = False) -> WriteResult:
                 "--purge` to delete both"
             )
         archive(root, live, kept)
-    r = WriteResult("forgotten", memory_id, root.rel(kept), False)
-    r.line = "removed" if had_line else None
-    return r
+    return WriteResult("forgotten", memory_id, root.rel(kept), False, line="removed" if had_line else None)
 
 
 def archive(root, src: Path, dst: Path) -> None:
@@ -327,8 +289,7 @@ def _purge(root, memory_id: str, paths: list) -> WriteResult:
 def restore(root, memory_id: str, now: str) -> WriteResult:
     """memory/archive/<id>.md back to memory/<id>.md, its passed expiry cleared, and into the index."""
     with root.lock():
-        src = root.detail_path(memory_id, archived=True)
-        dst = root.detail_path(memory_id)
+        src, dst = root.detail_path(memory_id, archived=True), root.detail_path(memory_id)
         if not src.is_file():
             if dst.is_file():
                 raise UsageError(f"{memory_id} is not archived: {layout.detail_rel(memory_id)} is live")
@@ -363,9 +324,7 @@ def move_in(root, d: Detail, src: Path, dst: Path, text: str, action: str, newli
         os.unlink(src)
     except OSError as e:
         warnings.append(f"could not remove {root.rel(src)} ({e.strerror or e}); delete it by hand")
-    r = WriteResult(action, d.id, root.rel(dst), d.id in plan.ids, line=plan.line_for(d.id))
-    r.warnings += warnings
-    return r
+    return WriteResult(action, d.id, root.rel(dst), d.id in plan.ids, line=plan.line_for(d.id), warnings=warnings)
 
 
 def _passed(expires: str) -> str:
@@ -386,11 +345,9 @@ def _front_value(front: dict, key: str):
     value = front.get(key)
     if value is None or value == "":
         return None
-    if key in ("expires", "source"):
-        return dfile.stamp_of(value) if key == "expires" else one_line(value)
-    if key == "type":
-        return one_line(value)
-    return value
+    if key == "expires":
+        return dfile.stamp_of(value)
+    return one_line(value) if key in ("source", "type") else value
 
 
 def body_text(text: str) -> str:

@@ -1,16 +1,6 @@
-"""What the offline engine makes of a group of turns: a title, a summary, tags, aliases and an id a
-person would keep.
-
-A lesson's turns run problem -> cause -> fix -> confirmation (or rule). Its title names the problem
-and the fix in words taken from the turns: the error string or the component, then the fix as it
-was stated ("Nightly export job fails with CERTIFICATE_VERIFY_FAILED: install ca-certificates in
-the Dockerfile"). Its summary is the rule someone restated at the end when there is one ("always
-set utf8mb4 on the connection for the orders import"), else the sentence that states the fix.
-Tags carry the identifiers the turns name (settings, packages, error codes), aliases the error
-strings as written and, when the material mixes Chinese and English, the other language's words
-for its terms. The memory id is a few of those words (`orders-import-utf8mb4-connection`).
-Everything is extractive: no word is made up.
-"""
+"""What the offline engine makes of a group of turns: a title (the problem and the fix, in the
+turns' words), a summary (the rule restated, else the fix), tags, aliases and a memory id a person
+would keep. Everything is extractive: no word is made up."""
 
 from __future__ import annotations
 
@@ -18,6 +8,7 @@ import re
 
 from ...cjk import HAN
 from ...search import glossary
+from ...search.tokenize import STOPWORDS
 
 CJK = re.compile(f"[{HAN}]")  # one Chinese character
 SENTENCE = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+|(?<=[。！？])|\n+")  # not inside "e.g. x.y"
@@ -182,13 +173,9 @@ def rule_of(text: str) -> str | None:
 
 def identifiers(text: str) -> list:
     """Settings, packages, error codes and other names written as code."""
-    out = []
-    for m in IDENT.finditer(text):
-        w = m.group().strip(".:/=-+")
-        if len(w) < 3 or w.lower().startswith(("http", "www")) or ABBREVIATION.fullmatch(w):
-            continue
-        out.append(w)
-    return list(dict.fromkeys(out))
+    found = [m.group().strip(".:/=-+") for m in IDENT.finditer(text)]
+    found = [w for w in found if len(w) >= 3 and not ABBREVIATION.fullmatch(w)]
+    return list(dict.fromkeys(w for w in found if not w.lower().startswith(("http", "www"))))
 
 
 def memory_id(problem: str | None, fix: str | None, title: str) -> str:
@@ -200,7 +187,7 @@ def memory_id(problem: str | None, fix: str | None, title: str) -> str:
         for w in re.findall(r"[A-Za-z0-9][\w.+-]*[A-Za-z0-9]|[A-Za-z0-9]|" f"[{HAN}]+", text or ""):
             if CJK.match(w):
                 out.append(max(re.split(f"[{_PARTICLES}]", w), key=len)[:4])
-            elif w.lower() not in ID_SKIP and w.lower() not in _stop() and not ABBREVIATION.fullmatch(w):
+            elif w.lower() not in ID_SKIP and w.lower() not in STOPWORDS and not ABBREVIATION.fullmatch(w):
                 out.append(w)
         return out
 
@@ -223,16 +210,6 @@ def memory_id(problem: str | None, fix: str | None, title: str) -> str:
 
 
 _PARTICLES = "的了又是在把被也都就还很吗呢吧啊我你他她它们这那和与及或要会能"
-_STOPS: frozenset | None = None
-
-
-def _stop() -> frozenset:
-    global _STOPS
-    if _STOPS is None:
-        from ...search.tokenize import STOPWORDS
-
-        _STOPS = STOPWORDS
-    return _STOPS
 
 
 def other_language(text: str, cjk_title: bool) -> str:

@@ -1,82 +1,49 @@
-"""The offline engine: extractive rules, no model.
-
-A turn is a candidate when someone states something worth keeping: a lesson or a fix ("the fix
-was", "root cause", "turned out", 原因是, 解决了, 踩坑), a rule ("from now on", "always",
-"never", "make sure", 以后, 不要, 记住), a decision ("we decided", 决定), a preference ("I
-prefer", "my favorite", 喜欢), or a fact about the speaker stated plainly ("I went", "I've been",
-"I'm planning", "my kids", 我是, 我们在). Each rule adds weight; questions, short reactions and
-turns about the other person take weight away; names, numbers and dates add a little. The best
-turns of the material, at most `budget` per 100 turns (at least MIN_CAP) and above a floor, become
-proposals; a confirmation ("great, that worked", 好的) never does.
-
-One proposal per lesson: a fix, a cause or a decision gathers the turns that lead to it and follow
-it while they share its words (`_lesson_turns`): back to the problem it answers, forward through
-the confirmation and the rule restated, at most MAX_LESSON turns, stopping where someone changes
-the subject ("separately", "by the way", 另外). Any other statement is proposed with at most three
-turns: the reply that confirmed it, what the same speaker said one exchange before or after it
-(when that states something too), and a turn next to it that shares its words. `lesson` gives each
-its title, summary, tags, aliases and memory id.
-
-Deterministic: the same material gives the same proposals, in the same order.
-"""
+"""The offline engine: extractive rules, no model (docs/guide/reflect.md says what it proposes).
+A turn scores by its best sentence; a fix, a cause or a decision gathers the turns around it while
+they share its words (`_lesson_turns`), any other statement at most MAX_QUOTES (`_neighbour_turns`);
+`lesson` names each. Deterministic: the same material gives the same proposals, in the same order."""
 
 from __future__ import annotations
 
 import math
 import re
 
+from ...search.tokenize import terms
 from . import lesson
 
-# (pattern, weight, memory type or None, tag): the cues, English then Chinese
+# what a cue says: (weight, memory type, tag)
+RULE, HABIT, DECISION = (2.4, "procedure", "rule"), (1.4, "procedure", "rule"), (2.2, "fact", "decision")
+FIX, CAUSE, LESSON = (2.4, "lesson", "fix"), (2.0, "lesson", "cause"), (1.6, "lesson", "lesson")
+LIKING = (1.6, "preference", "preference")
+# (pattern, weight, memory type, tag): the cues, English then Chinese
 _CUES = [
-    (r"\bremember (that|to)\b|\bnote to self\b|\bkeep in mind\b|\bdon'?t forget\b", 2.4, "procedure", "rule"),
-    (r"\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnext time\b", 2.4, "procedure", "rule"),
-    (
-        r"\b(we|i|they) (have |had )?decided\b|\bdecision (is|was)\b|\bwe('ll| will) go with\b|\bwe agreed\b",
-        2.2,
-        "fact",
-        "decision",
-    ),
+    (r"\bremember (that|to)\b|\bnote to self\b|\bkeep in mind\b|\bdon'?t forget\b", *RULE),
+    (r"\bfrom now on\b|\bgoing forward\b|\bin the future\b|\bnext time\b", *RULE),
+    (r"\b(we|i|they) (have |had )?decided\b|\bdecision (is|was)\b|\bwe('ll| will) go with\b|\bwe agreed\b", *DECISION),
     (
         r"\bthe (fix|solution|workaround|answer) (is|was)\b|\bfixed (it|this|that)? ?by\b|\bsolved (it|this)? ?by\b"
         r"|\bworks? now\b|\bthat (worked|did it|fixed it)\b|^fix(ed)?:",
-        2.4,
-        "lesson",
-        "fix",
+        *FIX,
     ),
     (
         r"\broot cause\b|\bturn(s|ed) out\b|\bthe (problem|issue|bug|cause) (is|was)\b|\bbecause of\b|\bcaused by\b",
-        2.0,
-        "lesson",
-        "cause",
+        *CAUSE,
     ),
-    (
-        r"\blesson\b|\blearn(ed|t)\b|\bgotcha\b|\bpitfall\b|\bmistake\b|\bwatch out\b|\bbe careful\b",
-        1.6,
-        "lesson",
-        "lesson",
-    ),
-    (
-        r"\balways\b|\bnever\b|\bmake sure\b|\bdon'?t ever\b|\bmust\b|\bshould (always|never)\b|\bavoid\b",
-        1.4,
-        "procedure",
-        "rule",
-    ),
+    (r"\blesson\b|\blearn(ed|t)\b|\bgotcha\b|\bpitfall\b|\bmistake\b|\bwatch out\b|\bbe careful\b", *LESSON),
+    (r"\balways\b|\bnever\b|\bmake sure\b|\bdon'?t ever\b|\bmust\b|\bshould (always|never)\b|\bavoid\b", *HABIT),
     (
         r"\bi (really )?(prefer|like|love|enjoy|hate|can'?t stand)\b|\bmy (favou?rite|go-to)\b"
         r"|\bi'?m (a )?(big )?fan of\b"
         r"|\bi'?m (really )?(into|passionate about|keen on)\b",
-        1.6,
-        "preference",
-        "preference",
+        *LIKING,
     ),
-    (r"记住|记得|以后|今后|下次|从现在起|规矩|统一用", 2.4, "procedure", "rule"),
-    (r"决定|定了|约定|商量好", 2.2, "fact", "decision"),
-    (r"原因是|根本原因|原来是|问题出在|因为", 2.0, "lesson", "cause"),
-    (r"解决了|修好了|搞定了|修复|解决办法|解决方法|办法是|改成", 2.4, "lesson", "fix"),
-    (r"踩坑|教训|坑|注意", 1.6, "lesson", "lesson"),
-    (r"不要|别再|千万|一定要|务必|总是|永远|从不|必须", 1.4, "procedure", "rule"),
-    (r"喜欢|偏好|习惯|讨厌|最爱", 1.6, "preference", "preference"),
+    (r"记住|记得|以后|今后|下次|从现在起|规矩|统一用", *RULE),
+    (r"决定|定了|约定|商量好", *DECISION),
+    (r"原因是|根本原因|原来是|问题出在|因为", *CAUSE),
+    (r"解决了|修好了|搞定了|修复|解决办法|解决方法|办法是|改成", *FIX),
+    (r"踩坑|教训|坑|注意", *LESSON),
+    (r"不要|别再|千万|一定要|务必|总是|永远|从不|必须", *HABIT),
+    (r"喜欢|偏好|习惯|讨厌|最爱", *LIKING),
 ]
 # how people state facts about themselves: first person with an event, a state, a plan or a possession
 _FACTS = [
@@ -135,7 +102,6 @@ _CONFIRM = re.compile(
 _YOU = re.compile(r"\b(you|your|you're|you've|yourself)\b|你|您", re.I)
 _ME = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|we|our|we're|we've|us)\b|我", re.I)
 _SPECIFIC = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b|\d|[A-Za-z]+[_./-][A-Za-z0-9]+")
-_COMPILED: tuple[list, list] | None = None
 
 FLOOR = 1.5  # a turn scoring below this is never proposed
 MAX_QUOTES = 3
@@ -162,13 +128,13 @@ _SHIFT = re.compile(
     r"另外|顺便|还有一件事|换个话题)",
     re.I,
 )
-_FILLER_WORDS = """fix fixed cause root problem issue solution work worked great good next note must always never
-    every sure need use like look check see 问题 原因 解决 好的 可以 记住 以后"""
-_FILLER: set = set()
-
-
-def NEIGHBOURS(n: int) -> tuple:
-    return (n + 1, n - 1, n + 2, n - 2)
+# cue words: a turn's words shared with its lesson never count them
+_FILLER = set(
+    terms(
+        """fix fixed cause root problem issue solution work worked great good next note must always never
+        every sure need use like look check see 问题 原因 解决 好的 可以 记住 以后"""
+    )
+)
 
 
 _LEAD = re.compile(
@@ -181,28 +147,21 @@ _LEAD = re.compile(
 )
 
 
-def _rules():
-    global _COMPILED
-    if _COMPILED is None:
-        _COMPILED = (
-            [(re.compile(p, re.I), w, t, tag) for p, w, t, tag in _CUES],
-            [(re.compile(p, re.I), w) for p, w in _FACTS],
-        )
-    return _COMPILED
+_CUE_RULES = [(re.compile(p, re.I), w, t, tag) for p, w, t, tag in _CUES]
+_FACT_RULES = [(re.compile(p, re.I), w) for p, w in _FACTS]
 
 
 def _sentence_weight(sentence: str) -> tuple[float, str, list, float]:
     """(cue weight plus fact weight, memory type, tags, cue weight) of one sentence."""
-    cues, facts = _rules()
     s, kind, tags, best = 0.0, "fact", [], 0.0
-    for rx, w, t, tag in cues:
+    for rx, w, t, tag in _CUE_RULES:
         if rx.search(sentence):
             s += w
             if w > best:
                 best, kind = w, t
             if tag not in tags:
                 tags.append(tag)
-    fact = sum(w for rx, w in facts if rx.search(sentence))
+    fact = sum(w for rx, w in _FACT_RULES if rx.search(sentence))
     s += min(fact, 2.6)
     if sentence.rstrip().endswith(("?", "？")):
         s -= 1.5  # a question states nothing
@@ -221,7 +180,7 @@ def score(text: str) -> tuple[float, str, list]:
     weighed = [_sentence_weight(x) for x in sentences]
     s, kind, _, _ = max(weighed, key=lambda w: w[0])
     tags = list(dict.fromkeys(t for w in weighed for t in w[2]))
-    if weighed[0][3] or any(w[3] for w in weighed):
+    if any(w[3] for w in weighed):
         kind = max(weighed, key=lambda w: w[3])[1]
     words = len(flat.split()) if not lesson.CJK.search(flat) else len(flat) // 2
     s += min(len(_SPECIFIC.findall(flat)), 4) * 0.25
@@ -239,17 +198,16 @@ def confidence(s: float) -> float:
     return round(1 / (1 + math.exp(-(s - 2.5))), 3)
 
 
-def _key_sentence(text: str, cue_first: bool = True) -> str:
+def _key_sentence(text: str) -> str:
     """The sentence that carries the statement: the first with a cue, else the first stated one."""
     sentences = lesson.sentences(" ".join(text.split()))
     if not sentences:
         return " ".join(text.split())
-    cues, facts = _rules()
     for x in sentences:
-        if any(rx.search(x) for rx, *_ in cues):
+        if any(rx.search(x) for rx, *_ in _CUE_RULES):
             return x
     for x in sentences:
-        if "?" not in x and not _REACTION.match(x) and any(rx.search(x) for rx, _ in facts):
+        if "?" not in x and not _REACTION.match(x) and any(rx.search(x) for rx, _ in _FACT_RULES):
             return x
     stated = [x for x in sentences if "?" not in x and not _REACTION.match(x)]
     return (stated or sentences)[0]
@@ -257,7 +215,7 @@ def _key_sentence(text: str, cue_first: bool = True) -> str:
 
 def _title(sentence: str) -> str:
     head, colon, tail = sentence.partition(": ")
-    if colon and len(tail.split()) >= 4 and any(rx.search(tail) for rx, *_ in _rules()[0]):
+    if colon and len(tail.split()) >= 4 and any(rx.search(tail) for rx, *_ in _CUE_RULES):
         sentence = tail  # "I looked at the logs: the root cause is ..." -> what follows the colon
     rest = _LEAD.sub("", sentence, count=1).strip()
     if len(rest) >= 8:
@@ -275,8 +233,6 @@ def _said(text: str) -> str:
 
 
 def _terms(text: str) -> set:
-    from ...search.tokenize import terms
-
     return set(terms(text))
 
 
@@ -322,16 +278,9 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
             quotes, confirms = _neighbour_turns(turns, n, used)
         used.update(quotes)
         shaped = _shape([turns[q][2] for q in quotes], quotes.index(n), kind, tags, mixed)
-        out.append(
-            {
-                "at": n,
-                "kind": "new",
-                **shaped,
-                "text": "\n\n".join(_said(turns[q][2]["text"]) for q in quotes if q not in confirms),
-                "confidence": confidence(s),
-                "evidence": [{"ref": material["items"][turns[q][3]]["ref"], "turn": turns[q][1]} for q in quotes],
-            }
-        )
+        text = "\n\n".join(_said(turns[q][2]["text"]) for q in quotes if q not in confirms)
+        evidence = [{"ref": material["items"][turns[q][3]]["ref"], "turn": turns[q][1]} for q in quotes]
+        out.append({"at": n, "kind": "new", **shaped, "text": text, "confidence": confidence(s), "evidence": evidence})
     out.sort(key=lambda x: x.pop("at"))
     return out
 
@@ -343,7 +292,7 @@ def _neighbour_turns(turns: list, n: int, used: set) -> tuple[list, set]:
     quotes = [n]
     confirms: set = set()
     mine = _terms(t["text"])
-    for m in NEIGHBOURS(n):
+    for m in (n + 1, n - 1, n + 2, n - 2):
         if len(quotes) >= MAX_QUOTES or not 0 <= m < len(turns) or m in used or turns[m][0] != si:
             continue
         other = turns[m][2]
@@ -455,22 +404,11 @@ def _shape(said: list, seed: int, kind: str, tags: list, mixed: bool) -> dict:
 
 def acknowledges(text: str) -> bool:
     """A turn that only confirms or reacts ("Great, that worked. Remember that for next time.", 好的)."""
-    said = lesson.sentences(text)
-    if not said:
-        return True
-    for x in said:
-        x = x.strip()
-        words = len(x.split()) + len(lesson.CJK.findall(x)) // 2
-        if _ACK.match(x) and words <= 8:
-            continue
-        if _ANAPHOR.match(x):
-            continue
-        return False
-    return True
+    said = [x.strip() for x in lesson.sentences(text)]
+    short = [len(x.split()) + len(lesson.CJK.findall(x)) // 2 <= 8 for x in said]
+    return all((_ACK.match(x) and brief) or _ANAPHOR.match(x) for x, brief in zip(said, short))
 
 
 def _content(text: str) -> set:
     """The words a turn shares with its lesson: its search terms, cue words left out."""
-    if not _FILLER:
-        _FILLER.update(_terms(_FILLER_WORDS))
     return _terms(text) - _FILLER
