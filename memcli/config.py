@@ -142,9 +142,9 @@ class Config(Value):
     warnings: tuple
 
     def __init__(self, values: dict | None = None, path: Path | None = None, warnings: tuple = ()):
-        object.__setattr__(self, "values", {} if values is None else values)
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "warnings", warnings)
+        self._fill(locals())
+        if values is None:
+            object.__setattr__(self, "values", {})
 
     def __getitem__(self, key: str):
         if key in self.values:

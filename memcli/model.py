@@ -108,12 +108,9 @@ def clean_tags(tags) -> tuple[str, ...]:
 
 
 class Value:
-    """A plain value class, written out instead of a dataclass (making a dataclass costs a process
-    about half a millisecond, and importing the module several, on every per-turn command): equal by
-    the fields it compares, hashable and immutable when FROZEN, a readable repr, and ``replace``.
-    A subclass names its FIELDS in __init__'s order and, when some do not count, COMPARE, and
-    annotates each field in the same order (what a type checker reads: the annotations are strings
-    the class keeps, free at run time; tests/test_model.py checks they match FIELDS and the slots)."""
+    """A plain value class (a dataclass costs a cold per-turn command milliseconds to make and
+    import): equal by the COMPARE fields (else all FIELDS), hashable and immutable when FROZEN.
+    A subclass names its FIELDS in __init__'s order and annotates each in the same order."""
 
     __slots__ = ()
     FIELDS: tuple[str, ...] = ()
@@ -134,11 +131,8 @@ class Value:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}("
-            + ", ".join(f"{f}={getattr(self, f)!r}" for f in (self.COMPARE or self.FIELDS))
-            + ")"
-        )
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in (self.COMPARE or self.FIELDS))
+        return f"{type(self).__name__}({shown})"
 
     def __setattr__(self, name, value):
         if self.FROZEN:
@@ -147,6 +141,14 @@ class Value:
 
     def __reduce__(self):
         return (self.__class__, tuple(getattr(self, f) for f in self.FIELDS))
+
+    def _fill(self, values: dict) -> None:
+        """Set each field from the __init__ argument of its name (``locals()``)."""
+        for f in self.FIELDS:
+            object.__setattr__(self, f, values[f])
+
+    def asdict(self) -> dict:
+        return {f: getattr(self, f) for f in self.FIELDS}
 
     def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed."""
@@ -225,24 +227,9 @@ class Detail(Value):
         body: str = "",
         path: str = "",
     ):
-        for name, value in (
-            ("id", id),
-            ("title", title),
-            ("summary", summary),
-            ("tags", tags),
-            ("aliases", aliases),
-            ("type", type),
-            ("importance", importance),
-            ("pinned", pinned),
-            ("created", created),
-            ("updated", updated),
-            ("expires", expires),
-            ("source", source),
-            ("extra", {} if extra is None else extra),
-            ("body", body),
-            ("path", path),
-        ):
-            _set(self, name, value)
+        self._fill(locals())
+        if extra is None:
+            _set(self, "extra", {})
 
     @property
     def entry(self) -> Entry:
@@ -279,9 +266,7 @@ class Problem(Value):
     message: str
 
     def __init__(self, path: str, line: int | None, message: str):
-        _set(self, "path", path)
-        _set(self, "line", line)
-        _set(self, "message", message)
+        self._fill(locals())
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
@@ -301,29 +286,14 @@ class Finding(Value):
     fix: str
 
     def __init__(self, code: str, severity: str, path: str, line: int | None, message: str, fix: str):
-        for name, value in (
-            ("code", code),
-            ("severity", severity),
-            ("path", path),
-            ("line", line),
-            ("message", message),
-            ("fix", fix),
-        ):
-            _set(self, name, value)
+        self._fill(locals())
 
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}" if self.line else self.path
 
     def to_dict(self) -> dict:
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "path": self.path,
-            "line": self.line,
-            "message": self.message,
-            "fix": self.fix,
-        }
+        return self.asdict()
 
     def __str__(self) -> str:
         return f"{self.severity} {self.code} {self.where} {self.message} (fix: {self.fix})"
@@ -362,35 +332,14 @@ class Hit(Value):
         methods: tuple = (),
         sure: str = "",
     ):
-        for name, value in (
-            ("layer", layer),
-            ("id", id),
-            ("title", title),
-            ("path", path),
-            ("score", score),
-            ("snippet", snippet),
-            ("summary", summary),
-            ("tags", tags),
-            ("matched", matched),
-            ("methods", methods),
-            ("sure", sure),
-        ):
-            _set(self, name, value)
+        self._fill(locals())
 
     def to_dict(self) -> dict:
-        return {
-            "layer": self.layer,
-            "id": self.id,
-            "title": self.title,
-            "path": self.path,
-            "score": round(self.score, 4),
-            "snippet": self.snippet,
-            "summary": self.summary,
-            "tags": list(self.tags),
-            "matched": list(self.matched),
-            "methods": list(self.methods),
-            "sure": self.sure,
-        }
+        d = self.asdict()
+        d.update(
+            score=round(self.score, 4), tags=list(self.tags), matched=list(self.matched), methods=list(self.methods)
+        )
+        return d
 
 
 def how_found(h: dict) -> str:
@@ -415,11 +364,10 @@ class LayerTrace(Value):
     ms: float
 
     def __init__(self, layer: str, candidates: int, hits: int, ms: float):
-        for name, value in (("layer", layer), ("candidates", candidates), ("hits", hits), ("ms", ms)):
-            _set(self, name, value)
+        self._fill(locals())
 
     def to_dict(self) -> dict:
-        return {"layer": self.layer, "candidates": self.candidates, "hits": self.hits, "ms": round(self.ms, 2)}
+        return {**self.asdict(), "ms": round(self.ms, 2)}
 
 
 # ---------------------------------------------------------------- results
@@ -471,15 +419,7 @@ class WriteResult(Value):
         self.warnings = [] if warnings is None else warnings
 
     def to_dict(self) -> dict:
-        return {
-            "action": self.action,
-            "id": self.id,
-            "path": self.path,
-            "indexed": self.indexed,
-            "line": self.line,
-            "demoted": self.demoted,
-            "redacted": self.redacted,
-        }
+        return {f: getattr(self, f) for f in self.FIELDS if f != "warnings"}
 
 
 class Listing(Value):
