@@ -25,7 +25,7 @@ def safe(text: object) -> str:
 
 
 def envelope(command: str, ok: bool, data=None, warnings=(), error: dict | None = None) -> str:
-    text = json.dumps(
+    return json_text(
         {
             "version": ENVELOPE_VERSION,
             "command": command,
@@ -33,12 +33,8 @@ def envelope(command: str, ok: bool, data=None, warnings=(), error: dict | None 
             "data": data,
             "warnings": list(warnings),
             "error": error,
-        },
-        ensure_ascii=False,
-        default=str,
+        }
     )
-    # json escapes C0 controls itself; DEL and C1 can only stand inside strings, where \\u is valid.
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def is_tty(stream) -> bool:
@@ -175,17 +171,10 @@ def listing(o: Output, rows: list, problems: list) -> None:
 
         # The id is the column people copy: it is never cut. On a narrow terminal the title and the
         # tags give way (…), so a row stays one line.
-        cells = [
-            [
-                safe(r["id"]),
-                safe(r["title"]),
-                safe(r["type"]),
-                f"{r['importance']:g}",
-                "".join(m for m, on in LIST_FLAGS if r[on]),
-                safe(" ".join("#" + x for x in r["tags"])),
-            ]
-            for r in rows
-        ]
+        cells = []
+        for row in rows:
+            cells.append([safe(x) for x in _cells(row)])
+            cells[-1][4] = "".join(m for m, on in LIST_FLAGS if row[on])
         heads = ("id", "title", "type", "imp.", "flags", "tags")
         need = [max([cell_len(c[i]) for c in cells] + [len(h)]) for i, h in enumerate(heads)]
         c = o.console()
@@ -206,27 +195,8 @@ def listing(o: Output, rows: list, problems: list) -> None:
         if not rows:
             o.console(stderr=True).print("[dim]no memories[/]")
     else:
-        for r in rows:
-            flags = (
-                ",".join(
-                    f
-                    for f, on in (("pinned", r["pinned"]), ("indexed", r["indexed"]), ("archived", r["archived"]))
-                    if on
-                )
-                or "-"
-            )
-            o.out(
-                "\t".join(
-                    [
-                        r["id"],
-                        r["title"],
-                        r["type"],
-                        f"{r['importance']:g}",
-                        flags,
-                        " ".join("#" + x for x in r["tags"]),
-                    ]
-                )
-            )
+        for row in rows:
+            o.out("\t".join(_cells(row)))
     for p in problems:
         o.warn(f"skipped {p}")
 
@@ -374,11 +344,12 @@ def heartbeat_head(s: dict, fixable: int = 0) -> str:
     """heartbeat's summary in one line (s: the report's summary counts)."""
     if not s["error"] + s["warning"] + s["info"]:
         return f"heartbeat: all clear ({plural(s['files'], 'file')})"
-    head = (
-        f"heartbeat: {_plural(s['error'], 'error')}, {_plural(s['warning'], 'warning')}, {s['info']} info "
-        f"in {plural(s['files'], 'file')}"
-    )
-    return head + (f"; {fixable} fixable with `memcli heartbeat --fix`" if fixable else "")
+    return _counts(s) + (f"; {fixable} fixable with `memcli heartbeat --fix`" if fixable else "")
+
+
+def _counts(s: dict) -> str:
+    errors, warnings = _plural(s["error"], "error"), _plural(s["warning"], "warning")
+    return f"heartbeat: {errors}, {warnings}, {s['info']} info in {plural(s['files'], 'file')}"
 
 
 def watch_event(o: Output, event: dict, as_json: bool) -> None:
@@ -395,10 +366,7 @@ def watch_event(o: Output, event: dict, as_json: bool) -> None:
     elif kind == "indexed":
         o.out(f"indexed {event['id']}: {event['line']}")
     elif kind == "heartbeat":
-        o.out(
-            f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "
-            f"{event['info']} info in {plural(event['files'], 'file')}"
-        )
+        o.out(_counts(event))
     elif kind == "reflected":
         o.out(
             f"reflected on {plural(event['turns'], 'turn')}: proposed {len(event['proposed'])}"
@@ -419,27 +387,16 @@ LIST_FORMATS = ("json", "tsv", "md")
 
 
 def json_text(value, indent=None) -> str:
-    """JSON with no raw control character: json escapes C0 itself; DEL and C1 become \\u escapes."""
-    return re.sub(
-        "[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=indent)
-    )
+    """JSON with no raw control character: json escapes C0 itself; DEL and C1 (only inside strings,
+    where \\u is valid) become \\u escapes."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _cells(row: dict) -> list[str]:
-    flags = (
-        ",".join(
-            f for f, on in (("pinned", row["pinned"]), ("indexed", row["indexed"]), ("archived", row["archived"])) if on
-        )
-        or "-"
-    )
-    return [
-        row["id"],
-        row["title"],
-        row["type"],
-        f"{row['importance']:g}",
-        flags,
-        " ".join("#" + t for t in row["tags"]),
-    ]
+    flags = ",".join(f for f in ("pinned", "indexed", "archived") if row[f]) or "-"
+    tags = " ".join("#" + t for t in row["tags"])
+    return [row["id"], row["title"], row["type"], f"{row['importance']:g}", flags, tags]
 
 
 def format_listing(rows: list, fmt: str, header: bool = True) -> str:
