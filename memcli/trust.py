@@ -1,11 +1,7 @@
-"""What the user decided, kept outside every root: which memcli.yaml may run the commands it
-names (`memcli trust`), and which roots the agent hook may use (`memcli hook allow`).
-
-Nothing that arrives with a root — a clone, a folder an event names, an imported file — can
-write here: the records live in the user's state folder, `$XDG_STATE_HOME/memcli/` (else
-`~/.local/state/memcli/`), keyed by the root's real path. The same rule as git's own: a
-repository's `.git/config` is never cloned, so a repository cannot configure itself.
-"""
+"""What the user decided, kept outside every root (in the user's state folder, keyed by the root's
+real path, so nothing that arrives with a root can write it, as git never clones `.git/config`):
+which memcli.yaml may run the commands it names (`memcli trust`), and which roots the agent hook
+may use (`memcli hook allow`)."""
 
 from __future__ import annotations
 
@@ -70,12 +66,6 @@ def _trust_file(root: str | os.PathLike) -> Path:
 def _record(root: str | os.PathLike) -> dict:
     data = _read_json(_trust_file(root))
     return data if data.get("root") == real(root) else {}
-
-
-def trusted_digest(root: str | os.PathLike) -> str | None:
-    """The SHA-256 of the memcli.yaml the user trusted for this root, or None."""
-    value = _record(root).get("sha256")
-    return value if isinstance(value, str) else None
 
 
 def record_trust(root: str | os.PathLike, sha256: str, now: str, files: dict | None = None) -> Path:
@@ -198,50 +188,17 @@ def hook_roots() -> list[str]:
 
 def allow_hook_root(root: str | os.PathLike) -> bool:
     """Let the hook use this root; False when it already could."""
-    roots = hook_roots()
-    key = real(root)
-    if key in roots:
-        return False
-    _write_json(_hook_file(), {"version": 1, "roots": roots + [key]})
-    return True
+    return _hook_root(root, allow=True)
 
 
 def deny_hook_root(root: str | os.PathLike) -> bool:
     """Stop the hook from using this root; False when it was not allowed."""
-    roots = hook_roots()
-    key = real(root)
-    if key not in roots:
+    return _hook_root(root, allow=False)
+
+
+def _hook_root(root: str | os.PathLike, allow: bool) -> bool:
+    roots, key = hook_roots(), real(root)
+    if (key in roots) == allow:
         return False
-    _write_json(_hook_file(), {"version": 1, "roots": [r for r in roots if r != key]})
+    _write_json(_hook_file(), {"version": 1, "roots": roots + [key] if allow else [r for r in roots if r != key]})
     return True
-
-
-# ---------------------------------------------------------------- what git brought
-
-
-def in_work_tree(root: Path) -> bool:
-    """Whether a `.git` sits in root or above it (no subprocess)."""
-    p = Path(real(root))
-    return any((d / ".git").exists() for d in (p, *p.parents))
-
-
-def tracked(root: Path, rel: str) -> bool:
-    """Whether git tracks root/rel: a file that came with the repository is someone else's. Asks
-    git only inside a work tree; when git cannot answer, the file counts as tracked."""
-    if not in_work_tree(root):
-        return False
-    import subprocess
-
-    try:
-        p = subprocess.run(
-            ["git", "ls-files", "--error-unmatch", "--", rel],
-            cwd=real(root),
-            capture_output=True,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return True
-    if p.returncode == 0:
-        return True
-    return b"did not match" not in p.stderr and b"not a git repository" not in p.stderr
