@@ -151,6 +151,9 @@ class Config(Value):
             return self.values[key]
         return SCHEMA[key][0]
 
+    def get(self, key: str, default=None):
+        return self[key] if key in SCHEMA else default
+
     def seconds(self, key: str) -> float:
         return parse_duration(self[key], key)
 
@@ -223,25 +226,24 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
     return value
 
 
+def front_end_value(settings, key: str, door: str):
+    """What settings (a dict, or a Config) say of write.gate, write.pii or write.pii_captured for
+    one front end: write.gate.DOOR, else the mapping's entry for it or its default, else the one
+    value; None when they say nothing."""
+    value = settings.get(f"{key}.{door}") or settings.get(key)
+    return (value.get(door) or value.get("default")) if isinstance(value, dict) else value
+
+
 def write_gate(config: "Config", front_end: str) -> str:
     """direct or inbox: where a write through this front end (cli, mcp, hook) lands."""
-    own = config[f"write.gate.{front_end}"]
-    if own:
-        return own
-    gate = config["write.gate"]
-    if isinstance(gate, dict):
-        return gate.get(front_end) or gate.get("default") or "direct"
-    return gate
+    return front_end_value(config, "write.gate", front_end) or "direct"
 
 
 def pii_policy(config: "Config", door: str = "api", captured: bool = False) -> str:
     """The personal-data policy for a front end: `write.pii` for deliberate writes, `write.pii_captured`
-    for text captured on its own (session turns, hook prompts, episodes, reflection proposals). Each
-    key is a policy, or a mapping of front end -> policy (a front end it does not name gets the default)."""
-    value = config["write.pii_captured" if captured else "write.pii"]
-    if isinstance(value, dict):
-        return value.get(door, PII_DEFAULTS[captured])
-    return value
+    for text captured on its own (session turns, hook prompts, episodes, reflection proposals)."""
+    key = "write.pii_captured" if captured else "write.pii"
+    return front_end_value(config, key, door) or PII_DEFAULTS[captured]
 
 
 def pii_problem(value) -> str | None:
