@@ -1,20 +1,7 @@
-"""The client side of the resident path: where a root's `memcli serve` listens, who may answer,
-and one exchange with it (docs/serve.md is the protocol's page).
-
-The client offers a command line to the server of its root, which parses it, runs it with the
-client's values and hands back what it wrote and its exit code; when no server answers, or it
-declines, the client runs the command itself. Besides this module the client imports
-``memcli.roots`` (which root) and ``memcli.xdg`` (where the sockets are), and ``socket`` once a
-socket is there.
-
-Where: one socket per root, in a folder only this user can enter: ``$XDG_RUNTIME_DIR/memcli/``,
-else ``memcli-<uid>/`` in the temp folder (``$TMPDIR``, else ``/tmp``; there too when the first
-path is too long for a socket); a lock file beside it keeps one server per root. Who: the client
-uses a socket only when its folder and the socket are this user's, no one else may enter the
-folder, and (on Linux) the process answering runs as this user (SO_PEERCRED); the server answers
-only peers of its own user. Requests of the semantic step are one frame ``["json", request]``
-answered by ``["json", answer]`` (``memcli.search.remote``).
-"""
+"""The client side of the resident path (docs/serve.md is the protocol's page): which socket a
+root's `memcli serve` listens on, who may answer (a folder and a socket of this user's, and on
+Linux a peer of this user's), the frames, and one exchange. Besides this module the client imports
+``memcli.roots`` and ``memcli.xdg``, and ``socket`` once a socket is there."""
 
 from __future__ import annotations
 
@@ -38,12 +25,6 @@ SETTINGS = ("CLAUDE_CODE_SESSION_ID", *VARIABLES)
 # ---------------------------------------------------------------- where
 
 
-def runtime_folder() -> str:
-    """The folder of this user's sockets: $XDG_RUNTIME_DIR/memcli, else the temp folder's
-    memcli-<uid>."""
-    return runtime() or _temp_folder()
-
-
 def _temp_folder() -> str:
     tmp = os.environ.get("TMPDIR")
     return os.path.join(tmp if tmp and os.path.isabs(tmp) else "/tmp", f"memcli-{os.getuid()}")
@@ -57,7 +38,7 @@ def socket_path(root: str) -> str:
 
     real = os.fsencode(root)
     name = f"{zlib.crc32(real):08x}{zlib.adler32(real):08x}.sock"
-    path = os.path.join(runtime_folder(), name)
+    path = os.path.join(runtime() or _temp_folder(), name)
     if len(os.fsencode(path)) > _UNIX_PATH_MAX:
         path = os.path.join(_temp_folder(), name)
     return path
@@ -247,11 +228,7 @@ def offer(args: list) -> tuple[int | None, bytes | None]:
             pack(*(os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items())),
             pack(*map(os.fsencode, sys.path)),
         )
-        while True:
-            reply = receive(conn)
-            if not reply or reply[0] != b"need":
-                break
-            data = _answer(conn, reply, data)
+        reply, data = _reply(conn, data)
         if reply != [b"ready"]:  # declined (or gone) before the command acted: it runs here
             conn.close()
             return None, data
@@ -261,16 +238,21 @@ def offer(args: list) -> tuple[int | None, bytes | None]:
         return None, data
     try:
         conn.settimeout(None)  # committed: the command takes as long as it takes
-        while True:
-            answer = receive(conn)
-            if not answer or answer[0] != b"need":
-                break
-            data = _answer(conn, answer, data)
+        answer = _reply(conn, data)[0]
     except OSError:
         answer = None
     finally:
         conn.close()
     return _written(root, answer), None  # type: ignore[arg-type]
+
+
+def _reply(conn, data: bytes | None) -> tuple[list | None, bytes | None]:
+    """The server's next frame that is not a need, each need answered first; what stdin gave."""
+    while True:
+        reply = receive(conn)
+        if not reply or reply[0] != b"need":
+            return reply, data
+        data = _answer(conn, reply, data)
 
 
 def _answer(conn, need: list, data: bytes | None) -> bytes | None:
