@@ -13,7 +13,7 @@ from ..errors import UsageError
 from ..model import listed_ids
 from ..requests import RememberRequest, UpdateRequest
 from .boundary import Out, read_input
-from .complete import ids, tags
+from .complete import MemoryId, ids, tags
 from .progress import reporting
 from .typer_app import Json, app, memory, output, run, state, takes
 
@@ -110,9 +110,7 @@ def update(ctx: typer.Context, json_: Json = False, **options):
 @app.command()
 def show(
     ctx: typer.Context,
-    id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
-    ],
+    id_: MemoryId,
     json_: Json = False,
 ):
     """Print one memory.
@@ -171,9 +169,7 @@ def list_(
 @app.command()
 def edit(
     ctx: typer.Context,
-    id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
-    ],
+    id_: MemoryId,
     reuse: Annotated[
         Optional[bool],
         typer.Option("--reuse-draft/--new-draft", help="Go on with a draft an earlier edit left, or start anew."),
@@ -235,9 +231,7 @@ def edit(
 @app.command()
 def forget(
     ctx: typer.Context,
-    id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
-    ],
+    id_: MemoryId,
     purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Do not ask before --purge (needed when not on a terminal).")

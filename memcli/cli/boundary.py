@@ -1,18 +1,13 @@
-"""The one error boundary every command goes through, and what one run of a command line is given.
-
-A run is given a ``Call``: where it writes (``render.Output``), its stdin, the settings its
-environment gives (MEMCLI_ROOT, MEMCLI_SESSION, MEMCLI_SCOPE, CLAUDE_CODE_SESSION_ID) and its
-working folder, as values; a cold process gives its own, a `memcli serve` its client's
-(``memcli.serve``). ``execute`` runs a command's action, maps MemcliError to its exit code, and
-prints: the JSON envelope with --json, else warnings and errors on stderr and the human rendering.
-"""
+"""What one run of a command line is given (``Call``: its output, stdin, environment and working
+folder as values; a cold process gives its own, `memcli serve` its client's), and the one error
+boundary every command goes through (``execute``, and ``run_app`` for Click's own errors)."""
 
 from __future__ import annotations
 
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Optional
 
 from .. import render as r
 from ..errors import MemcliError
@@ -100,24 +95,21 @@ class State:
         return read_input(self.call, value, None, what)
 
 
+Human = Optional[Callable[[r.Output], None]]  # what prints a command's result for a person
+
+
 class Out:
     """What a command hands the boundary: data for --json, a human renderer, an exit code."""
 
     __slots__ = ("data", "human", "code", "warnings")
     data: Any  # what --json prints (a result's to_dict())
 
-    def __init__(
-        self,
-        data: object = None,
-        human: Callable[[r.Output], None] | None = None,
-        code: int = 0,
-        warnings: list | None = None,
-    ):
+    def __init__(self, data: object = None, human: Human = None, code: int = 0, warnings: list | None = None):
         self.data, self.human, self.code = data, human, code
         self.warnings = [] if warnings is None else warnings
 
     @classmethod
-    def of(cls, result, human: Callable[[r.Output], None] | None = None, code: int = 0, warnings=()) -> Out:
+    def of(cls, result, human: Human = None, code: int = 0, warnings=()) -> Out:
         """A library result (anything with to_dict() and warnings): its data, its warnings after any given."""
         return cls(result.to_dict(), human, code, [*warnings, *result.warnings])
 
@@ -161,27 +153,10 @@ def read_input(call: Call, text: str | None, file: str | None, what: str, limit:
     return text or ""
 
 
-# ---- Click's own errors (a missing argument, an unknown option or command, a value of the wrong
-# type) go through the same boundary as memcli's, so --json always gets an envelope and a pipe
-# always gets plain text ----
-
-
 def wants_json(args: list) -> bool:
     """--json anywhere before a `--`: decided from the words alone, since a usage error can stop
     the parse before the option is read."""
     return "--json" in (args[: args.index("--")] if "--" in args else args)
-
-
-def _click():
-    """Click's exception classes, reached through Typer (which ships it)."""
-    import typer.core
-
-    return typer.core.click.exceptions
-
-
-def _command_words(ctx) -> str:
-    """'remember', 'index rebuild' or '' (the top level) for the context an error was raised in."""
-    return " ".join(ctx.command_path.split()[1:]) if ctx is not None else ""
 
 
 HOOK = "hook claude-code"  # a usage error of the agent hook exits 1: Claude Code blocks a prompt on 2
@@ -197,10 +172,12 @@ def _hook_line(words: str, args: list) -> bool:
 
 
 def run_app(cmd, args: list, call: Call) -> int:
-    """Run the Typer app's Click command on args for a call; its usage errors become one error on
-    stderr (one envelope on stdout with --json) and exit 2. A server's call gets no help option:
-    -h and --help are then usage errors, which the server declines (the client prints the help)."""
-    exc = _click()
+    """Run the Typer app's Click command on args for a call; Click's own errors (a missing argument,
+    an unknown option) become one error on stderr (one envelope on stdout with --json), exit 2. A
+    server's call gets no help option: -h and --help are then usage errors, which it declines."""
+    import typer.core
+
+    exc = typer.core.click.exceptions  # Click's, as Typer ships it
     as_json = call.json = wants_json(args)
     o = call.out
     # With --json (or in a server) a group called without a command says so in the envelope
@@ -214,7 +191,7 @@ def run_app(cmd, args: list, call: Call) -> int:
     except exc.UsageError as e:
         if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
             return e.exit_code
-        words = _command_words(e.ctx)
+        words = " ".join(e.ctx.command_path.split()[1:]) if e.ctx is not None else ""  # 'index rebuild'
         message = e.format_message()
         if _hook_line(words, args):  # one line, exit 1, whatever was wrong
             if as_json:

@@ -8,6 +8,8 @@ or raises.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 
@@ -41,3 +43,6 @@ def layers(incomplete: str) -> list:
 
 
 COMPLETIONS = {"ids": ids, "tags": tags, "layers": layers}
+MemoryId = Annotated[
+    str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
+]

@@ -8,15 +8,13 @@ import typer
 
 from .typer_app import Json, app, memory, run
 from .boundary import Out
-from .complete import ids
+from .complete import MemoryId
 
 
 @app.command()
 def outcome(
     ctx: typer.Context,
-    id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
-    ],
+    id_: MemoryId,
     result: Annotated[str, typer.Argument(metavar="success|failure", help="Did it work?")],
     note: Annotated[Optional[str], typer.Option("--note", "-n", help="What happened, in one line.")] = None,
     json_: Json = False,
