@@ -1,18 +1,9 @@
-"""What a `memcli mcp` tool answers.
-
-A tool's data goes out twice: as structured content and as text. Clients differ in which one the
-model sees — Claude Code and Codex hand it only the structured content, Gemini CLI only the text
-(the MCP Inspector shows both) — so what the model must read beside memory text travels in both:
-the note that recalled text is data, not instructions; the memories flagged as trying to instruct
-the agent; warnings. In the structured content they lead, under one key:
-
-    {"memcli": {"note": "...", "injection": {"id": ["instruction override"]}, "warnings": ["..."]}, ...data}
-
-and in the text they are `memcli: ...` lines before the JSON. Messages name tool arguments, not
-the command line's flags: `--expires` reads `expires`, `` `memcli update X --append ...` `` reads
-`update(id="X", append=...)`.
-
-Needs the `mcp` extra.
+"""What a `memcli mcp` tool answers. Its data goes out twice, as structured content and as text,
+since clients differ in which one the model sees (Claude Code and Codex: the structured content;
+Gemini CLI: the text). So what the model must read beside memory text (the data note, the flagged
+ids, warnings) travels in both: first under the structured content's "memcli" key, and as
+`memcli: ...` lines before the JSON. Messages name tool arguments, not the command line's flags
+(`--expires` reads `expires`; `memcli update X --append ...` reads `update(id="X", append=...)`).
 """
 
 from __future__ import annotations
@@ -32,15 +23,7 @@ KEY = "memcli"  # the structured content's key for the note, the injection flags
 ARGUMENTS: dict[str, tuple[str, ...]] = {}
 
 # Command-line words whose tool argument has another name; None: the tool has no such argument.
-_FLAG_ARGUMENT = {
-    "tag": "tags",
-    "untag": "untags",
-    "alias": "aliases",
-    "summary": "summary",
-    "pin": "pinned",
-    "unpin": "pinned",
-    "yes": None,
-}
+_FLAG_ARGUMENT = {"tag": "tags", "untag": "untags", "alias": "aliases", "pin": "pinned", "unpin": "pinned", "yes": None}
 _FLAG_VALUE = {"pin": "true", "unpin": "false"}
 _COMMAND_TOOL = {
     "show": "get",
@@ -58,12 +41,7 @@ def injection_flags(items: dict) -> dict:
     """id -> the injection kinds found in that memory's text (only the flagged ones)."""
     from .safety.scanner import injection_kinds
 
-    out = {}
-    for key, text in items.items():
-        kinds = injection_kinds(text)
-        if kinds:
-            out[key] = kinds
-    return out
+    return {key: kinds for key, text in items.items() if (kinds := injection_kinds(text))}
 
 
 def _tool_call(command: str) -> str | None:

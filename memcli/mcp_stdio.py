@@ -1,16 +1,8 @@
-"""`memcli mcp`'s stdio transport: one JSON-RPC message a line on stdin and on stdout.
-
-It keeps two promises the SDK's own stdio transport does not:
-
-- Ctrl-C (SIGINT) stops the server at once, even while the client keeps stdin open: stdin is read
-  on a daemon thread, so no blocked read holds the process (the SDK reads it on a worker thread
-  that cancellation has to wait for);
-- when the client closes stdin, the requests already received are still answered before the
-  server stops (for up to DRAIN seconds), instead of being cancelled with the connection.
-
-While it serves, fd 0 reads the null device and fd 1 writes to stderr, so nothing a tool or a
-child process prints can corrupt the wire.
-"""
+"""`memcli mcp`'s stdio transport: one JSON-RPC message a line. Unlike the SDK's own, Ctrl-C stops
+it at once even while the client keeps stdin open (stdin is read on a daemon thread), and when
+the client closes stdin the requests received are still answered (for up to DRAIN seconds).
+While it serves, fd 0 reads the null device and fd 1 writes to stderr: nothing a tool or a child
+prints can corrupt the wire."""
 
 from __future__ import annotations
 
