@@ -1,13 +1,6 @@
-"""`Memory`: the library's one front door, a thin facade over the use cases (``memcli.usecases``)
-and the repository of the root (``store.Root``).
-
-Every method makes one use-case call and returns its typed result: a Detail, a WriteResult, a
-Recall, a Listing, a heartbeat Report or Repair, or a Result (a dict of data with its warnings
-apart). Each has ``to_dict()`` (what `--json` prints as data) and ``warnings``. Nothing here
-prints or exits; the environment and the working folder that find a root are given, or the
-process's own. ``recall``, ``remember`` and ``update`` take the fields of their request
-(``memcli.requests``) as keywords: their signatures are made from it.
-"""
+"""`Memory`: the library's one front door, a thin facade over the use cases. Every method makes one
+use-case call and returns its typed result (with ``to_dict()``, what `--json` prints, and
+``warnings``); ``recall``, ``remember`` and ``update`` take their request's fields as keywords."""
 
 from __future__ import annotations
 

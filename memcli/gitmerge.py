@@ -1,8 +1,4 @@
-"""`python -I -m memcli.gitmerge index|detail|episode %O %A %B [%L] %P`: the git merge drivers'
-entry point. git starts one process per merged file, so this reads its arguments without the
-command line's framework, calls the merge (``Memory.merge_file``) and
-says what git and a person need on stderr; `memcli merge ...` runs the same.
-"""
+"""The git merge drivers' entry point (`memcli merge ...` runs the same)."""
 
 from __future__ import annotations
 

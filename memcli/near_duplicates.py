@@ -1,9 +1,6 @@
-"""The near-duplicate rule, shared by heartbeat's audit and remember's warning: two memories whose
-title and summary (``compared``) reach a rapidfuzz ratio of DUPLICATE_RATIO and carry the same
-numbers and one-letter words ("release 2026-12" and "release 2027-01" are different memories); or
-with the same title, or one summary holding the other whole (``same_memory``), in any language.
-``lengths_allow`` is the prefilter both apply before the ratio (texts too short, or of lengths too
-far apart, cannot reach it)."""
+"""The near-duplicate rule of heartbeat's audit and remember's warning: title and summary reaching
+a rapidfuzz ratio of DUPLICATE_RATIO with the same numbers and one-letter words, or the same
+title, or one summary holding the other whole (``same_memory``)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""The names of a memory root's files and the rules on them that need no file: ids, the
-relative paths of details, episodes and state, and what kind of file a path names.
-
-    MEMORY.md            the index            memcli.yaml         the configuration
-    memory/<id>.md       detail files         memory/archive/     expired memories, kept
-    memory/episodes/     the episode log      .memcli/            state and caches (not committed)
-
-Pure string rules, below every layer (``model`` builds an entry's link with ``detail_rel``);
-``store.layout`` adds what reads the folders (scans, fingerprints) and re-exports these names.
-"""
+"""The names of a memory root's files and the rules on them that need no file: ids, the relative
+paths of details, episodes and state, and what kind of file a path names. Pure string rules, below
+every layer; ``store.layout`` adds what reads the folders and re-exports these names."""
 
 from __future__ import annotations
 
@@ -174,11 +167,7 @@ def kind_of(rel: str) -> str | None:
         or any(p.startswith(".") for p in parts)
     ):
         return None
-    folder = "/".join(parts[:-1])
-    for sub, kind in FOLDERS:
-        if folder == sub:
-            return kind
-    return OTHER
+    return dict(FOLDERS).get("/".join(parts[:-1]), OTHER)
 
 
 def is_temp(name: str) -> bool:
