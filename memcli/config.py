@@ -1,10 +1,6 @@
 """The settings: every key of memcli.yaml with its default and kind (``SCHEMA``), their values
-(``Config``), the reading and checking of one configuration file, MEMCLI_* variables, and the
-root's folder.
-
-Which file's value holds for a setting that protects the user (a committed memcli.yaml only
-tightens) is decided by ``settings_guard``, whose ``load_config`` reads a root's settings.
-"""
+(``Config``), one configuration file read and checked, the names the environment gives. Which
+file's value holds for a setting that protects the user is ``settings_guard``'s."""
 
 from __future__ import annotations
 
@@ -15,64 +11,17 @@ from .dates import parse_duration
 from .errors import ConfigError, NotARootError
 from .model import Value
 
-EXPLICIT_SIGNALS = [
-    "上次",
-    "之前",
-    "以前",
-    "昨天",
-    "前天",
-    "上周",
-    "继续",
-    "还记得",
-    "记得吗",
-    "记不记得",
-    "我们说过",
-    "我说过",
-    "刚才",
-    "老样子",
-    "照旧",
-    "像上次",
-    "last time",
-    "remember",
-    "previously",
-    "earlier",
-    "yesterday",
-    "last week",
-    "as before",
-    "we discussed",
-    "i told you",
-    "i mentioned",
-    "recall",
-    "continue",
-    "pick up where",
-    "again",
+EXPLICIT_SIGNALS = [  # a message that refers to earlier work
+    *("上次", "之前", "以前", "昨天", "前天", "上周", "继续", "还记得", "记得吗", "记不记得"),
+    *("我们说过", "我说过", "刚才", "老样子", "照旧", "像上次"),
+    *("last time", "remember", "previously", "earlier", "yesterday", "last week", "as before"),
+    *("we discussed", "i told you", "i mentioned", "recall", "continue", "pick up where", "again"),
 ]
-IMPLICIT_SIGNALS = [
-    "那个",
-    "这个方案",
-    "那个方案",
-    "第一个",
-    "第二个",
-    "第三个",
-    "换成",
-    "改成",
-    "还是用",
-    "同样的",
-    "一样的",
-    "老地方",
-    "那边",
-    "按之前",
-    "that one",
-    "the other one",
-    "instead",
-    "same as",
-    "the first one",
-    "the second one",
-    "the usual",
-    "like before",
-    "switch to",
-    "go with",
-    "as usual",
+IMPLICIT_SIGNALS = [  # a message that points at something it does not name
+    *("那个", "这个方案", "那个方案", "第一个", "第二个", "第三个", "换成", "改成", "还是用", "同样的", "一样的"),
+    *("老地方", "那边", "按之前"),
+    *("that one", "the other one", "instead", "same as", "the first one", "the second one", "the usual"),
+    *("like before", "switch to", "go with", "as usual"),
 ]
 
 # key -> (default, kind). Kinds: int, float, str, choice:a|b, duration, list, cmd.
