@@ -62,36 +62,26 @@ def _tool_call(command: str) -> str | None:
     if params is None:
         return None
     args: list[tuple[str, str]] = []
-    positional = iter(params)
-    i = 0
-    while i < len(rest):
-        w = rest[i]
+    positional, left = iter(params), iter(rest)
+    for w in left:
         if w.startswith("--"):
             flag = w[2:]
             name = _FLAG_ARGUMENT.get(flag, flag.replace("-", "_"))
-            if flag in _FLAG_ARGUMENT and name is None:
-                i += 1
+            if name is None:  # a flag the tool does without (--yes)
                 continue
-            if name not in params:
-                return None
-            if flag in _FLAG_VALUE:
-                args.append((name, _FLAG_VALUE[flag]))
-                i += 1
-                continue
-            if i + 1 >= len(rest):
-                return None
-            value = rest[i + 1]
-            args.append((name, value if value == "..." else json.dumps(value, ensure_ascii=False)))
-            i += 2
-            continue
-        if w.startswith("-"):
+            value = _FLAG_VALUE.get(flag) or _quoted(next(left, None))
+        elif not w.startswith("-"):
+            name, value = next(positional, None), _quoted(w)
+        else:
             return None
-        name = next(positional, None)
-        if name is None:
+        if name not in params or value is None:
             return None
-        args.append((name, w if w == "..." else json.dumps(w, ensure_ascii=False)))
-        i += 1
+        args.append((name, value))
     return f"{tool}(" + ", ".join(f"{k}={v}" for k, v in args) + ")"
+
+
+def _quoted(word: str | None) -> str | None:
+    return word if word in (None, "...") else json.dumps(word, ensure_ascii=False)
 
 
 def tool_words(text: str) -> str:
