@@ -99,12 +99,7 @@ def clean_tag(tag: object) -> str:
 
 
 def clean_tags(tags) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for t in tags or ():
-        c = clean_tag(t)
-        if c:
-            seen.setdefault(c, None)
-    return tuple(seen)
+    return tuple(dict.fromkeys(c for c in map(clean_tag, tags or ()) if c))
 
 
 class Value:
@@ -422,6 +417,9 @@ class WriteResult(Value):
         return {f: getattr(self, f) for f in self.FIELDS if f != "warnings"}
 
 
+LISTED = ("id", "title", "summary", "type", "importance", "pinned", "tags", "updated", "path")  # a listing's row
+
+
 class Listing(Value):
     """Memories in index order, the files that could not be read, and the ids MEMORY.md lists."""
 
@@ -438,20 +436,10 @@ class Listing(Value):
         self.warnings = [] if warnings is None else warnings
 
     def to_dict(self) -> dict:
-        rows = [
-            {
-                "id": d.id,
-                "title": d.title,
-                "summary": d.summary,
-                "type": d.type,
-                "importance": d.importance,
-                "pinned": d.pinned,
-                "tags": list(d.tags),
-                "updated": d.updated,
-                "path": d.path,
-                "indexed": d.id in self.indexed and "/archive/" not in d.path,
-                "archived": "/archive/" in d.path,
-            }
-            for d in self.details
-        ]
+        rows = []
+        for d in self.details:
+            archived = "/archive/" in d.path
+            row = {k: getattr(d, k) for k in LISTED}
+            row.update(tags=list(d.tags), indexed=d.id in self.indexed and not archived, archived=archived)
+            rows.append(row)
         return {"memories": rows, "problems": [str(p) for p in self.problems]}
