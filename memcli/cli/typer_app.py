@@ -213,6 +213,14 @@ def run(ctx: typer.Context, command: str, json_flag: bool, action: Callable[[], 
         raise typer.Exit(code)
 
 
+def root_of(ctx: typer.Context, path: str | None = None):
+    """The root a command acts on: ``path``, else --root, else as the caller's environment finds it."""
+    from ..config import find_root
+
+    st = state(ctx)
+    return find_root(path or st.root, st.call.env, st.call.cwd)
+
+
 def _root(st: State) -> str | None:
     from ..roots import find
 
