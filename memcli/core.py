@@ -31,9 +31,8 @@ class Memory:
 
     @contextmanager
     def reporting(self, callback):
-        """While the block runs, long work (index rebuild, heartbeat and its repairs, the first details
-        search, embedding builds, stats, import, export, rename) reports callback(what, done, total)
-        as it goes (see ``memcli.progress``); None reports to no one."""
+        """While the block runs, long work (index rebuild, heartbeat, the first details search, stats,
+        import, export, rename) reports callback(what, done, total) as it goes; None: to no one."""
         from .progress import using
 
         with using(callback):
@@ -149,21 +148,16 @@ class Memory:
 
     # ---------- writing ----------
     def remember(self, title: str, summary: str = "", **options) -> WriteResult:
-        """Write a new detail file and its index line (demoting the lowest entry when full).
-
-        A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
-        importance, pinned, expires, source and any other key); arguments given here win. type and
-        importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
+        """Write a new detail file and its index line (demoting the lowest entry when full). A body
+        that starts with its own frontmatter gives its keys; arguments given here win."""
         from .requests import RememberRequest
         from .usecases.write import remember_request
 
         return remember_request(self.store, RememberRequest(title, summary, **options))
 
     def update(self, memory_id: str, **changes) -> WriteResult:
-        """Change a memory; a replaced title or summary is kept under a dated ## History section.
-
-        Only the frontmatter keys that change are rewritten: comments and the layout of the
-        other keys stay as they were. Nothing to change gives the action "unchanged"."""
+        """Change a memory; a replaced title or summary is kept under a dated ## History section. Only
+        the keys that change are rewritten; nothing to change gives the action "unchanged"."""
         from .requests import UpdateRequest
         from .usecases.write import update_request
 
@@ -229,11 +223,9 @@ class Memory:
     # ---------- the cascade ----------
     def recall(self, query: str, **options):
         """Session, then scope, then the index, then the details: a Recall with hits and a trace.
-        type and min_success keep only memories of that type whose smoothed success rate reaches it;
-        inbox: the proposals waiting for review are searched too, their hits listed after the rest;
-        ``also``: other phrasings of the question (a translation, a paraphrase), fused by rank.
-        A question asked gets the candidates that relate to it when nothing answers it (weak);
-        ``strict``: only hits to act on, for memory put into a prompt unasked (``policy`` in the result)."""
+        ``also``: other phrasings, fused by rank; ``inbox``: proposals too, listed last; ``type``,
+        ``min_success``: only memories of that type whose smoothed success rate reaches it; when
+        nothing answers, the candidates that relate come back weak, unless ``strict``."""
         from .requests import RecallRequest
 
         return self.recall_request(RecallRequest(query, **options))
@@ -433,9 +425,8 @@ class Memory:
         return merge_file(kind, base, ours, theirs, marker, path)
 
     def reconcile_index(self) -> bool:
-        """Bring MEMORY.md in line with the detail files, as after a git merge: conflict markers
-        settled as both sides, each memory listed once, lines to missing files dropped, the rest
-        ranked and demoted to fit. Deterministic. Returns whether the file changed."""
+        """Bring MEMORY.md in line with the detail files, as after a git merge (markers settled as
+        both sides, each memory once, lines to missing files dropped); whether the file changed."""
         from .usecases.git import reconcile_index
 
         return reconcile_index(self.store)
