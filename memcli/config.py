@@ -209,10 +209,6 @@ def pii_problem(value) -> str | None:
     return f"one of {', '.join(PII_POLICIES)}, or a mapping of front ends ({', '.join(PII_DOORS)}) to policies"
 
 
-def _is_blank_yaml(text: str) -> bool:
-    return all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines())
-
-
 def read_file(path: Path, shown: str) -> dict:
     """The checked key -> value pairs of one configuration file; {} when it is missing or blank."""
     try:
@@ -221,8 +217,8 @@ def read_file(path: Path, shown: str) -> dict:
         return {}
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{shown}: cannot read it ({e.__class__.__name__}: {e})")
-    if _is_blank_yaml(text):
-        return {}
+    if all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()):
+        return {}  # blank: no YAML parser loaded for it
     import yaml
 
     try:
@@ -263,8 +259,7 @@ def user_config_path() -> Path:
 
 def env(name: str) -> str | None:
     """A MEMCLI_* variable; empty counts as unset."""
-    value = os.environ.get(name)
-    return value if value else None
+    return os.environ.get(name) or None
 
 
 def find_root(explicit: str | os.PathLike | None = None, env=None, cwd: str | None = None) -> Path:

@@ -73,10 +73,8 @@ def expired(expires, today: str | None = None) -> bool:
 
 def parse_duration(value: object, key: str = "duration") -> float:
     """'10s', '90d', '1.5h', 30 -> seconds; ConfigError naming key otherwise."""
-    if isinstance(value, bool):
-        raise ConfigError(f"{key}: expected a duration like 10s, 90d, got {value!r}")
     if isinstance(value, (int, float)):
-        if not 0 <= value < float("inf"):
+        if isinstance(value, bool) or not 0 <= value < float("inf"):
             raise ConfigError(f"{key}: expected a duration like 10s, 90d, got {value!r}")
         return float(value)
     m = _DURATION.match(str(value))
