@@ -159,9 +159,6 @@ class MemoryServer(MCPServer):
         await serve(self._lowlevel_server)
 
 
-# ---------------------------------------------------------------- the tools: each one call into Memory
-
-
 def takes(request):
     """A tool taking a request's fields offered to MCP (``memcli.requests``), each by its tool name,
     with its description and bounds, declared there once."""

@@ -103,9 +103,6 @@ def _longest_increasing(pairs: list) -> list:
     return out[::-1]
 
 
-# ---------------------------------------------------------------- regions
-
-
 def _sync_regions(base: list, a: list, b: list) -> list:
     """(base start, base end, a start, a end, b start, b end) of each stretch all three share."""
     ia = ib = 0

@@ -365,9 +365,6 @@ class LayerTrace(Value):
         return {**self.asdict(), "ms": round(self.ms, 2)}
 
 
-# ---------------------------------------------------------------- results
-
-
 class Result(dict):
     """What an operation returns: its data (what `--json` prints as ``data``) and, apart from it,
     the warnings a front end shows on stderr or in the envelope's ``warnings``. Read it as the

@@ -41,8 +41,6 @@ DETAIL, ARCHIVED, EPISODE, PROPOSAL, OTHER = "detail", "archive", "episode", "pr
 FOLDERS = ((MEMORY, DETAIL), (ARCHIVE, ARCHIVED), (EPISODES, EPISODE), (INBOX, PROPOSAL), (INBOX_ARCHIVE, PROPOSAL))
 
 
-# ---------------------------------------------------------------- ids: the names of memory files
-
 MAX_ID = 80
 _ID_RE = re.compile(r"[^\W_][\w.-]*")
 _SLUG_DROP = re.compile(r"[^\w]+")
@@ -97,9 +95,6 @@ def valid_id(memory_id: str) -> bool:
     except (UnsafePathError, UsageError):
         return False
     return True
-
-
-# ---------------------------------------------------------------- relative paths and kinds
 
 
 def detail_rel(memory_id: str, archived: bool = False) -> str:

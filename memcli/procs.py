@@ -46,8 +46,6 @@ def spawn_detached(args: list[str], cwd: str | os.PathLike | None = None):
     )
 
 
-# ---------------------------------------------------------------- worker pools
-
 _LOCK = threading.RLock()
 
 

@@ -93,9 +93,6 @@ def _esc(text: str) -> str:
     return escape(safe(text))
 
 
-# ---------- per-command human output ----------
-
-
 def write_result(o: Output, data: dict) -> None:
     """remember / update / forget / edit: the id on stdout, the rest on stderr."""
     if o.tty():
@@ -271,8 +268,6 @@ def _first_lines(body: str | None, hit: dict, lines: int = 12) -> str:
     return head
 
 
-# ---------- heartbeat and watch ----------
-
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 _COLLAPSE = 12  # on a terminal, more info findings of one code than this are summarised
 
@@ -379,8 +374,6 @@ def watch_event(o: Output, event: dict, as_json: bool) -> None:
     o.stdout.flush()
     o.stderr.flush()
 
-
-# ---------------------------------------------------------------- list and export formats
 
 LIST_COLUMNS = ("id", "title", "type", "importance", "flags", "tags")
 LIST_FORMATS = ("json", "tsv", "md")

@@ -22,9 +22,6 @@ PER_TURN = ("recall", "should-recall", "context", "session add", "scope set", "r
 SETTINGS = ("CLAUDE_CODE_SESSION_ID", *VARIABLES)
 
 
-# ---------------------------------------------------------------- where
-
-
 def _temp_folder() -> str:
     tmp = os.environ.get("TMPDIR")
     return os.path.join(tmp if tmp and os.path.isabs(tmp) else "/tmp", f"memcli-{os.getuid()}")
@@ -88,9 +85,6 @@ def peer_uid(conn) -> int | None:
     return int.from_bytes(cred[4:8], sys.byteorder)
 
 
-# ---------------------------------------------------------------- frames
-
-
 def pack(*fields: bytes) -> bytes:
     """Fields as one byte string: each one its length in decimal, a colon, its bytes."""
     return b"".join(b"%d:%b" % (len(f), f) for f in fields)
@@ -135,9 +129,6 @@ def receive(conn) -> list[bytes] | None:
         return None
     body = _exactly(conn, int(head))
     return None if body is None else unpack(body)
-
-
-# ---------------------------------------------------------------- the client
 
 
 def stamp() -> bytes:

@@ -102,7 +102,6 @@ class Resident:
         self._prepare: float | None = None  # when a prepare is due
         self._asked = False  # a client has been served: the details layer's files are worth preparing
 
-    # ---------------------------------------------------------------- start and stop
     def lock(self) -> None:
         """Take this root's server lock (one server per root); RuntimeError when another has it."""
         import fcntl
@@ -252,7 +251,6 @@ class Resident:
         finally:
             self.close(sock)
 
-    # ---------------------------------------------------------------- one connection
     def _connection(self, conn) -> None:
         try:
             uid = resident.peer_uid(conn)

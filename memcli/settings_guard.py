@@ -95,8 +95,6 @@ def resolve(guard, own, committed, default, trusted):
     return default, True
 
 
-# ---------------------------------------------------------------- the gate: a root's settings read under the rule
-
 LEGACY_TRUST_FILE = ".memcli/trusted"  # where older versions kept trust, inside the root: never read
 EXECUTING_KEYS = tuple(k for k, guard in GUARDS.items() if guard == COMMAND)
 OUTBOUND_KEYS = tuple(k for k, guard in GUARDS.items() if guard == OUTBOUND)

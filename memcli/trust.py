@@ -56,9 +56,6 @@ def _read_json(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-# ---------------------------------------------------------------- trust of a root's memcli.yaml
-
-
 def _trust_file(root: str | os.PathLike) -> Path:
     return state_home() / TRUST_DIR / (hashlib.sha256(os.fsencode(real(root))).hexdigest()[:32] + ".json")
 
@@ -171,9 +168,6 @@ def named_files(root: str | os.PathLike, commands: list) -> dict:
             if out[word] == "folder":
                 raise ValueError(f"'{word}' (a folder: what runs from it cannot be recorded)")
     return out
-
-
-# ---------------------------------------------------------------- roots the agent hook may use
 
 
 def _hook_file() -> Path:

@@ -21,9 +21,6 @@ index_app = typer.Typer(help="Regenerate or verify MEMORY.md.\n\nExample: memcli
 app.add_typer(index_app, name="index")
 
 
-# ---------------------------------------------------------------- commands
-
-
 @app.command()
 def init(
     ctx: typer.Context,
