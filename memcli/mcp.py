@@ -63,7 +63,6 @@ INDEX: dict[str, Any] = {  # MEMORY.md as a resource
 # not refused. Gemini CLI (0.61) offers its model `wait_for_previous`, a scheduling hint of its own.
 CLIENT_ARGUMENTS = {"wait_for_previous"}
 RESOURCE_NOT_FOUND = -32002  # the resources spec's code up to protocol 2025-11-25; 2026-07-28 uses -32602
-_ok = answer  # a tool's answer (mcp_result.answer)
 
 # Tools that change no memory (recall appends to the trace log, which only counts reads).
 READ_ONLY = set("recall should_recall context get list scope_get scope_check heartbeat inbox reflect_material".split())
@@ -200,13 +199,13 @@ def recall(m: Memory, **args) -> CallToolResult:
     sess, sc = _names(args.pop("session", None), args.pop("scope", None))
     res = m.recall_request(RecallRequest.of(args, session=sess, scope=sc))
     data = res.to_dict()
-    return _ok(data, res.warnings, read={h["id"]: h for h in data["hits"]})  # every field handed over
+    return answer(data, res.warnings, read={h["id"]: h for h in data["hits"]})  # every field handed over
 
 
 def should_recall(m: Memory, text: Annotated[str, Field(description="The user's message.")]) -> CallToolResult:
     """Does this message need memory? kind is explicit (it refers to the past: "last time", "上次"),
     implicit (it names something memory knows), or none, with the signals found."""
-    return _ok(m.should_recall(text).to_dict())
+    return answer(m.should_recall(text).to_dict())
 
 
 def context(
@@ -220,7 +219,7 @@ def context(
     the index and the session, trimmed to a token budget. Memory text is fenced as data."""
     sess, sc = _names(session, scope)
     res = m.context(query, budget=budget, session=sess, scope=sc)
-    return _ok(res.to_dict(), res.warnings, text=res["text"], read={})
+    return answer(res.to_dict(), res.warnings, text=res["text"], read={})
 
 
 @takes(RememberRequest)
@@ -229,14 +228,14 @@ def remember(m: Memory, **args) -> CallToolResult:
     a one-line summary, tags, and aliases in the other language (Chinese/English) so it can be
     recalled across languages. Refused when the id exists (use update) or the text holds a secret."""
     res = m.gate("mcp").remember(RememberRequest.of(args))
-    return _ok(res.to_dict(), res.warnings)
+    return answer(res.to_dict(), res.warnings)
 
 
 @takes(UpdateRequest)
 def update(m: Memory, **args) -> CallToolResult:
     """Change a memory by exact id; a replaced title or summary is kept under a dated ## History."""
     res = m.gate("mcp").update(UpdateRequest.of(args))
-    return _ok(res.to_dict(), res.warnings)
+    return answer(res.to_dict(), res.warnings)
 
 
 def report_outcome(
@@ -252,20 +251,20 @@ def report_outcome(
     """Record that a procedure worked or failed after you followed it. Its success rate then ranks
     it among candidates for a task, and a procedure that keeps failing is reported by heartbeat."""
     res = m.outcome(id, result, note)
-    return _ok(res.to_dict(), res.warnings)
+    return answer(res.to_dict(), res.warnings)
 
 
 def forget(m: Memory, id: MemoryId) -> CallToolResult:
     """Forget a memory by exact id: its index line goes and its file moves to memory/archive/ (a person
     can bring it back with `memcli restore ID`)."""
     res = m.forget(id)
-    return _ok(res.to_dict(), res.warnings)
+    return answer(res.to_dict(), res.warnings)
 
 
 def get(m: Memory, id: MemoryId) -> CallToolResult:
     """One memory in full: frontmatter fields and body."""
     data = m.get(id).to_dict()
-    return _ok(data, read={data["id"]: data})  # every field it hands over is scanned
+    return answer(data, read={data["id"]: data})  # every field it hands over is scanned
 
 
 def list_(
@@ -276,7 +275,7 @@ def list_(
 ) -> CallToolResult:
     """Every memory in index order: id, title, summary, type, importance, tags, whether MEMORY.md lists it."""
     data = m.list(tag=tag, type=type, all=all).to_dict()
-    return _ok(data, read={r["id"]: r for r in data["memories"]})
+    return answer(data, read={r["id"]: r for r in data["memories"]})
 
 
 def session_add(
@@ -288,7 +287,7 @@ def session_add(
     """Record a conversation turn in the session; beyond session.max_rounds the oldest turns are
     folded into a summary and kept in the episode log."""
     res = m.session(_names(session, None)[0]).add(role, text)
-    return _ok(res.to_dict(), res.warnings)
+    return answer(res.to_dict(), res.warnings)
 
 
 def scope_set(
@@ -302,7 +301,7 @@ def scope_set(
     """Write a key in the task's shared scope. A key owned by another agent is refused (code collision)
     unless force is true."""
     res = m.scope(_names(None, scope)[1]).set(key, value, agent, force)
-    return _ok(res.to_dict(), res.warnings)
+    return answer(res.to_dict(), res.warnings)
 
 
 def scope_get(
@@ -310,17 +309,17 @@ def scope_get(
 ) -> CallToolResult:
     """Read one key of the task's scope: its value and the agent that wrote it (value null when unset)."""
     data = m.scope(_names(None, scope)[1]).get(key).to_dict()
-    return _ok(data, read={key: data})
+    return answer(data, read={key: data})
 
 
 def scope_check(m: Memory, scope: Scope = None) -> CallToolResult:
     """Collisions (an agent writing another agent's key) and keys written by several agents."""
-    return _ok(m.scope(_names(None, scope)[1]).check().to_dict())
+    return answer(m.scope(_names(None, scope)[1]).check().to_dict())
 
 
 def heartbeat(m: Memory) -> CallToolResult:
     """Audit the memory (read only): every finding with its code, severity, file, line and fix."""
-    return _ok(m.audit().to_dict())
+    return answer(m.audit().to_dict())
 
 
 def reflect_material(m: Memory) -> CallToolResult:
@@ -328,7 +327,7 @@ def reflect_material(m: Memory) -> CallToolResult:
     turns), the memories that exist, instructions, and a mark. Read it, then call propose once with
     the lasting lessons, decisions, preferences, facts and procedures you find, passing the mark."""
     data = m.reflect_material().to_dict()
-    return _ok(data, read={i["ref"]: i for i in data["items"]})
+    return answer(data, read={i["ref"]: i for i in data["items"]})
 
 
 def propose(
@@ -351,7 +350,7 @@ def propose(
     """Put proposed memories in the review inbox (memory/inbox/); a person accepts or rejects them. Each
     must name the turns it comes from; those turns are quoted as its evidence."""
     res = m.propose(proposals, mark)
-    return _ok(res.to_dict(), res.warnings)
+    return answer(res.to_dict(), res.warnings)
 
 
 def reflect(
@@ -364,7 +363,7 @@ def reflect(
 ) -> CallToolResult:
     """Run memcli's own reflection over the turns since the last one: proposals into memory/inbox/."""
     res = m.reflect(engine=engine, dry_run=dry_run)
-    return _ok(res.to_dict(), res.warnings)
+    return answer(res.to_dict(), res.warnings)
 
 
 def inbox(m: Memory) -> CallToolResult:
@@ -376,7 +375,7 @@ def inbox(m: Memory) -> CallToolResult:
         for p in items
     ]
     data = {"proposals": rows, "problems": [str(p) for p in problems]}
-    return _ok(data, read={r["id"]: [r, p.text] for r, p in zip(rows, items)})
+    return answer(data, read={r["id"]: [r, p.text] for r, p in zip(rows, items)})
 
 
 TOOLS = (

@@ -392,13 +392,13 @@ def _cells(row: dict) -> list[str]:
     return [row["id"], row["title"], row["type"], f"{row['importance']:g}", flags, tags]
 
 
-def format_listing(rows: list, fmt: str, header: bool = True) -> str:
+def format_listing(rows: list, fmt: str) -> str:
     """rows as json (one array), tsv (a header line, then one row a line) or md (a table)."""
     if fmt == "json":
         return json_text(rows, indent=1) + "\n"
     if fmt == "tsv":
         clean = [[re.sub(r"[\t\r\n]+", " ", c) for c in _cells(r)] for r in rows]
-        lines = (["\t".join(LIST_COLUMNS)] if header else []) + ["\t".join(c) for c in clean]
+        lines = ["\t".join(LIST_COLUMNS)] + ["\t".join(c) for c in clean]
         return "".join(ln + "\n" for ln in lines)
     if fmt == "md":
 
