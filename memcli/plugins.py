@@ -53,8 +53,7 @@ def installed(refresh: bool = False) -> list[dict]:
     ``refresh`` scans again and rewrites the cache."""
     global _found
     if refresh:
-        _found = None
-        _describe_all(_paths(), write=True)
+        _found = _describe_all(_paths())
     return [dict(p) for p in _plugins()]
 
 
@@ -79,7 +78,7 @@ def _plugins() -> list:
     if _found is None:
         paths = _paths()
         cached = _read_cache(paths)
-        _found = cached if cached is not None else _describe_all(paths, write=True)
+        _found = cached if cached is not None else _describe_all(paths)
     return _found
 
 
@@ -141,12 +140,11 @@ def _read_cache(paths: list) -> list | None:
     return plugins
 
 
-def _describe_all(paths: list, write: bool) -> list:
+def _describe_all(paths: list) -> list:
+    """The plugins on the paths, described afresh, and the cache rewritten."""
     times = _times(paths)
-    entries = _entry_points(paths) if _may_hold_plugins(paths) else []
-    plugins = [_describe(ep) for ep in entries]
-    if write:
-        _write_cache(paths, times, plugins)
+    plugins = [_describe(ep) for ep in (_entry_points(paths) if _may_hold_plugins(paths) else [])]
+    _write_cache(paths, times, plugins)
     return plugins
 
 
