@@ -10,6 +10,7 @@ the table; ``load_config`` reads a root's settings under this rule.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from .config import FRONT_ENDS, GATE_KEYS, PII_DEFAULTS, PII_DOORS, SCHEMA, Config, env, front_end_value
@@ -149,7 +150,7 @@ def trust(root: Path) -> dict:
         "sha256": digest,
         "record": str(where),
         "commands": commands,
-        "files": {rel: d for rel, d in files.items()},
+        "files": files,
         "loosens": {k: v for k, v in load.items() if k not in EXECUTING_KEYS and _guarded(k, v)},
     }
 
@@ -284,12 +285,10 @@ def load_config(root: Path, *, root_commands: bool = True) -> Config:
     values = {**committed, **user, **local}
     guarded = GUARDS if committed or user or local else {}
     own = {**user, **local}
-    known: list = []
 
+    @functools.cache
     def trusted() -> bool:  # asked at most once, and only when memcli.yaml loosens something
-        if not known:
-            known.append(is_trusted(root))
-        return known[0]
+        return is_trusted(root)
 
     for key in guarded:
         if key in PER_FRONT_END:
