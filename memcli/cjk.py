@@ -51,7 +51,6 @@ def is_fullwidth(c: str) -> bool:
 
 
 def is_wide(c: str) -> bool:
-    """A CJK ideograph, kana, hangul, CJK punctuation or full-width form: a word of its own when a
-    line is cut."""
+    """A CJK ideograph, kana, hangul, CJK punctuation or full-width form: a word of its own when a line is cut."""
     o = ord(c)
     return any(lo <= o <= hi for lo, hi in _WIDE)

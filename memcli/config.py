@@ -81,8 +81,7 @@ PII_DEFAULTS = {False: "warn", True: "redact"}  # deliberate writes warn; captur
 
 
 class Config(Value):
-    """A root's configuration: the values set (the rest are SCHEMA's defaults), the memcli.yaml
-    read, and what was said about it (a setting not trusted, a file not read)."""
+    """A root's configuration: the values set (else SCHEMA's defaults), the file read, the warnings."""
 
     FIELDS = ("values", "path", "warnings")
     __slots__ = FIELDS
@@ -263,8 +262,7 @@ def env(name: str) -> str | None:
 
 
 def find_root(explicit: str | os.PathLike | None = None, env=None, cwd: str | None = None) -> Path:
-    """--root > MEMCLI_ROOT > the nearest folder at or above cwd holding MEMORY.md or memcli.yaml
-    (``roots.find``; env and cwd: the process's own when not given); NotARootError otherwise."""
+    """--root > MEMCLI_ROOT > the nearest root at or above cwd (``roots.find``); NotARootError otherwise."""
     from .roots import find
 
     path, why = find(explicit, env, None if cwd is None else os.fspath(cwd))
@@ -280,10 +278,8 @@ def names(session: str | None = None, scope: str | None = None, env=None) -> tup
 
 
 def agent_session(session_id=None, env=None) -> str:
-    """The session an agent's turn belongs to: its session id (the hook event's `session_id`, else
-    Claude Code's CLAUDE_CODE_SESSION_ID, which it also gives the MCP server), made a valid state-file
-    name; else MEMCLI_SESSION; else 'default'. The hook and the MCP tools share it, so an MCP recall
-    sees the turns the hook recorded."""
+    """The session an agent's turn belongs to (the hook's and the MCP tools' alike): its session id
+    (the event's, else CLAUDE_CODE_SESSION_ID) as a valid name, else MEMCLI_SESSION, else 'default'."""
     from .paths import slugify, valid_id
 
     env = os.environ if env is None else env

@@ -84,8 +84,7 @@ def parse_duration(value: object, key: str = "duration") -> float:
 
 
 def expires_at(value: str | None, now: str | None = None) -> str | None:
-    """An --expires value: an ISO date or time, or a duration from now such as 30d (as a date);
-    None for None, '', null, none or never (no expiry)."""
+    """An --expires value: a date, or a duration from now (30d) as a date; None for ''/null/none/never."""
     if value is None or str(value).strip().lower() in ("", "null", "none", "never"):
         return None
     text = str(value).strip()

@@ -88,8 +88,7 @@ DIST = "memcli-md"
 
 
 def add_extra(extra: str) -> str:
-    """The command that adds an extra to memcli as installed: pip's, or pipx's or uv tool's for the
-    environments they keep (marked by the file each leaves there), which `pip install` does not reach."""
+    """The command that adds an extra to memcli as installed: pip's, pipx's or uv tool's."""
     import re
     import shlex
     import sys

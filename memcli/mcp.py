@@ -81,15 +81,13 @@ else:
 
 
 def _names(session: str | None, scope: str | None) -> tuple[str, str]:
-    """The session (the argument, else the agent's session: CLAUDE_CODE_SESSION_ID, the one the hook
-    records under, else MEMCLI_SESSION, else 'default') and the scope (MEMCLI_SCOPE, else 'default')."""
+    """The session (given, else the agent's: ``config.agent_session``) and the scope (given, else MEMCLI_SCOPE)."""
     return session or agent_session(None), names(None, scope)[1]
 
 
 class MemoryServer(MCPServer):
-    """MCPServer with memcli's protocol rules: argument errors and unknown arguments are memcli usage
-    errors (code 'usage', exit 2); an unknown resource is the spec's resource-not-found error; the
-    memories are listed as resources, a page at a time; stdio through `mcp_stdio`."""
+    """MCPServer with memcli's rules: bad or unknown arguments are usage errors, an unknown resource
+    the spec's not-found error, the memories listed a page at a time, stdio through `mcp_stdio`."""
 
     def __init__(self, root: Path, **kwargs):
         super().__init__(**kwargs)
@@ -129,8 +127,7 @@ class MemoryServer(MCPServer):
             raise self._not_found(str(uri), str(e), context) from None
 
     def _not_found(self, uri: str, message: str, context) -> MCPError:
-        """The resource-not-found error of the protocol version in use: -32002 up to 2025-11-25,
-        -32602 from 2026-07-28 (which retired -32002)."""
+        """The resource-not-found error of the protocol in use: -32002 up to 2025-11-25, then -32602."""
         version = getattr(context, "protocol_version", None) if context is not None else None
         code = INVALID_PARAMS if version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
         return MCPError(code, message, {"uri": uri})
@@ -159,8 +156,7 @@ class MemoryServer(MCPServer):
 
 
 def takes(request):
-    """A tool taking a request's fields offered to MCP (``memcli.requests``), each by its tool name,
-    with its description and bounds, declared there once."""
+    """A tool taking a request's fields offered to MCP, with the names, descriptions and bounds declared there."""
 
     def parameter(name: str, kind: Any, d: Door) -> inspect.Parameter:
         if d.choices:
@@ -401,8 +397,7 @@ TOOLS = (
 
 
 def _register(server: MCPServer, fn, root: Path) -> None:
-    """Offer fn as a tool (its first parameter, the Memory, opened afresh for each call, as the CLI
-    does); a MemcliError becomes a tool error with memcli's code."""
+    """Offer fn as a tool, its Memory opened afresh for each call; a MemcliError is a tool error."""
     m, *params = inspect.signature(fn, eval_str=True).parameters.values()
 
     def call(**kwargs):
@@ -457,8 +452,7 @@ def build(root: str | os.PathLike) -> MCPServer:
 
 
 def _listed(d) -> "Resource":
-    """A memory in resources/list: its title and summary are handed to the agent, so they carry
-    the injection flag (in the description's words and in ``_meta``)."""
+    """A memory in resources/list; its title and summary reach the agent, so they carry the injection flag."""
     from .safety.scanner import injection_kinds
 
     kinds = injection_kinds(f"{d.title}\n{d.summary}")

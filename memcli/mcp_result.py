@@ -85,9 +85,8 @@ def _quoted(word: str | None) -> str | None:
 
 
 def tool_words(text: str) -> str:
-    """A message of the command line's as the MCP tools say it: a backticked `memcli ...` command
-    that a tool can run becomes that tool's call, a flag that is a tool argument becomes the
-    argument's name. Commands only a person runs (`memcli heartbeat --fix`) stay as they are."""
+    """A command-line message as the MCP tools say it: a `memcli ...` a tool runs becomes its call, a
+    flag its argument's name; what only a person runs (`memcli heartbeat --fix`) stays."""
     if "--" not in text and "`memcli " not in text:
         return text
     known = {a for params in ARGUMENTS.values() for a in params}
@@ -141,8 +140,7 @@ def answer(
 
 
 def error_result(code: str, message: str, exit_code: int, data: Any = None) -> CallToolResult:
-    """A tool error carrying memcli's error code. Its one line leads the structured content too:
-    Codex shows the model an error's structured content, not its text or its isError."""
+    """A tool error with memcli's code, its line leading the structured content too (what Codex shows)."""
     message = tool_words(message)
     line = f"memcli error ({code}): {message}"
     err = {"error": line, "code": code, "message": message, "exit_code": exit_code, "data": data}

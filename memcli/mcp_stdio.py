@@ -40,8 +40,7 @@ class _InFlight:
 
 
 def _claim() -> tuple[int, int, Callable[[], None]]:
-    """(fd to read the wire from, fd to write it to, restore): fd 0 then reads the null device and
-    fd 1 writes to stderr until restore() puts them back."""
+    """(the wire's input fd, its output fd, restore): meanwhile fd 0 reads /dev/null, fd 1 writes to stderr."""
     sys.stdout.flush()
     wire_in, wire_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -74,9 +73,8 @@ def _write(fd: int, data: bytes) -> None:
 
 
 async def serve(lowlevel_server, drain: float = DRAIN) -> None:
-    """Serve the SDK's low-level server on this process's stdin and stdout until stdin closes (and
-    the requests in flight are answered). SIGINT ends the input at once, without waiting for
-    answers; the server then stops as it does at end of input, and KeyboardInterrupt is raised."""
+    """Serve the SDK's low-level server on stdin and stdout until stdin closes and what is in flight is
+    answered; SIGINT ends the input at once and raises KeyboardInterrupt after."""
     wire_in, wire_out, restore = _claim()
     lines_send, lines_recv = anyio.create_memory_object_stream[bytes | None](16)
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)

@@ -54,9 +54,8 @@ def matching_blocks(a: list, b: list) -> list[tuple[int, int, int]]:
 
 
 def _anchors(a: list, alo: int, ahi: int, b: list, blo: int, bhi: int) -> list:
-    """Matching (i, j) pairs to split a[alo:ahi] and b[blo:bhi] on, in order: the longest
-    increasing run of lines unique to both; else, for a long gap, the lines both sides hold
-    equally often and rarely, paired in order."""
+    """(i, j) pairs to split the gap on: the longest increasing run of lines unique to both; else, in a
+    long gap, the lines both sides hold equally (and rarely) often, paired in order."""
     ca, cb = Counter(a[alo:ahi]), Counter(b[blo:bhi])
     where = {b[j]: j for j in range(blo, bhi) if cb[b[j]] == 1}
     unique = [(i, where[a[i]]) for i in range(alo, ahi) if ca[a[i]] == 1 and a[i] in where]
@@ -151,8 +150,8 @@ def merge3(base: list, a: list, b: list, *, keep_both: bool = False) -> list:
 
 
 def _overlap(base: list, a: list, b: list, every: tuple) -> tuple:
-    """Both sides changed base (here a and b): a conflict, or with ``every`` (the lines of each
-    whole side: keep_both) both sides' lines when neither removed a base line."""
+    """Both sides changed base: a conflict, or with ``every`` (keep_both) both sides' lines when
+    neither removed a base line."""
     # trim what both sides hold at the start and at the end (git's "zealous" merge)
     pre = 0
     while pre < min(len(a), len(b)) and a[pre] == b[pre]:

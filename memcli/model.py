@@ -58,8 +58,7 @@ INDEX_SUMMARY = 160  # characters of the summary shown on an index line
 
 
 def index_summary(summary: str, limit: int = INDEX_SUMMARY) -> str:
-    """The summary as MEMORY.md shows it: whole when short, else cut on a word boundary with '…'
-    (text without spaces, such as Chinese, is cut at the limit)."""
+    """The summary as MEMORY.md shows it: whole when short, else cut on a word boundary with '…'."""
     if len(summary) <= limit:
         return summary
     cut = summary[: limit - 1]
@@ -84,8 +83,7 @@ LISTED_IDS = 8  # ids a message names; past that, a few, the count and where to 
 
 
 def listed_ids(ids, hint: str = "`memcli list` shows every memory") -> str:
-    """Ids for a message on one line: all of them when few, else the first three, how many more and
-    a hint (a rebuild at 10k memories would otherwise write a line of ~10,000 ids)."""
+    """Ids for a one-line message: all when few, else the first three, how many more and a hint."""
     ids = list(ids)
     if len(ids) <= LISTED_IDS:
         return ", ".join(ids)

@@ -20,8 +20,7 @@ def compared(text: str) -> str:
 
 
 def lengths_allow(la: int, lb: int) -> bool:
-    """Whether two compared texts of these lengths can reach DUPLICATE_RATIO: both at least
-    MIN_COMPARED characters, and lengths within about 80% of each other (a ratio of 90 needs it)."""
+    """Whether compared texts of these lengths can reach DUPLICATE_RATIO (the ratio's prefilter)."""
     short, long = (la, lb) if la <= lb else (lb, la)
     return short >= MIN_COMPARED and short * 5 >= long * 4
 
@@ -54,10 +53,8 @@ def _width(text: str) -> int:
 
 
 def same_memory(title_a: str, summary_a: str, title_b: str, summary_b: str) -> str | None:
-    """Why two memories are the same one written twice, or None: the same title (in any
-    language: case, width and spacing aside), or one summary holding the other whole
-    ("make release, then ./deploy.sh staging" inside "make release, then ./deploy.sh staging;
-    migrations run first")."""
+    """Why two memories are one written twice, or None: the same title (case, width and spacing
+    aside), or one summary holding the other whole, the same numbers and one-letter words in both."""
     ta, tb = normal(title_a), normal(title_b)
     if ta and ta == tb:
         return "the same title"

@@ -27,8 +27,7 @@ _problems: list = []
 
 
 def call(hook: str, *args) -> None:
-    """Call ``hook`` of every installed plugin that has it with args (each registry asks once). A
-    plugin that fails to load or whose hook raises is left out and said in ``problems()``."""
+    """Call ``hook`` of every plugin that has it; one that fails to load or raises is said in ``problems()``."""
     if hook not in HOOKS:
         raise ValueError(f"unknown plugin hook {hook!r}")
     for plugin in _plugins():
@@ -49,8 +48,7 @@ def problems() -> list[str]:
 
 
 def installed(refresh: bool = False) -> list[dict]:
-    """Every plugin found: name, value (the entry point), distribution, version, hooks, problem.
-    ``refresh`` scans again and rewrites the cache."""
+    """Every plugin found (name, value, dist, version, hooks, problem); ``refresh`` scans again."""
     global _found
     if refresh:
         _found = _describe_all(_paths())
@@ -58,9 +56,8 @@ def installed(refresh: bool = False) -> list[dict]:
 
 
 def same_as_here(sys_path: list, cwd: str) -> bool:
-    """Whether a process with this interpreter path list, working in cwd, would find the plugins
-    this process found (its record in the cache is current and names the same entry points, or,
-    without a record, no distribution on its path declares the group), and none failed here."""
+    """Whether a process with this path list, in cwd, would find the plugins this one found (and none
+    failed here)."""
     if _problems:
         return False
     here = os.path.abspath(cwd)
@@ -83,8 +80,7 @@ def _plugins() -> list:
 
 
 def _paths() -> list[str]:
-    """The folders distributions are looked for in: the interpreter's path, without the current
-    folder (`python -m memcli` puts it first): a clone's files never name a plugin."""
+    """The interpreter's path without the working folder: a clone's files never name a plugin."""
     here = os.getcwd()
     return [p for p in sys.path if p and os.path.abspath(p) != here]
 
@@ -149,9 +145,7 @@ def _describe_all(paths: list) -> list:
 
 
 def _may_hold_plugins(paths: list) -> bool:
-    """Whether any distribution on the paths declares an entry point of the group (a scan of
-    their entry_points.txt, much cheaper than importing importlib.metadata); a zip file or
-    anything unusual on the path counts as yes."""
+    """Whether an entry_points.txt on the paths names the group (a zip or anything unusual: yes)."""
     needle = f"[{GROUP}]"
     for path in paths:
         if not os.path.isdir(path):
@@ -230,8 +224,7 @@ def _load(plugin: dict):
 
 
 def _write_cache(paths: list, times: list, plugins: list) -> None:
-    """Keep what was found for this path list, unless a time is too recent to trust or a plugin
-    failed (it is looked for again next time, and said again)."""
+    """Keep what was found, unless a time is too recent to trust or a plugin failed (looked for again)."""
     import json
     import time
 

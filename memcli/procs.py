@@ -31,8 +31,7 @@ def driver_python(module: str) -> str:
 
 
 def spawn_detached(args: list[str], cwd: str | os.PathLike | None = None):
-    """Start ``args`` (a ``python_command``) in its own session, stdin and output on /dev/null, in
-    ``cwd`` when it is a folder, else the filesystem's root, without waiting. Raises OSError."""
+    """Start ``args`` detached (own session, no stdio) in ``cwd`` when it is a folder, else in /."""
     import subprocess
 
     return subprocess.Popen(
@@ -64,9 +63,8 @@ def isolated():
 
 
 def pool_context(method: str):
-    """A multiprocessing context for ``method`` (``fork`` or ``spawn``); under ``spawn``, one whose
-    workers start isolated (``fork`` starts no interpreter). Build the pool inside ``isolated()``
-    too: its queues start multiprocessing's resource tracker."""
+    """A multiprocessing context for ``fork`` or ``spawn``, whose spawned workers start isolated (build
+    the pool inside ``isolated()`` too: its queues start the resource tracker)."""
     import multiprocessing
 
     if method == "fork":

@@ -16,8 +16,7 @@ _C1 = re.compile("[\x7f-\x9f]")
 
 
 def safe(text: object) -> str:
-    """Text fit for a terminal: every control character but tab and newline shown as \\xNN
-    (a CRLF line end becomes a plain newline). Applied to everything printed."""
+    """Text fit for a terminal: every control character but tab and newline shown as \\xNN."""
     text = str(text)
     if _CONTROL.search(text) is None:
         return text
@@ -45,9 +44,7 @@ def is_tty(stream) -> bool:
 
 
 class Output:
-    """Where one run of a command writes: data on ``stdout``, talk on ``stderr`` (text streams);
-    rich for a terminal, plain text for a pipe. A command is given one: its process's streams, or
-    a server's record of what it wrote for its client."""
+    """Where one run of a command writes: data on ``stdout``, talk on ``stderr``; rich for a terminal."""
 
     def __init__(self, stdout, stderr):
         self.stdout, self.stderr = stdout, stderr
@@ -210,8 +207,7 @@ def problems(o: Output, items: list, ok_text: str) -> None:
 
 
 def recall(o: Output, data: dict, bodies: dict | None = None) -> None:
-    """The hits: on a terminal a panel each (title, path and how it was found over the summary and
-    the first lines of the memory's body, from `bodies` {path: body}, else the snippet); piped, Markdown."""
+    """The hits: on a terminal a panel each (over the first lines of its body in ``bodies``); piped, Markdown."""
     hits = data["hits"]
     query = data["query"]
     if not hits:
@@ -259,8 +255,7 @@ def recall(o: Output, data: dict, bodies: dict | None = None) -> None:
 
 
 def _first_lines(body: str | None, hit: dict, lines: int = 12) -> str:
-    """A memory's body as far as a panel shows it (its first lines, "…" where it goes on), and the
-    snippet that matched when it lies further down; the snippet alone without a body."""
+    """A body's first lines, and the snippet that matched when it lies further down."""
     snippet, said = (hit["snippet"] or "").strip(), (body or "").strip("\n").splitlines()
     head = "\n".join(said[:lines]) + ("\n\n…" if len(said) > lines else "")
     if not head.strip() or snippet and " ".join(snippet.strip("…").split())[:60] not in " ".join(head.split()):

@@ -42,8 +42,8 @@ def socket_path(root: str) -> str:
 
 
 def private_folder(folder: str, create: bool = False) -> str | None:
-    """None when folder is a real folder of this user that no one else may enter; else why not.
-    ``create`` makes it (mode 0700) and tightens the mode of one this user owns."""
+    """None when folder is a real folder of this user's no one else may enter, else why not
+    (``create``: make it 0700, or tighten it)."""
     if create:
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -74,8 +74,7 @@ def own_socket(path: str) -> bool:
 
 
 def peer_uid(conn) -> int | None:
-    """The user id of the process at the other end of a unix socket (SO_PEERCRED), None where the
-    system does not say (there the folder's and the socket's owner are the check)."""
+    """The user id of the peer of a unix socket (SO_PEERCRED); None where the system does not say."""
     import socket
 
     opt = getattr(socket, "SO_PEERCRED", None)
@@ -132,9 +131,7 @@ def receive(conn) -> list[bytes] | None:
 
 
 def stamp() -> bytes:
-    """Which memcli this process runs: its package folder, its environment (sys.prefix: the
-    venv) and its Python version. A server answers only a client of the same (and only while its
-    files are as they were when it started)."""
+    """Which memcli this is (package folder, sys.prefix, Python version): a server answers only its own."""
     return os.fsencode(f"{os.path.dirname(os.path.abspath(__file__))}\0{sys.prefix}\0{sys.hexversion}")
 
 
@@ -145,8 +142,7 @@ def settings(environ=None) -> dict[str, str]:
 
 
 def connect(root: str, wait: float = CONNECT_WAIT):
-    """A connection to the server of root (its real path), or None: none runs, or the folder, the
-    socket or the process answering is not this user's."""
+    """A connection to the server of root, or None: none runs, or it is not this user's."""
     path = socket_path(root)
     if private_folder(os.path.dirname(path)) is not None or not own_socket(path):
         return None
@@ -178,8 +174,7 @@ def _tty(stream) -> bool:
 
 
 def _root_option(args: list) -> str | None:
-    """The first --root of a command line (before a `--`): which server to ask. The server parses
-    the line and declines it when its root is another."""
+    """The first --root of a command line (before a `--`): which server to ask."""
     for i, a in enumerate(args):
         if a == "--":
             return None
@@ -191,9 +186,8 @@ def _root_option(args: list) -> str | None:
 
 
 def offer(args: list) -> tuple[int | None, bytes | None]:
-    """Offer a command line to the server of its root: (exit code, None) when it ran it, its
-    output written here; (None, what was read of stdin, or None) when this process runs it (no
-    server, one that declined, MEMCLI_SERVE=off, an output that is a terminal: rich draws for it)."""
+    """Offer a command line to its root's server: (exit code, None) when it ran it; else (None, what
+    was read of stdin), and this process runs it."""
     if mode() == "off" or _tty(sys.stdout) or _tty(sys.stderr) or "_MEMCLI_COMPLETE" in os.environ:
         return None, None
     from .roots import find
@@ -273,9 +267,7 @@ def _written(root: str, answer: list | None) -> int:
 
 
 def mode() -> str:
-    """MEMCLI_SERVE: "off" (no resident path: never ask a server, start none), "manual" (ask a
-    running server, start none), else "auto" (a per-turn command run in its own process starts
-    one for its root)."""
+    """MEMCLI_SERVE: "off" (no resident path), "manual" (ask a server, start none), else "auto"."""
     if not hasattr(os, "getuid"):  # no unix sockets of one user's own (Windows): no resident path
         return "off"
     value = os.environ.get("MEMCLI_SERVE", "").strip().lower()
@@ -283,9 +275,8 @@ def mode() -> str:
 
 
 def start(root: str, idle: float = IDLE_EXIT) -> bool:
-    """Start a server for root in the background unless one is listening already (or starting):
-    `python -I -m memcli --root ROOT serve --idle-exit SECONDSs`, in its own session, working
-    in /, with no terminal. False when none was started."""
+    """Start a server for root in the background (`python -I -m memcli --root ROOT serve`) unless one
+    listens; False when none was started."""
     if mode() != "auto":
         return False
     conn = connect(root)

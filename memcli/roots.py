@@ -38,8 +38,7 @@ def expand(path: str, env: Mapping[str, str]) -> str:
 def find(
     explicit: str | os.PathLike | None = None, env: Mapping[str, str] | None = None, cwd: str | None = None
 ) -> tuple[str | None, str]:
-    """(the root's real path, "") or (None, why there is none); env and cwd: the process's own when
-    not given."""
+    """(the root's real path, "") or (None, why there is none); env and cwd default to the process's."""
     env = os.environ if env is None else env
     named = os.fspath(explicit) if explicit not in (None, "") else env.get("MEMCLI_ROOT") or None
     try:

@@ -200,8 +200,7 @@ class Resident:
             return False
 
     def serve(self, sock) -> str:
-        """Answer requests until stopped (KeyboardInterrupt), idle for ``idle`` seconds, or the
-        socket or the root is gone; returns why it stopped."""
+        """Answer requests until stopped, idle, or the socket or the root is gone; why it stopped."""
         import select
         import socket
 

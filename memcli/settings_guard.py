@@ -83,10 +83,8 @@ def looser(guard, a, b) -> bool:
 
 
 def resolve(guard, own, committed, default, trusted):
-    """(the value that holds, whether memcli.yaml's loosening was set aside): the user's own
-    value (``own``, None when unset), memcli.yaml's (``committed``), the default. ``trusted``:
-    whether `memcli trust` recorded memcli.yaml as it is (a bool, or a function asked only when
-    it matters)."""
+    """(the value that holds, whether memcli.yaml's loosening was set aside) of the user's own value,
+    memcli.yaml's and the default; ``trusted``: a bool, or a function asked only when it matters."""
     if committed is None:
         return (default if own is None else own), False
     if own is not None:
@@ -104,8 +102,7 @@ PER_FRONT_END = ("write.gate", "write.pii", "write.pii_captured")  # a value, or
 
 
 def _guarded(key: str, value: object) -> bool:
-    """Whether this value of this key, from memcli.yaml, loosens what the defaults give (and so
-    needs a trust step)."""
+    """Whether this value of this key, from memcli.yaml, loosens the default (and needs trust)."""
     guard = GUARDS.get(key.rsplit(".", 1)[0] if key.startswith("write.gate.") else key)
     if guard is None or value is None:
         return False
@@ -118,17 +115,14 @@ def _guarded(key: str, value: object) -> bool:
 
 
 def is_trusted(root: Path) -> bool:
-    """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root, in the
-    user's state folder (a record inside the root, which git could have brought, is never read)."""
+    """Whether memcli.yaml is byte for byte the file `memcli trust` recorded (outside the root)."""
     from . import trust as records
 
     return records.check(root)[0]
 
 
 def trust(root: Path) -> dict:
-    """Record, outside the root, that this root's memcli.yaml, as it is now, may run the commands
-    it names and loosen what it loosens; the files in the root its commands name are recorded by
-    their digests too. A later change to any of them needs trusting again."""
+    """Record, outside the root, memcli.yaml as it is now, and the files its commands name."""
     from . import trust as records
     from .dates import utcnow
 
@@ -165,12 +159,9 @@ def trusted_setting(
     root_commands: bool = True,
     trusted: bool | None = None,
 ) -> tuple[object, str | None]:
-    """The one rule for a setting that protects the user (``settings_guard.GUARDS``): (the value to use,
-    or None for the default; a warning). The user's own value is the MEMCLI_* override, else the
-    root's untracked .memcli/config.yaml, else the user's configuration file; memcli.yaml's value
-    holds where it is stricter than that (or than the default when the user set nothing), and
-    where it is looser only once `memcli trust` recorded the file as it is now.
-    ``root_commands=False`` (the agent hook) takes no command from the root's files at all."""
+    """The one rule for a setting in GUARDS: (its value, None for the default; a warning). The user's own
+    value is MEMCLI_*, else .memcli/config.yaml, else the user's file; ``root_commands=False`` (the
+    hook) takes no command from the root's files."""
     guard = GUARDS[key]
     override = env(COMMAND_ENV[key]) if key in COMMAND_ENV else None
     own_command = key in EXECUTING_KEYS and not root_commands
@@ -210,8 +201,7 @@ def _unanalysable(command: str, why: object) -> str:
 
 
 def _runs_other_files(root: Path, key: str, command: str) -> str | None:
-    """Why a trusted command from memcli.yaml is not run: it cannot be analysed, or a file it names
-    (``trust.named_files``) is not what `memcli trust` recorded; None when it may run."""
+    """Why a trusted command is not run (it cannot be analysed, or a file it names changed); None: it may."""
     from . import trust as records
 
     try:
@@ -230,8 +220,7 @@ def _runs_other_files(root: Path, key: str, command: str) -> str | None:
 
 
 def _per_front_end(key: str, committed: dict, own: dict, warnings: list, trusted) -> dict:
-    """write.gate (with write.gate.cli|mcp|hook), write.pii or write.pii_captured, front end by
-    front end: {front end: value}."""
+    """write.gate (and write.gate.FRONT_END), write.pii or write.pii_captured: {front end: value}."""
     gate = key == "write.gate"
     default = "direct" if gate else PII_DEFAULTS[key == "write.pii_captured"]
     out, loosened = {}, []
@@ -250,8 +239,7 @@ def _per_front_end(key: str, committed: dict, own: dict, warnings: list, trusted
 
 
 def _read_local(root: Path, warnings: list) -> dict:
-    """The root's .memcli/config.yaml; none of it is read when git tracks it (it came with the
-    repository: someone else wrote it). Git is asked only when the index changed (``store.tracked``)."""
+    """The root's .memcli/config.yaml, unless git tracks it (then it came with the repository)."""
     path = root / LOCAL_CONFIG
     if not path.is_file():
         return {}
@@ -267,10 +255,8 @@ def _read_local(root: Path, warnings: list) -> dict:
 
 
 def load_config(root: Path, *, root_commands: bool = True) -> Config:
-    """memcli.yaml, then the user's configuration, then the root's .memcli/config.yaml, each
-    overriding the one before; a setting that protects the user (``settings_guard.GUARDS``) passes
-    ``trusted_setting``: memcli.yaml only tightens it unless trusted. ``root_commands=False``: no
-    command from the root's files (the hook)."""
+    """memcli.yaml, then the user's file, then .memcli/config.yaml, each overriding the one before, a
+    setting in GUARDS by ``trusted_setting``; ``root_commands=False``: none from the root's files."""
     path = root / "memcli.yaml"
     if path.is_symlink():
         try:

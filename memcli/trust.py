@@ -27,9 +27,8 @@ def real(root: str | os.PathLike) -> str:
 
 
 def digest(path: Path) -> str | None:
-    """The SHA-256 of a file's bytes (through any symlink), None when it cannot be read, "folder"
-    for a folder. A compiled file in `__pycache__` that Python checks against its source counts
-    as absent (Python writes it itself); one it runs unchecked is recorded."""
+    """The SHA-256 of a file (through symlinks), None when unreadable, "folder" for a folder; a
+    `__pycache__` file Python checks against its source counts as absent."""
     try:
         data = path.read_bytes()
     except IsADirectoryError:
@@ -66,8 +65,7 @@ def _record(root: str | os.PathLike) -> dict:
 
 
 def record_trust(root: str | os.PathLike, sha256: str, now: str, files: dict | None = None) -> Path:
-    """Remember that this root's memcli.yaml with this digest may run its commands, and the digest
-    of each file in the root those commands name (None: it did not exist)."""
+    """Record memcli.yaml's digest for this root, and that of each file its commands name (None: absent)."""
     path = _trust_file(root)
     _write_json(
         path, {"root": real(root), "file": "memcli.yaml", "sha256": sha256, "trusted": now, "files": files or {}}
@@ -142,8 +140,7 @@ def words(command: str) -> list:
 
 
 def module_files(name: str) -> list:
-    """The files in the root that `python -m NAME` may run from there: each package's `__init__`
-    and the module, its package `__init__` and `__main__`, as source, compiled or extension files."""
+    """The files in the root `python -m NAME` may run: its packages' `__init__`, the module, `__main__`."""
     from importlib.machinery import all_suffixes
     from importlib.util import cache_from_source
 
@@ -156,10 +153,8 @@ def module_files(name: str) -> list:
 
 
 def named_files(root: str | os.PathLike, commands: list) -> dict:
-    """{word of the commands: ``digest`` of the file it names, relative to the root (the commands
-    run there), None when there is none}: what `memcli trust` records and what must still hold for
-    a trusted command to run. A file added, changed or relinked since is a change. ValueError when
-    a command cannot be analysed (``words``) or names a folder."""
+    """{word of the commands: ``digest`` of the file it names in the root}; ValueError when a command
+    cannot be analysed (``words``) or names a folder."""
     base = Path(real(root))
     out: dict = {}
     for command in commands:

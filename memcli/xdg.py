@@ -15,8 +15,7 @@ VARIABLES = ("HOME", *(var for var, _ in _HOMES.values()))  # what says where th
 
 
 def home(kind: str) -> str:
-    """memcli's folder of a kind (config, state or cache) for this user, by its XDG variable, else
-    its default under the home folder; an empty variable counts as unset."""
+    """memcli's folder of a kind (config, state or cache): its XDG variable's, else under ~."""
     var, default = _HOMES[kind]
     base = os.environ.get(var) or os.path.join(os.path.expanduser("~"), *default)
     return os.path.join(base, "memcli")

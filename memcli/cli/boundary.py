@@ -14,9 +14,7 @@ from ..errors import MemcliError
 
 
 class Call:
-    """What one run of a command line is given. ``admit``: set by a server, which checks the
-    command and its root there before it acts (``memcli.serve``); ``json``: --json is among the
-    words (what the version and a usage error answer before the options are read)."""
+    """What one run of a command line is given; ``admit``: a server's check before the command acts."""
 
     __slots__ = ("out", "stdin", "env", "cwd", "admit", "json")
 
@@ -32,8 +30,7 @@ class Call:
 
     @classmethod
     def here(cls, stdin: bytes | None = None) -> Call:
-        """This process's own streams, environment and working folder (``stdin``: what was read
-        of it already)."""
+        """This process's own streams, environment and working folder (``stdin``: what was read of it)."""
         try:
             cwd = os.getcwd()
         except OSError:
@@ -63,8 +60,7 @@ class _Stdin:
 
 
 class State:
-    """The global options (--root, --json, --session, --scope: None when not given) and the run's
-    ``Call``; ``opened``: the root a per-turn command opened (a server may start for it)."""
+    """The global options (None when not given) and the run's ``Call``; ``opened``: the root a command opened."""
 
     __slots__ = ("root", "json", "session", "scope", "call", "opened")
 
@@ -154,8 +150,7 @@ def read_input(call: Call, text: str | None, file: str | None, what: str, limit:
 
 
 def wants_json(args: list) -> bool:
-    """--json anywhere before a `--`: decided from the words alone, since a usage error can stop
-    the parse before the option is read."""
+    """--json before a `--`, from the words alone: a usage error can stop the parse before it."""
     return "--json" in (args[: args.index("--")] if "--" in args else args)
 
 
@@ -164,8 +159,7 @@ HOOK_USAGE = "usage: memcli hook claude-code [--budget N] [--json]"
 
 
 def _hook_line(words: str, args: list) -> bool:
-    """Whether a usage error belongs to the agent hook: raised in `hook` or `hook claude-code`, or
-    before the command on a line that runs it."""
+    """Whether a usage error belongs to the agent hook (raised in it, or before it on its line)."""
     if words in ("hook", HOOK):
         return True
     return words == "" and any(args[i : i + 2] == HOOK.split() for i in range(len(args)))

@@ -228,8 +228,7 @@ def _root(st: State) -> str | None:
 
 
 def takes(request):
-    """A command taking the request's fields offered on the command line as keyword arguments,
-    after ``ctx`` and before its own parameters."""
+    """A command taking a request's command-line fields as keyword arguments, after ``ctx``."""
     return lambda fn: _Taking(fn, request)
 
 
