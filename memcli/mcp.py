@@ -80,6 +80,11 @@ else:
     TypeName = Literal[TYPES]
 
 
+def _answered(res) -> CallToolResult:
+    """A result's data and warnings as the tool's answer."""
+    return answer(res.to_dict(), res.warnings)
+
+
 def _names(session: str | None, scope: str | None) -> tuple[str, str]:
     """The session (given, else the agent's: ``config.agent_session``) and the scope (given, else MEMCLI_SCOPE)."""
     return session or agent_session(None), names(None, scope)[1]
@@ -223,15 +228,13 @@ def remember(m: Memory, **args) -> CallToolResult:
     """Save a new memory: a detail file memory/<id>.md and its line in MEMORY.md. Give a short title,
     a one-line summary, tags, and aliases in the other language (Chinese/English) so it can be
     recalled across languages. Refused when the id exists (use update) or the text holds a secret."""
-    res = m.gate("mcp").remember(RememberRequest.of(args))
-    return answer(res.to_dict(), res.warnings)
+    return _answered(m.gate("mcp").remember(RememberRequest.of(args)))
 
 
 @takes(UpdateRequest)
 def update(m: Memory, **args) -> CallToolResult:
     """Change a memory by exact id; a replaced title or summary is kept under a dated ## History."""
-    res = m.gate("mcp").update(UpdateRequest.of(args))
-    return answer(res.to_dict(), res.warnings)
+    return _answered(m.gate("mcp").update(UpdateRequest.of(args)))
 
 
 def report_outcome(
@@ -246,15 +249,13 @@ def report_outcome(
 ) -> CallToolResult:
     """Record that a procedure worked or failed after you followed it. Its success rate then ranks
     it among candidates for a task, and a procedure that keeps failing is reported by heartbeat."""
-    res = m.outcome(id, result, note)
-    return answer(res.to_dict(), res.warnings)
+    return _answered(m.outcome(id, result, note))
 
 
 def forget(m: Memory, id: MemoryId) -> CallToolResult:
     """Forget a memory by exact id: its index line goes and its file moves to memory/archive/ (a person
     can bring it back with `memcli restore ID`)."""
-    res = m.forget(id)
-    return answer(res.to_dict(), res.warnings)
+    return _answered(m.forget(id))
 
 
 def get(m: Memory, id: MemoryId) -> CallToolResult:
@@ -282,8 +283,7 @@ def session_add(
 ) -> CallToolResult:
     """Record a conversation turn in the session; beyond session.max_rounds the oldest turns are
     folded into a summary and kept in the episode log."""
-    res = m.session(_names(session, None)[0]).add(role, text)
-    return answer(res.to_dict(), res.warnings)
+    return _answered(m.session(_names(session, None)[0]).add(role, text))
 
 
 def scope_set(
@@ -296,8 +296,7 @@ def scope_set(
 ) -> CallToolResult:
     """Write a key in the task's shared scope. A key owned by another agent is refused (code collision)
     unless force is true."""
-    res = m.scope(_names(None, scope)[1]).set(key, value, agent, force)
-    return answer(res.to_dict(), res.warnings)
+    return _answered(m.scope(_names(None, scope)[1]).set(key, value, agent, force))
 
 
 def scope_get(
@@ -345,8 +344,7 @@ def propose(
 ) -> CallToolResult:
     """Put proposed memories in the review inbox (memory/inbox/); a person accepts or rejects them. Each
     must name the turns it comes from; those turns are quoted as its evidence."""
-    res = m.propose(proposals, mark)
-    return answer(res.to_dict(), res.warnings)
+    return _answered(m.propose(proposals, mark))
 
 
 def reflect(
@@ -358,8 +356,7 @@ def reflect(
     dry_run: Annotated[bool, Field(description="Show the proposals without writing them.")] = False,
 ) -> CallToolResult:
     """Run memcli's own reflection over the turns since the last one: proposals into memory/inbox/."""
-    res = m.reflect(engine=engine, dry_run=dry_run)
-    return answer(res.to_dict(), res.warnings)
+    return _answered(m.reflect(engine=engine, dry_run=dry_run))
 
 
 def inbox(m: Memory) -> CallToolResult:

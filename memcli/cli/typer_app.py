@@ -134,15 +134,10 @@ def tidy(cmd):
     return cmd
 
 
-_COMMAND: Commands | None = None
-
-
+@functools.cache
 def command() -> Commands:
     """The app's Click command, made once per process (the commands themselves as they are asked for)."""
-    global _COMMAND
-    if _COMMAND is None:
-        _COMMAND = tidy(typer.main.get_command(app))
-    return _COMMAND
+    return tidy(typer.main.get_command(app))
 
 
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON envelope on stdout.")]
