@@ -135,10 +135,9 @@ def stamp() -> bytes:
     return os.fsencode(f"{os.path.dirname(os.path.abspath(__file__))}\0{sys.prefix}\0{sys.hexversion}")
 
 
-def settings(environ=None) -> dict[str, str]:
+def settings() -> dict[str, str]:
     """What a client sends of its environment (``SETTINGS``)."""
-    environ = os.environ if environ is None else environ
-    return {k: v for k, v in environ.items() if k.startswith("MEMCLI_") or k in SETTINGS}
+    return {k: v for k, v in os.environ.items() if k.startswith("MEMCLI_") or k in SETTINGS}
 
 
 def connect(root: str, wait: float = CONNECT_WAIT):
@@ -152,10 +151,8 @@ def connect(root: str, wait: float = CONNECT_WAIT):
     try:
         conn.settimeout(wait)
         conn.connect(path)
-        uid = peer_uid(conn)
-        if uid is not None and uid != os.getuid():
-            conn.close()
-            return None
+        if peer_uid(conn) not in (None, os.getuid()):
+            raise OSError("the server runs as another user")
     except OSError:
         conn.close()
         return None

@@ -252,8 +252,7 @@ class Resident:
 
     def _connection(self, conn) -> None:
         try:
-            uid = resident.peer_uid(conn)
-            if uid is not None and uid != os.getuid():
+            if resident.peer_uid(conn) not in (None, os.getuid()):
                 return  # never another user's
             conn.settimeout(resident.READY_WAIT)  # a client sends its request as soon as it connects
             request = resident.receive(conn)
