@@ -43,10 +43,6 @@ class Memory:
         """The root's settings, from memcli.yaml and the user's own configuration: ``config["recall.limit"]``."""
         return self.store.config
 
-    @config.setter
-    def config(self, value: Config) -> None:
-        self.store.config = value
-
     # ---------- opening and creating roots ----------
     @classmethod
     def init(cls, path: str | os.PathLike, example: bool = False) -> "Memory":
