@@ -128,14 +128,9 @@ class MemoryServer(MCPServer):
     async def read_resource(self, uri, context=None):
         try:
             return await super().read_resource(uri, context)
-        except ResourceNotFoundError as e:
-            raise self._not_found(str(uri), str(e), context) from None
-
-    def _not_found(self, uri: str, message: str, context) -> MCPError:
-        """The resource-not-found error of the protocol in use: -32002 up to 2025-11-25, then -32602."""
-        version = getattr(context, "protocol_version", None) if context is not None else None
-        code = INVALID_PARAMS if version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
-        return MCPError(code, message, {"uri": uri})
+        except ResourceNotFoundError as e:  # the protocol in use's not-found code
+            modern = getattr(context, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
+            raise MCPError(INVALID_PARAMS if modern else RESOURCE_NOT_FOUND, str(e), {"uri": str(uri)}) from None
 
     async def _list_resources(self, ctx, params: PaginatedRequestParams) -> ListResourcesResult:
         """MEMORY.md, then the memories by id, RESOURCE_PAGE at a time (the cursor: the last id sent)."""
@@ -169,13 +164,11 @@ def takes(request):
         bounds: dict[str, Any] = {"ge": d.ge, "le": d.le, "max_length": d.most}
         info = Field(description=d.tool or d.help, **{k: v for k, v in bounds.items() if v is not None})
         default: Any = inspect.Parameter.empty
-        if d.default is REQUIRED:
-            pass
-        elif isinstance(d.default, tuple):
+        if isinstance(d.default, tuple):
             kind, default = list[str], []
         elif kind is bool or name in request.FLAGS:
             kind, default = bool, False
-        else:
+        elif d.default is not REQUIRED:
             kind, default = kind | None, None
         annotation = Annotated[kind, info]
         return inspect.Parameter(d.name or name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
