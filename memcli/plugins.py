@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import suppress
 
 GROUP = "memcli.plugins"
 HOOKS = ("register_layers", "register_checks", "register_commands", "register_providers", "register_rule_sets")
@@ -250,7 +251,5 @@ def _write_cache(paths: list, times: list, plugins: list) -> None:
             json.dump({"format": CACHE_FORMAT, "environments": environments}, f, indent=1)
         os.replace(temp, path)
     except OSError:  # no cache: the next run scans again
-        try:
+        with suppress(OSError):
             os.unlink(temp)
-        except OSError:
-            pass

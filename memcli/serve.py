@@ -9,6 +9,7 @@ import io
 import os
 import time
 import traceback
+from contextlib import suppress
 from typing import Any
 
 from . import resident
@@ -131,10 +132,8 @@ class Resident:
 
         if self._lock is None:
             self.lock()
-        try:
+        with suppress(FileNotFoundError):
             os.unlink(self.path)  # a socket left behind by a server that died
-        except FileNotFoundError:
-            pass
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # only this user may connect
         try:
@@ -147,11 +146,9 @@ class Resident:
 
     def close(self, sock) -> None:
         sock.close()
-        try:
+        with suppress(OSError):
             if os.lstat(self.path).st_ino == self._inode:
                 os.unlink(self.path)
-        except OSError:
-            pass
         for held in (self.semantic, self.followed, self.code_watch):
             if held is not None:
                 held.close()
