@@ -38,9 +38,8 @@ CONTEXT_BUDGET, MIN_BUDGET = 2000, 50  # tokens of a context block unless asked 
 
 
 def importance_of(value, *, strict: bool = False) -> float:
-    """Importance as memcli keeps it, a number from 0 to 1. Read from a file, what is not a number
-    becomes the default and the rest the nearest bound; given for a write (strict), either is
-    refused (UsageError, exit 2)."""
+    """Importance from 0 to 1: read from a file, not a number is the default and the rest the nearest
+    bound; given for a write (strict), either is refused."""
     try:
         v = float(value)
     except (TypeError, ValueError, OverflowError):

@@ -36,7 +36,6 @@ def identifiers(text: str) -> tuple | None:
 
 
 _PUNCT_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
-_SPACE = re.compile(r"\s+")
 MIN_CONTAINED = 16  # a summary this long (a CJK character counts two: cjk.WIDE_FROM) inside another makes a duplicate
 
 
@@ -45,7 +44,7 @@ def normal(text: str) -> str:
     import unicodedata
 
     text = unicodedata.normalize("NFKC", text or "").casefold()
-    return _PUNCT_EDGES.sub("", _SPACE.sub(" ", text).strip())
+    return _PUNCT_EDGES.sub("", _WS.sub(" ", text).strip())
 
 
 def _width(text: str) -> int:

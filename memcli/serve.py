@@ -88,9 +88,8 @@ class Resident:
         self.code = _code_files()
         # the folders of memcli's own files, followed by the kernel: no stat per request
         self.code_watch = changed(sorted({os.path.dirname(p) for p in self.code}))
-        mask = os.umask(0o022)
-        os.umask(mask)
-        self.umask = mask
+        self.umask = os.umask(0o022)  # read by setting it, then put back
+        os.umask(self.umask)
         self.semantic = None
         self.followed: Any = None  # store.follow.Followed: the details layer's files, followed
         self.folders = _folders(self.root)  # the root and memory/ the files are followed in

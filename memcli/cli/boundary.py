@@ -13,18 +13,16 @@ from .. import render as r
 from ..errors import MemcliError
 
 
+Admit = Optional[Callable[[str, Callable[[], Optional[str]]], None]]  # a server's check of (command, root)
+
+
 class Call:
     """What one run of a command line is given; ``admit``: a server's check before the command acts."""
 
     __slots__ = ("out", "stdin", "env", "cwd", "admit", "json")
 
     def __init__(
-        self,
-        out: r.Output,
-        stdin: Callable[[], bytes],
-        env: Mapping[str, str],
-        cwd: str,
-        admit: Callable[[str, Callable[[], str | None]], None] | None = None,
+        self, out: r.Output, stdin: Callable[[], bytes], env: Mapping[str, str], cwd: str, admit: Admit = None
     ):
         self.out, self.stdin, self.env, self.cwd, self.admit, self.json = out, stdin, env, cwd, admit, False
 
