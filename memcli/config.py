@@ -95,9 +95,7 @@ class Config(Value):
             object.__setattr__(self, "values", {})
 
     def __getitem__(self, key: str):
-        if key in self.values:
-            return self.values[key]
-        return SCHEMA[key][0]
+        return self.values[key] if key in self.values else SCHEMA[key][0]
 
     def get(self, key: str, default=None):
         return self[key] if key in SCHEMA else default

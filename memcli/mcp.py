@@ -364,25 +364,9 @@ def inbox(m: Memory) -> CallToolResult:
     return answer(data, read={r["id"]: [r, p.text] for r, p in zip(rows, items)})
 
 
-TOOLS = (
-    recall,
-    should_recall,
-    context,
-    remember,
-    update,
-    report_outcome,
-    forget,
-    get,
-    list_,
-    session_add,
-    scope_set,
-    scope_get,
-    scope_check,
-    heartbeat,
-    reflect_material,
-    propose,
-    reflect,
-    inbox,
+TOOLS = (  # in the order a client lists them: the memories, then sessions, scopes, upkeep and reflection
+    *(recall, should_recall, context, remember, update, report_outcome, forget, get, list_),
+    *(session_add, scope_set, scope_get, scope_check, heartbeat, reflect_material, propose, reflect, inbox),
 )
 
 

@@ -26,12 +26,8 @@ ARGUMENTS: dict[str, tuple[str, ...]] = {}
 _FLAG_ARGUMENT = {"tag": "tags", "untag": "untags", "alias": "aliases", "pin": "pinned", "unpin": "pinned", "yes": None}
 _FLAG_VALUE = {"pin": "true", "unpin": "false"}
 _COMMAND_TOOL = {
-    "show": "get",
-    "should-recall": "should_recall",
-    "session add": "session_add",
-    "scope set": "scope_set",
-    "scope get": "scope_get",
-    "scope check": "scope_check",
+    **{"show": "get", "should-recall": "should_recall", "session add": "session_add"},
+    **{"scope set": "scope_set", "scope get": "scope_get", "scope check": "scope_check"},
 }
 _COMMAND = re.compile(r"`memcli ([^`]+)`")
 _FLAG = re.compile(r"(?<![\w`-])--([a-z][a-z-]*)\b(?!-)")

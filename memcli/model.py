@@ -16,19 +16,9 @@ if TYPE_CHECKING:
 _WS = re.compile(r"\s+")
 _TAG_BAD = re.compile(r"[\s|#,\[\]]+")
 
-DETAIL_KEYS = (
-    "id",
-    "title",
-    "summary",
-    "tags",
-    "aliases",
-    "type",
-    "importance",
-    "pinned",
-    "created",
-    "updated",
-    "expires",
-    "source",
+DETAIL_KEYS = (  # a detail file's frontmatter: what a memory says, then when and whence
+    *("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned"),
+    *("created", "updated", "expires", "source"),
 )
 TYPES = ("fact", "preference", "lesson", "procedure", "event", "note")
 # The defaults of a new memory: the one place every front end takes them from.
