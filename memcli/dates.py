@@ -1,9 +1,6 @@
-"""Dates and times as memcli reads and writes them: ISO 8601 strings in UTC, durations like 30d.
-
-The one place that parses a date (a frontmatter stamp, an expiry, a session turn's time, --now)
-and the one clock: ``utcnow``. A date without a zone is UTC; a date-time that does not parse
-as a whole is read by its date alone.
-"""
+"""Dates as memcli reads and writes them (ISO 8601 in UTC, durations like 30d): the one parser of a
+date and the one clock, ``utcnow``. A date without a zone is UTC; a date-time that does not parse
+as a whole is read by its date alone."""
 
 from __future__ import annotations
 

@@ -18,15 +18,8 @@ try:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
     from mcp.shared.exceptions import MCPError
-    from mcp_types import (
-        INTERNAL_ERROR,
-        INVALID_PARAMS,
-        CallToolResult,
-        ListResourcesResult,
-        PaginatedRequestParams,
-        Resource,
-        ToolAnnotations,
-    )
+    from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, ListResourcesResult, Resource
+    from mcp_types import PaginatedRequestParams, ToolAnnotations
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import Field, ValidationError
 

@@ -1,7 +1,5 @@
-"""Output: rich on a terminal, plain text when piped, and the versioned JSON envelope.
-
-Nothing here touches the store. Data goes to stdout, talk to stderr.
-"""
+"""Output: rich on a terminal, plain text when piped, and the versioned JSON envelope; data goes to
+stdout, talk to stderr."""
 
 from __future__ import annotations
 

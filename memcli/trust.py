@@ -1,7 +1,5 @@
-"""What the user decided, kept outside every root (in the user's state folder, keyed by the root's
-real path, so nothing that arrives with a root can write it, as git never clones `.git/config`):
-which memcli.yaml may run the commands it names (`memcli trust`), and which roots the agent hook
-may use (`memcli hook allow`)."""
+"""What the user decided, kept in the user's state folder by the root's real path (nothing that
+arrives with a root can write it): which memcli.yaml may run its commands, which roots the hook uses."""
 
 from __future__ import annotations
 
