@@ -77,9 +77,8 @@ class Memory:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
     ) -> "Memory":
-        """The root named (else MEMCLI_ROOT, else the nearest ancestor of the working folder with
-        MEMORY.md or memcli.yaml), opened; env and cwd: the process's own when not given.
-        root_commands=False: no command from its files."""
+        """The root named, else MEMCLI_ROOT, else the nearest folder with MEMORY.md or memcli.yaml at or
+        above cwd (env, cwd: the process's own by default); root_commands=False: none from its files."""
         from .config import find_root
         from .settings_guard import load_config
 
@@ -175,9 +174,8 @@ class Memory:
         return restore(self.store, check_id(self._id(memory_id)), now or utcnow())
 
     def edit_begin(self, memory_id: str, reuse_draft: bool | None = True):
-        """Start a hand edit: an EditSession whose `draft` (a copy under .memcli/edits/) the
-        editor opens. No lock is held while the editor runs. A draft an earlier edit left is
-        reopened (reuse_draft True), left aside (False), or named by a UsageError (None)."""
+        """Start a hand edit: an EditSession whose `draft` (a copy under .memcli/edits/) the editor opens,
+        no lock held; an earlier draft is reopened (reuse_draft True), left aside (False) or named (None)."""
         from .usecases.edit import begin
 
         return begin(self.store, self._id(memory_id), reuse_draft)
@@ -196,9 +194,8 @@ class Memory:
         return abandon(self.store, session)
 
     def outcome(self, memory_id: str, result: str, note: str | None = None, now: str | None = None) -> Result:
-        """Record that a memory (a procedure) worked (`success`) or failed (`failure`), with an
-        optional note: its counters (uses, successes, last_outcome) and its ## Outcomes section.
-        Returns the new record."""
+        """Record that a procedure worked (`success`) or failed (`failure`), with an optional note: its
+        counters (uses, successes, last_outcome) and its ## Outcomes section; the new record."""
         from .dates import utcnow
         from .usecases.outcome import record
 
@@ -362,9 +359,8 @@ class Memory:
         return check_index(self.store)
 
     def watch(self, emit, stop, **options) -> Result:
-        """Validate and re-index edits as they happen until `stop` (a threading.Event) is set; each
-        observation goes to emit(event) as a dict. Options: debounce, heartbeat_every (seconds),
-        fix, reflect."""
+        """Validate and re-index edits as they happen, each observation to emit(event) as a dict, until
+        `stop` (a threading.Event) is set. Options: debounce, heartbeat_every (seconds), fix, reflect."""
         from .usecases.watch import watch
 
         return Result(watch(self.store, emit, stop, **options))
@@ -444,9 +440,8 @@ class Memory:
         return Result(trust(self.root))
 
     def _id(self, ref: str) -> str:
-        """A memory's id from what a person or an agent gives: the id, the path recall prints
-        (memory/<id>.md, memory/archive/<id>.md), or its file as a path (relative to the working
-        folder, or absolute) or a name (<id>.md) that leads to a memory of this root."""
+        """A memory's id from what is given: the id, the path recall prints, or its file as a path or a
+        name (<id>.md) that leads to a memory of this root."""
         from .paths import ARCHIVE, MEMORY, memory_ref
 
         rid = memory_ref(ref)

@@ -100,10 +100,7 @@ EXPIRES = "A date (2027-01-31) or a duration from now (30d); 'never' clears it."
 
 
 class RecallRequest(Request):
-    """One `recall`: the question and how to look. ``also``: other phrasings of it (a translation,
-    a paraphrase), fused by rank; ``strict``: only hits to act on (memory put into a prompt
-    unasked); ``inbox``: proposals waiting for review too; ``type`` and ``min_success``: only
-    memories of that type whose smoothed success rate reaches it."""
+    """One `recall`: the question and how to look (``Memory.recall`` says what each option does)."""
 
     query: str = argument(
         "What to look for ('-' reads stdin).",
