@@ -112,10 +112,7 @@ def execute(command: str, as_json: bool, action: Callable[[], Out], o: r.Output)
     try:
         res = action()
     except MemcliError as e:
-        if as_json:
-            o.out(r.envelope(command, False, e.data, [], {"code": e.code, "message": e.message}))
-        else:
-            o.error(e.message, e.hint)
+        _failed(o, as_json, command, e.code, e.message, e.data, hint=e.hint)
         return e.exit_code
     except KeyboardInterrupt:
         o.talk("memcli: interrupted")
@@ -131,6 +128,16 @@ def execute(command: str, as_json: bool, action: Callable[[], Out], o: r.Output)
         if res.human is not None:
             res.human(o)
     return res.code
+
+
+def _failed(o: r.Output, as_json: bool, command: str, code: str, message: str, data=None, hint=None, said=None):
+    """A command that failed: its envelope with --json, else one line on stderr (``said``, or the error)."""
+    if as_json:
+        o.out(r.envelope(command, False, data, [], {"code": code, "message": message}))
+    elif said is not None:
+        o.talk(said)
+    else:
+        o.error(message, hint)
 
 
 def read_input(call: Call, text: str | None, file: str | None, what: str, limit: int = 1_000_000) -> str:
@@ -186,29 +193,17 @@ def run_app(cmd, args: list, call: Call) -> int:
         words = " ".join(e.ctx.command_path.split()[1:]) if e.ctx is not None else ""  # 'index rebuild'
         message = e.format_message()
         if _hook_line(words, args):  # one line, exit 1, whatever was wrong
-            if as_json:
-                o.out(r.envelope("hook", False, None, [], {"code": "usage", "message": message}))
-            else:
-                o.talk(f"memcli hook: {message.rstrip('.')} ({HOOK_USAGE})")
+            _failed(o, as_json, "hook", "usage", message, said=f"memcli hook: {message.rstrip('.')} ({HOOK_USAGE})")
             return 1
-        if as_json:
-            o.out(r.envelope(words, False, None, [], {"code": "usage", "message": message}))
-        else:
-            path = e.ctx.command_path if e.ctx is not None else "memcli"
-            usage = e.ctx.get_usage().removeprefix("Usage: ") if e.ctx is not None else "memcli COMMAND"
-            o.error(message, f"Usage: {usage}  (see '{path} --help')")
+        path = e.ctx.command_path if e.ctx is not None else "memcli"
+        usage = e.ctx.get_usage().removeprefix("Usage: ") if e.ctx is not None else "memcli COMMAND"
+        _failed(o, as_json, words, "usage", message, hint=f"Usage: {usage}  (see '{path} --help')")
         return e.exit_code
     except exc.Abort:
-        if as_json:
-            o.out(r.envelope("", False, None, [], {"code": "aborted", "message": "aborted"}))
-        else:
-            o.talk("memcli: aborted")
+        _failed(o, as_json, "", "aborted", "aborted", said="memcli: aborted")
         return 1
     except exc.ClickException as e:  # Click's file errors and the like: not a usage fault
-        if as_json:
-            o.out(r.envelope("", False, None, [], {"code": "error", "message": e.format_message()}))
-        else:
-            o.error(e.format_message())
+        _failed(o, as_json, "", "error", e.format_message())
         return e.exit_code
     finally:
         for g in cmd.lifted or ():
