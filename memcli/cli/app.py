@@ -1,5 +1,5 @@
 """The commands of a memory's life: init, remember, update, show, list, edit, forget, restore,
-rename and index (the Typer app they share with the other command modules is ``typer_app``)."""
+rename, outcome and index (the Typer app they share with the other command modules is ``typer_app``)."""
 
 from __future__ import annotations
 
@@ -307,6 +307,29 @@ def rename(
         return Out.of(data, human)
 
     run(ctx, "rename", json_, act)
+
+
+@app.command()
+def outcome(
+    ctx: typer.Context,
+    id_: MemoryId,
+    result: Annotated[str, typer.Argument(metavar="success|failure", help="Did it work?")],
+    note: Annotated[Optional[str], typer.Option("--note", "-n", help="What happened, in one line.")] = None,
+    json_: Json = False,
+):
+    """Record that a procedure worked or failed: its counts and a dated note under ## Outcomes.
+
+    Counts from several clones add up when they merge; recall ranks by the smoothed success
+    rate, `context` shows the record, and heartbeat reports a procedure that keeps failing.
+
+    Example: memcli outcome deploy-staging failure --note "migration lock timed out"
+    """
+
+    def act():
+        res = memory(ctx).outcome(id_, result, note)
+        return Out.of(res, lambda o: o.out(f"{res['id']}: {res['record']}"))
+
+    run(ctx, "outcome", json_, act)
 
 
 @index_app.command("rebuild")

@@ -24,7 +24,7 @@ COMMANDS = {
     **dict.fromkeys(("recall", "should-recall", "context"), "cascade"),
     **{"heartbeat": "heartbeat", "watch": "heartbeat", "trust": "trust", "sync": "git", "resolve": "git"},
     **{"mcp": "agent", "stats": "lookup", "search": "lookup", "export": "transfer", "import": "transfer"},
-    **{"serve": "serve", "outcome": "outcome", "reflect": "reflect", "plugins": "plugins", "doctor": "agents"},
+    **{"serve": "serve", "outcome": "app", "reflect": "reflect", "plugins": "plugins", "doctor": "agents"},
     **{"index": "app", "session": "cascade", "scope": "cascade", "git": "git", "merge": "git"},
     **{"hook": "agent", "agents": "agents", "inbox": "reflect"},
 }
