@@ -1,9 +1,4 @@
-"""memcli: a file-based Markdown memory for AI agents.
-
-from memcli import Memory
-m = Memory("notes")
-m.remember("MySQL charset double encoding", "set utf8mb4 on the connection", tags=["mysql"])
-"""
+"""memcli: a file-based Markdown memory for AI agents (``from memcli import Memory``)."""
 
 __version__ = "0.1.0"
 __all__ = ["Memory", "__version__"]

@@ -1,12 +1,5 @@
-"""What a plugin imports of memcli (with ``memcli`` itself: ``Memory``, ``__version__``).
-
-    from memcli.api import Ask, Candidate, Hit, Layer      # a recall layer
-    from memcli.api import Check, Finding                    # a heartbeat check
-    from memcli.api import ProviderUnavailable               # an embedding provider's failure
-
-Each name is imported when it is first asked for, so a plugin pays only for what it uses
-(a layer does not load the heartbeat). See ``memcli.plugins`` for the hooks.
-"""
+"""What a plugin imports of memcli (with ``memcli`` itself: ``Memory``, ``__version__``), each name
+imported when it is first asked for: a plugin pays only for what it uses."""
 
 from __future__ import annotations
 

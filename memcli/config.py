@@ -1,10 +1,6 @@
 """The settings: every key of memcli.yaml with its default and kind (``SCHEMA``), their values
-(``Config``), the reading and checking of one configuration file, MEMCLI_* variables, and the
-root's folder.
-
-Which file's value holds for a setting that protects the user (a committed memcli.yaml only
-tightens) is decided by ``settings_guard``, whose ``load_config`` reads a root's settings.
-"""
+(``Config``), one configuration file read and checked, the names the environment gives. Which
+file's value holds for a setting that protects the user is ``settings_guard``'s."""
 
 from __future__ import annotations
 
@@ -15,64 +11,17 @@ from .dates import parse_duration
 from .errors import ConfigError, NotARootError
 from .model import Value
 
-EXPLICIT_SIGNALS = [
-    "上次",
-    "之前",
-    "以前",
-    "昨天",
-    "前天",
-    "上周",
-    "继续",
-    "还记得",
-    "记得吗",
-    "记不记得",
-    "我们说过",
-    "我说过",
-    "刚才",
-    "老样子",
-    "照旧",
-    "像上次",
-    "last time",
-    "remember",
-    "previously",
-    "earlier",
-    "yesterday",
-    "last week",
-    "as before",
-    "we discussed",
-    "i told you",
-    "i mentioned",
-    "recall",
-    "continue",
-    "pick up where",
-    "again",
+EXPLICIT_SIGNALS = [  # a message that refers to earlier work
+    *("上次", "之前", "以前", "昨天", "前天", "上周", "继续", "还记得", "记得吗", "记不记得"),
+    *("我们说过", "我说过", "刚才", "老样子", "照旧", "像上次"),
+    *("last time", "remember", "previously", "earlier", "yesterday", "last week", "as before"),
+    *("we discussed", "i told you", "i mentioned", "recall", "continue", "pick up where", "again"),
 ]
-IMPLICIT_SIGNALS = [
-    "那个",
-    "这个方案",
-    "那个方案",
-    "第一个",
-    "第二个",
-    "第三个",
-    "换成",
-    "改成",
-    "还是用",
-    "同样的",
-    "一样的",
-    "老地方",
-    "那边",
-    "按之前",
-    "that one",
-    "the other one",
-    "instead",
-    "same as",
-    "the first one",
-    "the second one",
-    "the usual",
-    "like before",
-    "switch to",
-    "go with",
-    "as usual",
+IMPLICIT_SIGNALS = [  # a message that points at something it does not name
+    *("那个", "这个方案", "那个方案", "第一个", "第二个", "第三个", "换成", "改成", "还是用", "同样的", "一样的"),
+    *("老地方", "那边", "按之前"),
+    *("that one", "the other one", "instead", "same as", "the first one", "the second one", "the usual"),
+    *("like before", "switch to", "go with", "as usual"),
 ]
 
 # key -> (default, kind). Kinds: int, float, str, choice:a|b, duration, list, cmd.
@@ -132,8 +81,7 @@ PII_DEFAULTS = {False: "warn", True: "redact"}  # deliberate writes warn; captur
 
 
 class Config(Value):
-    """A root's configuration: the values set (the rest are SCHEMA's defaults), the memcli.yaml
-    read, and what was said about it (a setting not trusted, a file not read)."""
+    """A root's configuration: the values set (else SCHEMA's defaults), the file read, the warnings."""
 
     FIELDS = ("values", "path", "warnings")
     __slots__ = FIELDS
@@ -142,14 +90,15 @@ class Config(Value):
     warnings: tuple
 
     def __init__(self, values: dict | None = None, path: Path | None = None, warnings: tuple = ()):
-        object.__setattr__(self, "values", {} if values is None else values)
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "warnings", warnings)
+        self._fill(locals())
+        if values is None:
+            object.__setattr__(self, "values", {})
 
     def __getitem__(self, key: str):
-        if key in self.values:
-            return self.values[key]
-        return SCHEMA[key][0]
+        return self.values[key] if key in self.values else SCHEMA[key][0]
+
+    def get(self, key: str, default=None):
+        return self[key] if key in SCHEMA else default
 
     def seconds(self, key: str) -> float:
         return parse_duration(self[key], key)
@@ -223,25 +172,24 @@ def _check(key: str, value: object, kind: str, shown: str = "memcli.yaml") -> ob
     return value
 
 
+def front_end_value(settings, key: str, door: str):
+    """What settings (a dict, or a Config) say of write.gate, write.pii or write.pii_captured for
+    one front end: write.gate.DOOR, else the mapping's entry for it or its default, else the one
+    value; None when they say nothing."""
+    value = settings.get(f"{key}.{door}") or settings.get(key)
+    return (value.get(door) or value.get("default")) if isinstance(value, dict) else value
+
+
 def write_gate(config: "Config", front_end: str) -> str:
     """direct or inbox: where a write through this front end (cli, mcp, hook) lands."""
-    own = config[f"write.gate.{front_end}"]
-    if own:
-        return own
-    gate = config["write.gate"]
-    if isinstance(gate, dict):
-        return gate.get(front_end) or gate.get("default") or "direct"
-    return gate
+    return front_end_value(config, "write.gate", front_end) or "direct"
 
 
 def pii_policy(config: "Config", door: str = "api", captured: bool = False) -> str:
     """The personal-data policy for a front end: `write.pii` for deliberate writes, `write.pii_captured`
-    for text captured on its own (session turns, hook prompts, episodes, reflection proposals). Each
-    key is a policy, or a mapping of front end -> policy (a front end it does not name gets the default)."""
-    value = config["write.pii_captured" if captured else "write.pii"]
-    if isinstance(value, dict):
-        return value.get(door, PII_DEFAULTS[captured])
-    return value
+    for text captured on its own (session turns, hook prompts, episodes, reflection proposals)."""
+    key = "write.pii_captured" if captured else "write.pii"
+    return front_end_value(config, key, door) or PII_DEFAULTS[captured]
 
 
 def pii_problem(value) -> str | None:
@@ -258,10 +206,6 @@ def pii_problem(value) -> str | None:
     return f"one of {', '.join(PII_POLICIES)}, or a mapping of front ends ({', '.join(PII_DOORS)}) to policies"
 
 
-def _is_blank_yaml(text: str) -> bool:
-    return all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines())
-
-
 def read_file(path: Path, shown: str) -> dict:
     """The checked key -> value pairs of one configuration file; {} when it is missing or blank."""
     try:
@@ -270,8 +214,8 @@ def read_file(path: Path, shown: str) -> dict:
         return {}
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{shown}: cannot read it ({e.__class__.__name__}: {e})")
-    if _is_blank_yaml(text):
-        return {}
+    if all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()):
+        return {}  # blank: no YAML parser loaded for it
     import yaml
 
     try:
@@ -312,13 +256,11 @@ def user_config_path() -> Path:
 
 def env(name: str) -> str | None:
     """A MEMCLI_* variable; empty counts as unset."""
-    value = os.environ.get(name)
-    return value if value else None
+    return os.environ.get(name) or None
 
 
 def find_root(explicit: str | os.PathLike | None = None, env=None, cwd: str | None = None) -> Path:
-    """--root > MEMCLI_ROOT > the nearest folder at or above cwd holding MEMORY.md or memcli.yaml
-    (``roots.find``; env and cwd: the process's own when not given); NotARootError otherwise."""
+    """--root > MEMCLI_ROOT > the nearest root at or above cwd (``roots.find``); NotARootError otherwise."""
     from .roots import find
 
     path, why = find(explicit, env, None if cwd is None else os.fspath(cwd))
@@ -334,10 +276,8 @@ def names(session: str | None = None, scope: str | None = None, env=None) -> tup
 
 
 def agent_session(session_id=None, env=None) -> str:
-    """The session an agent's turn belongs to: its session id (the hook event's `session_id`, else
-    Claude Code's CLAUDE_CODE_SESSION_ID, which it also gives the MCP server), made a valid state-file
-    name; else MEMCLI_SESSION; else 'default'. The hook and the MCP tools share it, so an MCP recall
-    sees the turns the hook recorded."""
+    """The session an agent's turn belongs to (the hook's and the MCP tools' alike): its session id
+    (the event's, else CLAUDE_CODE_SESSION_ID) as a valid name, else MEMCLI_SESSION, else 'default'."""
     from .paths import slugify, valid_id
 
     env = os.environ if env is None else env

@@ -1,13 +1,6 @@
-"""`Memory`: the library's one front door, a thin facade over the use cases (``memcli.usecases``)
-and the repository of the root (``store.Root``).
-
-Every method makes one use-case call and returns its typed result: a Detail, a WriteResult, a
-Recall, a Listing, a heartbeat Report or Repair, or a Result (a dict of data with its warnings
-apart). Each has ``to_dict()`` (what `--json` prints as data) and ``warnings``. Nothing here
-prints or exits; the environment and the working folder that find a root are given, or the
-process's own. ``recall``, ``remember`` and ``update`` take the fields of their request
-(``memcli.requests``) as keywords: their signatures are made from it.
-"""
+"""`Memory`: the library's one front door, a thin facade over the use cases. Every method makes one
+use-case call and returns its typed result (with ``to_dict()``, what `--json` prints, and
+``warnings``); ``recall``, ``remember`` and ``update`` take their request's fields as keywords."""
 
 from __future__ import annotations
 
@@ -38,9 +31,8 @@ class Memory:
 
     @contextmanager
     def reporting(self, callback):
-        """While the block runs, long work (index rebuild, heartbeat and its repairs, the first details
-        search, embedding builds, stats, import, export, rename) reports callback(what, done, total)
-        as it goes (see ``memcli.progress``); None reports to no one."""
+        """While the block runs, long work (index rebuild, heartbeat, the first details search, stats,
+        import, export, rename) reports callback(what, done, total) as it goes; None: to no one."""
         from .progress import using
 
         with using(callback):
@@ -50,10 +42,6 @@ class Memory:
     def config(self) -> Config:
         """The root's settings, from memcli.yaml and the user's own configuration: ``config["recall.limit"]``."""
         return self.store.config
-
-    @config.setter
-    def config(self, value: Config) -> None:
-        self.store.config = value
 
     # ---------- opening and creating roots ----------
     @classmethod
@@ -89,9 +77,8 @@ class Memory:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
     ) -> "Memory":
-        """The root named (else MEMCLI_ROOT, else the nearest ancestor of the working folder with
-        MEMORY.md or memcli.yaml), opened; env and cwd: the process's own when not given.
-        root_commands=False: no command from its files."""
+        """The root named, else MEMCLI_ROOT, else the nearest folder with MEMORY.md or memcli.yaml at or
+        above cwd (env, cwd: the process's own by default); root_commands=False: none from its files."""
         from .config import find_root
         from .settings_guard import load_config
 
@@ -156,21 +143,16 @@ class Memory:
 
     # ---------- writing ----------
     def remember(self, title: str, summary: str = "", **options) -> WriteResult:
-        """Write a new detail file and its index line (demoting the lowest entry when full).
-
-        A body that starts with its own frontmatter gives its keys (summary, tags, aliases, type,
-        importance, pinned, expires, source and any other key); arguments given here win. type and
-        importance default to DEFAULT_TYPE and DEFAULT_IMPORTANCE."""
+        """Write a new detail file and its index line (demoting the lowest entry when full). A body
+        that starts with its own frontmatter gives its keys; arguments given here win."""
         from .requests import RememberRequest
         from .usecases.write import remember_request
 
         return remember_request(self.store, RememberRequest(title, summary, **options))
 
     def update(self, memory_id: str, **changes) -> WriteResult:
-        """Change a memory; a replaced title or summary is kept under a dated ## History section.
-
-        Only the frontmatter keys that change are rewritten: comments and the layout of the
-        other keys stay as they were. Nothing to change gives the action "unchanged"."""
+        """Change a memory; a replaced title or summary is kept under a dated ## History section. Only
+        the keys that change are rewritten; nothing to change gives the action "unchanged"."""
         from .requests import UpdateRequest
         from .usecases.write import update_request
 
@@ -192,9 +174,8 @@ class Memory:
         return restore(self.store, check_id(self._id(memory_id)), now or utcnow())
 
     def edit_begin(self, memory_id: str, reuse_draft: bool | None = True):
-        """Start a hand edit: an EditSession whose `draft` (a copy under .memcli/edits/) the
-        editor opens. No lock is held while the editor runs. A draft an earlier edit left is
-        reopened (reuse_draft True), left aside (False), or named by a UsageError (None)."""
+        """Start a hand edit: an EditSession whose `draft` (a copy under .memcli/edits/) the editor opens,
+        no lock held; an earlier draft is reopened (reuse_draft True), left aside (False) or named (None)."""
         from .usecases.edit import begin
 
         return begin(self.store, self._id(memory_id), reuse_draft)
@@ -213,9 +194,8 @@ class Memory:
         return abandon(self.store, session)
 
     def outcome(self, memory_id: str, result: str, note: str | None = None, now: str | None = None) -> Result:
-        """Record that a memory (a procedure) worked (`success`) or failed (`failure`), with an
-        optional note: its counters (uses, successes, last_outcome) and its ## Outcomes section.
-        Returns the new record."""
+        """Record that a procedure worked (`success`) or failed (`failure`), with an optional note: its
+        counters (uses, successes, last_outcome) and its ## Outcomes section; the new record."""
         from .dates import utcnow
         from .usecases.outcome import record
 
@@ -236,11 +216,9 @@ class Memory:
     # ---------- the cascade ----------
     def recall(self, query: str, **options):
         """Session, then scope, then the index, then the details: a Recall with hits and a trace.
-        type and min_success keep only memories of that type whose smoothed success rate reaches it;
-        inbox: the proposals waiting for review are searched too, their hits listed after the rest;
-        ``also``: other phrasings of the question (a translation, a paraphrase), fused by rank.
-        A question asked gets the candidates that relate to it when nothing answers it (weak);
-        ``strict``: only hits to act on, for memory put into a prompt unasked (``policy`` in the result)."""
+        ``also``: other phrasings, fused by rank; ``inbox``: proposals too, listed last; ``type``,
+        ``min_success``: only memories of that type whose smoothed success rate reaches it; when
+        nothing answers, the candidates that relate come back weak, unless ``strict``."""
         from .requests import RecallRequest
 
         return self.recall_request(RecallRequest(query, **options))
@@ -381,9 +359,8 @@ class Memory:
         return check_index(self.store)
 
     def watch(self, emit, stop, **options) -> Result:
-        """Validate and re-index edits as they happen until `stop` (a threading.Event) is set; each
-        observation goes to emit(event) as a dict. Options: debounce, heartbeat_every (seconds),
-        fix, reflect."""
+        """Validate and re-index edits as they happen, each observation to emit(event) as a dict, until
+        `stop` (a threading.Event) is set. Options: debounce, heartbeat_every (seconds), fix, reflect."""
         from .usecases.watch import watch
 
         return Result(watch(self.store, emit, stop, **options))
@@ -440,9 +417,8 @@ class Memory:
         return merge_file(kind, base, ours, theirs, marker, path)
 
     def reconcile_index(self) -> bool:
-        """Bring MEMORY.md in line with the detail files, as after a git merge: conflict markers
-        settled as both sides, each memory listed once, lines to missing files dropped, the rest
-        ranked and demoted to fit. Deterministic. Returns whether the file changed."""
+        """Bring MEMORY.md in line with the detail files, as after a git merge (markers settled as
+        both sides, each memory once, lines to missing files dropped); whether the file changed."""
         from .usecases.git import reconcile_index
 
         return reconcile_index(self.store)
@@ -464,9 +440,8 @@ class Memory:
         return Result(trust(self.root))
 
     def _id(self, ref: str) -> str:
-        """A memory's id from what a person or an agent gives: the id, the path recall prints
-        (memory/<id>.md, memory/archive/<id>.md), or its file as a path (relative to the working
-        folder, or absolute) or a name (<id>.md) that leads to a memory of this root."""
+        """A memory's id from what is given: the id, the path recall prints, or its file as a path or a
+        name (<id>.md) that leads to a memory of this root."""
         from .paths import ARCHIVE, MEMORY, memory_ref
 
         rid = memory_ref(ref)

@@ -1,9 +1,6 @@
-"""Dates and times as memcli reads and writes them: ISO 8601 strings in UTC, durations like 30d.
-
-The one place that parses a date (a frontmatter stamp, an expiry, a session turn's time, --now)
-and the one clock: ``utcnow``. A date without a zone is UTC; a date-time that does not parse
-as a whole is read by its date alone.
-"""
+"""Dates as memcli reads and writes them (ISO 8601 in UTC, durations like 30d): the one parser of a
+date and the one clock, ``utcnow``. A date without a zone is UTC; a date-time that does not parse
+as a whole is read by its date alone."""
 
 from __future__ import annotations
 
@@ -73,10 +70,8 @@ def expired(expires, today: str | None = None) -> bool:
 
 def parse_duration(value: object, key: str = "duration") -> float:
     """'10s', '90d', '1.5h', 30 -> seconds; ConfigError naming key otherwise."""
-    if isinstance(value, bool):
-        raise ConfigError(f"{key}: expected a duration like 10s, 90d, got {value!r}")
     if isinstance(value, (int, float)):
-        if not 0 <= value < float("inf"):
+        if isinstance(value, bool) or not 0 <= value < float("inf"):
             raise ConfigError(f"{key}: expected a duration like 10s, 90d, got {value!r}")
         return float(value)
     m = _DURATION.match(str(value))
@@ -86,8 +81,7 @@ def parse_duration(value: object, key: str = "duration") -> float:
 
 
 def expires_at(value: str | None, now: str | None = None) -> str | None:
-    """An --expires value: an ISO date or time, or a duration from now such as 30d (as a date);
-    None for None, '', null, none or never (no expiry)."""
+    """An --expires value: a date, or a duration from now (30d) as a date; None for ''/null/none/never."""
     if value is None or str(value).strip().lower() in ("", "null", "none", "never"):
         return None
     text = str(value).strip()

@@ -1,9 +1,5 @@
-"""The few errors memcli raises, each with the exit code the CLI maps it to.
-
-Exit codes (SPEC §7): 0 done, 1 nothing found / findings remain, 2 bad usage,
-3 error (not a root, unknown id, unreadable file, lock timeout), 4 refused to
-protect data (collision, existing id, secret, full index with on_full=refuse).
-"""
+"""The few errors memcli raises, each with the exit code the CLI maps it to (docs/exit-codes.md):
+2 bad usage, 3 error, 4 refused to protect data."""
 
 from __future__ import annotations
 
@@ -16,9 +12,7 @@ class MemcliError(Exception):
 
     def __init__(self, message: str, *, hint: str | None = None, data: object = None):
         super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.data = data
+        self.message, self.hint, self.data = message, hint, data
 
     def __str__(self) -> str:
         return self.message
@@ -32,38 +26,32 @@ class UsageError(MemcliError):
 
 
 class NotARootError(MemcliError):
-    exit_code = 3
     code = "not_a_root"
 
 
 class NotFoundError(MemcliError):
     """An unknown id; `data` may hold close candidates."""
 
-    exit_code = 3
     code = "not_found"
 
 
 class FileError(MemcliError):
     """A file that cannot be read, parsed or written."""
 
-    exit_code = 3
     code = "file"
 
 
 class ConfigError(MemcliError):
-    exit_code = 3
     code = "config"
 
 
 class LockTimeout(MemcliError):
-    exit_code = 3
     code = "lock_timeout"
 
 
 class UnsafePathError(MemcliError):
     """An id or path that would read or write outside the root (exit 3)."""
 
-    exit_code = 3
     code = "unsafe_path"
 
 
@@ -100,8 +88,7 @@ DIST = "memcli-md"
 
 
 def add_extra(extra: str) -> str:
-    """The command that adds an extra to memcli as installed: pip's, or pipx's or uv tool's for the
-    environments they keep (marked by the file each leaves there), which `pip install` does not reach."""
+    """The command that adds an extra to memcli as installed: pip's, pipx's or uv tool's."""
     import re
     import shlex
     import sys

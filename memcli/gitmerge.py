@@ -1,8 +1,4 @@
-"""`python -I -m memcli.gitmerge index|detail|episode %O %A %B [%L] %P`: the git merge drivers'
-entry point. git starts one process per merged file, so this reads its arguments without the
-command line's framework, calls the merge (``Memory.merge_file``) and
-says what git and a person need on stderr; `memcli merge ...` runs the same.
-"""
+"""The git merge drivers' entry point (`memcli merge ...` runs the same)."""
 
 from __future__ import annotations
 
@@ -10,9 +6,8 @@ KINDS = ("index", "detail", "episode")
 
 
 def main(argv=None) -> int:
-    """`python -I -m memcli.gitmerge index|detail|episode %O %A %B [%L] %P`: the drivers without the
-    command line's framework (git starts one process per merged file). Exit 0 merged, 1 conflicts
-    left in the file, 2 failure (git then treats the file as conflicted)."""
+    """`python -I -m memcli.gitmerge KIND %O %A %B [%L] %P`, without the command line's framework (git
+    starts one process per file). Exit 0 merged, 1 conflicts left, 2 failure."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)

@@ -1,18 +1,9 @@
-"""What a `memcli mcp` tool answers.
-
-A tool's data goes out twice: as structured content and as text. Clients differ in which one the
-model sees — Claude Code and Codex hand it only the structured content, Gemini CLI only the text
-(the MCP Inspector shows both) — so what the model must read beside memory text travels in both:
-the note that recalled text is data, not instructions; the memories flagged as trying to instruct
-the agent; warnings. In the structured content they lead, under one key:
-
-    {"memcli": {"note": "...", "injection": {"id": ["instruction override"]}, "warnings": ["..."]}, ...data}
-
-and in the text they are `memcli: ...` lines before the JSON. Messages name tool arguments, not
-the command line's flags: `--expires` reads `expires`, `` `memcli update X --append ...` `` reads
-`update(id="X", append=...)`.
-
-Needs the `mcp` extra.
+"""What a `memcli mcp` tool answers. Its data goes out twice, as structured content and as text,
+since clients differ in which one the model sees (Claude Code and Codex: the structured content;
+Gemini CLI: the text). So what the model must read beside memory text (the data note, the flagged
+ids, warnings) travels in both: first under the structured content's "memcli" key, and as
+`memcli: ...` lines before the JSON. Messages name tool arguments, not the command line's flags
+(`--expires` reads `expires`; `memcli update X --append ...` reads `update(id="X", append=...)`).
 """
 
 from __future__ import annotations
@@ -32,23 +23,11 @@ KEY = "memcli"  # the structured content's key for the note, the injection flags
 ARGUMENTS: dict[str, tuple[str, ...]] = {}
 
 # Command-line words whose tool argument has another name; None: the tool has no such argument.
-_FLAG_ARGUMENT = {
-    "tag": "tags",
-    "untag": "untags",
-    "alias": "aliases",
-    "summary": "summary",
-    "pin": "pinned",
-    "unpin": "pinned",
-    "yes": None,
-}
+_FLAG_ARGUMENT = {"tag": "tags", "untag": "untags", "alias": "aliases", "pin": "pinned", "unpin": "pinned", "yes": None}
 _FLAG_VALUE = {"pin": "true", "unpin": "false"}
 _COMMAND_TOOL = {
-    "show": "get",
-    "should-recall": "should_recall",
-    "session add": "session_add",
-    "scope set": "scope_set",
-    "scope get": "scope_get",
-    "scope check": "scope_check",
+    **{"show": "get", "should-recall": "should_recall", "session add": "session_add"},
+    **{"scope set": "scope_set", "scope get": "scope_get", "scope check": "scope_check"},
 }
 _COMMAND = re.compile(r"`memcli ([^`]+)`")
 _FLAG = re.compile(r"(?<![\w`-])--([a-z][a-z-]*)\b(?!-)")
@@ -58,12 +37,7 @@ def injection_flags(items: dict) -> dict:
     """id -> the injection kinds found in that memory's text (only the flagged ones)."""
     from .safety.scanner import injection_kinds
 
-    out = {}
-    for key, text in items.items():
-        kinds = injection_kinds(text)
-        if kinds:
-            out[key] = kinds
-    return out
+    return {key: kinds for key, text in items.items() if (kinds := injection_kinds(text))}
 
 
 def _tool_call(command: str) -> str | None:
@@ -84,42 +58,31 @@ def _tool_call(command: str) -> str | None:
     if params is None:
         return None
     args: list[tuple[str, str]] = []
-    positional = iter(params)
-    i = 0
-    while i < len(rest):
-        w = rest[i]
+    positional, left = iter(params), iter(rest)
+    for w in left:
         if w.startswith("--"):
             flag = w[2:]
             name = _FLAG_ARGUMENT.get(flag, flag.replace("-", "_"))
-            if flag in _FLAG_ARGUMENT and name is None:
-                i += 1
+            if name is None:  # a flag the tool does without (--yes)
                 continue
-            if name not in params:
-                return None
-            if flag in _FLAG_VALUE:
-                args.append((name, _FLAG_VALUE[flag]))
-                i += 1
-                continue
-            if i + 1 >= len(rest):
-                return None
-            value = rest[i + 1]
-            args.append((name, value if value == "..." else json.dumps(value, ensure_ascii=False)))
-            i += 2
-            continue
-        if w.startswith("-"):
+            value = _FLAG_VALUE.get(flag) or _quoted(next(left, None))
+        elif not w.startswith("-"):
+            name, value = next(positional, None), _quoted(w)
+        else:
             return None
-        name = next(positional, None)
-        if name is None:
+        if name not in params or value is None:
             return None
-        args.append((name, w if w == "..." else json.dumps(w, ensure_ascii=False)))
-        i += 1
+        args.append((name, value))
     return f"{tool}(" + ", ".join(f"{k}={v}" for k, v in args) + ")"
 
 
+def _quoted(word: str | None) -> str | None:
+    return word if word in (None, "...") else json.dumps(word, ensure_ascii=False)
+
+
 def tool_words(text: str) -> str:
-    """A message of the command line's as the MCP tools say it: a backticked `memcli ...` command
-    that a tool can run becomes that tool's call, a flag that is a tool argument becomes the
-    argument's name. Commands only a person runs (`memcli heartbeat --fix`) stay as they are."""
+    """A command-line message as the MCP tools say it: a `memcli ...` a tool runs becomes its call, a
+    flag its argument's name; what only a person runs (`memcli heartbeat --fix`) stays."""
     if "--" not in text and "`memcli " not in text:
         return text
     known = {a for params in ARGUMENTS.values() for a in params}
@@ -173,8 +136,7 @@ def answer(
 
 
 def error_result(code: str, message: str, exit_code: int, data: Any = None) -> CallToolResult:
-    """A tool error carrying memcli's error code. Its one line leads the structured content too:
-    Codex shows the model an error's structured content, not its text or its isError."""
+    """A tool error with memcli's code, its line leading the structured content too (what Codex shows)."""
     message = tool_words(message)
     line = f"memcli error ({code}): {message}"
     err = {"error": line, "code": code, "message": message, "exit_code": exit_code, "data": data}

@@ -1,16 +1,8 @@
-"""`memcli mcp`'s stdio transport: one JSON-RPC message a line on stdin and on stdout.
-
-It keeps two promises the SDK's own stdio transport does not:
-
-- Ctrl-C (SIGINT) stops the server at once, even while the client keeps stdin open: stdin is read
-  on a daemon thread, so no blocked read holds the process (the SDK reads it on a worker thread
-  that cancellation has to wait for);
-- when the client closes stdin, the requests already received are still answered before the
-  server stops (for up to DRAIN seconds), instead of being cancelled with the connection.
-
-While it serves, fd 0 reads the null device and fd 1 writes to stderr, so nothing a tool or a
-child process prints can corrupt the wire.
-"""
+"""`memcli mcp`'s stdio transport: one JSON-RPC message a line. Unlike the SDK's own, Ctrl-C stops
+it at once even while the client keeps stdin open (stdin is read on a daemon thread), and when
+the client closes stdin the requests received are still answered (for up to DRAIN seconds).
+While it serves, fd 0 reads the null device and fd 1 writes to stderr: nothing a tool or a child
+prints can corrupt the wire."""
 
 from __future__ import annotations
 
@@ -48,8 +40,7 @@ class _InFlight:
 
 
 def _claim() -> tuple[int, int, Callable[[], None]]:
-    """(fd to read the wire from, fd to write it to, restore): fd 0 then reads the null device and
-    fd 1 writes to stderr until restore() puts them back."""
+    """(the wire's input fd, its output fd, restore): meanwhile fd 0 reads /dev/null, fd 1 writes to stderr."""
     sys.stdout.flush()
     wire_in, wire_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -82,9 +73,8 @@ def _write(fd: int, data: bytes) -> None:
 
 
 async def serve(lowlevel_server, drain: float = DRAIN) -> None:
-    """Serve the SDK's low-level server on this process's stdin and stdout until stdin closes (and
-    the requests in flight are answered). SIGINT ends the input at once, without waiting for
-    answers; the server then stops as it does at end of input, and KeyboardInterrupt is raised."""
+    """Serve the SDK's low-level server on stdin and stdout until stdin closes and what is in flight is
+    answered; SIGINT ends the input at once and raises KeyboardInterrupt after."""
     wire_in, wire_out, restore = _claim()
     lines_send, lines_recv = anyio.create_memory_object_stream[bytes | None](16)
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)

@@ -1,21 +1,8 @@
-"""The one line-based three-way merge (diff3) in pure Python, for `edit` and the git drivers.
-
-``merge3(base, ours, theirs, keep_both=...)`` splits the merge into regions: lines taken as
-they are, and conflicts where both sides changed the same place differently. Changes of one
-side only, and changes both sides made alike, are taken (once). Where both sides changed the
-same place, ``keep_both`` decides:
-
-- False (``edit``: a person merging a concurrent change): it is a conflict;
-- True (the git driver of detail files and MEMORY.md's hand-written lines): when neither side
-  deleted or changed a base line there, only added lines or moved them, every line is kept once,
-  in an order that does not depend on which side is ours; a changed or deleted base line is
-  still a conflict.
-
-``merged_lines`` writes the regions with standard conflict markers, ``union_lines`` with both
-sides of each conflict (text that must never conflict), and ``merge`` gives the merged text or
-None on a conflict. Symmetric: swapping ours and theirs gives the same lines wherever there is
-no conflict (and swaps the sides of a conflict).
-"""
+"""The one line-based three-way merge (diff3), for `edit` and the git drivers: regions of lines
+taken as they are and conflicts, where both sides changed the same place differently. With
+``keep_both`` (the git drivers) a place where neither side deleted or changed a base line, only
+added or moved lines, keeps every line once, in an order that does not depend on which side is
+ours. Symmetric: swapping ours and theirs swaps only the sides of a conflict."""
 
 from __future__ import annotations
 
@@ -27,13 +14,9 @@ SMALL_GAP = 250_000  # a gap without anchors this small (lines × lines) is left
 
 
 def matching_blocks(a: list, b: list) -> list[tuple[int, int, int]]:
-    """The lines a and b have in common, as difflib's ``get_matching_blocks``: increasing
-    (i, j, n) triples ending with (len(a), len(b), 0). Texts of up to about 500 lines go to
-    difflib itself. Near-linear on long ones: the common start and end are taken first, then lines
-    that occur once in each side anchor the rest (patience diff), recursively; a small gap between
-    anchors is left to difflib; a long one with nothing to anchor it (the same lines over and over)
-    is matched by its lines' occurrences when both sides hold them equally often, and is otherwise
-    left unmatched."""
+    """The lines a and b have in common, as difflib's ``get_matching_blocks``. Near-linear on long
+    texts: the common start and end, then lines unique to each side anchor the rest (patience
+    diff), recursively; a small gap between anchors is left to difflib."""
     if len(a) * len(b) <= SMALL_GAP:  # what memories usually are: difflib, as always
         return [(x.a, x.b, x.size) for x in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()]
     pairs: list = []
@@ -71,9 +54,8 @@ def matching_blocks(a: list, b: list) -> list[tuple[int, int, int]]:
 
 
 def _anchors(a: list, alo: int, ahi: int, b: list, blo: int, bhi: int) -> list:
-    """Matching (i, j) pairs to split a[alo:ahi] and b[blo:bhi] on, in order: the longest
-    increasing run of lines unique to both; else, for a long gap, the lines both sides hold
-    equally often and rarely, paired in order."""
+    """(i, j) pairs to split the gap on: the longest increasing run of lines unique to both; else, in a
+    long gap, the lines both sides hold equally (and rarely) often, paired in order."""
     ca, cb = Counter(a[alo:ahi]), Counter(b[blo:bhi])
     where = {b[j]: j for j in range(blo, bhi) if cb[b[j]] == 1}
     unique = [(i, where[a[i]]) for i in range(alo, ahi) if ca[a[i]] == 1 and a[i] in where]
@@ -120,9 +102,6 @@ def _longest_increasing(pairs: list) -> list:
     return out[::-1]
 
 
-# ---------------------------------------------------------------- regions
-
-
 def _sync_regions(base: list, a: list, b: list) -> list:
     """(base start, base end, a start, a end, b start, b end) of each stretch all three share."""
     ia = ib = 0
@@ -147,7 +126,7 @@ def _sync_regions(base: list, a: list, b: list) -> list:
 def merge3(base: list, a: list, b: list, *, keep_both: bool = False) -> list:
     """Regions of a three-way merge of lists of lines: ("ok", lines) or
     ("conflict", base, head, a, b, tail), head and tail being what both sides hold alike around
-    the lines they disagree on. ``keep_both``: see the module's docstring."""
+    the lines they disagree on."""
     out: list = []
     iz = ia = ib = 0
     every: tuple = ()  # the lines of each side, as sets, made at the first overlap
@@ -171,8 +150,8 @@ def merge3(base: list, a: list, b: list, *, keep_both: bool = False) -> list:
 
 
 def _overlap(base: list, a: list, b: list, every: tuple) -> tuple:
-    """Both sides changed base (here a and b): a conflict, or with ``every`` (the lines of each
-    whole side: keep_both) both sides' lines when neither removed a base line."""
+    """Both sides changed base: a conflict, or with ``every`` (keep_both) both sides' lines when
+    neither removed a base line."""
     # trim what both sides hold at the start and at the end (git's "zealous" merge)
     pre = 0
     while pre < min(len(a), len(b)) and a[pre] == b[pre]:

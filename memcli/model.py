@@ -16,19 +16,9 @@ if TYPE_CHECKING:
 _WS = re.compile(r"\s+")
 _TAG_BAD = re.compile(r"[\s|#,\[\]]+")
 
-DETAIL_KEYS = (
-    "id",
-    "title",
-    "summary",
-    "tags",
-    "aliases",
-    "type",
-    "importance",
-    "pinned",
-    "created",
-    "updated",
-    "expires",
-    "source",
+DETAIL_KEYS = (  # a detail file's frontmatter: what a memory says, then when and whence
+    *("id", "title", "summary", "tags", "aliases", "type", "importance", "pinned"),
+    *("created", "updated", "expires", "source"),
 )
 TYPES = ("fact", "preference", "lesson", "procedure", "event", "note")
 # The defaults of a new memory: the one place every front end takes them from.
@@ -38,9 +28,8 @@ CONTEXT_BUDGET, MIN_BUDGET = 2000, 50  # tokens of a context block unless asked 
 
 
 def importance_of(value, *, strict: bool = False) -> float:
-    """Importance as memcli keeps it, a number from 0 to 1. Read from a file, what is not a number
-    becomes the default and the rest the nearest bound; given for a write (strict), either is
-    refused (UsageError, exit 2)."""
+    """Importance from 0 to 1: read from a file, not a number is the default and the rest the nearest
+    bound; given for a write (strict), either is refused."""
     try:
         v = float(value)
     except (TypeError, ValueError, OverflowError):
@@ -58,8 +47,7 @@ INDEX_SUMMARY = 160  # characters of the summary shown on an index line
 
 
 def index_summary(summary: str, limit: int = INDEX_SUMMARY) -> str:
-    """The summary as MEMORY.md shows it: whole when short, else cut on a word boundary with '…'
-    (text without spaces, such as Chinese, is cut at the limit)."""
+    """The summary as MEMORY.md shows it: whole when short, else cut on a word boundary with '…'."""
     if len(summary) <= limit:
         return summary
     cut = summary[: limit - 1]
@@ -84,8 +72,7 @@ LISTED_IDS = 8  # ids a message names; past that, a few, the count and where to 
 
 
 def listed_ids(ids, hint: str = "`memcli list` shows every memory") -> str:
-    """Ids for a message on one line: all of them when few, else the first three, how many more and
-    a hint (a rebuild at 10k memories would otherwise write a line of ~10,000 ids)."""
+    """Ids for a one-line message: all when few, else the first three, how many more and a hint."""
     ids = list(ids)
     if len(ids) <= LISTED_IDS:
         return ", ".join(ids)
@@ -99,21 +86,13 @@ def clean_tag(tag: object) -> str:
 
 
 def clean_tags(tags) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for t in tags or ():
-        c = clean_tag(t)
-        if c:
-            seen.setdefault(c, None)
-    return tuple(seen)
+    return tuple(dict.fromkeys(c for c in map(clean_tag, tags or ()) if c))
 
 
 class Value:
-    """A plain value class, written out instead of a dataclass (making a dataclass costs a process
-    about half a millisecond, and importing the module several, on every per-turn command): equal by
-    the fields it compares, hashable and immutable when FROZEN, a readable repr, and ``replace``.
-    A subclass names its FIELDS in __init__'s order and, when some do not count, COMPARE, and
-    annotates each field in the same order (what a type checker reads: the annotations are strings
-    the class keeps, free at run time; tests/test_model.py checks they match FIELDS and the slots)."""
+    """A plain value class (a dataclass costs a cold per-turn command milliseconds to make and
+    import): equal by the COMPARE fields (else all FIELDS), hashable and immutable when FROZEN.
+    A subclass names its FIELDS in __init__'s order and annotates each in the same order."""
 
     __slots__ = ()
     FIELDS: tuple[str, ...] = ()
@@ -134,11 +113,8 @@ class Value:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}("
-            + ", ".join(f"{f}={getattr(self, f)!r}" for f in (self.COMPARE or self.FIELDS))
-            + ")"
-        )
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in (self.COMPARE or self.FIELDS))
+        return f"{type(self).__name__}({shown})"
 
     def __setattr__(self, name, value):
         if self.FROZEN:
@@ -147,6 +123,14 @@ class Value:
 
     def __reduce__(self):
         return (self.__class__, tuple(getattr(self, f) for f in self.FIELDS))
+
+    def _fill(self, values: dict) -> None:
+        """Set each field from the __init__ argument of its name (``locals()``)."""
+        for f in self.FIELDS:
+            object.__setattr__(self, f, values[f])
+
+    def asdict(self) -> dict:
+        return {f: getattr(self, f) for f in self.FIELDS}
 
     def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed."""
@@ -225,24 +209,9 @@ class Detail(Value):
         body: str = "",
         path: str = "",
     ):
-        for name, value in (
-            ("id", id),
-            ("title", title),
-            ("summary", summary),
-            ("tags", tags),
-            ("aliases", aliases),
-            ("type", type),
-            ("importance", importance),
-            ("pinned", pinned),
-            ("created", created),
-            ("updated", updated),
-            ("expires", expires),
-            ("source", source),
-            ("extra", {} if extra is None else extra),
-            ("body", body),
-            ("path", path),
-        ):
-            _set(self, name, value)
+        self._fill(locals())
+        if extra is None:
+            _set(self, "extra", {})
 
     @property
     def entry(self) -> Entry:
@@ -279,9 +248,7 @@ class Problem(Value):
     message: str
 
     def __init__(self, path: str, line: int | None, message: str):
-        _set(self, "path", path)
-        _set(self, "line", line)
-        _set(self, "message", message)
+        self._fill(locals())
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
@@ -301,29 +268,14 @@ class Finding(Value):
     fix: str
 
     def __init__(self, code: str, severity: str, path: str, line: int | None, message: str, fix: str):
-        for name, value in (
-            ("code", code),
-            ("severity", severity),
-            ("path", path),
-            ("line", line),
-            ("message", message),
-            ("fix", fix),
-        ):
-            _set(self, name, value)
+        self._fill(locals())
 
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}" if self.line else self.path
 
     def to_dict(self) -> dict:
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "path": self.path,
-            "line": self.line,
-            "message": self.message,
-            "fix": self.fix,
-        }
+        return self.asdict()
 
     def __str__(self) -> str:
         return f"{self.severity} {self.code} {self.where} {self.message} (fix: {self.fix})"
@@ -362,35 +314,14 @@ class Hit(Value):
         methods: tuple = (),
         sure: str = "",
     ):
-        for name, value in (
-            ("layer", layer),
-            ("id", id),
-            ("title", title),
-            ("path", path),
-            ("score", score),
-            ("snippet", snippet),
-            ("summary", summary),
-            ("tags", tags),
-            ("matched", matched),
-            ("methods", methods),
-            ("sure", sure),
-        ):
-            _set(self, name, value)
+        self._fill(locals())
 
     def to_dict(self) -> dict:
-        return {
-            "layer": self.layer,
-            "id": self.id,
-            "title": self.title,
-            "path": self.path,
-            "score": round(self.score, 4),
-            "snippet": self.snippet,
-            "summary": self.summary,
-            "tags": list(self.tags),
-            "matched": list(self.matched),
-            "methods": list(self.methods),
-            "sure": self.sure,
-        }
+        d = self.asdict()
+        d.update(
+            score=round(self.score, 4), tags=list(self.tags), matched=list(self.matched), methods=list(self.methods)
+        )
+        return d
 
 
 def how_found(h: dict) -> str:
@@ -415,14 +346,10 @@ class LayerTrace(Value):
     ms: float
 
     def __init__(self, layer: str, candidates: int, hits: int, ms: float):
-        for name, value in (("layer", layer), ("candidates", candidates), ("hits", hits), ("ms", ms)):
-            _set(self, name, value)
+        self._fill(locals())
 
     def to_dict(self) -> dict:
-        return {"layer": self.layer, "candidates": self.candidates, "hits": self.hits, "ms": round(self.ms, 2)}
-
-
-# ---------------------------------------------------------------- results
+        return {**self.asdict(), "ms": round(self.ms, 2)}
 
 
 class Result(dict):
@@ -471,15 +398,10 @@ class WriteResult(Value):
         self.warnings = [] if warnings is None else warnings
 
     def to_dict(self) -> dict:
-        return {
-            "action": self.action,
-            "id": self.id,
-            "path": self.path,
-            "indexed": self.indexed,
-            "line": self.line,
-            "demoted": self.demoted,
-            "redacted": self.redacted,
-        }
+        return {f: getattr(self, f) for f in self.FIELDS if f != "warnings"}
+
+
+LISTED = ("id", "title", "summary", "type", "importance", "pinned", "tags", "updated", "path")  # a listing's row
 
 
 class Listing(Value):
@@ -498,20 +420,10 @@ class Listing(Value):
         self.warnings = [] if warnings is None else warnings
 
     def to_dict(self) -> dict:
-        rows = [
-            {
-                "id": d.id,
-                "title": d.title,
-                "summary": d.summary,
-                "type": d.type,
-                "importance": d.importance,
-                "pinned": d.pinned,
-                "tags": list(d.tags),
-                "updated": d.updated,
-                "path": d.path,
-                "indexed": d.id in self.indexed and "/archive/" not in d.path,
-                "archived": "/archive/" in d.path,
-            }
-            for d in self.details
-        ]
+        rows = []
+        for d in self.details:
+            archived = "/archive/" in d.path
+            row = {k: getattr(d, k) for k in LISTED}
+            row.update(tags=list(d.tags), indexed=d.id in self.indexed and not archived, archived=archived)
+            rows.append(row)
         return {"memories": rows, "problems": [str(p) for p in self.problems]}

@@ -1,9 +1,6 @@
-"""The near-duplicate rule, shared by heartbeat's audit and remember's warning: two memories whose
-title and summary (``compared``) reach a rapidfuzz ratio of DUPLICATE_RATIO and carry the same
-numbers and one-letter words ("release 2026-12" and "release 2027-01" are different memories); or
-with the same title, or one summary holding the other whole (``same_memory``), in any language.
-``lengths_allow`` is the prefilter both apply before the ratio (texts too short, or of lengths too
-far apart, cannot reach it)."""
+"""The near-duplicate rule of heartbeat's audit and remember's warning: title and summary reaching
+a rapidfuzz ratio of DUPLICATE_RATIO with the same numbers and one-letter words, or the same
+title, or one summary holding the other whole (``same_memory``)."""
 
 from __future__ import annotations
 
@@ -23,8 +20,7 @@ def compared(text: str) -> str:
 
 
 def lengths_allow(la: int, lb: int) -> bool:
-    """Whether two compared texts of these lengths can reach DUPLICATE_RATIO: both at least
-    MIN_COMPARED characters, and lengths within about 80% of each other (a ratio of 90 needs it)."""
+    """Whether compared texts of these lengths can reach DUPLICATE_RATIO (the ratio's prefilter)."""
     short, long = (la, lb) if la <= lb else (lb, la)
     return short >= MIN_COMPARED and short * 5 >= long * 4
 
@@ -40,7 +36,6 @@ def identifiers(text: str) -> tuple | None:
 
 
 _PUNCT_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
-_SPACE = re.compile(r"\s+")
 MIN_CONTAINED = 16  # a summary this long (a CJK character counts two: cjk.WIDE_FROM) inside another makes a duplicate
 
 
@@ -49,7 +44,7 @@ def normal(text: str) -> str:
     import unicodedata
 
     text = unicodedata.normalize("NFKC", text or "").casefold()
-    return _PUNCT_EDGES.sub("", _SPACE.sub(" ", text).strip())
+    return _PUNCT_EDGES.sub("", _WS.sub(" ", text).strip())
 
 
 def _width(text: str) -> int:
@@ -57,10 +52,8 @@ def _width(text: str) -> int:
 
 
 def same_memory(title_a: str, summary_a: str, title_b: str, summary_b: str) -> str | None:
-    """Why two memories are the same one written twice, or None: the same title (in any
-    language: case, width and spacing aside), or one summary holding the other whole
-    ("make release, then ./deploy.sh staging" inside "make release, then ./deploy.sh staging;
-    migrations run first")."""
+    """Why two memories are one written twice, or None: the same title (case, width and spacing
+    aside), or one summary holding the other whole, the same numbers and one-letter words in both."""
     ta, tb = normal(title_a), normal(title_b)
     if ta and ta == tb:
         return "the same title"

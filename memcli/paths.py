@@ -1,13 +1,6 @@
-"""The names of a memory root's files and the rules on them that need no file: ids, the
-relative paths of details, episodes and state, and what kind of file a path names.
-
-    MEMORY.md            the index            memcli.yaml         the configuration
-    memory/<id>.md       detail files         memory/archive/     expired memories, kept
-    memory/episodes/     the episode log      .memcli/            state and caches (not committed)
-
-Pure string rules, below every layer (``model`` builds an entry's link with ``detail_rel``);
-``store.layout`` adds what reads the folders (scans, fingerprints) and re-exports these names.
-"""
+"""The names of a memory root's files and the rules on them that need no file: ids, the relative
+paths of details, episodes and state, and what kind of file a path names. Pure string rules, below
+every layer; ``store.layout`` adds what reads the folders and re-exports these names."""
 
 from __future__ import annotations
 
@@ -48,8 +41,6 @@ DETAIL, ARCHIVED, EPISODE, PROPOSAL, OTHER = "detail", "archive", "episode", "pr
 FOLDERS = ((MEMORY, DETAIL), (ARCHIVE, ARCHIVED), (EPISODES, EPISODE), (INBOX, PROPOSAL), (INBOX_ARCHIVE, PROPOSAL))
 
 
-# ---------------------------------------------------------------- ids: the names of memory files
-
 MAX_ID = 80
 _ID_RE = re.compile(r"[^\W_][\w.-]*")
 _SLUG_DROP = re.compile(r"[^\w]+")
@@ -57,8 +48,7 @@ _PLAIN_ID = re.compile(r"[0-9a-z][0-9a-z_-]{0,79}")
 
 
 def slugify(title: str) -> str:
-    """An id from a title: Unicode letters and digits, '-' between words, <= 80 chars; a title
-    without any is `memory-` and a short hash of the title."""
+    """An id from a title: letters and digits, '-' between words, <= 80 chars (else `memory-` and a hash)."""
     text = unicodedata.normalize("NFKC", title).lower()
     slug = _SLUG_DROP.sub("-", text.replace("_", "-")).strip("-")
     if len(slug) > MAX_ID:
@@ -106,9 +96,6 @@ def valid_id(memory_id: str) -> bool:
     return True
 
 
-# ---------------------------------------------------------------- relative paths and kinds
-
-
 def detail_rel(memory_id: str, archived: bool = False) -> str:
     return f"{ARCHIVE if archived else MEMORY}/{memory_id}.md"
 
@@ -123,8 +110,7 @@ def state_rel(*parts: str) -> str:
 
 
 def id_of(rel: str, archived: bool = True) -> str | None:
-    """The memory id of memory/<id>.md (or memory/archive/<id>.md, unless archived=False); None for
-    any other path."""
+    """The id of memory/<id>.md (or memory/archive/<id>.md, unless archived=False); None otherwise."""
     folder, _, name = rel.rpartition("/")
     if (
         (folder == MEMORY or (archived and folder == ARCHIVE))
@@ -140,9 +126,8 @@ _REF_FOLDERS = (MEMORY, ARCHIVE, INBOX, INBOX_ARCHIVE)
 
 
 def memory_ref(ref: str) -> str:
-    """The id a reference names: an id as it is, or the path recall, list and the index print
-    (memory/<id>.md, memory/archive/<id>.md, a proposal's memory/inbox/<id>.md, each also with a
-    leading ./). Anything else comes back unchanged, for ``check_id`` to judge."""
+    """The id a reference names: an id, or a path recall, list and the index print (memory/<id>.md,
+    archive/, inbox/, with or without ./); anything else as it is, for ``check_id`` to judge."""
     if not isinstance(ref, str) or "/" not in ref or not ref.endswith(".md"):
         return ref
     folder, _, name = ref.removeprefix("./").rpartition("/")
@@ -158,9 +143,8 @@ def is_archived(rel: str) -> bool:
 
 
 def kind_of(rel: str) -> str | None:
-    """ "index", "config", DETAIL, ARCHIVED, EPISODE, PROPOSAL, or OTHER (any other Markdown file under
-    memory/) for a root-relative path; None when no memcli check reads it (a hidden file, a
-    temp file, anything outside memory/)."""
+    """What a root-relative path is: "index", "config", a folder's kind, OTHER (any other Markdown file
+    under memory/); None when no check reads it (hidden, temp, outside memory/)."""
     if rel == INDEX:
         return "index"
     if rel == CONFIG:
@@ -174,11 +158,7 @@ def kind_of(rel: str) -> str | None:
         or any(p.startswith(".") for p in parts)
     ):
         return None
-    folder = "/".join(parts[:-1])
-    for sub, kind in FOLDERS:
-        if folder == sub:
-            return kind
-    return OTHER
+    return dict(FOLDERS).get("/".join(parts[:-1]), OTHER)
 
 
 def is_temp(name: str) -> bool:

@@ -1,40 +1,18 @@
-"""Plugins: installed packages that add recall layers, heartbeat checks, commands, embedding
-providers and secret or injection rule sets.
+"""Plugins: installed distributions with an entry point in the group ``memcli.plugins``, naming a
+module (or an object) with any of the HOOKS, each called once a process, when its registry is
+first used, with the registry's own ``register`` (docs/plugins.md lists them). A plugin imports
+only ``memcli`` and ``memcli.api``; installed means enabled, and nothing is read from the root.
 
-A plugin is a distribution with an entry point in the group ``memcli.plugins``, naming a module
-(or an object) that holds any of these hooks, each called once a process with the registry's
-own ``register`` function, the one memcli's built-ins call:
-
-    register_layers(register)      register(layer, before=None): a recall layer (memcli.api.Layer)
-    register_checks(register)      register(check_class): a heartbeat check (memcli.api.Check)
-    register_commands(app)         the Typer app: @app.command() ...
-    register_providers(register)   register(name, factory): an embedding provider, factory(config)
-    register_rule_sets(add)        add(name, path_or_mapping, validators=..., finders=...)
-
-A plugin imports only ``memcli`` and ``memcli.api`` (tests/test_architecture.py holds the
-plugin of the test suite to it).
-
-A registry asks for its hook when it is first used, not before: a recall asks for layers, not
-for commands; a provider is looked for among the plugins only when the configured one is not
-built in. Installed means enabled, as with pytest and llm, and nothing is read from the memory
-root or the current folder: a plugin is code the user installed, never something a clone brings.
-
-Finding the plugins: reading every installed distribution's metadata costs a process ~30 ms
-(importing ``importlib.metadata`` is most of it), too much for a command run every turn. So what
-was found is kept in ``$XDG_CACHE_HOME/memcli/plugins.json`` (else ``~/.cache/...``), per
-interpreter path list, with the modification time of every folder on it: installing or removing
-a distribution changes its folder's time, and a plugin's own module file is checked when its
-hook is called. A turn then costs a few ``stat`` calls and one small read (tens of
-microseconds); when the cache is stale, a scan for ``entry_points.txt`` files naming the group
-(about a millisecond) decides whether ``importlib.metadata`` is needed at all
-(``benchmarks/plugin_discovery.py`` measures the three). A time within two seconds of now is
-never trusted (a change in the same clock tick could hide), so the next run looks again.
+What was found is cached in ``$XDG_CACHE_HOME/memcli/plugins.json`` per interpreter path list, with
+the modification time of every folder on it (importing ``importlib.metadata`` costs a turn ~30 ms;
+``benchmarks/plugin_discovery.py``); a stale cache first scans the ``entry_points.txt`` files.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from contextlib import suppress
 
 GROUP = "memcli.plugins"
 HOOKS = ("register_layers", "register_checks", "register_commands", "register_providers", "register_rule_sets")
@@ -50,8 +28,7 @@ _problems: list = []
 
 
 def call(hook: str, *args) -> None:
-    """Call ``hook`` of every installed plugin that has it with args (each registry asks once). A
-    plugin that fails to load or whose hook raises is left out and said in ``problems()``."""
+    """Call ``hook`` of every plugin that has it; one that fails to load or raises is said in ``problems()``."""
     if hook not in HOOKS:
         raise ValueError(f"unknown plugin hook {hook!r}")
     for plugin in _plugins():
@@ -72,19 +49,16 @@ def problems() -> list[str]:
 
 
 def installed(refresh: bool = False) -> list[dict]:
-    """Every plugin found: name, value (the entry point), distribution, version, hooks, problem.
-    ``refresh`` scans again and rewrites the cache."""
+    """Every plugin found (name, value, dist, version, hooks, problem); ``refresh`` scans again."""
     global _found
     if refresh:
-        _found = None
-        _describe_all(_paths(), write=True)
+        _found = _describe_all(_paths())
     return [dict(p) for p in _plugins()]
 
 
 def same_as_here(sys_path: list, cwd: str) -> bool:
-    """Whether a process with this interpreter path list, working in cwd, would find the plugins
-    this process found (its record in the cache is current and names the same entry points, or,
-    without a record, no distribution on its path declares the group), and none failed here."""
+    """Whether a process with this path list, in cwd, would find the plugins this one found (and none
+    failed here)."""
     if _problems:
         return False
     here = os.path.abspath(cwd)
@@ -102,13 +76,12 @@ def _plugins() -> list:
     if _found is None:
         paths = _paths()
         cached = _read_cache(paths)
-        _found = cached if cached is not None else _describe_all(paths, write=True)
+        _found = cached if cached is not None else _describe_all(paths)
     return _found
 
 
 def _paths() -> list[str]:
-    """The folders distributions are looked for in: the interpreter's path, without the current
-    folder (`python -m memcli` puts it first): a clone's files never name a plugin."""
+    """The interpreter's path without the working folder: a clone's files never name a plugin."""
     here = os.getcwd()
     return [p for p in sys.path if p and os.path.abspath(p) != here]
 
@@ -132,21 +105,24 @@ def _cache_path() -> str:
 _cache_read: tuple | None = None  # ((path, its stat), contents) of the cache file this process read last
 
 
-def _read_cache(paths: list) -> list | None:
-    """The plugins cached for this path list, or None when there is no record or it is stale."""
+def _cache() -> dict:
+    """The cache file's contents, read again only when the file changed (a long-lived process)."""
     global _cache_read
     import json
 
+    path = _cache_path()
+    st = os.stat(path)
+    seen = (path, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+    if _cache_read is None or _cache_read[0] != seen:
+        with open(path, encoding="utf-8") as f:
+            _cache_read = (seen, json.load(f))
+    return _cache_read[1]
+
+
+def _read_cache(paths: list) -> list | None:
+    """The plugins cached for this path list, or None when there is no record or it is stale."""
     try:
-        path = _cache_path()
-        st = os.stat(path)
-        seen = (path, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-        if _cache_read is not None and _cache_read[0] == seen:
-            data = _cache_read[1]  # unchanged since this process read it (a long-lived process)
-        else:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-            _cache_read = (seen, data)
+        data = _cache()
         record = data["environments"]["\n".join(paths)]
         if data["format"] != CACHE_FORMAT or record["times"] != _times(paths):
             return None
@@ -161,19 +137,16 @@ def _read_cache(paths: list) -> list | None:
     return plugins
 
 
-def _describe_all(paths: list, write: bool) -> list:
+def _describe_all(paths: list) -> list:
+    """The plugins on the paths, described afresh, and the cache rewritten."""
     times = _times(paths)
-    entries = _entry_points(paths) if _may_hold_plugins(paths) else []
-    plugins = [_describe(ep) for ep in entries]
-    if write:
-        _write_cache(paths, times, plugins)
+    plugins = [_describe(ep) for ep in (_entry_points(paths) if _may_hold_plugins(paths) else [])]
+    _write_cache(paths, times, plugins)
     return plugins
 
 
 def _may_hold_plugins(paths: list) -> bool:
-    """Whether any distribution on the paths declares an entry point of the group (a scan of
-    their entry_points.txt, much cheaper than importing importlib.metadata); a zip file or
-    anything unusual on the path counts as yes."""
+    """Whether an entry_points.txt on the paths names the group (a zip or anything unusual: yes)."""
     needle = f"[{GROUP}]"
     for path in paths:
         if not os.path.isdir(path):
@@ -215,16 +188,7 @@ def _entry_points(paths: list) -> list:
 def _describe(entry: tuple) -> dict:
     """A plugin as the cache keeps it: which hooks it has and the file that says so."""
     name, value, dist, version = entry
-    plugin = {
-        "name": name,
-        "value": value,
-        "dist": dist,
-        "version": version,
-        "hooks": [],
-        "file": None,
-        "mtime": None,
-        "problem": None,
-    }
+    plugin = dict(name=name, value=value, dist=dist, version=version, hooks=[], file=None, mtime=None, problem=None)
     obj = _load(plugin)
     if obj is None:
         plugin["problem"] = _loaded_problem.get(value, "cannot be loaded")
@@ -261,8 +225,7 @@ def _load(plugin: dict):
 
 
 def _write_cache(paths: list, times: list, plugins: list) -> None:
-    """Keep what was found for this path list, unless a time is too recent to trust or a plugin
-    failed (it is looked for again next time, and said again)."""
+    """Keep what was found, unless a time is too recent to trust or a plugin failed (looked for again)."""
     import json
     import time
 
@@ -272,11 +235,8 @@ def _write_cache(paths: list, times: list, plugins: list) -> None:
         return
     path = _cache_path()
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        environments = data["environments"] if data.get("format") == CACHE_FORMAT else {}
-        if not isinstance(environments, dict):
-            environments = {}
+        data = _cache()
+        environments = dict(data["environments"]) if data.get("format") == CACHE_FORMAT else {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         environments = {}
     key = "\n".join(paths)
@@ -291,7 +251,5 @@ def _write_cache(paths: list, times: list, plugins: list) -> None:
             json.dump({"format": CACHE_FORMAT, "environments": environments}, f, indent=1)
         os.replace(temp, path)
     except OSError:  # no cache: the next run scans again
-        try:
+        with suppress(OSError):
             os.unlink(temp)
-        except OSError:
-            pass

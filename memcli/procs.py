@@ -1,17 +1,8 @@
-"""How memcli starts Python: every interpreter it starts runs isolated (``-I``).
-
-Started with ``-m`` or ``-c``, Python puts its working folder first on ``sys.path``; a merge
-driver runs in the work tree and a background reflection in whatever folder the turn ran in,
-so a ``memcli/`` package or a ``json.py`` that a repository carries would run in memcli's own
-process. ``-I`` leaves the working folder, ``PYTHONPATH`` and the user's site-packages out of the
-child's path; memcli itself is found where it is installed (site-packages, where an editable
-install's ``.pth`` finder is still read). The child's working folder is fixed too.
-
-The one home of that rule: the command lines (``python_command``, ``module_command``, ``driver_python``), a detached
-start (``spawn_detached``) and the worker pools (``pool_context``: multiprocessing's ``spawn``
-starts ``python -c …`` in the parent's folder, so its workers and its resource tracker are started
-with ``-I`` as well).
-"""
+"""How memcli starts Python: every interpreter it starts runs isolated (``-I``), the one home of
+that rule. Started with ``-m`` or ``-c`` Python puts its working folder first on ``sys.path``, and
+a merge driver runs in the work tree: a ``memcli/`` or ``json.py`` a repository carries would run.
+``-I`` leaves out the working folder, ``PYTHONPATH`` and the user's site-packages; multiprocessing's
+``spawn`` workers and resource tracker are started with it too (``pool_context``)."""
 
 from __future__ import annotations
 
@@ -19,6 +10,7 @@ import os
 import shlex
 import sys
 import threading
+from contextlib import contextmanager
 
 ISOLATED = "-I"
 
@@ -38,21 +30,13 @@ def driver_python(module: str) -> str:
     return " ".join(shlex.quote(a) for a in module_command(module))
 
 
-def working_folder(preferred: str | os.PathLike | None = None) -> str:
-    """The folder a child starts in: ``preferred`` when it is one, else the filesystem's root."""
-    if preferred is not None and os.path.isdir(preferred):
-        return os.fspath(preferred)
-    return os.path.abspath(os.sep)
-
-
 def spawn_detached(args: list[str], cwd: str | os.PathLike | None = None):
-    """Start ``args`` (a ``python_command``) in its own session, stdin and output on /dev/null,
-    in a fixed working folder, without waiting; the child (``poll()`` reaps it). Raises OSError."""
+    """Start ``args`` detached (own session, no stdio) in ``cwd`` when it is a folder, else in /."""
     import subprocess
 
     return subprocess.Popen(
         args,
-        cwd=working_folder(cwd),
+        cwd=os.fspath(cwd) if cwd is not None and os.path.isdir(cwd) else os.path.abspath(os.sep),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -61,38 +45,26 @@ def spawn_detached(args: list[str], cwd: str | os.PathLike | None = None):
     )
 
 
-# ---------------------------------------------------------------- worker pools
-
 _LOCK = threading.RLock()
 
 
-class _Isolated:
-    """While held, multiprocessing starts interpreters (workers, the resource tracker) with ``-I``."""
-
-    def __enter__(self):
-        from multiprocessing import util
-
-        _LOCK.acquire()
-        self.util = util
-        self.before = util._args_from_interpreter_flags  # type: ignore[attr-defined]  # CPython's, not in the stubs
-        before = self.before
-        util._args_from_interpreter_flags = lambda: [a for a in before() if a != ISOLATED] + [ISOLATED]  # type: ignore[attr-defined]
-        return self
-
-    def __exit__(self, *exc):
-        self.util._args_from_interpreter_flags = self.before  # type: ignore[attr-defined]
-        _LOCK.release()
-
-
+@contextmanager
 def isolated():
-    """A context in which multiprocessing's new interpreters start with ``-I``."""
-    return _Isolated()
+    """A context in which multiprocessing's new interpreters (workers, the resource tracker) start with ``-I``."""
+    from multiprocessing import util
+
+    with _LOCK:
+        before = util._args_from_interpreter_flags  # type: ignore[attr-defined]  # CPython's, not in the stubs
+        util._args_from_interpreter_flags = lambda: [a for a in before() if a != ISOLATED] + [ISOLATED]  # type: ignore[attr-defined]
+        try:
+            yield
+        finally:
+            util._args_from_interpreter_flags = before  # type: ignore[attr-defined]
 
 
 def pool_context(method: str):
-    """A multiprocessing context for ``method`` (``fork`` or ``spawn``); under ``spawn``, one whose
-    workers start isolated (``fork`` starts no interpreter). Build the pool inside ``isolated()``
-    too: its queues start multiprocessing's resource tracker."""
+    """A multiprocessing context for ``fork`` or ``spawn``, whose spawned workers start isolated (build
+    the pool inside ``isolated()`` too: its queues start the resource tracker)."""
     import multiprocessing
 
     if method == "fork":

@@ -1,19 +1,7 @@
-"""Progress of long work: how the use cases say how far they are, and how a front end listens.
-
-A front end that wants to show progress passes a callback to ``Memory.reporting`` (the only way
-in); while it runs, every long loop below the facade reports ``callback(what, done, total)``:
-``what`` says the work in the domain's words ("reading memories"), ``done`` counts the items
-finished and ``total`` is how many there are (None when unknown). Nothing here prints: the
-command line draws a ``rich.progress`` bar on a terminal (``cli/progress.py``), and with no
-callback every report is a no-op that costs one lookup.
-
-    for path in progress.each(paths, "reading memories"):
-        ...
-
-The callback travels in a context variable, so the layers between the facade and the loop (the
-recall cascade, the heartbeat, the store) take no extra parameter, and a thread that memcli starts
-reports nothing unless it is given the callback.
-"""
+"""Progress of long work: while ``Memory.reporting(callback)`` runs, every long loop below the
+facade reports ``callback(what, done, total)`` (``for path in progress.each(paths, "reading
+memories")``). The callback travels in a context variable, so the layers between take no
+parameter; with none, a report costs one lookup."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Output: rich on a terminal, plain text when piped, and the versioned JSON envelope.
-
-Nothing here touches the store. Data goes to stdout, talk to stderr.
-"""
+"""Output: rich on a terminal, plain text when piped, and the versioned JSON envelope; data goes to
+stdout, talk to stderr."""
 
 from __future__ import annotations
 
@@ -16,8 +14,7 @@ _C1 = re.compile("[\x7f-\x9f]")
 
 
 def safe(text: object) -> str:
-    """Text fit for a terminal: every control character but tab and newline shown as \\xNN
-    (a CRLF line end becomes a plain newline). Applied to everything printed."""
+    """Text fit for a terminal: every control character but tab and newline shown as \\xNN."""
     text = str(text)
     if _CONTROL.search(text) is None:
         return text
@@ -25,7 +22,7 @@ def safe(text: object) -> str:
 
 
 def envelope(command: str, ok: bool, data=None, warnings=(), error: dict | None = None) -> str:
-    text = json.dumps(
+    return json_text(
         {
             "version": ENVELOPE_VERSION,
             "command": command,
@@ -33,12 +30,8 @@ def envelope(command: str, ok: bool, data=None, warnings=(), error: dict | None 
             "data": data,
             "warnings": list(warnings),
             "error": error,
-        },
-        ensure_ascii=False,
-        default=str,
+        }
     )
-    # json escapes C0 controls itself; DEL and C1 can only stand inside strings, where \\u is valid.
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def is_tty(stream) -> bool:
@@ -49,9 +42,7 @@ def is_tty(stream) -> bool:
 
 
 class Output:
-    """Where one run of a command writes: data on ``stdout``, talk on ``stderr`` (text streams);
-    rich for a terminal, plain text for a pipe. A command is given one: its process's streams, or
-    a server's record of what it wrote for its client."""
+    """Where one run of a command writes: data on ``stdout``, talk on ``stderr``; rich for a terminal."""
 
     def __init__(self, stdout, stderr):
         self.stdout, self.stderr = stdout, stderr
@@ -95,9 +86,6 @@ def _esc(text: str) -> str:
     from rich.markup import escape
 
     return escape(safe(text))
-
-
-# ---------- per-command human output ----------
 
 
 def write_result(o: Output, data: dict) -> None:
@@ -175,17 +163,10 @@ def listing(o: Output, rows: list, problems: list) -> None:
 
         # The id is the column people copy: it is never cut. On a narrow terminal the title and the
         # tags give way (…), so a row stays one line.
-        cells = [
-            [
-                safe(r["id"]),
-                safe(r["title"]),
-                safe(r["type"]),
-                f"{r['importance']:g}",
-                "".join(m for m, on in LIST_FLAGS if r[on]),
-                safe(" ".join("#" + x for x in r["tags"])),
-            ]
-            for r in rows
-        ]
+        cells = []
+        for row in rows:
+            cells.append([safe(x) for x in _cells(row)])
+            cells[-1][4] = "".join(m for m, on in LIST_FLAGS if row[on])
         heads = ("id", "title", "type", "imp.", "flags", "tags")
         need = [max([cell_len(c[i]) for c in cells] + [len(h)]) for i, h in enumerate(heads)]
         c = o.console()
@@ -206,27 +187,8 @@ def listing(o: Output, rows: list, problems: list) -> None:
         if not rows:
             o.console(stderr=True).print("[dim]no memories[/]")
     else:
-        for r in rows:
-            flags = (
-                ",".join(
-                    f
-                    for f, on in (("pinned", r["pinned"]), ("indexed", r["indexed"]), ("archived", r["archived"]))
-                    if on
-                )
-                or "-"
-            )
-            o.out(
-                "\t".join(
-                    [
-                        r["id"],
-                        r["title"],
-                        r["type"],
-                        f"{r['importance']:g}",
-                        flags,
-                        " ".join("#" + x for x in r["tags"]),
-                    ]
-                )
-            )
+        for row in rows:
+            o.out("\t".join(_cells(row)))
     for p in problems:
         o.warn(f"skipped {p}")
 
@@ -243,8 +205,7 @@ def problems(o: Output, items: list, ok_text: str) -> None:
 
 
 def recall(o: Output, data: dict, bodies: dict | None = None) -> None:
-    """The hits: on a terminal a panel each (title, path and how it was found over the summary and
-    the first lines of the memory's body, from `bodies` {path: body}, else the snippet); piped, Markdown."""
+    """The hits: on a terminal a panel each (over the first lines of its body in ``bodies``); piped, Markdown."""
     hits = data["hits"]
     query = data["query"]
     if not hits:
@@ -292,16 +253,13 @@ def recall(o: Output, data: dict, bodies: dict | None = None) -> None:
 
 
 def _first_lines(body: str | None, hit: dict, lines: int = 12) -> str:
-    """A memory's body as far as a panel shows it (its first lines, "…" where it goes on), and the
-    snippet that matched when it lies further down; the snippet alone without a body."""
+    """A body's first lines, and the snippet that matched when it lies further down."""
     snippet, said = (hit["snippet"] or "").strip(), (body or "").strip("\n").splitlines()
     head = "\n".join(said[:lines]) + ("\n\n…" if len(said) > lines else "")
     if not head.strip() or snippet and " ".join(snippet.strip("…").split())[:60] not in " ".join(head.split()):
         head += "\n\n" + snippet
     return head
 
-
-# ---------- heartbeat and watch ----------
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 _COLLAPSE = 12  # on a terminal, more info findings of one code than this are summarised
@@ -374,11 +332,12 @@ def heartbeat_head(s: dict, fixable: int = 0) -> str:
     """heartbeat's summary in one line (s: the report's summary counts)."""
     if not s["error"] + s["warning"] + s["info"]:
         return f"heartbeat: all clear ({plural(s['files'], 'file')})"
-    head = (
-        f"heartbeat: {_plural(s['error'], 'error')}, {_plural(s['warning'], 'warning')}, {s['info']} info "
-        f"in {plural(s['files'], 'file')}"
-    )
-    return head + (f"; {fixable} fixable with `memcli heartbeat --fix`" if fixable else "")
+    return _counts(s) + (f"; {fixable} fixable with `memcli heartbeat --fix`" if fixable else "")
+
+
+def _counts(s: dict) -> str:
+    errors, warnings = _plural(s["error"], "error"), _plural(s["warning"], "warning")
+    return f"heartbeat: {errors}, {warnings}, {s['info']} info in {plural(s['files'], 'file')}"
 
 
 def watch_event(o: Output, event: dict, as_json: bool) -> None:
@@ -395,10 +354,7 @@ def watch_event(o: Output, event: dict, as_json: bool) -> None:
     elif kind == "indexed":
         o.out(f"indexed {event['id']}: {event['line']}")
     elif kind == "heartbeat":
-        o.out(
-            f"heartbeat: {_plural(event['error'], 'error')}, {_plural(event['warning'], 'warning')}, "
-            f"{event['info']} info in {plural(event['files'], 'file')}"
-        )
+        o.out(_counts(event))
     elif kind == "reflected":
         o.out(
             f"reflected on {plural(event['turns'], 'turn')}: proposed {len(event['proposed'])}"
@@ -412,43 +368,30 @@ def watch_event(o: Output, event: dict, as_json: bool) -> None:
     o.stderr.flush()
 
 
-# ---------------------------------------------------------------- list and export formats
-
 LIST_COLUMNS = ("id", "title", "type", "importance", "flags", "tags")
 LIST_FORMATS = ("json", "tsv", "md")
 
 
 def json_text(value, indent=None) -> str:
-    """JSON with no raw control character: json escapes C0 itself; DEL and C1 become \\u escapes."""
-    return re.sub(
-        "[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False, indent=indent)
-    )
+    """JSON with no raw control character: json escapes C0 itself; DEL and C1 (only inside strings,
+    where \\u is valid) become \\u escapes."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _cells(row: dict) -> list[str]:
-    flags = (
-        ",".join(
-            f for f, on in (("pinned", row["pinned"]), ("indexed", row["indexed"]), ("archived", row["archived"])) if on
-        )
-        or "-"
-    )
-    return [
-        row["id"],
-        row["title"],
-        row["type"],
-        f"{row['importance']:g}",
-        flags,
-        " ".join("#" + t for t in row["tags"]),
-    ]
+    flags = ",".join(f for f in ("pinned", "indexed", "archived") if row[f]) or "-"
+    tags = " ".join("#" + t for t in row["tags"])
+    return [row["id"], row["title"], row["type"], f"{row['importance']:g}", flags, tags]
 
 
-def format_listing(rows: list, fmt: str, header: bool = True) -> str:
+def format_listing(rows: list, fmt: str) -> str:
     """rows as json (one array), tsv (a header line, then one row a line) or md (a table)."""
     if fmt == "json":
         return json_text(rows, indent=1) + "\n"
     if fmt == "tsv":
         clean = [[re.sub(r"[\t\r\n]+", " ", c) for c in _cells(r)] for r in rows]
-        lines = (["\t".join(LIST_COLUMNS)] if header else []) + ["\t".join(c) for c in clean]
+        lines = ["\t".join(LIST_COLUMNS)] + ["\t".join(c) for c in clean]
         return "".join(ln + "\n" for ln in lines)
     if fmt == "md":
 

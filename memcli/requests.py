@@ -1,12 +1,6 @@
-"""One request per operation whose options cross several layers, declared once: `remember` and
-`update` (door, write gate, proposal, use case) and `recall` (door, facade, use case).
-
-Each field says how it is offered (``Door``): as a command-line option (its flags) or argument,
-as an MCP tool's parameter, as a keyword of ``Memory``, with its help. The doors are made from
-these declarations (``cli.requestopts``, ``mcp``, ``core.Memory``), so adding an option is a field
-here and the use case that acts on it; nothing between them changes. A door hands what it parsed
-to ``of``; a name that is no field is an error, never dropped.
-"""
+"""One request per operation whose options cross several layers (`remember`, `update`, `recall`),
+each field declared once with how it is offered (``Door``): the command line, the MCP tool and
+``Memory``'s keywords are made from it (docs/architecture.md)."""
 
 from typing import Any
 
@@ -20,9 +14,8 @@ class Door:
     """How a field is offered. ``flags``: its command-line option names (none: an argument);
     ``tool``: the MCP description when it differs from ``help``, ``name`` the parameter's name
     there; ``at``: the doors offering it (cli, tool, api); ``ge``/``le``/``most``: bounds a tool
-    states; ``choices``: "layers" or "types", the values the library has; ``complete``: what the
-    shell completes (tags, ids, layers); ``stdin``: '-' reads standard input on the command line.
-    A plain class (a dataclass costs a command run in its own process milliseconds to make)."""
+    states; ``choices``: "layers" or "types"; ``complete``: what the shell completes (tags, ids,
+    layers); ``stdin``: '-' reads standard input on the command line."""
 
     __slots__ = (
         *("default", "help", "flags", "metavar", "tool", "name", "at"),
@@ -50,10 +43,8 @@ def argument(help: str, **door: Any) -> Any:
 
 
 class Request(Value):
-    """A request: its fields are the annotated class attributes holding a ``Door`` (in order, a
-    subclass's after its base's: ``DOORS``, name -> (type, door)); None given for a field is its
-    default, and a repeatable field (a tuple) takes any iterable. ``of`` builds one from what a door
-    parsed."""
+    """A request: its fields are the annotated class attributes holding a ``Door`` (``DOORS``: name
+    -> (type, door)); None given for a field is its default; a repeatable field takes any iterable."""
 
     DOORS: dict[str, tuple[Any, Door]] = {}
     FLAGS: tuple[str, ...] = ()  # given as a flag at a door: off means "not given" (None)
@@ -86,9 +77,8 @@ class Request(Value):
 
     @classmethod
     def of(cls, values: dict, **given: Any):
-        """The request a door parsed: ``values`` by field name (or the door's own name for one;
-        ``None`` is "not given"), then ``given`` (what the door read itself, such as a text from
-        stdin). A name that is no field is an error, never dropped."""
+        """The request a door parsed: ``values`` by field (or door) name, None for "not given", then
+        ``given`` (what the door read itself, such as stdin). A name that is no field is an error."""
         names = {door.name or n: n for n, (_, door) in cls.DOORS.items()} | {n: n for n in cls.DOORS}
         chosen: dict = {}
         for name, value in values.items():
@@ -110,10 +100,7 @@ EXPIRES = "A date (2027-01-31) or a duration from now (30d); 'never' clears it."
 
 
 class RecallRequest(Request):
-    """One `recall`: the question and how to look. ``also``: other phrasings of it (a translation,
-    a paraphrase), fused by rank; ``strict``: only hits to act on (memory put into a prompt
-    unasked); ``inbox``: proposals waiting for review too; ``type`` and ``min_success``: only
-    memories of that type whose smoothed success rate reaches it."""
+    """One `recall`: the question and how to look (``Memory.recall`` says what each option does)."""
 
     query: str = argument(
         "What to look for ('-' reads stdin).",

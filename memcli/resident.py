@@ -1,20 +1,7 @@
-"""The client side of the resident path: where a root's `memcli serve` listens, who may answer,
-and one exchange with it (docs/serve.md is the protocol's page).
-
-The client offers a command line to the server of its root, which parses it, runs it with the
-client's values and hands back what it wrote and its exit code; when no server answers, or it
-declines, the client runs the command itself. Besides this module the client imports
-``memcli.roots`` (which root) and ``memcli.xdg`` (where the sockets are), and ``socket`` once a
-socket is there.
-
-Where: one socket per root, in a folder only this user can enter: ``$XDG_RUNTIME_DIR/memcli/``,
-else ``memcli-<uid>/`` in the temp folder (``$TMPDIR``, else ``/tmp``; there too when the first
-path is too long for a socket); a lock file beside it keeps one server per root. Who: the client
-uses a socket only when its folder and the socket are this user's, no one else may enter the
-folder, and (on Linux) the process answering runs as this user (SO_PEERCRED); the server answers
-only peers of its own user. Requests of the semantic step are one frame ``["json", request]``
-answered by ``["json", answer]`` (``memcli.search.remote``).
-"""
+"""The client side of the resident path (docs/serve.md is the protocol's page): which socket a
+root's `memcli serve` listens on, who may answer (a folder and a socket of this user's, and on
+Linux a peer of this user's), the frames, and one exchange. Besides this module the client imports
+``memcli.roots`` and ``memcli.xdg``, and ``socket`` once a socket is there."""
 
 from __future__ import annotations
 
@@ -35,15 +22,6 @@ PER_TURN = ("recall", "should-recall", "context", "session add", "scope set", "r
 SETTINGS = ("CLAUDE_CODE_SESSION_ID", *VARIABLES)
 
 
-# ---------------------------------------------------------------- where
-
-
-def runtime_folder() -> str:
-    """The folder of this user's sockets: $XDG_RUNTIME_DIR/memcli, else the temp folder's
-    memcli-<uid>."""
-    return runtime() or _temp_folder()
-
-
 def _temp_folder() -> str:
     tmp = os.environ.get("TMPDIR")
     return os.path.join(tmp if tmp and os.path.isabs(tmp) else "/tmp", f"memcli-{os.getuid()}")
@@ -57,15 +35,15 @@ def socket_path(root: str) -> str:
 
     real = os.fsencode(root)
     name = f"{zlib.crc32(real):08x}{zlib.adler32(real):08x}.sock"
-    path = os.path.join(runtime_folder(), name)
+    path = os.path.join(runtime() or _temp_folder(), name)
     if len(os.fsencode(path)) > _UNIX_PATH_MAX:
         path = os.path.join(_temp_folder(), name)
     return path
 
 
 def private_folder(folder: str, create: bool = False) -> str | None:
-    """None when folder is a real folder of this user that no one else may enter; else why not.
-    ``create`` makes it (mode 0700) and tightens the mode of one this user owns."""
+    """None when folder is a real folder of this user's no one else may enter, else why not
+    (``create``: make it 0700, or tighten it)."""
     if create:
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -96,8 +74,7 @@ def own_socket(path: str) -> bool:
 
 
 def peer_uid(conn) -> int | None:
-    """The user id of the process at the other end of a unix socket (SO_PEERCRED), None where the
-    system does not say (there the folder's and the socket's owner are the check)."""
+    """The user id of the peer of a unix socket (SO_PEERCRED); None where the system does not say."""
     import socket
 
     opt = getattr(socket, "SO_PEERCRED", None)
@@ -105,9 +82,6 @@ def peer_uid(conn) -> int | None:
         return None
     cred = conn.getsockopt(socket.SOL_SOCKET, opt, 12)  # struct ucred: pid, uid, gid
     return int.from_bytes(cred[4:8], sys.byteorder)
-
-
-# ---------------------------------------------------------------- frames
 
 
 def pack(*fields: bytes) -> bytes:
@@ -156,25 +130,18 @@ def receive(conn) -> list[bytes] | None:
     return None if body is None else unpack(body)
 
 
-# ---------------------------------------------------------------- the client
-
-
 def stamp() -> bytes:
-    """Which memcli this process runs: its package folder, its environment (sys.prefix: the
-    venv) and its Python version. A server answers only a client of the same (and only while its
-    files are as they were when it started)."""
+    """Which memcli this is (package folder, sys.prefix, Python version): a server answers only its own."""
     return os.fsencode(f"{os.path.dirname(os.path.abspath(__file__))}\0{sys.prefix}\0{sys.hexversion}")
 
 
-def settings(environ=None) -> dict[str, str]:
+def settings() -> dict[str, str]:
     """What a client sends of its environment (``SETTINGS``)."""
-    environ = os.environ if environ is None else environ
-    return {k: v for k, v in environ.items() if k.startswith("MEMCLI_") or k in SETTINGS}
+    return {k: v for k, v in os.environ.items() if k.startswith("MEMCLI_") or k in SETTINGS}
 
 
 def connect(root: str, wait: float = CONNECT_WAIT):
-    """A connection to the server of root (its real path), or None: none runs, or the folder, the
-    socket or the process answering is not this user's."""
+    """A connection to the server of root, or None: none runs, or it is not this user's."""
     path = socket_path(root)
     if private_folder(os.path.dirname(path)) is not None or not own_socket(path):
         return None
@@ -184,10 +151,8 @@ def connect(root: str, wait: float = CONNECT_WAIT):
     try:
         conn.settimeout(wait)
         conn.connect(path)
-        uid = peer_uid(conn)
-        if uid is not None and uid != os.getuid():
-            conn.close()
-            return None
+        if peer_uid(conn) not in (None, os.getuid()):
+            raise OSError("the server runs as another user")
     except OSError:
         conn.close()
         return None
@@ -206,8 +171,7 @@ def _tty(stream) -> bool:
 
 
 def _root_option(args: list) -> str | None:
-    """The first --root of a command line (before a `--`): which server to ask. The server parses
-    the line and declines it when its root is another."""
+    """The first --root of a command line (before a `--`): which server to ask."""
     for i, a in enumerate(args):
         if a == "--":
             return None
@@ -219,9 +183,8 @@ def _root_option(args: list) -> str | None:
 
 
 def offer(args: list) -> tuple[int | None, bytes | None]:
-    """Offer a command line to the server of its root: (exit code, None) when it ran it, its
-    output written here; (None, what was read of stdin, or None) when this process runs it (no
-    server, one that declined, MEMCLI_SERVE=off, an output that is a terminal: rich draws for it)."""
+    """Offer a command line to its root's server: (exit code, None) when it ran it; else (None, what
+    was read of stdin), and this process runs it."""
     if mode() == "off" or _tty(sys.stdout) or _tty(sys.stderr) or "_MEMCLI_COMPLETE" in os.environ:
         return None, None
     from .roots import find
@@ -247,11 +210,7 @@ def offer(args: list) -> tuple[int | None, bytes | None]:
             pack(*(os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items())),
             pack(*map(os.fsencode, sys.path)),
         )
-        while True:
-            reply = receive(conn)
-            if not reply or reply[0] != b"need":
-                break
-            data = _answer(conn, reply, data)
+        reply, data = _reply(conn, data)
         if reply != [b"ready"]:  # declined (or gone) before the command acted: it runs here
             conn.close()
             return None, data
@@ -261,16 +220,21 @@ def offer(args: list) -> tuple[int | None, bytes | None]:
         return None, data
     try:
         conn.settimeout(None)  # committed: the command takes as long as it takes
-        while True:
-            answer = receive(conn)
-            if not answer or answer[0] != b"need":
-                break
-            data = _answer(conn, answer, data)
+        answer = _reply(conn, data)[0]
     except OSError:
         answer = None
     finally:
         conn.close()
     return _written(root, answer), None  # type: ignore[arg-type]
+
+
+def _reply(conn, data: bytes | None) -> tuple[list | None, bytes | None]:
+    """The server's next frame that is not a need, each need answered first; what stdin gave."""
+    while True:
+        reply = receive(conn)
+        if not reply or reply[0] != b"need":
+            return reply, data
+        data = _answer(conn, reply, data)
 
 
 def _answer(conn, need: list, data: bytes | None) -> bytes | None:
@@ -300,9 +264,7 @@ def _written(root: str, answer: list | None) -> int:
 
 
 def mode() -> str:
-    """MEMCLI_SERVE: "off" (no resident path: never ask a server, start none), "manual" (ask a
-    running server, start none), else "auto" (a per-turn command run in its own process starts
-    one for its root)."""
+    """MEMCLI_SERVE: "off" (no resident path), "manual" (ask a server, start none), else "auto"."""
     if not hasattr(os, "getuid"):  # no unix sockets of one user's own (Windows): no resident path
         return "off"
     value = os.environ.get("MEMCLI_SERVE", "").strip().lower()
@@ -310,9 +272,8 @@ def mode() -> str:
 
 
 def start(root: str, idle: float = IDLE_EXIT) -> bool:
-    """Start a server for root in the background unless one is listening already (or starting):
-    `python -I -m memcli --root ROOT serve --idle-exit SECONDSs`, in its own session, working
-    in /, with no terminal. False when none was started."""
+    """Start a server for root in the background (`python -I -m memcli --root ROOT serve`) unless one
+    listens; False when none was started."""
     if mode() != "auto":
         return False
     conn = connect(root)

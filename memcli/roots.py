@@ -1,11 +1,6 @@
-"""Which folder is the memory root: --root, else MEMCLI_ROOT, else the nearest folder at or above
-the working one that holds MEMORY.md or memcli.yaml. The environment and the working folder are
-values here (a server answers for clients that each have their own).
-
-The one root finder: ``config.find_root`` raises what ``find`` says is wrong, the agent hook walks
-``above`` the prompt's folder, and the command line's client (which imports nothing heavier than
-``os``) finds the root whose server to ask.
-"""
+"""The one root finder: --root, else MEMCLI_ROOT, else the nearest folder at or above the working
+one that holds MEMORY.md or memcli.yaml; the environment and the working folder are values (a
+server answers for clients that each have their own). Only ``os``: the thin client imports it."""
 
 from __future__ import annotations
 
@@ -43,8 +38,7 @@ def expand(path: str, env: Mapping[str, str]) -> str:
 def find(
     explicit: str | os.PathLike | None = None, env: Mapping[str, str] | None = None, cwd: str | None = None
 ) -> tuple[str | None, str]:
-    """(the root's real path, "") or (None, why there is none); env and cwd: the process's own when
-    not given."""
+    """(the root's real path, "") or (None, why there is none); env and cwd default to the process's."""
     env = os.environ if env is None else env
     named = os.fspath(explicit) if explicit not in (None, "") else env.get("MEMCLI_ROOT") or None
     try:

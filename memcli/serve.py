@@ -1,13 +1,7 @@
-"""`memcli serve`: one process per memory root that keeps memcli loaded, runs its clients'
-per-turn commands (``memcli.resident`` is the client and the protocol, docs/serve.md its page)
-and holds the semantic extra's model for the semantic step (``search.server``).
-
-A request is parsed by the Typer app and run by the same code a cold process runs, given the
-client's values as a ``cli.boundary.Call`` (its working folder, its environment's settings, a
-record of its stdout and stderr, its stdin asked for when read): the process's own environment,
-working folder and streams are never touched. What declines a request, and what the server keeps
-between requests keyed by what, is docs/serve.md's.
-"""
+"""`memcli serve`: one process per root that keeps memcli loaded, runs its clients' per-turn
+commands (through the Typer app, given the client's values as a ``cli.boundary.Call``; its own
+environment, working folder and streams are never touched) and holds the semantic extra's model.
+What declines a request, and what it keeps between requests, is docs/serve.md's."""
 
 from __future__ import annotations
 
@@ -15,14 +9,14 @@ import io
 import os
 import time
 import traceback
+from contextlib import suppress
 from typing import Any
 
 from . import resident
 
 _CHECK_EVERY = 2.0  # seconds between checks, while idle, that the socket and the root are still there
-# Seconds after a command that wrote, or after the kernel said the details layer's files changed
-# (whoever changed them), before the server brings the search cache up to date (``Resident.prepare``):
-# the client is gone by then, and the next turn seconds away.
+# Seconds after a command that wrote, or a change of the details layer's files, before the search
+# cache is brought up to date (``Resident.prepare``): the client is gone by then.
 PREPARE_AFTER = 0.05
 READ_ONLY = ("recall", "should-recall", "context")  # the per-turn commands that write nothing
 # The environment's settings a server hands on as values; any other it compares with its own.
@@ -34,8 +28,7 @@ class Declined(Exception):
 
 
 class _Recorder(io.TextIOBase):
-    """A text stream recording what is written to it (``stream``: b"1" stdout, b"2" stderr), in
-    order with the other one's, for the client to write in turn."""
+    """A text stream recording what is written to it (``stream``: b"1" stdout, b"2" stderr)."""
 
     def __init__(self, events: list, stream: bytes):
         self.events, self.stream = events, stream
@@ -47,8 +40,7 @@ class _Recorder(io.TextIOBase):
 
 
 def _code_files() -> dict:
-    """path -> (mtime, ctime, size) of memcli's own files: a server whose code changed on disk (an
-    upgrade, an edit) no longer answers for it."""
+    """path -> (mtime, ctime, size) of memcli's own files: a server whose code changed no longer answers."""
     base = os.path.dirname(os.path.abspath(resident.__file__))
     out = {}
     for folder, dirs, files in os.walk(base):
@@ -69,8 +61,7 @@ def _times(path: str) -> tuple | None:
 
 
 def _code_changed(code: dict) -> bool:
-    """Whether a file of ``_code_files`` changed or went (an upgrade rewrites them all): a stat
-    each, not a walk of the package."""
+    """Whether a file of ``_code_files`` changed or went (a stat each, not a walk)."""
     return any(_times(path) != was for path, was in code.items())
 
 
@@ -97,9 +88,8 @@ class Resident:
         self.code = _code_files()
         # the folders of memcli's own files, followed by the kernel: no stat per request
         self.code_watch = changed(sorted({os.path.dirname(p) for p in self.code}))
-        mask = os.umask(0o022)
-        os.umask(mask)
-        self.umask = mask
+        self.umask = os.umask(0o022)  # read by setting it, then put back
+        os.umask(self.umask)
         self.semantic = None
         self.followed: Any = None  # store.watcher.Followed: the details layer's files, followed
         self.folders = _folders(self.root)  # the root and memory/ the files are followed in
@@ -112,7 +102,6 @@ class Resident:
         self._prepare: float | None = None  # when a prepare is due
         self._asked = False  # a client has been served: the details layer's files are worth preparing
 
-    # ---------------------------------------------------------------- start and stop
     def lock(self) -> None:
         """Take this root's server lock (one server per root); RuntimeError when another has it."""
         import fcntl
@@ -142,10 +131,8 @@ class Resident:
 
         if self._lock is None:
             self.lock()
-        try:
+        with suppress(FileNotFoundError):
             os.unlink(self.path)  # a socket left behind by a server that died
-        except FileNotFoundError:
-            pass
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # only this user may connect
         try:
@@ -158,11 +145,9 @@ class Resident:
 
     def close(self, sock) -> None:
         sock.close()
-        try:
+        with suppress(OSError):
             if os.lstat(self.path).st_ino == self._inode:
                 os.unlink(self.path)
-        except OSError:
-            pass
         for held in (self.semantic, self.followed, self.code_watch):
             if held is not None:
                 held.close()
@@ -177,8 +162,7 @@ class Resident:
             raise KeyboardInterrupt
 
     def follow(self) -> None:
-        """Follow the details layer's files of the root as its folders are now: again when the root
-        or memory/ is another folder than the one followed (moved away, a copy put in its place)."""
+        """Follow the details layer's files of the root as its folders are now."""
         from .store.watcher import follow
 
         if self.followed is not None:
@@ -187,18 +171,14 @@ class Resident:
         self.followed = follow(self.memory.root)
 
     def prepare(self) -> None:
-        """PREPARE_AFTER seconds after a command that wrote or a change of the details layer's
-        files (a turn folded into the episode log, a new memory, an edit, a pull), between
-        requests: do what the next details recall would do first, so the next turn does not wait."""
+        """Between requests, do what the next details recall would do first."""
         from .core import Memory
 
         self._prepare = None
         self._busy = True
         try:
             if self.followed is not None:
-                # the kernel's queue read first, whatever the prepare needs: a change made while it
-                # runs leaves the queue readable, and the next prepare is due
-                self.followed.detail_files()
+                self.followed.detail_files()  # read first: a change made during the prepare is due next
             Memory(self.root).prepare_recall()
         except Exception:  # a cache: whatever fails here, the next recall meets it itself and says so
             pass
@@ -216,8 +196,7 @@ class Resident:
             return False
 
     def serve(self, sock) -> str:
-        """Answer requests until stopped (KeyboardInterrupt), idle for ``idle`` seconds, or the
-        socket or the root is gone; returns why it stopped."""
+        """Answer requests until stopped, idle, or the socket or the root is gone; why it stopped."""
         import select
         import socket
 
@@ -267,11 +246,9 @@ class Resident:
         finally:
             self.close(sock)
 
-    # ---------------------------------------------------------------- one connection
     def _connection(self, conn) -> None:
         try:
-            uid = resident.peer_uid(conn)
-            if uid is not None and uid != os.getuid():
+            if resident.peer_uid(conn) not in (None, os.getuid()):
                 return  # never another user's
             conn.settimeout(resident.READY_WAIT)  # a client sends its request as soon as it connects
             request = resident.receive(conn)
@@ -337,8 +314,7 @@ class Resident:
             self._due()
 
     def _declines(self, stamp: bytes, root: str, umask: bytes, settings: dict, sys_path: list, cwd: str) -> str | None:
-        """Why this server does not run the request (None: it may, if the command line is one it
-        serves), checked before anything is parsed."""
+        """Why this server does not run the request, checked before anything is parsed; None: it may."""
         from .plugins import same_as_here
 
         if stamp != self.stamp:
@@ -364,8 +340,7 @@ class Resident:
 
 
 class _Run:
-    """One request run: the command line parsed and run by the Typer app for the client's values;
-    ``admit`` is asked by the command before it acts."""
+    """One request run by the Typer app for the client's values; the command asks ``admit`` before it acts."""
 
     def __init__(self, server: Resident, conn, settings: dict, cwd: str):
         from .cli.boundary import Call

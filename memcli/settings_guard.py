@@ -1,30 +1,20 @@
-"""A committed memcli.yaml only tightens: the settings that protect the user, and how strict each
-value of them is.
-
-memcli.yaml travels with the repository, so anyone who can push to it writes it. For each
-setting below, a value from it is honoured only when it is at least as strict as what the user's
-own files give (``~/.config/memcli/config.yaml``, the root's untracked ``.memcli/config.yaml``, a
-``MEMCLI_*`` override), or the default when they give nothing; a looser value counts only after
-``memcli trust`` (recorded outside the root), and otherwise the user's value or the default
-applies, with one warning. Where both set a value, the stricter one holds; of two equally strict
-values, the user's. A command (``session.summarizer``, ``reflect.extractor``) and a setting that
-sends memory text off this machine or chooses what is loaded to embed it are never "at least as
-strict" than nothing: from memcli.yaml they always need trust, and the user's own value wins.
-
-Settings that are not listed choose how memories are ranked and shown (``recall.*``,
-``index.*``, ``heartbeat.*``, ``session.max_rounds``, ...): the memories themselves come from
-the same repository, so the repository may choose those too. docs/safety.md has the table.
-
-``load_config`` reads a root's settings under this rule (the only place they are read whole:
-``config`` reads one file, a ``store.Root`` is given the result), and ``trust`` is the step that
-records memcli.yaml as the user reviewed it (``memcli.trust`` keeps the records).
+"""A committed memcli.yaml only tightens. memcli.yaml travels with the repository, so for each
+setting in GUARDS its value is honoured only when at least as strict as what the user's own files
+give (~/.config/memcli/config.yaml, the root's untracked .memcli/config.yaml, a MEMCLI_* override),
+or the default; a looser one counts only after `memcli trust` (recorded outside the root), and
+otherwise the user's value or the default applies, with one warning. A command and a setting that
+sends memory text off this machine are never "at least as strict": from memcli.yaml they always
+need trust. Settings not listed choose only how memories are ranked and shown. docs/safety.md has
+the table; ``load_config`` reads a root's settings under this rule.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
-from .config import GATE_KEYS, FRONT_ENDS, PII_DEFAULTS, PII_DOORS, SCHEMA, Config, env, read_file, user_config_path
+from .config import FRONT_ENDS, GATE_KEYS, PII_DEFAULTS, PII_DOORS, SCHEMA, Config, env, front_end_value
+from .config import read_file, user_config_path
 from .errors import ConfigError
 from .paths import LOCAL_CONFIG
 
@@ -93,10 +83,8 @@ def looser(guard, a, b) -> bool:
 
 
 def resolve(guard, own, committed, default, trusted):
-    """(the value that holds, whether memcli.yaml's loosening was set aside): the user's own
-    value (``own``, None when unset), memcli.yaml's (``committed``), the default. ``trusted``:
-    whether `memcli trust` recorded memcli.yaml as it is (a bool, or a function asked only when
-    it matters)."""
+    """(the value that holds, whether memcli.yaml's loosening was set aside) of the user's own value,
+    memcli.yaml's and the default; ``trusted``: a bool, or a function asked only when it matters."""
     if committed is None:
         return (default if own is None else own), False
     if own is not None:
@@ -106,78 +94,35 @@ def resolve(guard, own, committed, default, trusted):
     return default, True
 
 
-# ---------------------------------------------------------------- settings per front end
-
-
-def per_door(value, door: str, default):
-    """What a write.pii value (a policy, or {front end: policy}) says for one front end; None
-    when a mapping does not name it."""
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        return value.get(door)
-    return value
-
-
-def gate_of(values: dict, front_end: str):
-    """What one source's write.gate settings say for a front end (the dotted key first, then the
-    mapping's entry or its default, then the single value); None when they say nothing."""
-    own = values.get(f"write.gate.{front_end}")
-    if own:
-        return own
-    gate = values.get("write.gate")
-    if isinstance(gate, dict):
-        return gate.get(front_end) or gate.get("default")
-    return gate
-
-
-# ---------------------------------------------------------------- the gate: a root's settings read under the rule
-
 LEGACY_TRUST_FILE = ".memcli/trusted"  # where older versions kept trust, inside the root: never read
-EXECUTING_KEYS = ("session.summarizer", "reflect.extractor")  # settings whose value is a shell command
-COMMAND_ENV = {"session.summarizer": "MEMCLI_SUMMARIZER"}  # the user's own override of each
-# Settings that send memory text (and a key read from the environment) off this machine, or name
-# what is loaded to embed it: like a command, honoured from memcli.yaml only after `memcli trust`.
-OUTBOUND_KEYS = (
-    "embed.provider",
-    "embed.url",
-    "embed.key_env",
-    "embed.model",
-    "embed.query_prefix",
-    "embed.passage_prefix",
-)
+EXECUTING_KEYS = tuple(k for k, guard in GUARDS.items() if guard == COMMAND)
+OUTBOUND_KEYS = tuple(k for k, guard in GUARDS.items() if guard == OUTBOUND)
+COMMAND_ENV = {"session.summarizer": "MEMCLI_SUMMARIZER"}  # the user's own override of a command
+PER_FRONT_END = ("write.gate", "write.pii", "write.pii_captured")  # a value, or {front end: value}
 
 
 def _guarded(key: str, value: object) -> bool:
-    """Whether this value of this key, from memcli.yaml, loosens what the defaults give (and so
-    needs a trust step)."""
+    """Whether this value of this key, from memcli.yaml, loosens the default (and needs trust)."""
     guard = GUARDS.get(key.rsplit(".", 1)[0] if key.startswith("write.gate.") else key)
     if guard is None or value is None:
         return False
     if key in GATE_KEYS:
-        return any(looser(guard, g, "direct") for g in _gate_values(key, value))
-    if key in ("write.pii", "write.pii_captured"):
+        return any(looser(guard, g, "direct") for g in (value.values() if isinstance(value, dict) else [value]))
+    if key in PER_FRONT_END:
         default = PII_DEFAULTS[key == "write.pii_captured"]
-        return any(looser(guard, per_door(value, d, default) or default, default) for d in PII_DOORS)
+        return any(looser(guard, front_end_value({key: value}, key, d) or default, default) for d in PII_DOORS)
     return looser(guard, value, SCHEMA[key][0])
 
 
-def _gate_values(key: str, value) -> list:
-    return list(value.values()) if isinstance(value, dict) else [value]
-
-
 def is_trusted(root: Path) -> bool:
-    """True when memcli.yaml is byte for byte the file `memcli trust` recorded for this root, in the
-    user's state folder (a record inside the root, which git could have brought, is never read)."""
+    """Whether memcli.yaml is byte for byte the file `memcli trust` recorded (outside the root)."""
     from . import trust as records
 
     return records.check(root)[0]
 
 
 def trust(root: Path) -> dict:
-    """Record, outside the root, that this root's memcli.yaml, as it is now, may run the commands
-    it names and loosen what it loosens; the files in the root its commands name are recorded by
-    their digests too. A later change to any of them needs trusting again."""
+    """Record, outside the root, memcli.yaml as it is now, and the files its commands name."""
     from . import trust as records
     from .dates import utcnow
 
@@ -199,7 +144,7 @@ def trust(root: Path) -> dict:
         "sha256": digest,
         "record": str(where),
         "commands": commands,
-        "files": {rel: d for rel, d in files.items()},
+        "files": files,
         "loosens": {k: v for k, v in load.items() if k not in EXECUTING_KEYS and _guarded(k, v)},
     }
 
@@ -214,12 +159,9 @@ def trusted_setting(
     root_commands: bool = True,
     trusted: bool | None = None,
 ) -> tuple[object, str | None]:
-    """The one rule for a setting that protects the user (``settings_guard.GUARDS``): (the value to use,
-    or None for the default; a warning). The user's own value is the MEMCLI_* override, else the
-    root's untracked .memcli/config.yaml, else the user's configuration file; memcli.yaml's value
-    holds where it is stricter than that (or than the default when the user set nothing), and
-    where it is looser only once `memcli trust` recorded the file as it is now.
-    ``root_commands=False`` (the agent hook) takes no command from the root's files at all."""
+    """The one rule for a setting in GUARDS: (its value, None for the default; a warning). The user's own
+    value is MEMCLI_*, else .memcli/config.yaml, else the user's file; ``root_commands=False`` (the
+    hook) takes no command from the root's files."""
     guard = GUARDS[key]
     override = env(COMMAND_ENV[key]) if key in COMMAND_ENV else None
     own_command = key in EXECUTING_KEYS and not root_commands
@@ -237,12 +179,9 @@ def trusted_setting(
             return None, why
     if not set_aside:
         return (None if value == default and key in EXECUTING_KEYS + OUTBOUND_KEYS else value), None
-    if guard == COMMAND:
-        what, done = "a command", "not run"
-    elif guard == OUTBOUND:
-        what, done = "which would send memory text off this machine or choose what is loaded to embed it", "ignored"
-    else:
-        what, done = "looser than the default", f"the default {default} applies"
+    what, done = (
+        WHAT[guard] if guard in (COMMAND, OUTBOUND) else ("looser than the default", f"the default {default} applies")
+    )
     legacy = (
         f" ({LEGACY_TRUST_FILE}, which older versions wrote inside the root, is no longer read)"
         if (root / LEGACY_TRUST_FILE).exists()
@@ -262,8 +201,7 @@ def _unanalysable(command: str, why: object) -> str:
 
 
 def _runs_other_files(root: Path, key: str, command: str) -> str | None:
-    """Why a trusted command from memcli.yaml is not run: it cannot be analysed, or a file it names
-    (``trust.named_files``) is not what `memcli trust` recorded; None when it may run."""
+    """Why a trusted command is not run (it cannot be analysed, or a file it names changed); None: it may."""
     from . import trust as records
 
     try:
@@ -281,52 +219,28 @@ def _runs_other_files(root: Path, key: str, command: str) -> str | None:
     )
 
 
-def effective_summarizer(root: Path, committed: str | None, local: str | None) -> tuple[str | None, str | None]:
-    """The summarizer command to run and a warning (see ``trusted_setting``)."""
-    value, warning = trusted_setting(root, "session.summarizer", committed, None, local)
-    return (None if value is None else str(value)), warning
-
-
-def _per_door(key: str, committed: dict, own: dict, root: Path, warnings: list, trusted) -> object:
-    """write.pii / write.pii_captured, front end by front end: {front end: policy}."""
-    default = PII_DEFAULTS[key == "write.pii_captured"]
-    guard = GUARDS[key]
+def _per_front_end(key: str, committed: dict, own: dict, warnings: list, trusted) -> dict:
+    """write.gate (and write.gate.FRONT_END), write.pii or write.pii_captured: {front end: value}."""
+    gate = key == "write.gate"
+    default = "direct" if gate else PII_DEFAULTS[key == "write.pii_captured"]
     out, loosened = {}, []
-    for door in PII_DOORS:
-        c, o = per_door(committed.get(key), door, default), per_door(own.get(key), door, default)
-        value, aside = resolve(guard, o, c, default, trusted)
-        out[door] = value
+    for door in FRONT_ENDS if gate else PII_DOORS:
+        c = front_end_value(committed, key, door)
+        out[door], aside = resolve(GUARDS[key], front_end_value(own, key, door), c, default, trusted)
         if aside:
             loosened.append(f"{door}: {c}")
     if loosened:
+        than, held = ("yours", "inbox holds") if gate else (f"the default {default}", f"{default} applies")
         warnings.append(
-            f"memcli.yaml sets {key} looser than the default {default} ({', '.join(loosened)}) and was "
-            f"not trusted on this machine: {default} applies (review the file, then `memcli trust`)"
-        )
-    return out
-
-
-def _gates(committed: dict, own: dict, warnings: list, trusted) -> dict:
-    """write.gate and write.gate.cli|mcp|hook, front end by front end: {front end: gate}."""
-    guard = GUARDS["write.gate"]
-    out, loosened = {}, []
-    for fe in FRONT_ENDS:
-        c, o = gate_of(committed, fe), gate_of(own, fe)
-        value, aside = resolve(guard, o, c, "direct", trusted)
-        out[fe] = value
-        if aside:
-            loosened.append(f"{fe}: {c}")
-    if loosened:
-        warnings.append(
-            f"memcli.yaml sets write.gate looser than yours ({', '.join(loosened)}) and was not trusted "
-            "on this machine: inbox holds (review the file, then `memcli trust`)"
+            f"memcli.yaml sets {key} looser than {than} ({', '.join(loosened)}) and was not trusted "
+            f"on this machine: {held} (review the file, then `memcli trust`)"
         )
     return out
 
 
 def _read_local(root: Path, warnings: list) -> dict:
-    """The root's .memcli/config.yaml; none of it is read when git tracks it (it came with the
-    repository: someone else wrote it). Git is asked only when the index changed (``store.committed_state``)."""
+    """The root's .memcli/config.yaml, unless git tracks it (then it came with the repository;
+    git is asked only when the index changed: ``store.committed_state``)."""
     path = root / LOCAL_CONFIG
     if not path.is_file():
         return {}
@@ -342,10 +256,8 @@ def _read_local(root: Path, warnings: list) -> dict:
 
 
 def load_config(root: Path, *, root_commands: bool = True) -> Config:
-    """memcli.yaml, then the user's configuration, then the root's .memcli/config.yaml, each
-    overriding the one before; a setting that protects the user (``settings_guard.GUARDS``) passes
-    ``trusted_setting``: memcli.yaml only tightens it unless trusted. ``root_commands=False``: no
-    command from the root's files (the hook)."""
+    """memcli.yaml, then the user's file, then .memcli/config.yaml, each overriding the one before, a
+    setting in GUARDS by ``trusted_setting``; ``root_commands=False``: none from the root's files."""
     path = root / "memcli.yaml"
     if path.is_symlink():
         try:
@@ -360,23 +272,18 @@ def load_config(root: Path, *, root_commands: bool = True) -> Config:
     values = {**committed, **user, **local}
     guarded = GUARDS if committed or user or local else {}
     own = {**user, **local}
-    known: list = []
 
+    @functools.cache
     def trusted() -> bool:  # asked at most once, and only when memcli.yaml loosens something
-        if not known:
-            known.append(is_trusted(root))
-        return known[0]
+        return is_trusted(root)
 
     for key in guarded:
-        if key == "write.gate":
-            if any(k in values for k in GATE_KEYS):
-                for k in GATE_KEYS[1:]:
-                    values.pop(k, None)
-                values["write.gate"] = _gates(committed, own, warnings, trusted)
-            continue
-        if key in ("write.pii", "write.pii_captured"):
-            if key in values:
-                values[key] = _per_door(key, committed, own, root, warnings, trusted)
+        if key in PER_FRONT_END:
+            given = [k for k in values if k == key or k.startswith(key + ".")]  # write.gate.cli too
+            if given:
+                for k in given:
+                    values.pop(k)
+                values[key] = _per_front_end(key, committed, own, warnings, trusted)
             continue
         c = committed.get(key)
         t = trusted() if c is not None and _guarded(key, c) else None
@@ -389,9 +296,9 @@ def load_config(root: Path, *, root_commands: bool = True) -> Config:
             values[key] = value
         if warning:
             warnings.append(warning)
-    for key in EXECUTING_KEYS:
-        if key in COMMAND_ENV and env(COMMAND_ENV[key]) and key not in values:
-            values[key] = env(COMMAND_ENV[key])
+    for key, var in COMMAND_ENV.items():
+        if env(var) and key not in values:
+            values[key] = env(var)
     values.setdefault("session.summarizer", None)
     exists = path.exists() or path.is_symlink()
     return Config(values, path if exists else None, tuple(warnings))

@@ -1,11 +1,5 @@
-"""What the user decided, kept outside every root: which memcli.yaml may run the commands it
-names (`memcli trust`), and which roots the agent hook may use (`memcli hook allow`).
-
-Nothing that arrives with a root — a clone, a folder an event names, an imported file — can
-write here: the records live in the user's state folder, `$XDG_STATE_HOME/memcli/` (else
-`~/.local/state/memcli/`), keyed by the root's real path. The same rule as git's own: a
-repository's `.git/config` is never cloned, so a repository cannot configure itself.
-"""
+"""What the user decided, kept in the user's state folder by the root's real path (nothing that
+arrives with a root can write it): which memcli.yaml may run its commands, which roots the hook uses."""
 
 from __future__ import annotations
 
@@ -31,9 +25,8 @@ def real(root: str | os.PathLike) -> str:
 
 
 def digest(path: Path) -> str | None:
-    """The SHA-256 of a file's bytes (through any symlink), None when it cannot be read, "folder"
-    for a folder. A compiled file in `__pycache__` that Python checks against its source counts
-    as absent (Python writes it itself); one it runs unchecked is recorded."""
+    """The SHA-256 of a file (through symlinks), None when unreadable, "folder" for a folder; a
+    `__pycache__` file Python checks against its source counts as absent."""
     try:
         data = path.read_bytes()
     except IsADirectoryError:
@@ -60,9 +53,6 @@ def _read_json(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-# ---------------------------------------------------------------- trust of a root's memcli.yaml
-
-
 def _trust_file(root: str | os.PathLike) -> Path:
     return state_home() / TRUST_DIR / (hashlib.sha256(os.fsencode(real(root))).hexdigest()[:32] + ".json")
 
@@ -72,15 +62,8 @@ def _record(root: str | os.PathLike) -> dict:
     return data if data.get("root") == real(root) else {}
 
 
-def trusted_digest(root: str | os.PathLike) -> str | None:
-    """The SHA-256 of the memcli.yaml the user trusted for this root, or None."""
-    value = _record(root).get("sha256")
-    return value if isinstance(value, str) else None
-
-
 def record_trust(root: str | os.PathLike, sha256: str, now: str, files: dict | None = None) -> Path:
-    """Remember that this root's memcli.yaml with this digest may run its commands, and the digest
-    of each file in the root those commands name (None: it did not exist)."""
+    """Record memcli.yaml's digest for this root, and that of each file its commands name (None: absent)."""
     path = _trust_file(root)
     _write_json(
         path, {"root": real(root), "file": "memcli.yaml", "sha256": sha256, "trusted": now, "files": files or {}}
@@ -155,8 +138,7 @@ def words(command: str) -> list:
 
 
 def module_files(name: str) -> list:
-    """The files in the root that `python -m NAME` may run from there: each package's `__init__`
-    and the module, its package `__init__` and `__main__`, as source, compiled or extension files."""
+    """The files in the root `python -m NAME` may run: its packages' `__init__`, the module, `__main__`."""
     from importlib.machinery import all_suffixes
     from importlib.util import cache_from_source
 
@@ -169,10 +151,8 @@ def module_files(name: str) -> list:
 
 
 def named_files(root: str | os.PathLike, commands: list) -> dict:
-    """{word of the commands: ``digest`` of the file it names, relative to the root (the commands
-    run there), None when there is none}: what `memcli trust` records and what must still hold for
-    a trusted command to run. A file added, changed or relinked since is a change. ValueError when
-    a command cannot be analysed (``words``) or names a folder."""
+    """{word of the commands: ``digest`` of the file it names in the root}; ValueError when a command
+    cannot be analysed (``words``) or names a folder."""
     base = Path(real(root))
     out: dict = {}
     for command in commands:
@@ -181,9 +161,6 @@ def named_files(root: str | os.PathLike, commands: list) -> dict:
             if out[word] == "folder":
                 raise ValueError(f"'{word}' (a folder: what runs from it cannot be recorded)")
     return out
-
-
-# ---------------------------------------------------------------- roots the agent hook may use
 
 
 def _hook_file() -> Path:
@@ -198,50 +175,17 @@ def hook_roots() -> list[str]:
 
 def allow_hook_root(root: str | os.PathLike) -> bool:
     """Let the hook use this root; False when it already could."""
-    roots = hook_roots()
-    key = real(root)
-    if key in roots:
-        return False
-    _write_json(_hook_file(), {"version": 1, "roots": roots + [key]})
-    return True
+    return _hook_root(root, allow=True)
 
 
 def deny_hook_root(root: str | os.PathLike) -> bool:
     """Stop the hook from using this root; False when it was not allowed."""
-    roots = hook_roots()
-    key = real(root)
-    if key not in roots:
+    return _hook_root(root, allow=False)
+
+
+def _hook_root(root: str | os.PathLike, allow: bool) -> bool:
+    roots, key = hook_roots(), real(root)
+    if (key in roots) == allow:
         return False
-    _write_json(_hook_file(), {"version": 1, "roots": [r for r in roots if r != key]})
+    _write_json(_hook_file(), {"version": 1, "roots": roots + [key] if allow else [r for r in roots if r != key]})
     return True
-
-
-# ---------------------------------------------------------------- what git brought
-
-
-def in_work_tree(root: Path) -> bool:
-    """Whether a `.git` sits in root or above it (no subprocess)."""
-    p = Path(real(root))
-    return any((d / ".git").exists() for d in (p, *p.parents))
-
-
-def tracked(root: Path, rel: str) -> bool:
-    """Whether git tracks root/rel: a file that came with the repository is someone else's. Asks
-    git only inside a work tree; when git cannot answer, the file counts as tracked."""
-    if not in_work_tree(root):
-        return False
-    import subprocess
-
-    try:
-        p = subprocess.run(
-            ["git", "ls-files", "--error-unmatch", "--", rel],
-            cwd=real(root),
-            capture_output=True,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return True
-    if p.returncode == 0:
-        return True
-    return b"did not match" not in p.stderr and b"not a git repository" not in p.stderr

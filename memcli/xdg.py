@@ -1,14 +1,6 @@
-"""The user's own folders for memcli, by the XDG base directory rules: one place for each of
-``$XDG_CONFIG_HOME``, ``$XDG_STATE_HOME``, ``$XDG_CACHE_HOME`` and ``$XDG_RUNTIME_DIR``.
-
-    config   $XDG_CONFIG_HOME/memcli   else ~/.config/memcli        the user's config.yaml
-    state    $XDG_STATE_HOME/memcli    else ~/.local/state/memcli   trust records, the hook's roots
-    cache    $XDG_CACHE_HOME/memcli    else ~/.cache/memcli         the plugin list, the bundled model
-    runtime  $XDG_RUNTIME_DIR/memcli   (an absolute path), else None: the resident server's sockets,
-                                       which ``memcli.resident`` then keeps in the temp folder
-
-Plain strings and ``os`` only: the resident path's client imports this module.
-"""
+"""The user's own folders for memcli by the XDG rules: config (config.yaml), state (trust records,
+the hook's roots), cache (the plugin list, the bundled model), runtime (the servers' sockets).
+Plain strings and ``os`` only: the resident path's client imports this module."""
 
 from __future__ import annotations
 
@@ -23,8 +15,7 @@ VARIABLES = ("HOME", *(var for var, _ in _HOMES.values()))  # what says where th
 
 
 def home(kind: str) -> str:
-    """memcli's folder of a kind (config, state or cache) for this user, by its XDG variable, else
-    its default under the home folder; an empty variable counts as unset."""
+    """memcli's folder of a kind (config, state or cache): its XDG variable's, else under ~."""
     var, default = _HOMES[kind]
     base = os.environ.get(var) or os.path.join(os.path.expanduser("~"), *default)
     return os.path.join(base, "memcli")

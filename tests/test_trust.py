@@ -6,7 +6,7 @@ import pytest
 
 from memcli.config import user_config_path
 from memcli.paths import LOCAL_CONFIG
-from memcli.settings_guard import effective_summarizer, is_trusted, load_config, trust
+from memcli.settings_guard import is_trusted, load_config, trust, trusted_setting
 from memcli.errors import ConfigError
 
 
@@ -71,13 +71,16 @@ def test_a_broken_local_file_is_an_error_naming_it(root):
         load_config(root)
 
 
-def test_effective_summarizer_rule(root, monkeypatch):
-    assert effective_summarizer(root, None, None) == (None, None)
-    cmd, warning = effective_summarizer(root, "echo c", None)
+def test_the_summarizer_rule(root, monkeypatch):
+    def summarizer(committed, local):
+        return trusted_setting(root, "session.summarizer", committed, None, local)
+
+    assert summarizer(None, None) == (None, None)
+    cmd, warning = summarizer("echo c", None)
     assert cmd is None and "not run" in warning
-    assert effective_summarizer(root, "echo c", "echo l") == ("echo l", None)
+    assert summarizer("echo c", "echo l") == ("echo l", None)
     monkeypatch.setenv("MEMCLI_SUMMARIZER", "echo e")
-    assert effective_summarizer(root, "echo c", "echo l") == ("echo e", None)
+    assert summarizer("echo c", "echo l") == ("echo e", None)
 
 
 def test_trust_without_a_file_is_an_error(root):

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .typer_app import Json, app, run, state
+from .typer_app import Json, app, root_of, run, state
 from .boundary import Out
 
 hook_app = typer.Typer(
@@ -31,7 +31,7 @@ def mcp(ctx: typer.Context):
     """
 
     def act():
-        root = _root(ctx, None)
+        root = root_of(ctx)
         from ..mcp import serve  # a missing extra is a one-line error naming the install command
 
         serve(root)
@@ -83,13 +83,6 @@ def claude_code(
 Where = Annotated[Optional[str], typer.Argument(metavar="PATH", help="A memory root (default: the current root).")]
 
 
-def _root(ctx: typer.Context, path: Optional[str]):
-    from ..config import find_root
-
-    st = state(ctx)
-    return find_root(path or st.root, st.call.env, st.call.cwd)
-
-
 @hook_app.command("allow")
 def hook_allow(ctx: typer.Context, path: Where = None, json_: Json = False):
     """Let the hook use this root when a prompt's folder is in it (recorded outside the root).
@@ -103,7 +96,7 @@ def hook_allow(ctx: typer.Context, path: Where = None, json_: Json = False):
     from ..trust import allow_hook_root
 
     def act():
-        root = _root(ctx, path)
+        root = root_of(ctx, path)
         added = allow_hook_root(root)
 
         def human(o):
@@ -127,7 +120,7 @@ def hook_deny(ctx: typer.Context, path: Where = None, json_: Json = False):
     from ..trust import deny_hook_root, real
 
     def act():
-        root = real(path) if path else str(_root(ctx, None))
+        root = real(path) if path else str(root_of(ctx))
         removed = deny_hook_root(root)
 
         def human(o):

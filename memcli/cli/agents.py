@@ -9,7 +9,7 @@ import typer
 
 from .. import render as r
 from .boundary import Out
-from .typer_app import Json, app, run, state
+from .typer_app import Json, app, root_of, run
 
 agents_app = typer.Typer(
     help="Wire memcli into the agents you run (claude-code, codex, gemini; any other MCP client gets "
@@ -40,11 +40,9 @@ def agents_add(ctx: typer.Context, name: Name, scope: Scope = "user", json_: Jso
     Example: memcli --root ~/notes agents add claude-code
     """
     from ..core import Memory
-    from ..config import find_root
 
     def act():
-        st = state(ctx)
-        res = Memory.agents().add(name, find_root(st.root, st.call.env, st.call.cwd), scope)
+        res = Memory.agents().add(name, root_of(ctx), scope)
 
         def human(o):
             if "snippet" in res:

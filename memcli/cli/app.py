@@ -1,5 +1,5 @@
 """The commands of a memory's life: init, remember, update, show, list, edit, forget, restore,
-rename and index (the Typer app they share with the other command modules is ``typer_app``)."""
+rename, outcome and index (the Typer app they share with the other command modules is ``typer_app``)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,12 @@ from ..errors import UsageError
 from ..model import listed_ids
 from ..requests import RememberRequest, UpdateRequest
 from .boundary import Out, read_input
-from .complete import ids, tags
+from .complete import MemoryId, ids, tags
 from .progress import reporting
 from .typer_app import Json, app, memory, output, run, state, takes
 
 index_app = typer.Typer(help="Regenerate or verify MEMORY.md.\n\nExample: memcli index check", no_args_is_help=True)
 app.add_typer(index_app, name="index")
-
-
-# ---------------------------------------------------------------- commands
 
 
 @app.command()
@@ -110,9 +107,7 @@ def update(ctx: typer.Context, json_: Json = False, **options):
 @app.command()
 def show(
     ctx: typer.Context,
-    id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
-    ],
+    id_: MemoryId,
     json_: Json = False,
 ):
     """Print one memory.
@@ -171,9 +166,7 @@ def list_(
 @app.command()
 def edit(
     ctx: typer.Context,
-    id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
-    ],
+    id_: MemoryId,
     reuse: Annotated[
         Optional[bool],
         typer.Option("--reuse-draft/--new-draft", help="Go on with a draft an earlier edit left, or start anew."),
@@ -235,9 +228,7 @@ def edit(
 @app.command()
 def forget(
     ctx: typer.Context,
-    id_: Annotated[
-        str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
-    ],
+    id_: MemoryId,
     purge: Annotated[bool, typer.Option("--purge", help="Delete the file instead of archiving it.")] = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Do not ask before --purge (needed when not on a terminal).")
@@ -316,6 +307,29 @@ def rename(
         return Out.of(data, human)
 
     run(ctx, "rename", json_, act)
+
+
+@app.command()
+def outcome(
+    ctx: typer.Context,
+    id_: MemoryId,
+    result: Annotated[str, typer.Argument(metavar="success|failure", help="Did it work?")],
+    note: Annotated[Optional[str], typer.Option("--note", "-n", help="What happened, in one line.")] = None,
+    json_: Json = False,
+):
+    """Record that a procedure worked or failed: its counts and a dated note under ## Outcomes.
+
+    Counts from several clones add up when they merge; recall ranks by the smoothed success
+    rate, `context` shows the record, and heartbeat reports a procedure that keeps failing.
+
+    Example: memcli outcome deploy-staging failure --note "migration lock timed out"
+    """
+
+    def act():
+        res = memory(ctx).outcome(id_, result, note)
+        return Out.of(res, lambda o: o.out(f"{res['id']}: {res['record']}"))
+
+    run(ctx, "outcome", json_, act)
 
 
 @index_app.command("rebuild")

@@ -1,44 +1,34 @@
-"""The one error boundary every command goes through, and what one run of a command line is given.
-
-A run is given a ``Call``: where it writes (``render.Output``), its stdin, the settings its
-environment gives (MEMCLI_ROOT, MEMCLI_SESSION, MEMCLI_SCOPE, CLAUDE_CODE_SESSION_ID) and its
-working folder, as values; a cold process gives its own, a `memcli serve` its client's
-(``memcli.serve``). ``execute`` runs a command's action, maps MemcliError to its exit code, and
-prints: the JSON envelope with --json, else warnings and errors on stderr and the human rendering.
-"""
+"""What one run of a command line is given (``Call``: its output, stdin, environment and working
+folder as values; a cold process gives its own, `memcli serve` its client's), and the one error
+boundary every command goes through (``execute``, and ``run_app`` for Click's own errors)."""
 
 from __future__ import annotations
 
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Optional
 
 from .. import render as r
 from ..errors import MemcliError
 
 
+Admit = Optional[Callable[[str, Callable[[], Optional[str]]], None]]  # a server's check of (command, root)
+
+
 class Call:
-    """What one run of a command line is given. ``admit``: set by a server, which checks the
-    command and its root there before it acts (``memcli.serve``); ``json``: --json is among the
-    words (what the version and a usage error answer before the options are read)."""
+    """What one run of a command line is given; ``admit``: a server's check before the command acts."""
 
     __slots__ = ("out", "stdin", "env", "cwd", "admit", "json")
 
     def __init__(
-        self,
-        out: r.Output,
-        stdin: Callable[[], bytes],
-        env: Mapping[str, str],
-        cwd: str,
-        admit: Callable[[str, Callable[[], str | None]], None] | None = None,
+        self, out: r.Output, stdin: Callable[[], bytes], env: Mapping[str, str], cwd: str, admit: Admit = None
     ):
         self.out, self.stdin, self.env, self.cwd, self.admit, self.json = out, stdin, env, cwd, admit, False
 
     @classmethod
     def here(cls, stdin: bytes | None = None) -> Call:
-        """This process's own streams, environment and working folder (``stdin``: what was read
-        of it already)."""
+        """This process's own streams, environment and working folder (``stdin``: what was read of it)."""
         try:
             cwd = os.getcwd()
         except OSError:
@@ -68,8 +58,7 @@ class _Stdin:
 
 
 class State:
-    """The global options (--root, --json, --session, --scope: None when not given) and the run's
-    ``Call``; ``opened``: the root a per-turn command opened (a server may start for it)."""
+    """The global options (None when not given) and the run's ``Call``; ``opened``: the root a command opened."""
 
     __slots__ = ("root", "json", "session", "scope", "call", "opened")
 
@@ -100,24 +89,21 @@ class State:
         return read_input(self.call, value, None, what)
 
 
+Human = Optional[Callable[[r.Output], None]]  # what prints a command's result for a person
+
+
 class Out:
     """What a command hands the boundary: data for --json, a human renderer, an exit code."""
 
     __slots__ = ("data", "human", "code", "warnings")
     data: Any  # what --json prints (a result's to_dict())
 
-    def __init__(
-        self,
-        data: object = None,
-        human: Callable[[r.Output], None] | None = None,
-        code: int = 0,
-        warnings: list | None = None,
-    ):
+    def __init__(self, data: object = None, human: Human = None, code: int = 0, warnings: list | None = None):
         self.data, self.human, self.code = data, human, code
         self.warnings = [] if warnings is None else warnings
 
     @classmethod
-    def of(cls, result, human: Callable[[r.Output], None] | None = None, code: int = 0, warnings=()) -> Out:
+    def of(cls, result, human: Human = None, code: int = 0, warnings=()) -> Out:
         """A library result (anything with to_dict() and warnings): its data, its warnings after any given."""
         return cls(result.to_dict(), human, code, [*warnings, *result.warnings])
 
@@ -126,10 +112,7 @@ def execute(command: str, as_json: bool, action: Callable[[], Out], o: r.Output)
     try:
         res = action()
     except MemcliError as e:
-        if as_json:
-            o.out(r.envelope(command, False, e.data, [], {"code": e.code, "message": e.message}))
-        else:
-            o.error(e.message, e.hint)
+        _failed(o, as_json, command, e.code, e.message, e.data, hint=e.hint)
         return e.exit_code
     except KeyboardInterrupt:
         o.talk("memcli: interrupted")
@@ -147,6 +130,16 @@ def execute(command: str, as_json: bool, action: Callable[[], Out], o: r.Output)
     return res.code
 
 
+def _failed(o: r.Output, as_json: bool, command: str, code: str, message: str, data=None, hint=None, said=None):
+    """A command that failed: its envelope with --json, else one line on stderr (``said``, or the error)."""
+    if as_json:
+        o.out(r.envelope(command, False, data, [], {"code": code, "message": message}))
+    elif said is not None:
+        o.talk(said)
+    else:
+        o.error(message, hint)
+
+
 def read_input(call: Call, text: str | None, file: str | None, what: str, limit: int = 1_000_000) -> str:
     """TEXT, or '-' for stdin, or a file; binary, non-UTF-8 and over-limit input is refused."""
     from ..errors import UsageError
@@ -161,27 +154,9 @@ def read_input(call: Call, text: str | None, file: str | None, what: str, limit:
     return text or ""
 
 
-# ---- Click's own errors (a missing argument, an unknown option or command, a value of the wrong
-# type) go through the same boundary as memcli's, so --json always gets an envelope and a pipe
-# always gets plain text ----
-
-
 def wants_json(args: list) -> bool:
-    """--json anywhere before a `--`: decided from the words alone, since a usage error can stop
-    the parse before the option is read."""
+    """--json before a `--`, from the words alone: a usage error can stop the parse before it."""
     return "--json" in (args[: args.index("--")] if "--" in args else args)
-
-
-def _click():
-    """Click's exception classes, reached through Typer (which ships it)."""
-    import typer.core
-
-    return typer.core.click.exceptions
-
-
-def _command_words(ctx) -> str:
-    """'remember', 'index rebuild' or '' (the top level) for the context an error was raised in."""
-    return " ".join(ctx.command_path.split()[1:]) if ctx is not None else ""
 
 
 HOOK = "hook claude-code"  # a usage error of the agent hook exits 1: Claude Code blocks a prompt on 2
@@ -189,18 +164,19 @@ HOOK_USAGE = "usage: memcli hook claude-code [--budget N] [--json]"
 
 
 def _hook_line(words: str, args: list) -> bool:
-    """Whether a usage error belongs to the agent hook: raised in `hook` or `hook claude-code`, or
-    before the command on a line that runs it."""
+    """Whether a usage error belongs to the agent hook (raised in it, or before it on its line)."""
     if words in ("hook", HOOK):
         return True
     return words == "" and any(args[i : i + 2] == HOOK.split() for i in range(len(args)))
 
 
 def run_app(cmd, args: list, call: Call) -> int:
-    """Run the Typer app's Click command on args for a call; its usage errors become one error on
-    stderr (one envelope on stdout with --json) and exit 2. A server's call gets no help option:
-    -h and --help are then usage errors, which the server declines (the client prints the help)."""
-    exc = _click()
+    """Run the Typer app's Click command on args for a call; Click's own errors (a missing argument,
+    an unknown option) become one error on stderr (one envelope on stdout with --json), exit 2. A
+    server's call gets no help option: -h and --help are then usage errors, which it declines."""
+    import typer.core
+
+    exc = typer.core.click.exceptions  # Click's, as Typer ships it
     as_json = call.json = wants_json(args)
     o = call.out
     # With --json (or in a server) a group called without a command says so in the envelope
@@ -214,32 +190,20 @@ def run_app(cmd, args: list, call: Call) -> int:
     except exc.UsageError as e:
         if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
             return e.exit_code
-        words = _command_words(e.ctx)
+        words = " ".join(e.ctx.command_path.split()[1:]) if e.ctx is not None else ""  # 'index rebuild'
         message = e.format_message()
         if _hook_line(words, args):  # one line, exit 1, whatever was wrong
-            if as_json:
-                o.out(r.envelope("hook", False, None, [], {"code": "usage", "message": message}))
-            else:
-                o.talk(f"memcli hook: {message.rstrip('.')} ({HOOK_USAGE})")
+            _failed(o, as_json, "hook", "usage", message, said=f"memcli hook: {message.rstrip('.')} ({HOOK_USAGE})")
             return 1
-        if as_json:
-            o.out(r.envelope(words, False, None, [], {"code": "usage", "message": message}))
-        else:
-            path = e.ctx.command_path if e.ctx is not None else "memcli"
-            usage = e.ctx.get_usage().removeprefix("Usage: ") if e.ctx is not None else "memcli COMMAND"
-            o.error(message, f"Usage: {usage}  (see '{path} --help')")
+        path = e.ctx.command_path if e.ctx is not None else "memcli"
+        usage = e.ctx.get_usage().removeprefix("Usage: ") if e.ctx is not None else "memcli COMMAND"
+        _failed(o, as_json, words, "usage", message, hint=f"Usage: {usage}  (see '{path} --help')")
         return e.exit_code
     except exc.Abort:
-        if as_json:
-            o.out(r.envelope("", False, None, [], {"code": "aborted", "message": "aborted"}))
-        else:
-            o.talk("memcli: aborted")
+        _failed(o, as_json, "", "aborted", "aborted", said="memcli: aborted")
         return 1
     except exc.ClickException as e:  # Click's file errors and the like: not a usage fault
-        if as_json:
-            o.out(r.envelope("", False, None, [], {"code": "error", "message": e.format_message()}))
-        else:
-            o.error(e.format_message())
+        _failed(o, as_json, "", "error", e.format_message())
         return e.exit_code
     finally:
         for g in cmd.lifted or ():

@@ -1,12 +1,9 @@
-"""Shell completion of the values a command takes: memory ids, tags and recall layers.
-
-Called by the shell on every Tab, so each reads as little as it can: ids are the names of the
-detail files (one directory scan), tags come from MEMORY.md's lines and the index cache, layers
-from the recall registry. A root that cannot be found completes nothing, and nothing here writes
-or raises.
-"""
+"""Shell completion of memory ids, tags and recall layers: asked on every Tab, each reads as little
+as it can, and never writes or raises (no root: nothing to offer)."""
 
 from __future__ import annotations
+
+from typing import Annotated
 
 import typer
 
@@ -41,3 +38,6 @@ def layers(incomplete: str) -> list:
 
 
 COMPLETIONS = {"ids": ids, "tags": tags, "layers": layers}
+MemoryId = Annotated[
+    str, typer.Argument(metavar="ID", help="The exact id or its file (memory/ID.md).", autocompletion=ids)
+]

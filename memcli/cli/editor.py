@@ -11,8 +11,7 @@ from ..errors import UsageError
 
 
 def chosen(command: str) -> str:
-    """The editor to run; UsageError (naming `command`, e.g. "edit ID") when neither $VISUAL nor
-    $EDITOR is set and there is no terminal for vi. Asked before anything is prepared for it."""
+    """The editor to run; UsageError naming ``command`` when none is set and vi has no terminal."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor and not (r.is_tty(sys.stdin) and r.is_tty(sys.stdout)):
         raise UsageError(
@@ -23,8 +22,7 @@ def chosen(command: str) -> str:
 
 
 def run(editor: str, path, cleanup) -> int:
-    """Open path in the editor and wait: its exit code. When the editor cannot be started,
-    cleanup() runs and UsageError says why."""
+    """Open path in the editor and wait: its exit code; when it cannot start, cleanup() and UsageError."""
     import shlex
     import subprocess
 

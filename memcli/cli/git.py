@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from .. import render as r
 from ..errors import UsageError
 from .typer_app import Json, app, memory, run
 from .boundary import Out
@@ -53,7 +54,7 @@ def git_setup(
 
             def show_findings(o):
                 for f in items:
-                    o.out(f"{f['severity']} {f['code']} {f['path']} {f['message']} (fix: {f['fix']})")
+                    o.out(r.finding_line(f))
                 if not items:
                     o.out("git setup ok")
 

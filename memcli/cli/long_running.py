@@ -9,8 +9,7 @@ from ..errors import ConfigError, UsageError
 
 
 def seconds(value: str, option: str, *, positive: bool = True) -> float:
-    """'10s', '1.5h', '90d' given to option, in seconds; UsageError for anything else (and for 0
-    when positive)."""
+    """A duration given to option, in seconds; UsageError for anything else (and for 0 when positive)."""
     from ..dates import parse_duration
 
     try:
@@ -24,8 +23,7 @@ def seconds(value: str, option: str, *, positive: bool = True) -> float:
 
 @contextmanager
 def until_signal(stop):
-    """While the block runs, SIGINT and SIGTERM call stop() instead of ending the process; yields
-    a list that then holds the signal's name (SIGINT, SIGTERM). The handlers before are put back."""
+    """While the block runs, SIGINT and SIGTERM call stop(); yields the list of the signals' names."""
     import signal
 
     why: list = []

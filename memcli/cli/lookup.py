@@ -31,10 +31,8 @@ def stats(ctx: typer.Context, json_: Json = False):
             ix = data["index"]
             o.out(f"memories   {data['memories']}  (" + ", ".join(f"{k} {v}" for k, v in data["by_type"].items()) + ")")
             o.out(f"index      {ix['lines']}/{ix['max_lines']} lines, {ix['entries']} entries")
-            o.out(f"expired    {data['expired']}")
-            o.out(f"stale      {data['stale']}")
-            o.out(f"archived   {data['archived']}")
-            o.out(f"duplicates {data['duplicates']}")
+            for key in ("expired", "stale", "archived", "duplicates"):
+                o.out(f"{key:<10} {data[key]}")
             if data["problems"]:
                 o.out(f"unreadable {data['problems']}")
             o.out("state      " + (", ".join(f"{k} {_bytes(v)}" for k, v in data["state_bytes"].items()) or "-"))

@@ -1,12 +1,6 @@
-"""Progress bars for long work, on a terminal only.
-
-``shown(as_json)`` gives what a command hands ``Memory.reporting``: a callback that draws a
-``rich.progress`` bar on stderr, or None — with --json, and whenever stderr is not a terminal (a
-pipe, a file, an agent's subprocess), nothing is drawn and nothing is imported. Work of fewer than
-``MIN_ITEMS`` items draws nothing either: it is over before a bar could say anything. The bar is
-transient (it goes when the work is done, before the command's output), redrawn at most
-``REDRAW`` times a second from the calling thread (no refresh thread: the heartbeat forks its
-readers, which is safe only while the process has one thread).
+"""Progress bars for long work, on a terminal only (not with --json, nor on a pipe): transient,
+for work of MIN_ITEMS items or more, redrawn at most REDRAW times a second from the calling thread
+(no refresh thread: the heartbeat forks its readers, safe only while the process has one thread).
 """
 
 from __future__ import annotations
@@ -72,24 +66,14 @@ class Bars:
 
 
 @contextmanager
-def shown(as_json: bool, o: r.Output):
-    """The callback for Memory.reporting while the block runs (None off a terminal or with --json)."""
+def reporting(m, as_json: bool, o: r.Output):
+    """Long work of the Memory m inside the block draws its bars on o's terminal."""
     if as_json or not o.tty(err=True):
-        yield None
+        yield
         return
     bars = Bars(o)
     try:
-        yield bars
-    finally:
-        bars.close()
-
-
-@contextmanager
-def reporting(m, as_json: bool, o: r.Output):
-    """Long work of the Memory m inside the block draws its bars on o's terminal (see ``shown``)."""
-    with shown(as_json, o) as bars:
-        if bars is None:
-            yield
-            return
         with m.reporting(bars):
             yield
+    finally:
+        bars.close()

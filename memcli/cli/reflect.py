@@ -100,20 +100,9 @@ def inbox(ctx: typer.Context, json_: Json = False):
 
         def human(o):
             for x in rows:
-                o.out(
-                    "\t".join(
-                        [
-                            x["id"],
-                            x["kind"] + (f"→{x['target']}" if x["target"] else ""),
-                            x["type"],
-                            f"{x['confidence']:.2f}",
-                            x["engine"],
-                            (x["created"] or "")[:10],
-                            r.plural(x["evidence"], "turn"),
-                            x["title"],
-                        ]
-                    )
-                )
+                kind = x["kind"] + (f"→{x['target']}" if x["target"] else "")
+                cells = [x["id"], kind, x["type"], f"{x['confidence']:.2f}", x["engine"], (x["created"] or "")[:10]]
+                o.out("\t".join([*cells, r.plural(x["evidence"], "turn"), x["title"]]))
                 if x["summary"]:
                     o.out(f"    {x['summary']}")
             if not rows:

@@ -60,11 +60,7 @@ def serve(
             "stopped_by": why[0] if why else stopped,
             "served": server.served,
         }
-        return Out(
-            res,
-            lambda o: o.talk(
-                f"memcli: stopped serving ({res['stopped_by']}, {r.plural(server.served, 'command')} run)"
-            ),
-        )
+        said = f"memcli: stopped serving ({res['stopped_by']}, {r.plural(server.served, 'command')} run)"
+        return Out(res, lambda o: o.talk(said))
 
     run(ctx, "serve", json_, act)

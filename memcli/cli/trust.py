@@ -29,12 +29,8 @@ def trust(ctx: typer.Context, json_: Json = False):
 
         def human(o):
             cmds = res["commands"]
-            o.talk(
-                "trusted memcli.yaml (sha256 "
-                + res["sha256"][:12]
-                + "…)"
-                + ("; it may now use: " + "; ".join(f"{k}: {v}" for k, v in cmds.items()) if cmds else "")
-            )
+            uses = ("; it may now use: " + "; ".join(f"{k}: {v}" for k, v in cmds.items())) if cmds else ""
+            o.talk(f"trusted memcli.yaml (sha256 {res['sha256'][:12]}…){uses}")
             present = [w for w, d in res["files"].items() if d]
             if res["files"]:
                 absent = len(res["files"]) - len(present)

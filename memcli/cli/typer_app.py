@@ -1,6 +1,5 @@
-"""The Typer app every command module registers on, the global options, the one error boundary
-each command goes through (``run``), and the app's Click command, whose commands are imported
-and built when asked for (a turn builds its own command, not fifty)."""
+"""The Typer app every command module registers on, its global options, ``run`` (the one error
+boundary of each command), and its Click command, which builds a command only when asked for it."""
 
 from __future__ import annotations
 
@@ -18,24 +17,22 @@ from .. import render as r
 from ..requests import REQUIRED, Door
 from .boundary import Call, Out, State, execute
 
-# Each command of the top level (in the order the help lists them: commands, then groups) and the
-# module of memcli.cli that registers it; a plugin's commands come after (tests/test_help.py
-# checks the table against what the modules register).
+# Each top-level command, in the help's order, and the module of memcli.cli that registers it
+# (tests/test_help.py checks the table); a plugin's commands come after.
 COMMANDS = {
     **dict.fromkeys(("init", "remember", "update", "show", "list", "edit", "forget", "restore", "rename"), "app"),
     **dict.fromkeys(("recall", "should-recall", "context"), "cascade"),
     **{"heartbeat": "heartbeat", "watch": "heartbeat", "trust": "trust", "sync": "git", "resolve": "git"},
     **{"mcp": "agent", "stats": "lookup", "search": "lookup", "export": "transfer", "import": "transfer"},
-    **{"serve": "serve", "outcome": "outcome", "reflect": "reflect", "plugins": "plugins", "doctor": "agents"},
+    **{"serve": "serve", "outcome": "app", "reflect": "reflect", "plugins": "plugins", "doctor": "agents"},
     **{"index": "app", "session": "cascade", "scope": "cascade", "git": "git", "merge": "git"},
     **{"hook": "agent", "agents": "agents", "inbox": "reflect"},
 }
 
 
 class Commands(TyperGroup):
-    """The top-level group: a command's module is imported, and the command built, when the command
-    is asked for; ``lifted``: while a run has --json (or runs in a server), the groups built whose
-    no-argument help is turned off (a missing command is then an error, not a printed help)."""
+    """The top-level group, which imports a command's module when the command is asked for;
+    ``lifted``: with --json or in a server, the groups whose no-argument help is turned off."""
 
     lifted: list | None = None
 
@@ -121,9 +118,8 @@ def _plugin_commands() -> None:
 
 
 def tidy(cmd):
-    """What every command of the tree gets, however and whenever it was registered: its help's
-    closing `Example:` paragraph printed last (after the options), a positional `id_` shown as
-    `id`, and "Did you mean" said once (Click says it; Typer would say it again)."""
+    """What every command gets: its help's closing `Example:` printed after the options, a
+    positional `id_` shown as `id`, and "Did you mean" said once (Click says it; Typer again)."""
     if hasattr(cmd, "suggest_commands"):
         cmd.suggest_commands = False
     for p in cmd.params:
@@ -138,15 +134,10 @@ def tidy(cmd):
     return cmd
 
 
-_COMMAND: Commands | None = None
-
-
+@functools.cache
 def command() -> Commands:
     """The app's Click command, made once per process (the commands themselves as they are asked for)."""
-    global _COMMAND
-    if _COMMAND is None:
-        _COMMAND = tidy(typer.main.get_command(app))
-    return _COMMAND
+    return tidy(typer.main.get_command(app))
 
 
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON envelope on stdout.")]
@@ -202,9 +193,8 @@ def memory(ctx: typer.Context):
 
 
 def run(ctx: typer.Context, command: str, json_flag: bool, action: Callable[[], Out], root=None) -> None:
-    """Every Typer command goes through the one error boundary. In a server, the server admits the
-    command first (``root``: the root it acts on, when not the one its options name). A per-turn
-    command run in its own process starts a server for its root (``resident.start``)."""
+    """The one error boundary of every command. A server admits the command first (``root``: the
+    root it acts on, when not its options'); run in its own process, a per-turn command starts one."""
     st = state(ctx)
     if st.call.admit is not None:
         st.call.admit(command, root or (lambda: _root(st)))
@@ -218,6 +208,14 @@ def run(ctx: typer.Context, command: str, json_flag: bool, action: Callable[[], 
         raise typer.Exit(code)
 
 
+def root_of(ctx: typer.Context, path: str | None = None):
+    """The root a command acts on: ``path``, else --root, else as the caller's environment finds it."""
+    from ..config import find_root
+
+    st = state(ctx)
+    return find_root(path or st.root, st.call.env, st.call.cwd)
+
+
 def _root(st: State) -> str | None:
     from ..roots import find
 
@@ -225,15 +223,13 @@ def _root(st: State) -> str | None:
 
 
 def takes(request):
-    """A command taking the options of a request (``memcli.requests``), each declared there once:
-    its Typer parameters are the request's fields offered on the command line, then the command's
-    own (``ctx``, ``json_``, any other); the fields reach it as keyword arguments by field name."""
+    """A command taking a request's command-line fields as keyword arguments, after ``ctx``."""
     return lambda fn: _Taking(fn, request)
 
 
 class _Taking:
-    """A command function whose parameters are made from a request when Typer first reads them
-    (when the command is built: the recall layers' names are asked then, not on import)."""
+    """A command whose parameters are made from a request when Typer first reads them (the recall
+    layers' names are asked when the command is built, not on import)."""
 
     def __init__(self, fn, request):
         self.fn, self.request = fn, request
