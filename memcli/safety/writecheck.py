@@ -27,8 +27,12 @@ class Checked:
         self.text, self.detail = text, detail
         self.redacted = redacted if redacted is not None else []
 
-    def warning(self, where: str) -> str | None:
-        return f"redacted {len(self.redacted)} secret(s) in {where}" if self.redacted else None
+    def warning(self, where: str | None = None) -> str | None:
+        """What was redacted: in ``where``, or field by field."""
+        if not self.redacted:
+            return None
+        said = f"in {where}" if where else ", ".join(f"{r['kind']} in the {r['field']}" for r in self.redacted)
+        return f"redacted {len(self.redacted)} secret(s)" + (" " if where else ": ") + said
 
 
 class WriteCheck:
