@@ -32,16 +32,11 @@ class SemanticLayer(Layer):
         return semantic.enabled()
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
-        from ..search.cache import SearchCacheError
         from ..search.providers import ProviderUnavailable
         from .details import detail_doc
 
-        lexical = [(s.key, s.relevance, s.evidence) for s in ask.scored or ()]
         try:
-            try:  # nothing lexical is an answer here, only evidence
-                found = semantic.search(ask.root, ask.query, lexical, ask.limit, float("inf"))
-            except (SearchCacheError, OSError):
-                found = semantic.search(ask.root, ask.query, [], ask.limit, float("inf"))  # evidence only
+            found = semantic.search(ask.root, ask.query, ask.scored or (), ask.limit)
         except ProviderUnavailable as e:  # the words' answer stands, with one warning
             ask.warnings.append(f"semantic recall skipped: {e}")
             ask.skipped.add(self.name)
