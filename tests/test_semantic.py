@@ -420,13 +420,13 @@ LEXICAL_QUERIES = [
 ]
 
 
-def _details(mem, query, evidence: bool, threshold=0.35):
+def _details(mem, query, evidence: bool):
     from datetime import datetime, timezone
 
     from memcli.recall.details import DetailsLayer
     from memcli.recall.layer import Ask
 
-    ask = Ask(mem.store, query, "default", "default", 5, threshold, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    ask = Ask(mem.store, query, "default", "default", 5, datetime(2026, 12, 1, tzinfo=timezone.utc))
     ask.scored = [] if evidence else None  # what the cascade asks when a layer reads the evidence
     found, _ = DetailsLayer().search(ask)
     return [(c.hit.id, c.hit.score) for c in found], ask.scored
@@ -445,12 +445,11 @@ def test_details_leaves_its_weak_candidates_and_answers_as_before(root):
     write_note(root, "weekly", "Weekly meeting", "The team meets on Monday at ten in room 4.")
     mem = Memory(root)
     for query in LEXICAL_QUERIES:
-        for threshold in (0.35, 0.6, 0.0):
-            plain, none = _details(mem, query, False, threshold)
-            deep, scored = _details(mem, query, True, threshold)
-            assert none is None and deep == plain, (query, threshold)  # the same answer
-            assert {k for k, _ in plain} <= {s.key.split("/")[-1][:-3] for s in scored}
-            assert len(scored) >= len(plain)  # the layer that reads the evidence gets every candidate
+        plain, none = _details(mem, query, False)
+        deep, scored = _details(mem, query, True)
+        assert none is None and deep == plain, query  # the same answer
+        assert {k for k, _ in plain} <= {s.key.split("/")[-1][:-3] for s in scored}
+        assert len(scored) >= len(plain)  # the layer that reads the evidence gets every candidate
 
 
 def test_hits_and_the_result_say_which_methods_ran(example_root, monkeypatch):

@@ -32,7 +32,6 @@ class Ask:
         "session",
         "scope",
         "limit",
-        "threshold",
         "now",
         "warnings",
         "scored",
@@ -43,7 +42,6 @@ class Ask:
         "prior",
         "details",
         "text",
-        "policy",
     )
 
     def __init__(
@@ -53,7 +51,6 @@ class Ask:
         session: str,
         scope: str,
         limit: int,
-        threshold: float,
         now: datetime,
         warnings: list | None = None,
         *,
@@ -61,10 +58,9 @@ class Ask:
         min_success: float | None = None,
         prior: tuple | None = None,
         text: str = "",
-        policy: str = STRICT,
     ):
         self.root, self.query, self.session, self.scope = root, query, session, scope
-        self.limit, self.threshold, self.now = limit, threshold, now
+        self.limit, self.now = limit, now
         self.warnings = [] if warnings is None else warnings
         # Set by the cascade for layers that read what earlier ones found: ``scored``, the details
         # layer's Scored hits (the semantic layer's lexical evidence); ``answered``, whether an
@@ -81,7 +77,6 @@ class Ask:
         # signal words; ``search.evidence.strip_framing``). ``query`` stays as asked: it is what an
         # echo of the question is recognised by.
         self.text = text or query
-        self.policy = policy  # CANDIDATES (an explicit question) or STRICT (memory injected unasked)
 
 
 class Candidate(Value):
