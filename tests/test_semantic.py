@@ -420,13 +420,13 @@ LEXICAL_QUERIES = [
 ]
 
 
-def _details(mem, query, evidence: bool):
+def _details(mem, query, evidence: bool, threshold=0.35):
     from datetime import datetime, timezone
 
     from memcli.recall.details import DetailsLayer
     from memcli.recall.layer import Ask
 
-    ask = Ask(mem.store, query, "default", "default", 5, datetime(2026, 12, 1, tzinfo=timezone.utc))
+    ask = Ask(mem.store, query, "default", "default", 5, threshold, datetime(2026, 12, 1, tzinfo=timezone.utc))
     ask.scored = [] if evidence else None  # what the cascade asks when a layer reads the evidence
     found, _ = DetailsLayer().search(ask)
     return [(c.hit.id, c.hit.score) for c in found], ask.scored

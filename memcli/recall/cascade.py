@@ -118,6 +118,7 @@ def run(
         session,
         scope,
         limit,
+        threshold,
         when(now),
         text=strip_framing(query, signals),
         type=type,

@@ -32,6 +32,7 @@ class Ask:
         "session",
         "scope",
         "limit",
+        "threshold",
         "now",
         "warnings",
         "scored",
@@ -51,6 +52,7 @@ class Ask:
         session: str,
         scope: str,
         limit: int,
+        threshold: float,
         now: datetime,
         warnings: list | None = None,
         *,
@@ -60,7 +62,7 @@ class Ask:
         text: str = "",
     ):
         self.root, self.query, self.session, self.scope = root, query, session, scope
-        self.limit, self.now = limit, now
+        self.limit, self.threshold, self.now = limit, threshold, now
         self.warnings = [] if warnings is None else warnings
         # Set by the cascade for layers that read what earlier ones found: ``scored``, the details
         # layer's Scored hits (the semantic layer's lexical evidence); ``answered``, whether an

@@ -290,15 +290,19 @@ def rank(
     limit: int,
     rule: Rule = DEFAULT_RULE,
     scale: float = 1.0,
+    best: bool = False,
 ) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step on vectors in hand. ``lexical``: the ranker's candidates, evidence only
     (``Scored``, or (key, relevance[, evidence]) tuples: ``as_triples``). When the best memory by
     meaning stands out (``confidence`` reaching ``rule.cut``), it and those whose fused score comes
-    within RUNNER_GAP of it; else nothing."""
+    within RUNNER_GAP of it; else nothing. ``best``: the ``limit`` best by fused score, whether
+    one stands out or not (a recall asking for the best k: threshold 0)."""
     # A lexical match that may not answer lends less: sharing "nginx" with a question on nginx's
     # HTTPS redirect does not make a note on upload limits its answer.
     lex = {k: r if e else r * NON_EVIDENCE for k, r, e in as_triples(lexical)}
     fused = fused_scores(keys, similarities(query_vec, vectors) * scale, lex, rule, max(4 * limit, 50))
+    if best:
+        return [(k, round(s, 6), ("embedding",)) for k, s in fused[:limit]]
     if not fused or confidence(fused, rule) < rule.cut:
         return []
     top = fused[0][1]
@@ -335,11 +339,18 @@ def cache_for(root, provider=None) -> EmbeddingCache:
 
 
 def search_local(
-    root, query: str, lexical: Sequence, limit: int, *, cache: EmbeddingCache | None = None, current: bool = False
+    root,
+    query: str,
+    lexical: Sequence,
+    limit: int,
+    *,
+    cache: EmbeddingCache | None = None,
+    current: bool = False,
+    best: bool = False,
 ) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step in this process, with the configured provider (the bundled model is
     loaded here). ``current``: the caller knows no memory changed since ``cache`` was last
-    synced (the files are not read)."""
+    synced (the files are not read). ``best``: as ``rank``'s."""
     from memcli.search import docs
     from memcli.search.embed import limit_threads
 
@@ -358,21 +369,25 @@ def search_local(
     if not cache.keys:
         return []
     scale = 1.0 if getattr(provider, "calibrated", False) else SPREAD / cache.spread()
-    return rank(q, cache.keys, cache.matrix(), lexical, limit, rule, scale)
+    return rank(q, cache.keys, cache.matrix(), lexical, limit, rule, scale, best)
 
 
-def search(root, query: str, lexical: Sequence, limit: int) -> list[tuple[str, float, tuple[str, ...]]]:
+def search(
+    root, query: str, lexical: Sequence, limit: int, best: bool = False
+) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step for a recall, the one entry point of this layer: the memories that stand
     out by meaning, with the lexical ranker's candidates over the detail files (``Scored`` hits or
     (key, relevance[, evidence]) tuples) as evidence. Asks a running `memcli serve` for this root,
-    or does the work here when none answers. Returns (key, score, methods), best first."""
+    or does the work here when none answers. ``best``: the best k by meaning, whether one stands out or not
+    (``rank``). Returns (key, score, methods), best first."""
     from memcli.search import remote
 
     triples = as_triples(lexical)
-    answer = remote.ask(root.path, {"op": "search", "query": query, "lexical": triples, "limit": limit})
+    request = {"op": "search", "query": query, "lexical": triples, "limit": limit, "best": best}
+    answer = remote.ask(root.path, request)
     if answer is not None and "hits" in answer:
         return [(k, float(s), tuple(m)) for k, s, m in answer["hits"]]
-    return search_local(root, query, triples, limit)
+    return search_local(root, query, triples, limit, best=best)
 
 
 def enabled() -> bool:

@@ -81,6 +81,7 @@ class Server:
                     int(request.get("limit") or 5),
                     cache=self._cache,
                     current=current,
+                    best=request.get("best") is True,
                 )
             except BaseException:
                 self._dirty = True
