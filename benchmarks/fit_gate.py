@@ -494,13 +494,22 @@ def fit_meaning(queries: list, lexical: list, bias: float, coef) -> dict:
     offset = bias + X @ coef
     M, _ = design(rows, ["semantic", "meaning"])
     w = weights_of(rows)
-    A = np.hstack([np.ones((len(M), 1)), M[:, 1:]])
-    beta = np.zeros(2)
-    for _ in range(60):
-        p = 1 / (1 + np.exp(-np.clip(offset + A @ beta, -40, 40)))
-        g = A.T @ (w * (p - y)) + L2 * beta
-        H = (A * (w * p * (1 - p))[:, None]).T @ A + L2 * np.eye(2)
-        beta -= np.linalg.solve(H, g)
+
+    def newton(A):
+        beta = np.zeros(A.shape[1])
+        for _ in range(60):
+            p = 1 / (1 + np.exp(-np.clip(offset + A @ beta, -40, 40)))
+            g = A.T @ (w * (p - y)) + L2 * beta
+            H = (A * (w * p * (1 - p))[:, None]).T @ A + L2 * np.eye(A.shape[1])
+            beta -= np.linalg.solve(H, g)
+        return beta
+
+    beta = newton(np.hstack([np.ones((len(M), 1)), M[:, 1:]]))
+    if beta[1] < 0:
+        # a closer meaning never lowers the confidence: a negative weight would rank the matches
+        # by meaning backwards (the fused score repeats the lexical relevance the model already
+        # holds); the weight is then 0 and the kind alone is fitted
+        beta = np.array([newton(np.ones((len(M), 1)))[0], 0.0])
     print(f"meaning: {len(rows)} hits by meaning, weights semantic {beta[0]:.3f}, meaning {beta[1]:.3f}")
     return {"semantic": round(float(beta[0]), 4), "meaning": round(float(beta[1]), 4)}
 

@@ -16,7 +16,7 @@ Category 5 (adversarial) has no reliable evidence and is skipped. BM25 is Okapi 
 (k1 1.2, b 0.75) over `\\w+` tokens, lower-cased, same stemmer as memcli, no abstention.
 `memcli` is the lexical cascade (the extra turned off when it is installed); with --semantic,
 `memcli+sem` is a plain recall with the extra's layer and `memcli+sem-k` asks for the best k,
-weak ones included (threshold 0: the lexical answer, then the list filled by fusion).
+weak ones included (threshold 0).
 """
 
 from __future__ import annotations
@@ -209,12 +209,6 @@ def score(found: list[str], evidence: set[str]) -> dict:
 
 SETTINGS = {  # constants a run may vary (--set NAME=VALUE, --loco NAME=V1,V2,...)
     "asking_penalty": ("memcli.search.ranker", "ASKING_PENALTY"),
-    "candidate_floor": ("memcli.search.ranker", "CANDIDATE_FLOOR"),
-    "fill_floor": ("memcli.recall.layer", "FILL_FLOOR"),
-    "decisive": ("memcli.recall.layer", "DECISIVE"),
-    "threshold_share": ("memcli.search.ranker", "TWO_TERMS_SHARE"),
-    "rrf_lex_weight": ("memcli.search.semantic", "RRF_LEX_WEIGHT"),
-    "fill_keep": ("memcli.search.semantic", "FILL_KEEP"),
 }
 
 
@@ -228,13 +222,6 @@ def setting(name: str, value: float | None = None) -> float:
     mod = importlib.import_module(module)
     if value is not None:
         setattr(mod, attr, type(getattr(mod, attr))(value))
-        if module == "memcli.recall.layer":  # imported by name elsewhere
-            import memcli.recall.details as details
-            import memcli.recall.cascade as cascade
-
-            for m in (details, cascade):
-                if hasattr(m, attr):
-                    setattr(m, attr, getattr(mod, attr))
     return getattr(mod, attr)
 
 

@@ -12,8 +12,8 @@ everything), memcli's lexical ranker as shipped, and lexical + semantic along a 
 acceptance cut (the trade-off curve). The old set's aliases are stripped: users rarely write them.
 
 locomo: any@5 on LoCoMo dev with one memory per dialog turn (the file is read where it lies and
-never copied): lexical as shipped, lexical with no cut-offs, lexical + semantic as a plain recall
-runs it (only when lexical finds nothing, abstention kept), and with the list filled to 5.
+never copied): lexical as shipped, lexical with no cut-offs, and lexical + semantic as a plain
+recall runs it (only when lexical finds nothing, abstention kept).
 
 timing: whole `memcli recall --json` processes on generated roots with a warm embedding cache:
 a query the index answers, a query only embeddings answer (cold, no server), and the same with
@@ -39,6 +39,10 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE / "recall_eval"))
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+LEX_FLOOR = 0.1  # lexical evidence is fetched down to this relevance (lower: slower, same dev figures)
+# A lexical answer: a candidate that may answer (``Scored.evidence``) reaching LEXICAL_ANSWER; the
+# list it answers with holds the candidates reaching LEXICAL_LIST.
+LEXICAL_ANSWER, LEXICAL_LIST = 0.35, 0.2
 CUTS = [0.30, 0.35, 0.40, 0.425, 0.45, 0.475, 0.50, 0.55, 0.60, 0.70, 0.80, 9.0]
 
 
@@ -131,11 +135,20 @@ def score(results: dict, queries: list) -> dict:
     }
 
 
+def lexical_first(v, keys, vectors, lexical, rule) -> list:
+    """The lexical answer when the words hold one, else the semantic step (the best 5)."""
+    from memcli.search import semantic
+
+    if any(s.evidence and s.relevance >= LEXICAL_ANSWER for s in lexical):
+        return [s.key for s in lexical if s.relevance >= LEXICAL_LIST][:5]
+    return [k for k, _, _ in semantic.rank(v, keys, vectors, lexical, 5, rule)]
+
+
 def quality(args) -> None:
     import numpy as np
 
     from memcli.search import embed, semantic
-    from memcli.search.ranker import DEFAULT_THRESHOLD, MemoryIndex
+    from memcli.search.ranker import MemoryIndex
     from run import baseline_searcher
 
     docs, queries = load_set(args.set, args.split)
@@ -159,10 +172,7 @@ def quality(args) -> None:
     for lw, mw in weights:
         for cut in CUTS:
             rule = semantic.Rule(cut=cut, lex_weight=lw, margin_weight=mw)
-            res = {
-                q["q"]: [k for k, _, _ in semantic.rank(v, keys, vectors, lexical[q["q"]], 5, DEFAULT_THRESHOLD, rule)]
-                for q, v in zip(queries, qv)
-            }
+            res = {q["q"]: lexical_first(v, keys, vectors, lexical[q["q"]], rule) for q, v in zip(queries, qv)}
             rows.append((f"sem lw={lw} mw={mw} cut={cut}", score(res, queries)))
     n = rows[0][1]["n"]
     print(
@@ -179,7 +189,7 @@ def quality(args) -> None:
             lex = {s.key: s.relevance for s in lexical[q["q"]]}
             fused = semantic.fused_scores(keys, sims, lex, rule, 50)
             conf = semantic.confidence(fused, rule)
-            got = [k for k, _, _ in semantic.rank(v, keys, vectors, lexical[q["q"]], 5, DEFAULT_THRESHOLD, rule)]
+            got = lexical_first(v, keys, vectors, lexical[q["q"]], rule)
             ok = got[:1] == [q["expect"]] if q["expect"] else not got
             if not ok or args.show == "all":
                 print(
@@ -196,7 +206,7 @@ def locomo(args) -> None:
     import numpy as np
 
     from memcli.search import embed, semantic
-    from memcli.search.ranker import DEFAULT_THRESHOLD, MemoryIndex, SearchDoc
+    from memcli.search.ranker import MemoryIndex, SearchDoc
 
     data = json.loads(Path(args.path).read_text(encoding="utf-8"))
     model = embed.load()
@@ -204,7 +214,6 @@ def locomo(args) -> None:
         "lexical (shipped)": [0, 0],
         "lexical, no cut-offs": [0, 0],
         "lexical + semantic": [0, 0],
-        "lexical + semantic fill": [0, 0],
     }
     for conv in data:
         c = conv["conversation"]
@@ -222,17 +231,15 @@ def locomo(args) -> None:
         qv = model.encode([q["question"] for q in qa])
         for q, v in zip(qa, qv):
             gold = set(q["evidence"])
-            lex = index.search(q["question"], limit=50, threshold=semantic.LEX_FLOOR, now=NOW)
+            lex = index.search(q["question"], limit=50, threshold=LEX_FLOOR, now=NOW)
             shipped = [s.key for s in index.search(q["question"], limit=5, now=NOW)]
             nocut = [s.key for s in lex[:5]]
             rule = semantic.Rule(cut=args.cut)
-            sem = [k for k, _, _ in semantic.rank(v, keys, vectors, lex, 5, DEFAULT_THRESHOLD, rule, fill=True)]
-            plain = shipped or [k for k, _, _ in semantic.rank(v, keys, vectors, lex, 5, float("inf"), rule)]
+            plain = shipped or [k for k, _, _ in semantic.rank(v, keys, vectors, lex, 5, rule)]
             for name, got in (
                 ("lexical (shipped)", shipped),
                 ("lexical, no cut-offs", nocut),
                 ("lexical + semantic", plain),
-                ("lexical + semantic fill", sem),
             ):
                 totals[name][0] += bool(gold & set(got[:5]))
                 totals[name][1] += 1
@@ -339,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         help="words no generated memory holds, so only embeddings can answer",
     )
     args = parser.parse_args(argv)
-    from memcli.search.semantic import DEFAULT_CUT, LEX_FLOOR, LEX_WEIGHT, MARGIN_WEIGHT
+    from memcli.search.semantic import DEFAULT_CUT, LEX_WEIGHT, MARGIN_WEIGHT
 
     if getattr(args, "lex_weight", 0) is None:
         args.lex_weight = LEX_WEIGHT

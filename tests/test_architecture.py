@@ -427,14 +427,21 @@ def test_one_home_for_the_near_duplicate_rule():
 
 def test_one_glossary():
     """Chinese-English term tables (lines pairing Chinese words with English ones) live in
-    search/glossary_data.py alone: recall and reflection read the same one."""
+    search/glossary.txt alone, no module holding one: recall and reflection read the same one."""
     import re
 
-    def table(s: str) -> bool:
-        pairs = [ln for ln in s.splitlines() if re.search(r"[\u3400-\u9fff]", ln) and re.search(r"[a-z]{3}", ln)]
-        return len(pairs) >= 20
+    def table(s: str, pair: str = r"[\u3400-\u9fff].*[a-z]{3}|[a-z]{3}.*[\u3400-\u9fff]") -> bool:
+        return len([ln for ln in s.splitlines() if re.search(pair, ln)]) >= 20
 
-    assert homes(table) == {"memcli.search.glossary_data"}
+    # a data file pairs them as `中文 = english` (rules of the other languages hold both, unpaired)
+    data = [
+        p.relative_to(ROOT_DIR).as_posix()
+        for p in (ROOT_DIR / "memcli").rglob("*")
+        if p.is_file()
+        and p.suffix not in (".py", ".pyc")
+        and table(p.read_text(encoding="utf-8", errors="ignore"), r"[\u3400-\u9fff][^=]*=[^=]*[a-z]{3}")
+    ]
+    assert homes(table) == set() and data == ["memcli/search/glossary.txt"]
 
 
 def test_plain_pytest_imports_the_tests_helpers(tmp_path):

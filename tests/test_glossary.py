@@ -95,8 +95,7 @@ def test_an_english_store_is_ranked_as_without_the_glossary(monkeypatch):
 
 def test_the_glossary_is_loaded_only_by_a_query():
     code = (
-        "import sys; import memcli.search.ranker, memcli.search.query; "
-        "print('memcli.search.glossary_data' in sys.modules)"
+        "import sys; import memcli.search.ranker, memcli.search.query; print('memcli.search.glossary' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-I", "-c", code],
@@ -108,9 +107,7 @@ def test_the_glossary_is_loaded_only_by_a_query():
 
 
 def test_every_line_of_the_data_has_both_sides():
-    from memcli.search.glossary_data import COMMON, TERMS
-
-    for line in (TERMS + COMMON).splitlines():
+    for line in "".join(glossary.data()).splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             left, sep, right = line.partition(" = ")

@@ -458,7 +458,7 @@ def next_clock_tick(folder, scratch, timeout=10.0):
 def test_signal_matching_is_whole_word_for_latin_and_substring_for_cjk(phrase, text, found):
     from memcli.recall.signals import _finds
 
-    assert _finds(phrase, text, text.lower()) is found
+    assert _finds(phrase, text.lower()) is found
 
 
 def test_a_memory_with_a_broken_frontmatter_is_left_out_with_one_warning(ex, example_root):

@@ -53,49 +53,20 @@ def test_fused_scores_count_sub_threshold_lexical_evidence():
     assert [k for k, _ in fused] == ["k99", "k98", "k97"]
 
 
-def test_fuse_abstains_unless_accepted():
-    fused = [("a", 0.9), ("b", 0.88), ("c", 0.5)]
-    assert semantic.fuse([], fused, 5, accepted=False) == []
-    got = semantic.fuse([], fused, 5, accepted=True)
-    assert [k for k, _, _ in got] == ["a", "b"]  # c is far behind the accepted match
-    assert all(m == ("embedding",) for _, _, m in got)
-
-
-def test_fuse_keeps_lexical_hits_first_and_fills_only_when_asked():
-    fused = [("e", 0.8), ("b", 0.7), ("d", 0.6), ("a", 0.5)]
-    assert semantic.fuse([("a", 0.9), ("b", 0.6)], fused, 4, accepted=True) == [
-        ("a", 0.9, ("bm25f",)),
-        ("b", 0.6, ("bm25f",)),
-    ]
-    candidates = [("a", 0.9), ("b", 0.6), ("c", 0.3)]
-    got = semantic.fuse([("a", 0.9), ("b", 0.6)], fused, 4, accepted=False, candidates=candidates, fill=True)
-    assert [k for k, _, _ in got[:2]] == ["a", "b"]
-    assert got[0][2] == ("bm25f",)
-    # c: third lexically (counted double), absent from the embedding's list; e: first by embedding
-    assert [k for k, _, _ in got[2:]] == ["c", "e"]
-    assert got[2][2] == ("bm25f",) and got[3][2] == ("embedding",)
-    # nothing answered and nothing accepted: a filled list still offers the best guesses
-    got = semantic.fuse([], fused, 2, accepted=False, candidates=[("d", 0.2)], fill=True)
-    assert [k for k, _, _ in got] == ["d", "e"] and got[0][2] == ("bm25f", "embedding")
-
-
-def test_rank_with_fake_vectors():
+def test_rank_offers_the_memory_that_stands_out_and_those_close_to_it():
     np = pytest.importorskip("numpy")
     vecs = np.eye(4, dtype=np.float32)
     vectors = np.stack([vecs, vecs], axis=1).astype(np.float16)  # head and whole: the same
     keys = ["memory/a.md", "memory/b.md", "memory/c.md", "memory/d.md"]
-    q = np.array([0.9, 0.3, 0.0, 0.0], dtype=np.float32)
     rule = semantic.Rule(cut=0.8, lex_weight=0.5, margin_weight=1.0)
-    got = semantic.rank(q, keys, vectors, [], 5, 0.38, rule)
-    assert [k for k, _, _ in got] == ["memory/a.md"]
+    got = semantic.rank(np.array([0.9, 0.3, 0.0, 0.0], dtype=np.float32), keys, vectors, [], 5, rule)
+    assert got == [("memory/a.md", pytest.approx(0.9), ("embedding",))]
     # nothing stands out: abstain
-    assert semantic.rank(np.array([0.5, 0.5, 0.5, 0.5]), keys, vectors, [], 5, 0.38, rule) == []
-    # the lexical layer answered: its hit stands, and leads a filled list
-    lexical = [("memory/c.md", 0.7), ("memory/b.md", 0.1)]
-    assert [k for k, _, _ in semantic.rank(q, keys, vectors, lexical, 3, 0.38, rule)] == ["memory/c.md"]
-    got = semantic.rank(q, keys, vectors, lexical, 3, 0.38, rule, fill=True)
-    assert [k for k, _, _ in got][0] == "memory/c.md"
-    assert {k for k, _, _ in got} == {"memory/a.md", "memory/b.md", "memory/c.md"}
+    assert semantic.rank(np.array([0.5, 0.5, 0.5, 0.5]), keys, vectors, [], 5, rule) == []
+    # a runner-up within RUNNER_GAP of the accepted match comes with it, a memory far behind does not
+    rule = semantic.Rule(cut=0.5, lex_weight=0.5, margin_weight=1.0)
+    got = semantic.rank(np.array([0.9, 0.88, 0.3, 0.0], dtype=np.float32), keys, vectors, [], 5, rule)
+    assert [k for k, _, _ in got] == ["memory/a.md", "memory/b.md"]
 
 
 def test_a_lexical_match_that_may_not_answer_lends_a_meaning_match_less_weight():
@@ -106,25 +77,10 @@ def test_a_lexical_match_that_may_not_answer_lends_a_meaning_match_less_weight()
     rule = semantic.Rule(cut=0.6, lex_weight=0.5, margin_weight=1.0)
     q = np.array([0.6, 0.55, 0.0, 0.0], dtype=np.float32)
     # b shares a word with the question: as evidence it stands out, accepted by meaning
-    got = semantic.rank(q, keys, vectors, [("memory/b.md", 0.4, True)], 3, float("inf"), rule)
+    got = semantic.rank(q, keys, vectors, [("memory/b.md", 0.4, True)], 3, rule)
     assert [k for k, _, _ in got] == ["memory/b.md"]
     # the same word where it may not answer (another product named, a more telling word missing)
-    assert semantic.rank(q, keys, vectors, [("memory/b.md", 0.4, False)], 3, float("inf"), rule) == []
-
-
-def test_a_weak_lexical_answer_gives_way_only_to_a_sure_meaning_match():
-    np = pytest.importorskip("numpy")
-    vecs = np.eye(4, dtype=np.float32)
-    vectors = np.stack([vecs, vecs], axis=1)
-    keys = ["memory/a.md", "memory/b.md", "memory/c.md", "memory/d.md"]
-    rule = semantic.Rule(cut=0.8, lex_weight=0.5, margin_weight=1.0)
-    weak = [("memory/c.md", 0.4)]
-    sure = np.array([0.9, 0.3, 0.0, 0.0], dtype=np.float32)
-    unsure = np.array([0.35, 0.3, 0.0, 0.0], dtype=np.float32)
-    got = semantic.rank(sure, keys, vectors, weak, 3, 0.35, rule, rescue=0.7)
-    assert [(k, m) for k, _, m in got] == [("memory/a.md", ("embedding",))]
-    assert [k for k, _, _ in semantic.rank(unsure, keys, vectors, weak, 3, 0.35, rule, rescue=0.7)] == ["memory/c.md"]
-    assert [k for k, _, _ in semantic.rank(sure, keys, vectors, weak, 3, 0.35, rule)] == ["memory/c.md"]  # not asked
+    assert semantic.rank(q, keys, vectors, [("memory/b.md", 0.4, False)], 3, rule) == []
 
 
 # -- the embedding cache --------------------------------------------------------------------------
@@ -264,6 +220,7 @@ def model_root(root, tmp_path_factory, monkeypatch):
 @needs_model
 def test_served_and_local_search_agree(model_root):
     from memcli.core import Memory
+    from tests.conftest import start_server, stop_server
 
     root = model_root
     write_note(root, "disk-full", "磁盘被日志写满", "logrotate 没有配置，nginx 的日志把根分区写满了。")
@@ -272,33 +229,15 @@ def test_served_and_local_search_agree(model_root):
     query = "数据库里的中文变成了乱码"
     local = semantic.search(mem.store, query, [], 5)  # no server: done here
     assert local and local[0][0] == "memory/mysql-charset.md" and local[0][2] == ("embedding",)
-    env = dict(os.environ, PYTHONPATH=str(ROOT_DIR))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memcli.serve", "--root", str(root)], env=env, stderr=subprocess.PIPE, text=True
-    )
+    proc = start_server(root)
     try:
-        assert "serving" in proc.stderr.readline()
-        answer = serve.ask(root, {"op": "search", "query": query, "lexical": [], "limit": 5, "threshold": 0.38})
+        answer = serve.ask(root, {"op": "search", "query": query, "lexical": [], "limit": 5})
         assert answer is not None
         assert [tuple(h[:1]) for h in answer["hits"]] == [(k,) for k, _, _ in local]
         assert semantic.search(mem.store, query, [], 5) == local
-        # the lexical evidence fetched by the server from its own open search cache
-        from memcli.recall import recall
-
-        recall(mem.store, "MySQL charset")  # the details layer syncs the search cache
-        lexical = semantic.as_triples(semantic.lexical_candidates(mem.store, query))
-        assert semantic.search(mem.store, query, None, 5, float("inf")) == semantic.search_local(
-            mem.store, query, lexical, 5, float("inf")
-        )
         # the server follows edits: a memory written now is found by the next request
         write_note(root, "sourdough", "Sourdough starter feeding schedule", "Feed the starter twice a day.")
-        new = {
-            "op": "search",
-            "query": "feeding schedule for the sourdough starter",
-            "lexical": [],
-            "limit": 5,
-            "threshold": 0.38,
-        }
+        new = {"op": "search", "query": "feeding schedule for the sourdough starter", "lexical": [], "limit": 5}
         deadline = time.time() + 10
         while time.time() < deadline:
             hits = serve.ask(root, new)["hits"]
@@ -307,8 +246,7 @@ def test_served_and_local_search_agree(model_root):
             time.sleep(0.1)
         assert hits[0][0] == "memory/sourdough.md"
     finally:
-        proc.terminate()
-        proc.wait(10)
+        assert stop_server(proc) == 0
     assert not serve.socket_path(root).exists()
     assert semantic.search(mem.store, query, [], 5) == local  # the fallback after the server stopped
 
@@ -507,12 +445,11 @@ def test_details_leaves_its_weak_candidates_and_answers_as_before(root):
     write_note(root, "weekly", "Weekly meeting", "The team meets on Monday at ten in room 4.")
     mem = Memory(root)
     for query in LEXICAL_QUERIES:
-        for threshold in (0.35, 0.6, 0.0):
-            plain, none = _details(mem, query, False, threshold)
-            deep, scored = _details(mem, query, True, threshold)
-            assert none is None and deep == plain, (query, threshold)  # the same answer
-            assert {k for k, _ in plain} <= {s.key.split("/")[-1][:-3] for s in scored}
-            assert len(scored) >= len(plain)  # the layer that reads the evidence gets every candidate
+        plain, none = _details(mem, query, False)
+        deep, scored = _details(mem, query, True)
+        assert none is None and deep == plain, query  # the same answer
+        assert {k for k, _ in plain} <= {s.key.split("/")[-1][:-3] for s in scored}
+        assert len(scored) >= len(plain)  # the layer that reads the evidence gets every candidate
 
 
 def test_hits_and_the_result_say_which_methods_ran(example_root, monkeypatch):
@@ -533,7 +470,7 @@ def test_serve_documents_itself_and_its_semantic_step_needs_the_extra(root):
     proc = start_server(root)  # without the extra it runs the per-turn commands, and no semantic step
     try:
         assert serve.ask(root, {"op": "ping"}) is not None
-        assert serve.ask(root, {"op": "search", "query": "q", "lexical": [], "limit": 5, "threshold": 0.35}) is None
+        assert serve.ask(root, {"op": "search", "query": "q", "lexical": [], "limit": 5}) is None
     finally:
         assert stop_server(proc) == 0
 

@@ -123,7 +123,6 @@ def run(
         text=strip_framing(query, signals),
         type=type,
         min_success=min_success,
-        policy=policy,
         prior=(float(root.config["recall.freshness_weight"]), root.config.seconds("recall.half_life") / 86400),
     )
     result = Recall(query, warnings=ask.warnings, policy=policy)

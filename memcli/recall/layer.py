@@ -43,7 +43,6 @@ class Ask:
         "prior",
         "details",
         "text",
-        "policy",
     )
 
     def __init__(
@@ -61,7 +60,6 @@ class Ask:
         min_success: float | None = None,
         prior: tuple | None = None,
         text: str = "",
-        policy: str = STRICT,
     ):
         self.root, self.query, self.session, self.scope = root, query, session, scope
         self.limit, self.threshold, self.now = limit, threshold, now
@@ -81,7 +79,6 @@ class Ask:
         # signal words; ``search.evidence.strip_framing``). ``query`` stays as asked: it is what an
         # echo of the question is recognised by.
         self.text = text or query
-        self.policy = policy  # CANDIDATES (an explicit question) or STRICT (memory injected unasked)
 
 
 class Candidate(Value):

@@ -3,7 +3,8 @@ query matches them, such as a paraphrase or a question in the other language.
 
 Last in the cascade and active only when the extra is installed. It runs when the lexical
 layers found no sure answer (or with --deep), and offers a memory only when one stands out by
-meaning (the rule is in ``memcli.search.semantic``); it reads the details layer's lexical
+meaning (the rule is in ``memcli.search.semantic``), or, for a recall asking for the best k
+(threshold 0), the best k by meaning; it reads the details layer's lexical
 candidates as evidence instead of searching again. Its hits are rated like every other
 (``confidence``: a match by meaning, its fused score, and what the words saw of the same memory).
 The embeddings come from the configured provider (``memcli.search.providers``); one that is down
@@ -32,16 +33,11 @@ class SemanticLayer(Layer):
         return semantic.enabled()
 
     def search(self, ask: Ask) -> tuple[list[Candidate], int]:
-        from ..search.cache import SearchCacheError
         from ..search.providers import ProviderUnavailable
         from .details import detail_doc
 
-        lexical = [(s.key, s.relevance, s.evidence) for s in ask.scored or ()]
         try:
-            try:  # nothing lexical is an answer here, only evidence
-                found = semantic.search(ask.root, ask.query, lexical, ask.limit, float("inf"))
-            except (SearchCacheError, OSError):
-                found = semantic.search(ask.root, ask.query, [], ask.limit, float("inf"))  # evidence only
+            found = semantic.search(ask.root, ask.query, ask.scored or (), ask.limit, best=ask.threshold <= 0)
         except ProviderUnavailable as e:  # the words' answer stands, with one warning
             ask.warnings.append(f"semantic recall skipped: {e}")
             ask.skipped.add(self.name)

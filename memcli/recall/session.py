@@ -31,7 +31,7 @@ class SessionLayer(Layer):
         summary = "\n".join(
             ln
             for ln in data.get("summary", "").split("\n")
-            if not (ln.startswith("- user:") and _question(ln[len("- user:") :], ask.query))
+            if not (ln.startswith("- user:") and holds_query(ln[len("- user:") :], ask.query))
         )
         if summary.strip():
             docs.append(SearchDoc(key="summary", summary=summary, updated=data.get("updated")))
@@ -40,8 +40,11 @@ class SessionLayer(Layer):
         for i, t in enumerate(data["turns"]):
             if t.get("role") == "user":
                 asked = t.get("text", "")
-                if _question(asked, ask.query):
-                    continue  # a user's question, this one or an earlier one, is never evidence
+                # the question being asked, or an echo of it, is never evidence (measured on the dev
+                # sessions, leaving it out answers better than rating it); any other user turn is
+                # rated: an earlier question ranks low by itself (``ranker.ASKING_PENALTY``)
+                if holds_query(asked, ask.query):
+                    continue
             key = f"turn-{i + 1}"
             context = asked if t.get("role") != "user" else ""
             docs.append(SearchDoc(key=key, summary=t.get("text", ""), body=context, updated=t.get("time")))
@@ -56,10 +59,3 @@ class SessionLayer(Layer):
             else:  # the summary holds the turns folded into the episode log
                 out.append(Candidate.of(hit, s, "episode" if role == "summary" else ""))
         return out, len(docs)
-
-
-def _question(text: str, query: str) -> bool:
-    """A user's turn that is no evidence: the question being asked, or an echo of it (measured on
-    the dev sessions, leaving it out answers better than rating it). Any other user turn is rated:
-    an earlier question ranks low by itself (``ranker.ASKING_PENALTY``, the user's own turn)."""
-    return holds_query(text, query)

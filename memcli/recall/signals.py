@@ -9,7 +9,7 @@ from ..errors import UsageError
 from collections.abc import Sequence
 
 
-def _finds(phrase: str, text: str, lowered: str) -> bool:
+def _finds(phrase: str, lowered: str) -> bool:
     p = phrase.strip().lower()
     return bool(p) and _found(p, has_cjk(p), lowered)
 
@@ -79,8 +79,8 @@ def should_recall(text: str, explicit: list, implicit: list, names: Sequence) ->
     if not text or not text.strip():
         raise UsageError("the text is empty")
     lowered = text.lower()
-    exp = [s for s in explicit if _finds(s, text, lowered)]
-    imp = [s for s in implicit if _finds(s, text, lowered)]
+    exp = [s for s in explicit if _finds(s, lowered)]
+    imp = [s for s in implicit if _finds(s, lowered)]
     named = [signal for signal, p, cjk in _phrases_of(names) if _found(p, cjk, lowered)]
     kind = "explicit" if exp else "implicit" if (imp or named) else "none"
     return {"kind": kind, "explicit": exp, "implicit": imp, "names": list(dict.fromkeys(named))}

@@ -1,10 +1,10 @@
 """The bridge between Chinese and English terms, without a model: which words of a query have a
-form in the other language (``glossary_data``: 字符集 / charset, 回滚 / rollback, 上线 / deploy).
+form in the other language (the data file ``glossary.txt``: 字符集 / charset, 回滚 / rollback, 上线 / deploy).
 
 The query planner (``search.query``) adds the other forms as entries that satisfy the same query
 units, at ``query.GLOSSARY_MATCH`` of a word's own weight, so a memory holding the words of the
 question (or an alias its author wrote) still ranks before one the bridge found. The tables are
-built on first use, from the data module, once a process; a query without a term of the glossary
+built on first use, from the data file, once a process; a query without a term of the glossary
 costs a dictionary lookup a word.
 """
 
@@ -99,10 +99,17 @@ def parse(text: str) -> Tables:
 
 
 @lru_cache(maxsize=1)
-def tables() -> Tables:
-    from .glossary_data import TERMS
+def data() -> tuple[str, str]:
+    """``glossary.txt``: the concepts recall bridges, and the everyday words (the lines after ``[common]``)."""
+    from pathlib import Path
 
-    return parse(TERMS)
+    terms, _, common = Path(__file__).with_name("glossary.txt").read_text(encoding="utf-8").partition("\n[common]\n")
+    return terms, common
+
+
+@lru_cache(maxsize=1)
+def tables() -> Tables:
+    return parse(data()[0])
 
 
 @lru_cache(maxsize=4096)
@@ -167,10 +174,8 @@ def english_phrases(words: list[str], t: Tables | None = None) -> list[str]:
 @lru_cache(maxsize=1)
 def names() -> Tables:
     """Every line of the glossary: the concepts recall bridges, then the everyday words too common
-    to bridge a search (``glossary_data.COMMON``): what an alias in the other language may name."""
-    from .glossary_data import COMMON, TERMS
-
-    return parse(TERMS + COMMON)
+    to bridge a search (``data``): what an alias in the other language may name."""
+    return parse("".join(data()))
 
 
 def chinese_for(text: str, limit: int = 8) -> list[str]:

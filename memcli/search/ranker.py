@@ -27,13 +27,9 @@ FIELD_WEIGHTS = (3.0, 1.5, 2.5, 2.5, 1.0)
 FIELD_B = (0.5, 0.5, 0.3, 0.3, 0.75)
 K1 = 1.2
 
-DEFAULT_THRESHOLD = 0.35  # the relevance the semantic step takes for a lexical answer (``search.semantic``)
 HALF_LIFE_DAYS = 90.0
 FIT_SHARE = 0.75  # relevance = FIT_SHARE * fit + (1 - FIT_SHARE) * BM25 share
 PRIOR_SHARE = 0.05  # score = relevance * (1 + PRIOR_SHARE * (2 * importance * freshness - 1))
-# The semantic step's lexical answer (``search.semantic.rank``, asked with a finite threshold) keeps
-# the candidates from this much relevance, or this share of the threshold.
-TWO_TERMS_SHARE, CANDIDATE_FLOOR = 0.72, 0.2
 # A text that only asks is weak evidence for a question about the same thing: its relevance is
 # lowered by this share of it (a text half questions by half as much). Chosen on LoCoMo dev.
 ASKING_PENALTY = 0.3

@@ -7,8 +7,7 @@ server runs the per-turn commands over the same socket). A request and its answe
 JSON document, in one frame ``["json", document]``:
 
     {"op": "ping"}                                     -> {"ok": true, "root": ..., "pid": ...}
-    {"op": "search", "query": q, "lexical": [[key, relevance], ...] or null (fetched by the server),
-     "limit": n, "threshold": t, "fill": false}
+    {"op": "search", "query": q, "lexical": [[key, relevance, evidence], ...], "limit": n, "best": bool}
                                                        -> {"ok": true, "hits": [[key, score, methods], ...]}
 
 ``ask`` is the client: it returns None when no server answers (none running, a stale socket, a

@@ -8,9 +8,8 @@ language scores lower against everything), so the rule looks at how far the best
 out rather than at its cosine alone. Per memory d:
 
     sim(d)   = max(cos(q, head of d), cos(q, whole text of d))   head: title, summary, tags, aliases
-    fused(d) = sim(d) + LEX_WEIGHT * lexical relevance of d      (the ranker's score below its threshold;
-                                                                  NON_EVIDENCE of it where the words may
-                                                                  not answer: ``ranker.is_evidence``)
+    fused(d) = sim(d) + LEX_WEIGHT * lexical relevance of d      (NON_EVIDENCE of it where the words
+                                                                  may not answer: ``Scored.evidence``)
 
 and with b the best fused score, r the runner-up and crowd the mean of the next CROWD:
 
@@ -18,10 +17,7 @@ and with b the best fused score, r the runner-up and crowd the mean of the next 
 
 A question next to a covered topic (VACUUM against a note on Postgres connections) finds several
 memories about as close as the best, so it scores low; a question whose memory is the only one
-that fits scores high. A weak lexical answer gives way only to a meaning match
-that is sure of another memory (RESCUE_CUT). A "best k" list (weak ones included) keeps the
-lexical answer's best hit first and fills the rest by reciprocal rank fusion of the lexical
-and embedding orders, so it finds more without a plain recall answering more often.
+that fits scores high.
 
 Nothing here imports numpy until vectors are needed; ``search`` never loads the model when a
 resident `memcli serve` answers for it (see ``memcli.serve``).
@@ -45,14 +41,8 @@ CROWD = 10
 # A lexical match that may not answer (it names another product, or shares only a word less
 # telling than one it lacks) lends a meaning match this share of its weight (bilingual dev split).
 NON_EVIDENCE = 0.5
-LEX_FLOOR = 0.1  # lexical evidence is fetched down to this relevance (lower: slower, same dev figures)
 DEFAULT_CUT = 0.5
-# A weak lexical answer (relevance below the cascade's DECISIVE) gives way to the meaning match
-# when the embedding disagrees with it and is this sure (bilingual dev split).
-RESCUE_CUT = 0.7
-RRF_K = 60
-RRF_LEX_WEIGHT = 2.0  # in a filled list the lexical order counts double (LoCoMo dev any@5)
-FILL_KEEP = 1  # a filled list keeps this many lexical hits in front (LoCoMo dev any@5: 1 > 3 > all)
+RUNNER_GAP = 0.05  # an accepted match brings the memories whose fused score comes this close to it
 SYNC_BATCH = 256  # memories embedded (and written) at a time
 SPREAD = 0.094  # how far apart the bundled model puts memories (``spread``; the bilingual set)
 
@@ -280,59 +270,9 @@ def confidence(fused: Sequence[tuple[str, float]], rule: Rule) -> float:
     return (best - mean) + rule.margin_weight * (best - runner)
 
 
-def fuse(
-    lexical_hits: Sequence[tuple[str, float]],
-    fused: Sequence[tuple[str, float]],
-    limit: int,
-    accepted: bool,
-    candidates: Sequence[tuple[str, float]] = (),
-    fill: bool = False,
-    runner_gap: float = 0.05,
-) -> list[tuple[str, float, tuple[str, ...]]]:
-    """The answer list: the lexical layers' hits (``lexical_hits``) in their order; else, when
-    a meaning match was accepted, it and the memories whose fused score comes within
-    ``runner_gap`` of it. With ``fill`` (the caller wants the best ``limit``, weak ones
-    included) the first FILL_KEEP of those stay in front and the rest of the list is filled by
-    reciprocal rank fusion of the lexical order of all ``candidates`` (weighted RRF_LEX_WEIGHT)
-    and the embedding order."""
-    out: list[tuple[str, float, tuple[str, ...]]]
-    if lexical_hits:
-        out = [(k, round(s, 6), ("bm25f",)) for k, s in lexical_hits[:limit]]
-    elif accepted and fused:
-        top = fused[0][1]
-        out = [(k, round(s, 6), ("embedding",)) for k, s in fused[:limit] if s >= top - runner_gap]
-    else:
-        out = []
-    if not fill:
-        return out
-    out = out[:FILL_KEEP] if FILL_KEEP is not None else out
-    seen = {k for k, _, _ in out}
-    lex_rank = {k: i for i, (k, _) in enumerate(candidates or lexical_hits)}
-    emb_rank = {k: i for i, (k, _) in enumerate(fused)}
-    rrf = {
-        k: (RRF_LEX_WEIGHT / (RRF_K + lex_rank[k] + 1) if k in lex_rank else 0.0)
-        + (1.0 / (RRF_K + emb_rank[k] + 1) if k in emb_rank else 0.0)
-        for k in set(lex_rank) | set(emb_rank)
-    }
-    for k in sorted(rrf, key=lambda k: (-rrf[k], k)):
-        if len(out) >= limit:
-            break
-        if k not in seen:
-            methods = (
-                ("bm25f", "embedding")
-                if k in lex_rank and k in emb_rank
-                else ("bm25f",)
-                if k in lex_rank
-                else ("embedding",)
-            )
-            out.append((k, round(rrf[k], 6), methods))
-            seen.add(k)
-    return out
-
-
 def as_triples(lexical: Sequence) -> list[tuple[str, float, bool]]:
     """(key, relevance, evidence) from the ranker's ``Scored`` hits, or from pairs or triples
-    (a pair is evidence: see ``ranker.is_evidence``)."""
+    (a pair is evidence: see ``ranker.Scored.evidence``)."""
     out = []
     for s in lexical:
         if hasattr(s, "relevance"):
@@ -348,41 +288,25 @@ def rank(
     vectors,
     lexical: Sequence,
     limit: int,
-    threshold: float,
     rule: Rule = DEFAULT_RULE,
-    fill: bool = False,
-    rescue: float | None = None,
     scale: float = 1.0,
+    best: bool = False,
 ) -> list[tuple[str, float, tuple[str, ...]]]:
-    """The semantic step on vectors in hand. ``lexical``: the ranker's scored candidates with
-    no threshold (``Scored``, or (key, relevance[, evidence]) tuples: ``as_triples``); those
-    that may answer (``ranker.is_evidence``) at or above ``threshold`` are the lexical answer,
-    the rest are evidence. ``rescue``: the lexical answer gives way to a
-    meaning match that puts another memory first with at least this confidence. ``fill``: see
-    ``fuse``."""
-    triples = as_triples(lexical)
-    pairs = [(k, r) for k, r, _ in triples]
+    """The semantic step on vectors in hand. ``lexical``: the ranker's candidates, evidence only
+    (``Scored``, or (key, relevance[, evidence]) tuples: ``as_triples``). When the best memory by
+    meaning stands out (``confidence`` reaching ``rule.cut``), it and those whose fused score comes
+    within RUNNER_GAP of it; else nothing. ``best``: the ``limit`` best by fused score, whether
+    one stands out or not (a recall asking for the best k: threshold 0)."""
     # A lexical match that may not answer lends less: sharing "nginx" with a question on nginx's
     # HTTPS redirect does not make a note on upload limits its answer.
-    lex = {k: r if e else r * NON_EVIDENCE for k, r, e in triples}
-    answered = [(k, r) for k, r, e in triples if e and r >= threshold]
-    if answered:  # the ranker's candidates once a query is answered
-        from memcli.search.ranker import CANDIDATE_FLOOR, TWO_TERMS_SHARE
-
-        keep = min(threshold * TWO_TERMS_SHARE, CANDIDATE_FLOOR)
-        answered = [(k, r) for k, r in pairs if r >= keep]
-    sims = similarities(query_vec, vectors) * scale
-    fused = fused_scores(keys, sims, lex, rule, max(4 * limit, 50))
-    if (
-        answered
-        and rescue is not None
-        and fused
-        and fused[0][0] != answered[0][0]
-        and confidence(fused, rule) >= rescue
-    ):
-        answered = []
-    accepted = not answered and confidence(fused, rule) >= rule.cut
-    return fuse(answered, fused, limit, accepted, sorted(pairs, key=lambda p: -p[1]), fill)
+    lex = {k: r if e else r * NON_EVIDENCE for k, r, e in as_triples(lexical)}
+    fused = fused_scores(keys, similarities(query_vec, vectors) * scale, lex, rule, max(4 * limit, 50))
+    if best:
+        return [(k, round(s, 6), ("embedding",)) for k, s in fused[:limit]]
+    if not fused or confidence(fused, rule) < rule.cut:
+        return []
+    top = fused[0][1]
+    return [(k, round(s, 6), ("embedding",)) for k, s in fused[:limit] if s >= top - RUNNER_GAP]
 
 
 # -- the whole step over a memory root ----------------------------------------------------------
@@ -419,24 +343,21 @@ def search_local(
     query: str,
     lexical: Sequence,
     limit: int,
-    threshold: float,
     *,
-    fill: bool = False,
     cache: EmbeddingCache | None = None,
     current: bool = False,
-    rule: Rule | None = None,
-    rescue: float | None = None,
+    best: bool = False,
 ) -> list[tuple[str, float, tuple[str, ...]]]:
     """The semantic step in this process, with the configured provider (the bundled model is
     loaded here). ``current``: the caller knows no memory changed since ``cache`` was last
-    synced (the files are not read)."""
+    synced (the files are not read). ``best``: as ``rank``'s."""
     from memcli.search import docs
     from memcli.search.embed import limit_threads
 
     limit_threads()  # before numpy loads: one BLAS thread (see memcli.search.embed)
     provider = provider_for(root)
     # the module's values as they are now (a benchmark may vary them)
-    rule = rule or Rule(cut=DEFAULT_CUT, lex_weight=LEX_WEIGHT, margin_weight=MARGIN_WEIGHT)
+    rule = Rule(cut=DEFAULT_CUT, lex_weight=LEX_WEIGHT, margin_weight=MARGIN_WEIGHT)
     cache = cache or cache_for(root, provider)
     if not (current and cache.vectors is not None):
         cache.sync(
@@ -448,71 +369,28 @@ def search_local(
     if not cache.keys:
         return []
     scale = 1.0 if getattr(provider, "calibrated", False) else SPREAD / cache.spread()
-    return rank(q, cache.keys, cache.matrix(), lexical, limit, threshold, rule, fill, rescue, scale)
+    return rank(q, cache.keys, cache.matrix(), lexical, limit, rule, scale, best)
 
 
 def search(
-    root,
-    query: str,
-    lexical: Sequence | None,
-    limit: int,
-    threshold: float | None = None,
-    *,
-    fill: bool = False,
-    rescue: float | None = None,
+    root, query: str, lexical: Sequence, limit: int, best: bool = False
 ) -> list[tuple[str, float, tuple[str, ...]]]:
-    """The semantic step for a recall, the one entry point of this layer.
-
-    ``lexical``: the lexical ranker's candidates over the detail files with no threshold
-    (``Scored`` hits or (key, relevance[, evidence]) tuples), or None to have them fetched here (by the
-    server when one runs: its search cache is warm). Those at or above ``threshold`` (the
-    recall threshold; infinity when the lexical layers found nothing) count as the lexical
-    answer, the rest as evidence. ``fill``: return the best ``limit``, weak ones included.
-    ``rescue``: see ``rank``.
-    Asks a running `memcli serve` for this root, or does the work here when none
-    answers. Returns (key, score, methods), best first; methods are "bm25f" and/or "embedding"."""
-    from memcli.search.ranker import DEFAULT_THRESHOLD
-
-    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    triples = None if lexical is None else as_triples(lexical)
+    """The semantic step for a recall, the one entry point of this layer: the memories that stand
+    out by meaning, with the lexical ranker's candidates over the detail files (``Scored`` hits or
+    (key, relevance[, evidence]) tuples) as evidence. Asks a running `memcli serve` for this root,
+    or does the work here when none answers. ``best``: the best k by meaning, whether one stands out or not
+    (``rank``). Returns (key, score, methods), best first."""
     from memcli.search import remote
 
-    answer = remote.ask(
-        root.path,
-        {
-            "op": "search",
-            "query": query,
-            "lexical": triples,
-            "limit": limit,
-            "threshold": threshold,
-            "fill": fill,
-            "rescue": rescue,
-        },
-    )
+    triples = as_triples(lexical)
+    request = {"op": "search", "query": query, "lexical": triples, "limit": limit, "best": best}
+    answer = remote.ask(root.path, request)
     if answer is not None and "hits" in answer:
         return [(k, float(s), tuple(m)) for k, s, m in answer["hits"]]
-    if triples is None:
-        triples = as_triples(lexical_candidates(root, query))
-    return search_local(root, query, triples, limit, threshold, fill=fill, rescue=rescue)
+    return search_local(root, query, triples, limit, best=best)
 
 
 def enabled() -> bool:
     from memcli.search.embed import available
 
     return available()
-
-
-def lexical_candidates(root, query: str, now=None, depth: int = 50, cache=None) -> list:
-    """The lexical ranker's candidates over the detail files down to relevance LEX_FLOOR
-    (evidence for ``search``); ``cache``: an open SearchCache to reuse. The relative cut of
-    the ranker still applies, so only plausible ones come back."""
-    from memcli.search.cache import SearchCache
-    from memcli.paths import SEARCH
-
-    if cache is not None:
-        return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)
-    cache = SearchCache(root.state_dir(SEARCH))
-    try:
-        return cache.search(query, limit=depth, threshold=LEX_FLOOR, now=now)
-    finally:
-        cache.close()

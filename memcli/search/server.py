@@ -3,14 +3,12 @@ vectors, kept in memory, answering the requests of ``remote`` (the protocol and 
 
 from __future__ import annotations
 
-import os
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver
 
-    from memcli.search.cache import SearchCache
     from memcli.search.semantic import EmbeddingCache
 
 
@@ -19,9 +17,7 @@ class Server:
 
     def __init__(self, root) -> None:
         self.store = root  # a store.Root
-        self.root = self.store.path
         self._cache: EmbeddingCache | None = None
-        self._search: SearchCache | None = None
         self._dirty = True  # the vectors may be out of date: compare every file before answering
         self._observer: BaseObserver | None = None
 
@@ -66,50 +62,29 @@ class Server:
         if self._observer is not None:
             self._observer.stop()
             self._observer = None
-        if self._search is not None:
-            self._search.close()
-            self._search = None
 
     def handle(self, request: dict) -> dict:
         op = request.get("op")
-        if op == "ping":
-            return {"ok": True, "root": str(self.root), "pid": os.getpid()}
         if op == "search":
             from memcli.search import semantic
 
             self.watch()
             if self._cache is None:
                 self._cache = semantic.cache_for(self.store)
-            if request.get("lexical") is None:  # fetched here, from a search cache kept open
-                from memcli.search.cache import SearchCache
-                from memcli.paths import SEARCH
-
-                if self._search is None:
-                    self._search = SearchCache(self.store.state_dir(SEARCH))
-                lexical = semantic.as_triples(
-                    semantic.lexical_candidates(self.store, str(request["query"]), cache=self._search)
-                )
-            else:
-                lexical = [(str(x[0]), float(x[1]), bool(x[2]) if len(x) > 2 else True) for x in request["lexical"]]
             current = self._observer is not None and not self._dirty
             self._dirty = self._observer is None  # a write from now on marks it again
             try:
                 hits = semantic.search_local(
                     self.store,
                     str(request["query"]),
-                    lexical,
+                    semantic.as_triples(request["lexical"]),
                     int(request.get("limit") or 5),
-                    float(request["threshold"]),
-                    fill=bool(request.get("fill")),
                     cache=self._cache,
                     current=current,
-                    rescue=None if request.get("rescue") is None else float(request["rescue"]),
+                    best=request.get("best") is True,
                 )
             except BaseException:
                 self._dirty = True
-                if self._search is not None:
-                    self._search.close()
-                    self._search = None
                 raise
             return {"ok": True, "hits": [[k, s, list(m)] for k, s, m in hits]}
         return {"ok": False, "error": f"unknown op {op!r}"}
