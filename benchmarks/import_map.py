@@ -19,19 +19,8 @@ from pathlib import Path
 
 
 def size(text: str) -> int:
-    """A module's lines, a bracketed expression counting as the one line it starts on: what the
-    code says, not how a formatter wraps it (`ruff format` puts a long call's arguments one a
-    line; that changes this count by a line or two a module, the physical count by up to 40%)."""
-    depth, last, inside = 0, 0, 0
-    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        if tok.start[0] > last and depth > 0:
-            inside += 1  # a line that starts inside an open bracket: the wrapped part of one line
-        if tok.type == tokenize.OP and tok.string in "([{":
-            depth += 1
-        elif tok.type == tokenize.OP and tok.string in ")]}":
-            depth -= 1
-        last = max(last, tok.end[0])  # a multi-line string's lines are its token's, not continuations
-    return len(text.splitlines()) - inside
+    """A module's lines as a reader sees them: every physical line, wrapped ones included."""
+    return text.count("\n") + (bool(text) and not text.endswith("\n"))
 
 
 def _private(name: str) -> bool:
@@ -41,7 +30,7 @@ def _private(name: str) -> bool:
 class Graph:
     """modules: dotted name -> file; edges: (importer, imported, line, inside a function);
     private: (importer, line, what) for each use of another module's private name; lines: sizes
-    (``size``: a bracketed expression is one line)."""
+    (``size``: physical lines)."""
 
     def __init__(self, package: Path):
         package = Path(package)
