@@ -12,9 +12,7 @@ end may import, modules under 600 lines) with the ``Graph`` this module builds.
 from __future__ import annotations
 
 import ast
-import io
 import sys
-import tokenize
 from pathlib import Path
 
 
