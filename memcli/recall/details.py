@@ -180,9 +180,11 @@ def without_echo(text: str, query: str) -> str:
 
 def _still_matches(rest: str, matched) -> bool:
     """The rest of an episode holds at least half of the terms that matched (and one at least)."""
-    from ..search.tokenize import terms
+    from ..search.tokenize import term_set
+    from ..store.episodes import blocks
 
-    have = set(terms(rest))
+    # a block starts a line, so no term spans two
+    have = set().union(*map(term_set, blocks(rest)))
     found = sum(1 for t in matched if t in have)
     return found >= 1 and 2 * found >= len(matched)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import lru_cache
 
 from ..model import Hit, Value
 
@@ -168,8 +169,10 @@ def snip(body: str, query: str) -> str:
 _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
 
 
+@lru_cache(maxsize=8192)
 def normal(text: str) -> str:
-    """Text for comparing turns with a query: lower case, punctuation and spacing dropped."""
+    """Text for comparing turns with a query: lower case, punctuation and spacing dropped (kept for
+    the turns a server meets again, recall after recall)."""
     return _PUNCT.sub(" ", text.casefold()).strip()
 
 

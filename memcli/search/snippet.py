@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from memcli.cjk import is_wide
-from memcli.search.tokenize import terms
+from memcli.search.tokenize import term_set, terms
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
@@ -112,7 +112,7 @@ def snippet(body: str, query: str, width: int = 240) -> str:
         return ""
     wanted = set(terms(query))
     if wanted:
-        block_terms = [set(terms(b)) for b in blocks]
+        block_terms = [term_set(b) for b in blocks]
         seen_in = {t: sum(t in bt for bt in block_terms) for t in wanted}
         best, best_score = -1, 0.0
         for i, bt in enumerate(block_terms):

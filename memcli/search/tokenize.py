@@ -334,6 +334,14 @@ def terms(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=8192)
+def term_set(text: str) -> frozenset:
+    """The distinct terms of a passage (a section, a turn, a paragraph), kept: a server meets the
+    same passages recall after recall (a day's episode log grows by a few turns), and tokenises
+    only the new ones."""
+    return frozenset(terms(text))
+
+
 def is_cjk(term: str) -> bool:
     """True when ``term`` is a CJK bigram or character (tested without a regex: compiling a class of
     the CJK ranges costs a process about a millisecond)."""

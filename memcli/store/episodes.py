@@ -117,7 +117,11 @@ def split(text: str) -> tuple[str, list]:
     return "\n".join(pre).strip("\n"), ["\n".join(s).strip("\n") for s in secs]
 
 
+def blocks(text: str) -> list[str]:
+    """An episode file cut where each section or turn starts (joined, they are the text)."""
+    return _BLOCK.split(text)
+
+
 def without_user_turns(text: str, drop) -> str:
     """An episode file without the user turns whose text ``drop(text)`` picks."""
-    parts = _BLOCK.split(text)  # its sections and turns
-    return "".join(p for p in parts if not ((m := _USER.match(p)) and drop(p[m.end() :])))
+    return "".join(p for p in blocks(text) if not ((m := _USER.match(p)) and drop(p[m.end() :])))
