@@ -39,6 +39,22 @@ PYTHON = [sys.executable, "-S"] if sys.flags.no_site else [sys.executable]  # su
 MEMCLI = [*PYTHON, "-m", "memcli"]
 
 
+# Inputs that make a careless pattern backtrack (tests/test_scan.py checks each is scanned and
+# redacted right; this times them).
+PATHOLOGICAL = [
+    "a" * 1_000_000,
+    "curl " * 100_000,
+    "sk-" * 200_000,
+    ":" * 500_000 + "@",
+    "password=" * 100_000,
+    "-----BEGIN " + "RSA PRIVATE KEY-----\n" + "A" * 64 * 10_000,
+    "eyJ" + "a" * 100_000 + "." + "b" * 100_000,
+    "<!--" * 100_000,
+    "\u200b" * 100_000,
+    "ignore all " * 50_000,
+]
+
+
 def text_of(size: int) -> str:
     notes = NOTES.read_text(encoding="utf-8").replace("\n%%\n", "\n\n")
     return (notes * (size // len(notes) + 1))[:size]
@@ -128,6 +144,14 @@ def whole(cmd: list, runs: int, env=None, setup=None) -> float:
     return statistics.median(times)
 
 
+def _once(scanner, text: str) -> float:
+    start = time.perf_counter()
+    scanner.find_secrets(text)
+    scanner.find_injection(text)
+    scanner.redact_secrets(text)
+    return (time.perf_counter() - start) * 1000
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=15)
@@ -150,6 +174,11 @@ def main() -> None:
         print(
             f"in process, {label}: find_secrets {r['find_secrets']:.2f} ms, find_injection {r['find_injection']:.2f} ms"
         )
+    scanner = importlib.import_module(args.module)
+    slowest = max((statistics.median(_once(scanner, text) for _ in range(3)), i) for i, text in enumerate(PATHOLOGICAL))
+    print(
+        f"the slowest of {len(PATHOLOGICAL)} pathological inputs (#{slowest[1]}): {slowest[0]:.0f} ms to scan and redact"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         note = Path(tmp) / "note.txt"
         note.write_text(small, encoding="utf-8")
