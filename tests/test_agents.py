@@ -271,3 +271,19 @@ def test_doctor_reports_a_root_that_is_gone(root, home):
     code, data = doctor()
     assert code == 1 and not data["roots"][0]["ok"] and "not a memory root" in data["roots"][0]["said"]
     assert not all(c["ok"] for c in data["agents"][0]["checks"])
+
+
+def test_memcli_as_a_module_is_always_run_isolated(monkeypatch, tmp_path):
+    """Without a `memcli` script beside the interpreter the wired command is `python -I -m memcli`
+    (a folder holding a memcli/ of its own never runs instead); an entry an older version wrote
+    without -I is still memcli's, and doctor runs it isolated."""
+    from memcli.usecases import agents, doctor
+
+    monkeypatch.setattr(agents.sys, "executable", str(tmp_path / "python3"))
+    argv = agents.program()
+    assert argv == [str(tmp_path / "python3"), "-I", "-m", "memcli"]
+    monkeypatch.undo()
+    wired = [sys.executable, "-I", "-m", "memcli", "--root", "/r", "hook", "claude-code"]
+    older = [sys.executable, "-m", "memcli", "--root", "/r", "hook", "claude-code"]
+    assert agents.ours(wired) == agents.ours(older) == "/r"
+    assert doctor.runnable(wired) == doctor.runnable(older) == wired

@@ -61,9 +61,18 @@ CLIENTS = {
 
 
 def program() -> list[str]:
-    """This memcli as a command: the `memcli` script beside this interpreter, else python -m memcli."""
+    """This memcli as a command: the `memcli` script beside this interpreter, else python -I -m memcli
+    (isolated: a folder holding a memcli/ of its own never runs instead)."""
+    from ..procs import module_command
+
     script = os.path.join(os.path.dirname(sys.executable), "memcli")
-    return [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "memcli"]
+    return [script] if os.access(script, os.X_OK) else module_command("memcli")
+
+
+def module_form(argv: list) -> int:
+    """How many words after the interpreter say ``-m memcli`` (``-I -m memcli``: 3; an older
+    entry's ``-m memcli``: 2), 0 when none do."""
+    return 3 if argv[1:4] == ["-I", "-m", "memcli"] else 2 if argv[1:3] == ["-m", "memcli"] else 0
 
 
 def ours(command) -> str | None:
@@ -72,7 +81,7 @@ def ours(command) -> str | None:
         argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
     except (ValueError, TypeError):
         return None
-    if not argv or os.path.basename(argv[0]) != "memcli" and argv[1:3] != ["-m", "memcli"]:
+    if not argv or os.path.basename(argv[0]) != "memcli" and not module_form(argv):
         return None
     if argv[-1] != "mcp" and not any(argv[i : i + 2] == HOOK_WORDS for i in range(len(argv))):
         return None

@@ -17,7 +17,7 @@ from ..settings_guard import load_config
 from ..store.layout import is_root
 from ..store.root import Root
 from ..store.session import drop, load_or_skip
-from .agents import Agents, ours, program
+from .agents import Agents, module_form, ours, program
 from .context import tokens
 from .maintain import audit
 
@@ -56,8 +56,9 @@ def runnable(argv: list) -> list | None:
     if not argv:
         return None
     exe, here = os.path.realpath(argv[0]), os.path.realpath(sys.executable)
-    if exe == here and argv[1:3] == ["-m", "memcli"]:
-        return [sys.executable, "-I", *argv[1:]]
+    form = module_form(argv)
+    if exe == here and form:
+        return [sys.executable, "-I", *argv[1 + form - 2 :]]
     return [sys.executable, "-I", argv[0], *argv[1:]] if exe == os.path.realpath(program()[0]) != here else None
 
 
