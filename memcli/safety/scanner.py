@@ -41,8 +41,6 @@ __all__ = [
     "strip_invisible",
 ]
 
-_set = object.__setattr__
-
 
 class SecretMatch(Value):
     FIELDS = ("kind", "line", "column", "start", "end")
@@ -54,8 +52,7 @@ class SecretMatch(Value):
     end: int
 
     def __init__(self, kind: str, line: int, column: int, start: int, end: int):
-        for name, value in zip(self.FIELDS, (kind, line, column, start, end)):
-            _set(self, name, value)
+        self._fill(locals())
 
 
 class InjectionMatch(Value):
@@ -69,8 +66,7 @@ class InjectionMatch(Value):
     excerpt: str
 
     def __init__(self, kind: str, line: int, column: int, start: int, end: int, excerpt: str):
-        for name, value in zip(self.FIELDS, (kind, line, column, start, end, excerpt)):
-            _set(self, name, value)
+        self._fill(locals())
 
 
 def redaction_label(kind: str) -> str:
