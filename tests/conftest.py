@@ -177,6 +177,45 @@ def child_env() -> dict:
     return {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_") or k == "MEMCLI_SERVE"}
 
 
+def on_terminal(args, answer: bytes = b"", env=None, cols=100, cwd=None) -> tuple[int, str]:
+    """memcli with stdin, stdout and stderr on a pseudo-terminal `cols` wide, `answer` typed once it
+    asks (a "?" shown): (exit code, what the terminal showed, escape sequences removed)."""
+    import fcntl
+    import select
+    import struct
+    import termios
+    import time
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+    e = child_env()
+    e.update(TERM="xterm-256color", COLUMNS=str(cols), **(env or {}))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "memcli", *map(str, args)], stdin=slave, stdout=slave, stderr=slave, env=e, cwd=cwd
+    )
+    os.close(slave)
+    got, sent = b"", not answer
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            got += chunk
+            if not sent and b"?" in got:
+                os.write(master, answer)
+                sent = True
+        elif p.poll() is not None:
+            break
+    p.wait(timeout=30)
+    os.close(master)
+    return p.returncode, re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", got).decode("utf-8", "replace")
+
+
 def run_memcli(*args, input=None, env=None, cwd=None, timeout=60):
     """A real process, for what in-process calls cannot show (stdin pipes, exit codes, concurrency)."""
     e = child_env()

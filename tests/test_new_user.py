@@ -2,23 +2,17 @@
 needs, paths as typed, a broken memcli.yaml, watch, an interrupted edit, the recall panel on a
 terminal, a conflicted memory in recall, a scope's episode, import's messages, the docs' promises."""
 
-import fcntl
 import json
 import os
 import re
-import select
-import struct
 import subprocess
-import sys
-import termios
-import time
 import venv
 from pathlib import Path
 
 import pytest
 
 from memcli.core import Memory
-from tests.conftest import ROOT_DIR, child_env, run_memcli
+from tests.conftest import ROOT_DIR, child_env, on_terminal, run_memcli
 
 
 def mc(root, *args, code=0, **kw):
@@ -168,39 +162,6 @@ def test_a_broken_memcli_yaml_is_a_heartbeat_finding_with_the_rest_of_the_audit(
 # ---------------------------------------------------------------- an interrupted edit
 
 
-def _on_terminal(args, answer: bytes, env=None, cols=100) -> tuple[int, str]:
-    """memcli with stdin, stdout and stderr on a pseudo-terminal `cols` wide, `answer` typed once
-    it asks (or at once): (exit code, what the terminal showed, escape sequences removed)."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
-    e = child_env()
-    e.update(TERM="xterm-256color", COLUMNS=str(cols), **(env or {}))
-    p = subprocess.Popen(
-        [sys.executable, "-m", "memcli", *map(str, args)], stdin=slave, stdout=slave, stderr=slave, env=e
-    )
-    os.close(slave)
-    got, sent = b"", not answer
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            got += chunk
-            if not sent and b"?" in got:
-                os.write(master, answer)
-                sent = True
-        elif p.poll() is not None:
-            break
-    p.wait(timeout=30)
-    os.close(master)
-    return p.returncode, re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", got).decode("utf-8", "replace")
-
-
 def test_an_interrupted_edit_is_not_saved_by_the_next_one_unasked(root, tmp_path):
     mc(root, "remember", "Deploy staging", "run make deploy", "--id", "deploy-staging")
     before = (root / "memory/deploy-staging.md").read_text()
@@ -222,10 +183,10 @@ def test_an_interrupted_edit_is_not_saved_by_the_next_one_unasked(root, tmp_path
     os.utime(draft, (draft.stat().st_mtime - 7200, draft.stat().st_mtime - 7200))
     said = mc(root, "heartbeat", "--check", code=1).stdout
     assert f"warning edit-draft-kept .memcli/edits/{draft.name} a draft of deploy-staging left by an edit" in said
-    code, shown = _on_terminal(["--root", root, "edit", "deploy-staging"], b"n\n", env=unchanged)
+    code, shown = on_terminal(["--root", root, "edit", "deploy-staging"], b"n\n", env=unchanged)
     assert code == 0 and "go on with it? [y/N]" in shown and "the earlier draft stays in" in shown, shown
     assert (root / "memory/deploy-staging.md").read_text() == before and draft.is_file()
-    code, shown = _on_terminal(["--root", root, "edit", "deploy-staging"], b"y\n", env=unchanged)
+    code, shown = on_terminal(["--root", root, "edit", "deploy-staging"], b"y\n", env=unchanged)
     assert code == 0 and "reopening the draft" in shown, shown
     assert "half a thought" in (root / "memory/deploy-staging.md").read_text() and not draft.exists()
 
@@ -246,7 +207,7 @@ Confirmed on staging."""
 def test_the_recall_panel_shows_the_body_and_cuts_a_long_path_with_an_ellipsis(root):
     mc(root, "remember", "gRPC inventory deadline exceeded", "Inventory calls time out under load.", "--id",
        "grpc-inventory-deadline-exceeded-under-load", "--body", GRPC_BODY)  # fmt: skip
-    code, shown = _on_terminal(["--root", root, "recall", "grpc inventory deadline"], b"", cols=80)
+    code, shown = on_terminal(["--root", root, "recall", "grpc inventory deadline"], b"", cols=80)
     assert code == 0, shown
     top = next(line for line in shown.splitlines() if "gRPC inventory deadline exceeded" in line)
     assert re.search(r"memory/grpc-inventory-de\S*… · index · \d\.\d\d", top), top

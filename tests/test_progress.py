@@ -2,27 +2,20 @@
 never in a pipe and never with --json; the library reports through Memory.reporting; a long list
 of ids in a message becomes a count and a hint."""
 
-import fcntl
 import json
-import os
 import re
-import select
-import struct
-import subprocess
 import sys
-import termios
-import time
 
 import pytest
 
 from conftest import ROOT_DIR, run_memcli
+from conftest import on_terminal as terminal
 
 sys.path.insert(0, str(ROOT_DIR / "benchmarks"))
 
 from gen_store import DETAIL_WORD, generate  # noqa: E402
 
 N = 300  # above the bar's least size (memcli.cli.progress.MIN_ITEMS)
-ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 @pytest.fixture
@@ -31,33 +24,7 @@ def big(tmp_path):
 
 
 def on_terminal(*args, cwd=None) -> tuple[int, str]:
-    """memcli with stdin, stdout and stderr on a pseudo-terminal (100 columns): (exit code, what the
-    terminal received, escape sequences removed)."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_") or k == "MEMCLI_SERVE"}
-    env.update(TERM="xterm-256color", COLUMNS="100")
-    p = subprocess.Popen(
-        [sys.executable, "-m", "memcli", *map(str, args)], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd
-    )
-    os.close(slave)
-    got = b""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            got += chunk
-        elif p.poll() is not None:
-            break
-    p.wait(timeout=30)
-    os.close(master)
-    return p.returncode, ANSI.sub(b"", got).decode("utf-8", "replace")
+    return terminal(args, cwd=cwd)
 
 
 def counted(text: str, what: str) -> bool:
