@@ -450,9 +450,12 @@ class Memory:
         if "/" not in ref and os.sep not in ref:
             return ref[:-3] if any((self.root / d / ref).is_file() for d in (MEMORY, ARCHIVE)) else ref
         try:
-            return memory_ref(Path(ref).resolve().relative_to(self.root.resolve()).as_posix())
+            inside = Path(ref).resolve().relative_to(self.root.resolve())
         except (OSError, ValueError):
-            return ref  # outside the root: the id check refuses it
+            from .errors import UnsafePathError
+
+            raise UnsafePathError(f"{ref!r} is not a memory of the root {self.root}: it lies outside it") from None
+        return memory_ref(inside.as_posix())
 
     def semantic_server(self):
         """The resident semantic step for this root (search.remote.Server: bind, then serve)."""

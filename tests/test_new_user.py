@@ -126,6 +126,7 @@ def test_show_takes_the_memory_file_as_typed_and_refuses_one_outside_the_root(tm
     for typed in ("outside.md", "../outside.md", str(tmp_path / "outside.md"), "store/memory/../../../outside.md"):
         got = run_memcli("--root", "store", "show", typed, cwd=work)
         assert got.returncode == 3 and not got.stdout and "memcli: error: " in got.stderr, (typed, got.stdout)
+        assert "outside" in got.stderr or typed == "outside.md", got.stderr  # said as what it is
 
 
 # ---------------------------------------------------------------- a broken memcli.yaml
