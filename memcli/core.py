@@ -92,10 +92,11 @@ class Memory:
         """(the root an agent hook may use, a note): --root or MEMCLI_ROOT, else the nearest root above
         the prompt's folder (else ``here``) that `memcli hook allow` registered; a command named by
         the root's own files never runs from the hook."""
+        from .settings_guard import load_config
         from .usecases.hooks import hook_root
 
-        path, note = hook_root(explicit, cwd, env, here)
-        return (None if path is None else cls.find(path, root_commands=False, door="hook", env=env, cwd=here)), note
+        path, note = hook_root(explicit, cwd, env, here)  # a root's real path, already found
+        return (None if path is None else cls(path, load_config(path, root_commands=False), door="hook")), note
 
     # ---------- reading ----------
     def get(self, memory_id: str) -> Detail:

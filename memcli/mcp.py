@@ -23,7 +23,7 @@ try:
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import Field, ValidationError
 
-    from .mcp_result import ARGUMENTS, DATA_NOTE, answer, error_result, tool_words  # noqa: F401  (DATA_NOTE: API)
+    from .mcp_result import ARGUMENTS, answer, error_result, tool_words
 except ImportError as e:  # the extra is not installed
     from .errors import add_extra
 
