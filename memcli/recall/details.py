@@ -178,13 +178,18 @@ def without_echo(text: str, query: str) -> str:
     return docs.without_user_turns(text, lambda words: holds_query(words, query))
 
 
-def _still_matches(rest: str, matched) -> bool:
-    """The rest of an episode holds at least half of the terms that matched (and one at least)."""
+def _terms(text: str) -> set:
+    """The terms of episode text, block by block (each block's kept: a server meets the same turns
+    recall after recall); a block starts a line, so no term spans two."""
     from ..search.tokenize import term_set
     from ..store.episodes import blocks
 
-    # a block starts a line, so no term spans two
-    have = set().union(*map(term_set, blocks(rest)))
+    return set().union(*map(term_set, blocks(text)))
+
+
+def _still_matches(rest: str, matched) -> bool:
+    """The rest of an episode holds at least half of the terms that matched (and one at least)."""
+    have = _terms(rest)
     found = sum(1 for t in matched if t in have)
     return found >= 1 and 2 * found >= len(matched)
 
@@ -234,8 +239,7 @@ class DetailsLayer(Layer):
 
 def _digested(body: str, matched, times: frozenset) -> bool:
     """Every section of an episode file that holds a matched term is one an accepted memory quotes."""
-    from ..search.tokenize import terms
     from ..store.quoted_turns import sections
 
-    hits = [done for text, done in sections(body, times) if not set(matched).isdisjoint(terms(text))]
+    hits = [done for text, done in sections(body, times) if not _terms(text).isdisjoint(matched)]
     return bool(hits) and all(hits)
