@@ -153,11 +153,11 @@ class Layer:
         raise NotImplementedError
 
 
-def rank(docs, ask: Ask, limit: int | None = None):
+def rank(docs, ask: Ask):
     """Rank in-memory SearchDocs for the query."""
     from ..search.ranker import MemoryIndex
 
-    return MemoryIndex(docs).search(ask.text, limit=max(limit or ask.limit, PEEK), now=ask.now, prior=ask.prior)
+    return MemoryIndex(docs).search(ask.text, limit=max(ask.limit, PEEK), now=ask.now, prior=ask.prior)
 
 
 def snip(body: str, query: str) -> str:
