@@ -67,8 +67,8 @@ class Ask:
         self.warnings = [] if warnings is None else warnings
         # Set by the cascade for layers that read what earlier ones found: ``scored``, the details
         # layer's Scored hits (the semantic layer's lexical evidence); ``answered``, whether an
-        # earlier layer found a sure answer (``confidence.SURE``); ``skipped``, the layers that could
-        # not run (a warning says why).
+        # earlier layer found a sure answer (a confidence reaching gate.json's "strong"); ``skipped``,
+        # the layers that could not run (a warning says why).
         self.scored: list | None = None
         self.answered = False
         self.skipped: set = set()
