@@ -32,16 +32,18 @@ FULL_CHECK_EVERY = 300.0
 SNIPPET_READ = 1_000_000  # bytes of a hit's file read again for its snippet
 
 
-def detail_doc(root, key: str, ask: Ask | None = None, limit: int | None = None):
+def detail_doc(root, key: str, ask: Ask | None = None, limit: int | None = None, read: dict | None = None):
     """A SearchDoc for one file of the details layer (``search.docs``: an episode file without the
     user turns that only ask): None when it cannot be read, or when it holds git conflict markers
-    or a broken frontmatter (then the recall asking, if any, says it left it out)."""
+    or a broken frontmatter (then the recall asking, if any, says it left it out). ``read``: as
+    ``search.docs``' (a hit's memory, kept for the procedures' weighing: ``Ask.details``)."""
     return docs.detail_doc(
         root.path,
         key,
         limit,
         lambda k, text, path: conflicted(ask, k, text, path),
         None if ask is None else lambda k, error: skipped(ask, k, error),
+        read,
     )
 
 
@@ -213,7 +215,7 @@ class DetailsLayer(Layer):
         digested = None
         out = []
         for s in found[: want + 2]:
-            doc = detail_doc(ask.root, s.key, ask, SNIPPET_READ)
+            doc = detail_doc(ask.root, s.key, ask, SNIPPET_READ, ask.details)
             if doc is None:
                 continue
             body = doc.body
