@@ -176,12 +176,14 @@ def normal(text: str) -> str:
     return _PUNCT.sub(" ", text.casefold()).strip()
 
 
-def informative(text: str) -> set:
-    """The informative terms of a text: neither common words nor lone CJK characters."""
+@lru_cache(maxsize=8192)
+def informative(text: str) -> frozenset:
+    """The informative terms of a text: neither common words nor lone CJK characters (kept, as
+    ``normal``: the query for each turn it is compared with, the turns recall after recall)."""
     from ..search.query import COMMON_WORDS
     from ..search.tokenize import CJK_CHAR, COMPOUND, analyze
 
-    return {t for t, kind in analyze(text) if kind not in (CJK_CHAR, COMPOUND) and t not in COMMON_WORDS}
+    return frozenset(t for t, kind in analyze(text) if kind not in (CJK_CHAR, COMPOUND) and t not in COMMON_WORDS)
 
 
 def echo(text: str, query: str) -> float:
