@@ -127,6 +127,26 @@ def test_success_rate_orders_candidates_and_filters(root):
     assert invoke(["--root", root, "recall", "x", "--min-success", "2"]).exit_code == 2
 
 
+def test_a_details_hit_is_weighed_from_the_file_its_layer_read(root, monkeypatch):
+    """The details layer parses a hit's file for its snippet; the procedures weigh that memory
+    without reading the file again, and order and filter as before."""
+    from memcli.store import details
+
+    m = Memory(root)
+    good = proc(m, "Deploy service to staging with make", "run make deploy then check the service")
+    bad = proc(m, "Deploy service to staging with script", "run the deploy script then check the service")
+    for i in range(5):
+        m.outcome(good, "success", now=f"2026-11-0{i + 1}T10:00:00Z")
+        m.outcome(bad, "failure", "script hung", now=f"2026-11-0{i + 1}T11:00:00Z")
+    reads = []
+    real = details.read
+    monkeypatch.setattr(details, "read", lambda path, *a: reads.append(path.name) or real(path, *a))
+    hits = m.recall("deploy service to staging", limit=5, threshold=0, layer="details").hits
+    assert [h.id for h in hits] == [good, bad] and reads == []
+    kept = m.recall("deploy service to staging", type="procedure", min_success=0.7, threshold=0, layer="details")
+    assert [h.id for h in kept.hits] == [good] and reads == []
+
+
 def test_weighing_changes_order_only_among_candidates():
     from memcli.recall.procedures import factor
 

@@ -169,3 +169,14 @@ def test_a_turn_still_in_the_session_outranks_the_episode_it_folds_into(mem, roo
     deep = m.recall("kafka partition 8", session="ops", deep=True, now=NOW)
     first = [h.id for h in deep.hits]
     assert first[0] == "turn-4" and all(first.index(h) > 0 for h in first if h.startswith("episode:"))
+
+
+def test_the_hook_reads_every_turn_before_the_prompt_when_the_session_holds_fewer(mem, monkeypatch):
+    # asked for more turns than the session holds, it reads them all, not the last few of them
+    from memcli.usecases import context
+
+    monkeypatch.setattr(context, "TURNS", 3)
+    s = mem.session("s3")
+    for said in ("客户的订单导入又是中文乱码，CSV 文件", "好的"):
+        s.add("user", said, now=NOW)
+    assert mem.context("那这个怎么解决", session="s3", now=NOW)["recalled"][:1] == ["订单导入乱码"]

@@ -32,16 +32,18 @@ FULL_CHECK_EVERY = 300.0
 SNIPPET_READ = 1_000_000  # bytes of a hit's file read again for its snippet
 
 
-def detail_doc(root, key: str, ask: Ask | None = None, limit: int | None = None):
+def detail_doc(root, key: str, ask: Ask | None = None, limit: int | None = None, read: dict | None = None):
     """A SearchDoc for one file of the details layer (``search.docs``: an episode file without the
     user turns that only ask): None when it cannot be read, or when it holds git conflict markers
-    or a broken frontmatter (then the recall asking, if any, says it left it out)."""
+    or a broken frontmatter (then the recall asking, if any, says it left it out). ``read``: as
+    ``search.docs``' (a hit's memory, kept for the procedures' weighing: ``Ask.details``)."""
     return docs.detail_doc(
         root.path,
         key,
         limit,
         lambda k, text, path: conflicted(ask, k, text, path),
         None if ask is None else lambda k, error: skipped(ask, k, error),
+        read,
     )
 
 
@@ -178,13 +180,18 @@ def without_echo(text: str, query: str) -> str:
     return docs.without_user_turns(text, lambda words: holds_query(words, query))
 
 
-def _still_matches(rest: str, matched) -> bool:
-    """The rest of an episode holds at least half of the terms that matched (and one at least)."""
+def _terms(text: str) -> set:
+    """The terms of episode text, block by block (each block's kept: a server meets the same turns
+    recall after recall); a block starts a line, so no term spans two."""
     from ..search.tokenize import term_set
     from ..store.episodes import blocks
 
-    # a block starts a line, so no term spans two
-    have = set().union(*map(term_set, blocks(rest)))
+    return set().union(*map(term_set, blocks(text)))
+
+
+def _still_matches(rest: str, matched) -> bool:
+    """The rest of an episode holds at least half of the terms that matched (and one at least)."""
+    have = _terms(rest)
     found = sum(1 for t in matched if t in have)
     return found >= 1 and 2 * found >= len(matched)
 
@@ -208,7 +215,7 @@ class DetailsLayer(Layer):
         digested = None
         out = []
         for s in found[: want + 2]:
-            doc = detail_doc(ask.root, s.key, ask, SNIPPET_READ)
+            doc = detail_doc(ask.root, s.key, ask, SNIPPET_READ, ask.details)
             if doc is None:
                 continue
             body = doc.body
@@ -234,8 +241,7 @@ class DetailsLayer(Layer):
 
 def _digested(body: str, matched, times: frozenset) -> bool:
     """Every section of an episode file that holds a matched term is one an accepted memory quotes."""
-    from ..search.tokenize import terms
     from ..store.quoted_turns import sections
 
-    hits = [done for text, done in sections(body, times) if not set(matched).isdisjoint(terms(text))]
+    hits = [done for text, done in sections(body, times) if not _terms(text).isdisjoint(matched)]
     return bool(hits) and all(hits)

@@ -67,8 +67,8 @@ class Ask:
         self.warnings = [] if warnings is None else warnings
         # Set by the cascade for layers that read what earlier ones found: ``scored``, the details
         # layer's Scored hits (the semantic layer's lexical evidence); ``answered``, whether an
-        # earlier layer found a sure answer (``confidence.SURE``); ``skipped``, the layers that could
-        # not run (a warning says why).
+        # earlier layer found a sure answer (a confidence reaching gate.json's "strong"); ``skipped``,
+        # the layers that could not run (a warning says why).
         self.scored: list | None = None
         self.answered = False
         self.skipped: set = set()
@@ -153,11 +153,11 @@ class Layer:
         raise NotImplementedError
 
 
-def rank(docs, ask: Ask, limit: int | None = None):
+def rank(docs, ask: Ask):
     """Rank in-memory SearchDocs for the query."""
     from ..search.ranker import MemoryIndex
 
-    return MemoryIndex(docs).search(ask.text, limit=max(limit or ask.limit, PEEK), now=ask.now, prior=ask.prior)
+    return MemoryIndex(docs).search(ask.text, limit=max(ask.limit, PEEK), now=ask.now, prior=ask.prior)
 
 
 def snip(body: str, query: str) -> str:
@@ -176,12 +176,14 @@ def normal(text: str) -> str:
     return _PUNCT.sub(" ", text.casefold()).strip()
 
 
-def informative(text: str) -> set:
-    """The informative terms of a text: neither common words nor lone CJK characters."""
+@lru_cache(maxsize=8192)
+def informative(text: str) -> frozenset:
+    """The informative terms of a text: neither common words nor lone CJK characters (kept, as
+    ``normal``: the query for each turn it is compared with, the turns recall after recall)."""
     from ..search.query import COMMON_WORDS
     from ..search.tokenize import CJK_CHAR, COMPOUND, analyze
 
-    return {t for t, kind in analyze(text) if kind not in (CJK_CHAR, COMPOUND) and t not in COMMON_WORDS}
+    return frozenset(t for t, kind in analyze(text) if kind not in (CJK_CHAR, COMPOUND) and t not in COMMON_WORDS)
 
 
 def echo(text: str, query: str) -> float:

@@ -45,7 +45,7 @@ class SemanticLayer(Layer):
         scored = {s.key: s for s in ask.scored or ()}
         out = []
         for key, score, methods in found:
-            doc = detail_doc(ask.root, key)
+            doc = detail_doc(ask.root, key, read=ask.details)
             if doc is None:
                 continue
             s = scored.get(key)

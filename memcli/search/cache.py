@@ -556,7 +556,6 @@ class SearchCache:
         limit: int = 5,
         threshold: float | None = None,
         now: datetime | None = None,
-        floor: float | None = None,
         prior: tuple[float, float] | None = None,
     ) -> list[Scored]:
         """Rank the cached documents exactly as ``MemoryIndex.search`` would.
@@ -570,7 +569,7 @@ class SearchCache:
             conn.execute("BEGIN")  # one consistent snapshot for the whole query
             try:
                 self._dead = frozenset(d for (d,) in conn.execute("SELECT id FROM dead"))
-                return search_corpus(self, query, limit=limit, threshold=threshold, now=now, floor=floor, prior=prior)
+                return search_corpus(self, query, limit=limit, threshold=threshold, now=now, prior=prior)
             finally:
                 if conn.in_transaction:
                     conn.execute("COMMIT")

@@ -19,11 +19,13 @@ def detail_doc(
     limit: int | None = None,
     conflicted: Callable[[str, str, Path], bool] | None = None,
     broken: Callable[[str, Exception], None] | None = None,
+    read: dict | None = None,
 ):
     """A SearchDoc for one file of the root (key: its relative path), or None when it cannot be
     read or ``conflicted(key, text, path)`` says it holds git conflict markers. With a limit, only
     that many bytes of the file are read (whole lines): enough for a snippet. ``broken(key,
-    error)`` hears of a file that cannot be read as text or whose frontmatter cannot be parsed."""
+    error)`` hears of a file that cannot be read as text or whose frontmatter cannot be parsed;
+    ``read``, when given, receives key -> the memory's Detail (its frontmatter whole)."""
     from .ranker import SearchDoc
 
     path = root / key
@@ -38,6 +40,8 @@ def detail_doc(
                 key=key, title=f"episodes {path.stem}", body=without_questions(text), importance=0.3, updated=path.stem
             )
         d = dfile.parse(text, path.stem, key)
+        if read is not None:
+            read[key] = d
     except (FileError, UsageError) as e:
         if broken is not None:
             broken(key, e)

@@ -289,7 +289,6 @@ def search_corpus(
     limit: int = 5,
     threshold: float | None = None,
     now: datetime | None = None,
-    floor: float | None = None,
     prior: tuple[float, float] | None = None,
 ) -> list[Scored]:
     """The best ``limit`` documents of ``corpus`` that share an informative unit with ``query``
@@ -298,8 +297,8 @@ def search_corpus(
     relevance = 0.75 * fit + 0.25 * soft, where fit is the weighted share of the query's units the
     document matches (full in a head field, less in the body or through a typo correction or the
     glossary) and soft its BM25F score over the most the query could score; a document that only
-    asks loses ``ASKING_PENALTY`` of it. Documents below ``floor`` (or ``threshold``: either is a
-    relevance the caller wants at least) are left out. They are ordered by relevance times
+    asks loses ``ASKING_PENALTY`` of it. Documents below ``threshold`` (a relevance the caller wants at
+    least) are left out. They are ordered by relevance times
     1 + share * (2 * importance * freshness - 1): ``prior`` is (that share, the freshness half-life
     in days), ``recall.freshness_weight`` and ``recall.half_life``. Whether a hit answers is not
     decided here: each carries its ``signals`` for the confidence of recall (``recall.confidence``).
@@ -308,7 +307,7 @@ def search_corpus(
     n, totals = corpus.size()
     if n == 0 or limit <= 0:
         return []
-    floor = max(threshold or 0.0, floor or 0.0)
+    floor = threshold or 0.0
     named = names(query)
     plan = plan_query(query, corpus, n, [name_forms(name) for name in named])
     entries = plan.entries
@@ -544,8 +543,7 @@ class MemoryIndex:
         limit: int = 5,
         threshold: float | None = None,
         now: datetime | None = None,
-        floor: float | None = None,
         prior: tuple[float, float] | None = None,
     ) -> list[Scored]:
         """The best ``limit`` documents for ``query``; empty when none fits."""
-        return search_corpus(self, query, limit=limit, threshold=threshold, now=now, floor=floor, prior=prior)
+        return search_corpus(self, query, limit=limit, threshold=threshold, now=now, prior=prior)

@@ -118,7 +118,7 @@ def build(
         # The scope and the session have sections of their own: only the layers of memories are asked,
         # with the last turns of the session before the prompt (a reply to "which one?" is about them).
         turns = (data or {}).get("turns", [])
-        before = [t["text"] for t in turns[len(turns) - TURNS :] if TURNS and not holds_query(t["text"], query)]
+        before = [t["text"] for t in turns[max(0, len(turns) - TURNS) :] if not holds_query(t["text"], query)]
         found = run(
             root,
             "\n".join([*before, query]),
