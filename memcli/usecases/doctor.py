@@ -52,8 +52,9 @@ def _check(what: str, ok: bool, said: str, fix: str = "") -> dict:
 
 
 def runnable(argv: list) -> list | None:
-    """The isolated command line of a wired memcli command, None when it runs another program."""
-    if not argv:
+    """The isolated command line of a wired memcli command, None when it runs another program or
+    another memcli command than its hook or server (a project's files may come from a clone)."""
+    if ours(argv) is None:
         return None
     exe, here = os.path.realpath(argv[0]), os.path.realpath(sys.executable)
     form = module_form(argv)
@@ -107,7 +108,7 @@ def _hook(event: str, command: str, project, fix: str) -> dict:
 def _mcp(command: list, fix: str) -> dict:
     argv = runnable(command)
     if argv is None:
-        return _check("MCP server", False, f"runs {command[0]}, not this memcli", fix)
+        return _check("MCP server", False, f"runs {shlex.join(command)}, not this memcli's server", fix)
     hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": DOCTOR, "version": "1"}}
     talk = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
