@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import MemcliError
 from ..model import Result
+from ..procs import module_command, python_command
 from ..settings_guard import load_config
 from ..store.layout import is_root
 from ..store.root import Root
@@ -59,8 +60,8 @@ def runnable(argv: list) -> list | None:
     exe, here = os.path.realpath(argv[0]), os.path.realpath(sys.executable)
     form = module_form(argv)
     if exe == here and form:
-        return [sys.executable, "-I", *argv[1 + form - 2 :]]
-    return [sys.executable, "-I", argv[0], *argv[1:]] if exe == os.path.realpath(program()[0]) != here else None
+        return module_command("memcli", *argv[1 + form :])
+    return python_command(*argv) if exe == os.path.realpath(program()[0]) != here else None
 
 
 def _run(argv: list, stdin: str, cwd) -> tuple[int, str, str]:
