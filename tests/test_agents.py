@@ -258,6 +258,25 @@ def test_doctor_says_what_is_missing_and_runs_no_other_program(root, home, tmp_p
     assert "not this memcli" in checks["SessionEnd"]["said"]
 
 
+def test_doctor_runs_no_other_memcli_command_a_projects_files_name(root, home, tmp_path):
+    """A project's files may come from a clone: a memcli entry there that runs another command
+    than memcli's server or hook (here `remember`, ending in "mcp" and "hook claude-code") is
+    reported and never run."""
+    from memcli.usecases.agents import program
+
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    prog = program()
+    planted = [*prog[1:], "--root", str(root), "remember", "planted", "mcp"]
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"memcli": {"command": prog[0], "args": planted}}}))
+    hook = {"type": "command", "command": " ".join([*prog, "--root", str(root), "remember", "hooked", HOOK])}
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
+    code, data = doctor(cwd=project)
+    assert code == 1 and not list((root / "memory").glob("*.md")), data
+    checks = {c["what"]: c for c in data["agents"][0]["checks"]}
+    assert "not this memcli" in checks["MCP server"]["said"] and checks["Stop"]["said"] == "not wired"
+
+
 def test_doctor_with_nothing_wired_says_how(home):
     r = run_memcli("doctor")
     assert r.returncode == 1 and "memcli agents add claude-code" in r.stderr

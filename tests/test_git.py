@@ -307,6 +307,24 @@ def test_resolve_keeps_no_history_of_the_updated_time(root):
     assert updated in path.read_text()
 
 
+def test_resolve_passes_the_settled_file_through_the_write_check(root):
+    """Plain git (a clone without memcli's drivers) leaves the other side's text unchecked in the
+    file: settling it, whichever side is kept (the other goes into History), is refused when it
+    holds a secret, and the file stays as it was; under `write.secrets: redact` it is redacted."""
+    key = "AKIAIOSFODNN7EXAMPLQ"
+    mc(root, "remember", "Deploy key", "where the key is", "--id", "deploy-key")
+    path = root / "memory" / "deploy-key.md"
+    text = path.read_text() + f"<<<<<<< HEAD\nvault\n=======\n{key}\n>>>>>>> b\n"
+    path.write_text(text)
+    for side in ("--theirs", "--ours"):
+        r = mc(root, "resolve", "deploy-key", side, code=4)
+        assert "secret" in r.stderr and path.read_text() == text
+    config = root / "memcli.yaml"
+    config.write_text(config.read_text() + "\nwrite:\n  secrets: redact\n")
+    r = mc(root, "resolve", "deploy-key", "--theirs")
+    assert "redacted" in r.stderr and key not in path.read_text() and "<<<<<<<" not in path.read_text()
+
+
 def test_init_adds_the_temp_files_to_an_existing_gitignore(tmp_path):
     r = tmp_path / "notes"
     r.mkdir()

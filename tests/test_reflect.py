@@ -310,6 +310,21 @@ def test_scope_end_reflects_in_the_background_and_watch_reflects_on_its_schedule
     assert done and done[0]["proposed"] == [p.id for p in store.pending(root)[0]]
 
 
+def test_ending_a_scope_that_was_never_started_starts_no_reflection(root, monkeypatch):
+    """Under reflect.on_fold only an end that puts something in the episode log starts a
+    background reflection, as a session's end does."""
+    from memcli.usecases import reflect
+
+    started: list = []
+    monkeypatch.setattr(reflect, "trigger", lambda root, origin=None: started.append(origin))
+    (root / ".memcli/config.yaml").write_text("reflect:\n  on_fold: true\n")
+    m = Memory(root)
+    assert m.scope("never").end()["episode"] is None and started == []
+    m.scope("t").start("ship the release", now="2026-03-01T10:00:00Z")
+    m.scope("t").end(now="2026-03-01T11:00:00Z")
+    assert started == [None]
+
+
 def _readme_walkthrough():
     from tests.conftest import ROOT_DIR
 

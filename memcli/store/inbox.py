@@ -339,12 +339,9 @@ def records(root: Path) -> list:
 
 
 def write(root: Path, p: Proposal) -> str:
-    """Write a pending proposal (the caller holds the root lock). Returns its relative path."""
+    """Write a pending proposal, new or edited (the caller holds the root lock). Returns its relative path."""
     atomic_write(path(root, p.id), render(p))
     return rel(p.id)
-
-
-rewrite = write  # a pending proposal written over its file (an edit)
 
 
 def archive(root: Path, record: Proposal) -> str:

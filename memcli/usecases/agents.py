@@ -76,16 +76,20 @@ def module_form(argv: list) -> int:
 
 
 def ours(command) -> str | None:
-    """The root a command line of memcli's hook or server names ("" for none), None when it is not one."""
+    """The root a command line of memcli's hook or server names ("" for none), None when it is not
+    one: memcli, then [--root ROOT], then `mcp` or `hook claude-code [--budget N]`, nothing else."""
     try:
         argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
     except (ValueError, TypeError):
         return None
-    if not argv or os.path.basename(argv[0]) != "memcli" and not module_form(argv):
+    form = module_form(argv)
+    if not argv or os.path.basename(argv[0]) != "memcli" and not form:
         return None
-    if argv[-1] != "mcp" and not any(argv[i : i + 2] == HOOK_WORDS for i in range(len(argv))):
-        return None
-    return argv[argv.index("--root") + 1] if "--root" in argv[:-1] else ""
+    rest, root = argv[1 + form :], ""
+    if rest[:1] == ["--root"] and len(rest) > 2:
+        root, rest = rest[1], rest[2:]
+    hook = rest[:2] == HOOK_WORDS and (rest[2:] == [] or len(rest) == 4 and rest[2] in ("--budget", "-b"))
+    return root if rest == ["mcp"] or hook else None
 
 
 class Agents:

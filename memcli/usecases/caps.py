@@ -24,12 +24,8 @@ def _recent(root, now: str) -> list:
     except (OSError, ValueError):
         return []
     start = _seconds(now) - 3600
-    ok = isinstance(rows, list)
-    return (
-        [r for r in rows if isinstance(r, list) and len(r) == 2 and isinstance(r[1], int) and _seconds(r[0]) > start]
-        if ok
-        else []
-    )
+    rows = rows if isinstance(rows, list) else []
+    return [r for r in rows if isinstance(r, list) and len(r) == 2 and isinstance(r[1], int) and _seconds(r[0]) > start]
 
 
 def _seconds(stamp) -> float:

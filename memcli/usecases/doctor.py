@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import MemcliError
 from ..model import Result
+from ..procs import module_command, python_command
 from ..settings_guard import load_config
 from ..store.layout import is_root
 from ..store.root import Root
@@ -52,14 +53,15 @@ def _check(what: str, ok: bool, said: str, fix: str = "") -> dict:
 
 
 def runnable(argv: list) -> list | None:
-    """The isolated command line of a wired memcli command, None when it runs another program."""
-    if not argv:
+    """The isolated command line of a wired memcli command, None when it runs another program or
+    another memcli command than its hook or server (a project's files may come from a clone)."""
+    if ours(argv) is None:
         return None
     exe, here = os.path.realpath(argv[0]), os.path.realpath(sys.executable)
     form = module_form(argv)
     if exe == here and form:
-        return [sys.executable, "-I", *argv[1 + form - 2 :]]
-    return [sys.executable, "-I", argv[0], *argv[1:]] if exe == os.path.realpath(program()[0]) != here else None
+        return module_command("memcli", *argv[1 + form :])
+    return python_command(*argv) if exe == os.path.realpath(program()[0]) != here else None
 
 
 def _run(argv: list, stdin: str, cwd) -> tuple[int, str, str]:
@@ -107,7 +109,7 @@ def _hook(event: str, command: str, project, fix: str) -> dict:
 def _mcp(command: list, fix: str) -> dict:
     argv = runnable(command)
     if argv is None:
-        return _check("MCP server", False, f"runs {command[0]}, not this memcli", fix)
+        return _check("MCP server", False, f"runs {shlex.join(command)}, not this memcli's server", fix)
     hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": DOCTOR, "version": "1"}}
     talk = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},

@@ -107,11 +107,14 @@ def resolve(root, memory_id: str, side: str, now: str) -> Result:
         if said:
             notes = [f"conflict settled with {side}; {other} had: " + " / ".join(lines) for lines in said]
             d = d.replace(body=add_history(d.body, now[:10], notes))
+        # both sides came by a merge (plain git runs no check): the settled file passes the one write check
+        checked = WriteCheck.of(root, rel).file(dfile.render(d), rel, memory_id, what=f"the settled {rel}")
         with markers.overwriting():
-            atomic_write(path, dfile.render(d))
+            atomic_write(path, checked.text or "")
         if rel == layout.detail_rel(memory_id) and markers.file_conflict(root.index_path) is None:
             root.write(root.plan_index(root.read_index()))
-    return Result({"id": memory_id, "path": rel, "side": side, "kept_in_history": len(said)})
+    res = {"id": memory_id, "path": rel, "side": side, "kept_in_history": len(said)}
+    return Result(res, [checked.warning(rel)])
 
 
 def _message(changes: list) -> str:

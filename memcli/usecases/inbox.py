@@ -360,7 +360,7 @@ class Inbox:
             path = store.path(self.root.path, pid)
             if not path.is_file() or read_text(path, store.rel(pid)) != before:
                 raise UsageError(f"{store.rel(pid)} changed or was decided while you edited it; nothing was written")
-            store.rewrite(self.root.path, p)
+            store.write(self.root.path, p)
         return Result({"id": pid, "action": "edited", "path": store.rel(pid)})
 
     def stale(self, now=None) -> builtins.list:

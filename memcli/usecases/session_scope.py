@@ -152,5 +152,6 @@ class Scope:
         reflection starts in the background)."""
         with self.root.lock():
             res = _result(scope.end(self.root.path, self.name, now or utcnow()))
-        _reflect(self.root)
+        if res.get("episode"):
+            _reflect(self.root)
         return res

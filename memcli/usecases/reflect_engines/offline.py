@@ -277,7 +277,7 @@ def propose(material: dict, budget: int = 15) -> list[dict]:
         else:
             quotes, confirms = _neighbour_turns(turns, n, used)
         used.update(quotes)
-        shaped = _shape([turns[q][2] for q in quotes], quotes.index(n), kind, tags, mixed)
+        shaped = _shape([turns[q][2] for q in quotes], quotes.index(n), kind, mixed)
         text = "\n\n".join(_said(turns[q][2]["text"]) for q in quotes if q not in confirms)
         evidence = [{"ref": material["items"][turns[q][3]]["ref"], "turn": turns[q][1]} for q in quotes]
         out.append({"at": n, "kind": "new", **shaped, "text": text, "confidence": confidence(s), "evidence": evidence})
@@ -314,7 +314,7 @@ def _neighbour_turns(turns: list, n: int, used: set) -> tuple[list, set]:
     return sorted(quotes), confirms
 
 
-def _lesson_turns(turns: list, n: int, used: set, limit: int = MAX_LESSON) -> tuple[list, set]:
+def _lesson_turns(turns: list, n: int, used: set) -> tuple[list, set]:
     """The turns of one lesson around its strongest statement: back to the problem it answers (a
     question asking for the fix bridges), forward through the confirmation and the rule restated,
     while the turns share its words and no turn changes the subject. (turns, bare confirmations)."""
@@ -329,7 +329,7 @@ def _lesson_turns(turns: list, n: int, used: set, limit: int = MAX_LESSON) -> tu
         )
 
     m = n - 1
-    while len(group) < limit and usable(m) and not _SHIFT.match(turns[group[0]][2]["text"]):
+    while len(group) < MAX_LESSON and usable(m) and not _SHIFT.match(turns[group[0]][2]["text"]):
         text = turns[m][2]["text"]
         mine = _content(text)
         if _SHIFT.match(turns[m + 1][2]["text"]):
@@ -354,7 +354,7 @@ def _lesson_turns(turns: list, n: int, used: set, limit: int = MAX_LESSON) -> tu
         words |= mine
         m -= 1
     m = n + 1
-    while len(group) < limit and usable(m):
+    while len(group) < MAX_LESSON and usable(m):
         text = turns[m][2]["text"]
         if _SHIFT.match(text):
             break
@@ -371,7 +371,7 @@ def _lesson_turns(turns: list, n: int, used: set, limit: int = MAX_LESSON) -> tu
     return group, confirms
 
 
-def _shape(said: list, seed: int, kind: str, tags: list, mixed: bool) -> dict:
+def _shape(said: list, seed: int, kind: str, mixed: bool) -> dict:
     """Title, summary, type, tags, aliases and memory id of a group of turns (see `lesson`)."""
     texts = [t["text"] for t in said]
     problem = next((p for p in map(lesson.problem_of, texts[: seed + 1]) if p), None)
