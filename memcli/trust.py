@@ -82,7 +82,9 @@ def check(root: str | os.PathLike) -> tuple[bool, dict]:
 # Commands that run code given as text (with one of these options; "": always), or that change the
 # folder the next words are read in: a line holding one cannot be analysed.
 INLINE = {"sh": "c", "bash": "c", "dash": "c", "zsh": "c", "ksh": "c", "fish": "c", "python": "c", "pypy": "c"}
-INLINE.update(perl="eE", ruby="e", node="ep", php="r", lua="e", eval="", awk="", gawk="", sed="", cd="", pushd="")
+INLINE.update(perl="eE", ruby="e", node="ep", php="r", lua="e", env="S", eval="", awk="", gawk="", sed="")
+INLINE.update(cd="", pushd="")
+TEXT_OPTIONS = ("--eval", "--print", "--command", "--split-string")  # long options that give code as text
 SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}  # between commands; the rest redirect: a file name follows
 OPERATORS = SEPARATORS | {">", ">>", "<", ">&", "<&", "&>", "&>>", ">|", "<>"}
 
@@ -123,7 +125,7 @@ def words(command: str) -> list:
             interpreter = name
         elif interpreter and t[:1] == "-":
             flags = "" if t[1:2] == "-" else t[1:]  # short options; a long one's value is a word below
-            if set(flags) & set(INLINE[interpreter]) or t.split("=")[0] in ("--eval", "--print", "--command"):
+            if set(flags) & set(INLINE[interpreter]) or t.split("=")[0] in TEXT_OPTIONS:
                 raise ValueError(f"'{interpreter} {t.split('=')[0]}' (code given as text)")
             if interpreter in ("python", "pypy") and "m" in flags:
                 rest = flags[flags.index("m") + 1 :]

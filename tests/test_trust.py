@@ -213,6 +213,8 @@ def test_31_a_trusted_command_never_runs_what_a_pull_changed(tmp_path, case):
         ("bash -lc 'sh tools/sum.sh'", "'bash -lc'"),
         ("python3 -c 'import tools'", "'python -c'"),
         ("node --eval 'require(\"./tools/x\")'", "'node --eval'"),
+        ("env -S 'sh tools/sum.sh'", "'env -S'"),
+        ("env --split-string='sh tools/sum.sh'", "'env --split-string'"),
         ("sh tools/*.sh", "'*'"),
         ("cd tools && sh sum.sh", "'cd'"),
         ("PYTHONPATH=lib python3 -m summ", "'PYTHONPATH=lib'"),
