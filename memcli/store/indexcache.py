@@ -100,7 +100,7 @@ def indexed(root, entries: list) -> list:
     if dirty or set(fresh) != set(cache):
         with contextlib.suppress(OSError, FileError, UnsafePathError):
             state_dir(root.path)
-            atomic_write(cache_path, json.dumps(fresh, ensure_ascii=False))
+            atomic_write(cache_path, json.dumps(fresh, ensure_ascii=False), durable=False)
     return out
 
 
