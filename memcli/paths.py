@@ -17,7 +17,6 @@ EPISODES = "memory/episodes"
 INBOX = "memory/inbox"  # proposals waiting for a person (never indexed, never recalled unless asked)
 INBOX_ARCHIVE = "memory/inbox/archive"  # proposals accepted or rejected, kept as the record
 STATE_DIR = ".memcli"  # local state and caches, never committed
-STATE = STATE_DIR
 TMP_PREFIX = ".memcli-tmp-"  # what an atomic write stages its temp files as
 SKIP_DIRS = (STATE_DIR, ".git", ".hg", ".svn")
 GITIGNORE, GITATTRIBUTES = ".gitignore", ".gitattributes"

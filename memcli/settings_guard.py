@@ -299,6 +299,5 @@ def load_config(root: Path, *, root_commands: bool = True) -> Config:
     for key, var in COMMAND_ENV.items():
         if env(var) and key not in values:
             values[key] = env(var)
-    values.setdefault("session.summarizer", None)
     exists = path.exists() or path.is_symlink()
     return Config(values, path if exists else None, tuple(warnings))

@@ -82,14 +82,17 @@ def check(root: str | os.PathLike) -> tuple[bool, dict]:
 # Commands that run code given as text (with one of these options; "": always), or that change the
 # folder the next words are read in: a line holding one cannot be analysed.
 INLINE = {"sh": "c", "bash": "c", "dash": "c", "zsh": "c", "ksh": "c", "fish": "c", "python": "c", "pypy": "c"}
-INLINE.update(perl="eE", ruby="e", node="ep", php="r", lua="e", eval="", awk="", gawk="", sed="", cd="", pushd="")
+INLINE.update(perl="eE", ruby="e", node="ep", php="r", lua="e", env="S", eval="", awk="", gawk="", sed="")
+INLINE.update(cd="", pushd="")
+TEXT_OPTIONS = ("--eval", "--print", "--command", "--split-string")  # long options that give code as text
 SEPARATORS = {"|", "||", "&&", ";", "&", "|&"}  # between commands; the rest redirect: a file name follows
 OPERATORS = SEPARATORS | {">", ">>", "<", ">&", "<&", "&>", "&>>", ">|", "<>"}
 
 
 def words(command: str) -> list:
     """The words of a shell command line that may name a file the root holds, tokenised as the
-    shell does (`x.sh|cat` is two commands), with a `-m` module's files (``module_files``).
+    shell does (`x.sh|cat` is two commands), with a `-m` module's files (``module_files``) and, as a
+    Path, each folder Python may put first on its path (the script's; the root for `-m`: ``shadowing``).
     ValueError saying why a line cannot be analysed: an expansion or a pattern (`$`, a backtick,
     `*?[{`), a subshell or text fed as input, an environment setting, code given as text."""
     import re
@@ -105,12 +108,12 @@ def words(command: str) -> list:
     except ValueError:
         raise ValueError("an unclosed quote") from None
     out: list = []
-    interpreter, module = "", False
+    interpreter, module, script = "", False, False
     for t in tokens:
         if t in OPERATORS or (t and not t.strip("();<>|&")):
             if t not in OPERATORS:
                 raise ValueError(f"'{t}' (a subshell, or text fed to a command as input)")
-            interpreter = "" if t in SEPARATORS else interpreter
+            interpreter, script = ("", False) if t in SEPARATORS else (interpreter, script)
             continue
         if module:
             out += module_files(t)
@@ -120,19 +123,21 @@ def words(command: str) -> list:
         if name in INLINE:
             if not INLINE[name]:
                 raise ValueError(f"'{t}'")
-            interpreter = name
+            interpreter, script = name, name in ("python", "pypy")
         elif interpreter and t[:1] == "-":
             flags = "" if t[1:2] == "-" else t[1:]  # short options; a long one's value is a word below
-            if set(flags) & set(INLINE[interpreter]) or t.split("=")[0] in ("--eval", "--print", "--command"):
+            if set(flags) & set(INLINE[interpreter]) or t.split("=")[0] in TEXT_OPTIONS:
                 raise ValueError(f"'{interpreter} {t.split('=')[0]}' (code given as text)")
             if interpreter in ("python", "pypy") and "m" in flags:
                 rest = flags[flags.index("m") + 1 :]
-                out += module_files(rest) if rest else []
-                module = not rest
+                out += [Path("."), *(module_files(rest) if rest else [])]
+                module, script = not rest, False
             if flags:
                 continue
         if re.match(r"[A-Za-z_]\w*=", t):
             raise ValueError(f"'{t}' (an environment setting changes what runs)")
+        if script and name not in INLINE:  # a script, or its argument: its folder, to be safe
+            out.append(Path(os.path.dirname(t) or "."))
         out += [part for part in t.split("=") if part and not part.startswith("-")]  # --script=tools/x.sh
     return out
 
@@ -157,9 +162,30 @@ def named_files(root: str | os.PathLike, commands: list) -> dict:
     out: dict = {}
     for command in commands:
         for word in words(command or ""):
+            if isinstance(word, Path):
+                out.update((w, digest(base / w)) for w in shadowing(base, word))
+                continue
             out[word] = digest(base / os.path.expanduser(word))
             if out[word] == "folder":
                 raise ValueError(f"'{word}' (a folder: what runs from it cannot be recorded)")
+    return out
+
+
+def shadowing(base: Path, folder: Path) -> list:
+    """The files in a folder Python imports from first that would run instead of a standard module
+    (`json.py` beside the script): one added later changes what the command runs."""
+    import sys
+    from importlib.machinery import all_suffixes
+
+    try:
+        names = sorted(os.listdir(base / folder))
+    except OSError:
+        return []
+    out = []
+    for n in names:
+        stem, dot, ext = n.partition(".")
+        if stem in sys.stdlib_module_names and (dot + ext in all_suffixes() or not dot):
+            out.append((folder / n).as_posix() + ("" if dot else "/__init__.py"))
     return out
 
 

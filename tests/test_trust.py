@@ -156,6 +156,21 @@ BYPASSES = {
         lambda evil, marks, out: _write(evil / "pkg/summ.py", _module(marks, "PWNED")),
         "pkg/summ.py",
     ),
+    "shadowed-module": (
+        "python3 -m pkg.summ",
+        lambda evil, marks, out: (
+            _write(evil / "pkg/__init__.py", ""),
+            _write(evil / "pkg/summ.py", "import json\n" + _module(marks, "reviewed")),
+        ),
+        lambda evil, marks, out: _write(evil / "json.py", _module(marks, "PWNED")),
+        "json.py",
+    ),
+    "shadowed-script": (
+        "python3 tools/summ.py",
+        lambda evil, marks, out: _write(evil / "tools/summ.py", "import json\n" + _module(marks, "reviewed")),
+        lambda evil, marks, out: _write(evil / "tools/json.py", _module(marks, "PWNED")),
+        "tools/json.py",
+    ),
 }
 
 
@@ -163,7 +178,8 @@ BYPASSES = {
 @pytest.mark.parametrize("case", BYPASSES)
 def test_31_a_trusted_command_never_runs_what_a_pull_changed(tmp_path, case):
     """`memcli trust`, then a pull that changes what the command runs (a file behind a shell
-    operator, a symlink retargeted, a file absent at trust time added, a `-m` module rewritten),
+    operator, a symlink retargeted, a file absent at trust time added, a `-m` module rewritten, a
+    standard module's name added where Python imports from first),
     then three turns that fold: the changed code does not run, and one warning says why."""
     from conftest import git, run_memcli, shared_origin
 
@@ -213,6 +229,8 @@ def test_31_a_trusted_command_never_runs_what_a_pull_changed(tmp_path, case):
         ("bash -lc 'sh tools/sum.sh'", "'bash -lc'"),
         ("python3 -c 'import tools'", "'python -c'"),
         ("node --eval 'require(\"./tools/x\")'", "'node --eval'"),
+        ("env -S 'sh tools/sum.sh'", "'env -S'"),
+        ("env --split-string='sh tools/sum.sh'", "'env --split-string'"),
         ("sh tools/*.sh", "'*'"),
         ("cd tools && sh sum.sh", "'cd'"),
         ("PYTHONPATH=lib python3 -m summ", "'PYTHONPATH=lib'"),
@@ -220,6 +238,7 @@ def test_31_a_trusted_command_never_runs_what_a_pull_changed(tmp_path, case):
         ("sh <(cat tools/sum.sh)", "'<('"),
         ("python3 -m 'pkg.2x'", "'-m pkg.2x'"),
         ("sh tools", "'tools'"),
+        ("python3 tools/", "'tools/'"),
     ],
 )
 def test_31_a_command_line_that_cannot_be_analysed_is_not_trusted(root, command, said):

@@ -262,3 +262,18 @@ def test_a_state_file_git_brought_cannot_make_recall_read_outside_the_root(root,
         )
         cache = EmbeddingCache(folder, "m")
         assert cache._read() is False and cache.vectors is None
+
+
+def test_01_a_committed_symlink_for_the_local_state_folder_is_never_believed(repo_root, tmp_path):
+    """`.memcli` committed as a link to a folder of the repository: its config.yaml came with it."""
+    marker = tmp_path / "PWNED"
+    shutil.rmtree(repo_root / ".memcli")
+    (repo_root / "shared").mkdir()
+    (repo_root / "shared" / "config.yaml").write_text(
+        f'session:\n  summarizer: "touch {marker}; cat"\n  max_rounds: 1\nwrite:\n  secrets: allow\n', encoding="utf-8"
+    )
+    os.symlink("shared", repo_root / ".memcli")
+    git(repo_root, "add", "-f", "shared", ".memcli")
+    cfg = load_config(repo_root)
+    assert cfg["session.summarizer"] is None and cfg["write.secrets"] == "refuse"
+    assert any("tracked by git" in w for w in cfg.warnings)

@@ -11,7 +11,8 @@ import os
 import re
 import unicodedata
 
-DROPPED = frozenset("\u00ad\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u180e\u034f")
+CUTS = "\u00ad\u200b\u200c\u200d\u2060\ufeff"  # a soft hyphen and zero-width ones: cut a word, a key, a number unseen
+DROPPED = frozenset(CUTS + "\u2061\u2062\u2063\u2064\u180e\u034f")
 SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef\u180b-\u180f"  # variation selectors (a regex class)
 BLANKS = "\u2800\u3164\u115f\u1160\uffa0"  # blank characters that stand for a space
 _MARKED: dict = {}  # character -> whether it marks its line (``_marks``)

@@ -13,6 +13,7 @@ from ..cjk import HAN_BASIC
 from ..config import PII_POLICIES as POLICIES  # the settings' values: write.pii, write.pii_captured
 from ..errors import Refused
 from ..model import Value
+from .normalize import CUTS
 
 _set = object.__setattr__
 
@@ -239,7 +240,6 @@ def _prefix_digits(value: str) -> int:
 # what a writer may use instead of an ASCII digit, @, space or dash, to the ASCII one (full-width
 # forms, no-break and other spaces, Unicode dashes); zero-width characters and soft hyphens go
 _SPACES = "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
-_GONE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
 
 
 def _ascii(ch: str) -> str | None:
@@ -250,7 +250,7 @@ def _ascii(ch: str) -> str | None:
         return " "
     if 0x2010 <= o <= 0x2015 or ch == "\u2212":
         return "-"
-    return "" if ch in _GONE else None
+    return "" if ch in CUTS else None
 
 
 def _normal(text: str) -> tuple[str, list[int]] | None:

@@ -23,7 +23,7 @@ from ..model import Value
 from . import ruleset
 from .invisible import excerpt as _excerpt
 from .invisible import strip_invisible
-from .normalize import fold
+from .normalize import CUTS, fold
 from .ruleset import RuleSetError, add_rule_set, fingerprint, rule_sets
 from .rule_functions import WORD_DASH, classes
 
@@ -204,7 +204,7 @@ def _secret_candidates(text: str, exact: bool = False) -> list[tuple[int, int, i
 # Characters that hide where a token is cut: invisible ones anywhere, a shell line continuation,
 # and a plain line break inside a long run of token characters (a wrapped line). Only exact
 # formats may span a plain line break: prose breaks lines between words all the time.
-_CUT_INVISIBLE = "[\u200b-\u200d\u2060\ufeff\u00ad]+"
+_CUT_INVISIBLE = f"[{CUTS}]+"
 _CUT_CONTINUATION = r"\\\r?\n[ \t]*"
 _REACH = 2_000  # how far around a cut the text is scanned again
 

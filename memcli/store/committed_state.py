@@ -71,7 +71,8 @@ def state_tracked(root: Path) -> frozenset | None:
 
 
 def came_with_git(root: Path, path: Path | str) -> bool:
-    """Whether git tracks this file (that exists) under root's ``.memcli/``, so it is not read."""
+    """Whether git tracks this file (that exists) under root's ``.memcli/``, or a folder on its way
+    there (a committed symlink, such as ``.memcli`` itself), so it is not read."""
     p = Path(path)
     if not p.exists():
         return False
@@ -79,7 +80,7 @@ def came_with_git(root: Path, path: Path | str) -> bool:
     if tracked is None:
         return True
     try:
-        rel = p.relative_to(root).as_posix()
+        parts = p.relative_to(root).parts
     except ValueError:
         return False
-    return rel in tracked
+    return any("/".join(parts[:n]) in tracked for n in range(1, len(parts) + 1))

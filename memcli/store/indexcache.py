@@ -10,7 +10,7 @@ import os
 from ..errors import FileError, UnsafePathError, UsageError
 from ..model import DETAIL_KEYS, Detail
 from .fs import atomic_write, state_dir
-from .layout import INDEX_CACHE, STATE, detail_rel, file_fingerprint, fingerprint, valid_id
+from .layout import INDEX_CACHE, STATE_DIR, detail_rel, file_fingerprint, fingerprint, valid_id
 from .outcomes import LAST, SUCCESSES, USES
 
 _BODY = 65_536
@@ -26,7 +26,7 @@ def indexed(root, entries: list) -> list:
     """(entry, Detail or None) for every entry (of MEMORY.md) with an id, in order; root: a store.Root."""
     global _read
     listed = [(e, mid) for e in entries if (mid := e.id)]  # an entry's id is parsed from its link once
-    cache_path = root.path / STATE / INDEX_CACHE
+    cache_path = root.path / STATE_DIR / INDEX_CACHE
     try:
         state_dir(root.path)  # a .memcli/ that leads outside the root is not read
         seen = file_fingerprint(cache_path, follow_symlinks=False)
@@ -100,14 +100,14 @@ def indexed(root, entries: list) -> list:
     if dirty or set(fresh) != set(cache):
         with contextlib.suppress(OSError, FileError, UnsafePathError):
             state_dir(root.path)
-            atomic_write(cache_path, json.dumps(fresh, ensure_ascii=False))
+            atomic_write(cache_path, json.dumps(fresh, ensure_ascii=False), durable=False)
     return out
 
 
 def cached_tags(root) -> list:
     """The tags the index cache holds (for completion: read, never written)."""
     try:
-        with open(root / STATE / INDEX_CACHE, encoding="utf-8") as f:
+        with open(root / STATE_DIR / INDEX_CACHE, encoding="utf-8") as f:
             cache = json.load(f)
     except (OSError, ValueError, RecursionError):
         return []

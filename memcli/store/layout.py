@@ -18,7 +18,6 @@ from ..paths import (  # noqa: F401  (the names and path rules, re-exported)
     INBOX,
     INBOX_ARCHIVE,
     STATE_DIR,
-    STATE,
     TMP_PREFIX,
     SKIP_DIRS,
     GITIGNORE,

@@ -62,7 +62,8 @@ def digested(root) -> dict[str, frozenset]:
         pass
     episodes = _read(root)
     with contextlib.suppress(Exception):  # the cache only saves time
-        atomic_write(cache, json.dumps({"format": FORMAT, "files": names, "episodes": episodes}, ensure_ascii=False))
+        data = {"format": FORMAT, "files": names, "episodes": episodes}
+        atomic_write(cache, json.dumps(data, ensure_ascii=False), durable=False)
     return {k: frozenset(v) for k, v in episodes.items()}
 
 
