@@ -65,7 +65,7 @@ SCHEMA: dict[str, tuple[object, str]] = {
     "write.gate.cli": (None, "gate?"),
     "write.gate.mcp": (None, "gate?"),
     "write.gate.hook": (None, "gate?"),
-    # what MCP `propose` may add to the inbox: per call, per hour, and in all (pending proposals, bytes)
+    # what may be proposed (MCP `propose`, a write under write.gate: inbox): per call, per hour, and in all
     "inbox.propose_per_call": (20, "int"),
     "inbox.propose_per_hour": (200, "int"),
     "inbox.max_pending": (500, "int"),

@@ -160,8 +160,13 @@ DESCRIPTIONS = {
     "write.gate.mcp": "`write.gate` for MCP alone",
     "write.gate.hook": "`write.gate` for the agent hook alone",
     "inbox.propose_per_call": "MCP `propose`: proposals one call may add",
-    "inbox.propose_per_hour": "MCP `propose`: proposals all calls of an hour may add",
-    "inbox.max_pending": "MCP `propose` refuses while this many proposals wait in `memory/inbox/`",
+    "inbox.propose_per_hour": (
+        "proposals all calls of an hour may add (MCP `propose`, and a write `write.gate: inbox` proposes)"
+    ),
+    "inbox.max_pending": (
+        "`propose` and a write `write.gate: inbox` proposes are refused while this many proposals wait in "
+        "`memory/inbox/`"
+    ),
     "inbox.max_bytes": "... or while they hold this many bytes",
 }
 

@@ -7,6 +7,7 @@ import pytest
 
 from memcli.core import Memory
 from memcli.errors import LimitError, UsageError
+from memcli.requests import RememberRequest
 from memcli.store import inbox as store
 from memcli.usecases.init import init_root
 
@@ -113,3 +114,24 @@ def test_31_mcp_propose_refuses_an_oversized_proposal_at_the_door(material):
     assert store.pending(root)[0] == [] and not list((root / "memory" / "inbox").glob("*.md"))
     with pytest.raises(UsageError, match="larger than 1 MB"):  # the Python API's door: the same check
         Memory(root).propose(big)
+
+
+def test_a_write_the_gate_turns_into_a_proposal_keeps_to_the_same_caps(tmp_path):
+    """`remember` and `update` under write.gate: inbox propose as `propose` does: at every door the
+    inbox's caps hold (here max_pending, then propose_per_hour), with the same clear error."""
+    from conftest import run_memcli
+
+    root = tmp_path / "r"
+    init_root(root)
+    user_config("write:\n  gate: inbox\ninbox:\n  max_pending: 2\n")
+    for i in range(2):
+        r = run_memcli("--root", root, "remember", f"Note {i}", "a summary")
+        assert r.returncode == 0 and "proposed" in r.stdout + r.stderr, r.stderr
+    r = run_memcli("--root", root, "remember", "Note 2", "a summary")
+    assert r.returncode == 4 and "inbox.max_pending" in r.stderr, (r.returncode, r.stderr)
+    with pytest.raises(LimitError, match="inbox.max_pending"):
+        Memory(root).gate("mcp").remember(RememberRequest(title="Note 3", summary="s"))
+    assert len(store.pending(root)[0]) == 2
+    user_config("write:\n  gate: inbox\ninbox:\n  propose_per_hour: 2\n")
+    with pytest.raises(LimitError, match="inbox.propose_per_hour"):
+        Memory(root).gate("mcp").remember(RememberRequest(title="Note 4", summary="s"))

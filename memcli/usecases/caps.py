@@ -1,4 +1,5 @@
-"""Caps on what an agent may `propose`: per call, per hour (.memcli/propose-rate.json), the inbox's size."""
+"""Caps on what may be proposed (an agent's `propose`, a write the gate turns into a proposal): per
+call, per hour (.memcli/propose-rate.json), the inbox's size."""
 
 from __future__ import annotations
 

@@ -267,7 +267,12 @@ class Gate:
         return self._proposed("update", title, req, created, type=kind, text=req.append or "", changes=changes)
 
     def _proposed(self, kind: str, title: str, req, created: str, **fields) -> WriteResult:
-        """The request as a proposal in the inbox (or, auto-accepted, written)."""
+        """The request as a proposal in the inbox (or, auto-accepted, written), within the inbox's
+        caps as a proposal `propose` hands over is (``caps``)."""
+        from . import caps
+
+        shown = {"title": title, "summary": req.summary or "", "tags": list(req.tags or ()), "text": fields["text"]}
+        caps.within(self.root, [shown], created)
         p = store.make(
             kind,
             title,
@@ -281,6 +286,7 @@ class Gate:
             **fields,
         )
         res = store_proposals(self.root, [p])
+        caps.count(self.root, len(res["proposed"]), created)
         if not res["proposed"]:
             raise UsageError(f"not proposed: {res['skipped'][0]['why']}" if res["skipped"] else "not proposed")
         out = WriteResult("proposed", p.id, store.rel(p.id), False, warnings=list(res.warnings))
