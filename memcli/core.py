@@ -101,11 +101,11 @@ class Memory:
     # ---------- reading ----------
     def get(self, memory_id: str) -> Detail:
         """One memory by exact id (archived ones too); NotFoundError suggests close ids."""
-        return self.store.get(self._id(memory_id))
+        return self.store.get(self.store.memory_id(memory_id))
 
     def raw(self, memory_id: str) -> str:
         """A memory's file as it is written."""
-        return self.store.raw(self._id(memory_id))
+        return self.store.raw(self.store.memory_id(memory_id))
 
     def index_text(self) -> str:
         """MEMORY.md as it is ("" when there is none)."""
@@ -116,7 +116,7 @@ class Memory:
         "title"} (title None when its frontmatter is broken); NotFoundError suggests close ids."""
         from .errors import MemcliError
 
-        memory_id = self._id(memory_id)
+        memory_id = self.store.memory_id(memory_id)
         path, archived = self.store.locate(memory_id)
         try:
             title = self.store.load(path).title
@@ -157,14 +157,14 @@ class Memory:
         from .requests import UpdateRequest
         from .usecases.write import update_request
 
-        return update_request(self.store, UpdateRequest(self._id(memory_id), **changes))
+        return update_request(self.store, UpdateRequest(self.store.memory_id(memory_id), **changes))
 
     def forget(self, memory_id: str, *, purge: bool = False) -> WriteResult:
         """Take a memory out of use (exact id, or its path): its index line goes and its file moves
         to memory/archive/, where `restore` finds it. purge=True deletes the file instead."""
         from .usecases.write import forget
 
-        return forget(self.store, self._id(memory_id), purge=purge)
+        return forget(self.store, self.store.memory_id(memory_id), purge=purge)
 
     def restore(self, memory_id: str, now: str | None = None) -> WriteResult:
         """Bring an archived memory back to memory/ (a passed expiry is cleared) and into the index."""
@@ -172,14 +172,14 @@ class Memory:
         from .paths import check_id
         from .usecases.write import restore
 
-        return restore(self.store, check_id(self._id(memory_id)), now or utcnow())
+        return restore(self.store, check_id(self.store.memory_id(memory_id)), now or utcnow())
 
     def edit_begin(self, memory_id: str, reuse_draft: bool | None = True):
         """Start a hand edit: an EditSession whose `draft` (a copy under .memcli/edits/) the editor opens,
         no lock held; an earlier draft is reopened (reuse_draft True), left aside (False) or named (None)."""
         from .usecases.edit import begin
 
-        return begin(self.store, self._id(memory_id), reuse_draft)
+        return begin(self.store, self.store.memory_id(memory_id), reuse_draft)
 
     def edit_finish(self, session, text: str | None = None) -> WriteResult:
         """End a hand edit (the draft's text, or `text`): under the lock, the file is re-read; a change
@@ -200,13 +200,13 @@ class Memory:
         from .dates import utcnow
         from .usecases.outcome import record
 
-        return record(self.store, self._id(memory_id), result, note, now or utcnow())
+        return record(self.store, self.store.memory_id(memory_id), result, note, now or utcnow())
 
     def rename(self, old: str, new: str) -> Result:
         """A new id for a memory: its file, frontmatter, index link and references, under the lock."""
         from .usecases.rename import rename
 
-        return rename(self.store, self._id(old), new)
+        return rename(self.store, self.store.memory_id(old), new)
 
     def gate(self, front_end: str):
         """remember/update as `front_end` (cli, mcp, hook) writes them under write.gate."""
@@ -430,7 +430,7 @@ class Memory:
         from .dates import utcnow
         from .usecases.git import resolve
 
-        return resolve(self.store, self._id(memory_id), side, now or utcnow())
+        return resolve(self.store, self.store.memory_id(memory_id), side, now or utcnow())
 
     # ---------- what the user decides, kept outside the root ----------
     def trust(self) -> Result:
@@ -439,24 +439,6 @@ class Memory:
         from .settings_guard import trust
 
         return Result(trust(self.root))
-
-    def _id(self, ref: str) -> str:
-        """A memory's id from what is given: the id, the path recall prints, or its file as a path or a
-        name (<id>.md) that leads to a memory of this root."""
-        from .paths import ARCHIVE, MEMORY, memory_ref
-
-        rid = memory_ref(ref)
-        if rid != ref or not isinstance(ref, str) or not ref.endswith(".md"):
-            return rid
-        if "/" not in ref and os.sep not in ref:
-            return ref[:-3] if any((self.root / d / ref).is_file() for d in (MEMORY, ARCHIVE)) else ref
-        try:
-            inside = Path(ref).resolve().relative_to(self.root.resolve())
-        except (OSError, ValueError):
-            from .errors import UnsafePathError
-
-            raise UnsafePathError(f"{ref!r} is not a memory of the root {self.root}: it lies outside it") from None
-        return memory_ref(inside.as_posix())
 
     def semantic_server(self):
         """The resident semantic step for this root (search.remote.Server: bind, then serve)."""

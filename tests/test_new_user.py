@@ -129,6 +129,19 @@ def test_show_takes_the_memory_file_as_typed_and_refuses_one_outside_the_root(tm
         assert "outside" in got.stderr or typed == "outside.md", got.stderr  # said as what it is
 
 
+def test_update_takes_the_memory_file_as_typed_as_show_does(tmp_path):
+    work = tmp_path / "proj"
+    store = work / "store"
+    Memory.init(store)
+    mc(store, "remember", "Deploy staging", "run make deploy", "--id", "deploy-staging")
+    for i, typed in enumerate(("deploy-staging.md", "store/memory/deploy-staging.md", "memory/deploy-staging.md")):
+        got = run_memcli("--root", "store", "update", typed, "--summary", f"run make deploy ({i})", cwd=work)
+        assert got.returncode == 0, (typed, got.stderr)
+    assert Memory(store).get("deploy-staging").summary == "run make deploy (2)"
+    got = run_memcli("--root", "store", "update", "../outside.md", "--summary", "x", cwd=work)
+    assert got.returncode == 3 and "outside" in got.stderr, got.stderr
+
+
 # ---------------------------------------------------------------- a broken memcli.yaml
 
 

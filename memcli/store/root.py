@@ -12,6 +12,7 @@ from pathlib import Path
 from .. import progress
 from ..errors import FileError, NotARootError, NotFoundError, UnsafePathError, UsageError
 from ..model import Detail, Entry, Problem
+from ..paths import ARCHIVE, MEMORY, memory_ref
 from . import details as dfile
 from . import indexrules, layout
 from .fs import atomic_write, atomic_write_many, inside, read_text, root_lock, safe_join, state_dir
@@ -174,6 +175,20 @@ class Root:
         if not inside(self.path, path):
             raise UnsafePathError(f"{path.name} leads outside the memory root (a symlink?); not read")
         return dfile.read(path, path.stem, self.rel(path))
+
+    def memory_id(self, ref: str) -> str:
+        """A memory's id from what is given: the id, the path recall prints, or its file as a path or a
+        name (<id>.md) that leads to a memory of this root."""
+        rid = memory_ref(ref)
+        if rid != ref or not isinstance(ref, str) or not ref.endswith(".md"):
+            return rid
+        if "/" not in ref and os.sep not in ref:
+            return ref[:-3] if any((self.path / d / ref).is_file() for d in (MEMORY, ARCHIVE)) else ref
+        try:
+            rel = Path(ref).resolve().relative_to(self.path.resolve())
+        except (OSError, ValueError):
+            raise UnsafePathError(f"{ref!r} is not a memory of the root {self.path}: it lies outside it") from None
+        return memory_ref(rel.as_posix())
 
     def get(self, memory_id: str) -> Detail:
         """One memory by exact id (archived ones too); NotFoundError suggests close ids."""

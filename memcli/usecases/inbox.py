@@ -251,7 +251,7 @@ class Gate:
         """The request written, or kept whole in a proposal: its summary, tags, aliases and appended
         text as a proposal shows them, the rest (a new title or type, tags to remove, importance,
         pinning, expiry) in its ``changes``; accepting it makes every change asked."""
-        req = req.replace(id=memory_ref(req.id))  # memory/<id>.md, as recall prints it, names the id
+        req = req.replace(id=self.root.memory_id(req.id))  # as every command takes it: an id, a path, a file
         if self.mode == "direct":
             return write.update_request(self.root, req)
         from ..dates import expires_at
