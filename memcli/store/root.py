@@ -187,7 +187,7 @@ class Root:
         try:
             rel = Path(ref).resolve().relative_to(self.path.resolve())
         except (OSError, ValueError):
-            raise UnsafePathError(f"{ref!r} is not a memory of the root {self.path}: it lies outside it") from None
+            raise UnsafePathError(f"invalid id {ref!r}: a file that lies outside the root {self.path}") from None
         return memory_ref(rel.as_posix())
 
     def get(self, memory_id: str) -> Detail:
